@@ -1,0 +1,147 @@
+//! Several simulated clusters, each listening on its own port, and the kubeconfig for them.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::store::{Cluster, WriteOpts};
+
+/// How a fleet starts.
+#[derive(Debug, Clone)]
+pub struct FleetOptions {
+    /// Cluster names, one per simulated API server.
+    pub names: Vec<String>,
+    /// Address to bind; port 0 picks free ports.
+    pub bind: IpAddr,
+    /// First port to use (consecutive ports after it); 0 for any free port.
+    pub base_port: u16,
+    /// Install kubesim's built-in cert-manager and Gateway API CRDs at start.
+    pub install_crds: bool,
+}
+
+impl FleetOptions {
+    /// `n` clusters named `sim-1`…`sim-n` on free loopback ports, with the CRDs installed.
+    pub fn numbered(n: usize) -> Self {
+        FleetOptions {
+            names: (1..=n).map(|i| format!("sim-{i}")).collect(),
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            base_port: 0,
+            install_crds: true,
+        }
+    }
+}
+
+/// A running cluster and where it listens.
+pub struct RunningCluster {
+    pub cluster: Arc<Cluster>,
+    pub addr: SocketAddr,
+}
+
+impl RunningCluster {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// The clusters of one kubesim process.
+pub struct Fleet {
+    pub clusters: Vec<RunningCluster>,
+}
+
+impl Fleet {
+    /// Starts every cluster and serves it until `shutdown` is cancelled.
+    pub async fn start(
+        opts: &FleetOptions,
+        clock: Arc<Clock>,
+        shutdown: CancellationToken,
+    ) -> std::io::Result<Fleet> {
+        let mut clusters = Vec::new();
+        for (i, name) in opts.names.iter().enumerate() {
+            let cluster = Cluster::new(name.clone(), clock.clone());
+            if opts.install_crds {
+                install_builtin_crds(&cluster);
+            }
+            let port = if opts.base_port == 0 {
+                0
+            } else {
+                opts.base_port + i as u16
+            };
+            let listener = TcpListener::bind((opts.bind, port)).await?;
+            let addr = listener.local_addr()?;
+            let app = crate::api::router(cluster.clone());
+            let token = shutdown.clone();
+            tokio::spawn(async move {
+                let served = axum::serve(listener, app)
+                    .with_graceful_shutdown(token.cancelled_owned())
+                    .await;
+                if let Err(e) = served {
+                    tracing::error!(cluster = %addr, error = %e, "kubesim cluster stopped serving");
+                }
+            });
+            tracing::info!(cluster = %name, %addr, "kubesim cluster listening");
+            clusters.push(RunningCluster { cluster, addr });
+        }
+        Ok(Fleet { clusters })
+    }
+
+    /// A kubeconfig with one context per cluster; the current context is the first cluster.
+    pub fn kubeconfig(&self) -> String {
+        let clusters: Vec<_> = self
+            .clusters
+            .iter()
+            .map(|c| json!({"name": c.cluster.name, "cluster": {"server": c.url()}}))
+            .collect();
+        let contexts: Vec<_> = self
+            .clusters
+            .iter()
+            .map(|c| json!({"name": c.cluster.name, "context": {"cluster": c.cluster.name, "user": "kubesim", "namespace": "default"}}))
+            .collect();
+        let doc = json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": clusters,
+            "contexts": contexts,
+            "current-context": self.clusters.first().map(|c| c.cluster.name.clone()).unwrap_or_default(),
+            "users": [{"name": "kubesim", "user": {"token": "kubesim"}}],
+            "preferences": {},
+        });
+        serde_yaml_ng::to_string(&doc).expect("a JSON document serialises as YAML")
+    }
+
+    /// Writes [`Fleet::kubeconfig`] to `path` (mode 0600: it holds credentials).
+    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::write(path, self.kubeconfig())?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(())
+    }
+
+    /// The cluster called `name`.
+    pub fn cluster(&self, name: &str) -> Option<&RunningCluster> {
+        self.clusters.iter().find(|c| c.cluster.name == name)
+    }
+}
+
+/// Creates kubesim's built-in cert-manager and Gateway API CRDs in `cluster`.
+pub fn install_builtin_crds(cluster: &Cluster) {
+    let rt = cluster
+        .resolve("apiextensions.k8s.io", "customresourcedefinitions")
+        .expect("CRDs are built in");
+    for crd in crate::crds::cert_manager()
+        .into_iter()
+        .chain(crate::crds::gateway_api())
+    {
+        cluster
+            .create(&rt, None, crd, &WriteOpts::system())
+            .expect("the built-in CRD table is valid");
+    }
+}

@@ -1,0 +1,31 @@
+//! kubesim: a simulated Kubernetes API server that real clients (kube-rs, kubectl) cannot
+//! tell apart for what Lookout uses, with several clusters per process.
+//!
+//! # Layout
+//!
+//! - [`store`]: one cluster's objects, resource versions, watch window and write verbs.
+//! - [`fields`]: managedFields and server-side apply.
+//! - [`api`]: the HTTP router (URL parsing, content types, watch streams).
+//! - [`discovery`]: `/version`, `/api`, `/apis`, OpenAPI documents.
+//! - [`resources`]: the served kinds, built in or read from CRDs; [`crds`]: kubesim's own
+//!   compact table of cert-manager and Gateway API kinds.
+//! - [`selectors`], [`table`], [`jsonpatch`], [`status`], [`clock`]: protocol pieces.
+//! - [`fleet`]: several clusters on their own ports, and the kubeconfig that reaches them.
+
+pub mod api;
+pub mod clock;
+pub mod crds;
+pub mod discovery;
+pub mod fields;
+pub mod fleet;
+pub mod jsonpatch;
+pub mod resources;
+pub mod selectors;
+pub mod status;
+pub mod store;
+pub mod table;
+
+pub use clock::Clock;
+pub use fleet::{Fleet, FleetOptions};
+pub use status::ApiError;
+pub use store::{Cluster, WriteOpts};

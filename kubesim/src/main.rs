@@ -1,0 +1,75 @@
+//! `kubesim serve --clusters N --kubeconfig-out FILE`: simulated clusters until Ctrl-C.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use kubesim::{Clock, Fleet, FleetOptions};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(
+    name = "kubesim",
+    version,
+    about = "A simulated Kubernetes API server for tests and demos"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve N simulated clusters, each on its own port, until stopped.
+    Serve {
+        /// How many clusters to simulate.
+        #[arg(long, default_value_t = 1)]
+        clusters: usize,
+        /// Where to write a kubeconfig with one context per cluster.
+        #[arg(long)]
+        kubeconfig_out: PathBuf,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: IpAddr,
+        /// First port (the others follow it); 0 picks free ports.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Start without kubesim's built-in cert-manager and Gateway API CRDs.
+        #[arg(long)]
+        no_crds: bool,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let Command::Serve {
+        clusters,
+        kubeconfig_out,
+        bind,
+        port,
+        no_crds,
+    } = Cli::parse().command;
+    if clusters == 0 {
+        anyhow::bail!("--clusters must be at least 1");
+    }
+    let mut opts = FleetOptions::numbered(clusters);
+    opts.bind = bind;
+    opts.base_port = port;
+    opts.install_crds = !no_crds;
+    let shutdown = CancellationToken::new();
+    let fleet = Fleet::start(&opts, Arc::new(Clock::Real), shutdown.clone()).await?;
+    fleet.write_kubeconfig(&kubeconfig_out)?;
+    for c in &fleet.clusters {
+        println!("cluster {} at {}", c.cluster.name, c.url());
+    }
+    println!("kubeconfig written to {}", kubeconfig_out.display());
+    tokio::signal::ctrl_c().await?;
+    shutdown.cancel();
+    Ok(())
+}

@@ -227,7 +227,20 @@ fn write_opts(
     })
 }
 
-fn parse_body(body: &Bytes, yaml_ok: bool) -> Result<Value, ApiError> {
+fn parse_body(body: &Bytes, headers: &HeaderMap, yaml_ok: bool) -> Result<Value, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|c| c.to_str().ok())
+        .unwrap_or("");
+    if content_type.contains("protobuf") {
+        return crate::protobuf::decode(body).map_err(|e| {
+            ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!("the body of the request could not be read as {content_type}: {e}"),
+            )
+        });
+    }
     match serde_json::from_slice::<Value>(body) {
         Ok(v) => Ok(v),
         Err(e) if !yaml_ok => Err(ApiError::bad_request(format!(
@@ -274,14 +287,14 @@ async fn resource_request(
         }),
         (&Method::POST, None) => write_opts(&t, &q, &headers)
             .and_then(|opts| {
-                let body = parse_body(&body, is_yaml(&headers))?;
+                let body = parse_body(&body, &headers, is_yaml(&headers))?;
                 cluster
                     .create(&t.rt, t.namespace.as_deref(), body, &opts)
                     .map(|o| present(o, &t))
             })
             .map(|o| (StatusCode::CREATED, o)),
         (&Method::PUT, Some(name)) => write_opts(&t, &q, &headers).and_then(|opts| {
-            let body = parse_body(&body, is_yaml(&headers))?;
+            let body = parse_body(&body, &headers, is_yaml(&headers))?;
             cluster
                 .update(&t.rt, t.namespace.as_deref(), &name, body, &opts)
                 .map(|o| ok(present(o, &t)))
@@ -398,13 +411,13 @@ fn patch(
                 )))
             }
         };
-        let applied = parse_body(body, true)?;
+        let applied = parse_body(body, headers, true)?;
         cluster.apply(&t.rt, ns, name, applied, force, &opts)
     } else {
         if q.contains_key("force") {
             return Err(ApiError::new(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"));
         }
-        let patch = parse_body(body, false)?;
+        let patch = parse_body(body, headers, false)?;
         if content_type.starts_with("application/merge-patch+json")
             || (content_type.starts_with("application/strategic-merge-patch+json") && !t.rt.custom)
         {

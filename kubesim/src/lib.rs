@@ -9,7 +9,8 @@
 //! - [`discovery`]: `/version`, `/api`, `/apis`, OpenAPI documents.
 //! - [`resources`]: the served kinds, built in or read from CRDs; [`crds`]: kubesim's own
 //!   compact table of cert-manager and Gateway API kinds.
-//! - [`selectors`], [`table`], [`jsonpatch`], [`status`], [`clock`]: protocol pieces.
+//! - [`selectors`], [`table`], [`jsonpatch`], [`protobuf`], [`status`], [`clock`]: protocol
+//!   pieces.
 //! - [`fleet`]: several clusters on their own ports, and the kubeconfig that reaches them.
 
 pub mod api;
@@ -19,6 +20,7 @@ pub mod discovery;
 pub mod fields;
 pub mod fleet;
 pub mod jsonpatch;
+pub mod protobuf;
 pub mod resources;
 pub mod selectors;
 pub mod status;

@@ -1,0 +1,359 @@
+//! kubectl, an independent client, against kubesim. Skipped with a message where kubectl is
+//! not installed, except under CI=true, where a missing kubectl fails the suite.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kubesim::{Clock, Fleet, FleetOptions};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+struct Kubectl {
+    dir: tempfile::TempDir,
+    _fleet: Fleet,
+    _stop: tokio_util::sync::DropGuard,
+}
+
+struct Output {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn kubectl_available() -> bool {
+    let found = std::process::Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("kubectl is required under CI=true but was not found on PATH");
+        }
+        eprintln!("skipping: kubectl is not installed");
+    }
+    found
+}
+
+impl Kubectl {
+    async fn start() -> Option<Kubectl> {
+        if !kubectl_available() {
+            return None;
+        }
+        let token = CancellationToken::new();
+        let mut opts = FleetOptions::numbered(1);
+        opts.install_crds = false;
+        let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        fleet
+            .write_kubeconfig(&dir.path().join("kubeconfig"))
+            .unwrap();
+        Some(Kubectl {
+            dir,
+            _fleet: fleet,
+            _stop: token.drop_guard(),
+        })
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("kubectl");
+        cmd.env("KUBECONFIG", self.dir.path().join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("cache"))
+            .args(args)
+            .kill_on_drop(true);
+        cmd
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let out = tokio::time::timeout(Duration::from_secs(30), self.command(args).output())
+            .await
+            .expect("kubectl finished within 30 s")
+            .unwrap();
+        Output {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    async fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args).await;
+        assert!(out.ok, "kubectl {args:?} failed: {}", out.stderr);
+        out.stdout
+    }
+
+    fn write(&self, name: &str, content: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+}
+
+const INGRESS: &str = r#"apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: shop
+  namespace: default
+  annotations:
+    cert-manager.io/cluster-issuer: letsencrypt
+spec:
+  rules:
+  - host: shop.example.com
+  tls:
+  - hosts: [shop.example.com]
+    secretName: shop-tls
+"#;
+
+fn annotation(manager_value: &str) -> String {
+    format!(
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: shop\n  namespace: default\n  annotations:\n    acme.cert-manager.io/http01-edit-in-place: \"{manager_value}\"\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_all_namespaces_lists_what_create_made() {
+    let Some(k) = Kubectl::start().await else {
+        return;
+    };
+    k.ok(&["create", "namespace", "acme"]).await;
+    let f = k.write(
+        "ing.yaml",
+        &INGRESS.replace("namespace: default", "namespace: acme"),
+    );
+    k.ok(&["create", "-f", f.to_str().unwrap()]).await;
+    let out = k.ok(&["get", "ingress", "-A"]).await;
+    assert!(out.contains("NAMESPACE"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("acme") && l.contains("shop")),
+        "{out}"
+    );
+    let ns = k.ok(&["get", "ns", "-o", "name"]).await;
+    assert!(
+        ns.contains("namespace/acme") && ns.contains("namespace/kube-system"),
+        "{ns}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_side_apply_conflict_between_two_managers_and_force() {
+    let Some(k) = Kubectl::start().await else {
+        return;
+    };
+    let ing = k.write("ing.yaml", INGRESS);
+    k.ok(&["apply", "--server-side", "-f", ing.to_str().unwrap()])
+        .await;
+    let espejote = k.write("a.yaml", &annotation("true"));
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=managed-resource:edit-in-place",
+        "-f",
+        espejote.to_str().unwrap(),
+    ])
+    .await;
+
+    let other = k.write("b.yaml", &annotation("false"));
+    let conflict = k
+        .run(&[
+            "apply",
+            "--server-side",
+            "--field-manager=argocd-controller",
+            "-f",
+            other.to_str().unwrap(),
+        ])
+        .await;
+    assert!(!conflict.ok);
+    assert!(
+        conflict
+            .stderr
+            .contains("conflict with \"managed-resource:edit-in-place\""),
+        "{}",
+        conflict.stderr
+    );
+
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=argocd-controller",
+        "--force-conflicts",
+        "-f",
+        other.to_str().unwrap(),
+    ])
+    .await;
+    let value = k
+        .ok(&[
+            "get",
+            "ingress",
+            "shop",
+            "-o",
+            "jsonpath={.metadata.annotations.acme\\.cert-manager\\.io/http01-edit-in-place}",
+        ])
+        .await;
+    assert_eq!(value, "false");
+    let managed = k
+        .ok(&[
+            "get",
+            "ingress",
+            "shop",
+            "--show-managed-fields",
+            "-o",
+            "jsonpath={.metadata.managedFields[*].manager}",
+        ])
+        .await;
+    assert!(
+        managed.contains("argocd-controller") && managed.contains("kubectl"),
+        "{managed}"
+    );
+    assert!(
+        !managed.contains("managed-resource"),
+        "force removed the field from the other manager: {managed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_dry_run_changes_nothing() {
+    let Some(k) = Kubectl::start().await else {
+        return;
+    };
+    let ing = k.write("ing.yaml", INGRESS);
+    k.ok(&["apply", "--server-side", "-f", ing.to_str().unwrap()])
+        .await;
+    let a = k.write("a.yaml", &annotation("true"));
+    let out = k
+        .ok(&[
+            "apply",
+            "--server-side",
+            "--field-manager=lookout",
+            "--dry-run=server",
+            "-f",
+            a.to_str().unwrap(),
+        ])
+        .await;
+    assert!(out.contains("server dry run"), "{out}");
+    let annotations = k
+        .ok(&[
+            "get",
+            "ingress",
+            "shop",
+            "-o",
+            "jsonpath={.metadata.annotations}",
+        ])
+        .await;
+    assert!(!annotations.contains("edit-in-place"), "{annotations}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn patch_status_subresource_and_delete() {
+    let Some(k) = Kubectl::start().await else {
+        return;
+    };
+    let ing = k.write("ing.yaml", INGRESS);
+    k.ok(&["apply", "--server-side", "-f", ing.to_str().unwrap()])
+        .await;
+    k.ok(&[
+        "patch",
+        "ingress",
+        "shop",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.7"}]}}}"#,
+    ])
+    .await;
+    let ip = k
+        .ok(&[
+            "get",
+            "ingress",
+            "shop",
+            "-o",
+            "jsonpath={.status.loadBalancer.ingress[0].ip}",
+        ])
+        .await;
+    assert_eq!(ip, "192.0.2.7");
+    let deleted = k.ok(&["delete", "ingress", "shop"]).await;
+    assert!(deleted.contains("deleted"), "{deleted}");
+    let gone = k.run(&["get", "ingress", "shop"]).await;
+    assert!(
+        !gone.ok && gone.stderr.contains("NotFound"),
+        "{}",
+        gone.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_watch_sees_a_change() {
+    let Some(k) = Kubectl::start().await else {
+        return;
+    };
+    let ing = k.write("ing.yaml", INGRESS);
+    k.ok(&["apply", "--server-side", "-f", ing.to_str().unwrap()])
+        .await;
+    let mut child = k
+        .command(&["get", "ingress", "-w", "-o", "name"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.as_deref(), Some("ingress.networking.k8s.io/shop"));
+    let second = k.write("second.yaml", &INGRESS.replace("name: shop", "name: blog"));
+    k.ok(&["apply", "--server-side", "-f", second.to_str().unwrap()])
+        .await;
+    let next = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the watch reported the new Ingress")
+        .unwrap();
+    assert_eq!(next.as_deref(), Some("ingress.networking.k8s.io/blog"));
+    child.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn real_crds_applied_with_kubectl_are_served() {
+    let Some(k) = Kubectl::start().await else {
+        return;
+    };
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/crds");
+    if !shared.exists() {
+        eprintln!("skipping: {} not found", shared.display());
+        return;
+    }
+    for dir in ["cert-manager", "gateway-api"] {
+        k.ok(&[
+            "apply",
+            "--server-side",
+            "-f",
+            shared.join(dir).to_str().unwrap(),
+        ])
+        .await;
+    }
+    let crds = k.ok(&["get", "crd", "-o", "name"]).await;
+    assert_eq!(crds.lines().count(), 11, "{crds}");
+    let cert = k.write(
+        "cert.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: shop\n  namespace: default\nspec:\n  secretName: shop-tls\n  dnsNames: [shop.example.com]\n  issuerRef: {name: letsencrypt, kind: ClusterIssuer}\n",
+    );
+    k.ok(&["apply", "--server-side", "-f", cert.to_str().unwrap()])
+        .await;
+    let out = k.ok(&["get", "certificates", "-A"]).await;
+    assert!(out.contains("shop"), "{out}");
+    let gw = k
+        .ok(&[
+            "api-resources",
+            "--api-group=gateway.networking.k8s.io",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert!(gw.contains("gateways.gateway.networking.k8s.io"), "{gw}");
+}

@@ -1,1 +1,140 @@
-fn main() {}
+//! `lookout`: parses the command line and configuration, builds the application and runs it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use lookout_server::config::{Config, Problem, Problems};
+use lookout_server::{app, clusters, demo, store};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(name = "lookout", version, about = "Health of Kubernetes Ingresses and their TLS certificates across a fleet")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the dashboard for the clusters in a config file.
+    Serve {
+        /// The TOML configuration file.
+        #[arg(long, env = "LOOKOUT_CONFIG")]
+        config: PathBuf,
+        /// Listen address; overrides `listen` in the file.
+        #[arg(long)]
+        listen: Option<String>,
+        /// Hide every action; overrides `read_only` in the file.
+        #[arg(long)]
+        read_only: bool,
+    },
+    /// Start a simulated fleet in-process and serve the dashboard for it.
+    Demo {
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+    },
+    /// Check a configuration file and report every problem.
+    CheckConfig { file: PathBuf },
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LOOKOUT_LOG").unwrap_or_else(|_| "info,sqlx=warn,kube=warn,tower_http=info".into());
+    tracing_subscriber::fmt().with_env_filter(filter).init();
+}
+
+/// Cancels the token on Ctrl-C or SIGTERM.
+fn on_signal(token: CancellationToken) {
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+            tokio::select! {
+                _ = ctrl_c => {},
+                _ = term.recv() => {},
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = ctrl_c.await;
+        token.cancel();
+    });
+}
+
+fn report(problems: &Problems) -> ExitCode {
+    eprintln!("error: the configuration has {} problem(s):\n{problems}", problems.0.len());
+    ExitCode::from(2)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    init_tracing();
+    let result = match Cli::parse().command {
+        Command::CheckConfig { file } => {
+            return match Config::load(&file) {
+                Ok(c) => {
+                    println!("{}: OK ({} cluster(s), auth mode {:?}, listen {})", file.display(), c.clusters.len(), c.auth.mode, c.listen);
+                    ExitCode::SUCCESS
+                }
+                Err(p) => report(&p),
+            };
+        }
+        Command::Serve { config, listen, read_only } => {
+            let mut c = match Config::load(&config) {
+                Ok(c) => c,
+                Err(p) => return report(&p),
+            };
+            if let Some(l) = listen {
+                c.listen = l;
+            }
+            c.read_only |= read_only;
+            if let Err(p) = c.validate().and_then(|()| serve_checks(&c)) {
+                return report(&p);
+            }
+            serve(c).await
+        }
+        Command::Demo { listen } => {
+            let token = CancellationToken::new();
+            on_signal(token.clone());
+            demo::run(listen, token).await
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What `serve` refuses beyond the config's own validity.
+fn serve_checks(c: &Config) -> Result<(), Problems> {
+    let mut out = Vec::new();
+    if c.auth.mode != "none" {
+        out.push(Problem { key: "auth.mode".into(), message: format!("{:?} sign-in is not available in this version yet; use \"none\" behind your own authenticating proxy", c.auth.mode) });
+    }
+    if c.auth.mode == "none" && !c.listen_addr().ip().is_loopback() && !c.auth.allow_unauthenticated_remote {
+        out.push(Problem {
+            key: "listen".into(),
+            message: format!("{} is not a loopback address and auth.mode is \"none\": anyone who reaches it would see every cluster. Listen on 127.0.0.1, or set auth.allow_unauthenticated_remote = true", c.listen),
+        });
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(Problems(out))
+    }
+}
+
+async fn serve(c: Config) -> anyhow::Result<()> {
+    let token = CancellationToken::new();
+    on_signal(token.clone());
+    let db = store::Db::open(&c.database_url).await?;
+    let listener = tokio::net::TcpListener::bind(c.listen_addr()).await.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", c.listen))?;
+    let clusters = clusters::connect(&c.clusters).await;
+    tracing::info!(listen = %c.listen, clusters = c.clusters.len(), "serving");
+    let banner = Some("Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
+    app::run(app::Parts { listener, db, clusters, banner }, token).await
+}

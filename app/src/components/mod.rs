@@ -1,0 +1,153 @@
+//! View pieces shared by every page: the document shell, times, state badges, pagination.
+
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+
+use crate::model::SyncState;
+
+/// The sections of the navigation bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nav {
+    Board,
+    Clusters,
+    Ingresses,
+    None,
+}
+
+/// What every page needs besides its own data.
+#[derive(Debug, Clone)]
+pub struct Shell {
+    /// The `<title>`, before " · Lookout".
+    pub title: String,
+    pub active: Nav,
+    /// When the page was rendered (all relative times are against it).
+    pub now: DateTime<Utc>,
+    /// The stylesheet URL, with its content hash so it can be cached forever.
+    pub stylesheet: String,
+    /// A warning shown on every page, e.g. that sign-in is off.
+    pub banner: Option<String>,
+    /// The text of the header search box.
+    pub search: String,
+}
+
+/// Renders a whole HTML document around `body`.
+pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
+    let link = |nav: Nav, href: &'static str, label: &'static str| {
+        let current = (shell.active == nav).then_some("page");
+        view! { <li><a href=href aria-current=current>{label}</a></li> }
+    };
+    let nav = view! {
+        <nav aria-label="Main">
+            <a class="brand" href="/">"Lookout"</a>
+            <ul>
+                {link(Nav::Board, "/", "Triage")}
+                {link(Nav::Clusters, "/clusters", "Clusters")}
+                {link(Nav::Ingresses, "/ingresses", "Ingresses")}
+            </ul>
+            <form class="search" role="search" method="get" action="/ingresses">
+                <label for="global-search" class="visually-hidden">"Search hosts and names"</label>
+                <input id="global-search" type="search" name="q" value=shell.search.clone() placeholder="Search host or name"/>
+                <button type="submit">"Search"</button>
+            </form>
+        </nav>
+    };
+    let banner = shell
+        .banner
+        .clone()
+        .map(|b| view! { <div class="banner" role="alert"><span aria-hidden="true">"⚠ "</span>{b}</div> });
+    let page = view! {
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <meta name="color-scheme" content="light dark"/>
+                <title>{format!("{} · Lookout", shell.title)}</title>
+                <link rel="stylesheet" href=shell.stylesheet.clone()/>
+            </head>
+            <body>
+                <a class="skip" href="#main">"Skip to content"</a>
+                {banner}
+                <header>{nav}</header>
+                <main id="main">{body}</main>
+                <footer>
+                    "Rendered " <Time at=shell.now now=shell.now/>
+                </footer>
+            </body>
+        </html>
+    };
+    format!("<!DOCTYPE html>{}", page.to_html())
+}
+
+/// "3 min ago" / "in 2 h", for humans at 3 a.m.
+pub fn relative(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let secs = (now - at).num_seconds();
+    let (n, future) = (secs.unsigned_abs(), secs < 0);
+    let text = match n {
+        0..=9 => return "just now".into(),
+        10..=59 => format!("{n} s"),
+        60..=3599 => format!("{} min", n / 60),
+        3600..=172_799 => format!("{} h", n / 3600),
+        _ => format!("{} d", n / 86_400),
+    };
+    if future {
+        format!("in {text}")
+    } else {
+        format!("{text} ago")
+    }
+}
+
+/// A time shown relative, with the absolute UTC time on hover and in `datetime`.
+#[component]
+pub fn Time(at: DateTime<Utc>, now: DateTime<Utc>) -> impl IntoView {
+    let iso = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let utc = at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    view! { <time datetime=iso title=utc>{relative(at, now)}</time> }
+}
+
+/// A sync state as icon and word (never colour alone).
+#[component]
+pub fn SyncBadge(state: SyncState) -> impl IntoView {
+    let (icon, class) = match state {
+        SyncState::Synced => ("✓", "badge ok"),
+        SyncState::Connecting => ("…", "badge info"),
+        SyncState::Stale { .. } => ("⚠", "badge warning"),
+        SyncState::Failed { .. } => ("✗", "badge critical"),
+    };
+    view! { <span class=class><span aria-hidden="true">{icon}" "</span>{state.label()}</span> }
+}
+
+/// Previous/next links that keep the other query parameters.
+#[component]
+pub fn Pager(page: usize, pages: usize, total: usize, base_query: String) -> impl IntoView {
+    let href = move |p: usize| {
+        if base_query.is_empty() {
+            format!("?page={p}")
+        } else {
+            format!("?{base_query}&page={p}")
+        }
+    };
+    let prev = (page > 1).then(|| view! { <a rel="prev" href=href(page - 1)>"← Previous"</a> });
+    let next = (page < pages).then(|| view! { <a rel="next" href=href(page + 1)>"Next →"</a> });
+    view! {
+        <nav class="pager" aria-label="Pages">
+            {prev}
+            <span>{format!("Page {page} of {pages} · {total} rows")}</span>
+            {next}
+        </nav>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn relative_times_read_naturally() {
+        let now = Utc.with_ymd_and_hms(2026, 1, 1, 12, 0, 0).unwrap();
+        assert_eq!(relative(now, now), "just now");
+        assert_eq!(relative(now - chrono::Duration::minutes(3), now), "3 min ago");
+        assert_eq!(relative(now + chrono::Duration::hours(2), now), "in 2 h");
+        assert_eq!(relative(now - chrono::Duration::days(3), now), "3 d ago");
+    }
+}

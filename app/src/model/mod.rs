@@ -1,0 +1,47 @@
+//! The domain: compact views of cluster objects and the state of each cluster's sync.
+
+pub mod cluster;
+pub mod ingress;
+pub mod scope;
+
+pub use cluster::{ClusterView, KindState, KindStatus, SyncState};
+pub use ingress::{IngressView, IssuerRef, TlsEntry};
+pub use scope::Scope;
+
+use serde::{Deserialize, Serialize};
+
+/// Identifies one namespaced object in the fleet.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ObjectKey {
+    pub cluster: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// One page of a longer list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// Rows matching the query, across all pages.
+    pub total: usize,
+    /// 1-based page number.
+    pub page: usize,
+    pub per_page: usize,
+}
+
+impl<T> Page<T> {
+    /// Cuts `page` (1-based) of `per_page` rows out of everything that matched.
+    pub fn of(all: Vec<T>, page: usize, per_page: usize) -> Self {
+        let total = all.len();
+        let items = all
+            .into_iter()
+            .skip(page.saturating_sub(1) * per_page)
+            .take(per_page)
+            .collect();
+        Page { items, total, page, per_page }
+    }
+
+    pub fn pages(&self) -> usize {
+        self.total.div_ceil(self.per_page.max(1)).max(1)
+    }
+}

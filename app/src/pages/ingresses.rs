@@ -1,0 +1,129 @@
+//! `/ingresses`: every visible Ingress, filtered by cluster, namespace and text.
+
+use leptos::prelude::*;
+
+use crate::components::{document, Nav, Pager, Shell};
+use crate::model::{IngressView, Page};
+use crate::ports::IngressQuery;
+
+/// `cluster/namespace/name` as a detail-page URL, each part percent-encoded.
+pub fn detail_href(i: &IngressView) -> String {
+    format!(
+        "/ingresses/{}/{}/{}",
+        encode(&i.cluster),
+        encode(&i.namespace),
+        encode(&i.name)
+    )
+}
+
+/// Percent-encodes everything but unreserved URL characters.
+pub fn encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The filters as a query string (without `page`), for links that keep them.
+pub fn query_string(q: &IngressQuery) -> String {
+    let mut parts = Vec::new();
+    for (k, v) in [("cluster", &q.cluster), ("namespace", &q.namespace), ("q", &q.q)] {
+        if let Some(v) = v {
+            parts.push(format!("{k}={}", encode(v)));
+        }
+    }
+    parts.join("&")
+}
+
+fn annotation_cell(i: &IngressView) -> String {
+    match (&i.issuer, i.edit_in_place.as_deref()) {
+        (None, _) => "not requested".into(),
+        (Some(_), Some("true")) => "set".into(),
+        (Some(_), Some(other)) => format!("invalid ({other:?})"),
+        (Some(_), None) => "missing".into(),
+    }
+}
+
+pub fn page(shell: &Shell, query: &IngressQuery, clusters: Vec<String>, ingresses: Page<IngressView>) -> String {
+    let cluster_options = clusters
+        .into_iter()
+        .map(|c| {
+            let selected = query.cluster.as_deref() == Some(c.as_str());
+            view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
+        })
+        .collect_view();
+    let rows = ingresses
+        .items
+        .iter()
+        .map(|i| {
+            let tls = i.tls.iter().filter_map(|t| t.secret_name.clone()).collect::<Vec<_>>().join(", ");
+            let issuer = i.issuer.as_ref().map(|r| format!("{} {}", r.kind, r.name)).unwrap_or_default();
+            view! {
+                <tr data-testid="ingress-row">
+                    <td>{i.cluster.clone()}</td>
+                    <td>{i.namespace.clone()}</td>
+                    <th scope="row"><a href=detail_href(i)>{i.name.clone()}</a></th>
+                    <td>{i.hosts.join(", ")}</td>
+                    <td>{i.class.clone().unwrap_or_default()}</td>
+                    <td>{tls}</td>
+                    <td>{issuer}</td>
+                    <td>{annotation_cell(i)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let empty = ingresses.items.is_empty().then(|| view! { <p>"No Ingress matches these filters."</p> });
+    let pager = view! { <Pager page=ingresses.page pages=ingresses.pages() total=ingresses.total base_query=query_string(query)/> };
+    document(
+        &Shell { title: "Ingresses".into(), active: Nav::Ingresses, search: query.q.clone().unwrap_or_default(), ..shell.clone() },
+        view! {
+            <h1>"Ingresses"</h1>
+            <form class="filters" method="get" action="/ingresses">
+                <label>"Cluster "
+                    <select name="cluster">
+                        <option value="">"All clusters"</option>
+                        {cluster_options}
+                    </select>
+                </label>
+                <label>"Namespace " <input name="namespace" value=query.namespace.clone().unwrap_or_default()/></label>
+                <label>"Host or name " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>
+                <button type="submit">"Filter"</button>
+            </form>
+            {empty}
+            <table>
+                <caption class="visually-hidden">"Ingresses"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Cluster"</th>
+                        <th scope="col">"Namespace"</th>
+                        <th scope="col">"Name"</th>
+                        <th scope="col">"Hosts"</th>
+                        <th scope="col">"Class"</th>
+                        <th scope="col">"TLS secrets"</th>
+                        <th scope="col">"Issuer"</th>
+                        <th scope="col">"Edit-in-place"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+            {pager}
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_encode_every_part() {
+        assert_eq!(encode("a b/ü"), "a%20b%2F%C3%BC");
+        let q = IngressQuery { cluster: Some("zrh".into()), q: Some("shop&x".into()), ..Default::default() };
+        assert_eq!(query_string(&q), "cluster=zrh&q=shop%26x");
+    }
+}

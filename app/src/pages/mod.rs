@@ -1,0 +1,8 @@
+//! One module per page. Each renders a whole HTML document from view types; the server
+//! fetches the data through the ports and sets the HTTP status.
+
+pub mod board;
+pub mod clusters;
+pub mod error;
+pub mod ingress_detail;
+pub mod ingresses;

@@ -1,0 +1,56 @@
+//! Builds the application from injected parts (listener, database, cluster clients) and runs
+//! it until the shutdown token is cancelled. Tests start the very same thing on port 0.
+
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::clusters::{ClusterSource, Registry};
+use crate::http::{self, AppState};
+use crate::store::{sync_events, Db};
+
+/// How long open requests get to finish after shutdown starts.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Everything the application needs from the outside.
+pub struct Parts {
+    pub listener: TcpListener,
+    pub db: Db,
+    pub clusters: Vec<ClusterSource>,
+    /// Shown on every page.
+    pub banner: Option<String>,
+}
+
+/// Serves until `shutdown`, then stops the watchers, flushes the writer and closes the
+/// database.
+pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let Parts { listener, db, clusters, banner } = parts;
+    let (events_tx, events_rx) = mpsc::channel(1024);
+    let writer = tokio::spawn(sync_events::run_writer(db.writer.clone(), events_rx, shutdown.clone()));
+    let registry = Registry::start(clusters, events_tx, shutdown.clone());
+    let router = http::router(AppState { registry: registry.clone(), banner });
+
+    let serve_token = CancellationToken::new();
+    let graceful = serve_token.clone().cancelled_owned();
+    let server = tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(graceful).await });
+    shutdown.cancelled().await;
+    tracing::info!("shutting down");
+    serve_token.cancel();
+    let server = tokio::time::timeout(DRAIN, server).await;
+    if server.is_err() {
+        tracing::warn!("open requests did not finish within {DRAIN:?}; closing them");
+    }
+    registry.stopped().await;
+    drop(registry);
+    if let Err(e) = writer.await {
+        tracing::error!(error = %e, "the sync-event writer ended abnormally");
+    }
+    db.close().await;
+    match server {
+        Ok(Ok(Ok(()))) | Err(_) => Ok(()),
+        Ok(Ok(Err(e))) => Err(e.into()),
+        Ok(Err(e)) => Err(e.into()),
+    }
+}

@@ -1,0 +1,415 @@
+//! The configuration: a TOML file, then `LOOKOUT_*` environment overrides, then flags.
+//! Validation collects every problem, each naming its key, before anything starts.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Everything `lookout serve` needs.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Address the HTTP server listens on.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// `sqlite://PATH` of the history database (created if missing).
+    #[serde(default = "default_database_url")]
+    pub database_url: String,
+    /// Hide every action and refuse action API calls.
+    #[serde(default)]
+    pub read_only: bool,
+    #[serde(default)]
+    pub clusters: Vec<ClusterConfig>,
+    #[serde(default)]
+    pub auth: AuthConfig,
+    #[serde(default)]
+    pub access: Vec<AccessRule>,
+}
+
+/// One cluster to watch.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// Shown in the UI and used in URLs.
+    pub name: String,
+    /// Path of a kubeconfig file.
+    pub kubeconfig: Option<PathBuf>,
+    /// Context in that kubeconfig; its current context when absent.
+    pub context: Option<String>,
+    /// Use the pod's service account instead of a kubeconfig.
+    #[serde(default)]
+    pub in_cluster: bool,
+}
+
+/// How callers are identified.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// `none`, `proxy` or `oidc`.
+    #[serde(default = "default_auth_mode")]
+    pub mode: String,
+    /// CIDRs whose identity headers are believed (`proxy` mode).
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
+    #[serde(default = "default_user_header")]
+    pub user_header: String,
+    /// Comma-separated groups.
+    #[serde(default = "default_groups_header")]
+    pub groups_header: String,
+    /// With `mode = "none"`, allow listening on a non-loopback address anyway.
+    #[serde(default)]
+    pub allow_unauthenticated_remote: bool,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            mode: default_auth_mode(),
+            trusted_proxies: Vec::new(),
+            user_header: default_user_header(),
+            groups_header: default_groups_header(),
+            allow_unauthenticated_remote: false,
+        }
+    }
+}
+
+/// Groups → role × scope.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AccessRule {
+    pub groups: Vec<String>,
+    /// `viewer`, `operator` or `admin`.
+    pub role: String,
+    #[serde(default = "everything")]
+    pub clusters: Vec<String>,
+    #[serde(default = "everything")]
+    pub namespaces: Vec<String>,
+}
+
+fn default_listen() -> String {
+    "127.0.0.1:8080".into()
+}
+fn default_database_url() -> String {
+    "sqlite://lookout.db".into()
+}
+fn default_auth_mode() -> String {
+    "none".into()
+}
+fn default_user_header() -> String {
+    "X-Forwarded-User".into()
+}
+fn default_groups_header() -> String {
+    "X-Forwarded-Groups".into()
+}
+fn everything() -> Vec<String> {
+    vec!["*".into()]
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: default_listen(),
+            database_url: default_database_url(),
+            read_only: false,
+            clusters: Vec::new(),
+            auth: AuthConfig::default(),
+            access: Vec::new(),
+        }
+    }
+}
+
+/// One thing wrong with the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The key, e.g. `clusters[1].context` or `LOOKOUT_LISTEN`.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+/// Every problem found, for `check-config` and a refused `serve`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problems(pub Vec<Problem>);
+
+impl fmt::Display for Problems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for p in &self.0 {
+            writeln!(f, "  {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Problems {}
+
+fn problem(key: impl Into<String>, message: impl Into<String>) -> Problem {
+    Problem { key: key.into(), message: message.into() }
+}
+
+/// The keys each table accepts, for reporting every unknown key at once.
+const TOP_KEYS: &[&str] = &["listen", "database_url", "read_only", "clusters", "auth", "access"];
+const CLUSTER_KEYS: &[&str] = &["name", "kubeconfig", "context", "in_cluster"];
+const AUTH_KEYS: &[&str] = &["mode", "trusted_proxies", "user_header", "groups_header", "allow_unauthenticated_remote"];
+const ACCESS_KEYS: &[&str] = &["groups", "role", "clusters", "namespaces"];
+
+/// The environment variables that override keys.
+pub const ENV_KEYS: &[(&str, &str)] = &[
+    ("LOOKOUT_LISTEN", "listen"),
+    ("LOOKOUT_DATABASE_URL", "database_url"),
+    ("LOOKOUT_READ_ONLY", "read_only"),
+    ("LOOKOUT_AUTH_MODE", "auth.mode"),
+];
+
+/// Environment variables with the `LOOKOUT_` prefix that are not config overrides.
+const ENV_OTHER: &[&str] = &["LOOKOUT_LOG", "LOOKOUT_CONFIG"];
+
+fn unknown_keys(table: &toml::Table, allowed: &[&str], prefix: &str, out: &mut Vec<Problem>) {
+    for key in table.keys() {
+        if !allowed.contains(&key.as_str()) {
+            out.push(problem(
+                format!("{prefix}{key}"),
+                format!("unknown key (expected one of: {})", allowed.join(", ")),
+            ));
+        }
+    }
+}
+
+fn check_unknown(doc: &toml::Table, out: &mut Vec<Problem>) {
+    unknown_keys(doc, TOP_KEYS, "", out);
+    let tables = |key: &str| -> Vec<toml::Table> {
+        match doc.get(key) {
+            Some(toml::Value::Array(a)) => a.iter().filter_map(|v| v.as_table().cloned()).collect(),
+            _ => Vec::new(),
+        }
+    };
+    for (i, t) in tables("clusters").iter().enumerate() {
+        unknown_keys(t, CLUSTER_KEYS, &format!("clusters[{i}]."), out);
+    }
+    for (i, t) in tables("access").iter().enumerate() {
+        unknown_keys(t, ACCESS_KEYS, &format!("access[{i}]."), out);
+    }
+    if let Some(toml::Value::Table(auth)) = doc.get("auth") {
+        unknown_keys(auth, AUTH_KEYS, "auth.", out);
+    }
+}
+
+
+impl Config {
+    /// Parses TOML text and the given environment; every problem is reported.
+    pub fn parse(text: &str, env: &[(String, String)]) -> Result<Config, Problems> {
+        let mut problems = Vec::new();
+        let mut doc: toml::Table = match text.parse() {
+            Ok(d) => d,
+            Err(e) => return Err(Problems(vec![problem("(file)", format!("not valid TOML: {e}"))])),
+        };
+        check_unknown(&doc, &mut problems);
+        apply_env(&mut doc, env, &mut problems);
+        if !problems.is_empty() {
+            return Err(Problems(problems));
+        }
+        let config: Config = match serde_path_to_error::deserialize(toml::Value::Table(doc)) {
+            Ok(c) => c,
+            Err(e) => {
+                let key = e.path().to_string();
+                return Err(Problems(vec![problem(key, e.into_inner().message().to_string())]));
+            }
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads and parses a file with the process environment.
+    pub fn load(path: &Path) -> Result<Config, Problems> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Problems(vec![problem("(file)", format!("cannot read {}: {e}", path.display()))]))?;
+        let env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("LOOKOUT_")).collect();
+        Config::parse(&text, &env)
+    }
+
+    /// Checks what the types alone cannot.
+    pub fn validate(&self) -> Result<(), Problems> {
+        let mut out = Vec::new();
+        if let Err(e) = self.listen.parse::<SocketAddr>() {
+            out.push(problem("listen", format!("{:?} is not an address like 127.0.0.1:8080 ({e})", self.listen)));
+        }
+        if !self.database_url.starts_with("sqlite:") {
+            out.push(problem("database_url", format!("{:?} must start with sqlite: (e.g. sqlite:///var/lib/lookout/lookout.db)", self.database_url)));
+        }
+        let mut seen = Vec::new();
+        for (i, c) in self.clusters.iter().enumerate() {
+            let key = |k: &str| format!("clusters[{i}].{k}");
+            if c.name.is_empty() || !c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' || ch == '.') {
+                out.push(problem(key("name"), format!("{:?} must be non-empty and use only letters, digits, '-', '_' and '.' (it is part of URLs)", c.name)));
+            }
+            if seen.contains(&&c.name) {
+                out.push(problem(key("name"), format!("{:?} is used by another cluster", c.name)));
+            }
+            seen.push(&c.name);
+            match (&c.kubeconfig, c.in_cluster) {
+                (Some(_), true) => out.push(problem(key("in_cluster"), "set either kubeconfig (with context) or in_cluster = true, not both")),
+                (None, false) => out.push(problem(key("kubeconfig"), "missing: set kubeconfig (with context) or in_cluster = true")),
+                (Some(p), false) if !p.exists() => out.push(problem(key("kubeconfig"), format!("{} does not exist", p.display()))),
+                _ => {}
+            }
+            if c.in_cluster && c.context.is_some() {
+                out.push(problem(key("context"), "context applies only to a kubeconfig, not to in_cluster"));
+            }
+        }
+        if !["none", "proxy", "oidc"].contains(&self.auth.mode.as_str()) {
+            out.push(problem("auth.mode", format!("{:?} is not one of \"none\", \"proxy\", \"oidc\"", self.auth.mode)));
+        }
+        for (i, cidr) in self.auth.trusted_proxies.iter().enumerate() {
+            if parse_cidr(cidr).is_none() {
+                out.push(problem(format!("auth.trusted_proxies[{i}]"), format!("{cidr:?} is not a CIDR like 10.0.0.0/8")));
+            }
+        }
+        if self.auth.mode == "proxy" && self.auth.trusted_proxies.is_empty() {
+            out.push(problem("auth.trusted_proxies", "proxy mode needs at least one trusted proxy address"));
+        }
+        for (i, rule) in self.access.iter().enumerate() {
+            if !["viewer", "operator", "admin"].contains(&rule.role.as_str()) {
+                out.push(problem(format!("access[{i}].role"), format!("{:?} is not one of \"viewer\", \"operator\", \"admin\"", rule.role)));
+            }
+            if rule.groups.is_empty() {
+                out.push(problem(format!("access[{i}].groups"), "must name at least one group"));
+            }
+        }
+        if out.is_empty() {
+            Ok(())
+        } else {
+            Err(Problems(out))
+        }
+    }
+
+    /// The listen address (validated).
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.listen.parse().expect("validated at load")
+    }
+}
+
+fn apply_env(doc: &mut toml::Table, env: &[(String, String)], out: &mut Vec<Problem>) {
+    for (name, value) in env {
+        let Some((_, key)) = ENV_KEYS.iter().find(|(n, _)| n == name) else {
+            if name.starts_with("LOOKOUT_") && !ENV_OTHER.contains(&name.as_str()) {
+                let known: Vec<&str> = ENV_KEYS.iter().map(|(n, _)| *n).chain(ENV_OTHER.iter().copied()).collect();
+                out.push(problem(name.clone(), format!("unknown environment override (known: {})", known.join(", "))));
+            }
+            continue;
+        };
+        let parsed = match *key {
+            "read_only" => match value.as_str() {
+                "true" | "1" => toml::Value::Boolean(true),
+                "false" | "0" => toml::Value::Boolean(false),
+                _ => {
+                    out.push(problem(name.clone(), format!("{value:?} is not true or false")));
+                    continue;
+                }
+            },
+            _ => toml::Value::String(value.clone()),
+        };
+        match key.split_once('.') {
+            Some((table, field)) => {
+                let t = doc.entry(table).or_insert_with(|| toml::Value::Table(Default::default()));
+                if let Some(t) = t.as_table_mut() {
+                    t.insert(field.to_string(), parsed);
+                }
+            }
+            None => {
+                doc.insert(key.to_string(), parsed);
+            }
+        }
+    }
+}
+
+/// Parses `a.b.c.d/n` or an IPv6 CIDR.
+pub fn parse_cidr(s: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (ip, len) = s.split_once('/')?;
+    let ip: std::net::IpAddr = ip.parse().ok()?;
+    let len: u8 = len.parse().ok()?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    (len <= max).then_some((ip, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn the_design_example_parses() {
+        let text = r#"
+listen = "127.0.0.1:8080"
+database_url = "sqlite:///var/lib/lookout/lookout.db"
+read_only = false
+
+[[clusters]]
+name = "zrh-prod"
+in_cluster = true
+
+[auth]
+mode = "proxy"
+trusted_proxies = ["127.0.0.1/32"]
+user_header = "X-Forwarded-User"
+groups_header = "X-Forwarded-Groups"
+
+[[access]]
+groups = ["support"]
+role = "operator"
+clusters = ["*"]
+namespaces = ["*"]
+"#;
+        let c = Config::parse(text, &[]).unwrap();
+        assert_eq!(c.clusters[0].name, "zrh-prod");
+        assert_eq!(c.auth.mode, "proxy");
+        assert_eq!(c.access[0].role, "operator");
+    }
+
+    #[test]
+    fn every_unknown_key_is_reported_with_its_path() {
+        let text = "lisen = \"x\"\n[[clusters]]\nname = \"a\"\nin_cluster = true\nkube_config = \"x\"\n[auth]\nmood = \"none\"\n";
+        let err = Config::parse(text, &[]).unwrap_err();
+        let keys: Vec<&str> = err.0.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, vec!["lisen", "clusters[0].kube_config", "auth.mood"]);
+    }
+
+    #[test]
+    fn semantic_problems_name_their_keys() {
+        let text = "listen = \"nope\"\ndatabase_url = \"postgres://x\"\n[[clusters]]\nname = \"a b\"\n[[clusters]]\nname = \"c\"\nin_cluster = true\ncontext = \"x\"\n[[access]]\ngroups = []\nrole = \"root\"\n";
+        let err = Config::parse(text, &[]).unwrap_err();
+        let keys: Vec<&str> = err.0.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            vec!["listen", "database_url", "clusters[0].name", "clusters[0].kubeconfig", "clusters[1].context", "access[0].role", "access[0].groups"]
+        );
+    }
+
+    #[test]
+    fn environment_overrides_the_file_and_unknown_overrides_are_problems() {
+        let c = Config::parse("listen = \"127.0.0.1:1\"\n", &env(&[("LOOKOUT_LISTEN", "127.0.0.1:2"), ("LOOKOUT_READ_ONLY", "true")])).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:2");
+        assert!(c.read_only);
+        let err = Config::parse("", &env(&[("LOOKOUT_LISTN", "x")])).unwrap_err();
+        assert_eq!(err.0[0].key, "LOOKOUT_LISTN");
+    }
+
+    #[test]
+    fn wrong_types_and_bad_toml_are_explained() {
+        let err = Config::parse("read_only = \"yes\"\n", &[]).unwrap_err();
+        assert_eq!(err.0[0].key, "read_only");
+        assert!(err.0[0].message.contains("bool"), "{}", err.0[0].message);
+        let err = Config::parse("[[clusters]]\nname = 5\n", &[]).unwrap_err();
+        assert_eq!(err.0[0].key, "clusters[0].name");
+        let err = Config::parse("listen = \n", &[]).unwrap_err();
+        assert!(err.0[0].message.contains("not valid TOML"));
+    }
+}

@@ -1,0 +1,39 @@
+//! `/api/v1` JSON handlers: thin — parse, read through the ports, return view types.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::Uri;
+use axum::Json;
+use lookout_app::model::{ClusterView, IngressView, ObjectKey, Page};
+use serde::Serialize;
+
+use super::error::ApiError;
+use super::{query, AppError, AppState};
+
+/// A list response.
+#[derive(Serialize)]
+pub struct Items<T> {
+    pub items: Vec<T>,
+}
+
+pub async fn clusters(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Json<Items<ClusterView>>, ApiError> {
+    query::parse(raw.as_deref(), &[])?;
+    Ok(Json(Items { items: state.fleet().clusters(&state.scope()) }))
+}
+
+pub async fn ingresses(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Json<Page<IngressView>>, ApiError> {
+    let q = query::ingress_query(raw.as_deref())?;
+    Ok(Json(state.fleet().ingresses(&state.scope(), &q)))
+}
+
+pub async fn ingress(State(state): State<AppState>, Path((cluster, namespace, name)): Path<(String, String, String)>) -> Result<Json<IngressView>, ApiError> {
+    let key = ObjectKey { cluster, namespace, name };
+    state
+        .fleet()
+        .ingress(&state.scope(), &key)
+        .map(Json)
+        .ok_or_else(|| AppError::NotFound(format!("no Ingress {}/{} in cluster {}", key.namespace, key.name, key.cluster)).into())
+}
+
+pub async fn not_found(uri: Uri) -> ApiError {
+    AppError::NotFound(format!("no API endpoint at {}", uri.path())).into()
+}

@@ -1,0 +1,110 @@
+//! The axum router: server-rendered pages, the `/api/v1` JSON API, health endpoints and the
+//! stylesheet, with tracing and compression layers.
+
+mod api;
+mod error;
+mod pages;
+mod query;
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use lookout_app::model::Scope;
+use lookout_app::ports::FleetReader;
+use tower_http::compression::CompressionLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::clusters::Registry;
+
+pub use error::AppError;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub registry: Arc<Registry>,
+    /// Shown on every page (e.g. that sign-in is off).
+    pub banner: Option<String>,
+}
+
+impl AppState {
+    /// The fleet as the pages read it.
+    pub fn fleet(&self) -> &dyn FleetReader {
+        self.registry.as_ref()
+    }
+
+    /// The caller's scope. Sign-in does not exist yet: everyone sees everything.
+    pub fn scope(&self) -> Scope {
+        Scope::everything()
+    }
+}
+
+const CSS: &str = include_str!("../../../style/lookout.css");
+
+/// A short content hash of the stylesheet, so its URL changes when it does.
+static CSS_VERSION: LazyLock<String> = LazyLock::new(|| {
+    let hash = CSS.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{:012x}", hash & 0xffff_ffff_ffff)
+});
+
+/// The stylesheet URL with its version.
+pub fn stylesheet_href() -> String {
+    format!("/style/lookout.css?v={}", *CSS_VERSION)
+}
+
+#[derive(serde::Deserialize)]
+struct CssQuery {
+    v: Option<String>,
+}
+
+async fn stylesheet(Query(q): Query<CssQuery>) -> Response {
+    // A versioned URL never changes; an unversioned one must be revalidated.
+    let cache = if q.v.as_deref() == Some(CSS_VERSION.as_str()) { "public, max-age=31536000, immutable" } else { "no-cache" };
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("text/css; charset=utf-8")),
+            (header::CACHE_CONTROL, HeaderValue::from_static(cache)),
+            (header::ETAG, HeaderValue::from_str(&format!("\"{}\"", *CSS_VERSION)).expect("hex is a valid header")),
+        ],
+        CSS,
+    )
+        .into_response()
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    if state.registry.ready() {
+        (StatusCode::OK, "ready").into_response()
+    } else {
+        let pending = state.registry.pending().join(", ");
+        (StatusCode::SERVICE_UNAVAILABLE, format!("waiting for the first sync of: {pending}")).into_response()
+    }
+}
+
+/// The whole HTTP application.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(pages::board))
+        .route("/clusters", get(pages::clusters))
+        .route("/ingresses", get(pages::ingresses))
+        .route("/ingresses/{cluster}/{namespace}/{name}", get(pages::ingress))
+        .route("/api/v1/clusters", get(api::clusters))
+        .route("/api/v1/ingresses", get(api::ingresses))
+        .route("/api/v1/ingresses/{cluster}/{namespace}/{name}", get(api::ingress))
+        .route("/api/v1/{*rest}", get(api::not_found).post(api::not_found).delete(api::not_found))
+        .route("/style/lookout.css", get(stylesheet))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .fallback(pages::not_found)
+        .layer(CompressionLayer::new())
+        .layer(TraceLayer::new_for_http())
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(30)))
+        .with_state(state)
+}

@@ -1,0 +1,55 @@
+//! Page handlers: parse, read through the ports, render, set the status.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::Uri;
+use axum::response::Html;
+use chrono::Utc;
+use lookout_app::components::{Nav, Shell};
+use lookout_app::model::ObjectKey;
+use lookout_app::pages;
+
+use super::{query, AppError, AppState};
+
+fn shell(state: &AppState) -> Shell {
+    Shell {
+        title: String::new(),
+        active: Nav::None,
+        now: Utc::now(),
+        stylesheet: super::stylesheet_href(),
+        banner: state.banner.clone(),
+        search: String::new(),
+    }
+}
+
+pub async fn board(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Html<String>, AppError> {
+    query::parse(raw.as_deref(), &[])?;
+    let clusters = state.fleet().clusters(&state.scope());
+    Ok(Html(pages::board::page(&shell(&state), clusters)))
+}
+
+pub async fn clusters(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Html<String>, AppError> {
+    query::parse(raw.as_deref(), &[])?;
+    let clusters = state.fleet().clusters(&state.scope());
+    Ok(Html(pages::clusters::page(&shell(&state), clusters)))
+}
+
+pub async fn ingresses(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Html<String>, AppError> {
+    let q = query::ingress_query(raw.as_deref())?;
+    let scope = state.scope();
+    let names = state.fleet().clusters(&scope).into_iter().map(|c| c.name).collect();
+    let page = state.fleet().ingresses(&scope, &q);
+    Ok(Html(pages::ingresses::page(&shell(&state), &q, names, page)))
+}
+
+pub async fn ingress(State(state): State<AppState>, Path((cluster, namespace, name)): Path<(String, String, String)>) -> Result<Html<String>, AppError> {
+    let key = ObjectKey { cluster, namespace, name };
+    let view = state
+        .fleet()
+        .ingress(&state.scope(), &key)
+        .ok_or_else(|| AppError::NotFound(format!("There is no Ingress {}/{} in cluster {}.", key.namespace, key.name, key.cluster)))?;
+    Ok(Html(pages::ingress_detail::page(&shell(&state), view)))
+}
+
+pub async fn not_found(uri: Uri) -> AppError {
+    AppError::NotFound(format!("There is no page at {}.", uri.path()))
+}

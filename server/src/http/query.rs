@@ -1,0 +1,70 @@
+//! Query strings: every parameter known by name, a bad value a 400 that names it.
+
+use std::collections::HashMap;
+
+use lookout_app::ports::IngressQuery;
+
+use super::AppError;
+
+/// Rows per page unless `per_page` says otherwise.
+pub const DEFAULT_PER_PAGE: usize = 100;
+const MAX_PER_PAGE: usize = 1000;
+
+/// Decodes `a=1&b=2`; a parameter given twice or not in `known` is an error.
+pub fn parse(raw: Option<&str>, known: &[&str]) -> Result<HashMap<String, String>, AppError> {
+    let mut out = HashMap::new();
+    for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+        if !known.contains(&k.as_ref()) {
+            return Err(AppError::bad(&k, format!("unknown parameter (this page takes: {})", known.join(", "))));
+        }
+        if out.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(AppError::bad(&k, "given more than once"));
+        }
+    }
+    Ok(out)
+}
+
+fn number(params: &HashMap<String, String>, name: &str, default: usize, max: usize) -> Result<usize, AppError> {
+    match params.get(name).filter(|v| !v.is_empty()) {
+        None => Ok(default),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if n >= 1 && n <= max => Ok(n),
+            _ => Err(AppError::bad(name, format!("{v:?} is not a whole number between 1 and {max}"))),
+        },
+    }
+}
+
+fn text(params: &HashMap<String, String>, name: &str) -> Option<String> {
+    params.get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+/// The Ingress list filters, from `/ingresses` or `/api/v1/ingresses`.
+pub fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
+    let p = parse(raw, &["cluster", "namespace", "q", "page", "per_page"])?;
+    Ok(IngressQuery {
+        cluster: text(&p, "cluster"),
+        namespace: text(&p, "namespace"),
+        q: text(&p, "q"),
+        page: number(&p, "page", 1, 1_000_000)?,
+        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_are_decoded_and_bad_values_named() {
+        let q = ingress_query(Some("cluster=zrh&q=shop%2Eexample&page=2")).unwrap();
+        assert_eq!(q.cluster.as_deref(), Some("zrh"));
+        assert_eq!(q.q.as_deref(), Some("shop.example"));
+        assert_eq!((q.page, q.per_page), (2, DEFAULT_PER_PAGE));
+        for (raw, param) in [("page=0", "page"), ("page=x", "page"), ("per_page=5000", "per_page"), ("colour=red", "colour"), ("q=a&q=b", "q")] {
+            match ingress_query(Some(raw)) {
+                Err(AppError::BadRequest { param: p, .. }) => assert_eq!(p, param, "{raw}"),
+                other => panic!("{raw}: {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The `lookout` server: configuration, cluster watchers, the SQLite store and the HTTP
+//! application. `main.rs` only wires these together.
+//!
+//! # Layout
+//!
+//! - [`config`]: the TOML file, `LOOKOUT_*` overrides and validation that names every key.
+//! - [`clusters`]: the registry of clusters, their kube clients, watchers and sync state;
+//!   implements the app's `FleetReader` port.
+//! - [`store`]: SQLite (WAL, one writer, a read pool, embedded migrations).
+//! - [`http`]: the axum router — pages, `/api/v1`, `/healthz`, `/readyz`, the stylesheet.
+//! - [`app`]: builds the whole application from injected parts and runs it until shutdown.
+//! - [`demo`]: `lookout demo`, kubesim in-process with a seeded fleet.
+
+pub mod app;
+pub mod clusters;
+pub mod config;
+pub mod demo;
+pub mod http;
+pub mod store;

@@ -95,9 +95,16 @@ struct Target {
     status: bool,
 }
 
-/// Parses `/api/v1/...` and `/apis/{group}/{version}/...`; Err is the discovery document or
-/// a 404 to answer instead.
-fn parse_target(cluster: &Cluster, path: &str) -> Result<Target, Response> {
+/// What a `/api` or `/apis` URL names.
+enum Route {
+    /// A resource collection, object or subresource.
+    Resource(Target),
+    /// A discovery document (group or group-version).
+    Document(Value),
+}
+
+/// Parses `/api/v1/...` and `/apis/{group}/{version}/...`.
+fn parse_target(cluster: &Cluster, path: &str) -> Result<Route, ApiError> {
     let segs: Vec<&str> = path
         .trim_matches('/')
         .split('/')
@@ -109,26 +116,21 @@ fn parse_target(cluster: &Cluster, path: &str) -> Result<Target, Response> {
             "NotFound",
             "the server could not find the requested resource",
         )
-        .into_response()
     };
     let (group, version, rest) = match segs.as_slice() {
         ["api", v, rest @ ..] => ("", *v, rest),
         ["apis", g, v, rest @ ..] => (*g, *v, rest),
         ["apis", g] => {
-            return Err(match discovery::api_group(&cluster.types(), g) {
-                Some(doc) => Json(doc).into_response(),
-                None => not_found(),
-            })
+            return discovery::api_group(&cluster.types(), g)
+                .map(Route::Document)
+                .ok_or_else(not_found)
         }
         _ => return Err(not_found()),
     };
     if rest.is_empty() {
-        return Err(
-            match discovery::resource_list(&cluster.types(), group, version) {
-                Some(doc) => Json(doc).into_response(),
-                None => not_found(),
-            },
-        );
+        return discovery::resource_list(&cluster.types(), group, version)
+            .map(Route::Document)
+            .ok_or_else(not_found);
     }
     let (namespace, plural, name, sub) =
         if rest[0] == "namespaces" && rest.len() >= 3 && rest[2] != "status" {
@@ -159,13 +161,13 @@ fn parse_target(cluster: &Cluster, path: &str) -> Result<Target, Response> {
         Some("status") if rt.status_subresource => true,
         Some(_) => return Err(not_found()),
     };
-    Ok(Target {
+    Ok(Route::Resource(Target {
         rt,
         version: version.to_string(),
         namespace,
         name: name.map(str::to_string),
         status,
-    })
+    }))
 }
 
 /// Sets `apiVersion` to the version the client asked for (kubesim stores one copy).
@@ -261,8 +263,9 @@ async fn resource_request(
     body: Bytes,
 ) -> Response {
     let t = match parse_target(&cluster, uri.path()) {
-        Ok(t) => t,
-        Err(resp) => return resp,
+        Ok(Route::Resource(t)) => t,
+        Ok(Route::Document(doc)) => return Json(doc).into_response(),
+        Err(e) => return e.into_response(),
     };
     let result = match (&method, t.name.clone()) {
         (&Method::GET, None)

@@ -57,10 +57,10 @@ pub fn api_group_list(types: &[ResourceType]) -> Value {
         .iter()
         .filter_map(|g| api_group(types, g))
         .map(|mut g| {
-            g.as_object_mut().map(|m| {
+            if let Some(m) = g.as_object_mut() {
                 m.remove("kind");
                 m.remove("apiVersion");
-            });
+            }
             g
         })
         .collect();

@@ -26,15 +26,31 @@ pub struct Parts {
 /// Serves until `shutdown`, then stops the watchers, flushes the writer and closes the
 /// database.
 pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()> {
-    let Parts { listener, db, clusters, banner } = parts;
+    let Parts {
+        listener,
+        db,
+        clusters,
+        banner,
+    } = parts;
     let (events_tx, events_rx) = mpsc::channel(1024);
-    let writer = tokio::spawn(sync_events::run_writer(db.writer.clone(), events_rx, shutdown.clone()));
+    let writer = tokio::spawn(sync_events::run_writer(
+        db.writer.clone(),
+        events_rx,
+        shutdown.clone(),
+    ));
     let registry = Registry::start(clusters, events_tx, shutdown.clone());
-    let router = http::router(AppState { registry: registry.clone(), banner });
+    let router = http::router(AppState {
+        registry: registry.clone(),
+        banner,
+    });
 
     let serve_token = CancellationToken::new();
     let graceful = serve_token.clone().cancelled_owned();
-    let server = tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(graceful).await });
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(graceful)
+            .await
+    });
     shutdown.cancelled().await;
     tracing::info!("shutting down");
     serve_token.cancel();

@@ -150,13 +150,29 @@ impl fmt::Display for Problems {
 impl std::error::Error for Problems {}
 
 fn problem(key: impl Into<String>, message: impl Into<String>) -> Problem {
-    Problem { key: key.into(), message: message.into() }
+    Problem {
+        key: key.into(),
+        message: message.into(),
+    }
 }
 
 /// The keys each table accepts, for reporting every unknown key at once.
-const TOP_KEYS: &[&str] = &["listen", "database_url", "read_only", "clusters", "auth", "access"];
+const TOP_KEYS: &[&str] = &[
+    "listen",
+    "database_url",
+    "read_only",
+    "clusters",
+    "auth",
+    "access",
+];
 const CLUSTER_KEYS: &[&str] = &["name", "kubeconfig", "context", "in_cluster"];
-const AUTH_KEYS: &[&str] = &["mode", "trusted_proxies", "user_header", "groups_header", "allow_unauthenticated_remote"];
+const AUTH_KEYS: &[&str] = &[
+    "mode",
+    "trusted_proxies",
+    "user_header",
+    "groups_header",
+    "allow_unauthenticated_remote",
+];
 const ACCESS_KEYS: &[&str] = &["groups", "role", "clusters", "namespaces"];
 
 /// The environment variables that override keys.
@@ -200,14 +216,18 @@ fn check_unknown(doc: &toml::Table, out: &mut Vec<Problem>) {
     }
 }
 
-
 impl Config {
     /// Parses TOML text and the given environment; every problem is reported.
     pub fn parse(text: &str, env: &[(String, String)]) -> Result<Config, Problems> {
         let mut problems = Vec::new();
         let mut doc: toml::Table = match text.parse() {
             Ok(d) => d,
-            Err(e) => return Err(Problems(vec![problem("(file)", format!("not valid TOML: {e}"))])),
+            Err(e) => {
+                return Err(Problems(vec![problem(
+                    "(file)",
+                    format!("not valid TOML: {e}"),
+                )]))
+            }
         };
         check_unknown(&doc, &mut problems);
         apply_env(&mut doc, env, &mut problems);
@@ -218,7 +238,10 @@ impl Config {
             Ok(c) => c,
             Err(e) => {
                 let key = e.path().to_string();
-                return Err(Problems(vec![problem(key, e.into_inner().message().to_string())]));
+                return Err(Problems(vec![problem(
+                    key,
+                    e.into_inner().message().to_string(),
+                )]));
             }
         };
         config.validate()?;
@@ -227,9 +250,15 @@ impl Config {
 
     /// Reads and parses a file with the process environment.
     pub fn load(path: &Path) -> Result<Config, Problems> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Problems(vec![problem("(file)", format!("cannot read {}: {e}", path.display()))]))?;
-        let env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("LOOKOUT_")).collect();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Problems(vec![problem(
+                "(file)",
+                format!("cannot read {}: {e}", path.display()),
+            )])
+        })?;
+        let env: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| k.starts_with("LOOKOUT_"))
+            .collect();
         Config::parse(&text, &env)
     }
 
@@ -237,48 +266,101 @@ impl Config {
     pub fn validate(&self) -> Result<(), Problems> {
         let mut out = Vec::new();
         if let Err(e) = self.listen.parse::<SocketAddr>() {
-            out.push(problem("listen", format!("{:?} is not an address like 127.0.0.1:8080 ({e})", self.listen)));
+            out.push(problem(
+                "listen",
+                format!(
+                    "{:?} is not an address like 127.0.0.1:8080 ({e})",
+                    self.listen
+                ),
+            ));
         }
         if !self.database_url.starts_with("sqlite:") {
-            out.push(problem("database_url", format!("{:?} must start with sqlite: (e.g. sqlite:///var/lib/lookout/lookout.db)", self.database_url)));
+            out.push(problem(
+                "database_url",
+                format!(
+                    "{:?} must start with sqlite: (e.g. sqlite:///var/lib/lookout/lookout.db)",
+                    self.database_url
+                ),
+            ));
         }
         let mut seen = Vec::new();
         for (i, c) in self.clusters.iter().enumerate() {
             let key = |k: &str| format!("clusters[{i}].{k}");
-            if c.name.is_empty() || !c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' || ch == '.') {
+            if c.name.is_empty()
+                || !c
+                    .name
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' || ch == '.')
+            {
                 out.push(problem(key("name"), format!("{:?} must be non-empty and use only letters, digits, '-', '_' and '.' (it is part of URLs)", c.name)));
             }
             if seen.contains(&&c.name) {
-                out.push(problem(key("name"), format!("{:?} is used by another cluster", c.name)));
+                out.push(problem(
+                    key("name"),
+                    format!("{:?} is used by another cluster", c.name),
+                ));
             }
             seen.push(&c.name);
             match (&c.kubeconfig, c.in_cluster) {
-                (Some(_), true) => out.push(problem(key("in_cluster"), "set either kubeconfig (with context) or in_cluster = true, not both")),
-                (None, false) => out.push(problem(key("kubeconfig"), "missing: set kubeconfig (with context) or in_cluster = true")),
-                (Some(p), false) if !p.exists() => out.push(problem(key("kubeconfig"), format!("{} does not exist", p.display()))),
+                (Some(_), true) => out.push(problem(
+                    key("in_cluster"),
+                    "set either kubeconfig (with context) or in_cluster = true, not both",
+                )),
+                (None, false) => out.push(problem(
+                    key("kubeconfig"),
+                    "missing: set kubeconfig (with context) or in_cluster = true",
+                )),
+                (Some(p), false) if !p.exists() => out.push(problem(
+                    key("kubeconfig"),
+                    format!("{} does not exist", p.display()),
+                )),
                 _ => {}
             }
             if c.in_cluster && c.context.is_some() {
-                out.push(problem(key("context"), "context applies only to a kubeconfig, not to in_cluster"));
+                out.push(problem(
+                    key("context"),
+                    "context applies only to a kubeconfig, not to in_cluster",
+                ));
             }
         }
         if !["none", "proxy", "oidc"].contains(&self.auth.mode.as_str()) {
-            out.push(problem("auth.mode", format!("{:?} is not one of \"none\", \"proxy\", \"oidc\"", self.auth.mode)));
+            out.push(problem(
+                "auth.mode",
+                format!(
+                    "{:?} is not one of \"none\", \"proxy\", \"oidc\"",
+                    self.auth.mode
+                ),
+            ));
         }
         for (i, cidr) in self.auth.trusted_proxies.iter().enumerate() {
             if parse_cidr(cidr).is_none() {
-                out.push(problem(format!("auth.trusted_proxies[{i}]"), format!("{cidr:?} is not a CIDR like 10.0.0.0/8")));
+                out.push(problem(
+                    format!("auth.trusted_proxies[{i}]"),
+                    format!("{cidr:?} is not a CIDR like 10.0.0.0/8"),
+                ));
             }
         }
         if self.auth.mode == "proxy" && self.auth.trusted_proxies.is_empty() {
-            out.push(problem("auth.trusted_proxies", "proxy mode needs at least one trusted proxy address"));
+            out.push(problem(
+                "auth.trusted_proxies",
+                "proxy mode needs at least one trusted proxy address",
+            ));
         }
         for (i, rule) in self.access.iter().enumerate() {
             if !["viewer", "operator", "admin"].contains(&rule.role.as_str()) {
-                out.push(problem(format!("access[{i}].role"), format!("{:?} is not one of \"viewer\", \"operator\", \"admin\"", rule.role)));
+                out.push(problem(
+                    format!("access[{i}].role"),
+                    format!(
+                        "{:?} is not one of \"viewer\", \"operator\", \"admin\"",
+                        rule.role
+                    ),
+                ));
             }
             if rule.groups.is_empty() {
-                out.push(problem(format!("access[{i}].groups"), "must name at least one group"));
+                out.push(problem(
+                    format!("access[{i}].groups"),
+                    "must name at least one group",
+                ));
             }
         }
         if out.is_empty() {
@@ -298,8 +380,15 @@ fn apply_env(doc: &mut toml::Table, env: &[(String, String)], out: &mut Vec<Prob
     for (name, value) in env {
         let Some((_, key)) = ENV_KEYS.iter().find(|(n, _)| n == name) else {
             if name.starts_with("LOOKOUT_") && !ENV_OTHER.contains(&name.as_str()) {
-                let known: Vec<&str> = ENV_KEYS.iter().map(|(n, _)| *n).chain(ENV_OTHER.iter().copied()).collect();
-                out.push(problem(name.clone(), format!("unknown environment override (known: {})", known.join(", "))));
+                let known: Vec<&str> = ENV_KEYS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .chain(ENV_OTHER.iter().copied())
+                    .collect();
+                out.push(problem(
+                    name.clone(),
+                    format!("unknown environment override (known: {})", known.join(", ")),
+                ));
             }
             continue;
         };
@@ -308,7 +397,10 @@ fn apply_env(doc: &mut toml::Table, env: &[(String, String)], out: &mut Vec<Prob
                 "true" | "1" => toml::Value::Boolean(true),
                 "false" | "0" => toml::Value::Boolean(false),
                 _ => {
-                    out.push(problem(name.clone(), format!("{value:?} is not true or false")));
+                    out.push(problem(
+                        name.clone(),
+                        format!("{value:?} is not true or false"),
+                    ));
                     continue;
                 }
             },
@@ -316,7 +408,9 @@ fn apply_env(doc: &mut toml::Table, env: &[(String, String)], out: &mut Vec<Prob
         };
         match key.split_once('.') {
             Some((table, field)) => {
-                let t = doc.entry(table).or_insert_with(|| toml::Value::Table(Default::default()));
+                let t = doc
+                    .entry(table)
+                    .or_insert_with(|| toml::Value::Table(Default::default()));
                 if let Some(t) = t.as_table_mut() {
                     t.insert(field.to_string(), parsed);
                 }
@@ -342,7 +436,10 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -389,13 +486,28 @@ namespaces = ["*"]
         let keys: Vec<&str> = err.0.iter().map(|p| p.key.as_str()).collect();
         assert_eq!(
             keys,
-            vec!["listen", "database_url", "clusters[0].name", "clusters[0].kubeconfig", "clusters[1].context", "access[0].role", "access[0].groups"]
+            vec![
+                "listen",
+                "database_url",
+                "clusters[0].name",
+                "clusters[0].kubeconfig",
+                "clusters[1].context",
+                "access[0].role",
+                "access[0].groups"
+            ]
         );
     }
 
     #[test]
     fn environment_overrides_the_file_and_unknown_overrides_are_problems() {
-        let c = Config::parse("listen = \"127.0.0.1:1\"\n", &env(&[("LOOKOUT_LISTEN", "127.0.0.1:2"), ("LOOKOUT_READ_ONLY", "true")])).unwrap();
+        let c = Config::parse(
+            "listen = \"127.0.0.1:1\"\n",
+            &env(&[
+                ("LOOKOUT_LISTEN", "127.0.0.1:2"),
+                ("LOOKOUT_READ_ONLY", "true"),
+            ]),
+        )
+        .unwrap();
         assert_eq!(c.listen, "127.0.0.1:2");
         assert!(c.read_only);
         let err = Config::parse("", &env(&[("LOOKOUT_LISTN", "x")])).unwrap_err();

@@ -27,16 +27,28 @@ fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource
 
 /// Creates one object through the API, as `kubectl create` would.
 async fn create(client: &Client, ar: &ApiResource, obj: Value) -> anyhow::Result<()> {
-    let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_string);
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let api: Api<DynamicObject> = match &ns {
         Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
         None => Api::all_with(client.clone(), ar),
     };
-    let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let name = obj["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let dynamic: DynamicObject = serde_json::from_value(obj)?;
-    api.create(&PostParams { field_manager: Some("demo-seed".into()), ..Default::default() }, &dynamic)
-        .await
-        .with_context(|| format!("creating {} {name}", ar.kind))?;
+    api.create(
+        &PostParams {
+            field_manager: Some("demo-seed".into()),
+            ..Default::default()
+        },
+        &dynamic,
+    )
+    .await
+    .with_context(|| format!("creating {} {name}", ar.kind))?;
     Ok(())
 }
 
@@ -65,29 +77,79 @@ async fn seed_cluster(client: &Client, cluster: &str) -> anyhow::Result<()> {
         "zrh-prod" => (
             &["acme-shop", "acme-blog", "globex-web"],
             vec![
-                ingress("acme-shop", "shop", &["shop.acme.example", "www.acme.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"})),
-                ingress("acme-shop", "api", &["api.acme.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"})),
-                ingress("acme-blog", "blog", &["blog.acme.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "yes"})),
-                ingress("globex-web", "web", &["globex.example", "www.globex.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"})),
-                ingress("globex-web", "status", &["status.globex.example"], json!({})),
+                ingress(
+                    "acme-shop",
+                    "shop",
+                    &["shop.acme.example", "www.acme.example"],
+                    json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"}),
+                ),
+                ingress(
+                    "acme-shop",
+                    "api",
+                    &["api.acme.example"],
+                    json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}),
+                ),
+                ingress(
+                    "acme-blog",
+                    "blog",
+                    &["blog.acme.example"],
+                    json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "yes"}),
+                ),
+                ingress(
+                    "globex-web",
+                    "web",
+                    &["globex.example", "www.globex.example"],
+                    json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}),
+                ),
+                ingress(
+                    "globex-web",
+                    "status",
+                    &["status.globex.example"],
+                    json!({}),
+                ),
             ],
         ),
         "gva-prod" => (
             &["initech-api", "acme-shop"],
             vec![
-                ingress("initech-api", "api", &["api.initech.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"})),
-                ingress("initech-api", "docs", &["docs.initech.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"})),
-                ingress("acme-shop", "shop-gva", &["shop.acme.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"})),
+                ingress(
+                    "initech-api",
+                    "api",
+                    &["api.initech.example"],
+                    json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"}),
+                ),
+                ingress(
+                    "initech-api",
+                    "docs",
+                    &["docs.initech.example"],
+                    json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}),
+                ),
+                ingress(
+                    "acme-shop",
+                    "shop-gva",
+                    &["shop.acme.example"],
+                    json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"}),
+                ),
             ],
         ),
         _ => (
             &["team-lab"],
-            vec![ingress("team-lab", "grafana", &["grafana.lab.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-staging"}))],
+            vec![ingress(
+                "team-lab",
+                "grafana",
+                &["grafana.lab.example"],
+                json!({"cert-manager.io/cluster-issuer": "letsencrypt-staging"}),
+            )],
         ),
     };
 
     for ns in namespaces {
-        create(client, &ns_ar, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})).await?;
+        create(
+            client,
+            &ns_ar,
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        )
+        .await?;
     }
     create(
         client,
@@ -104,8 +166,14 @@ async fn seed_cluster(client: &Client, cluster: &str) -> anyhow::Result<()> {
     )
     .await?;
     for (name, server) in [
-        ("letsencrypt-prod", "https://acme-v02.api.letsencrypt.org/directory"),
-        ("letsencrypt-staging", "https://acme-staging-v02.api.letsencrypt.org/directory"),
+        (
+            "letsencrypt-prod",
+            "https://acme-v02.api.letsencrypt.org/directory",
+        ),
+        (
+            "letsencrypt-staging",
+            "https://acme-staging-v02.api.letsencrypt.org/directory",
+        ),
     ] {
         create(
             client,
@@ -118,8 +186,14 @@ async fn seed_cluster(client: &Client, cluster: &str) -> anyhow::Result<()> {
     }
     let ingress_api = |ns: &str| Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ing_ar);
     for (i, ing) in ingresses.into_iter().enumerate() {
-        let ns = ing["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
-        let name = ing["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let ns = ing["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let name = ing["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         create(client, &ing_ar, ing).await?;
         // Cilium copies the load-balancer address of its Service into the Ingress status.
         let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": format!("192.0.2.{}", 10 + i)}]}}});
@@ -133,32 +207,68 @@ async fn seed_cluster(client: &Client, cluster: &str) -> anyhow::Result<()> {
 
 /// Runs the demo until `shutdown`.
 pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Result<()> {
-    let dir = tempfile::Builder::new().prefix("lookout-demo-").tempdir().context("creating a temporary directory")?;
+    // Bind first: a busy port should fail before anything is started.
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let dir = tempfile::Builder::new()
+        .prefix("lookout-demo-")
+        .tempdir()
+        .context("creating a temporary directory")?;
     let options = FleetOptions {
         names: CLUSTERS.iter().map(|s| s.to_string()).collect(),
         bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
         base_port: 0,
         install_crds: true,
     };
-    let fleet = Fleet::start(&options, Arc::new(Clock::Real), shutdown.clone()).await.context("starting kubesim")?;
+    let fleet = Fleet::start(&options, Arc::new(Clock::Real), shutdown.clone())
+        .await
+        .context("starting kubesim")?;
     let kubeconfig = dir.path().join("kubeconfig");
     fleet.write_kubeconfig(&kubeconfig)?;
     let configs: Vec<ClusterConfig> = CLUSTERS
         .iter()
-        .map(|name| ClusterConfig { name: name.to_string(), kubeconfig: Some(kubeconfig.clone()), context: Some(name.to_string()), in_cluster: false })
+        .map(|name| ClusterConfig {
+            name: name.to_string(),
+            kubeconfig: Some(kubeconfig.clone()),
+            context: Some(name.to_string()),
+            in_cluster: false,
+        })
         .collect();
     let sources = clusters::connect(&configs).await;
     for source in &sources {
         let client = source.client.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
-        seed_cluster(client, &source.name).await.with_context(|| format!("seeding {}", source.name))?;
+        seed_cluster(client, &source.name)
+            .await
+            .with_context(|| format!("seeding {}", source.name))?;
     }
-    let db = Db::open(&format!("sqlite://{}", dir.path().join("lookout.db").display())).await?;
-    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
-    println!("Lookout demo: http://{listen}/");
-    println!("  {} simulated clusters ({}); kubeconfig for kubectl: {}", CLUSTERS.len(), CLUSTERS.join(", "), kubeconfig.display());
+    let db = Db::open(&format!(
+        "sqlite://{}",
+        dir.path().join("lookout.db").display()
+    ))
+    .await?;
+    let bound = listener.local_addr().context("reading the bound address")?;
+    println!("Lookout demo: http://{bound}/");
+    println!(
+        "  {} simulated clusters ({}); kubeconfig for kubectl: {}",
+        CLUSTERS.len(),
+        CLUSTERS.join(", "),
+        kubeconfig.display()
+    );
     println!("  Press Ctrl-C to stop.");
-    let banner = Some("Demo: a simulated fleet, sign-in off. Nothing here touches a real cluster.".to_string());
-    let result = app::run(app::Parts { listener, db, clusters: sources, banner }, shutdown).await;
+    let banner = Some(
+        "Demo: a simulated fleet, sign-in off. Nothing here touches a real cluster.".to_string(),
+    );
+    let result = app::run(
+        app::Parts {
+            listener,
+            db,
+            clusters: sources,
+            banner,
+        },
+        shutdown,
+    )
+    .await;
     drop(fleet);
     result
 }

@@ -10,7 +10,11 @@ use lookout_server::{app, clusters, demo, store};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
-#[command(name = "lookout", version, about = "Health of Kubernetes Ingresses and their TLS certificates across a fleet")]
+#[command(
+    name = "lookout",
+    version,
+    about = "Health of Kubernetes Ingresses and their TLS certificates across a fleet"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,7 +44,8 @@ enum Command {
 }
 
 fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LOOKOUT_LOG").unwrap_or_else(|_| "info,sqlx=warn,kube=warn,tower_http=info".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LOOKOUT_LOG")
+        .unwrap_or_else(|_| "info,sqlx=warn,kube=warn,tower_http=info".into());
     tracing_subscriber::fmt().with_env_filter(filter).init();
 }
 
@@ -50,7 +55,9 @@ fn on_signal(token: CancellationToken) {
         let ctrl_c = tokio::signal::ctrl_c();
         #[cfg(unix)]
         {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("SIGTERM handler");
             tokio::select! {
                 _ = ctrl_c => {},
                 _ = term.recv() => {},
@@ -63,7 +70,10 @@ fn on_signal(token: CancellationToken) {
 }
 
 fn report(problems: &Problems) -> ExitCode {
-    eprintln!("error: the configuration has {} problem(s):\n{problems}", problems.0.len());
+    eprintln!(
+        "error: the configuration has {} problem(s):\n{problems}",
+        problems.0.len()
+    );
     ExitCode::from(2)
 }
 
@@ -74,13 +84,23 @@ async fn main() -> ExitCode {
         Command::CheckConfig { file } => {
             return match Config::load(&file) {
                 Ok(c) => {
-                    println!("{}: OK ({} cluster(s), auth mode {:?}, listen {})", file.display(), c.clusters.len(), c.auth.mode, c.listen);
+                    println!(
+                        "{}: OK ({} cluster(s), auth mode {:?}, listen {})",
+                        file.display(),
+                        c.clusters.len(),
+                        c.auth.mode,
+                        c.listen
+                    );
                     ExitCode::SUCCESS
                 }
                 Err(p) => report(&p),
             };
         }
-        Command::Serve { config, listen, read_only } => {
+        Command::Serve {
+            config,
+            listen,
+            read_only,
+        } => {
             let mut c = match Config::load(&config) {
                 Ok(c) => c,
                 Err(p) => return report(&p),
@@ -115,7 +135,10 @@ fn serve_checks(c: &Config) -> Result<(), Problems> {
     if c.auth.mode != "none" {
         out.push(Problem { key: "auth.mode".into(), message: format!("{:?} sign-in is not available in this version yet; use \"none\" behind your own authenticating proxy", c.auth.mode) });
     }
-    if c.auth.mode == "none" && !c.listen_addr().ip().is_loopback() && !c.auth.allow_unauthenticated_remote {
+    if c.auth.mode == "none"
+        && !c.listen_addr().ip().is_loopback()
+        && !c.auth.allow_unauthenticated_remote
+    {
         out.push(Problem {
             key: "listen".into(),
             message: format!("{} is not a loopback address and auth.mode is \"none\": anyone who reaches it would see every cluster. Listen on 127.0.0.1, or set auth.allow_unauthenticated_remote = true", c.listen),
@@ -132,9 +155,20 @@ async fn serve(c: Config) -> anyhow::Result<()> {
     let token = CancellationToken::new();
     on_signal(token.clone());
     let db = store::Db::open(&c.database_url).await?;
-    let listener = tokio::net::TcpListener::bind(c.listen_addr()).await.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", c.listen))?;
+    let listener = tokio::net::TcpListener::bind(c.listen_addr())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", c.listen))?;
     let clusters = clusters::connect(&c.clusters).await;
     tracing::info!(listen = %c.listen, clusters = c.clusters.len(), "serving");
     let banner = Some("Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
-    app::run(app::Parts { listener, db, clusters, banner }, token).await
+    app::run(
+        app::Parts {
+            listener,
+            db,
+            clusters,
+            banner,
+        },
+        token,
+    )
+    .await
 }

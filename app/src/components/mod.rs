@@ -146,7 +146,10 @@ mod tests {
     fn relative_times_read_naturally() {
         let now = Utc.with_ymd_and_hms(2026, 1, 1, 12, 0, 0).unwrap();
         assert_eq!(relative(now, now), "just now");
-        assert_eq!(relative(now - chrono::Duration::minutes(3), now), "3 min ago");
+        assert_eq!(
+            relative(now - chrono::Duration::minutes(3), now),
+            "3 min ago"
+        );
         assert_eq!(relative(now + chrono::Duration::hours(2), now), "in 2 h");
         assert_eq!(relative(now - chrono::Duration::days(3), now), "3 d ago");
     }

@@ -42,7 +42,9 @@ pub enum KindState {
     Synced,
     /// The kind's CRD is absent (re-checked periodically).
     NotInstalled,
-    Error { error: String },
+    Error {
+        error: String,
+    },
 }
 
 /// A watched kind and how many objects of it are cached.

@@ -73,8 +73,16 @@ impl IngressView {
             })
             .collect();
         let issuer = annotation(CLUSTER_ISSUER)
-            .map(|name| IssuerRef { kind: "ClusterIssuer".into(), name })
-            .or_else(|| annotation(ISSUER).map(|name| IssuerRef { kind: "Issuer".into(), name }));
+            .map(|name| IssuerRef {
+                kind: "ClusterIssuer".into(),
+                name,
+            })
+            .or_else(|| {
+                annotation(ISSUER).map(|name| IssuerRef {
+                    kind: "Issuer".into(),
+                    name,
+                })
+            });
         let addresses = ing
             .status
             .as_ref()
@@ -109,7 +117,10 @@ impl IngressView {
         let q = q.to_ascii_lowercase();
         self.name.to_ascii_lowercase().contains(&q)
             || self.namespace.to_ascii_lowercase().contains(&q)
-            || self.hosts.iter().any(|h| h.to_ascii_lowercase().contains(&q))
+            || self
+                .hosts
+                .iter()
+                .any(|h| h.to_ascii_lowercase().contains(&q))
     }
 }
 
@@ -134,7 +145,13 @@ mod tests {
         }));
         let v = IngressView::project("zrh", &ing).unwrap();
         assert_eq!(v.hosts, vec!["shop.example.com", "www.example.com"]);
-        assert_eq!(v.issuer, Some(IssuerRef { kind: "ClusterIssuer".into(), name: "letsencrypt".into() }));
+        assert_eq!(
+            v.issuer,
+            Some(IssuerRef {
+                kind: "ClusterIssuer".into(),
+                name: "letsencrypt".into()
+            })
+        );
         assert_eq!(v.edit_in_place.as_deref(), Some("true"));
         assert_eq!(v.tls[0].secret_name.as_deref(), Some("shop-tls"));
         assert_eq!(v.class.as_deref(), Some("cilium"));

@@ -38,7 +38,12 @@ impl<T> Page<T> {
             .skip(page.saturating_sub(1) * per_page)
             .take(per_page)
             .collect();
-        Page { items, total, page, per_page }
+        Page {
+            items,
+            total,
+            page,
+            per_page,
+        }
     }
 
     pub fn pages(&self) -> usize {

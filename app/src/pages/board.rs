@@ -14,18 +14,33 @@ pub fn page(shell: &Shell, clusters: Vec<ClusterView>) -> String {
         .collect();
     let total: usize = clusters.iter().map(|c| c.ingresses).sum();
     let headline = if unhealthy.is_empty() {
-        format!("All {} clusters are in sync · {total} Ingresses watched", clusters.len())
+        format!(
+            "All {} clusters are in sync · {total} Ingresses watched",
+            clusters.len()
+        )
     } else {
         format!(
             "{} of {} clusters are not in sync: {}",
             unhealthy.len(),
             clusters.len(),
-            unhealthy.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            unhealthy
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     };
-    let class = if unhealthy.is_empty() { "summary ok" } else { "summary critical" };
+    let class = if unhealthy.is_empty() {
+        "summary ok"
+    } else {
+        "summary critical"
+    };
     document(
-        &Shell { title: "Triage".into(), active: Nav::Board, ..shell.clone() },
+        &Shell {
+            title: "Triage".into(),
+            active: Nav::Board,
+            ..shell.clone()
+        },
         view! {
             <h1>"Triage"</h1>
             <p class=class data-testid="board-summary">{headline}</p>

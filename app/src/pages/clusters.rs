@@ -22,7 +22,10 @@ fn kind_summary(c: &ClusterView) -> String {
 }
 
 /// The clusters table, shared with the triage board.
-pub fn clusters_table(clusters: Vec<ClusterView>, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+pub fn clusters_table(
+    clusters: Vec<ClusterView>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> impl IntoView {
     let rows = clusters
         .into_iter()
         .map(|c| {
@@ -68,9 +71,15 @@ pub fn clusters_table(clusters: Vec<ClusterView>, now: chrono::DateTime<chrono::
 
 pub fn page(shell: &Shell, clusters: Vec<ClusterView>) -> String {
     let now = shell.now;
-    let empty = clusters.is_empty().then(|| view! { <p>"No clusters are configured, or none is visible to you."</p> });
+    let empty = clusters
+        .is_empty()
+        .then(|| view! { <p>"No clusters are configured, or none is visible to you."</p> });
     document(
-        &Shell { title: "Clusters".into(), active: Nav::Clusters, ..shell.clone() },
+        &Shell {
+            title: "Clusters".into(),
+            active: Nav::Clusters,
+            ..shell.clone()
+        },
         view! {
             <h1>"Clusters"</h1>
             {empty}

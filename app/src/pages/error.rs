@@ -8,7 +8,11 @@ use crate::components::{document, Nav, Shell};
 pub fn not_found(shell: &Shell, what: &str) -> String {
     let what = what.to_string();
     document(
-        &Shell { title: "Not found".into(), active: Nav::None, ..shell.clone() },
+        &Shell {
+            title: "Not found".into(),
+            active: Nav::None,
+            ..shell.clone()
+        },
         view! {
             <h1>"Not found"</h1>
             <p>{what}</p>
@@ -21,7 +25,11 @@ pub fn not_found(shell: &Shell, what: &str) -> String {
 pub fn error(shell: &Shell, status: u16, title: &str, message: &str) -> String {
     let (title, message) = (title.to_string(), message.to_string());
     document(
-        &Shell { title: title.clone(), active: Nav::None, ..shell.clone() },
+        &Shell {
+            title: title.clone(),
+            active: Nav::None,
+            ..shell.clone()
+        },
         view! {
             <h1>{format!("{status} · {title}")}</h1>
             <p class="error-message">{message}</p>

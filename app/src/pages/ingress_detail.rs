@@ -13,13 +13,21 @@ pub fn page(shell: &Shell, i: IngressView) -> String {
         .map(|t| view! { <tr><td>{t.hosts.join(", ")}</td><td>{t.secret_name.clone().unwrap_or_else(|| "(none)".into())}</td></tr> })
         .collect_view();
     let created = i.created.map(|at| view! { <Time at=at now=now/> });
-    let issuer = i.issuer.as_ref().map(|r| format!("{} {}", r.kind, r.name)).unwrap_or_else(|| "none requested".into());
+    let issuer = i
+        .issuer
+        .as_ref()
+        .map(|r| format!("{} {}", r.kind, r.name))
+        .unwrap_or_else(|| "none requested".into());
     let annotation = match &i.edit_in_place {
         Some(v) => format!("{v:?}"),
         None => "absent".into(),
     };
     document(
-        &Shell { title: format!("Ingress {}/{}", i.namespace, i.name), active: Nav::Ingresses, ..shell.clone() },
+        &Shell {
+            title: format!("Ingress {}/{}", i.namespace, i.name),
+            active: Nav::Ingresses,
+            ..shell.clone()
+        },
         view! {
             <h1>"Ingress " {i.name.clone()}</h1>
             <dl class="facts">

@@ -32,7 +32,11 @@ pub fn encode(s: &str) -> String {
 /// The filters as a query string (without `page`), for links that keep them.
 pub fn query_string(q: &IngressQuery) -> String {
     let mut parts = Vec::new();
-    for (k, v) in [("cluster", &q.cluster), ("namespace", &q.namespace), ("q", &q.q)] {
+    for (k, v) in [
+        ("cluster", &q.cluster),
+        ("namespace", &q.namespace),
+        ("q", &q.q),
+    ] {
         if let Some(v) = v {
             parts.push(format!("{k}={}", encode(v)));
         }
@@ -49,7 +53,12 @@ fn annotation_cell(i: &IngressView) -> String {
     }
 }
 
-pub fn page(shell: &Shell, query: &IngressQuery, clusters: Vec<String>, ingresses: Page<IngressView>) -> String {
+pub fn page(
+    shell: &Shell,
+    query: &IngressQuery,
+    clusters: Vec<String>,
+    ingresses: Page<IngressView>,
+) -> String {
     let cluster_options = clusters
         .into_iter()
         .map(|c| {
@@ -61,8 +70,17 @@ pub fn page(shell: &Shell, query: &IngressQuery, clusters: Vec<String>, ingresse
         .items
         .iter()
         .map(|i| {
-            let tls = i.tls.iter().filter_map(|t| t.secret_name.clone()).collect::<Vec<_>>().join(", ");
-            let issuer = i.issuer.as_ref().map(|r| format!("{} {}", r.kind, r.name)).unwrap_or_default();
+            let tls = i
+                .tls
+                .iter()
+                .filter_map(|t| t.secret_name.clone())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let issuer = i
+                .issuer
+                .as_ref()
+                .map(|r| format!("{} {}", r.kind, r.name))
+                .unwrap_or_default();
             view! {
                 <tr data-testid="ingress-row">
                     <td>{i.cluster.clone()}</td>
@@ -77,10 +95,18 @@ pub fn page(shell: &Shell, query: &IngressQuery, clusters: Vec<String>, ingresse
             }
         })
         .collect_view();
-    let empty = ingresses.items.is_empty().then(|| view! { <p>"No Ingress matches these filters."</p> });
+    let empty = ingresses
+        .items
+        .is_empty()
+        .then(|| view! { <p>"No Ingress matches these filters."</p> });
     let pager = view! { <Pager page=ingresses.page pages=ingresses.pages() total=ingresses.total base_query=query_string(query)/> };
     document(
-        &Shell { title: "Ingresses".into(), active: Nav::Ingresses, search: query.q.clone().unwrap_or_default(), ..shell.clone() },
+        &Shell {
+            title: "Ingresses".into(),
+            active: Nav::Ingresses,
+            search: query.q.clone().unwrap_or_default(),
+            ..shell.clone()
+        },
         view! {
             <h1>"Ingresses"</h1>
             <form class="filters" method="get" action="/ingresses">
@@ -123,7 +149,11 @@ mod tests {
     #[test]
     fn urls_encode_every_part() {
         assert_eq!(encode("a b/ü"), "a%20b%2F%C3%BC");
-        let q = IngressQuery { cluster: Some("zrh".into()), q: Some("shop&x".into()), ..Default::default() };
+        let q = IngressQuery {
+            cluster: Some("zrh".into()),
+            q: Some("shop&x".into()),
+            ..Default::default()
+        };
         assert_eq!(query_string(&q), "cluster=zrh&q=shop%26x");
     }
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
-use lookout_app::model::{ClusterView, IngressView, KindState, KindStatus, ObjectKey, Page, Scope, SyncState};
+use lookout_app::model::{
+    ClusterView, IngressView, KindState, KindStatus, ObjectKey, Page, Scope, SyncState,
+};
 use lookout_app::ports::{FleetReader, IngressQuery};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -33,7 +35,10 @@ pub async fn connect(configs: &[ClusterConfig]) -> Vec<ClusterSource> {
         if let Err(e) = &client {
             tracing::error!(cluster = %c.name, error = %e, "cannot build a client for this cluster");
         }
-        out.push(ClusterSource { name: c.name.clone(), client });
+        out.push(ClusterSource {
+            name: c.name.clone(),
+            client,
+        });
     }
     out
 }
@@ -43,11 +48,21 @@ async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
         kube::Config::incluster().map_err(|e| format!("in-cluster configuration: {e}"))?
     } else {
         let path = c.kubeconfig.as_ref().ok_or("no kubeconfig configured")?;
-        let kubeconfig = Kubeconfig::read_from(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        let options = KubeConfigOptions { context: c.context.clone(), ..Default::default() };
+        let kubeconfig =
+            Kubeconfig::read_from(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let options = KubeConfigOptions {
+            context: c.context.clone(),
+            ..Default::default()
+        };
         kube::Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
-            .map_err(|e| format!("kubeconfig {} context {:?}: {e}", path.display(), c.context.as_deref().unwrap_or("(current)")))?
+            .map_err(|e| {
+                format!(
+                    "kubeconfig {} context {:?}: {e}",
+                    path.display(),
+                    c.context.as_deref().unwrap_or("(current)")
+                )
+            })?
     };
     config.connect_timeout = Some(Duration::from_secs(10));
     Client::try_from(config).map_err(|e| format!("building the client: {e}"))
@@ -75,7 +90,12 @@ impl ClusterRecord {
     fn new(name: String, events: mpsc::Sender<SyncEvent>) -> Self {
         ClusterRecord {
             name,
-            sync: RwLock::new(SyncRecord { state: SyncState::Connecting, last_sync: None, last_error: None, kinds: BTreeMap::new() }),
+            sync: RwLock::new(SyncRecord {
+                state: SyncState::Connecting,
+                last_sync: None,
+                last_error: None,
+                kinds: BTreeMap::new(),
+            }),
             ingresses: RwLock::new(BTreeMap::new()),
             events,
         }
@@ -88,12 +108,22 @@ impl ClusterRecord {
         if let KindState::Error { error } = &state {
             s.last_error = Some(error.clone());
         }
-        s.kinds.insert(kind, KindStatus { kind: kind.to_string(), state, objects });
+        s.kinds.insert(
+            kind,
+            KindStatus {
+                kind: kind.to_string(),
+                state,
+                objects,
+            },
+        );
         let error = s.kinds.values().find_map(|k| match &k.state {
             KindState::Error { error } => Some(error.clone()),
             _ => None,
         });
-        let all_synced = s.kinds.values().all(|k| matches!(k.state, KindState::Synced | KindState::NotInstalled));
+        let all_synced = s
+            .kinds
+            .values()
+            .all(|k| matches!(k.state, KindState::Synced | KindState::NotInstalled));
         let next = match (error, s.last_sync) {
             (Some(error), Some(since)) => SyncState::Stale { since, error },
             (Some(error), None) => SyncState::Failed { error },
@@ -109,7 +139,12 @@ impl ClusterRecord {
                 SyncState::Stale { error, .. } | SyncState::Failed { error } => Some(error.clone()),
                 _ => None,
             };
-            let ev = SyncEvent { cluster: self.name.clone(), state: next.label(), error, at: now };
+            let ev = SyncEvent {
+                cluster: self.name.clone(),
+                state: next.label(),
+                error,
+                at: now,
+            };
             if let Err(e) = self.events.try_send(ev) {
                 tracing::warn!(cluster = %self.name, error = %e, "the sync-event writer is behind; this state change is not recorded");
             }
@@ -131,13 +166,24 @@ impl ClusterRecord {
 
     fn view(&self, scope: &Scope) -> ClusterView {
         let s = self.sync.read().expect("sync lock");
-        let ingresses = self.ingresses.read().expect("ingress lock").keys().filter(|(ns, _)| scope.sees(&self.name, ns)).count();
+        let ingresses = self
+            .ingresses
+            .read()
+            .expect("ingress lock")
+            .keys()
+            .filter(|(ns, _)| scope.sees(&self.name, ns))
+            .count();
         ClusterView {
             name: self.name.clone(),
             state: s.state.clone(),
             last_sync: s.last_sync,
             last_error: s.last_error.clone(),
-            kinds: s.kinds.values().filter(|k| k.kind != "Cluster").cloned().collect(),
+            kinds: s
+                .kinds
+                .values()
+                .filter(|k| k.kind != "Cluster")
+                .cloned()
+                .collect(),
             ingresses,
         }
     }
@@ -156,7 +202,11 @@ pub struct Registry {
 
 impl Registry {
     /// Starts the watchers of every cluster that has a client.
-    pub fn start(sources: Vec<ClusterSource>, events: mpsc::Sender<SyncEvent>, shutdown: CancellationToken) -> Arc<Registry> {
+    pub fn start(
+        sources: Vec<ClusterSource>,
+        events: mpsc::Sender<SyncEvent>,
+        shutdown: CancellationToken,
+    ) -> Arc<Registry> {
         let mut clusters = Vec::new();
         let mut tasks = Vec::new();
         for source in sources {
@@ -164,13 +214,20 @@ impl Registry {
             match source.client {
                 Ok(client) => {
                     record.set_kind("Ingress", KindState::Listing, 0);
-                    tasks.push(tokio::spawn(watch::ingresses(record.clone(), client, shutdown.clone())));
+                    tasks.push(tokio::spawn(watch::ingresses(
+                        record.clone(),
+                        client,
+                        shutdown.clone(),
+                    )));
                 }
                 Err(e) => record.fail(e),
             }
             clusters.push(record);
         }
-        Arc::new(Registry { clusters, tasks: std::sync::Mutex::new(tasks) })
+        Arc::new(Registry {
+            clusters,
+            tasks: std::sync::Mutex::new(tasks),
+        })
     }
 
     /// Ready once every cluster has synced or failed at least once.
@@ -180,12 +237,17 @@ impl Registry {
 
     /// Names of clusters that are not settled yet, for `/readyz`.
     pub fn pending(&self) -> Vec<String> {
-        self.clusters.iter().filter(|c| !c.settled()).map(|c| c.name.clone()).collect()
+        self.clusters
+            .iter()
+            .filter(|c| !c.settled())
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     /// Waits for every watcher to end (after the shutdown token was cancelled).
     pub async fn stopped(&self) {
-        let tasks: Vec<JoinHandle<()>> = std::mem::take(&mut *self.tasks.lock().expect("task lock"));
+        let tasks: Vec<JoinHandle<()>> =
+            std::mem::take(&mut *self.tasks.lock().expect("task lock"));
         for t in tasks {
             if let Err(e) = t.await {
                 tracing::error!(error = %e, "a watcher task ended abnormally");
@@ -195,7 +257,9 @@ impl Registry {
 
     fn visible(&self, scope: &Scope) -> impl Iterator<Item = &Arc<ClusterRecord>> {
         let scope = scope.clone();
-        self.clusters.iter().filter(move |c| scope.sees_cluster(&c.name))
+        self.clusters
+            .iter()
+            .filter(move |c| scope.sees_cluster(&c.name))
     }
 }
 
@@ -230,6 +294,7 @@ impl FleetReader for Registry {
         }
         let c = self.clusters.iter().find(|c| c.name == key.cluster)?;
         let map = c.ingresses.read().expect("ingress lock");
-        map.get(&(key.namespace.clone(), key.name.clone())).map(|v| v.as_ref().clone())
+        map.get(&(key.namespace.clone(), key.name.clone()))
+            .map(|v| v.as_ref().clone())
     }
 }

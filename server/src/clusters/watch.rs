@@ -69,7 +69,10 @@ pub async fn ingresses(record: Arc<ClusterRecord>, client: Client, shutdown: Can
                     }
                 }
                 Ok(Event::Delete(ing)) => {
-                    let k = (ing.metadata.namespace.clone().unwrap_or_default(), ing.metadata.name.clone().unwrap_or_default());
+                    let k = (
+                        ing.metadata.namespace.clone().unwrap_or_default(),
+                        ing.metadata.name.clone().unwrap_or_default(),
+                    );
                     let count = {
                         let mut map = record.ingresses.write().expect("ingress lock");
                         map.remove(&k);
@@ -81,7 +84,13 @@ pub async fn ingresses(record: Arc<ClusterRecord>, client: Client, shutdown: Can
                 Err(e) => {
                     tracing::warn!(error = %e, "watch failed; retrying with backoff");
                     let count = record.ingresses.read().expect("ingress lock").len();
-                    record.set_kind(KIND, KindState::Error { error: e.to_string() }, count);
+                    record.set_kind(
+                        KIND,
+                        KindState::Error {
+                            error: e.to_string(),
+                        },
+                        count,
+                    );
                 }
             }
         }

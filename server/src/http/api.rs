@@ -15,23 +15,44 @@ pub struct Items<T> {
     pub items: Vec<T>,
 }
 
-pub async fn clusters(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Json<Items<ClusterView>>, ApiError> {
+pub async fn clusters(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Items<ClusterView>>, ApiError> {
     query::parse(raw.as_deref(), &[])?;
-    Ok(Json(Items { items: state.fleet().clusters(&state.scope()) }))
+    Ok(Json(Items {
+        items: state.fleet().clusters(&state.scope()),
+    }))
 }
 
-pub async fn ingresses(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Json<Page<IngressView>>, ApiError> {
+pub async fn ingresses(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Page<IngressView>>, ApiError> {
     let q = query::ingress_query(raw.as_deref())?;
     Ok(Json(state.fleet().ingresses(&state.scope(), &q)))
 }
 
-pub async fn ingress(State(state): State<AppState>, Path((cluster, namespace, name)): Path<(String, String, String)>) -> Result<Json<IngressView>, ApiError> {
-    let key = ObjectKey { cluster, namespace, name };
+pub async fn ingress(
+    State(state): State<AppState>,
+    Path((cluster, namespace, name)): Path<(String, String, String)>,
+) -> Result<Json<IngressView>, ApiError> {
+    let key = ObjectKey {
+        cluster,
+        namespace,
+        name,
+    };
     state
         .fleet()
         .ingress(&state.scope(), &key)
         .map(Json)
-        .ok_or_else(|| AppError::NotFound(format!("no Ingress {}/{} in cluster {}", key.namespace, key.name, key.cluster)).into())
+        .ok_or_else(|| {
+            AppError::NotFound(format!(
+                "no Ingress {}/{} in cluster {}",
+                key.namespace, key.name, key.cluster
+            ))
+            .into()
+        })
 }
 
 pub async fn not_found(uri: Uri) -> ApiError {

@@ -25,7 +25,10 @@ pub enum AppError {
 
 impl AppError {
     pub fn bad(param: &str, message: impl Into<String>) -> Self {
-        AppError::BadRequest { param: param.to_string(), message: message.into() }
+        AppError::BadRequest {
+            param: param.to_string(),
+            message: message.into(),
+        }
     }
 
     fn status(&self) -> StatusCode {
@@ -80,8 +83,12 @@ impl IntoResponse for AppError {
         let shell = error_shell();
         let html = match &self {
             AppError::NotFound(what) => pages::error::not_found(&shell, what),
-            AppError::BadRequest { .. } => pages::error::error(&shell, 400, "Bad request", &self.user_message()),
-            AppError::Internal(_) => pages::error::error(&shell, 500, "Internal error", &self.user_message()),
+            AppError::BadRequest { .. } => {
+                pages::error::error(&shell, 400, "Bad request", &self.user_message())
+            }
+            AppError::Internal(_) => {
+                pages::error::error(&shell, 500, "Internal error", &self.user_message())
+            }
         };
         (status, Html(html)).into_response()
     }

@@ -47,7 +47,9 @@ const CSS: &str = include_str!("../../../style/lookout.css");
 
 /// A short content hash of the stylesheet, so its URL changes when it does.
 static CSS_VERSION: LazyLock<String> = LazyLock::new(|| {
-    let hash = CSS.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let hash = CSS.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
     format!("{:012x}", hash & 0xffff_ffff_ffff)
 });
 
@@ -63,12 +65,23 @@ struct CssQuery {
 
 async fn stylesheet(Query(q): Query<CssQuery>) -> Response {
     // A versioned URL never changes; an unversioned one must be revalidated.
-    let cache = if q.v.as_deref() == Some(CSS_VERSION.as_str()) { "public, max-age=31536000, immutable" } else { "no-cache" };
+    let cache = if q.v.as_deref() == Some(CSS_VERSION.as_str()) {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
     (
         [
-            (header::CONTENT_TYPE, HeaderValue::from_static("text/css; charset=utf-8")),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/css; charset=utf-8"),
+            ),
             (header::CACHE_CONTROL, HeaderValue::from_static(cache)),
-            (header::ETAG, HeaderValue::from_str(&format!("\"{}\"", *CSS_VERSION)).expect("hex is a valid header")),
+            (
+                header::ETAG,
+                HeaderValue::from_str(&format!("\"{}\"", *CSS_VERSION))
+                    .expect("hex is a valid header"),
+            ),
         ],
         CSS,
     )
@@ -84,7 +97,11 @@ async fn readyz(State(state): State<AppState>) -> Response {
         (StatusCode::OK, "ready").into_response()
     } else {
         let pending = state.registry.pending().join(", ");
-        (StatusCode::SERVICE_UNAVAILABLE, format!("waiting for the first sync of: {pending}")).into_response()
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("waiting for the first sync of: {pending}"),
+        )
+            .into_response()
     }
 }
 
@@ -94,17 +111,31 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(pages::board))
         .route("/clusters", get(pages::clusters))
         .route("/ingresses", get(pages::ingresses))
-        .route("/ingresses/{cluster}/{namespace}/{name}", get(pages::ingress))
+        .route(
+            "/ingresses/{cluster}/{namespace}/{name}",
+            get(pages::ingress),
+        )
         .route("/api/v1/clusters", get(api::clusters))
         .route("/api/v1/ingresses", get(api::ingresses))
-        .route("/api/v1/ingresses/{cluster}/{namespace}/{name}", get(api::ingress))
-        .route("/api/v1/{*rest}", get(api::not_found).post(api::not_found).delete(api::not_found))
+        .route(
+            "/api/v1/ingresses/{cluster}/{namespace}/{name}",
+            get(api::ingress),
+        )
+        .route(
+            "/api/v1/{*rest}",
+            get(api::not_found)
+                .post(api::not_found)
+                .delete(api::not_found),
+        )
         .route("/style/lookout.css", get(stylesheet))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .fallback(pages::not_found)
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
-        .layer(tower_http::timeout::TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(30)))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_secs(30),
+        ))
         .with_state(state)
 }

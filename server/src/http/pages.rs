@@ -21,32 +21,60 @@ fn shell(state: &AppState) -> Shell {
     }
 }
 
-pub async fn board(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Html<String>, AppError> {
+pub async fn board(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
     query::parse(raw.as_deref(), &[])?;
     let clusters = state.fleet().clusters(&state.scope());
     Ok(Html(pages::board::page(&shell(&state), clusters)))
 }
 
-pub async fn clusters(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Html<String>, AppError> {
+pub async fn clusters(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
     query::parse(raw.as_deref(), &[])?;
     let clusters = state.fleet().clusters(&state.scope());
     Ok(Html(pages::clusters::page(&shell(&state), clusters)))
 }
 
-pub async fn ingresses(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Result<Html<String>, AppError> {
+pub async fn ingresses(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
     let q = query::ingress_query(raw.as_deref())?;
     let scope = state.scope();
-    let names = state.fleet().clusters(&scope).into_iter().map(|c| c.name).collect();
+    let names = state
+        .fleet()
+        .clusters(&scope)
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
     let page = state.fleet().ingresses(&scope, &q);
-    Ok(Html(pages::ingresses::page(&shell(&state), &q, names, page)))
+    Ok(Html(pages::ingresses::page(
+        &shell(&state),
+        &q,
+        names,
+        page,
+    )))
 }
 
-pub async fn ingress(State(state): State<AppState>, Path((cluster, namespace, name)): Path<(String, String, String)>) -> Result<Html<String>, AppError> {
-    let key = ObjectKey { cluster, namespace, name };
-    let view = state
-        .fleet()
-        .ingress(&state.scope(), &key)
-        .ok_or_else(|| AppError::NotFound(format!("There is no Ingress {}/{} in cluster {}.", key.namespace, key.name, key.cluster)))?;
+pub async fn ingress(
+    State(state): State<AppState>,
+    Path((cluster, namespace, name)): Path<(String, String, String)>,
+) -> Result<Html<String>, AppError> {
+    let key = ObjectKey {
+        cluster,
+        namespace,
+        name,
+    };
+    let view = state.fleet().ingress(&state.scope(), &key).ok_or_else(|| {
+        AppError::NotFound(format!(
+            "There is no Ingress {}/{} in cluster {}.",
+            key.namespace, key.name, key.cluster
+        ))
+    })?;
     Ok(Html(pages::ingress_detail::page(&shell(&state), view)))
 }
 

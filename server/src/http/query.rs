@@ -15,7 +15,10 @@ pub fn parse(raw: Option<&str>, known: &[&str]) -> Result<HashMap<String, String
     let mut out = HashMap::new();
     for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
         if !known.contains(&k.as_ref()) {
-            return Err(AppError::bad(&k, format!("unknown parameter (this page takes: {})", known.join(", "))));
+            return Err(AppError::bad(
+                &k,
+                format!("unknown parameter (this page takes: {})", known.join(", ")),
+            ));
         }
         if out.insert(k.to_string(), v.to_string()).is_some() {
             return Err(AppError::bad(&k, "given more than once"));
@@ -24,18 +27,29 @@ pub fn parse(raw: Option<&str>, known: &[&str]) -> Result<HashMap<String, String
     Ok(out)
 }
 
-fn number(params: &HashMap<String, String>, name: &str, default: usize, max: usize) -> Result<usize, AppError> {
+fn number(
+    params: &HashMap<String, String>,
+    name: &str,
+    default: usize,
+    max: usize,
+) -> Result<usize, AppError> {
     match params.get(name).filter(|v| !v.is_empty()) {
         None => Ok(default),
         Some(v) => match v.parse::<usize>() {
             Ok(n) if n >= 1 && n <= max => Ok(n),
-            _ => Err(AppError::bad(name, format!("{v:?} is not a whole number between 1 and {max}"))),
+            _ => Err(AppError::bad(
+                name,
+                format!("{v:?} is not a whole number between 1 and {max}"),
+            )),
         },
     }
 }
 
 fn text(params: &HashMap<String, String>, name: &str) -> Option<String> {
-    params.get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    params
+        .get(name)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
 }
 
 /// The Ingress list filters, from `/ingresses` or `/api/v1/ingresses`.
@@ -60,7 +74,13 @@ mod tests {
         assert_eq!(q.cluster.as_deref(), Some("zrh"));
         assert_eq!(q.q.as_deref(), Some("shop.example"));
         assert_eq!((q.page, q.per_page), (2, DEFAULT_PER_PAGE));
-        for (raw, param) in [("page=0", "page"), ("page=x", "page"), ("per_page=5000", "per_page"), ("colour=red", "colour"), ("q=a&q=b", "q")] {
+        for (raw, param) in [
+            ("page=0", "page"),
+            ("page=x", "page"),
+            ("per_page=5000", "per_page"),
+            ("colour=red", "colour"),
+            ("q=a&q=b", "q"),
+        ] {
             match ingress_query(Some(raw)) {
                 Err(AppError::BadRequest { param: p, .. }) => assert_eq!(p, param, "{raw}"),
                 other => panic!("{raw}: {other:?}"),

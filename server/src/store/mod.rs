@@ -6,7 +6,9 @@ pub mod sync_events;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 
 /// Why the database could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +31,10 @@ pub struct Db {
 impl Db {
     /// Opens (creating if missing) the database at `url` and applies pending migrations.
     pub async fn open(url: &str) -> Result<Db, StoreError> {
-        let open_err = |source| StoreError::Open { url: url.to_string(), source };
+        let open_err = |source| StoreError::Open {
+            url: url.to_string(),
+            source,
+        };
         let options = SqliteConnectOptions::from_str(url)
             .map_err(open_err)?
             .create_if_missing(true)
@@ -67,11 +72,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("t.db").display());
         let db = Db::open(&url).await.unwrap();
-        let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&db.reader).await.unwrap();
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&db.reader)
+            .await
+            .unwrap();
         assert_eq!(mode, "wal");
-        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&db.writer).await.unwrap();
+        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&db.writer)
+            .await
+            .unwrap();
         assert_eq!(sync, 1, "NORMAL");
-        let tables: i64 = sqlx::query_scalar("SELECT count(*) FROM sqlite_master WHERE name = 'cluster_sync_events'").fetch_one(&db.reader).await.unwrap();
+        let tables: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'cluster_sync_events'",
+        )
+        .fetch_one(&db.reader)
+        .await
+        .unwrap();
         assert_eq!(tables, 1);
         let write = sqlx::query("CREATE TABLE x (a)").execute(&db.reader).await;
         assert!(write.is_err(), "the read pool cannot write");
@@ -82,7 +98,13 @@ mod tests {
 
     #[tokio::test]
     async fn an_unopenable_path_is_a_clear_error() {
-        let err = Db::open("sqlite:///nonexistent-dir/x/y.db").await.unwrap_err();
-        assert!(err.to_string().contains("cannot open the database sqlite:///nonexistent-dir/x/y.db"), "{err}");
+        let err = Db::open("sqlite:///nonexistent-dir/x/y.db")
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot open the database sqlite:///nonexistent-dir/x/y.db"),
+            "{err}"
+        );
     }
 }

@@ -27,7 +27,11 @@ async fn insert(pool: &SqlitePool, ev: &SyncEvent) -> Result<(), sqlx::Error> {
 }
 
 /// Drains `rx` into the database until `shutdown`, then writes what is still queued.
-pub async fn run_writer(pool: SqlitePool, mut rx: mpsc::Receiver<SyncEvent>, shutdown: CancellationToken) {
+pub async fn run_writer(
+    pool: SqlitePool,
+    mut rx: mpsc::Receiver<SyncEvent>,
+    shutdown: CancellationToken,
+) {
     loop {
         let ev = tokio::select! {
             ev = rx.recv() => ev,
@@ -47,7 +51,11 @@ pub async fn run_writer(pool: SqlitePool, mut rx: mpsc::Receiver<SyncEvent>, shu
 }
 
 /// The most recent `limit` changes of one cluster, newest first.
-pub async fn recent(pool: &SqlitePool, cluster: &str, limit: i64) -> Result<Vec<SyncEvent>, sqlx::Error> {
+pub async fn recent(
+    pool: &SqlitePool,
+    cluster: &str,
+    limit: i64,
+) -> Result<Vec<SyncEvent>, sqlx::Error> {
     let rows: Vec<(String, String, Option<String>, String)> =
         sqlx::query_as("SELECT cluster, state, error, at FROM cluster_sync_events WHERE cluster = ? ORDER BY at DESC, id DESC LIMIT ?")
             .bind(cluster)
@@ -65,7 +73,9 @@ pub async fn recent(pool: &SqlitePool, cluster: &str, limit: i64) -> Result<Vec<
                 _ => "connecting",
             },
             error,
-            at: DateTime::parse_from_rfc3339(&at).map(|t| t.with_timezone(&Utc)).unwrap_or_default(),
+            at: DateTime::parse_from_rfc3339(&at)
+                .map(|t| t.with_timezone(&Utc))
+                .unwrap_or_default(),
         })
         .collect())
 }
@@ -78,11 +88,20 @@ mod tests {
     #[tokio::test]
     async fn queued_events_are_written_before_the_writer_stops() {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display())).await.unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
         let (tx, rx) = mpsc::channel(16);
         let token = CancellationToken::new();
         for state in ["connecting", "synced", "stale"] {
-            tx.send(SyncEvent { cluster: "zrh".into(), state, error: None, at: Utc::now() }).await.unwrap();
+            tx.send(SyncEvent {
+                cluster: "zrh".into(),
+                state,
+                error: None,
+                at: Utc::now(),
+            })
+            .await
+            .unwrap();
         }
         token.cancel();
         run_writer(db.writer.clone(), rx, token).await;

@@ -1,8 +1,11 @@
 //! The compact view of an Ingress: what the rules and pages need, nothing more.
 
 use chrono::{DateTime, Utc};
-use k8s_openapi::api::networking::v1::Ingress;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
+use serde_json::Value;
+
+use super::object::{annotation, annotation_managers, created, str_at};
 
 /// `acme.cert-manager.io/http01-edit-in-place`.
 pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
@@ -10,15 +13,30 @@ pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
 pub const CLUSTER_ISSUER: &str = "cert-manager.io/cluster-issuer";
 /// `cert-manager.io/issuer`.
 pub const ISSUER: &str = "cert-manager.io/issuer";
+/// `cert-manager.io/issuer-kind` (external issuers).
+pub const ISSUER_KIND: &str = "cert-manager.io/issuer-kind";
+/// `cert-manager.io/issuer-group` (external issuers).
+pub const ISSUER_GROUP: &str = "cert-manager.io/issuer-group";
 /// The legacy class annotation, still honoured by controllers.
 pub const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
+/// Cilium's per-Ingress HTTPS redirect switch.
+pub const FORCE_HTTPS: &str = "ingress.cilium.io/force-https";
 
-/// Which issuer an Ingress asks cert-manager for.
+/// Which issuer an object asks cert-manager for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IssuerRef {
-    /// `Issuer` or `ClusterIssuer`.
+    /// `Issuer`, `ClusterIssuer`, or an external kind.
     pub kind: String,
     pub name: String,
+    /// `cert-manager.io` for the built-in kinds.
+    pub group: String,
+}
+
+impl IssuerRef {
+    /// Whether this names cert-manager's own Issuer or ClusterIssuer.
+    pub fn is_cert_manager(&self) -> bool {
+        (self.group.is_empty() || self.group == "cert-manager.io") && (self.kind == "Issuer" || self.kind == "ClusterIssuer")
+    }
 }
 
 /// One `spec.tls` entry.
@@ -43,72 +61,61 @@ pub struct IngressView {
     pub issuer: Option<IssuerRef>,
     /// The raw value of the edit-in-place annotation, if present.
     pub edit_in_place: Option<String>,
+    /// Field managers owning the edit-in-place annotation (from managedFields).
+    pub edit_in_place_managers: Vec<String>,
+    /// The raw value of `ingress.cilium.io/force-https`, if present.
+    pub force_https: Option<String>,
     /// Load-balancer addresses from status.
     pub addresses: Vec<String>,
     pub created: Option<DateTime<Utc>>,
 }
 
 impl IngressView {
-    /// Projects an Ingress of `cluster`; None when it has no name.
-    pub fn project(cluster: &str, ing: &Ingress) -> Option<Self> {
-        let meta = &ing.metadata;
-        let annotations = meta.annotations.as_ref();
-        let annotation = |k: &str| annotations.and_then(|a| a.get(k)).cloned();
-        let spec = ing.spec.as_ref();
+    /// Projects an Ingress of `cluster` from its metadata and body; None without a name.
+    pub fn project(cluster: &str, meta: &ObjectMeta, data: &Value) -> Option<Self> {
         let mut hosts: Vec<String> = Vec::new();
-        for rule in spec.and_then(|s| s.rules.as_ref()).into_iter().flatten() {
-            if let Some(h) = &rule.host {
-                if !hosts.contains(h) {
-                    hosts.push(h.clone());
+        for rule in data.pointer("/spec/rules").and_then(Value::as_array).into_iter().flatten() {
+            if let Some(h) = rule.get("host").and_then(Value::as_str) {
+                if !hosts.iter().any(|x| x == h) {
+                    hosts.push(h.to_string());
                 }
             }
         }
-        let tls = spec
-            .and_then(|s| s.tls.as_ref())
+        let tls = data
+            .pointer("/spec/tls")
+            .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .map(|t| TlsEntry {
-                hosts: t.hosts.clone().unwrap_or_default(),
-                secret_name: t.secret_name.clone(),
+                hosts: t
+                    .get("hosts")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(|h| h.as_str().map(str::to_string)).collect())
+                    .unwrap_or_default(),
+                secret_name: t.get("secretName").and_then(Value::as_str).map(str::to_string),
             })
             .collect();
-        let issuer = annotation(CLUSTER_ISSUER)
-            .map(|name| IssuerRef {
-                kind: "ClusterIssuer".into(),
-                name,
-            })
-            .or_else(|| {
-                annotation(ISSUER).map(|name| IssuerRef {
-                    kind: "Issuer".into(),
-                    name,
-                })
-            });
-        let addresses = ing
-            .status
-            .as_ref()
-            .and_then(|s| s.load_balancer.as_ref())
-            .and_then(|lb| lb.ingress.as_ref())
+        let addresses = data
+            .pointer("/status/loadBalancer/ingress")
+            .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|i| i.ip.clone().or_else(|| i.hostname.clone()))
+            .filter_map(|i| i.get("ip").or_else(|| i.get("hostname")).and_then(Value::as_str).map(str::to_string))
             .collect();
         Some(IngressView {
             cluster: cluster.to_string(),
             namespace: meta.namespace.clone().unwrap_or_default(),
             name: meta.name.clone()?,
             uid: meta.uid.clone().unwrap_or_default(),
-            class: spec
-                .and_then(|s| s.ingress_class_name.clone())
-                .or_else(|| annotation(CLASS_ANNOTATION)),
+            class: str_at(data, "/spec/ingressClassName").or_else(|| annotation(meta, CLASS_ANNOTATION)),
             hosts,
             tls,
-            issuer,
-            edit_in_place: annotation(EDIT_IN_PLACE),
+            issuer: requested_issuer(meta),
+            edit_in_place: annotation(meta, EDIT_IN_PLACE),
+            edit_in_place_managers: annotation_managers(meta, EDIT_IN_PLACE),
+            force_https: annotation(meta, FORCE_HTTPS),
             addresses,
-            created: meta
-                .creation_timestamp
-                .as_ref()
-                .and_then(|t| DateTime::from_timestamp(t.0.as_second(), 0)),
+            created: created(meta),
         })
     }
 
@@ -117,42 +124,56 @@ impl IngressView {
         let q = q.to_ascii_lowercase();
         self.name.to_ascii_lowercase().contains(&q)
             || self.namespace.to_ascii_lowercase().contains(&q)
-            || self
-                .hosts
-                .iter()
-                .any(|h| h.to_ascii_lowercase().contains(&q))
+            || self.hosts.iter().any(|h| h.to_ascii_lowercase().contains(&q))
+            || self.tls.iter().flat_map(|t| &t.hosts).any(|h| h.to_ascii_lowercase().contains(&q))
     }
+
+    /// Every host the Ingress serves or asks TLS for.
+    pub fn all_hosts(&self) -> Vec<String> {
+        let mut all = self.hosts.clone();
+        for h in self.tls.iter().flat_map(|t| &t.hosts) {
+            if !all.contains(h) {
+                all.push(h.clone());
+            }
+        }
+        all
+    }
+}
+
+/// The issuer that ingress-shim (or gateway-shim) would use, from the annotations.
+pub fn requested_issuer(meta: &ObjectMeta) -> Option<IssuerRef> {
+    let kind = annotation(meta, ISSUER_KIND);
+    let group = annotation(meta, ISSUER_GROUP).unwrap_or_else(|| "cert-manager.io".into());
+    if let Some(name) = annotation(meta, CLUSTER_ISSUER) {
+        return Some(IssuerRef { kind: "ClusterIssuer".into(), name, group: "cert-manager.io".into() });
+    }
+    annotation(meta, ISSUER).map(|name| IssuerRef { kind: kind.unwrap_or_else(|| "Issuer".into()), name, group })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn ingress(v: serde_json::Value) -> Ingress {
-        serde_json::from_value(v).unwrap()
+    fn project(v: Value) -> IngressView {
+        let meta: ObjectMeta = serde_json::from_value(v["metadata"].clone()).unwrap();
+        IngressView::project("zrh", &meta, &v).unwrap()
     }
 
     #[test]
     fn projection_keeps_hosts_tls_issuer_and_annotation() {
-        let ing = ingress(serde_json::json!({
+        let v = project(json!({
             "metadata": {"name": "shop", "namespace": "acme", "uid": "u1",
-                "annotations": {CLUSTER_ISSUER: "letsencrypt", EDIT_IN_PLACE: "true"},
-                "managedFields": [{"manager": "kubectl", "operation": "Apply"}]},
+                "annotations": {CLUSTER_ISSUER: "letsencrypt", EDIT_IN_PLACE: "true", FORCE_HTTPS: "disabled"}},
             "spec": {"ingressClassName": "cilium",
                 "rules": [{"host": "shop.example.com"}, {"host": "shop.example.com"}, {"host": "www.example.com"}],
                 "tls": [{"hosts": ["shop.example.com"], "secretName": "shop-tls"}]},
             "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}
         }));
-        let v = IngressView::project("zrh", &ing).unwrap();
         assert_eq!(v.hosts, vec!["shop.example.com", "www.example.com"]);
-        assert_eq!(
-            v.issuer,
-            Some(IssuerRef {
-                kind: "ClusterIssuer".into(),
-                name: "letsencrypt".into()
-            })
-        );
+        assert_eq!(v.issuer.as_ref().unwrap().kind, "ClusterIssuer");
         assert_eq!(v.edit_in_place.as_deref(), Some("true"));
+        assert_eq!(v.force_https.as_deref(), Some("disabled"));
         assert_eq!(v.tls[0].secret_name.as_deref(), Some("shop-tls"));
         assert_eq!(v.class.as_deref(), Some("cilium"));
         assert_eq!(v.addresses, vec!["192.0.2.1"]);
@@ -160,14 +181,24 @@ mod tests {
     }
 
     #[test]
-    fn legacy_class_annotation_and_namespaced_issuer() {
-        let ing = ingress(serde_json::json!({
-            "metadata": {"name": "blog", "namespace": "acme",
-                "annotations": {CLASS_ANNOTATION: "nginx", ISSUER: "acme-le"}}
+    fn wrong_types_are_treated_as_absent() {
+        let v = project(json!({
+            "metadata": {"name": "odd", "namespace": "acme", "annotations": {ISSUER: "acme-le", ISSUER_KIND: "AWSPCAIssuer", ISSUER_GROUP: "awspca.cert-manager.io"}},
+            "spec": {"rules": "not a list", "tls": [{"hosts": "x", "secretName": 5}]},
+            "status": {"loadBalancer": {"ingress": [{"ip": 7}]}}
         }));
-        let v = IngressView::project("zrh", &ing).unwrap();
+        assert!(v.hosts.is_empty());
+        assert_eq!(v.tls, vec![TlsEntry { hosts: vec![], secret_name: None }]);
+        assert!(v.addresses.is_empty());
+        let issuer = v.issuer.unwrap();
+        assert_eq!((issuer.kind.as_str(), issuer.group.as_str()), ("AWSPCAIssuer", "awspca.cert-manager.io"));
+        assert!(!IssuerRef { kind: "AWSPCAIssuer".into(), name: "x".into(), group: "awspca.cert-manager.io".into() }.is_cert_manager());
+    }
+
+    #[test]
+    fn legacy_class_annotation_and_namespaced_issuer() {
+        let v = project(json!({"metadata": {"name": "blog", "namespace": "acme", "annotations": {CLASS_ANNOTATION: "nginx", ISSUER: "acme-le"}}}));
         assert_eq!(v.class.as_deref(), Some("nginx"));
         assert_eq!(v.issuer.unwrap().kind, "Issuer");
-        assert!(v.hosts.is_empty());
     }
 }

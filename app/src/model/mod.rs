@@ -1,10 +1,21 @@
-//! The domain: compact views of cluster objects and the state of each cluster's sync.
+//! The domain: compact views of cluster objects, their correlation, and the health rules.
 
+pub mod certificate;
+pub mod chain;
 pub mod cluster;
+pub mod data;
+pub mod finding;
+pub mod infra;
 pub mod ingress;
+pub mod issuer;
+pub mod object;
+pub mod reasons;
+pub mod rules;
 pub mod scope;
+pub mod thresholds;
 
 pub use cluster::{ClusterView, KindState, KindStatus, SyncState};
+pub use finding::{Finding, Severity};
 pub use ingress::{IngressView, IssuerRef, TlsEntry};
 pub use scope::Scope;
 
@@ -33,17 +44,8 @@ impl<T> Page<T> {
     /// Cuts `page` (1-based) of `per_page` rows out of everything that matched.
     pub fn of(all: Vec<T>, page: usize, per_page: usize) -> Self {
         let total = all.len();
-        let items = all
-            .into_iter()
-            .skip(page.saturating_sub(1) * per_page)
-            .take(per_page)
-            .collect();
-        Page {
-            items,
-            total,
-            page,
-            per_page,
-        }
+        let items = all.into_iter().skip(page.saturating_sub(1) * per_page).take(per_page).collect();
+        Page { items, total, page, per_page }
     }
 
     pub fn pages(&self) -> usize {

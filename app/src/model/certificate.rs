@@ -1,0 +1,254 @@
+//! Certificates, CertificateRequests, Orders and Challenges, projected.
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ingress::IssuerRef;
+use super::object::{annotation, condition, conditions_at, controller_owner, created, str_at, strings_at, time_at, Condition, Owner};
+
+/// `acme.cert-manager.io/http01-override-ingress-name`, set by ingress-shim at creation.
+pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
+/// `cert-manager.io/issue-temporary-certificate`.
+pub const ISSUE_TEMPORARY: &str = "cert-manager.io/issue-temporary-certificate";
+/// `cert-manager.io/certificate-revision` on a CertificateRequest.
+pub const REVISION: &str = "cert-manager.io/certificate-revision";
+
+fn issuer_ref(data: &Value, pointer: &str) -> Option<IssuerRef> {
+    let r = data.pointer(pointer)?;
+    Some(IssuerRef {
+        name: r.get("name")?.as_str()?.to_string(),
+        kind: r.get("kind").and_then(Value::as_str).filter(|k| !k.is_empty()).unwrap_or("Issuer").to_string(),
+        group: r.get("group").and_then(Value::as_str).filter(|g| !g.is_empty()).unwrap_or("cert-manager.io").to_string(),
+    })
+}
+
+/// A cert-manager Certificate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CertificateView {
+    pub cluster: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub secret_name: Option<String>,
+    pub dns_names: Vec<String>,
+    pub issuer: Option<IssuerRef>,
+    /// The controller owner (an Ingress or Gateway when made by a shim).
+    pub owner: Option<Owner>,
+    pub ready: Option<Condition>,
+    pub issuing: Option<Condition>,
+    pub not_before: Option<DateTime<Utc>>,
+    pub not_after: Option<DateTime<Utc>>,
+    pub renewal_time: Option<DateTime<Utc>>,
+    pub revision: Option<i64>,
+    pub failed_issuance_attempts: Option<i64>,
+    pub last_failure_time: Option<DateTime<Utc>>,
+    /// The value of `acme.cert-manager.io/http01-override-ingress-name`.
+    pub override_ingress_name: Option<String>,
+    pub created: Option<DateTime<Utc>>,
+}
+
+impl CertificateView {
+    pub fn project(cluster: &str, meta: &ObjectMeta, data: &Value) -> Option<Self> {
+        let conditions = conditions_at(data, "/status/conditions");
+        let mut dns_names = strings_at(data, "/spec/dnsNames");
+        if let Some(cn) = str_at(data, "/spec/commonName") {
+            if !dns_names.contains(&cn) {
+                dns_names.push(cn);
+            }
+        }
+        Some(CertificateView {
+            cluster: cluster.to_string(),
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone()?,
+            uid: meta.uid.clone().unwrap_or_default(),
+            secret_name: str_at(data, "/spec/secretName"),
+            dns_names,
+            issuer: issuer_ref(data, "/spec/issuerRef"),
+            owner: controller_owner(meta),
+            ready: condition(&conditions, "Ready"),
+            issuing: condition(&conditions, "Issuing"),
+            not_before: time_at(data, "/status/notBefore"),
+            not_after: time_at(data, "/status/notAfter"),
+            renewal_time: time_at(data, "/status/renewalTime"),
+            revision: data.pointer("/status/revision").and_then(Value::as_i64),
+            failed_issuance_attempts: data.pointer("/status/failedIssuanceAttempts").and_then(Value::as_i64),
+            last_failure_time: time_at(data, "/status/lastFailureTime"),
+            override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME),
+            created: created(meta),
+        })
+    }
+
+    /// Whether the Ready condition is True.
+    pub fn is_ready(&self) -> bool {
+        self.ready.as_ref().is_some_and(Condition::is_true)
+    }
+
+    /// Whether a (re-)issuance is in flight.
+    pub fn is_issuing(&self) -> bool {
+        self.issuing.as_ref().is_some_and(Condition::is_true)
+    }
+
+    /// Whether `host` is covered by a dnsName (including a one-label wildcard).
+    pub fn covers(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        self.dns_names.iter().any(|n| {
+            let n = n.to_ascii_lowercase();
+            n == host || n.strip_prefix("*.").is_some_and(|base| host.split_once('.').is_some_and(|(first, rest)| !first.is_empty() && rest == base))
+        })
+    }
+}
+
+/// A CertificateRequest: one issuance attempt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CertificateRequestView {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub owner: Option<Owner>,
+    /// `cert-manager.io/certificate-revision`.
+    pub revision: Option<i64>,
+    pub issuer: Option<IssuerRef>,
+    pub ready: Option<Condition>,
+    pub failure_time: Option<DateTime<Utc>>,
+    pub created: Option<DateTime<Utc>>,
+}
+
+impl CertificateRequestView {
+    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+        let conditions = conditions_at(data, "/status/conditions");
+        Some(CertificateRequestView {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone()?,
+            uid: meta.uid.clone().unwrap_or_default(),
+            owner: controller_owner(meta),
+            revision: annotation(meta, REVISION).and_then(|r| r.parse().ok()),
+            issuer: issuer_ref(data, "/spec/issuerRef"),
+            ready: condition(&conditions, "Ready"),
+            failure_time: time_at(data, "/status/failureTime"),
+            created: created(meta),
+        })
+    }
+}
+
+/// An ACME Order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OrderView {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub owner: Option<Owner>,
+    /// `valid`, `ready`, `pending`, `processing`, `invalid`, `expired`, `errored`, or empty.
+    pub state: String,
+    pub reason: Option<String>,
+    pub dns_names: Vec<String>,
+    pub failure_time: Option<DateTime<Utc>>,
+    pub created: Option<DateTime<Utc>>,
+}
+
+impl OrderView {
+    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+        Some(OrderView {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone()?,
+            uid: meta.uid.clone().unwrap_or_default(),
+            owner: controller_owner(meta),
+            state: str_at(data, "/status/state").unwrap_or_default(),
+            reason: str_at(data, "/status/reason").filter(|r| !r.is_empty()),
+            dns_names: strings_at(data, "/spec/dnsNames"),
+            failure_time: time_at(data, "/status/failureTime"),
+            created: created(meta),
+        })
+    }
+}
+
+/// An ACME Challenge (one per identifier of an Order).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChallengeView {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub owner: Option<Owner>,
+    pub dns_name: String,
+    /// `HTTP-01` or `DNS-01`.
+    pub challenge_type: String,
+    pub state: String,
+    pub reason: Option<String>,
+    pub presented: bool,
+    pub processing: bool,
+    pub created: Option<DateTime<Utc>>,
+}
+
+impl ChallengeView {
+    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+        Some(ChallengeView {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone()?,
+            uid: meta.uid.clone().unwrap_or_default(),
+            owner: controller_owner(meta),
+            dns_name: str_at(data, "/spec/dnsName").unwrap_or_default(),
+            challenge_type: str_at(data, "/spec/type").unwrap_or_default(),
+            state: str_at(data, "/status/state").unwrap_or_default(),
+            reason: str_at(data, "/status/reason").filter(|r| !r.is_empty()),
+            presented: data.pointer("/status/presented").and_then(Value::as_bool).unwrap_or(false),
+            processing: data.pointer("/status/processing").and_then(Value::as_bool).unwrap_or(false),
+            created: created(meta),
+        })
+    }
+
+    /// `invalid` or `errored`: the CA (or cert-manager) gave up on it.
+    pub fn has_failed(&self) -> bool {
+        self.state == "invalid" || self.state == "errored"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta(v: &Value) -> ObjectMeta {
+        serde_json::from_value(v["metadata"].clone()).unwrap()
+    }
+
+    #[test]
+    fn certificate_projection_reads_status_and_owner() {
+        let v = json!({
+            "metadata": {"name": "shop-tls", "namespace": "acme", "annotations": {OVERRIDE_INGRESS_NAME: "shop"},
+                "ownerReferences": [{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "shop", "uid": "u1", "controller": true}]},
+            "spec": {"secretName": "shop-tls", "dnsNames": ["shop.example.com"], "issuerRef": {"name": "le", "kind": "ClusterIssuer"}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "notAfter": "2026-03-01T00:00:00Z",
+                       "renewalTime": "2026-01-30T00:00:00Z", "revision": 2, "failedIssuanceAttempts": 1}
+        });
+        let c = CertificateView::project("zrh", &meta(&v), &v).unwrap();
+        assert!(c.is_ready() && !c.is_issuing());
+        assert_eq!(c.owner.unwrap().name, "shop");
+        assert_eq!(c.issuer.unwrap().group, "cert-manager.io");
+        assert_eq!(c.revision, Some(2));
+        assert_eq!(c.failed_issuance_attempts, Some(1));
+        assert_eq!(c.override_ingress_name.as_deref(), Some("shop"));
+    }
+
+    #[test]
+    fn wildcards_cover_exactly_one_label() {
+        let v = json!({"metadata": {"name": "w"}, "spec": {"dnsNames": ["*.example.com", "example.com"]}});
+        let c = CertificateView::project("zrh", &meta(&v), &v).unwrap();
+        assert!(c.covers("shop.example.com") && c.covers("EXAMPLE.com"));
+        assert!(!c.covers("a.b.example.com") && !c.covers("example.org"));
+    }
+
+    #[test]
+    fn challenge_and_order_projection() {
+        let v = json!({"metadata": {"name": "c1", "namespace": "acme", "ownerReferences": [{"apiVersion": "acme.cert-manager.io/v1", "kind": "Order", "name": "o1", "uid": "o", "controller": true}]},
+                       "spec": {"dnsName": "shop.example.com", "type": "HTTP-01"},
+                       "status": {"state": "invalid", "reason": "404", "presented": true, "processing": false}});
+        let c = ChallengeView::project(&meta(&v), &v).unwrap();
+        assert!(c.has_failed() && c.presented);
+        assert_eq!(c.owner.unwrap().name, "o1");
+        let o = json!({"metadata": {"name": "o1"}, "status": {"state": "errored", "reason": ""}});
+        let o = OrderView::project(&meta(&o), &o).unwrap();
+        assert_eq!(o.state, "errored");
+        assert!(o.reason.is_none());
+    }
+}

@@ -1,0 +1,330 @@
+//! Correlation: Ingress TLS entry → Certificate → CertificateRequest → Order → Challenges;
+//! Certificate → issuer and ACME server; Gateway listener → Certificate; Ingress → its
+//! controller and Cilium's HTTPS/PROXY settings.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
+use super::data::{ClusterData, ClusterFacts};
+use super::infra::{boolish, EventView, CILIUM_CONTROLLER};
+use super::ingress::{IngressView, IssuerRef};
+use super::issuer::{AcmeServer, IssuerView};
+
+/// The edit-in-place annotation, as the Ingress list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum AnnotationStatus {
+    /// The Ingress asks cert-manager for no certificate.
+    NotRequested,
+    /// `"true"`, owned by these field managers.
+    Set { managers: Vec<String> },
+    /// `"true"`, but the Certificate was created without the override annotation.
+    SetNotEffective { managers: Vec<String>, certificates: Vec<String> },
+    /// Asks for a certificate, annotation absent.
+    Missing,
+    /// Present with another value.
+    Invalid { value: String },
+}
+
+impl AnnotationStatus {
+    pub fn label(&self) -> &'static str {
+        match self {
+            AnnotationStatus::NotRequested => "not-requested",
+            AnnotationStatus::Set { .. } => "set",
+            AnnotationStatus::SetNotEffective { .. } => "set-not-effective",
+            AnnotationStatus::Missing => "missing",
+            AnnotationStatus::Invalid { .. } => "invalid",
+        }
+    }
+}
+
+/// The ingress controller of an Ingress and the Cilium settings that apply to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ControllerInfo {
+    /// The class (explicit, legacy annotation, or the default IngressClass).
+    pub class: Option<String>,
+    /// The IngressClass's controller string.
+    pub controller: Option<String>,
+    pub cilium: bool,
+    /// Whether plain HTTP is redirected to HTTPS for its TLS hosts; None when unknown.
+    pub enforce_https: Option<bool>,
+    /// Where `enforce_https` came from.
+    pub enforce_https_source: String,
+    pub proxy_protocol: Option<bool>,
+}
+
+/// An Order with its Challenges.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OrderChain {
+    pub order: OrderView,
+    pub challenges: Vec<ChallengeView>,
+}
+
+/// A CertificateRequest (one attempt) with its Orders.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestChain {
+    pub request: CertificateRequestView,
+    /// The request for the in-flight revision (status.revision + 1).
+    pub current: bool,
+    pub orders: Vec<OrderChain>,
+}
+
+/// A Certificate with its issuer and attempts (newest first).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CertificateChain {
+    pub certificate: CertificateView,
+    pub issuer: Option<IssuerView>,
+    pub server: AcmeServer,
+    pub requests: Vec<RequestChain>,
+}
+
+/// One `spec.tls` entry and the Certificate that serves it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TlsChain {
+    pub hosts: Vec<String>,
+    pub secret_name: Option<String>,
+    pub certificate: Option<CertificateChain>,
+}
+
+/// Values grouped by (namespace, name) borrowed from the data, looked up with any `&str`.
+struct ByName<'a, V>(HashMap<&'a str, HashMap<&'a str, Vec<&'a Arc<V>>>>);
+
+impl<'a, V> ByName<'a, V> {
+    fn new() -> Self {
+        ByName(HashMap::new())
+    }
+    fn add(&mut self, ns: &'a str, name: &'a str, v: &'a Arc<V>) {
+        self.0.entry(ns).or_default().entry(name).or_default().push(v);
+    }
+    fn get(&self, ns: &str, name: &str) -> &[&'a Arc<V>] {
+        self.0.get(ns).and_then(|m| m.get(name)).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+/// Lookup tables built once per evaluation.
+pub struct Index<'a> {
+    pub facts: &'a ClusterFacts,
+    pub data: &'a ClusterData,
+    certs_by_owner: HashMap<&'a str, Vec<&'a Arc<CertificateView>>>,
+    certs_by_secret: ByName<'a, CertificateView>,
+    requests_by_cert: ByName<'a, CertificateRequestView>,
+    orders_by_request: ByName<'a, OrderView>,
+    challenges_by_order: ByName<'a, ChallengeView>,
+    /// Events by involved object kind, then (namespace, name).
+    events_by_object: HashMap<&'a str, ByName<'a, EventView>>,
+}
+
+fn owned_by<'a>(owner: &'a Option<super::object::Owner>, kind: &str) -> Option<&'a str> {
+    owner.as_ref().filter(|o| o.kind == kind).map(|o| o.name.as_str())
+}
+
+impl<'a> Index<'a> {
+    pub fn new(facts: &'a ClusterFacts, data: &'a ClusterData) -> Self {
+        let mut idx = Index {
+            facts,
+            data,
+            certs_by_owner: HashMap::new(),
+            certs_by_secret: ByName::new(),
+            requests_by_cert: ByName::new(),
+            orders_by_request: ByName::new(),
+            challenges_by_order: ByName::new(),
+            events_by_object: HashMap::new(),
+        };
+        for c in data.certificates.values() {
+            if let Some(o) = &c.owner {
+                idx.certs_by_owner.entry(o.uid.as_str()).or_default().push(c);
+            }
+            if let Some(s) = &c.secret_name {
+                idx.certs_by_secret.add(&c.namespace, s, c);
+            }
+        }
+        for r in data.requests.values() {
+            if let Some(cert) = owned_by(&r.owner, "Certificate") {
+                idx.requests_by_cert.add(&r.namespace, cert, r);
+            }
+        }
+        for o in data.orders.values() {
+            if let Some(cr) = owned_by(&o.owner, "CertificateRequest") {
+                idx.orders_by_request.add(&o.namespace, cr, o);
+            }
+        }
+        for ch in data.challenges.values() {
+            if let Some(order) = owned_by(&ch.owner, "Order") {
+                idx.challenges_by_order.add(&ch.namespace, order, ch);
+            }
+        }
+        for e in data.events.values() {
+            idx.events_by_object.entry(e.object_kind.as_str()).or_insert_with(ByName::new).add(&e.namespace, &e.object_name, e);
+        }
+        idx
+    }
+
+    /// The Certificate serving a TLS entry: owned by the Ingress with that secretName, else
+    /// any Certificate in the namespace writing that Secret.
+    pub fn certificate_for(&self, ing: &IngressView, secret: &str) -> Option<&'a Arc<CertificateView>> {
+        let owned = self.certs_by_owner.get(ing.uid.as_str()).and_then(|cs| cs.iter().find(|c| c.secret_name.as_deref() == Some(secret)));
+        owned.or_else(|| self.certs_by_secret.get(&ing.namespace, secret).first()).copied()
+    }
+
+    /// Every Certificate of an Ingress (one per TLS entry that has one).
+    pub fn certificates_of(&self, ing: &IngressView) -> Vec<&'a Arc<CertificateView>> {
+        let mut out: Vec<&'a Arc<CertificateView>> = Vec::new();
+        for t in &ing.tls {
+            if let Some(c) = t.secret_name.as_deref().and_then(|s| self.certificate_for(ing, s)) {
+                if !out.iter().any(|x| x.name == c.name) {
+                    out.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    /// Certificates writing the Secret `secret` in `namespace`.
+    pub fn certificates_writing(&self, namespace: &str, secret: &str) -> &[&'a Arc<CertificateView>] {
+        self.certs_by_secret.get(namespace, secret)
+    }
+
+    /// The issuer a reference names (a ClusterIssuer, or an Issuer in `namespace`).
+    pub fn issuer(&self, namespace: &str, r: &IssuerRef) -> Option<&'a Arc<IssuerView>> {
+        if r.kind == "ClusterIssuer" {
+            self.data.cluster_issuers.get(&(String::new(), r.name.clone()))
+        } else {
+            self.data.issuers.get(&(namespace.to_string(), r.name.clone()))
+        }
+    }
+
+    /// Requests of a Certificate, newest revision first.
+    pub fn requests_of(&self, c: &CertificateView) -> Vec<&'a Arc<CertificateRequestView>> {
+        let mut rs = self.requests_by_cert.get(&c.namespace, &c.name).to_vec();
+        rs.sort_by(|a, b| b.revision.cmp(&a.revision).then(b.created.cmp(&a.created)));
+        rs
+    }
+
+    pub fn orders_of(&self, r: &CertificateRequestView) -> Vec<&'a Arc<OrderView>> {
+        self.orders_by_request.get(&r.namespace, &r.name).to_vec()
+    }
+
+    pub fn challenges_of(&self, o: &OrderView) -> Vec<&'a Arc<ChallengeView>> {
+        self.challenges_by_order.get(&o.namespace, &o.name).to_vec()
+    }
+
+    /// Every Challenge under a Certificate (all its requests and orders).
+    pub fn challenges_under(&self, c: &CertificateView) -> Vec<&'a Arc<ChallengeView>> {
+        self.requests_of(c).into_iter().flat_map(|r| self.orders_of(r)).flat_map(|o| self.challenges_of(o)).collect()
+    }
+
+    /// The Certificate a CertificateRequest belongs to.
+    pub fn certificate_of_request(&self, r: &CertificateRequestView) -> Option<&'a Arc<CertificateView>> {
+        let name = owned_by(&r.owner, "Certificate")?;
+        self.data.certificates.get(&(r.namespace.clone(), name.to_string()))
+    }
+
+    /// The CertificateRequest an Order belongs to.
+    pub fn request_of_order(&self, o: &OrderView) -> Option<&'a Arc<CertificateRequestView>> {
+        let name = owned_by(&o.owner, "CertificateRequest")?;
+        self.data.requests.get(&(o.namespace.clone(), name.to_string()))
+    }
+
+    /// The Order a Challenge belongs to.
+    pub fn order_of_challenge(&self, ch: &ChallengeView) -> Option<&'a Arc<OrderView>> {
+        let name = owned_by(&ch.owner, "Order")?;
+        self.data.orders.get(&(ch.namespace.clone(), name.to_string()))
+    }
+
+    /// The Ingress owning a Certificate, if any.
+    pub fn ingress_of(&self, c: &CertificateView) -> Option<&'a Arc<IngressView>> {
+        let name = owned_by(&c.owner, "Ingress")?;
+        self.data.ingresses.get(&(c.namespace.clone(), name.to_string()))
+    }
+
+    /// Events about an object, newest first, at most `limit`.
+    pub fn events_of(&self, kind: &str, namespace: &str, name: &str, limit: usize) -> Vec<EventView> {
+        let mut es: Vec<EventView> = self.events_by_object.get(kind).map(|b| b.get(namespace, name)).unwrap_or(&[]).iter().map(|e| e.as_ref().clone()).collect();
+        es.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
+        es.truncate(limit);
+        es
+    }
+
+    /// The whole chain of one Certificate.
+    pub fn certificate_chain(&self, c: &CertificateView) -> CertificateChain {
+        let issuer = c.issuer.as_ref().and_then(|r| self.issuer(&c.namespace, r)).map(|i| i.as_ref().clone());
+        let server = issuer.as_ref().map(|i| i.server).unwrap_or(AcmeServer::NotAcme);
+        let in_flight = c.revision.unwrap_or(0) + 1;
+        let requests = self
+            .requests_of(c)
+            .into_iter()
+            .map(|r| RequestChain {
+                request: r.as_ref().clone(),
+                current: r.revision == Some(in_flight),
+                orders: self
+                    .orders_of(r)
+                    .into_iter()
+                    .map(|o| OrderChain { order: o.as_ref().clone(), challenges: self.challenges_of(o).into_iter().map(|ch| ch.as_ref().clone()).collect() })
+                    .collect(),
+            })
+            .collect();
+        CertificateChain { certificate: c.clone(), issuer, server, requests }
+    }
+
+    /// The TLS entries of an Ingress with their chains.
+    pub fn tls_chains(&self, ing: &IngressView) -> Vec<TlsChain> {
+        ing.tls
+            .iter()
+            .map(|t| TlsChain {
+                hosts: t.hosts.clone(),
+                secret_name: t.secret_name.clone(),
+                certificate: t.secret_name.as_deref().and_then(|s| self.certificate_for(ing, s)).map(|c| self.certificate_chain(c)),
+            })
+            .collect()
+    }
+
+    /// The edit-in-place status of an Ingress.
+    pub fn annotation_status(&self, ing: &IngressView) -> AnnotationStatus {
+        if ing.issuer.is_none() {
+            return AnnotationStatus::NotRequested;
+        }
+        match ing.edit_in_place.as_deref() {
+            None => AnnotationStatus::Missing,
+            Some("true") => {
+                let lacking: Vec<String> = self
+                    .certificates_of(ing)
+                    .into_iter()
+                    .filter(|c| c.override_ingress_name.as_deref() != Some(ing.name.as_str()))
+                    .map(|c| c.name.clone())
+                    .collect();
+                if lacking.is_empty() {
+                    AnnotationStatus::Set { managers: ing.edit_in_place_managers.clone() }
+                } else {
+                    AnnotationStatus::SetNotEffective { managers: ing.edit_in_place_managers.clone(), certificates: lacking }
+                }
+            }
+            Some(other) => AnnotationStatus::Invalid { value: other.to_string() },
+        }
+    }
+
+    /// The controller and Cilium settings that apply to an Ingress.
+    pub fn controller_of(&self, ing: &IngressView) -> ControllerInfo {
+        let classes = &self.data.ingress_classes;
+        let class = ing.class.clone().or_else(|| classes.values().find(|c| c.is_default).map(|c| c.name.clone()));
+        let ic = class.as_ref().and_then(|n| classes.get(&(String::new(), n.clone())));
+        let controller = ic.and_then(|c| c.controller.clone());
+        let cilium = controller.as_deref() == Some(CILIUM_CONTROLLER) || (controller.is_none() && class.as_deref() == Some("cilium"));
+        let overrides = &self.facts.overrides;
+        let cfg = self.data.cilium.as_ref();
+        let (enforce_https, source) = match ing.force_https.as_deref().and_then(boolish) {
+            Some(v) if cilium => (Some(v), "annotation ingress.cilium.io/force-https".to_string()),
+            _ if !cilium => (None, "not a Cilium Ingress".to_string()),
+            _ => match (overrides.enforce_https, cfg.and_then(|c| c.enforce_https), cfg.is_some()) {
+                (Some(v), _, _) => (Some(v), "Lookout config (clusters[].enforce_https)".to_string()),
+                (None, Some(v), _) => (Some(v), "kube-system/cilium-config enforce-ingress-https".to_string()),
+                (None, None, true) => (Some(true), "Cilium's default (enforce-ingress-https unset)".to_string()),
+                (None, None, false) => (None, "unknown: kube-system/cilium-config not found".to_string()),
+            },
+        };
+        let proxy_protocol = if cilium { overrides.proxy_protocol.or(cfg.and_then(|c| c.proxy_protocol)) } else { None };
+        ControllerInfo { class, controller, cilium, enforce_https, enforce_https_source: source, proxy_protocol }
+    }
+}

@@ -1,0 +1,74 @@
+//! One cluster's cached state: every watched kind, projected, keyed by (namespace, name).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
+use super::cluster::{KindState, KindStatus, SyncState};
+use super::infra::{CiliumConfig, EventView, GatewayView, IngressClassView, LoadBalancerView};
+use super::ingress::IngressView;
+use super::issuer::IssuerView;
+
+/// `(namespace, name)`; the namespace is empty for cluster-scoped objects.
+pub type Key = (String, String);
+
+/// A map of one kind's views.
+pub type Views<V> = BTreeMap<Key, Arc<V>>;
+
+/// Everything cached for one cluster.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterData {
+    pub ingresses: Views<IngressView>,
+    pub ingress_classes: Views<IngressClassView>,
+    pub load_balancers: Views<LoadBalancerView>,
+    /// `kube-system/cilium-config`, when it exists.
+    pub cilium: Option<CiliumConfig>,
+    pub certificates: Views<CertificateView>,
+    pub requests: Views<CertificateRequestView>,
+    pub orders: Views<OrderView>,
+    pub challenges: Views<ChallengeView>,
+    pub issuers: Views<IssuerView>,
+    pub cluster_issuers: Views<IssuerView>,
+    pub gateways: Views<GatewayView>,
+    pub events: Views<EventView>,
+}
+
+/// Per-cluster settings from Lookout's config that override what the cluster says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClusterOverrides {
+    /// Overrides `enforce-ingress-https` of cilium-config.
+    pub enforce_https: Option<bool>,
+    /// Overrides `enable-ingress-proxy-protocol` of cilium-config.
+    pub proxy_protocol: Option<bool>,
+    /// Production clusters get `cert.staging-issuer`.
+    pub production: bool,
+}
+
+impl Default for ClusterOverrides {
+    fn default() -> Self {
+        ClusterOverrides { enforce_https: None, proxy_protocol: None, production: true }
+    }
+}
+
+/// What the rules know about a cluster besides its objects.
+#[derive(Debug, Clone)]
+pub struct ClusterFacts {
+    pub name: String,
+    pub state: SyncState,
+    pub kinds: Vec<KindStatus>,
+    pub overrides: ClusterOverrides,
+}
+
+impl ClusterFacts {
+    /// The state of one watched kind, if it is watched.
+    pub fn kind(&self, kind: &str) -> Option<&KindState> {
+        self.kinds.iter().find(|k| k.kind == kind).map(|k| &k.state)
+    }
+
+    /// Whether a kind is installed and listed (its data can be trusted to be complete).
+    pub fn synced(&self, kind: &str) -> bool {
+        matches!(self.kind(kind), Some(KindState::Synced))
+    }
+}

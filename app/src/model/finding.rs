@@ -1,0 +1,99 @@
+//! A finding: one rule firing on one object.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// How urgent a finding is. Ordered: `Critical` sorts first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Critical,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "critical" => Some(Severity::Critical),
+            "warning" => Some(Severity::Warning),
+            "info" => Some(Severity::Info),
+            _ => None,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+
+    /// The icon shown beside the word (never colour alone).
+    pub fn icon(self) -> &'static str {
+        match self {
+            Severity::Critical => "✖",
+            Severity::Warning => "▲",
+            Severity::Info => "ℹ",
+        }
+    }
+}
+
+/// Every rule id; part of the public contract (API, metrics, docs).
+pub const RULE_IDS: &[&str] = &[
+    "cluster.unreachable",
+    "cluster.cert-manager-missing",
+    "cluster.ipv6-proxy-protocol",
+    "cert.expired",
+    "cert.expiring",
+    "cert.not-ready",
+    "cert.issuance-failing",
+    "cert.hosts-not-covered",
+    "cert.staging-issuer",
+    "acme.challenge-failing",
+    "acme.challenge-stuck",
+    "acme.rate-limited",
+    "acme.rate-limit-budget",
+    "issuer.missing",
+    "issuer.not-ready",
+    "ingress.edit-in-place-missing",
+    "ingress.edit-in-place-invalid",
+    "ingress.edit-in-place-not-effective",
+    "ingress.shared-secret",
+    "ingress.shared-host-https-redirect",
+    "ingress.no-address",
+    "ingress.unmanaged-tls",
+    "ingress.unknown-class",
+    "tailscale.cert-budget",
+];
+
+/// One rule firing on one object, with its evidence and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub cluster: String,
+    /// Empty for cluster-scoped objects and the cluster itself.
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    /// One line.
+    pub title: String,
+    /// The explanation with the evidence: field values, reason texts, times.
+    pub message: String,
+    pub remediation: String,
+    /// Since when the condition holds, when known.
+    pub since: Option<DateTime<Utc>>,
+}
+
+/// Orders findings by urgency: severity, then the oldest first, then by object.
+pub fn sort_by_urgency(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        a.severity
+            .cmp(&b.severity)
+            .then(a.since.is_none().cmp(&b.since.is_none()))
+            .then(a.since.cmp(&b.since))
+            .then((&a.cluster, &a.namespace, &a.kind, &a.name, a.rule).cmp(&(&b.cluster, &b.namespace, &b.kind, &b.name, b.rule)))
+    });
+}

@@ -1,0 +1,245 @@
+//! What fronts the Ingresses: IngressClasses, Cilium's config and load-balancer Services,
+//! Gateways, and the Events about watched objects.
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ingress::{requested_issuer, IssuerRef};
+use super::object::{annotation, created, parse_time, str_at, strings_at};
+
+/// Cilium's ingress controller string.
+pub const CILIUM_CONTROLLER: &str = "cilium.io/ingress-controller";
+
+/// An IngressClass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IngressClassView {
+    pub name: String,
+    pub controller: Option<String>,
+    pub is_default: bool,
+}
+
+impl IngressClassView {
+    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+        Some(IngressClassView {
+            name: meta.name.clone()?,
+            controller: str_at(data, "/spec/controller"),
+            is_default: annotation(meta, "ingressclass.kubernetes.io/is-default-class").as_deref() == Some("true"),
+        })
+    }
+}
+
+/// Reads Cilium's bool-ish values (`true`, `enabled`, `1`, …).
+pub fn boolish(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "enabled" | "1" | "yes" | "on" => Some(true),
+        "false" | "disabled" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// The settings of `kube-system/cilium-config` that matter here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CiliumConfig {
+    /// Whether the ConfigMap exists at all.
+    pub present: bool,
+    /// `enforce-ingress-https` (Cilium's default is true when absent).
+    pub enforce_https: Option<bool>,
+    /// `enable-ingress-proxy-protocol`.
+    pub proxy_protocol: Option<bool>,
+}
+
+impl CiliumConfig {
+    pub fn project(data: &Value) -> Self {
+        let key = |k: &str| data.pointer(&format!("/data/{k}")).and_then(Value::as_str).and_then(boolish);
+        CiliumConfig { present: true, enforce_https: key("enforce-ingress-https"), proxy_protocol: key("enable-ingress-proxy-protocol") }
+    }
+}
+
+/// A LoadBalancer Service fronting an ingress controller (e.g. `kube-system/cilium-ingress`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadBalancerView {
+    pub namespace: String,
+    pub name: String,
+    /// `spec.ipFamilies` (`IPv4`, `IPv6`).
+    pub ip_families: Vec<String>,
+    pub addresses: Vec<String>,
+}
+
+impl LoadBalancerView {
+    /// Only LoadBalancer Services named like Cilium's ingress Services are kept.
+    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+        let name = meta.name.clone()?;
+        if str_at(data, "/spec/type").as_deref() != Some("LoadBalancer") || !name.starts_with("cilium-ingress") {
+            return None;
+        }
+        Some(LoadBalancerView {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name,
+            ip_families: strings_at(data, "/spec/ipFamilies"),
+            addresses: data
+                .pointer("/status/loadBalancer/ingress")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i.get("ip").and_then(Value::as_str).map(str::to_string))
+                .collect(),
+        })
+    }
+
+    /// Whether the Service is IPv4 only (by its families, else by its addresses).
+    pub fn ipv4_only(&self) -> bool {
+        if !self.ip_families.is_empty() {
+            return self.ip_families.iter().all(|f| f == "IPv4");
+        }
+        !self.addresses.is_empty() && self.addresses.iter().all(|a| !a.contains(':'))
+    }
+}
+
+/// A Gateway listener that terminates TLS.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListenerView {
+    pub name: String,
+    pub hostname: Option<String>,
+    pub protocol: String,
+    /// Names of the Secrets in `tls.certificateRefs`.
+    pub secret_names: Vec<String>,
+}
+
+/// A Gateway with its TLS listeners.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GatewayView {
+    pub namespace: String,
+    pub name: String,
+    pub issuer: Option<IssuerRef>,
+    pub listeners: Vec<ListenerView>,
+    pub created: Option<DateTime<Utc>>,
+}
+
+impl GatewayView {
+    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+        let listeners = data
+            .pointer("/spec/listeners")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|l| {
+                Some(ListenerView {
+                    name: l.get("name")?.as_str()?.to_string(),
+                    hostname: l.get("hostname").and_then(Value::as_str).map(str::to_string),
+                    protocol: l.get("protocol").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    secret_names: l
+                        .pointer("/tls/certificateRefs")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter(|r| r.get("kind").and_then(Value::as_str).is_none_or(|k| k == "Secret"))
+                        .filter_map(|r| r.get("name").and_then(Value::as_str).map(str::to_string))
+                        .collect(),
+                })
+            })
+            .filter(|l: &ListenerView| !l.secret_names.is_empty())
+            .collect();
+        Some(GatewayView {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone()?,
+            issuer: requested_issuer(meta),
+            listeners,
+            created: created(meta),
+        })
+    }
+}
+
+/// A Kubernetes Event about a watched object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EventView {
+    pub namespace: String,
+    pub name: String,
+    /// Kind, namespace and name of the object the event is about.
+    pub object_kind: String,
+    pub object_name: String,
+    /// `Normal` or `Warning`.
+    pub event_type: String,
+    pub reason: String,
+    pub message: String,
+    pub count: i64,
+    pub last_seen: Option<DateTime<Utc>>,
+}
+
+/// The kinds whose Events are kept.
+pub const EVENT_KINDS: &[&str] = &["Ingress", "Certificate", "CertificateRequest", "Order", "Challenge", "Issuer", "ClusterIssuer", "Gateway"];
+
+impl EventView {
+    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+        let kind = str_at(data, "/involvedObject/kind").or_else(|| str_at(data, "/regarding/kind"))?;
+        if !EVENT_KINDS.contains(&kind.as_str()) {
+            return None;
+        }
+        let last_seen = ["/lastTimestamp", "/eventTime", "/series/lastObservedTime", "/firstTimestamp"]
+            .iter()
+            .find_map(|p| data.pointer(p).and_then(Value::as_str).and_then(parse_time))
+            .or_else(|| created(meta));
+        Some(EventView {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone()?,
+            object_kind: kind,
+            object_name: str_at(data, "/involvedObject/name").or_else(|| str_at(data, "/regarding/name")).unwrap_or_default(),
+            event_type: str_at(data, "/type").unwrap_or_else(|| "Normal".into()),
+            reason: str_at(data, "/reason").unwrap_or_default(),
+            message: str_at(data, "/message").or_else(|| str_at(data, "/note")).unwrap_or_default(),
+            count: data.pointer("/count").and_then(Value::as_i64).unwrap_or(1),
+            last_seen,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta(v: &Value) -> ObjectMeta {
+        serde_json::from_value(v["metadata"].clone()).unwrap()
+    }
+
+    #[test]
+    fn cilium_values_are_boolish() {
+        let c = CiliumConfig::project(&json!({"data": {"enforce-ingress-https": "enabled", "enable-ingress-proxy-protocol": "false"}}));
+        assert_eq!((c.enforce_https, c.proxy_protocol), (Some(true), Some(false)));
+        assert_eq!(boolish("maybe"), None);
+    }
+
+    #[test]
+    fn only_cilium_load_balancers_are_kept() {
+        let lb = json!({"metadata": {"name": "cilium-ingress", "namespace": "kube-system"}, "spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4"]}});
+        assert!(LoadBalancerView::project(&meta(&lb), &lb).unwrap().ipv4_only());
+        let other = json!({"metadata": {"name": "postgres"}, "spec": {"type": "LoadBalancer"}});
+        assert!(LoadBalancerView::project(&meta(&other), &other).is_none());
+        let dual = json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer"}, "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}, {"ip": "2001:db8::1"}]}}});
+        assert!(!LoadBalancerView::project(&meta(&dual), &dual).unwrap().ipv4_only());
+    }
+
+    #[test]
+    fn gateway_keeps_tls_listeners_only() {
+        let g = json!({"metadata": {"name": "gw", "namespace": "web", "annotations": {"cert-manager.io/cluster-issuer": "le"}},
+            "spec": {"listeners": [
+                {"name": "http", "protocol": "HTTP", "port": 80},
+                {"name": "https", "protocol": "HTTPS", "hostname": "a.example.com", "tls": {"certificateRefs": [{"name": "a-tls"}]}}
+            ]}});
+        let v = GatewayView::project(&meta(&g), &g).unwrap();
+        assert_eq!(v.listeners.len(), 1);
+        assert_eq!(v.listeners[0].secret_names, vec!["a-tls"]);
+        assert_eq!(v.issuer.unwrap().name, "le");
+    }
+
+    #[test]
+    fn events_about_other_kinds_are_dropped() {
+        let e = json!({"metadata": {"name": "e1", "namespace": "acme"}, "involvedObject": {"kind": "Pod", "name": "x"}});
+        assert!(EventView::project(&meta(&e), &e).is_none());
+        let e = json!({"metadata": {"name": "e2", "namespace": "acme"}, "involvedObject": {"kind": "Challenge", "name": "c"},
+                       "type": "Warning", "reason": "Failed", "message": "m", "count": 3, "lastTimestamp": "2026-01-01T00:00:00Z"});
+        let v = EventView::project(&meta(&e), &e).unwrap();
+        assert_eq!((v.count, v.reason.as_str()), (3, "Failed"));
+    }
+}

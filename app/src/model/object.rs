@@ -1,0 +1,153 @@
+//! Reading raw Kubernetes objects leniently: a field of the wrong type is treated as absent,
+//! never as a reason to drop the object.
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+use serde_json::Value;
+
+/// A status condition (`Ready`, `Issuing`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    pub reason: Option<String>,
+    pub message: Option<String>,
+    pub last_transition: Option<DateTime<Utc>>,
+}
+
+impl Condition {
+    pub fn is_true(&self) -> bool {
+        self.status == "True"
+    }
+}
+
+/// The controller owner of an object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Owner {
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+}
+
+/// Parses an RFC 3339 time.
+pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+}
+
+/// The time at `pointer` in `v`, if it is a valid RFC 3339 string.
+pub fn time_at(v: &Value, pointer: &str) -> Option<DateTime<Utc>> {
+    v.pointer(pointer).and_then(Value::as_str).and_then(parse_time)
+}
+
+/// The string at `pointer`, if it is one.
+pub fn str_at(v: &Value, pointer: &str) -> Option<String> {
+    v.pointer(pointer).and_then(Value::as_str).map(str::to_string)
+}
+
+/// The strings of the array at `pointer` (non-strings skipped).
+pub fn strings_at(v: &Value, pointer: &str) -> Vec<String> {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+/// The conditions at `pointer` (usually `/status/conditions`).
+pub fn conditions_at(v: &Value, pointer: &str) -> Vec<Condition> {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|c| {
+                    Some(Condition {
+                        kind: c.get("type")?.as_str()?.to_string(),
+                        status: c.get("status").and_then(Value::as_str).unwrap_or("Unknown").to_string(),
+                        reason: c.get("reason").and_then(Value::as_str).map(str::to_string),
+                        message: c.get("message").and_then(Value::as_str).map(str::to_string),
+                        last_transition: c.get("lastTransitionTime").and_then(Value::as_str).and_then(parse_time),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The condition of `kind` in a list.
+pub fn condition(list: &[Condition], kind: &str) -> Option<Condition> {
+    list.iter().find(|c| c.kind == kind).cloned()
+}
+
+/// An annotation's value.
+pub fn annotation(meta: &ObjectMeta, key: &str) -> Option<String> {
+    meta.annotations.as_ref().and_then(|a| a.get(key)).cloned()
+}
+
+/// The creation time.
+pub fn created(meta: &ObjectMeta) -> Option<DateTime<Utc>> {
+    meta.creation_timestamp
+        .as_ref()
+        .and_then(|t| DateTime::from_timestamp(t.0.as_second(), 0))
+}
+
+/// The owner reference marked `controller: true`.
+pub fn controller_owner(meta: &ObjectMeta) -> Option<Owner> {
+    meta.owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true))
+        .map(|r| Owner { kind: r.kind.clone(), name: r.name.clone(), uid: r.uid.clone() })
+}
+
+/// The field managers that own `metadata.annotations[key]`.
+pub fn annotation_managers(meta: &ObjectMeta, key: &str) -> Vec<String> {
+    let field = format!("f:{key}");
+    let mut managers: Vec<String> = meta
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|e| {
+            e.fields_v1
+                .as_ref()
+                .and_then(|f| f.0.get("f:metadata"))
+                .and_then(|m| m.get("f:annotations"))
+                .is_some_and(|a| a.get(&field).is_some())
+        })
+        .filter_map(|e| e.manager.clone())
+        .collect();
+    managers.dedup();
+    managers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn conditions_tolerate_missing_and_wrong_fields() {
+        let v = json!({"status": {"conditions": [
+            {"type": "Ready", "status": "False", "reason": "Failed", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+            {"status": "True"},
+            {"type": "Issuing", "lastTransitionTime": "not a time"}
+        ]}});
+        let c = conditions_at(&v, "/status/conditions");
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].reason.as_deref(), Some("Failed"));
+        assert_eq!(c[1].status, "Unknown");
+        assert!(c[1].last_transition.is_none());
+        assert!(conditions_at(&json!({"status": {"conditions": "x"}}), "/status/conditions").is_empty());
+    }
+
+    #[test]
+    fn managers_of_an_annotation_come_from_managed_fields() {
+        let meta: ObjectMeta = serde_json::from_value(json!({"managedFields": [
+            {"manager": "managed-resource:edit-in-place", "operation": "Apply", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:metadata": {"f:annotations": {"f:acme.cert-manager.io/http01-edit-in-place": {}}}}},
+            {"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}
+        ]})).unwrap();
+        assert_eq!(annotation_managers(&meta, "acme.cert-manager.io/http01-edit-in-place"), vec!["managed-resource:edit-in-place"]);
+    }
+}

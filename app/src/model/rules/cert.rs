@@ -1,0 +1,126 @@
+//! `cert.*`: Certificates.
+
+use chrono::Duration;
+
+use super::{at, span, About, Ctx};
+use crate::model::finding::Severity;
+use crate::model::issuer::AcmeServer;
+use crate::model::thresholds::next_retry;
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    let now = ctx.now;
+    let data = ctx.idx.data;
+    for c in data.certificates.values() {
+        let about = || About { namespace: &c.namespace, kind: "Certificate", name: &c.name };
+        let expired = c.not_after.is_some_and(|na| na <= now);
+        if let (true, Some(not_after)) = (expired, c.not_after) {
+            ctx.push(
+                "cert.expired",
+                Severity::Critical,
+                about(),
+                format!("Certificate {} expired {} ago", c.name, span(now - not_after)),
+                format!("status.notAfter is {}; clients now reject {}.", at(not_after), c.dns_names.join(", ")),
+                "Find out why renewal failed (see the issuance findings and the chain below), fix the cause, then renew the Certificate.",
+                Some(not_after),
+            );
+        }
+
+        if let (false, Some(not_after)) = (expired, c.not_after) {
+            let left = not_after - now;
+            let lifetime = c.not_before.map(|nb| not_after - nb);
+            let late_renewal = c.renewal_time.filter(|rt| now > *rt + ctx.t.renewal_grace);
+            let no_schedule = c.renewal_time.is_none() && lifetime.is_some_and(|l| left < l / 3);
+            let under_floor = ctx.t.expiry_floor.is_some_and(|f| left < f);
+            if late_renewal.is_some() || no_schedule || under_floor {
+                let severity = if left < ctx.t.expiry_critical { Severity::Critical } else { Severity::Warning };
+                let why = match (late_renewal, no_schedule) {
+                    (Some(rt), _) => format!("renewal was due at {} (status.renewalTime) and has not happened", at(rt)),
+                    (None, true) => "no renewal is scheduled (status.renewalTime is absent) and less than a third of its lifetime is left".to_string(),
+                    _ => "it is under the configured expiry floor".to_string(),
+                };
+                ctx.push(
+                    "cert.expiring",
+                    severity,
+                    about(),
+                    format!("Certificate {} expires in {}", c.name, span(left)),
+                    format!("notAfter is {}; {why}.{}", at(not_after), lifetime.map(|l| format!(" Lifetime: {}.", span(l))).unwrap_or_default()),
+                    "Check why renewal did not happen (issuance findings, the latest CertificateRequest and Order), fix it, then renew the Certificate.",
+                    late_renewal.or(Some(not_after - lifetime.map(|l| l / 3).unwrap_or(Duration::zero()))),
+                );
+            }
+        }
+
+        if !c.is_ready() && !expired {
+            let since = c.ready.as_ref().and_then(|r| r.last_transition).or(c.created);
+            let long = since.is_some_and(|s| now - s > ctx.t.not_ready_critical_after);
+            let (reason, message) = c
+                .ready
+                .as_ref()
+                .map(|r| (r.reason.clone().unwrap_or_else(|| "(no reason)".into()), r.message.clone().unwrap_or_default()))
+                .unwrap_or(("(no Ready condition yet)".into(), String::new()));
+            ctx.push(
+                "cert.not-ready",
+                if long { Severity::Critical } else { Severity::Warning },
+                about(),
+                format!("Certificate {} is not ready: {reason}", c.name),
+                format!("Ready is {} with reason {reason}: {message}", c.ready.as_ref().map(|r| r.status.as_str()).unwrap_or("absent")),
+                "Follow the chain: the current CertificateRequest, its Order and Challenges say what is blocking issuance.",
+                since,
+            );
+        }
+
+        if let Some(n) = c.failed_issuance_attempts.filter(|n| *n >= 1) {
+            let issuing = c.issuing.as_ref().map(|i| format!(" Issuing is {} ({}): {}", i.status, i.reason.as_deref().unwrap_or(""), i.message.as_deref().unwrap_or(""))).unwrap_or_default();
+            let retry = c.last_failure_time.map(|lf| next_retry(lf, n, ctx.t));
+            ctx.push(
+                "cert.issuance-failing",
+                Severity::Critical,
+                about(),
+                format!("Issuance of {} has failed {n} time(s)", c.name),
+                format!(
+                    "status.failedIssuanceAttempts is {n}, lastFailureTime {}. cert-manager retries at {} (1h·2^(n−1), at most 32h).{issuing}",
+                    c.last_failure_time.map(at).unwrap_or_else(|| "unknown".into()),
+                    retry.map(at).unwrap_or_else(|| "an unknown time".into())
+                ),
+                "Fix the cause shown by the failed CertificateRequest/Order/Challenge, then renew to retry now instead of waiting for the backoff (mind the Let's Encrypt budget).",
+                c.last_failure_time,
+            );
+        }
+
+        if ctx.idx.facts.overrides.production {
+            let issuer = c.issuer.as_ref().and_then(|r| ctx.idx.issuer(&c.namespace, r));
+            if let Some(i) = issuer.filter(|i| i.server == AcmeServer::LetsEncryptStaging) {
+                ctx.push(
+                    "cert.staging-issuer",
+                    Severity::Warning,
+                    about(),
+                    format!("Certificate {} comes from Let's Encrypt staging (untrusted)", c.name),
+                    format!("Its issuer {} {} uses {} — browsers do not trust staging certificates.", i.kind, i.name, i.acme_server_url.as_deref().unwrap_or("")),
+                    "Point the Ingress/Certificate at a production issuer (e.g. cert-manager.io/cluster-issuer: letsencrypt-prod).",
+                    None,
+                );
+            }
+        }
+    }
+
+    // Hosts of an Ingress's TLS entry that its Certificate does not cover.
+    for ing in data.ingresses.values() {
+        for t in &ing.tls {
+            let Some(c) = t.secret_name.as_deref().and_then(|s| ctx.idx.certificate_for(ing, s)) else { continue };
+            let missing: Vec<&String> = t.hosts.iter().filter(|h| !c.covers(h)).collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let missing_text = missing.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ");
+            ctx.push(
+                "cert.hosts-not-covered",
+                Severity::Warning,
+                About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name },
+                format!("{missing_text} not covered by Certificate {}", c.name),
+                format!("The TLS entry with secretName {} lists {}, but the Certificate's dnsNames are {}.", c.secret_name.as_deref().unwrap_or(""), t.hosts.join(", "), c.dns_names.join(", ")),
+                "If ingress-shim owns the Certificate it updates dnsNames itself; otherwise add the hosts to the Certificate's dnsNames (or give the host its own TLS entry and Secret).",
+                None,
+            );
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! `cluster.*`: the cluster itself.
+
+use super::{About, Ctx};
+use crate::model::cluster::{KindState, SyncState};
+use crate::model::finding::Severity;
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    let facts = ctx.idx.facts;
+    let about = || About { namespace: "", kind: "Cluster", name: &facts.name };
+    match &facts.state {
+        SyncState::Stale { since, error } => ctx.push(
+            "cluster.unreachable",
+            Severity::Critical,
+            about(),
+            format!("Cluster {} is unreachable; data shown is from {}", facts.name, super::at(*since)),
+            format!("The watch of {} failed: {error}. Pages show the state as of the last successful sync ({}).", facts.name, super::at(*since)),
+            "Check that the API server is up and reachable from Lookout, and that its credentials (kubeconfig token or service account) are still valid. Lookout retries with backoff on its own.",
+            Some(*since),
+        ),
+        SyncState::Failed { error } => ctx.push(
+            "cluster.unreachable",
+            Severity::Critical,
+            about(),
+            format!("Cluster {} could not be reached", facts.name),
+            format!("Lookout has no data for {}: {error}", facts.name),
+            "Check the cluster's kubeconfig and context in Lookout's config, that the API server is reachable from Lookout, and that the credentials are accepted.",
+            None,
+        ),
+        _ => {}
+    }
+
+    let asking = ctx.idx.data.ingresses.values().filter(|i| i.issuer.is_some()).count();
+    if matches!(facts.kind("Certificate"), Some(KindState::NotInstalled)) && asking > 0 {
+        ctx.push(
+            "cluster.cert-manager-missing",
+            Severity::Warning,
+            about(),
+            format!("cert-manager is not installed, but {asking} Ingress(es) ask for certificates"),
+            format!("The CRD certificates.cert-manager.io is not served by {}, yet {asking} Ingress(es) carry cert-manager.io/cluster-issuer or cert-manager.io/issuer. Nothing will issue their certificates.", facts.name),
+            "Install cert-manager (with its CRDs) in this cluster, or remove the issuer annotations from Ingresses that should not get certificates.",
+            None,
+        );
+    }
+
+    let proxy = facts.overrides.proxy_protocol.or(ctx.idx.data.cilium.as_ref().and_then(|c| c.proxy_protocol));
+    let lbs: Vec<_> = ctx.idx.data.load_balancers.values().collect();
+    if proxy == Some(true) && !lbs.is_empty() && lbs.iter().all(|l| l.ipv4_only()) {
+        let names: Vec<String> = lbs.iter().map(|l| format!("{}/{} ({})", l.namespace, l.name, if l.ip_families.is_empty() { l.addresses.join(", ") } else { l.ip_families.join(", ") })).collect();
+        ctx.push(
+            "cluster.ipv6-proxy-protocol",
+            Severity::Warning,
+            about(),
+            "PROXY protocol on an IPv4-only cluster: IPv6 clients may fail".to_string(),
+            format!(
+                "enable-ingress-proxy-protocol is true and the ingress load balancers are single-stack IPv4: {}. Behind a load balancer that accepts IPv6 and forwards it with PROXY protocol, Cilium's Envoy stalls IPv6 clients (cilium/cilium#42950; fixed in cilium/proxy#1944).",
+                names.join("; ")
+            ),
+            "Test an IPv6 client against an affected host. Upgrade to a Cilium release whose cilium-envoy carries cilium/proxy#1944, or turn PROXY protocol off on the load balancer and in Cilium, or make the cluster dual-stack.",
+            None,
+        );
+    }
+}

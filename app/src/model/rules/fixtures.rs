@@ -1,0 +1,256 @@
+//! Fixture builders that read like sentences:
+//! `IngressView::test("shop").in_ns("acme").with_issuer("letsencrypt").tls("shop.example.com")`.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+
+use crate::model::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
+use crate::model::cluster::{KindState, KindStatus, SyncState};
+use crate::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
+use crate::model::finding::Finding;
+use crate::model::infra::{CiliumConfig, IngressClassView, LoadBalancerView};
+use crate::model::ingress::{IngressView, IssuerRef, TlsEntry};
+use crate::model::issuer::{AcmeServer, IssuerView, LE_PRODUCTION, LE_STAGING};
+use crate::model::object::{Condition, Owner};
+use crate::model::thresholds::Thresholds;
+
+/// The fixed "now" of every rule test.
+pub fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap()
+}
+
+pub fn ago(d: Duration) -> Option<DateTime<Utc>> {
+    Some(now() - d)
+}
+
+pub fn cond(kind: &str, status: &str, reason: &str, message: &str, since: Option<DateTime<Utc>>) -> Condition {
+    Condition { kind: kind.into(), status: status.into(), reason: Some(reason.into()), message: Some(message.into()), last_transition: since }
+}
+
+impl IngressView {
+    pub fn test(name: &str) -> Self {
+        IngressView {
+            cluster: "zrh".into(),
+            namespace: "default".into(),
+            name: name.into(),
+            uid: format!("uid-ing-{name}"),
+            class: Some("cilium".into()),
+            hosts: vec![],
+            tls: vec![],
+            issuer: None,
+            edit_in_place: None,
+            edit_in_place_managers: vec![],
+            force_https: None,
+            addresses: vec!["192.0.2.1".into()],
+            created: ago(Duration::days(30)),
+        }
+    }
+    pub fn in_ns(mut self, ns: &str) -> Self {
+        self.namespace = ns.into();
+        self
+    }
+    pub fn with_issuer(mut self, name: &str) -> Self {
+        self.issuer = Some(IssuerRef { kind: "ClusterIssuer".into(), name: name.into(), group: "cert-manager.io".into() });
+        self
+    }
+    /// Adds a rule and a TLS entry for `host`, with secret `<name>-tls`.
+    pub fn tls(self, host: &str) -> Self {
+        let secret = format!("{}-tls", self.name);
+        self.tls_secret(host, &secret)
+    }
+    pub fn tls_secret(mut self, host: &str, secret: &str) -> Self {
+        self.hosts.push(host.into());
+        self.tls.push(TlsEntry { hosts: vec![host.into()], secret_name: Some(secret.into()) });
+        self
+    }
+    pub fn edit_in_place(mut self, value: &str) -> Self {
+        self.edit_in_place = Some(value.into());
+        self.edit_in_place_managers = vec!["lookout".into()];
+        self
+    }
+    pub fn class(mut self, class: &str) -> Self {
+        self.class = Some(class.into());
+        self
+    }
+    pub fn force_https(mut self, v: &str) -> Self {
+        self.force_https = Some(v.into());
+        self
+    }
+    pub fn without_address(mut self, created: Duration) -> Self {
+        self.addresses.clear();
+        self.created = ago(created);
+        self
+    }
+}
+
+impl CertificateView {
+    /// A ready Certificate of an Ingress, as ingress-shim makes it (with the override
+    /// annotation when the Ingress has edit-in-place).
+    pub fn of(ing: &IngressView) -> Self {
+        let secret = ing.tls[0].secret_name.clone().unwrap();
+        CertificateView {
+            cluster: ing.cluster.clone(),
+            namespace: ing.namespace.clone(),
+            name: secret.clone(),
+            uid: format!("uid-cert-{secret}"),
+            secret_name: Some(secret),
+            dns_names: ing.tls[0].hosts.clone(),
+            issuer: ing.issuer.clone(),
+            owner: Some(Owner { kind: "Ingress".into(), name: ing.name.clone(), uid: ing.uid.clone() }),
+            ready: Some(cond("Ready", "True", "Ready", "Certificate is up to date and has not expired", ago(Duration::days(20)))),
+            issuing: None,
+            not_before: ago(Duration::days(20)),
+            not_after: Some(now() + Duration::days(70)),
+            renewal_time: Some(now() + Duration::days(40)),
+            revision: Some(1),
+            failed_issuance_attempts: None,
+            last_failure_time: None,
+            override_ingress_name: (ing.edit_in_place.as_deref() == Some("true")).then(|| ing.name.clone()),
+            created: ago(Duration::days(20)),
+        }
+    }
+    pub fn not_ready(mut self, reason: &str, since: Duration) -> Self {
+        self.ready = Some(cond("Ready", "False", reason, "details", ago(since)));
+        self
+    }
+    pub fn expiring(mut self, not_after_in: Duration, renewal_ago: Duration) -> Self {
+        self.not_after = Some(now() + not_after_in);
+        self.renewal_time = ago(renewal_ago);
+        self.not_before = Some(now() + not_after_in - Duration::days(90));
+        self
+    }
+    pub fn failing(mut self, attempts: i64, last: Duration) -> Self {
+        self.failed_issuance_attempts = Some(attempts);
+        self.last_failure_time = ago(last);
+        self.issuing = Some(cond("Issuing", "False", "Failed", "The certificate request has failed to complete and will be retried", ago(last)));
+        self
+    }
+    pub fn without_override(mut self) -> Self {
+        self.override_ingress_name = None;
+        self
+    }
+    pub fn dns(mut self, names: &[&str]) -> Self {
+        self.dns_names = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+}
+
+/// A request (revision 2, in flight), its Order, and one Challenge for the Certificate.
+pub fn attempt(cert: &CertificateView, order_state: &str, order_reason: Option<&str>, challenge: Option<(&str, &str, Duration)>) -> (CertificateRequestView, OrderView, Option<ChallengeView>) {
+    let cr_name = format!("{}-2", cert.name);
+    let request = CertificateRequestView {
+        namespace: cert.namespace.clone(),
+        name: cr_name.clone(),
+        uid: format!("uid-cr-{cr_name}"),
+        owner: Some(Owner { kind: "Certificate".into(), name: cert.name.clone(), uid: cert.uid.clone() }),
+        revision: Some(2),
+        issuer: cert.issuer.clone(),
+        ready: Some(cond("Ready", "False", "Pending", "Waiting on certificate issuance", ago(Duration::minutes(30)))),
+        failure_time: None,
+        created: ago(Duration::minutes(30)),
+    };
+    let order_name = format!("{cr_name}-123");
+    let order = OrderView {
+        namespace: cert.namespace.clone(),
+        name: order_name.clone(),
+        uid: format!("uid-order-{order_name}"),
+        owner: Some(Owner { kind: "CertificateRequest".into(), name: cr_name, uid: request.uid.clone() }),
+        state: order_state.into(),
+        reason: order_reason.map(str::to_string),
+        dns_names: cert.dns_names.clone(),
+        failure_time: None,
+        created: ago(Duration::minutes(30)),
+    };
+    let challenge = challenge.map(|(state, reason, age)| ChallengeView {
+        namespace: cert.namespace.clone(),
+        name: format!("{order_name}-456"),
+        uid: "uid-ch".into(),
+        owner: Some(Owner { kind: "Order".into(), name: order_name.clone(), uid: order.uid.clone() }),
+        dns_name: cert.dns_names.first().cloned().unwrap_or_default(),
+        challenge_type: "HTTP-01".into(),
+        state: state.into(),
+        reason: (!reason.is_empty()).then(|| reason.to_string()),
+        presented: true,
+        processing: state == "pending",
+        created: ago(age),
+    });
+    (request, order, challenge)
+}
+
+pub fn cluster_issuer(name: &str, server: &str, ready: bool) -> IssuerView {
+    IssuerView {
+        kind: "ClusterIssuer".into(),
+        namespace: None,
+        name: name.into(),
+        acme_server_url: Some(server.into()),
+        server: AcmeServer::classify(Some(server)),
+        ready: Some(if ready { cond("Ready", "True", "ACMEAccountRegistered", "The ACME account was registered", ago(Duration::days(90))) } else { cond("Ready", "False", "ErrRegisterACMEAccount", "Failed to register ACME account: 400 urn:ietf:params:acme:error:invalidContact", ago(Duration::hours(2))) }),
+    }
+}
+
+/// A cluster under test: everything watched and synced, Cilium with HTTPS enforcement,
+/// ClusterIssuers `letsencrypt-prod` and `letsencrypt-staging`.
+pub struct World {
+    pub facts: ClusterFacts,
+    pub data: ClusterData,
+}
+
+fn key(ns: &str, name: &str) -> (String, String) {
+    (ns.to_string(), name.to_string())
+}
+
+impl World {
+    pub fn new() -> Self {
+        let kinds = ["Ingress", "IngressClass", "Service", "ConfigMap", "Event", "Certificate", "CertificateRequest", "Order", "Challenge", "Issuer", "ClusterIssuer", "Gateway"]
+            .iter()
+            .map(|k| KindStatus { kind: k.to_string(), state: KindState::Synced, objects: 0 })
+            .collect();
+        let mut data = ClusterData::default();
+        data.ingress_classes.insert(key("", "cilium"), Arc::new(IngressClassView { name: "cilium".into(), controller: Some("cilium.io/ingress-controller".into()), is_default: true }));
+        data.cilium = Some(CiliumConfig { present: true, enforce_https: Some(true), proxy_protocol: Some(false) });
+        for (n, url) in [("letsencrypt-prod", LE_PRODUCTION), ("letsencrypt-staging", LE_STAGING)] {
+            data.cluster_issuers.insert(key("", n), Arc::new(cluster_issuer(n, url, true)));
+        }
+        World { facts: ClusterFacts { name: "zrh".into(), state: SyncState::Synced, kinds, overrides: ClusterOverrides::default() }, data }
+    }
+    pub fn ingress(mut self, i: IngressView) -> Self {
+        self.data.ingresses.insert(key(&i.namespace, &i.name), Arc::new(i));
+        self
+    }
+    pub fn certificate(mut self, c: CertificateView) -> Self {
+        self.data.certificates.insert(key(&c.namespace, &c.name), Arc::new(c));
+        self
+    }
+    pub fn attempt(mut self, a: (CertificateRequestView, OrderView, Option<ChallengeView>)) -> Self {
+        let (r, o, c) = a;
+        self.data.requests.insert(key(&r.namespace, &r.name), Arc::new(r));
+        self.data.orders.insert(key(&o.namespace, &o.name), Arc::new(o));
+        if let Some(c) = c {
+            self.data.challenges.insert(key(&c.namespace, &c.name), Arc::new(c));
+        }
+        self
+    }
+    pub fn issuer(mut self, i: IssuerView) -> Self {
+        self.data.cluster_issuers.insert(key("", &i.name), Arc::new(i));
+        self
+    }
+    pub fn load_balancer(mut self, families: &[&str]) -> Self {
+        let lb = LoadBalancerView { namespace: "kube-system".into(), name: "cilium-ingress".into(), ip_families: families.iter().map(|s| s.to_string()).collect(), addresses: vec!["192.0.2.1".into()] };
+        self.data.load_balancers.insert(key("kube-system", "cilium-ingress"), Arc::new(lb));
+        self
+    }
+    pub fn kind_state(mut self, kind: &str, state: KindState) -> Self {
+        for k in self.facts.kinds.iter_mut().filter(|k| k.kind == kind) {
+            k.state = state.clone();
+        }
+        self
+    }
+    pub fn findings(&self) -> Vec<Finding> {
+        super::evaluate(&self.facts, &self.data, now(), &Thresholds::default())
+    }
+    /// The findings of one rule, as (severity, kind, name).
+    pub fn fired(&self, rule: &str) -> Vec<(String, String, String)> {
+        self.findings().into_iter().filter(|f| f.rule == rule).map(|f| (f.severity.label().to_string(), f.kind, f.name)).collect()
+    }
+}

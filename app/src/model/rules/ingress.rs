@@ -1,0 +1,174 @@
+//! `ingress.*`: the Ingresses themselves.
+
+use std::collections::BTreeMap;
+
+use super::acme::challenge_failing;
+use super::{span, About, Ctx};
+use crate::model::chain::AnnotationStatus;
+use crate::model::finding::Severity;
+use crate::model::ingress::EDIT_IN_PLACE;
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    let now = ctx.now;
+    let data = ctx.idx.data;
+    let facts = ctx.idx.facts;
+    for ing in data.ingresses.values() {
+        let about = || About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name };
+        let controller = ctx.idx.controller_of(ing);
+        let https = match controller.enforce_https {
+            Some(true) => format!("HTTPS enforcement is on ({})", controller.enforce_https_source),
+            Some(false) => format!("HTTPS enforcement is off ({})", controller.enforce_https_source),
+            None => format!("HTTPS enforcement is {}", controller.enforce_https_source),
+        };
+        match ctx.idx.annotation_status(ing) {
+            AnnotationStatus::Missing => {
+                let failing: Vec<String> = ctx
+                    .idx
+                    .certificates_of(ing)
+                    .into_iter()
+                    .flat_map(|c| ctx.idx.challenges_under(c))
+                    .filter(|ch| challenge_failing(ch, now, ctx.t))
+                    .map(|ch| format!("{} ({})", ch.dns_name, ch.reason.as_deref().unwrap_or(&ch.state)))
+                    .collect();
+                let issuer = ing.issuer.as_ref().map(|r| format!("{} {}", r.kind, r.name)).unwrap_or_default();
+                let message = if failing.is_empty() {
+                    format!("The Ingress asks {issuer} for a certificate but lacks {EDIT_IN_PLACE}: \"true\"; {https}. HTTP-01 challenges then go through a separate solver Ingress, which Cilium's HTTPS redirect and per-host merging break.")
+                } else {
+                    format!("The Ingress asks {issuer} for a certificate but lacks {EDIT_IN_PLACE}: \"true\"; {https}. Its challenges are failing now: {}.", failing.join("; "))
+                };
+                ctx.push(
+                    "ingress.edit-in-place-missing",
+                    if failing.is_empty() { Severity::Warning } else { Severity::Critical },
+                    about(),
+                    format!("Ingress {} lacks the edit-in-place annotation", ing.name),
+                    message,
+                    "Add the annotation with Lookout's fix (server-side apply, field manager lookout); it also puts acme.cert-manager.io/http01-override-ingress-name on an existing Certificate, which the annotation alone does not.",
+                    ing.created,
+                );
+            }
+            AnnotationStatus::Invalid { value } => ctx.push(
+                "ingress.edit-in-place-invalid",
+                Severity::Warning,
+                about(),
+                format!("{EDIT_IN_PLACE} is {value:?}, not \"true\""),
+                format!("cert-manager enables edit-in-place only for the exact string \"true\"; {value:?} counts as false."),
+                "Set the annotation to \"true\" (quoted) or remove it.",
+                None,
+            ),
+            AnnotationStatus::SetNotEffective { certificates, managers } => ctx.push(
+                "ingress.edit-in-place-not-effective",
+                Severity::Warning,
+                about(),
+                format!("Edit-in-place is set but Certificate {} was created without it", certificates.join(", ")),
+                format!(
+                    "The annotation is \"true\"{}, but Certificate(s) {} lack acme.cert-manager.io/http01-override-ingress-name. ingress-shim adds it only when it creates a Certificate, so the next challenge still uses a separate solver Ingress.",
+                    if managers.is_empty() { String::new() } else { format!(" (owned by {})", managers.join(", ")) },
+                    certificates.join(", ")
+                ),
+                "Apply Lookout's fix, which adds the override annotations to the Certificate; or delete the Certificate so ingress-shim recreates it with them.",
+                None,
+            ),
+            AnnotationStatus::NotRequested | AnnotationStatus::Set { .. } => {}
+        }
+
+        if ing.addresses.is_empty() && ing.created.is_some_and(|c| now - c > ctx.t.no_address_after) {
+            ctx.push(
+                "ingress.no-address",
+                Severity::Warning,
+                about(),
+                format!("Ingress {} has no load-balancer address", ing.name),
+                format!("status.loadBalancer.ingress is empty {} after creation (class {}).", ing.created.map(|c| span(now - c)).unwrap_or_default(), controller.class.as_deref().unwrap_or("none")),
+                "Check that the ingress controller handles this class and that its LoadBalancer Service got an address (LB IPAM pool, cloud quota).",
+                ing.created,
+            );
+        }
+
+        if let Some(class) = &ing.class {
+            if facts.synced("IngressClass") && !data.ingress_classes.contains_key(&(String::new(), class.clone())) {
+                ctx.push(
+                    "ingress.unknown-class",
+                    Severity::Warning,
+                    about(),
+                    format!("Ingress class {class:?} does not exist"),
+                    format!("The Ingress names class {class:?}; the cluster has IngressClasses {}.", data.ingress_classes.values().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")),
+                    "Fix spec.ingressClassName (or the kubernetes.io/ingress.class annotation); no controller serves this Ingress.",
+                    None,
+                );
+            }
+        }
+
+        if facts.synced("Certificate") {
+            for t in &ing.tls {
+                let Some(secret) = &t.secret_name else { continue };
+                if ctx.idx.certificates_writing(&ing.namespace, secret).is_empty() && ing.issuer.is_none() {
+                    ctx.push(
+                        "ingress.unmanaged-tls",
+                        Severity::Info,
+                        about(),
+                        format!("TLS Secret {secret} is not managed by cert-manager"),
+                        format!("No Certificate in {} writes Secret {secret}; its expiry is unknown to cert-manager and to Lookout.", ing.namespace),
+                        "Nothing to do if the Secret is managed elsewhere; otherwise add a cert-manager issuer annotation so a Certificate manages it.",
+                        None,
+                    );
+                }
+            }
+        }
+    }
+    shared_secrets(ctx);
+    shared_hosts(ctx);
+}
+
+/// `ingress.shared-secret`: two TLS entries in one namespace with the same secretName.
+fn shared_secrets(ctx: &mut Ctx<'_>) {
+    let mut by_secret: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for ing in ctx.idx.data.ingresses.values() {
+        for t in &ing.tls {
+            if let Some(s) = &t.secret_name {
+                by_secret.entry((ing.namespace.clone(), s.clone())).or_default().push(ing.name.clone());
+            }
+        }
+    }
+    for ((ns, secret), users) in by_secret.into_iter().filter(|(_, u)| u.len() > 1) {
+        let mut names = users.clone();
+        names.dedup();
+        for name in &names {
+            ctx.push(
+                "ingress.shared-secret",
+                Severity::Warning,
+                About { namespace: &ns, kind: "Ingress", name },
+                format!("TLS Secret {secret} is shared by {} TLS entries", users.len()),
+                format!("In namespace {ns}, the TLS entries of {} all use secretName {secret}. ingress-shim refuses duplicate secretNames in one Ingress, and Certificates sharing one Secret fight over it (Ready reason IncorrectCertificate).", users.join(", ")),
+                "Give each TLS entry its own secretName (one Certificate per Secret).",
+                None,
+            );
+        }
+    }
+}
+
+/// `ingress.shared-host-https-redirect`: several Ingresses on one host with HTTPS enforced.
+fn shared_hosts(ctx: &mut Ctx<'_>) {
+    let mut by_host: BTreeMap<String, Vec<(String, String, Option<bool>)>> = BTreeMap::new();
+    for ing in ctx.idx.data.ingresses.values() {
+        let enforce = ctx.idx.controller_of(ing).enforce_https;
+        for h in ing.all_hosts() {
+            by_host.entry(h.to_ascii_lowercase()).or_default().push((ing.namespace.clone(), ing.name.clone(), enforce));
+        }
+    }
+    for (host, ings) in by_host {
+        if ings.len() < 2 || !ings.iter().any(|(_, _, e)| *e == Some(true)) {
+            continue;
+        }
+        let list: Vec<String> = ings.iter().map(|(ns, n, _)| format!("{ns}/{n}")).collect();
+        for (ns, name, _) in &ings {
+            ctx.push(
+                "ingress.shared-host-https-redirect",
+                Severity::Warning,
+                About { namespace: ns, kind: "Ingress", name },
+                format!("{} Ingresses serve {host} with HTTPS enforced", ings.len()),
+                format!("{host} is served by {}. Cilium merges them into one virtual host, so one Ingress's HTTPS redirect applies to all of them — including cert-manager's /.well-known/acme-challenge path on a solver Ingress (cilium/cilium#35347).", list.join(", ")),
+                "Use acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress that owns the certificate, or serve the host from one Ingress.",
+                None,
+            );
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! `issuer.*`: references to Issuers and ClusterIssuers.
+
+use std::collections::BTreeMap;
+
+use super::{About, Ctx};
+use crate::model::finding::Severity;
+use crate::model::ingress::IssuerRef;
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    let facts = ctx.idx.facts;
+    if !(facts.synced("Issuer") && facts.synced("ClusterIssuer")) {
+        return;
+    }
+    let data = ctx.idx.data;
+    // Every referenced issuer, with who references it.
+    let mut referenced: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
+    let key = |ns: &str, r: &IssuerRef| (r.kind.clone(), if r.kind == "ClusterIssuer" { String::new() } else { ns.to_string() }, r.name.clone());
+
+    for ing in data.ingresses.values() {
+        let Some(r) = ing.issuer.as_ref().filter(|r| r.is_cert_manager()) else { continue };
+        referenced.entry(key(&ing.namespace, r)).or_default().push(format!("Ingress {}/{}", ing.namespace, ing.name));
+        if ctx.idx.issuer(&ing.namespace, r).is_none() {
+            ctx.push(
+                "issuer.missing",
+                Severity::Critical,
+                About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name },
+                format!("{} {} does not exist", r.kind, r.name),
+                format!("The Ingress asks for {} {:?}{}, which does not exist in {}; no certificate can be issued.", r.kind, r.name, if r.kind == "Issuer" { format!(" in namespace {}", ing.namespace) } else { String::new() }, facts.name),
+                "Fix the issuer annotation (cert-manager.io/cluster-issuer or cert-manager.io/issuer) or create the issuer.",
+                None,
+            );
+        }
+    }
+    for c in data.certificates.values() {
+        let Some(r) = c.issuer.as_ref().filter(|r| r.is_cert_manager()) else { continue };
+        referenced.entry(key(&c.namespace, r)).or_default().push(format!("Certificate {}/{}", c.namespace, c.name));
+        let reported_on_ingress = ctx.idx.ingress_of(c).is_some_and(|i| i.issuer.as_ref() == Some(r));
+        if ctx.idx.issuer(&c.namespace, r).is_none() && !reported_on_ingress {
+            ctx.push(
+                "issuer.missing",
+                Severity::Critical,
+                About { namespace: &c.namespace, kind: "Certificate", name: &c.name },
+                format!("{} {} does not exist", r.kind, r.name),
+                format!("spec.issuerRef names {} {:?}, which does not exist in {}.", r.kind, r.name, facts.name),
+                "Fix spec.issuerRef or create the issuer.",
+                None,
+            );
+        }
+    }
+
+    for ((kind, ns, name), users) in referenced {
+        let r = IssuerRef { kind: kind.clone(), name: name.clone(), group: "cert-manager.io".into() };
+        let Some(issuer) = ctx.idx.issuer(&ns, &r) else { continue };
+        if issuer.is_ready() {
+            continue;
+        }
+        let (status, reason, message) = issuer
+            .ready
+            .as_ref()
+            .map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default(), c.message.clone().unwrap_or_default()))
+            .unwrap_or(("absent".into(), String::new(), String::new()));
+        ctx.push(
+            "issuer.not-ready",
+            Severity::Critical,
+            About { namespace: &ns, kind: &kind, name: &name },
+            format!("{kind} {name} is not ready; {} object(s) depend on it", users.len()),
+            format!("Ready is {status} ({reason}): {message}. Used by: {}.", users.join(", ")),
+            "Check the issuer's ACME account registration (server URL, email, account key Secret) and its events; issuance through it cannot succeed until it is Ready.",
+            issuer.ready.as_ref().and_then(|c| c.last_transition),
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! The health rules of DESIGN.md §5 (except the two that need history). Each rule reads the
+//! correlated cluster state and emits findings with evidence and a remediation.
+
+mod acme;
+mod cert;
+mod cluster;
+mod ingress;
+mod issuer;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use super::chain::Index;
+use super::data::{ClusterData, ClusterFacts};
+use super::finding::{sort_by_urgency, Finding, Severity};
+use super::thresholds::Thresholds;
+
+/// What a rule needs, and where it puts its findings.
+pub(crate) struct Ctx<'a> {
+    pub idx: Index<'a>,
+    pub now: DateTime<Utc>,
+    pub t: &'a Thresholds,
+    pub out: Vec<Finding>,
+}
+
+/// The object a finding is about.
+pub(crate) struct About<'s> {
+    pub namespace: &'s str,
+    pub kind: &'s str,
+    pub name: &'s str,
+}
+
+impl Ctx<'_> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(&mut self, rule: &'static str, severity: Severity, about: About<'_>, title: String, message: String, remediation: &str, since: Option<DateTime<Utc>>) {
+        self.out.push(Finding {
+            rule,
+            severity,
+            cluster: self.idx.facts.name.clone(),
+            namespace: about.namespace.to_string(),
+            kind: about.kind.to_string(),
+            name: about.name.to_string(),
+            title,
+            message,
+            remediation: remediation.to_string(),
+            since,
+        });
+    }
+}
+
+/// A time as evidence: RFC 3339 UTC.
+pub(crate) fn at(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// A duration as evidence: `3d 4h`, `2h 5m`, `45m`.
+pub(crate) fn span(d: chrono::Duration) -> String {
+    let mins = d.num_minutes().abs();
+    let (days, hours, m) = (mins / 1440, (mins % 1440) / 60, mins % 60);
+    match (days, hours) {
+        (0, 0) => format!("{m}m"),
+        (0, h) => format!("{h}h {m}m"),
+        (d, h) => format!("{d}d {h}h"),
+    }
+}
+
+/// Evaluates every rule on one cluster; findings sorted by urgency.
+pub fn evaluate(facts: &ClusterFacts, data: &ClusterData, now: DateTime<Utc>, t: &Thresholds) -> Vec<Finding> {
+    let mut ctx = Ctx { idx: Index::new(facts, data), now, t, out: Vec::new() };
+    cluster::check(&mut ctx);
+    cert::check(&mut ctx);
+    acme::check(&mut ctx);
+    issuer::check(&mut ctx);
+    ingress::check(&mut ctx);
+    sort_by_urgency(&mut ctx.out);
+    ctx.out
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,23 @@
-//! The traits the server implements for the pages and the JSON API. Every read takes the
-//! caller's [`Scope`]: there is no unscoped query.
+//! The traits the server implements for the pages and the JSON API, and the view types they
+//! return. Every read takes the caller's [`Scope`]: there is no unscoped query.
 
-use crate::model::{ClusterView, IngressView, ObjectKey, Page, Scope};
+use serde::Serialize;
+
+use crate::model::certificate::CertificateView;
+use crate::model::chain::{AnnotationStatus, CertificateChain, ControllerInfo, TlsChain};
+use crate::model::infra::EventView;
+use crate::model::issuer::AcmeServer;
+use crate::model::{ClusterView, Finding, IngressView, ObjectKey, Page, Scope, Severity};
+
+/// Filters of `/api/v1/findings` and the triage board.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FindingQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    pub severity: Option<Severity>,
+    /// A rule id.
+    pub rule: Option<String>,
+}
 
 /// Filters of the Ingress list (`/ingresses`, `/api/v1/ingresses`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -10,17 +26,92 @@ pub struct IngressQuery {
     pub namespace: Option<String>,
     /// Free text: name, namespace or host contains it.
     pub q: Option<String>,
+    /// An annotation status: `not-requested`, `set`, `set-not-effective`, `missing`, `invalid`.
+    pub status: Option<String>,
     /// 1-based.
     pub page: usize,
     pub per_page: usize,
+}
+
+/// Filters of the Certificate list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CertificateQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    /// Name, namespace or a dnsName contains it.
+    pub q: Option<String>,
+    /// `ready`, `not-ready`, `expired` or `failing`.
+    pub status: Option<String>,
+    pub page: usize,
+    pub per_page: usize,
+}
+
+/// The annotation statuses `status=` accepts.
+pub const INGRESS_STATUSES: &[&str] = &[
+    "not-requested",
+    "set",
+    "set-not-effective",
+    "missing",
+    "invalid",
+];
+/// The certificate statuses `status=` accepts.
+pub const CERTIFICATE_STATUSES: &[&str] = &["ready", "not-ready", "expired", "failing"];
+
+/// A row of the Ingress list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IngressRow {
+    #[serde(flatten)]
+    pub ingress: IngressView,
+    pub annotation: AnnotationStatus,
+    /// The most severe finding on this Ingress or its chain, if any.
+    pub worst: Option<Severity>,
+    pub findings: usize,
+}
+
+/// The chain view of one Ingress.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IngressDetail {
+    pub ingress: IngressView,
+    pub annotation: AnnotationStatus,
+    pub controller: ControllerInfo,
+    /// One entry per `spec.tls` entry, with the Certificate and its attempts.
+    pub tls: Vec<TlsChain>,
+    /// Findings on the Ingress and every object of its chain.
+    pub findings: Vec<Finding>,
+    pub events: Vec<EventView>,
+}
+
+/// A row of the Certificate list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CertificateRow {
+    #[serde(flatten)]
+    pub certificate: CertificateView,
+    pub server: AcmeServer,
+    /// The owning Ingress, if ingress-shim made it.
+    pub ingress: Option<String>,
+    pub worst: Option<Severity>,
+}
+
+/// The chain view of one Certificate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CertificateDetail {
+    #[serde(flatten)]
+    pub chain: CertificateChain,
+    pub ingress: Option<String>,
+    pub findings: Vec<Finding>,
+    pub events: Vec<EventView>,
 }
 
 /// Reads the cached state of the fleet.
 pub trait FleetReader: Send + Sync {
     /// The clusters the scope can see, in configuration order.
     fn clusters(&self, scope: &Scope) -> Vec<ClusterView>;
+    /// Findings across the visible fleet, most urgent first.
+    fn findings(&self, scope: &Scope, query: &FindingQuery) -> Vec<Finding>;
     /// Ingresses sorted by cluster, namespace, name.
-    fn ingresses(&self, scope: &Scope, query: &IngressQuery) -> Page<IngressView>;
-    /// One Ingress; None when it does not exist or is outside the scope (indistinguishable).
-    fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressView>;
+    fn ingresses(&self, scope: &Scope, query: &IngressQuery) -> Page<IngressRow>;
+    /// One Ingress with its chain; None when it does not exist or is outside the scope.
+    fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail>;
+    fn certificates(&self, scope: &Scope, query: &CertificateQuery) -> Page<CertificateRow>;
+    fn certificate(&self, scope: &Scope, key: &ObjectKey) -> Option<CertificateDetail>;
 }

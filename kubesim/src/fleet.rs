@@ -40,9 +40,17 @@ impl FleetOptions {
 pub struct RunningCluster {
     pub cluster: Arc<Cluster>,
     pub addr: SocketAddr,
+    /// Stops this cluster's server alone.
+    stop: CancellationToken,
 }
 
 impl RunningCluster {
+    /// Fault injection: the API server goes away (its port closes, open watches end).
+    pub fn stop(&self) {
+        self.stop.cancel();
+        self.cluster.expire_watches();
+    }
+
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
@@ -75,7 +83,8 @@ impl Fleet {
             let listener = TcpListener::bind((opts.bind, port)).await?;
             let addr = listener.local_addr()?;
             let app = crate::api::router(cluster.clone());
-            let token = shutdown.clone();
+            let token = shutdown.child_token();
+            let stop = token.clone();
             tokio::spawn(async move {
                 let served = axum::serve(listener, app)
                     .with_graceful_shutdown(token.cancelled_owned())
@@ -85,7 +94,11 @@ impl Fleet {
                 }
             });
             tracing::info!(cluster = %name, %addr, "kubesim cluster listening");
-            clusters.push(RunningCluster { cluster, addr });
+            clusters.push(RunningCluster {
+                cluster,
+                addr,
+                stop,
+            });
         }
         Ok(Fleet { clusters })
     }

@@ -7,7 +7,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::clusters::{ClusterSource, Registry};
+use crate::clusters::{ClusterSource, Registry, WatchSettings};
 use crate::http::{self, AppState};
 use crate::store::{sync_events, Db};
 
@@ -19,6 +19,7 @@ pub struct Parts {
     pub listener: TcpListener,
     pub db: Db,
     pub clusters: Vec<ClusterSource>,
+    pub settings: WatchSettings,
     /// Shown on every page.
     pub banner: Option<String>,
 }
@@ -30,6 +31,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         listener,
         db,
         clusters,
+        settings,
         banner,
     } = parts;
     let (events_tx, events_rx) = mpsc::channel(1024);
@@ -38,7 +40,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         events_rx,
         shutdown.clone(),
     ));
-    let registry = Registry::start(clusters, events_tx, shutdown.clone());
+    let registry = Registry::start(clusters, settings, events_tx, shutdown.clone());
     let router = http::router(AppState {
         registry: registry.clone(),
         banner,

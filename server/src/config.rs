@@ -5,6 +5,8 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use lookout_app::model::data::ClusterOverrides;
+use lookout_app::model::thresholds::{parse_duration, Thresholds};
 use serde::Deserialize;
 
 /// Everything `lookout serve` needs.
@@ -26,6 +28,35 @@ pub struct Config {
     pub auth: AuthConfig,
     #[serde(default)]
     pub access: Vec<AccessRule>,
+    /// Thresholds of the health rules.
+    #[serde(default)]
+    pub rules: RulesConfig,
+    /// How the watchers behave.
+    #[serde(default)]
+    pub watch: WatchConfig,
+}
+
+/// `[rules]`: thresholds as durations like `90s`, `15m`, `1h`, `7d`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RulesConfig {
+    pub not_ready_critical_after: Option<String>,
+    pub challenge_failing_after: Option<String>,
+    pub challenge_stuck_after: Option<String>,
+    pub no_address_after: Option<String>,
+    pub expiry_critical: Option<String>,
+    pub expiry_floor: Option<String>,
+    pub renewal_grace: Option<String>,
+    pub backoff_min: Option<String>,
+    pub backoff_max: Option<String>,
+}
+
+/// `[watch]`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct WatchConfig {
+    /// How often a kind whose CRD is absent is looked for again (default `5m`).
+    pub crd_recheck_interval: Option<String>,
 }
 
 /// One cluster to watch.
@@ -41,6 +72,41 @@ pub struct ClusterConfig {
     /// Use the pod's service account instead of a kubeconfig.
     #[serde(default)]
     pub in_cluster: bool,
+    /// Overrides Cilium's `enforce-ingress-https` read from the cluster.
+    pub enforce_https: Option<bool>,
+    /// Overrides Cilium's `enable-ingress-proxy-protocol` read from the cluster.
+    pub proxy_protocol: Option<bool>,
+    /// Production clusters get `cert.staging-issuer` findings (default true).
+    #[serde(default = "yes")]
+    pub production: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl ClusterConfig {
+    /// A cluster reached through a kubeconfig context, with default settings.
+    pub fn from_kubeconfig(name: &str, kubeconfig: &Path, context: &str) -> Self {
+        ClusterConfig {
+            name: name.to_string(),
+            kubeconfig: Some(kubeconfig.to_path_buf()),
+            context: Some(context.to_string()),
+            in_cluster: false,
+            enforce_https: None,
+            proxy_protocol: None,
+            production: true,
+        }
+    }
+
+    /// The per-cluster overrides the rules use.
+    pub fn overrides(&self) -> ClusterOverrides {
+        ClusterOverrides {
+            enforce_https: self.enforce_https,
+            proxy_protocol: self.proxy_protocol,
+            production: self.production,
+        }
+    }
 }
 
 /// How callers are identified.
@@ -116,6 +182,8 @@ impl Default for Config {
             clusters: Vec::new(),
             auth: AuthConfig::default(),
             access: Vec::new(),
+            rules: RulesConfig::default(),
+            watch: WatchConfig::default(),
         }
     }
 }
@@ -164,8 +232,30 @@ const TOP_KEYS: &[&str] = &[
     "clusters",
     "auth",
     "access",
+    "rules",
+    "watch",
 ];
-const CLUSTER_KEYS: &[&str] = &["name", "kubeconfig", "context", "in_cluster"];
+const CLUSTER_KEYS: &[&str] = &[
+    "name",
+    "kubeconfig",
+    "context",
+    "in_cluster",
+    "enforce_https",
+    "proxy_protocol",
+    "production",
+];
+const RULES_KEYS: &[&str] = &[
+    "not_ready_critical_after",
+    "challenge_failing_after",
+    "challenge_stuck_after",
+    "no_address_after",
+    "expiry_critical",
+    "expiry_floor",
+    "renewal_grace",
+    "backoff_min",
+    "backoff_max",
+];
+const WATCH_KEYS: &[&str] = &["crd_recheck_interval"];
 const AUTH_KEYS: &[&str] = &[
     "mode",
     "trusted_proxies",
@@ -211,8 +301,14 @@ fn check_unknown(doc: &toml::Table, out: &mut Vec<Problem>) {
     for (i, t) in tables("access").iter().enumerate() {
         unknown_keys(t, ACCESS_KEYS, &format!("access[{i}]."), out);
     }
-    if let Some(toml::Value::Table(auth)) = doc.get("auth") {
-        unknown_keys(auth, AUTH_KEYS, "auth.", out);
+    for (table, keys) in [
+        ("auth", AUTH_KEYS),
+        ("rules", RULES_KEYS),
+        ("watch", WATCH_KEYS),
+    ] {
+        if let Some(toml::Value::Table(t)) = doc.get(table) {
+            unknown_keys(t, keys, &format!("{table}."), out);
+        }
     }
 }
 
@@ -363,10 +459,86 @@ impl Config {
                 ));
             }
         }
+        if let Err(p) = self.thresholds() {
+            out.extend(p.0);
+        }
+        if let Err(p) = self.crd_recheck_interval() {
+            out.extend(p.0);
+        }
         if out.is_empty() {
             Ok(())
         } else {
             Err(Problems(out))
+        }
+    }
+
+    /// The rule thresholds, defaults filled in.
+    pub fn thresholds(&self) -> Result<Thresholds, Problems> {
+        let mut t = Thresholds::default();
+        let mut out = Vec::new();
+        let r = &self.rules;
+        let mut set = |key: &str, value: &Option<String>, slot: &mut chrono::Duration| {
+            if let Some(v) = value {
+                match parse_duration(v) {
+                    Ok(d) => *slot = d,
+                    Err(e) => out.push(problem(format!("rules.{key}"), e)),
+                }
+            }
+        };
+        set(
+            "not_ready_critical_after",
+            &r.not_ready_critical_after,
+            &mut t.not_ready_critical_after,
+        );
+        set(
+            "challenge_failing_after",
+            &r.challenge_failing_after,
+            &mut t.challenge_failing_after,
+        );
+        set(
+            "challenge_stuck_after",
+            &r.challenge_stuck_after,
+            &mut t.challenge_stuck_after,
+        );
+        set(
+            "no_address_after",
+            &r.no_address_after,
+            &mut t.no_address_after,
+        );
+        set(
+            "expiry_critical",
+            &r.expiry_critical,
+            &mut t.expiry_critical,
+        );
+        set("renewal_grace", &r.renewal_grace, &mut t.renewal_grace);
+        set("backoff_min", &r.backoff_min, &mut t.backoff_min);
+        set("backoff_max", &r.backoff_max, &mut t.backoff_max);
+        let mut floor = chrono::Duration::zero();
+        set("expiry_floor", &r.expiry_floor, &mut floor);
+        if r.expiry_floor.is_some() && floor > chrono::Duration::zero() {
+            t.expiry_floor = Some(floor);
+        }
+        if out.is_empty() {
+            Ok(t)
+        } else {
+            Err(Problems(out))
+        }
+    }
+
+    /// `watch.crd_recheck_interval`, default 5 minutes.
+    pub fn crd_recheck_interval(&self) -> Result<std::time::Duration, Problems> {
+        match &self.watch.crd_recheck_interval {
+            None => Ok(std::time::Duration::from_secs(300)),
+            Some(v) => parse_duration(v)
+                .ok()
+                .and_then(|d| d.to_std().ok())
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    Problems(vec![problem(
+                        "watch.crd_recheck_interval",
+                        format!("{v:?} is not a positive duration like 30s or 5m"),
+                    )])
+                }),
         }
     }
 
@@ -467,6 +639,8 @@ namespaces = ["*"]
 "#;
         let c = Config::parse(text, &[]).unwrap();
         assert_eq!(c.clusters[0].name, "zrh-prod");
+        assert!(c.clusters[0].production);
+        assert_eq!(c.thresholds().unwrap(), Thresholds::default());
         assert_eq!(c.auth.mode, "proxy");
         assert_eq!(c.access[0].role, "operator");
     }
@@ -512,6 +686,22 @@ namespaces = ["*"]
         assert!(c.read_only);
         let err = Config::parse("", &env(&[("LOOKOUT_LISTN", "x")])).unwrap_err();
         assert_eq!(err.0[0].key, "LOOKOUT_LISTN");
+    }
+
+    #[test]
+    fn rule_thresholds_and_watch_settings_are_durations() {
+        let c = Config::parse("[rules]\nchallenge_stuck_after = \"30m\"\nexpiry_floor = \"10d\"\n[watch]\ncrd_recheck_interval = \"30s\"\n", &[]).unwrap();
+        let t = c.thresholds().unwrap();
+        assert_eq!(t.challenge_stuck_after, chrono::Duration::minutes(30));
+        assert_eq!(t.expiry_floor, Some(chrono::Duration::days(10)));
+        assert_eq!(
+            c.crd_recheck_interval().unwrap(),
+            std::time::Duration::from_secs(30)
+        );
+        let err = Config::parse("[rules]\nbackoff_min = \"soon\"\nbogus = 1\n", &[]).unwrap_err();
+        assert_eq!(err.0[0].key, "rules.bogus");
+        let err = Config::parse("[rules]\nbackoff_min = \"soon\"\n", &[]).unwrap_err();
+        assert_eq!(err.0[0].key, "rules.backoff_min");
     }
 
     #[test]

@@ -229,10 +229,8 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
     let configs: Vec<ClusterConfig> = CLUSTERS
         .iter()
         .map(|name| ClusterConfig {
-            name: name.to_string(),
-            kubeconfig: Some(kubeconfig.clone()),
-            context: Some(name.to_string()),
-            in_cluster: false,
+            production: *name != "lab-dev",
+            ..ClusterConfig::from_kubeconfig(name, &kubeconfig, name)
         })
         .collect();
     let sources = clusters::connect(&configs).await;
@@ -259,11 +257,13 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
     let banner = Some(
         "Demo: a simulated fleet, sign-in off. Nothing here touches a real cluster.".to_string(),
     );
+    let settings = clusters::WatchSettings::default();
     let result = app::run(
         app::Parts {
             listener,
             db,
             clusters: sources,
+            settings,
             banner,
         },
         shutdown,

@@ -161,11 +161,16 @@ async fn serve(c: Config) -> anyhow::Result<()> {
     let clusters = clusters::connect(&c.clusters).await;
     tracing::info!(listen = %c.listen, clusters = c.clusters.len(), "serving");
     let banner = Some("Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
+    let settings = clusters::WatchSettings {
+        thresholds: c.thresholds()?,
+        crd_recheck: c.crd_recheck_interval()?,
+    };
     app::run(
         app::Parts {
             listener,
             db,
             clusters,
+            settings,
             banner,
         },
         token,

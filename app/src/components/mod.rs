@@ -1,5 +1,7 @@
 //! View pieces shared by every page: the document shell, times, state badges, pagination.
 
+pub mod findings;
+
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
@@ -11,6 +13,7 @@ pub enum Nav {
     Board,
     Clusters,
     Ingresses,
+    Certificates,
     None,
 }
 
@@ -43,6 +46,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 {link(Nav::Board, "/", "Triage")}
                 {link(Nav::Clusters, "/clusters", "Clusters")}
                 {link(Nav::Ingresses, "/ingresses", "Ingresses")}
+                {link(Nav::Certificates, "/certificates", "Certificates")}
             </ul>
             <form class="search" role="search" method="get" action="/ingresses">
                 <label for="global-search" class="visually-hidden">"Search hosts and names"</label>

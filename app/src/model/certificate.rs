@@ -6,7 +6,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ingress::IssuerRef;
-use super::object::{annotation, condition, conditions_at, controller_owner, created, str_at, strings_at, time_at, Condition, Owner};
+use super::object::{
+    annotation, condition, conditions_at, controller_owner, created, str_at, strings_at, time_at,
+    Condition, Owner,
+};
 
 /// `acme.cert-manager.io/http01-override-ingress-name`, set by ingress-shim at creation.
 pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
@@ -19,8 +22,18 @@ fn issuer_ref(data: &Value, pointer: &str) -> Option<IssuerRef> {
     let r = data.pointer(pointer)?;
     Some(IssuerRef {
         name: r.get("name")?.as_str()?.to_string(),
-        kind: r.get("kind").and_then(Value::as_str).filter(|k| !k.is_empty()).unwrap_or("Issuer").to_string(),
-        group: r.get("group").and_then(Value::as_str).filter(|g| !g.is_empty()).unwrap_or("cert-manager.io").to_string(),
+        kind: r
+            .get("kind")
+            .and_then(Value::as_str)
+            .filter(|k| !k.is_empty())
+            .unwrap_or("Issuer")
+            .to_string(),
+        group: r
+            .get("group")
+            .and_then(Value::as_str)
+            .filter(|g| !g.is_empty())
+            .unwrap_or("cert-manager.io")
+            .to_string(),
     })
 }
 
@@ -73,7 +86,9 @@ impl CertificateView {
             not_after: time_at(data, "/status/notAfter"),
             renewal_time: time_at(data, "/status/renewalTime"),
             revision: data.pointer("/status/revision").and_then(Value::as_i64),
-            failed_issuance_attempts: data.pointer("/status/failedIssuanceAttempts").and_then(Value::as_i64),
+            failed_issuance_attempts: data
+                .pointer("/status/failedIssuanceAttempts")
+                .and_then(Value::as_i64),
             last_failure_time: time_at(data, "/status/lastFailureTime"),
             override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME),
             created: created(meta),
@@ -95,7 +110,11 @@ impl CertificateView {
         let host = host.to_ascii_lowercase();
         self.dns_names.iter().any(|n| {
             let n = n.to_ascii_lowercase();
-            n == host || n.strip_prefix("*.").is_some_and(|base| host.split_once('.').is_some_and(|(first, rest)| !first.is_empty() && rest == base))
+            n == host
+                || n.strip_prefix("*.").is_some_and(|base| {
+                    host.split_once('.')
+                        .is_some_and(|(first, rest)| !first.is_empty() && rest == base)
+                })
         })
     }
 }
@@ -191,8 +210,14 @@ impl ChallengeView {
             challenge_type: str_at(data, "/spec/type").unwrap_or_default(),
             state: str_at(data, "/status/state").unwrap_or_default(),
             reason: str_at(data, "/status/reason").filter(|r| !r.is_empty()),
-            presented: data.pointer("/status/presented").and_then(Value::as_bool).unwrap_or(false),
-            processing: data.pointer("/status/processing").and_then(Value::as_bool).unwrap_or(false),
+            presented: data
+                .pointer("/status/presented")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            processing: data
+                .pointer("/status/processing")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             created: created(meta),
         })
     }

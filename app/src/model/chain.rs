@@ -22,7 +22,10 @@ pub enum AnnotationStatus {
     /// `"true"`, owned by these field managers.
     Set { managers: Vec<String> },
     /// `"true"`, but the Certificate was created without the override annotation.
-    SetNotEffective { managers: Vec<String>, certificates: Vec<String> },
+    SetNotEffective {
+        managers: Vec<String>,
+        certificates: Vec<String>,
+    },
     /// Asks for a certificate, annotation absent.
     Missing,
     /// Present with another value.
@@ -97,10 +100,19 @@ impl<'a, V> ByName<'a, V> {
         ByName(HashMap::new())
     }
     fn add(&mut self, ns: &'a str, name: &'a str, v: &'a Arc<V>) {
-        self.0.entry(ns).or_default().entry(name).or_default().push(v);
+        self.0
+            .entry(ns)
+            .or_default()
+            .entry(name)
+            .or_default()
+            .push(v);
     }
     fn get(&self, ns: &str, name: &str) -> &[&'a Arc<V>] {
-        self.0.get(ns).and_then(|m| m.get(name)).map(Vec::as_slice).unwrap_or(&[])
+        self.0
+            .get(ns)
+            .and_then(|m| m.get(name))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 }
 
@@ -118,7 +130,10 @@ pub struct Index<'a> {
 }
 
 fn owned_by<'a>(owner: &'a Option<super::object::Owner>, kind: &str) -> Option<&'a str> {
-    owner.as_ref().filter(|o| o.kind == kind).map(|o| o.name.as_str())
+    owner
+        .as_ref()
+        .filter(|o| o.kind == kind)
+        .map(|o| o.name.as_str())
 }
 
 impl<'a> Index<'a> {
@@ -135,7 +150,10 @@ impl<'a> Index<'a> {
         };
         for c in data.certificates.values() {
             if let Some(o) = &c.owner {
-                idx.certs_by_owner.entry(o.uid.as_str()).or_default().push(c);
+                idx.certs_by_owner
+                    .entry(o.uid.as_str())
+                    .or_default()
+                    .push(c);
             }
             if let Some(s) = &c.secret_name {
                 idx.certs_by_secret.add(&c.namespace, s, c);
@@ -157,23 +175,39 @@ impl<'a> Index<'a> {
             }
         }
         for e in data.events.values() {
-            idx.events_by_object.entry(e.object_kind.as_str()).or_insert_with(ByName::new).add(&e.namespace, &e.object_name, e);
+            idx.events_by_object
+                .entry(e.object_kind.as_str())
+                .or_insert_with(ByName::new)
+                .add(&e.namespace, &e.object_name, e);
         }
         idx
     }
 
     /// The Certificate serving a TLS entry: owned by the Ingress with that secretName, else
     /// any Certificate in the namespace writing that Secret.
-    pub fn certificate_for(&self, ing: &IngressView, secret: &str) -> Option<&'a Arc<CertificateView>> {
-        let owned = self.certs_by_owner.get(ing.uid.as_str()).and_then(|cs| cs.iter().find(|c| c.secret_name.as_deref() == Some(secret)));
-        owned.or_else(|| self.certs_by_secret.get(&ing.namespace, secret).first()).copied()
+    pub fn certificate_for(
+        &self,
+        ing: &IngressView,
+        secret: &str,
+    ) -> Option<&'a Arc<CertificateView>> {
+        let owned = self
+            .certs_by_owner
+            .get(ing.uid.as_str())
+            .and_then(|cs| cs.iter().find(|c| c.secret_name.as_deref() == Some(secret)));
+        owned
+            .or_else(|| self.certs_by_secret.get(&ing.namespace, secret).first())
+            .copied()
     }
 
     /// Every Certificate of an Ingress (one per TLS entry that has one).
     pub fn certificates_of(&self, ing: &IngressView) -> Vec<&'a Arc<CertificateView>> {
         let mut out: Vec<&'a Arc<CertificateView>> = Vec::new();
         for t in &ing.tls {
-            if let Some(c) = t.secret_name.as_deref().and_then(|s| self.certificate_for(ing, s)) {
+            if let Some(c) = t
+                .secret_name
+                .as_deref()
+                .and_then(|s| self.certificate_for(ing, s))
+            {
                 if !out.iter().any(|x| x.name == c.name) {
                     out.push(c);
                 }
@@ -183,16 +217,24 @@ impl<'a> Index<'a> {
     }
 
     /// Certificates writing the Secret `secret` in `namespace`.
-    pub fn certificates_writing(&self, namespace: &str, secret: &str) -> &[&'a Arc<CertificateView>] {
+    pub fn certificates_writing(
+        &self,
+        namespace: &str,
+        secret: &str,
+    ) -> &[&'a Arc<CertificateView>] {
         self.certs_by_secret.get(namespace, secret)
     }
 
     /// The issuer a reference names (a ClusterIssuer, or an Issuer in `namespace`).
     pub fn issuer(&self, namespace: &str, r: &IssuerRef) -> Option<&'a Arc<IssuerView>> {
         if r.kind == "ClusterIssuer" {
-            self.data.cluster_issuers.get(&(String::new(), r.name.clone()))
+            self.data
+                .cluster_issuers
+                .get(&(String::new(), r.name.clone()))
         } else {
-            self.data.issuers.get(&(namespace.to_string(), r.name.clone()))
+            self.data
+                .issuers
+                .get(&(namespace.to_string(), r.name.clone()))
         }
     }
 
@@ -213,45 +255,80 @@ impl<'a> Index<'a> {
 
     /// Every Challenge under a Certificate (all its requests and orders).
     pub fn challenges_under(&self, c: &CertificateView) -> Vec<&'a Arc<ChallengeView>> {
-        self.requests_of(c).into_iter().flat_map(|r| self.orders_of(r)).flat_map(|o| self.challenges_of(o)).collect()
+        self.requests_of(c)
+            .into_iter()
+            .flat_map(|r| self.orders_of(r))
+            .flat_map(|o| self.challenges_of(o))
+            .collect()
     }
 
     /// The Certificate a CertificateRequest belongs to.
-    pub fn certificate_of_request(&self, r: &CertificateRequestView) -> Option<&'a Arc<CertificateView>> {
+    pub fn certificate_of_request(
+        &self,
+        r: &CertificateRequestView,
+    ) -> Option<&'a Arc<CertificateView>> {
         let name = owned_by(&r.owner, "Certificate")?;
-        self.data.certificates.get(&(r.namespace.clone(), name.to_string()))
+        self.data
+            .certificates
+            .get(&(r.namespace.clone(), name.to_string()))
     }
 
     /// The CertificateRequest an Order belongs to.
     pub fn request_of_order(&self, o: &OrderView) -> Option<&'a Arc<CertificateRequestView>> {
         let name = owned_by(&o.owner, "CertificateRequest")?;
-        self.data.requests.get(&(o.namespace.clone(), name.to_string()))
+        self.data
+            .requests
+            .get(&(o.namespace.clone(), name.to_string()))
     }
 
     /// The Order a Challenge belongs to.
     pub fn order_of_challenge(&self, ch: &ChallengeView) -> Option<&'a Arc<OrderView>> {
         let name = owned_by(&ch.owner, "Order")?;
-        self.data.orders.get(&(ch.namespace.clone(), name.to_string()))
+        self.data
+            .orders
+            .get(&(ch.namespace.clone(), name.to_string()))
     }
 
     /// The Ingress owning a Certificate, if any.
     pub fn ingress_of(&self, c: &CertificateView) -> Option<&'a Arc<IngressView>> {
         let name = owned_by(&c.owner, "Ingress")?;
-        self.data.ingresses.get(&(c.namespace.clone(), name.to_string()))
+        self.data
+            .ingresses
+            .get(&(c.namespace.clone(), name.to_string()))
     }
 
     /// Events about an object, newest first, at most `limit`.
-    pub fn events_of(&self, kind: &str, namespace: &str, name: &str, limit: usize) -> Vec<EventView> {
-        let mut es: Vec<EventView> = self.events_by_object.get(kind).map(|b| b.get(namespace, name)).unwrap_or(&[]).iter().map(|e| e.as_ref().clone()).collect();
-        es.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
+    pub fn events_of(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        limit: usize,
+    ) -> Vec<EventView> {
+        let mut es: Vec<EventView> = self
+            .events_by_object
+            .get(kind)
+            .map(|b| b.get(namespace, name))
+            .unwrap_or(&[])
+            .iter()
+            .map(|e| e.as_ref().clone())
+            .collect();
+        es.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
         es.truncate(limit);
         es
     }
 
     /// The whole chain of one Certificate.
     pub fn certificate_chain(&self, c: &CertificateView) -> CertificateChain {
-        let issuer = c.issuer.as_ref().and_then(|r| self.issuer(&c.namespace, r)).map(|i| i.as_ref().clone());
-        let server = issuer.as_ref().map(|i| i.server).unwrap_or(AcmeServer::NotAcme);
+        let issuer = c
+            .issuer
+            .as_ref()
+            .and_then(|r| self.issuer(&c.namespace, r))
+            .map(|i| i.as_ref().clone());
+        let server = issuer
+            .as_ref()
+            .map(|i| i.server)
+            .unwrap_or(AcmeServer::NotAcme);
         let in_flight = c.revision.unwrap_or(0) + 1;
         let requests = self
             .requests_of(c)
@@ -262,11 +339,23 @@ impl<'a> Index<'a> {
                 orders: self
                     .orders_of(r)
                     .into_iter()
-                    .map(|o| OrderChain { order: o.as_ref().clone(), challenges: self.challenges_of(o).into_iter().map(|ch| ch.as_ref().clone()).collect() })
+                    .map(|o| OrderChain {
+                        order: o.as_ref().clone(),
+                        challenges: self
+                            .challenges_of(o)
+                            .into_iter()
+                            .map(|ch| ch.as_ref().clone())
+                            .collect(),
+                    })
                     .collect(),
             })
             .collect();
-        CertificateChain { certificate: c.clone(), issuer, server, requests }
+        CertificateChain {
+            certificate: c.clone(),
+            issuer,
+            server,
+            requests,
+        }
     }
 
     /// The TLS entries of an Ingress with their chains.
@@ -276,7 +365,11 @@ impl<'a> Index<'a> {
             .map(|t| TlsChain {
                 hosts: t.hosts.clone(),
                 secret_name: t.secret_name.clone(),
-                certificate: t.secret_name.as_deref().and_then(|s| self.certificate_for(ing, s)).map(|c| self.certificate_chain(c)),
+                certificate: t
+                    .secret_name
+                    .as_deref()
+                    .and_then(|s| self.certificate_for(ing, s))
+                    .map(|c| self.certificate_chain(c)),
             })
             .collect()
     }
@@ -296,35 +389,82 @@ impl<'a> Index<'a> {
                     .map(|c| c.name.clone())
                     .collect();
                 if lacking.is_empty() {
-                    AnnotationStatus::Set { managers: ing.edit_in_place_managers.clone() }
+                    AnnotationStatus::Set {
+                        managers: ing.edit_in_place_managers.clone(),
+                    }
                 } else {
-                    AnnotationStatus::SetNotEffective { managers: ing.edit_in_place_managers.clone(), certificates: lacking }
+                    AnnotationStatus::SetNotEffective {
+                        managers: ing.edit_in_place_managers.clone(),
+                        certificates: lacking,
+                    }
                 }
             }
-            Some(other) => AnnotationStatus::Invalid { value: other.to_string() },
+            Some(other) => AnnotationStatus::Invalid {
+                value: other.to_string(),
+            },
         }
     }
 
     /// The controller and Cilium settings that apply to an Ingress.
     pub fn controller_of(&self, ing: &IngressView) -> ControllerInfo {
         let classes = &self.data.ingress_classes;
-        let class = ing.class.clone().or_else(|| classes.values().find(|c| c.is_default).map(|c| c.name.clone()));
-        let ic = class.as_ref().and_then(|n| classes.get(&(String::new(), n.clone())));
+        let class = ing.class.clone().or_else(|| {
+            classes
+                .values()
+                .find(|c| c.is_default)
+                .map(|c| c.name.clone())
+        });
+        let ic = class
+            .as_ref()
+            .and_then(|n| classes.get(&(String::new(), n.clone())));
         let controller = ic.and_then(|c| c.controller.clone());
-        let cilium = controller.as_deref() == Some(CILIUM_CONTROLLER) || (controller.is_none() && class.as_deref() == Some("cilium"));
+        let cilium = controller.as_deref() == Some(CILIUM_CONTROLLER)
+            || (controller.is_none() && class.as_deref() == Some("cilium"));
         let overrides = &self.facts.overrides;
         let cfg = self.data.cilium.as_ref();
         let (enforce_https, source) = match ing.force_https.as_deref().and_then(boolish) {
-            Some(v) if cilium => (Some(v), "annotation ingress.cilium.io/force-https".to_string()),
+            Some(v) if cilium => (
+                Some(v),
+                "annotation ingress.cilium.io/force-https".to_string(),
+            ),
             _ if !cilium => (None, "not a Cilium Ingress".to_string()),
-            _ => match (overrides.enforce_https, cfg.and_then(|c| c.enforce_https), cfg.is_some()) {
-                (Some(v), _, _) => (Some(v), "Lookout config (clusters[].enforce_https)".to_string()),
-                (None, Some(v), _) => (Some(v), "kube-system/cilium-config enforce-ingress-https".to_string()),
-                (None, None, true) => (Some(true), "Cilium's default (enforce-ingress-https unset)".to_string()),
-                (None, None, false) => (None, "unknown: kube-system/cilium-config not found".to_string()),
+            _ => match (
+                overrides.enforce_https,
+                cfg.and_then(|c| c.enforce_https),
+                cfg.is_some(),
+            ) {
+                (Some(v), _, _) => (
+                    Some(v),
+                    "Lookout config (clusters[].enforce_https)".to_string(),
+                ),
+                (None, Some(v), _) => (
+                    Some(v),
+                    "kube-system/cilium-config enforce-ingress-https".to_string(),
+                ),
+                (None, None, true) => (
+                    Some(true),
+                    "Cilium's default (enforce-ingress-https unset)".to_string(),
+                ),
+                (None, None, false) => (
+                    None,
+                    "unknown: kube-system/cilium-config not found".to_string(),
+                ),
             },
         };
-        let proxy_protocol = if cilium { overrides.proxy_protocol.or(cfg.and_then(|c| c.proxy_protocol)) } else { None };
-        ControllerInfo { class, controller, cilium, enforce_https, enforce_https_source: source, proxy_protocol }
+        let proxy_protocol = if cilium {
+            overrides
+                .proxy_protocol
+                .or(cfg.and_then(|c| c.proxy_protocol))
+        } else {
+            None
+        };
+        ControllerInfo {
+            class,
+            controller,
+            cilium,
+            enforce_https,
+            enforce_https_source: source,
+            proxy_protocol,
+        }
     }
 }

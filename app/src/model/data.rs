@@ -48,7 +48,11 @@ pub struct ClusterOverrides {
 
 impl Default for ClusterOverrides {
     fn default() -> Self {
-        ClusterOverrides { enforce_https: None, proxy_protocol: None, production: true }
+        ClusterOverrides {
+            enforce_https: None,
+            proxy_protocol: None,
+            production: true,
+        }
     }
 }
 

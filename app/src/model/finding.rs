@@ -94,6 +94,12 @@ pub fn sort_by_urgency(findings: &mut [Finding]) {
             .cmp(&b.severity)
             .then(a.since.is_none().cmp(&b.since.is_none()))
             .then(a.since.cmp(&b.since))
-            .then((&a.cluster, &a.namespace, &a.kind, &a.name, a.rule).cmp(&(&b.cluster, &b.namespace, &b.kind, &b.name, b.rule)))
+            .then((&a.cluster, &a.namespace, &a.kind, &a.name, a.rule).cmp(&(
+                &b.cluster,
+                &b.namespace,
+                &b.kind,
+                &b.name,
+                b.rule,
+            )))
     });
 }

@@ -25,7 +25,8 @@ impl IngressClassView {
         Some(IngressClassView {
             name: meta.name.clone()?,
             controller: str_at(data, "/spec/controller"),
-            is_default: annotation(meta, "ingressclass.kubernetes.io/is-default-class").as_deref() == Some("true"),
+            is_default: annotation(meta, "ingressclass.kubernetes.io/is-default-class").as_deref()
+                == Some("true"),
         })
     }
 }
@@ -52,8 +53,16 @@ pub struct CiliumConfig {
 
 impl CiliumConfig {
     pub fn project(data: &Value) -> Self {
-        let key = |k: &str| data.pointer(&format!("/data/{k}")).and_then(Value::as_str).and_then(boolish);
-        CiliumConfig { present: true, enforce_https: key("enforce-ingress-https"), proxy_protocol: key("enable-ingress-proxy-protocol") }
+        let key = |k: &str| {
+            data.pointer(&format!("/data/{k}"))
+                .and_then(Value::as_str)
+                .and_then(boolish)
+        };
+        CiliumConfig {
+            present: true,
+            enforce_https: key("enforce-ingress-https"),
+            proxy_protocol: key("enable-ingress-proxy-protocol"),
+        }
     }
 }
 
@@ -71,7 +80,9 @@ impl LoadBalancerView {
     /// Only LoadBalancer Services named like Cilium's ingress Services are kept.
     pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
         let name = meta.name.clone()?;
-        if str_at(data, "/spec/type").as_deref() != Some("LoadBalancer") || !name.starts_with("cilium-ingress") {
+        if str_at(data, "/spec/type").as_deref() != Some("LoadBalancer")
+            || !name.starts_with("cilium-ingress")
+        {
             return None;
         }
         Some(LoadBalancerView {
@@ -127,14 +138,25 @@ impl GatewayView {
             .filter_map(|l| {
                 Some(ListenerView {
                     name: l.get("name")?.as_str()?.to_string(),
-                    hostname: l.get("hostname").and_then(Value::as_str).map(str::to_string),
-                    protocol: l.get("protocol").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    hostname: l
+                        .get("hostname")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    protocol: l
+                        .get("protocol")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
                     secret_names: l
                         .pointer("/tls/certificateRefs")
                         .and_then(Value::as_array)
                         .into_iter()
                         .flatten()
-                        .filter(|r| r.get("kind").and_then(Value::as_str).is_none_or(|k| k == "Secret"))
+                        .filter(|r| {
+                            r.get("kind")
+                                .and_then(Value::as_str)
+                                .is_none_or(|k| k == "Secret")
+                        })
                         .filter_map(|r| r.get("name").and_then(Value::as_str).map(str::to_string))
                         .collect(),
                 })
@@ -168,26 +190,45 @@ pub struct EventView {
 }
 
 /// The kinds whose Events are kept.
-pub const EVENT_KINDS: &[&str] = &["Ingress", "Certificate", "CertificateRequest", "Order", "Challenge", "Issuer", "ClusterIssuer", "Gateway"];
+pub const EVENT_KINDS: &[&str] = &[
+    "Ingress",
+    "Certificate",
+    "CertificateRequest",
+    "Order",
+    "Challenge",
+    "Issuer",
+    "ClusterIssuer",
+    "Gateway",
+];
 
 impl EventView {
     pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
-        let kind = str_at(data, "/involvedObject/kind").or_else(|| str_at(data, "/regarding/kind"))?;
+        let kind =
+            str_at(data, "/involvedObject/kind").or_else(|| str_at(data, "/regarding/kind"))?;
         if !EVENT_KINDS.contains(&kind.as_str()) {
             return None;
         }
-        let last_seen = ["/lastTimestamp", "/eventTime", "/series/lastObservedTime", "/firstTimestamp"]
-            .iter()
-            .find_map(|p| data.pointer(p).and_then(Value::as_str).and_then(parse_time))
-            .or_else(|| created(meta));
+        let last_seen = [
+            "/lastTimestamp",
+            "/eventTime",
+            "/series/lastObservedTime",
+            "/firstTimestamp",
+        ]
+        .iter()
+        .find_map(|p| data.pointer(p).and_then(Value::as_str).and_then(parse_time))
+        .or_else(|| created(meta));
         Some(EventView {
             namespace: meta.namespace.clone().unwrap_or_default(),
             name: meta.name.clone()?,
             object_kind: kind,
-            object_name: str_at(data, "/involvedObject/name").or_else(|| str_at(data, "/regarding/name")).unwrap_or_default(),
+            object_name: str_at(data, "/involvedObject/name")
+                .or_else(|| str_at(data, "/regarding/name"))
+                .unwrap_or_default(),
             event_type: str_at(data, "/type").unwrap_or_else(|| "Normal".into()),
             reason: str_at(data, "/reason").unwrap_or_default(),
-            message: str_at(data, "/message").or_else(|| str_at(data, "/note")).unwrap_or_default(),
+            message: str_at(data, "/message")
+                .or_else(|| str_at(data, "/note"))
+                .unwrap_or_default(),
             count: data.pointer("/count").and_then(Value::as_i64).unwrap_or(1),
             last_seen,
         })
@@ -205,28 +246,37 @@ mod tests {
 
     #[test]
     fn cilium_values_are_boolish() {
-        let c = CiliumConfig::project(&json!({"data": {"enforce-ingress-https": "enabled", "enable-ingress-proxy-protocol": "false"}}));
-        assert_eq!((c.enforce_https, c.proxy_protocol), (Some(true), Some(false)));
+        let c = CiliumConfig::project(
+            &json!({"data": {"enforce-ingress-https": "enabled", "enable-ingress-proxy-protocol": "false"}}),
+        );
+        assert_eq!(
+            (c.enforce_https, c.proxy_protocol),
+            (Some(true), Some(false))
+        );
         assert_eq!(boolish("maybe"), None);
     }
 
     #[test]
     fn only_cilium_load_balancers_are_kept() {
         let lb = json!({"metadata": {"name": "cilium-ingress", "namespace": "kube-system"}, "spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4"]}});
-        assert!(LoadBalancerView::project(&meta(&lb), &lb).unwrap().ipv4_only());
+        assert!(LoadBalancerView::project(&meta(&lb), &lb)
+            .unwrap()
+            .ipv4_only());
         let other = json!({"metadata": {"name": "postgres"}, "spec": {"type": "LoadBalancer"}});
         assert!(LoadBalancerView::project(&meta(&other), &other).is_none());
         let dual = json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer"}, "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}, {"ip": "2001:db8::1"}]}}});
-        assert!(!LoadBalancerView::project(&meta(&dual), &dual).unwrap().ipv4_only());
+        assert!(!LoadBalancerView::project(&meta(&dual), &dual)
+            .unwrap()
+            .ipv4_only());
     }
 
     #[test]
     fn gateway_keeps_tls_listeners_only() {
         let g = json!({"metadata": {"name": "gw", "namespace": "web", "annotations": {"cert-manager.io/cluster-issuer": "le"}},
-            "spec": {"listeners": [
-                {"name": "http", "protocol": "HTTP", "port": 80},
-                {"name": "https", "protocol": "HTTPS", "hostname": "a.example.com", "tls": {"certificateRefs": [{"name": "a-tls"}]}}
-            ]}});
+        "spec": {"listeners": [
+            {"name": "http", "protocol": "HTTP", "port": 80},
+            {"name": "https", "protocol": "HTTPS", "hostname": "a.example.com", "tls": {"certificateRefs": [{"name": "a-tls"}]}}
+        ]}});
         let v = GatewayView::project(&meta(&g), &g).unwrap();
         assert_eq!(v.listeners.len(), 1);
         assert_eq!(v.listeners[0].secret_names, vec!["a-tls"]);

@@ -35,7 +35,8 @@ pub struct IssuerRef {
 impl IssuerRef {
     /// Whether this names cert-manager's own Issuer or ClusterIssuer.
     pub fn is_cert_manager(&self) -> bool {
-        (self.group.is_empty() || self.group == "cert-manager.io") && (self.kind == "Issuer" || self.kind == "ClusterIssuer")
+        (self.group.is_empty() || self.group == "cert-manager.io")
+            && (self.kind == "Issuer" || self.kind == "ClusterIssuer")
     }
 }
 
@@ -74,7 +75,12 @@ impl IngressView {
     /// Projects an Ingress of `cluster` from its metadata and body; None without a name.
     pub fn project(cluster: &str, meta: &ObjectMeta, data: &Value) -> Option<Self> {
         let mut hosts: Vec<String> = Vec::new();
-        for rule in data.pointer("/spec/rules").and_then(Value::as_array).into_iter().flatten() {
+        for rule in data
+            .pointer("/spec/rules")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(h) = rule.get("host").and_then(Value::as_str) {
                 if !hosts.iter().any(|x| x == h) {
                     hosts.push(h.to_string());
@@ -90,9 +96,16 @@ impl IngressView {
                 hosts: t
                     .get("hosts")
                     .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(|h| h.as_str().map(str::to_string)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|h| h.as_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default(),
-                secret_name: t.get("secretName").and_then(Value::as_str).map(str::to_string),
+                secret_name: t
+                    .get("secretName")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
             })
             .collect();
         let addresses = data
@@ -100,14 +113,20 @@ impl IngressView {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|i| i.get("ip").or_else(|| i.get("hostname")).and_then(Value::as_str).map(str::to_string))
+            .filter_map(|i| {
+                i.get("ip")
+                    .or_else(|| i.get("hostname"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
             .collect();
         Some(IngressView {
             cluster: cluster.to_string(),
             namespace: meta.namespace.clone().unwrap_or_default(),
             name: meta.name.clone()?,
             uid: meta.uid.clone().unwrap_or_default(),
-            class: str_at(data, "/spec/ingressClassName").or_else(|| annotation(meta, CLASS_ANNOTATION)),
+            class: str_at(data, "/spec/ingressClassName")
+                .or_else(|| annotation(meta, CLASS_ANNOTATION)),
             hosts,
             tls,
             issuer: requested_issuer(meta),
@@ -124,8 +143,15 @@ impl IngressView {
         let q = q.to_ascii_lowercase();
         self.name.to_ascii_lowercase().contains(&q)
             || self.namespace.to_ascii_lowercase().contains(&q)
-            || self.hosts.iter().any(|h| h.to_ascii_lowercase().contains(&q))
-            || self.tls.iter().flat_map(|t| &t.hosts).any(|h| h.to_ascii_lowercase().contains(&q))
+            || self
+                .hosts
+                .iter()
+                .any(|h| h.to_ascii_lowercase().contains(&q))
+            || self
+                .tls
+                .iter()
+                .flat_map(|t| &t.hosts)
+                .any(|h| h.to_ascii_lowercase().contains(&q))
     }
 
     /// Every host the Ingress serves or asks TLS for.
@@ -145,9 +171,17 @@ pub fn requested_issuer(meta: &ObjectMeta) -> Option<IssuerRef> {
     let kind = annotation(meta, ISSUER_KIND);
     let group = annotation(meta, ISSUER_GROUP).unwrap_or_else(|| "cert-manager.io".into());
     if let Some(name) = annotation(meta, CLUSTER_ISSUER) {
-        return Some(IssuerRef { kind: "ClusterIssuer".into(), name, group: "cert-manager.io".into() });
+        return Some(IssuerRef {
+            kind: "ClusterIssuer".into(),
+            name,
+            group: "cert-manager.io".into(),
+        });
     }
-    annotation(meta, ISSUER).map(|name| IssuerRef { kind: kind.unwrap_or_else(|| "Issuer".into()), name, group })
+    annotation(meta, ISSUER).map(|name| IssuerRef {
+        kind: kind.unwrap_or_else(|| "Issuer".into()),
+        name,
+        group,
+    })
 }
 
 #[cfg(test)]
@@ -188,16 +222,32 @@ mod tests {
             "status": {"loadBalancer": {"ingress": [{"ip": 7}]}}
         }));
         assert!(v.hosts.is_empty());
-        assert_eq!(v.tls, vec![TlsEntry { hosts: vec![], secret_name: None }]);
+        assert_eq!(
+            v.tls,
+            vec![TlsEntry {
+                hosts: vec![],
+                secret_name: None
+            }]
+        );
         assert!(v.addresses.is_empty());
         let issuer = v.issuer.unwrap();
-        assert_eq!((issuer.kind.as_str(), issuer.group.as_str()), ("AWSPCAIssuer", "awspca.cert-manager.io"));
-        assert!(!IssuerRef { kind: "AWSPCAIssuer".into(), name: "x".into(), group: "awspca.cert-manager.io".into() }.is_cert_manager());
+        assert_eq!(
+            (issuer.kind.as_str(), issuer.group.as_str()),
+            ("AWSPCAIssuer", "awspca.cert-manager.io")
+        );
+        assert!(!IssuerRef {
+            kind: "AWSPCAIssuer".into(),
+            name: "x".into(),
+            group: "awspca.cert-manager.io".into()
+        }
+        .is_cert_manager());
     }
 
     #[test]
     fn legacy_class_annotation_and_namespaced_issuer() {
-        let v = project(json!({"metadata": {"name": "blog", "namespace": "acme", "annotations": {CLASS_ANNOTATION: "nginx", ISSUER: "acme-le"}}}));
+        let v = project(
+            json!({"metadata": {"name": "blog", "namespace": "acme", "annotations": {CLASS_ANNOTATION: "nginx", ISSUER: "acme-le"}}}),
+        );
         assert_eq!(v.class.as_deref(), Some("nginx"));
         assert_eq!(v.issuer.unwrap().kind, "Issuer");
     }

@@ -28,7 +28,9 @@ impl AcmeServer {
     pub fn classify(url: Option<&str>) -> Self {
         match url.map(|u| u.trim_end_matches('/')) {
             None => AcmeServer::NotAcme,
-            Some(u) if u == LE_PRODUCTION.trim_end_matches('/') => AcmeServer::LetsEncryptProduction,
+            Some(u) if u == LE_PRODUCTION.trim_end_matches('/') => {
+                AcmeServer::LetsEncryptProduction
+            }
             Some(u) if u == LE_STAGING.trim_end_matches('/') => AcmeServer::LetsEncryptStaging,
             Some(_) => AcmeServer::OtherAcme,
         }
@@ -81,9 +83,20 @@ mod tests {
 
     #[test]
     fn servers_are_classified_by_directory_url() {
-        assert_eq!(AcmeServer::classify(Some(LE_PRODUCTION)), AcmeServer::LetsEncryptProduction);
-        assert_eq!(AcmeServer::classify(Some("https://acme-staging-v02.api.letsencrypt.org/directory/")), AcmeServer::LetsEncryptStaging);
-        assert_eq!(AcmeServer::classify(Some("https://acme.zerossl.com/v2/DV90")), AcmeServer::OtherAcme);
+        assert_eq!(
+            AcmeServer::classify(Some(LE_PRODUCTION)),
+            AcmeServer::LetsEncryptProduction
+        );
+        assert_eq!(
+            AcmeServer::classify(Some(
+                "https://acme-staging-v02.api.letsencrypt.org/directory/"
+            )),
+            AcmeServer::LetsEncryptStaging
+        );
+        assert_eq!(
+            AcmeServer::classify(Some("https://acme.zerossl.com/v2/DV90")),
+            AcmeServer::OtherAcme
+        );
         assert_eq!(AcmeServer::classify(None), AcmeServer::NotAcme);
     }
 }

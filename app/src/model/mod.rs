@@ -44,8 +44,17 @@ impl<T> Page<T> {
     /// Cuts `page` (1-based) of `per_page` rows out of everything that matched.
     pub fn of(all: Vec<T>, page: usize, per_page: usize) -> Self {
         let total = all.len();
-        let items = all.into_iter().skip(page.saturating_sub(1) * per_page).take(per_page).collect();
-        Page { items, total, page, per_page }
+        let items = all
+            .into_iter()
+            .skip(page.saturating_sub(1) * per_page)
+            .take(per_page)
+            .collect();
+        Page {
+            items,
+            total,
+            page,
+            per_page,
+        }
     }
 
     pub fn pages(&self) -> usize {

@@ -34,24 +34,34 @@ pub struct Owner {
 
 /// Parses an RFC 3339 time.
 pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// The time at `pointer` in `v`, if it is a valid RFC 3339 string.
 pub fn time_at(v: &Value, pointer: &str) -> Option<DateTime<Utc>> {
-    v.pointer(pointer).and_then(Value::as_str).and_then(parse_time)
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .and_then(parse_time)
 }
 
 /// The string at `pointer`, if it is one.
 pub fn str_at(v: &Value, pointer: &str) -> Option<String> {
-    v.pointer(pointer).and_then(Value::as_str).map(str::to_string)
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// The strings of the array at `pointer` (non-strings skipped).
 pub fn strings_at(v: &Value, pointer: &str) -> Vec<String> {
     v.pointer(pointer)
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -64,10 +74,17 @@ pub fn conditions_at(v: &Value, pointer: &str) -> Vec<Condition> {
                 .filter_map(|c| {
                     Some(Condition {
                         kind: c.get("type")?.as_str()?.to_string(),
-                        status: c.get("status").and_then(Value::as_str).unwrap_or("Unknown").to_string(),
+                        status: c
+                            .get("status")
+                            .and_then(Value::as_str)
+                            .unwrap_or("Unknown")
+                            .to_string(),
                         reason: c.get("reason").and_then(Value::as_str).map(str::to_string),
                         message: c.get("message").and_then(Value::as_str).map(str::to_string),
-                        last_transition: c.get("lastTransitionTime").and_then(Value::as_str).and_then(parse_time),
+                        last_transition: c
+                            .get("lastTransitionTime")
+                            .and_then(Value::as_str)
+                            .and_then(parse_time),
                     })
                 })
                 .collect()
@@ -98,7 +115,11 @@ pub fn controller_owner(meta: &ObjectMeta) -> Option<Owner> {
         .as_ref()?
         .iter()
         .find(|r| r.controller == Some(true))
-        .map(|r| Owner { kind: r.kind.clone(), name: r.name.clone(), uid: r.uid.clone() })
+        .map(|r| Owner {
+            kind: r.kind.clone(),
+            name: r.name.clone(),
+            uid: r.uid.clone(),
+        })
 }
 
 /// The field managers that own `metadata.annotations[key]`.
@@ -138,7 +159,11 @@ mod tests {
         assert_eq!(c[0].reason.as_deref(), Some("Failed"));
         assert_eq!(c[1].status, "Unknown");
         assert!(c[1].last_transition.is_none());
-        assert!(conditions_at(&json!({"status": {"conditions": "x"}}), "/status/conditions").is_empty());
+        assert!(conditions_at(
+            &json!({"status": {"conditions": "x"}}),
+            "/status/conditions"
+        )
+        .is_empty());
     }
 
     #[test]
@@ -148,6 +173,9 @@ mod tests {
              "fieldsV1": {"f:metadata": {"f:annotations": {"f:acme.cert-manager.io/http01-edit-in-place": {}}}}},
             {"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}
         ]})).unwrap();
-        assert_eq!(annotation_managers(&meta, "acme.cert-manager.io/http01-edit-in-place"), vec!["managed-resource:edit-in-place"]);
+        assert_eq!(
+            annotation_managers(&meta, "acme.cert-manager.io/http01-edit-in-place"),
+            vec!["managed-resource:edit-in-place"]
+        );
     }
 }

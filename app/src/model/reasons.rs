@@ -23,11 +23,28 @@ impl ChallengeFailure {
         let has = |needles: &[&str]| needles.iter().any(|n| r.contains(n));
         if has(&["caa"]) {
             ChallengeFailure::Caa
-        } else if has(&["redirect", "'301'", "'302'", "'307'", "'308'", " 301 ", " 308 ", "get \"https://", "to https"]) {
+        } else if has(&[
+            "redirect",
+            "'301'",
+            "'302'",
+            "'307'",
+            "'308'",
+            " 301 ",
+            " 308 ",
+            "get \"https://",
+            "to https",
+        ]) {
             ChallengeFailure::RedirectToHttps
         } else if has(&["connection refused"]) {
             ChallengeFailure::ConnectionRefused
-        } else if has(&["no such host", "nxdomain", "servfail", "dns problem", "no valid a records", "no valid ip addresses"]) {
+        } else if has(&[
+            "no such host",
+            "nxdomain",
+            "servfail",
+            "dns problem",
+            "no valid a records",
+            "no valid ip addresses",
+        ]) {
             ChallengeFailure::Dns
         } else if has(&["timeout", "timed out", "deadline exceeded"]) {
             ChallengeFailure::Timeout
@@ -68,7 +85,10 @@ impl ChallengeFailure {
 /// Whether an ACME error text is a rate limit (`urn:ietf:params:acme:error:rateLimited` / 429).
 pub fn is_rate_limited(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
-    t.contains("ratelimited") || t.contains("rate limit") || t.contains("429") || t.contains("too many")
+    t.contains("ratelimited")
+        || t.contains("rate limit")
+        || t.contains("429")
+        || t.contains("too many")
 }
 
 /// The "retry after <time>" of a Let's Encrypt rate-limit message.
@@ -77,15 +97,33 @@ pub fn parse_retry_after(text: &str) -> Option<DateTime<Utc>> {
     let start = lower.find("retry after ")? + "retry after ".len();
     let rest = text[start..].trim();
     let candidates = [
-        rest.split_whitespace().next().unwrap_or_default().trim_end_matches(['.', ',', ';', ':', ')']).to_string(),
-        rest.split_whitespace().take(3).collect::<Vec<_>>().join(" ").trim_end_matches(['.', ',', ';', ':', ')']).to_string(),
-        rest.split_whitespace().take(2).collect::<Vec<_>>().join(" ").trim_end_matches(['.', ',', ';', ':', ')']).to_string(),
+        rest.split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches(['.', ',', ';', ':', ')'])
+            .to_string(),
+        rest.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+            .trim_end_matches(['.', ',', ';', ':', ')'])
+            .to_string(),
+        rest.split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+            .trim_end_matches(['.', ',', ';', ':', ')'])
+            .to_string(),
     ];
     for c in &candidates {
         if let Ok(t) = DateTime::parse_from_rfc3339(c) {
             return Some(t.with_timezone(&Utc));
         }
-        for fmt in ["%Y-%m-%d %H:%M:%S UTC", "%Y-%m-%d %H:%M:%S%.f UTC", "%Y-%m-%d %H:%M:%S"] {
+        for fmt in [
+            "%Y-%m-%d %H:%M:%S UTC",
+            "%Y-%m-%d %H:%M:%S%.f UTC",
+            "%Y-%m-%d %H:%M:%S",
+        ] {
             if let Ok(t) = NaiveDateTime::parse_from_str(c, fmt) {
                 return Some(t.and_utc());
             }

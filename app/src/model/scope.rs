@@ -61,6 +61,30 @@ impl Scope {
             .any(|g| g.clusters.iter().any(|c| glob_match(c, cluster)))
     }
 
+    /// Whether every namespace of `cluster` is visible (needed for cluster-scoped objects,
+    /// whose findings may name objects of any namespace).
+    pub fn sees_cluster_wide(&self, cluster: &str) -> bool {
+        self.grants.iter().any(|g| {
+            g.clusters.iter().any(|c| glob_match(c, cluster))
+                && g.namespaces.iter().any(|n| n == "*")
+        })
+    }
+
+    /// Whether a finding is visible: namespaced ones by their namespace; cluster-wide ones
+    /// only to callers who see the whole cluster, except that anyone who sees the cluster
+    /// learns that it is unreachable.
+    pub fn sees_finding(&self, f: &crate::model::Finding) -> bool {
+        if f.namespace.is_empty() {
+            if f.rule == "cluster.unreachable" {
+                self.sees_cluster(&f.cluster)
+            } else {
+                self.sees_cluster_wide(&f.cluster)
+            }
+        } else {
+            self.sees(&f.cluster, &f.namespace)
+        }
+    }
+
     /// Whether objects in `namespace` of `cluster` are visible.
     pub fn sees(&self, cluster: &str, namespace: &str) -> bool {
         self.grants.iter().any(|g| {

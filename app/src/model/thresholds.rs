@@ -54,7 +54,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             digits.push(c);
             continue;
         }
-        let n: i64 = digits.parse().map_err(|_| format!("{s:?} is not a duration like 90s, 15m, 1h or 7d"))?;
+        let n: i64 = digits
+            .parse()
+            .map_err(|_| format!("{s:?} is not a duration like 90s, 15m, 1h or 7d"))?;
         digits.clear();
         total += match c {
             's' => Duration::seconds(n),
@@ -71,9 +73,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// cert-manager's next retry after `attempts` consecutive failures.
-pub fn next_retry(last_failure: chrono::DateTime<chrono::Utc>, attempts: i64, t: &Thresholds) -> chrono::DateTime<chrono::Utc> {
+pub fn next_retry(
+    last_failure: chrono::DateTime<chrono::Utc>,
+    attempts: i64,
+    t: &Thresholds,
+) -> chrono::DateTime<chrono::Utc> {
     let exp = attempts.clamp(1, 30) - 1;
-    let delay = t.backoff_min.checked_mul(1 << exp).unwrap_or(t.backoff_max).min(t.backoff_max);
+    let delay = t
+        .backoff_min
+        .checked_mul(1 << exp)
+        .unwrap_or(t.backoff_max)
+        .min(t.backoff_max);
     last_failure + delay
 }
 

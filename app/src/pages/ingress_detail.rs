@@ -1,27 +1,155 @@
-//! `/ingresses/{cluster}/{namespace}/{name}`: one Ingress.
+//! `/ingresses/{cluster}/{namespace}/{name}`: the chain view — Ingress → Certificate →
+//! CertificateRequest → Order → Challenges, the annotation status, findings, events.
 
 use leptos::prelude::*;
 
+use crate::components::findings::findings_table;
 use crate::components::{document, Nav, Shell, Time};
-use crate::model::IngressView;
+use crate::model::chain::{CertificateChain, TlsChain};
+use crate::model::infra::EventView;
+use crate::model::reasons::ChallengeFailure;
+use crate::pages::ingresses::{annotation_text, encode};
+use crate::ports::IngressDetail;
 
-pub fn page(shell: &Shell, i: IngressView) -> String {
-    let now = shell.now;
-    let tls_rows = i
-        .tls
+/// The attempts of a Certificate: requests, orders, challenges.
+pub fn attempts(chain: &CertificateChain, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+    let items = chain
+        .requests
         .iter()
-        .map(|t| view! { <tr><td>{t.hosts.join(", ")}</td><td>{t.secret_name.clone().unwrap_or_else(|| "(none)".into())}</td></tr> })
+        .map(|r| {
+            let ready = r.request.ready.as_ref().map(|c| format!("Ready {} ({}): {}", c.status, c.reason.as_deref().unwrap_or(""), c.message.as_deref().unwrap_or(""))).unwrap_or_else(|| "no Ready condition".into());
+            let created = r.request.created.map(|at| view! { <Time at=at now=now/> });
+            let orders = r
+                .orders
+                .iter()
+                .map(|o| {
+                    let challenges = o
+                        .challenges
+                        .iter()
+                        .map(|ch| {
+                            let why = ch.reason.as_ref().filter(|_| ch.has_failed() || !ch.state.is_empty()).map(|r| {
+                                let class = ChallengeFailure::classify(r);
+                                format!("{} — {}", r, if ch.state == "valid" { "ok".to_string() } else { class.explanation().to_string() })
+                            });
+                            view! {
+                                <li data-testid="challenge">
+                                    {format!("Challenge {} for {} ({}): state {:?}, presented {}, processing {}", ch.name, ch.dns_name, ch.challenge_type, ch.state, ch.presented, ch.processing)}
+                                    {why.map(|w| view! { <br/><span class="reason">{w}</span> })}
+                                </li>
+                            }
+                        })
+                        .collect_view();
+                    view! {
+                        <li>
+                            {format!("Order {}: state {:?}", o.order.name, o.order.state)}
+                            {o.order.reason.clone().map(|r| view! { <br/><span class="reason">{r}</span> })}
+                            <ul>{challenges}</ul>
+                        </li>
+                    }
+                })
+                .collect_view();
+            view! {
+                <li>
+                    <strong>{format!("CertificateRequest {} (revision {}){}", r.request.name, r.request.revision.map(|v| v.to_string()).unwrap_or_else(|| "?".into()), if r.current { ", in flight" } else { "" })}</strong>
+                    " created " {created}
+                    <br/><span>{ready}</span>
+                    <ul>{orders}</ul>
+                </li>
+            }
+        })
         .collect_view();
+    view! { <ul class="chain">{items}</ul> }
+}
+
+fn tls_section(t: TlsChain, cluster: &str, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+    let heading = format!(
+        "TLS {} → Secret {}",
+        t.hosts.join(", "),
+        t.secret_name.clone().unwrap_or_else(|| "(none)".into())
+    );
+    let body = match t.certificate {
+        None => view! { <p>"No Certificate writes this Secret."</p> }.into_any(),
+        Some(chain) => {
+            let c = &chain.certificate;
+            let href = format!(
+                "/certificates/{}/{}/{}",
+                encode(cluster),
+                encode(&c.namespace),
+                encode(&c.name)
+            );
+            let ready = c
+                .ready
+                .as_ref()
+                .map(|r| format!("{} ({})", r.status, r.reason.as_deref().unwrap_or("")))
+                .unwrap_or_else(|| "unknown".into());
+            let issuer = match (&c.issuer, &chain.issuer) {
+                (Some(r), Some(i)) => format!("{} {} — {}", r.kind, r.name, i.server.label()),
+                (Some(r), None) => format!("{} {} — not found", r.kind, r.name),
+                _ => "none".into(),
+            };
+            let not_after = c.not_after.map(|at| view! { <Time at=at now=now/> });
+            view! {
+                <dl class="facts">
+                    <dt>"Certificate"</dt><dd><a href=href>{c.name.clone()}</a></dd>
+                    <dt>"Ready"</dt><dd>{ready}</dd>
+                    <dt>"Expires"</dt><dd>{not_after}</dd>
+                    <dt>"Issuer"</dt><dd>{issuer}</dd>
+                    <dt>"dnsNames"</dt><dd>{c.dns_names.join(", ")}</dd>
+                    <dt><code>"http01-override-ingress-name"</code></dt><dd>{c.override_ingress_name.clone().unwrap_or_else(|| "absent".into())}</dd>
+                </dl>
+                <h4>"Attempts"</h4>
+                {attempts(&chain, now)}
+            }
+            .into_any()
+        }
+    };
+    view! { <section class="tls"><h3>{heading}</h3>{body}</section> }
+}
+
+/// Events, newest first.
+pub fn events_table(events: Vec<EventView>, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+    let rows = events
+        .into_iter()
+        .map(|e| {
+            let seen = e.last_seen.map(|at| view! { <Time at=at now=now/> });
+            view! { <tr><td>{seen}</td><td>{e.event_type}</td><td>{format!("{} {}", e.object_kind, e.object_name)}</td><td>{e.reason}</td><td>{e.message}</td></tr> }
+        })
+        .collect_view();
+    view! {
+        <table>
+            <thead><tr><th scope="col">"Seen"</th><th scope="col">"Type"</th><th scope="col">"Object"</th><th scope="col">"Reason"</th><th scope="col">"Message"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+pub fn page(shell: &Shell, d: IngressDetail) -> String {
+    let now = shell.now;
+    let i = d.ingress;
     let created = i.created.map(|at| view! { <Time at=at now=now/> });
     let issuer = i
         .issuer
         .as_ref()
         .map(|r| format!("{} {}", r.kind, r.name))
         .unwrap_or_else(|| "none requested".into());
-    let annotation = match &i.edit_in_place {
-        Some(v) => format!("{v:?}"),
-        None => "absent".into(),
+    let https = match d.controller.enforce_https {
+        Some(v) => format!(
+            "{} ({})",
+            if v { "on" } else { "off" },
+            d.controller.enforce_https_source
+        ),
+        None => d.controller.enforce_https_source.clone(),
     };
+    let cluster = i.cluster.clone();
+    let tls = d
+        .tls
+        .into_iter()
+        .map(|t| tls_section(t, &cluster, now))
+        .collect_view();
+    let no_findings = d
+        .findings
+        .is_empty()
+        .then(|| view! { <p>"No findings: this Ingress and its chain look healthy."</p> });
     document(
         &Shell {
             title: format!("Ingress {}/{}", i.namespace, i.name),
@@ -34,17 +162,20 @@ pub fn page(shell: &Shell, i: IngressView) -> String {
                 <dt>"Cluster"</dt><dd>{i.cluster.clone()}</dd>
                 <dt>"Namespace"</dt><dd>{i.namespace.clone()}</dd>
                 <dt>"Created"</dt><dd>{created}</dd>
-                <dt>"Class"</dt><dd>{i.class.clone().unwrap_or_else(|| "(default)".into())}</dd>
+                <dt>"Class"</dt><dd>{format!("{} ({})", d.controller.class.clone().unwrap_or_else(|| "none".into()), d.controller.controller.clone().unwrap_or_else(|| "unknown controller".into()))}</dd>
+                <dt>"HTTPS enforcement"</dt><dd>{https}</dd>
                 <dt>"Hosts"</dt><dd>{i.hosts.join(", ")}</dd>
                 <dt>"Addresses"</dt><dd>{if i.addresses.is_empty() { "none yet".to_string() } else { i.addresses.join(", ") }}</dd>
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
-                <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd>{annotation}</dd>
+                <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd data-testid="annotation-status">{annotation_text(&d.annotation)}</dd>
             </dl>
-            <h2>"TLS"</h2>
-            <table>
-                <thead><tr><th scope="col">"Hosts"</th><th scope="col">"Secret"</th></tr></thead>
-                <tbody>{tls_rows}</tbody>
-            </table>
+            <h2>"Findings"</h2>
+            {no_findings}
+            {findings_table(d.findings, now, true)}
+            <h2>"Chain"</h2>
+            {tls}
+            <h2>"Events"</h2>
+            {events_table(d.events, now)}
         },
     )
 }

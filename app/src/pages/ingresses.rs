@@ -2,9 +2,11 @@
 
 use leptos::prelude::*;
 
+use crate::components::findings::SeverityBadge;
 use crate::components::{document, Nav, Pager, Shell};
+use crate::model::chain::AnnotationStatus;
 use crate::model::{IngressView, Page};
-use crate::ports::IngressQuery;
+use crate::ports::{IngressQuery, IngressRow, INGRESS_STATUSES};
 
 /// `cluster/namespace/name` as a detail-page URL, each part percent-encoded.
 pub fn detail_href(i: &IngressView) -> String {
@@ -44,12 +46,23 @@ pub fn query_string(q: &IngressQuery) -> String {
     parts.join("&")
 }
 
-fn annotation_cell(i: &IngressView) -> String {
-    match (&i.issuer, i.edit_in_place.as_deref()) {
-        (None, _) => "not requested".into(),
-        (Some(_), Some("true")) => "set".into(),
-        (Some(_), Some(other)) => format!("invalid ({other:?})"),
-        (Some(_), None) => "missing".into(),
+/// The annotation status in words, with the managers that own it.
+pub fn annotation_text(a: &AnnotationStatus) -> String {
+    let managers = |m: &Vec<String>| {
+        if m.is_empty() {
+            String::new()
+        } else {
+            format!(" (by {})", m.join(", "))
+        }
+    };
+    match a {
+        AnnotationStatus::NotRequested => "not requested".into(),
+        AnnotationStatus::Set { managers: m } => format!("set{}", managers(m)),
+        AnnotationStatus::SetNotEffective { managers: m, .. } => {
+            format!("set, not effective{}", managers(m))
+        }
+        AnnotationStatus::Missing => "missing".into(),
+        AnnotationStatus::Invalid { value } => format!("invalid ({value:?})"),
     }
 }
 
@@ -57,7 +70,7 @@ pub fn page(
     shell: &Shell,
     query: &IngressQuery,
     clusters: Vec<String>,
-    ingresses: Page<IngressView>,
+    ingresses: Page<IngressRow>,
 ) -> String {
     let cluster_options = clusters
         .into_iter()
@@ -66,10 +79,25 @@ pub fn page(
             view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
         })
         .collect_view();
+    let status_options = INGRESS_STATUSES
+        .iter()
+        .map(|s| {
+            let selected = query.status.as_deref() == Some(*s);
+            view! { <option value=*s selected=selected>{*s}</option> }
+        })
+        .collect_view();
     let rows = ingresses
         .items
         .iter()
-        .map(|i| {
+        .map(|row| {
+            let i = &row.ingress;
+            let health = match row.worst {
+                Some(s) => view! { <SeverityBadge severity=s/> }.into_any(),
+                None => {
+                    view! { <span class="badge ok"><span aria-hidden="true">"✓ "</span>"ok"</span> }
+                        .into_any()
+                }
+            };
             let tls = i
                 .tls
                 .iter()
@@ -90,7 +118,8 @@ pub fn page(
                     <td>{i.class.clone().unwrap_or_default()}</td>
                     <td>{tls}</td>
                     <td>{issuer}</td>
-                    <td>{annotation_cell(i)}</td>
+                    <td data-testid="annotation-status">{annotation_text(&row.annotation)}</td>
+                    <td>{health}</td>
                 </tr>
             }
         })
@@ -118,6 +147,12 @@ pub fn page(
                 </label>
                 <label>"Namespace " <input name="namespace" value=query.namespace.clone().unwrap_or_default()/></label>
                 <label>"Host or name " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>
+                <label>"Edit-in-place "
+                    <select name="status">
+                        <option value="">"Any"</option>
+                        {status_options}
+                    </select>
+                </label>
                 <button type="submit">"Filter"</button>
             </form>
             {empty}
@@ -133,6 +168,7 @@ pub fn page(
                         <th scope="col">"TLS secrets"</th>
                         <th scope="col">"Issuer"</th>
                         <th scope="col">"Edit-in-place"</th>
+                        <th scope="col">"Health"</th>
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>

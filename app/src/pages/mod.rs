@@ -2,6 +2,8 @@
 //! fetches the data through the ports and sets the HTTP status.
 
 pub mod board;
+pub mod certificate_detail;
+pub mod certificates;
 pub mod clusters;
 pub mod error;
 pub mod ingress_detail;

@@ -1,22 +1,24 @@
 //! The cluster registry: one record per configured cluster, each with its own kube client,
-//! watchers, sync state and cached views. Clusters fail independently.
+//! one watcher per kind, sync state and cached views. Clusters fail independently.
 
+mod kinds;
+mod read;
+mod record;
 mod watch;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
-use lookout_app::model::{
-    ClusterView, IngressView, KindState, KindStatus, ObjectKey, Page, Scope, SyncState,
-};
-use lookout_app::ports::{FleetReader, IngressQuery};
+use lookout_app::model::data::ClusterOverrides;
+use lookout_app::model::thresholds::Thresholds;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+pub use kinds::KINDS;
+pub use record::ClusterRecord;
 
 use crate::config::ClusterConfig;
 use crate::store::sync_events::SyncEvent;
@@ -25,6 +27,7 @@ use crate::store::sync_events::SyncEvent;
 pub struct ClusterSource {
     pub name: String,
     pub client: Result<Client, String>,
+    pub overrides: ClusterOverrides,
 }
 
 /// Builds a kube client for each configured cluster; a bad one is reported, not fatal.
@@ -38,6 +41,7 @@ pub async fn connect(configs: &[ClusterConfig]) -> Vec<ClusterSource> {
         out.push(ClusterSource {
             name: c.name.clone(),
             client,
+            overrides: c.overrides(),
         });
     }
     out
@@ -68,129 +72,20 @@ async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
     Client::try_from(config).map_err(|e| format!("building the client: {e}"))
 }
 
-/// What is known about one cluster's sync.
-#[derive(Debug)]
-struct SyncRecord {
-    state: SyncState,
-    last_sync: Option<DateTime<Utc>>,
-    last_error: Option<String>,
-    kinds: BTreeMap<&'static str, KindStatus>,
+/// How the watchers behave.
+#[derive(Debug, Clone)]
+pub struct WatchSettings {
+    pub thresholds: Thresholds,
+    /// How often an absent CRD is looked for again.
+    pub crd_recheck: Duration,
 }
 
-/// One configured cluster.
-pub struct ClusterRecord {
-    pub name: String,
-    sync: RwLock<SyncRecord>,
-    /// Ingresses by (namespace, name), projected as they arrive.
-    ingresses: RwLock<BTreeMap<(String, String), Arc<IngressView>>>,
-    events: mpsc::Sender<SyncEvent>,
-}
-
-impl ClusterRecord {
-    fn new(name: String, events: mpsc::Sender<SyncEvent>) -> Self {
-        ClusterRecord {
-            name,
-            sync: RwLock::new(SyncRecord {
-                state: SyncState::Connecting,
-                last_sync: None,
-                last_error: None,
-                kinds: BTreeMap::new(),
-            }),
-            ingresses: RwLock::new(BTreeMap::new()),
-            events,
+impl Default for WatchSettings {
+    fn default() -> Self {
+        WatchSettings {
+            thresholds: Thresholds::default(),
+            crd_recheck: Duration::from_secs(300),
         }
-    }
-
-    /// Changes the state of one kind and recomputes the cluster's state from all kinds.
-    fn set_kind(&self, kind: &'static str, state: KindState, objects: usize) {
-        let now = Utc::now();
-        let mut s = self.sync.write().expect("sync lock");
-        if let KindState::Error { error } = &state {
-            s.last_error = Some(error.clone());
-        }
-        s.kinds.insert(
-            kind,
-            KindStatus {
-                kind: kind.to_string(),
-                state,
-                objects,
-            },
-        );
-        let error = s.kinds.values().find_map(|k| match &k.state {
-            KindState::Error { error } => Some(error.clone()),
-            _ => None,
-        });
-        let all_synced = s
-            .kinds
-            .values()
-            .all(|k| matches!(k.state, KindState::Synced | KindState::NotInstalled));
-        let next = match (error, s.last_sync) {
-            (Some(error), Some(since)) => SyncState::Stale { since, error },
-            (Some(error), None) => SyncState::Failed { error },
-            (None, _) if all_synced => SyncState::Synced,
-            (None, _) => s.state.clone(),
-        };
-        if matches!(next, SyncState::Synced) {
-            s.last_sync = Some(now);
-        }
-        if std::mem::discriminant(&next) != std::mem::discriminant(&s.state) {
-            tracing::info!(cluster = %self.name, from = s.state.label(), to = next.label(), "cluster sync state changed");
-            let error = match &next {
-                SyncState::Stale { error, .. } | SyncState::Failed { error } => Some(error.clone()),
-                _ => None,
-            };
-            let ev = SyncEvent {
-                cluster: self.name.clone(),
-                state: next.label(),
-                error,
-                at: now,
-            };
-            if let Err(e) = self.events.try_send(ev) {
-                tracing::warn!(cluster = %self.name, error = %e, "the sync-event writer is behind; this state change is not recorded");
-            }
-        }
-        s.state = next;
-    }
-
-    /// Marks the data as current (an event arrived on a healthy watch).
-    fn touch(&self) {
-        let mut s = self.sync.write().expect("sync lock");
-        if matches!(s.state, SyncState::Synced) {
-            s.last_sync = Some(Utc::now());
-        }
-    }
-
-    fn fail(&self, error: String) {
-        self.set_kind("Cluster", KindState::Error { error }, 0);
-    }
-
-    fn view(&self, scope: &Scope) -> ClusterView {
-        let s = self.sync.read().expect("sync lock");
-        let ingresses = self
-            .ingresses
-            .read()
-            .expect("ingress lock")
-            .keys()
-            .filter(|(ns, _)| scope.sees(&self.name, ns))
-            .count();
-        ClusterView {
-            name: self.name.clone(),
-            state: s.state.clone(),
-            last_sync: s.last_sync,
-            last_error: s.last_error.clone(),
-            kinds: s
-                .kinds
-                .values()
-                .filter(|k| k.kind != "Cluster")
-                .cloned()
-                .collect(),
-            ingresses,
-        }
-    }
-
-    /// Whether the first sync attempt has ended.
-    pub fn settled(&self) -> bool {
-        self.sync.read().expect("sync lock").state.settled()
     }
 }
 
@@ -201,24 +96,37 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Starts the watchers of every cluster that has a client.
+    /// Starts one watcher per kind for every cluster that has a client.
     pub fn start(
         sources: Vec<ClusterSource>,
+        settings: WatchSettings,
         events: mpsc::Sender<SyncEvent>,
         shutdown: CancellationToken,
     ) -> Arc<Registry> {
+        let thresholds = Arc::new(settings.thresholds);
         let mut clusters = Vec::new();
         let mut tasks = Vec::new();
         for source in sources {
-            let record = Arc::new(ClusterRecord::new(source.name.clone(), events.clone()));
+            let record = Arc::new(ClusterRecord::new(
+                source.name.clone(),
+                source.overrides,
+                thresholds.clone(),
+                events.clone(),
+            ));
             match source.client {
                 Ok(client) => {
-                    record.set_kind("Ingress", KindState::Listing, 0);
-                    tasks.push(tokio::spawn(watch::ingresses(
-                        record.clone(),
-                        client,
-                        shutdown.clone(),
-                    )));
+                    for spec in KINDS {
+                        record.set_kind(spec.kind, lookout_app::model::KindState::Listing, 0);
+                    }
+                    for spec in KINDS {
+                        tasks.push(tokio::spawn(watch::run(
+                            record.clone(),
+                            client.clone(),
+                            *spec,
+                            settings.crd_recheck,
+                            shutdown.clone(),
+                        )));
+                    }
                 }
                 Err(e) => record.fail(e),
             }
@@ -255,46 +163,8 @@ impl Registry {
         }
     }
 
-    fn visible(&self, scope: &Scope) -> impl Iterator<Item = &Arc<ClusterRecord>> {
-        let scope = scope.clone();
-        self.clusters
-            .iter()
-            .filter(move |c| scope.sees_cluster(&c.name))
-    }
-}
-
-impl FleetReader for Registry {
-    fn clusters(&self, scope: &Scope) -> Vec<ClusterView> {
-        self.visible(scope).map(|c| c.view(scope)).collect()
-    }
-
-    fn ingresses(&self, scope: &Scope, query: &IngressQuery) -> Page<IngressView> {
-        let mut all = Vec::new();
-        for c in self.visible(scope) {
-            if query.cluster.as_ref().is_some_and(|q| q != &c.name) {
-                continue;
-            }
-            let map = c.ingresses.read().expect("ingress lock");
-            for ((ns, _), view) in map.iter() {
-                if !scope.sees(&c.name, ns) || query.namespace.as_ref().is_some_and(|q| q != ns) {
-                    continue;
-                }
-                if query.q.as_ref().is_some_and(|q| !view.matches_text(q)) {
-                    continue;
-                }
-                all.push(view.as_ref().clone());
-            }
-        }
-        Page::of(all, query.page.max(1), query.per_page.max(1))
-    }
-
-    fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressView> {
-        if !scope.sees(&key.cluster, &key.namespace) {
-            return None;
-        }
-        let c = self.clusters.iter().find(|c| c.name == key.cluster)?;
-        let map = c.ingresses.read().expect("ingress lock");
-        map.get(&(key.namespace.clone(), key.name.clone()))
-            .map(|v| v.as_ref().clone())
+    /// The records, in configuration order.
+    pub fn records(&self) -> &[Arc<ClusterRecord>] {
+        &self.clusters
     }
 }

@@ -1,101 +1,188 @@
 //! Watch pipelines: default backoff → project into compact views → store. Every stream
-//! carries `cluster` and `kind` in its span; no error is dropped silently.
+//! carries `cluster` and `kind` in its span; no error is dropped silently. A kind whose CRD
+//! is absent is reported as not installed and looked for again periodically.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::networking::v1::Ingress;
+use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
-use lookout_app::model::{IngressView, KindState};
+use lookout_app::model::data::ClusterData;
+use lookout_app::model::KindState;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::ClusterRecord;
+use super::kinds::{self, KindSpec};
+use super::record::ClusterRecord;
 
-const KIND: &str = "Ingress";
-
-fn key(v: &IngressView) -> (String, String) {
-    (v.namespace.clone(), v.name.clone())
+/// Whether the API server serves `spec`'s kind (its CRD is installed).
+async fn served(client: &Client, spec: &KindSpec) -> Result<bool, kube::Error> {
+    match client.list_api_group_resources(&spec.group_version()).await {
+        Ok(list) => Ok(list.resources.iter().any(|r| r.name == spec.plural)),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
-/// Watches every Ingress of the cluster until `shutdown`.
-pub async fn ingresses(record: Arc<ClusterRecord>, client: Client, shutdown: CancellationToken) {
-    let span = tracing::info_span!("watch", cluster = %record.name, kind = KIND);
+/// How one watch run ended.
+enum Ended {
+    Shutdown,
+    /// The kind disappeared (its CRD was deleted).
+    Gone,
+}
+
+/// Watches one kind of one cluster until `shutdown`.
+pub async fn run(
+    record: Arc<ClusterRecord>,
+    client: Client,
+    spec: KindSpec,
+    recheck: Duration,
+    shutdown: CancellationToken,
+) {
+    let span = tracing::info_span!("watch", cluster = %record.name, kind = spec.kind);
     async move {
-        let api: Api<Ingress> = Api::all(client);
-        let stream = watcher(api, watcher::Config::default()).default_backoff();
-        let mut stream = std::pin::pin!(stream);
-        // The relist in progress; swapped in whole at InitDone so pages never see half a list.
-        let mut relist: BTreeMap<(String, String), Arc<IngressView>> = BTreeMap::new();
-        let mut skipped = 0usize;
         loop {
-            let event = tokio::select! {
-                _ = shutdown.cancelled() => break,
-                ev = stream.next() => ev,
-            };
-            let Some(event) = event else { break };
-            match event {
-                Ok(Event::Init) => {
-                    relist.clear();
-                    skipped = 0;
-                }
-                Ok(Event::InitApply(ing)) => match IngressView::project(&record.name, &ing) {
-                    Some(v) => {
-                        relist.insert(key(&v), Arc::new(v));
+            if spec.crd {
+                let discovered = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    d = served(&client, &spec) => d,
+                };
+                match discovered {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        if record.kind_state(spec.kind) != Some(KindState::NotInstalled) {
+                            tracing::info!("CRD not installed; looking again every {recheck:?}");
+                            record.update(|d| {
+                                kinds::replace(spec.kind, d, &mut ClusterData::default())
+                            });
+                            record.set_kind(spec.kind, KindState::NotInstalled, 0);
+                        }
+                        tokio::select! {
+                            _ = shutdown.cancelled() => return,
+                            _ = tokio::time::sleep(recheck) => continue,
+                        }
                     }
-                    None => skipped += 1,
-                },
-                Ok(Event::InitDone) => {
-                    let count = relist.len();
-                    *record.ingresses.write().expect("ingress lock") = std::mem::take(&mut relist);
-                    if skipped > 0 {
-                        tracing::warn!(skipped, "Ingresses without a name were skipped");
+                    Err(e) => {
+                        // Discovery failed (cluster down): the watcher below reports it and backs off.
+                        tracing::debug!(error = %e, "discovery failed; starting the watch anyway");
                     }
-                    tracing::info!(count, "initial list done");
-                    record.set_kind(KIND, KindState::Synced, count);
-                }
-                Ok(Event::Apply(ing)) => {
-                    if let Some(v) = IngressView::project(&record.name, &ing) {
-                        let count = {
-                            let mut map = record.ingresses.write().expect("ingress lock");
-                            map.insert(key(&v), Arc::new(v));
-                            map.len()
-                        };
-                        record.set_kind(KIND, KindState::Synced, count);
-                        record.touch();
-                    }
-                }
-                Ok(Event::Delete(ing)) => {
-                    let k = (
-                        ing.metadata.namespace.clone().unwrap_or_default(),
-                        ing.metadata.name.clone().unwrap_or_default(),
-                    );
-                    let count = {
-                        let mut map = record.ingresses.write().expect("ingress lock");
-                        map.remove(&k);
-                        map.len()
-                    };
-                    record.set_kind(KIND, KindState::Synced, count);
-                    record.touch();
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "watch failed; retrying with backoff");
-                    let count = record.ingresses.read().expect("ingress lock").len();
-                    record.set_kind(
-                        KIND,
-                        KindState::Error {
-                            error: e.to_string(),
-                        },
-                        count,
-                    );
                 }
             }
+            match watch(&record, &client, &spec, &shutdown).await {
+                Ended::Shutdown => return,
+                Ended::Gone => continue,
+            }
         }
-        tracing::debug!("watch stopped");
     }
     .instrument(span)
     .await
+}
+
+async fn watch(
+    record: &ClusterRecord,
+    client: &Client,
+    spec: &KindSpec,
+    shutdown: &CancellationToken,
+) -> Ended {
+    let ar = spec.api_resource();
+    let api: Api<DynamicObject> = match spec.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    };
+    let mut config = watcher::Config::default();
+    if let Some(fs) = spec.field_selector {
+        config = config.fields(fs);
+    }
+    let stream = watcher(api, config).default_backoff();
+    let mut stream = std::pin::pin!(stream);
+    // The relist in progress; swapped in whole at InitDone so pages never see half a list.
+    let mut relist = ClusterData::default();
+    let mut skipped = 0usize;
+    if record
+        .kind_state(spec.kind)
+        .is_none_or(|s| s == KindState::NotInstalled)
+    {
+        record.set_kind(spec.kind, KindState::Listing, 0);
+    }
+    loop {
+        let event = tokio::select! {
+            _ = shutdown.cancelled() => return Ended::Shutdown,
+            ev = stream.next() => ev,
+        };
+        let Some(event) = event else {
+            return Ended::Shutdown;
+        };
+        match event {
+            Ok(Event::Init) => {
+                relist = ClusterData::default();
+                skipped = 0;
+            }
+            Ok(Event::InitApply(obj)) => {
+                if !kinds::apply(spec.kind, &record.name, &mut relist, &obj) {
+                    skipped += 1;
+                }
+            }
+            Ok(Event::InitDone) => {
+                let count = record.update(|d| {
+                    kinds::replace(spec.kind, d, &mut relist);
+                    kinds::count(spec.kind, d)
+                });
+                tracing::info!(count, skipped, "initial list done");
+                record.set_kind(spec.kind, KindState::Synced, count);
+            }
+            Ok(Event::Apply(obj)) => {
+                let count = record.update(|d| {
+                    kinds::apply(spec.kind, &record.name, d, &obj);
+                    kinds::count(spec.kind, d)
+                });
+                if record.kind_state(spec.kind) == Some(KindState::Synced) {
+                    record.set_count(spec.kind, count);
+                } else {
+                    record.set_kind(spec.kind, KindState::Synced, count);
+                }
+            }
+            Ok(Event::Delete(obj)) => {
+                let count = record.update(|d| {
+                    kinds::remove(spec.kind, d, &obj);
+                    kinds::count(spec.kind, d)
+                });
+                record.set_count(spec.kind, count);
+            }
+            Err(e) if is_gone(&e) => {
+                // The normal end of a too-old watch: the watcher relists by itself.
+                tracing::debug!(error = %e, "resource version expired; relisting");
+            }
+            Err(e) => {
+                if spec.crd && is_not_found(&e) {
+                    tracing::info!("the kind is no longer served");
+                    return Ended::Gone;
+                }
+                tracing::warn!(error = %e, "watch failed; retrying with backoff");
+                let count = record.read(|d| kinds::count(spec.kind, d));
+                record.set_kind(
+                    spec.kind,
+                    KindState::Error {
+                        error: e.to_string(),
+                    },
+                    count,
+                );
+            }
+        }
+    }
+}
+
+fn is_gone(e: &watcher::Error) -> bool {
+    matches!(e, watcher::Error::WatchError(s) if s.code == 410)
+}
+
+fn is_not_found(e: &watcher::Error) -> bool {
+    match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s)) => s.code == 404,
+        watcher::Error::WatchError(s) => s.code == 404,
+        _ => false,
+    }
 }

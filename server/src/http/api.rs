@@ -3,7 +3,8 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::Json;
-use lookout_app::model::{ClusterView, IngressView, ObjectKey, Page};
+use lookout_app::model::{ClusterView, Finding, ObjectKey, Page};
+use lookout_app::ports::{CertificateDetail, CertificateRow, IngressDetail, IngressRow};
 use serde::Serialize;
 
 use super::error::ApiError;
@@ -25,10 +26,20 @@ pub async fn clusters(
     }))
 }
 
+pub async fn findings(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Items<Finding>>, ApiError> {
+    let q = query::finding_query(raw.as_deref())?;
+    Ok(Json(Items {
+        items: state.fleet().findings(&state.scope(), &q),
+    }))
+}
+
 pub async fn ingresses(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Page<IngressView>>, ApiError> {
+) -> Result<Json<Page<IngressRow>>, ApiError> {
     let q = query::ingress_query(raw.as_deref())?;
     Ok(Json(state.fleet().ingresses(&state.scope(), &q)))
 }
@@ -36,7 +47,7 @@ pub async fn ingresses(
 pub async fn ingress(
     State(state): State<AppState>,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
-) -> Result<Json<IngressView>, ApiError> {
+) -> Result<Json<IngressDetail>, ApiError> {
     let key = ObjectKey {
         cluster,
         namespace,
@@ -49,6 +60,36 @@ pub async fn ingress(
         .ok_or_else(|| {
             AppError::NotFound(format!(
                 "no Ingress {}/{} in cluster {}",
+                key.namespace, key.name, key.cluster
+            ))
+            .into()
+        })
+}
+
+pub async fn certificates(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Page<CertificateRow>>, ApiError> {
+    let q = query::certificate_query(raw.as_deref())?;
+    Ok(Json(state.fleet().certificates(&state.scope(), &q)))
+}
+
+pub async fn certificate(
+    State(state): State<AppState>,
+    Path((cluster, namespace, name)): Path<(String, String, String)>,
+) -> Result<Json<CertificateDetail>, ApiError> {
+    let key = ObjectKey {
+        cluster,
+        namespace,
+        name,
+    };
+    state
+        .fleet()
+        .certificate(&state.scope(), &key)
+        .map(Json)
+        .ok_or_else(|| {
+            AppError::NotFound(format!(
+                "no Certificate {}/{} in cluster {}",
                 key.namespace, key.name, key.cluster
             ))
             .into()

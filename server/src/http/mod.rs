@@ -115,7 +115,18 @@ pub fn router(state: AppState) -> Router {
             "/ingresses/{cluster}/{namespace}/{name}",
             get(pages::ingress),
         )
+        .route("/certificates", get(pages::certificates))
+        .route(
+            "/certificates/{cluster}/{namespace}/{name}",
+            get(pages::certificate),
+        )
         .route("/api/v1/clusters", get(api::clusters))
+        .route("/api/v1/findings", get(api::findings))
+        .route("/api/v1/certificates", get(api::certificates))
+        .route(
+            "/api/v1/certificates/{cluster}/{namespace}/{name}",
+            get(api::certificate),
+        )
         .route("/api/v1/ingresses", get(api::ingresses))
         .route(
             "/api/v1/ingresses/{cluster}/{namespace}/{name}",

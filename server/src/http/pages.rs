@@ -25,9 +25,11 @@ pub async fn board(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    query::parse(raw.as_deref(), &[])?;
-    let clusters = state.fleet().clusters(&state.scope());
-    Ok(Html(pages::board::page(&shell(&state), clusters)))
+    let q = query::finding_query(raw.as_deref())?;
+    let scope = state.scope();
+    let clusters = state.fleet().clusters(&scope);
+    let findings = state.fleet().findings(&scope, &q);
+    Ok(Html(pages::board::page(&shell(&state), clusters, findings)))
 }
 
 pub async fn clusters(
@@ -76,6 +78,39 @@ pub async fn ingress(
         ))
     })?;
     Ok(Html(pages::ingress_detail::page(&shell(&state), view)))
+}
+
+pub async fn certificates(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
+    let q = query::certificate_query(raw.as_deref())?;
+    let page = state.fleet().certificates(&state.scope(), &q);
+    Ok(Html(pages::certificates::page(&shell(&state), &q, page)))
+}
+
+pub async fn certificate(
+    State(state): State<AppState>,
+    Path((cluster, namespace, name)): Path<(String, String, String)>,
+) -> Result<Html<String>, AppError> {
+    let key = ObjectKey {
+        cluster,
+        namespace,
+        name,
+    };
+    let detail = state
+        .fleet()
+        .certificate(&state.scope(), &key)
+        .ok_or_else(|| {
+            AppError::NotFound(format!(
+                "There is no Certificate {}/{} in cluster {}.",
+                key.namespace, key.name, key.cluster
+            ))
+        })?;
+    Ok(Html(pages::certificate_detail::page(
+        &shell(&state),
+        detail,
+    )))
 }
 
 pub async fn not_found(uri: Uri) -> AppError {

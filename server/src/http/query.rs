@@ -2,7 +2,11 @@
 
 use std::collections::HashMap;
 
-use lookout_app::ports::IngressQuery;
+use lookout_app::model::finding::RULE_IDS;
+use lookout_app::model::Severity;
+use lookout_app::ports::{
+    CertificateQuery, FindingQuery, IngressQuery, CERTIFICATE_STATUSES, INGRESS_STATUSES,
+};
 
 use super::AppError;
 
@@ -52,21 +56,83 @@ fn text(params: &HashMap<String, String>, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// A parameter that must be one of `allowed`.
+fn one_of(
+    params: &HashMap<String, String>,
+    name: &str,
+    allowed: &[&str],
+) -> Result<Option<String>, AppError> {
+    match text(params, name) {
+        None => Ok(None),
+        Some(v) if allowed.contains(&v.as_str()) => Ok(Some(v)),
+        Some(v) => Err(AppError::bad(
+            name,
+            format!("{v:?} is not one of: {}", allowed.join(", ")),
+        )),
+    }
+}
+
 /// The Ingress list filters, from `/ingresses` or `/api/v1/ingresses`.
 pub fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
-    let p = parse(raw, &["cluster", "namespace", "q", "page", "per_page"])?;
+    let p = parse(
+        raw,
+        &["cluster", "namespace", "q", "status", "page", "per_page"],
+    )?;
     Ok(IngressQuery {
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
         q: text(&p, "q"),
+        status: one_of(&p, "status", INGRESS_STATUSES)?,
         page: number(&p, "page", 1, 1_000_000)?,
         per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
+    })
+}
+
+/// The Certificate list filters.
+pub fn certificate_query(raw: Option<&str>) -> Result<CertificateQuery, AppError> {
+    let p = parse(
+        raw,
+        &["cluster", "namespace", "q", "status", "page", "per_page"],
+    )?;
+    Ok(CertificateQuery {
+        cluster: text(&p, "cluster"),
+        namespace: text(&p, "namespace"),
+        q: text(&p, "q"),
+        status: one_of(&p, "status", CERTIFICATE_STATUSES)?,
+        page: number(&p, "page", 1, 1_000_000)?,
+        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
+    })
+}
+
+/// The findings filters (`/api/v1/findings`, the triage board).
+pub fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError> {
+    let p = parse(raw, &["cluster", "namespace", "severity", "rule"])?;
+    Ok(FindingQuery {
+        cluster: text(&p, "cluster"),
+        namespace: text(&p, "namespace"),
+        severity: one_of(&p, "severity", &["critical", "warning", "info"])?
+            .and_then(|s| Severity::parse(&s)),
+        rule: one_of(&p, "rule", RULE_IDS)?,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finding_filters_reject_unknown_severities_and_rules() {
+        let q = finding_query(Some("severity=critical&rule=cert.expired")).unwrap();
+        assert_eq!(q.severity, Some(Severity::Critical));
+        for (raw, param) in [("severity=urgent", "severity"), ("rule=cert.nope", "rule")] {
+            match finding_query(Some(raw)) {
+                Err(AppError::BadRequest { param: p, .. }) => assert_eq!(p, param),
+                other => panic!("{raw}: {other:?}"),
+            }
+        }
+        assert!(certificate_query(Some("status=expired")).is_ok());
+        assert!(certificate_query(Some("status=fine")).is_err());
+    }
 
     #[test]
     fn filters_are_decoded_and_bad_values_named() {

@@ -9,34 +9,69 @@ use crate::model::reasons::{is_rate_limited, parse_retry_after, ChallengeFailure
 use crate::model::thresholds::Thresholds;
 
 /// Whether a Challenge counts as failing: final failure, or a self-check failing too long.
-pub(crate) fn challenge_failing(ch: &ChallengeView, now: chrono::DateTime<chrono::Utc>, t: &Thresholds) -> bool {
+pub(crate) fn challenge_failing(
+    ch: &ChallengeView,
+    now: chrono::DateTime<chrono::Utc>,
+    t: &Thresholds,
+) -> bool {
     if ch.has_failed() {
         return true;
     }
-    let self_check = ch.reason.as_deref().is_some_and(|r| r.contains("propagation") || r.contains("self check"));
-    self_check && ch.presented && ch.created.is_some_and(|c| now - c > t.challenge_failing_after)
+    let self_check = ch
+        .reason
+        .as_deref()
+        .is_some_and(|r| r.contains("propagation") || r.contains("self check"));
+    self_check
+        && ch.presented
+        && ch
+            .created
+            .is_some_and(|c| now - c > t.challenge_failing_after)
 }
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let now = ctx.now;
     let data = ctx.idx.data;
     for ch in data.challenges.values() {
-        let about = || About { namespace: &ch.namespace, kind: "Challenge", name: &ch.name };
+        let about = || About {
+            namespace: &ch.namespace,
+            kind: "Challenge",
+            name: &ch.name,
+        };
         let age = ch.created.map(|c| now - c);
         if challenge_failing(ch, now, ctx.t) {
-            let reason = ch.reason.clone().unwrap_or_else(|| "(no reason given)".into());
+            let reason = ch
+                .reason
+                .clone()
+                .unwrap_or_else(|| "(no reason given)".into());
             let class = ChallengeFailure::classify(&reason);
-            let what = if ch.has_failed() { format!("is {}", ch.state) } else { format!("has failed its self-check for {}", age.map(span).unwrap_or_default()) };
+            let what = if ch.has_failed() {
+                format!("is {}", ch.state)
+            } else {
+                format!(
+                    "has failed its self-check for {}",
+                    age.map(span).unwrap_or_default()
+                )
+            };
             ctx.push(
                 "acme.challenge-failing",
                 Severity::Critical,
                 about(),
-                format!("{} challenge for {} failing: {}", ch.challenge_type, ch.dns_name, class.label()),
-                format!("The challenge {what}: {}. Reason: {reason}", class.explanation()),
+                format!(
+                    "{} challenge for {} failing: {}",
+                    ch.challenge_type,
+                    ch.dns_name,
+                    class.label()
+                ),
+                format!(
+                    "The challenge {what}: {}. Reason: {reason}",
+                    class.explanation()
+                ),
                 remediation(class),
                 ch.created,
             );
-        } else if matches!(ch.state.as_str(), "" | "pending" | "processing") && age.is_some_and(|a| a > ctx.t.challenge_stuck_after) {
+        } else if matches!(ch.state.as_str(), "" | "pending" | "processing")
+            && age.is_some_and(|a| a > ctx.t.challenge_stuck_after)
+        {
             ctx.push(
                 "acme.challenge-stuck",
                 Severity::Warning,
@@ -52,11 +87,16 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     // Rate limits surface on the Order (errored) and its CertificateRequest (Failed).
     let mut reported: BTreeSet<(String, String)> = BTreeSet::new();
     for o in data.orders.values() {
-        let Some(reason) = o.reason.as_deref().filter(|r| is_rate_limited(r)) else { continue };
+        let Some(reason) = o.reason.as_deref().filter(|r| is_rate_limited(r)) else {
+            continue;
+        };
         if !matches!(o.state.as_str(), "errored" | "invalid" | "") {
             continue;
         }
-        let cert = ctx.idx.request_of_order(o).and_then(|r| ctx.idx.certificate_of_request(r));
+        let cert = ctx
+            .idx
+            .request_of_order(o)
+            .and_then(|r| ctx.idx.certificate_of_request(r));
         let (kind, name) = match cert {
             Some(c) => ("Certificate", c.name.clone()),
             None => ("Order", o.name.clone()),
@@ -64,10 +104,25 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         if !reported.insert((o.namespace.clone(), name.clone())) {
             continue;
         }
-        push_rate_limited(ctx, &o.namespace, kind, &name, reason, o.failure_time.or(o.created));
+        push_rate_limited(
+            ctx,
+            &o.namespace,
+            kind,
+            &name,
+            reason,
+            o.failure_time.or(o.created),
+        );
     }
     for r in data.requests.values() {
-        let Some(message) = r.ready.as_ref().filter(|c| c.reason.as_deref() == Some("Failed")).and_then(|c| c.message.as_deref()).filter(|m| is_rate_limited(m)) else { continue };
+        let Some(message) = r
+            .ready
+            .as_ref()
+            .filter(|c| c.reason.as_deref() == Some("Failed"))
+            .and_then(|c| c.message.as_deref())
+            .filter(|m| is_rate_limited(m))
+        else {
+            continue;
+        };
         let cert_name = ctx.idx.certificate_of_request(r).map(|c| c.name.clone());
         let (kind, name) = match &cert_name {
             Some(n) => ("Certificate", n.clone()),
@@ -76,15 +131,36 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         if !reported.insert((r.namespace.clone(), name.clone())) {
             continue;
         }
-        push_rate_limited(ctx, &r.namespace, kind, &name, message, r.failure_time.or(r.created));
+        push_rate_limited(
+            ctx,
+            &r.namespace,
+            kind,
+            &name,
+            message,
+            r.failure_time.or(r.created),
+        );
     }
 }
 
-fn push_rate_limited(ctx: &mut Ctx<'_>, namespace: &str, kind: &str, name: &str, text: &str, since: Option<chrono::DateTime<chrono::Utc>>) {
+fn push_rate_limited(
+    ctx: &mut Ctx<'_>,
+    namespace: &str,
+    kind: &str,
+    name: &str,
+    text: &str,
+    since: Option<chrono::DateTime<chrono::Utc>>,
+) {
     let retry = parse_retry_after(text);
     let when = match retry {
-        Some(t) if t > ctx.now => format!("Let's Encrypt accepts new orders again at {} (in {}).", at(t), span(t - ctx.now)),
-        Some(t) => format!("The limit lifted at {}; the next attempt can succeed.", at(t)),
+        Some(t) if t > ctx.now => format!(
+            "Let's Encrypt accepts new orders again at {} (in {}).",
+            at(t),
+            span(t - ctx.now)
+        ),
+        Some(t) => format!(
+            "The limit lifted at {}; the next attempt can succeed.",
+            at(t)
+        ),
         None => "The message names no retry time.".to_string(),
     };
     ctx.push(

@@ -11,7 +11,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let now = ctx.now;
     let data = ctx.idx.data;
     for c in data.certificates.values() {
-        let about = || About { namespace: &c.namespace, kind: "Certificate", name: &c.name };
+        let about = || About {
+            namespace: &c.namespace,
+            kind: "Certificate",
+            name: &c.name,
+        };
         let expired = c.not_after.is_some_and(|na| na <= now);
         if let (true, Some(not_after)) = (expired, c.not_after) {
             ctx.push(
@@ -32,7 +36,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             let no_schedule = c.renewal_time.is_none() && lifetime.is_some_and(|l| left < l / 3);
             let under_floor = ctx.t.expiry_floor.is_some_and(|f| left < f);
             if late_renewal.is_some() || no_schedule || under_floor {
-                let severity = if left < ctx.t.expiry_critical { Severity::Critical } else { Severity::Warning };
+                let severity = if left < ctx.t.expiry_critical {
+                    Severity::Critical
+                } else {
+                    Severity::Warning
+                };
                 let why = match (late_renewal, no_schedule) {
                     (Some(rt), _) => format!("renewal was due at {} (status.renewalTime) and has not happened", at(rt)),
                     (None, true) => "no renewal is scheduled (status.renewalTime is absent) and less than a third of its lifetime is left".to_string(),
@@ -51,12 +59,21 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         }
 
         if !c.is_ready() && !expired {
-            let since = c.ready.as_ref().and_then(|r| r.last_transition).or(c.created);
+            let since = c
+                .ready
+                .as_ref()
+                .and_then(|r| r.last_transition)
+                .or(c.created);
             let long = since.is_some_and(|s| now - s > ctx.t.not_ready_critical_after);
             let (reason, message) = c
                 .ready
                 .as_ref()
-                .map(|r| (r.reason.clone().unwrap_or_else(|| "(no reason)".into()), r.message.clone().unwrap_or_default()))
+                .map(|r| {
+                    (
+                        r.reason.clone().unwrap_or_else(|| "(no reason)".into()),
+                        r.message.clone().unwrap_or_default(),
+                    )
+                })
                 .unwrap_or(("(no Ready condition yet)".into(), String::new()));
             ctx.push(
                 "cert.not-ready",
@@ -70,7 +87,18 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         }
 
         if let Some(n) = c.failed_issuance_attempts.filter(|n| *n >= 1) {
-            let issuing = c.issuing.as_ref().map(|i| format!(" Issuing is {} ({}): {}", i.status, i.reason.as_deref().unwrap_or(""), i.message.as_deref().unwrap_or(""))).unwrap_or_default();
+            let issuing = c
+                .issuing
+                .as_ref()
+                .map(|i| {
+                    format!(
+                        " Issuing is {} ({}): {}",
+                        i.status,
+                        i.reason.as_deref().unwrap_or(""),
+                        i.message.as_deref().unwrap_or("")
+                    )
+                })
+                .unwrap_or_default();
             let retry = c.last_failure_time.map(|lf| next_retry(lf, n, ctx.t));
             ctx.push(
                 "cert.issuance-failing",
@@ -88,7 +116,10 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         }
 
         if ctx.idx.facts.overrides.production {
-            let issuer = c.issuer.as_ref().and_then(|r| ctx.idx.issuer(&c.namespace, r));
+            let issuer = c
+                .issuer
+                .as_ref()
+                .and_then(|r| ctx.idx.issuer(&c.namespace, r));
             if let Some(i) = issuer.filter(|i| i.server == AcmeServer::LetsEncryptStaging) {
                 ctx.push(
                     "cert.staging-issuer",
@@ -106,12 +137,22 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     // Hosts of an Ingress's TLS entry that its Certificate does not cover.
     for ing in data.ingresses.values() {
         for t in &ing.tls {
-            let Some(c) = t.secret_name.as_deref().and_then(|s| ctx.idx.certificate_for(ing, s)) else { continue };
+            let Some(c) = t
+                .secret_name
+                .as_deref()
+                .and_then(|s| ctx.idx.certificate_for(ing, s))
+            else {
+                continue;
+            };
             let missing: Vec<&String> = t.hosts.iter().filter(|h| !c.covers(h)).collect();
             if missing.is_empty() {
                 continue;
             }
-            let missing_text = missing.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ");
+            let missing_text = missing
+                .iter()
+                .map(|h| h.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
             ctx.push(
                 "cert.hosts-not-covered",
                 Severity::Warning,

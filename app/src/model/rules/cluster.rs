@@ -6,7 +6,11 @@ use crate::model::finding::Severity;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let facts = ctx.idx.facts;
-    let about = || About { namespace: "", kind: "Cluster", name: &facts.name };
+    let about = || About {
+        namespace: "",
+        kind: "Cluster",
+        name: &facts.name,
+    };
     match &facts.state {
         SyncState::Stale { since, error } => ctx.push(
             "cluster.unreachable",
@@ -29,7 +33,13 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         _ => {}
     }
 
-    let asking = ctx.idx.data.ingresses.values().filter(|i| i.issuer.is_some()).count();
+    let asking = ctx
+        .idx
+        .data
+        .ingresses
+        .values()
+        .filter(|i| i.issuer.is_some())
+        .count();
     if matches!(facts.kind("Certificate"), Some(KindState::NotInstalled)) && asking > 0 {
         ctx.push(
             "cluster.cert-manager-missing",
@@ -42,10 +52,29 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         );
     }
 
-    let proxy = facts.overrides.proxy_protocol.or(ctx.idx.data.cilium.as_ref().and_then(|c| c.proxy_protocol));
+    let proxy = facts.overrides.proxy_protocol.or(ctx
+        .idx
+        .data
+        .cilium
+        .as_ref()
+        .and_then(|c| c.proxy_protocol));
     let lbs: Vec<_> = ctx.idx.data.load_balancers.values().collect();
     if proxy == Some(true) && !lbs.is_empty() && lbs.iter().all(|l| l.ipv4_only()) {
-        let names: Vec<String> = lbs.iter().map(|l| format!("{}/{} ({})", l.namespace, l.name, if l.ip_families.is_empty() { l.addresses.join(", ") } else { l.ip_families.join(", ") })).collect();
+        let names: Vec<String> = lbs
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}/{} ({})",
+                    l.namespace,
+                    l.name,
+                    if l.ip_families.is_empty() {
+                        l.addresses.join(", ")
+                    } else {
+                        l.ip_families.join(", ")
+                    }
+                )
+            })
+            .collect();
         ctx.push(
             "cluster.ipv6-proxy-protocol",
             Severity::Warning,

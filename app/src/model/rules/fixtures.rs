@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
-use crate::model::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
+use crate::model::certificate::{
+    CertificateRequestView, CertificateView, ChallengeView, OrderView,
+};
 use crate::model::cluster::{KindState, KindStatus, SyncState};
 use crate::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
 use crate::model::finding::Finding;
@@ -24,8 +26,20 @@ pub fn ago(d: Duration) -> Option<DateTime<Utc>> {
     Some(now() - d)
 }
 
-pub fn cond(kind: &str, status: &str, reason: &str, message: &str, since: Option<DateTime<Utc>>) -> Condition {
-    Condition { kind: kind.into(), status: status.into(), reason: Some(reason.into()), message: Some(message.into()), last_transition: since }
+pub fn cond(
+    kind: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    since: Option<DateTime<Utc>>,
+) -> Condition {
+    Condition {
+        kind: kind.into(),
+        status: status.into(),
+        reason: Some(reason.into()),
+        message: Some(message.into()),
+        last_transition: since,
+    }
 }
 
 impl IngressView {
@@ -51,7 +65,11 @@ impl IngressView {
         self
     }
     pub fn with_issuer(mut self, name: &str) -> Self {
-        self.issuer = Some(IssuerRef { kind: "ClusterIssuer".into(), name: name.into(), group: "cert-manager.io".into() });
+        self.issuer = Some(IssuerRef {
+            kind: "ClusterIssuer".into(),
+            name: name.into(),
+            group: "cert-manager.io".into(),
+        });
         self
     }
     /// Adds a rule and a TLS entry for `host`, with secret `<name>-tls`.
@@ -61,7 +79,10 @@ impl IngressView {
     }
     pub fn tls_secret(mut self, host: &str, secret: &str) -> Self {
         self.hosts.push(host.into());
-        self.tls.push(TlsEntry { hosts: vec![host.into()], secret_name: Some(secret.into()) });
+        self.tls.push(TlsEntry {
+            hosts: vec![host.into()],
+            secret_name: Some(secret.into()),
+        });
         self
     }
     pub fn edit_in_place(mut self, value: &str) -> Self {
@@ -97,8 +118,18 @@ impl CertificateView {
             secret_name: Some(secret),
             dns_names: ing.tls[0].hosts.clone(),
             issuer: ing.issuer.clone(),
-            owner: Some(Owner { kind: "Ingress".into(), name: ing.name.clone(), uid: ing.uid.clone() }),
-            ready: Some(cond("Ready", "True", "Ready", "Certificate is up to date and has not expired", ago(Duration::days(20)))),
+            owner: Some(Owner {
+                kind: "Ingress".into(),
+                name: ing.name.clone(),
+                uid: ing.uid.clone(),
+            }),
+            ready: Some(cond(
+                "Ready",
+                "True",
+                "Ready",
+                "Certificate is up to date and has not expired",
+                ago(Duration::days(20)),
+            )),
             issuing: None,
             not_before: ago(Duration::days(20)),
             not_after: Some(now() + Duration::days(70)),
@@ -106,7 +137,8 @@ impl CertificateView {
             revision: Some(1),
             failed_issuance_attempts: None,
             last_failure_time: None,
-            override_ingress_name: (ing.edit_in_place.as_deref() == Some("true")).then(|| ing.name.clone()),
+            override_ingress_name: (ing.edit_in_place.as_deref() == Some("true"))
+                .then(|| ing.name.clone()),
             created: ago(Duration::days(20)),
         }
     }
@@ -123,7 +155,13 @@ impl CertificateView {
     pub fn failing(mut self, attempts: i64, last: Duration) -> Self {
         self.failed_issuance_attempts = Some(attempts);
         self.last_failure_time = ago(last);
-        self.issuing = Some(cond("Issuing", "False", "Failed", "The certificate request has failed to complete and will be retried", ago(last)));
+        self.issuing = Some(cond(
+            "Issuing",
+            "False",
+            "Failed",
+            "The certificate request has failed to complete and will be retried",
+            ago(last),
+        ));
         self
     }
     pub fn without_override(mut self) -> Self {
@@ -137,16 +175,31 @@ impl CertificateView {
 }
 
 /// A request (revision 2, in flight), its Order, and one Challenge for the Certificate.
-pub fn attempt(cert: &CertificateView, order_state: &str, order_reason: Option<&str>, challenge: Option<(&str, &str, Duration)>) -> (CertificateRequestView, OrderView, Option<ChallengeView>) {
+pub fn attempt(
+    cert: &CertificateView,
+    order_state: &str,
+    order_reason: Option<&str>,
+    challenge: Option<(&str, &str, Duration)>,
+) -> (CertificateRequestView, OrderView, Option<ChallengeView>) {
     let cr_name = format!("{}-2", cert.name);
     let request = CertificateRequestView {
         namespace: cert.namespace.clone(),
         name: cr_name.clone(),
         uid: format!("uid-cr-{cr_name}"),
-        owner: Some(Owner { kind: "Certificate".into(), name: cert.name.clone(), uid: cert.uid.clone() }),
+        owner: Some(Owner {
+            kind: "Certificate".into(),
+            name: cert.name.clone(),
+            uid: cert.uid.clone(),
+        }),
         revision: Some(2),
         issuer: cert.issuer.clone(),
-        ready: Some(cond("Ready", "False", "Pending", "Waiting on certificate issuance", ago(Duration::minutes(30)))),
+        ready: Some(cond(
+            "Ready",
+            "False",
+            "Pending",
+            "Waiting on certificate issuance",
+            ago(Duration::minutes(30)),
+        )),
         failure_time: None,
         created: ago(Duration::minutes(30)),
     };
@@ -155,7 +208,11 @@ pub fn attempt(cert: &CertificateView, order_state: &str, order_reason: Option<&
         namespace: cert.namespace.clone(),
         name: order_name.clone(),
         uid: format!("uid-order-{order_name}"),
-        owner: Some(Owner { kind: "CertificateRequest".into(), name: cr_name, uid: request.uid.clone() }),
+        owner: Some(Owner {
+            kind: "CertificateRequest".into(),
+            name: cr_name,
+            uid: request.uid.clone(),
+        }),
         state: order_state.into(),
         reason: order_reason.map(str::to_string),
         dns_names: cert.dns_names.clone(),
@@ -166,7 +223,11 @@ pub fn attempt(cert: &CertificateView, order_state: &str, order_reason: Option<&
         namespace: cert.namespace.clone(),
         name: format!("{order_name}-456"),
         uid: "uid-ch".into(),
-        owner: Some(Owner { kind: "Order".into(), name: order_name.clone(), uid: order.uid.clone() }),
+        owner: Some(Owner {
+            kind: "Order".into(),
+            name: order_name.clone(),
+            uid: order.uid.clone(),
+        }),
         dns_name: cert.dns_names.first().cloned().unwrap_or_default(),
         challenge_type: "HTTP-01".into(),
         state: state.into(),
@@ -185,7 +246,23 @@ pub fn cluster_issuer(name: &str, server: &str, ready: bool) -> IssuerView {
         name: name.into(),
         acme_server_url: Some(server.into()),
         server: AcmeServer::classify(Some(server)),
-        ready: Some(if ready { cond("Ready", "True", "ACMEAccountRegistered", "The ACME account was registered", ago(Duration::days(90))) } else { cond("Ready", "False", "ErrRegisterACMEAccount", "Failed to register ACME account: 400 urn:ietf:params:acme:error:invalidContact", ago(Duration::hours(2))) }),
+        ready: Some(if ready {
+            cond(
+                "Ready",
+                "True",
+                "ACMEAccountRegistered",
+                "The ACME account was registered",
+                ago(Duration::days(90)),
+            )
+        } else {
+            cond(
+                "Ready",
+                "False",
+                "ErrRegisterACMEAccount",
+                "Failed to register ACME account: 400 urn:ietf:params:acme:error:invalidContact",
+                ago(Duration::hours(2)),
+            )
+        }),
     }
 }
 
@@ -202,42 +279,104 @@ fn key(ns: &str, name: &str) -> (String, String) {
 
 impl World {
     pub fn new() -> Self {
-        let kinds = ["Ingress", "IngressClass", "Service", "ConfigMap", "Event", "Certificate", "CertificateRequest", "Order", "Challenge", "Issuer", "ClusterIssuer", "Gateway"]
-            .iter()
-            .map(|k| KindStatus { kind: k.to_string(), state: KindState::Synced, objects: 0 })
-            .collect();
+        let kinds = [
+            "Ingress",
+            "IngressClass",
+            "Service",
+            "ConfigMap",
+            "Event",
+            "Certificate",
+            "CertificateRequest",
+            "Order",
+            "Challenge",
+            "Issuer",
+            "ClusterIssuer",
+            "Gateway",
+        ]
+        .iter()
+        .map(|k| KindStatus {
+            kind: k.to_string(),
+            state: KindState::Synced,
+            objects: 0,
+        })
+        .collect();
         let mut data = ClusterData::default();
-        data.ingress_classes.insert(key("", "cilium"), Arc::new(IngressClassView { name: "cilium".into(), controller: Some("cilium.io/ingress-controller".into()), is_default: true }));
-        data.cilium = Some(CiliumConfig { present: true, enforce_https: Some(true), proxy_protocol: Some(false) });
-        for (n, url) in [("letsencrypt-prod", LE_PRODUCTION), ("letsencrypt-staging", LE_STAGING)] {
-            data.cluster_issuers.insert(key("", n), Arc::new(cluster_issuer(n, url, true)));
+        data.ingress_classes.insert(
+            key("", "cilium"),
+            Arc::new(IngressClassView {
+                name: "cilium".into(),
+                controller: Some("cilium.io/ingress-controller".into()),
+                is_default: true,
+            }),
+        );
+        data.cilium = Some(CiliumConfig {
+            present: true,
+            enforce_https: Some(true),
+            proxy_protocol: Some(false),
+        });
+        for (n, url) in [
+            ("letsencrypt-prod", LE_PRODUCTION),
+            ("letsencrypt-staging", LE_STAGING),
+        ] {
+            data.cluster_issuers
+                .insert(key("", n), Arc::new(cluster_issuer(n, url, true)));
         }
-        World { facts: ClusterFacts { name: "zrh".into(), state: SyncState::Synced, kinds, overrides: ClusterOverrides::default() }, data }
+        World {
+            facts: ClusterFacts {
+                name: "zrh".into(),
+                state: SyncState::Synced,
+                kinds,
+                overrides: ClusterOverrides::default(),
+            },
+            data,
+        }
     }
     pub fn ingress(mut self, i: IngressView) -> Self {
-        self.data.ingresses.insert(key(&i.namespace, &i.name), Arc::new(i));
+        self.data
+            .ingresses
+            .insert(key(&i.namespace, &i.name), Arc::new(i));
         self
     }
     pub fn certificate(mut self, c: CertificateView) -> Self {
-        self.data.certificates.insert(key(&c.namespace, &c.name), Arc::new(c));
+        self.data
+            .certificates
+            .insert(key(&c.namespace, &c.name), Arc::new(c));
         self
     }
-    pub fn attempt(mut self, a: (CertificateRequestView, OrderView, Option<ChallengeView>)) -> Self {
+    pub fn attempt(
+        mut self,
+        a: (CertificateRequestView, OrderView, Option<ChallengeView>),
+    ) -> Self {
         let (r, o, c) = a;
-        self.data.requests.insert(key(&r.namespace, &r.name), Arc::new(r));
-        self.data.orders.insert(key(&o.namespace, &o.name), Arc::new(o));
+        self.data
+            .requests
+            .insert(key(&r.namespace, &r.name), Arc::new(r));
+        self.data
+            .orders
+            .insert(key(&o.namespace, &o.name), Arc::new(o));
         if let Some(c) = c {
-            self.data.challenges.insert(key(&c.namespace, &c.name), Arc::new(c));
+            self.data
+                .challenges
+                .insert(key(&c.namespace, &c.name), Arc::new(c));
         }
         self
     }
     pub fn issuer(mut self, i: IssuerView) -> Self {
-        self.data.cluster_issuers.insert(key("", &i.name), Arc::new(i));
+        self.data
+            .cluster_issuers
+            .insert(key("", &i.name), Arc::new(i));
         self
     }
     pub fn load_balancer(mut self, families: &[&str]) -> Self {
-        let lb = LoadBalancerView { namespace: "kube-system".into(), name: "cilium-ingress".into(), ip_families: families.iter().map(|s| s.to_string()).collect(), addresses: vec!["192.0.2.1".into()] };
-        self.data.load_balancers.insert(key("kube-system", "cilium-ingress"), Arc::new(lb));
+        let lb = LoadBalancerView {
+            namespace: "kube-system".into(),
+            name: "cilium-ingress".into(),
+            ip_families: families.iter().map(|s| s.to_string()).collect(),
+            addresses: vec!["192.0.2.1".into()],
+        };
+        self.data
+            .load_balancers
+            .insert(key("kube-system", "cilium-ingress"), Arc::new(lb));
         self
     }
     pub fn kind_state(mut self, kind: &str, state: KindState) -> Self {
@@ -251,6 +390,10 @@ impl World {
     }
     /// The findings of one rule, as (severity, kind, name).
     pub fn fired(&self, rule: &str) -> Vec<(String, String, String)> {
-        self.findings().into_iter().filter(|f| f.rule == rule).map(|f| (f.severity.label().to_string(), f.kind, f.name)).collect()
+        self.findings()
+            .into_iter()
+            .filter(|f| f.rule == rule)
+            .map(|f| (f.severity.label().to_string(), f.kind, f.name))
+            .collect()
     }
 }

@@ -13,11 +13,21 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let data = ctx.idx.data;
     let facts = ctx.idx.facts;
     for ing in data.ingresses.values() {
-        let about = || About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name };
+        let about = || About {
+            namespace: &ing.namespace,
+            kind: "Ingress",
+            name: &ing.name,
+        };
         let controller = ctx.idx.controller_of(ing);
         let https = match controller.enforce_https {
-            Some(true) => format!("HTTPS enforcement is on ({})", controller.enforce_https_source),
-            Some(false) => format!("HTTPS enforcement is off ({})", controller.enforce_https_source),
+            Some(true) => format!(
+                "HTTPS enforcement is on ({})",
+                controller.enforce_https_source
+            ),
+            Some(false) => format!(
+                "HTTPS enforcement is off ({})",
+                controller.enforce_https_source
+            ),
             None => format!("HTTPS enforcement is {}", controller.enforce_https_source),
         };
         match ctx.idx.annotation_status(ing) {
@@ -71,7 +81,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             AnnotationStatus::NotRequested | AnnotationStatus::Set { .. } => {}
         }
 
-        if ing.addresses.is_empty() && ing.created.is_some_and(|c| now - c > ctx.t.no_address_after) {
+        if ing.addresses.is_empty()
+            && ing
+                .created
+                .is_some_and(|c| now - c > ctx.t.no_address_after)
+        {
             ctx.push(
                 "ingress.no-address",
                 Severity::Warning,
@@ -84,7 +98,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         }
 
         if let Some(class) = &ing.class {
-            if facts.synced("IngressClass") && !data.ingress_classes.contains_key(&(String::new(), class.clone())) {
+            if facts.synced("IngressClass")
+                && !data
+                    .ingress_classes
+                    .contains_key(&(String::new(), class.clone()))
+            {
                 ctx.push(
                     "ingress.unknown-class",
                     Severity::Warning,
@@ -99,8 +117,15 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 
         if facts.synced("Certificate") {
             for t in &ing.tls {
-                let Some(secret) = &t.secret_name else { continue };
-                if ctx.idx.certificates_writing(&ing.namespace, secret).is_empty() && ing.issuer.is_none() {
+                let Some(secret) = &t.secret_name else {
+                    continue;
+                };
+                if ctx
+                    .idx
+                    .certificates_writing(&ing.namespace, secret)
+                    .is_empty()
+                    && ing.issuer.is_none()
+                {
                     ctx.push(
                         "ingress.unmanaged-tls",
                         Severity::Info,
@@ -124,7 +149,10 @@ fn shared_secrets(ctx: &mut Ctx<'_>) {
     for ing in ctx.idx.data.ingresses.values() {
         for t in &ing.tls {
             if let Some(s) = &t.secret_name {
-                by_secret.entry((ing.namespace.clone(), s.clone())).or_default().push(ing.name.clone());
+                by_secret
+                    .entry((ing.namespace.clone(), s.clone()))
+                    .or_default()
+                    .push(ing.name.clone());
             }
         }
     }
@@ -151,7 +179,11 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
     for ing in ctx.idx.data.ingresses.values() {
         let enforce = ctx.idx.controller_of(ing).enforce_https;
         for h in ing.all_hosts() {
-            by_host.entry(h.to_ascii_lowercase()).or_default().push((ing.namespace.clone(), ing.name.clone(), enforce));
+            by_host.entry(h.to_ascii_lowercase()).or_default().push((
+                ing.namespace.clone(),
+                ing.name.clone(),
+                enforce,
+            ));
         }
     }
     for (host, ings) in by_host {

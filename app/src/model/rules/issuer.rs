@@ -14,11 +14,26 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let data = ctx.idx.data;
     // Every referenced issuer, with who references it.
     let mut referenced: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
-    let key = |ns: &str, r: &IssuerRef| (r.kind.clone(), if r.kind == "ClusterIssuer" { String::new() } else { ns.to_string() }, r.name.clone());
+    let key = |ns: &str, r: &IssuerRef| {
+        (
+            r.kind.clone(),
+            if r.kind == "ClusterIssuer" {
+                String::new()
+            } else {
+                ns.to_string()
+            },
+            r.name.clone(),
+        )
+    };
 
     for ing in data.ingresses.values() {
-        let Some(r) = ing.issuer.as_ref().filter(|r| r.is_cert_manager()) else { continue };
-        referenced.entry(key(&ing.namespace, r)).or_default().push(format!("Ingress {}/{}", ing.namespace, ing.name));
+        let Some(r) = ing.issuer.as_ref().filter(|r| r.is_cert_manager()) else {
+            continue;
+        };
+        referenced
+            .entry(key(&ing.namespace, r))
+            .or_default()
+            .push(format!("Ingress {}/{}", ing.namespace, ing.name));
         if ctx.idx.issuer(&ing.namespace, r).is_none() {
             ctx.push(
                 "issuer.missing",
@@ -32,16 +47,31 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         }
     }
     for c in data.certificates.values() {
-        let Some(r) = c.issuer.as_ref().filter(|r| r.is_cert_manager()) else { continue };
-        referenced.entry(key(&c.namespace, r)).or_default().push(format!("Certificate {}/{}", c.namespace, c.name));
-        let reported_on_ingress = ctx.idx.ingress_of(c).is_some_and(|i| i.issuer.as_ref() == Some(r));
+        let Some(r) = c.issuer.as_ref().filter(|r| r.is_cert_manager()) else {
+            continue;
+        };
+        referenced
+            .entry(key(&c.namespace, r))
+            .or_default()
+            .push(format!("Certificate {}/{}", c.namespace, c.name));
+        let reported_on_ingress = ctx
+            .idx
+            .ingress_of(c)
+            .is_some_and(|i| i.issuer.as_ref() == Some(r));
         if ctx.idx.issuer(&c.namespace, r).is_none() && !reported_on_ingress {
             ctx.push(
                 "issuer.missing",
                 Severity::Critical,
-                About { namespace: &c.namespace, kind: "Certificate", name: &c.name },
+                About {
+                    namespace: &c.namespace,
+                    kind: "Certificate",
+                    name: &c.name,
+                },
                 format!("{} {} does not exist", r.kind, r.name),
-                format!("spec.issuerRef names {} {:?}, which does not exist in {}.", r.kind, r.name, facts.name),
+                format!(
+                    "spec.issuerRef names {} {:?}, which does not exist in {}.",
+                    r.kind, r.name, facts.name
+                ),
                 "Fix spec.issuerRef or create the issuer.",
                 None,
             );
@@ -49,15 +79,27 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     }
 
     for ((kind, ns, name), users) in referenced {
-        let r = IssuerRef { kind: kind.clone(), name: name.clone(), group: "cert-manager.io".into() };
-        let Some(issuer) = ctx.idx.issuer(&ns, &r) else { continue };
+        let r = IssuerRef {
+            kind: kind.clone(),
+            name: name.clone(),
+            group: "cert-manager.io".into(),
+        };
+        let Some(issuer) = ctx.idx.issuer(&ns, &r) else {
+            continue;
+        };
         if issuer.is_ready() {
             continue;
         }
         let (status, reason, message) = issuer
             .ready
             .as_ref()
-            .map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default(), c.message.clone().unwrap_or_default()))
+            .map(|c| {
+                (
+                    c.status.clone(),
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                )
+            })
             .unwrap_or(("absent".into(), String::new(), String::new()));
         ctx.push(
             "issuer.not-ready",

@@ -31,7 +31,16 @@ pub(crate) struct About<'s> {
 
 impl Ctx<'_> {
     #[allow(clippy::too_many_arguments)]
-    pub fn push(&mut self, rule: &'static str, severity: Severity, about: About<'_>, title: String, message: String, remediation: &str, since: Option<DateTime<Utc>>) {
+    pub fn push(
+        &mut self,
+        rule: &'static str,
+        severity: Severity,
+        about: About<'_>,
+        title: String,
+        message: String,
+        remediation: &str,
+        since: Option<DateTime<Utc>>,
+    ) {
         self.out.push(Finding {
             rule,
             severity,
@@ -64,8 +73,18 @@ pub(crate) fn span(d: chrono::Duration) -> String {
 }
 
 /// Evaluates every rule on one cluster; findings sorted by urgency.
-pub fn evaluate(facts: &ClusterFacts, data: &ClusterData, now: DateTime<Utc>, t: &Thresholds) -> Vec<Finding> {
-    let mut ctx = Ctx { idx: Index::new(facts, data), now, t, out: Vec::new() };
+pub fn evaluate(
+    facts: &ClusterFacts,
+    data: &ClusterData,
+    now: DateTime<Utc>,
+    t: &Thresholds,
+) -> Vec<Finding> {
+    let mut ctx = Ctx {
+        idx: Index::new(facts, data),
+        now,
+        t,
+        out: Vec::new(),
+    };
     cluster::check(&mut ctx);
     cert::check(&mut ctx);
     acme::check(&mut ctx);

@@ -9,7 +9,11 @@ use crate::model::ingress::IngressView;
 use crate::model::issuer::LE_PRODUCTION;
 
 fn shop() -> IngressView {
-    IngressView::test("shop").in_ns("acme").with_issuer("letsencrypt-prod").tls("shop.example.com").edit_in_place("true")
+    IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com")
+        .edit_in_place("true")
 }
 
 fn one(sev: &str, kind: &str, name: &str) -> Vec<(String, String, String)> {
@@ -19,16 +23,26 @@ fn one(sev: &str, kind: &str, name: &str) -> Vec<(String, String, String)> {
 #[test]
 fn a_healthy_ingress_and_certificate_have_no_findings() {
     let ing = shop();
-    let w = World::new().certificate(CertificateView::of(&ing)).ingress(ing);
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
     assert_eq!(w.findings(), vec![]);
 }
 
 #[test]
 fn cluster_unreachable_when_stale_or_failed() {
     let mut w = World::new();
-    w.facts.state = SyncState::Stale { since: Utc::now(), error: "connection refused".into() };
-    assert_eq!(w.fired("cluster.unreachable"), one("critical", "Cluster", "zrh"));
-    w.facts.state = SyncState::Failed { error: "no such context".into() };
+    w.facts.state = SyncState::Stale {
+        since: Utc::now(),
+        error: "connection refused".into(),
+    };
+    assert_eq!(
+        w.fired("cluster.unreachable"),
+        one("critical", "Cluster", "zrh")
+    );
+    w.facts.state = SyncState::Failed {
+        error: "no such context".into(),
+    };
     assert!(w.findings()[0].message.contains("no such context"));
     w.facts.state = SyncState::Synced;
     assert!(w.fired("cluster.unreachable").is_empty());
@@ -36,10 +50,15 @@ fn cluster_unreachable_when_stale_or_failed() {
 
 #[test]
 fn cert_manager_missing_only_when_ingresses_ask_for_certificates() {
-    let w = World::new().kind_state("Certificate", KindState::NotInstalled).ingress(IngressView::test("plain").tls("a.example.com"));
+    let w = World::new()
+        .kind_state("Certificate", KindState::NotInstalled)
+        .ingress(IngressView::test("plain").tls("a.example.com"));
     assert!(w.fired("cluster.cert-manager-missing").is_empty());
     let w = w.ingress(shop());
-    assert_eq!(w.fired("cluster.cert-manager-missing"), one("warning", "Cluster", "zrh"));
+    assert_eq!(
+        w.fired("cluster.cert-manager-missing"),
+        one("warning", "Cluster", "zrh")
+    );
 }
 
 #[test]
@@ -47,7 +66,10 @@ fn ipv6_proxy_protocol_needs_proxy_protocol_and_ipv4_only() {
     let mut w = World::new().load_balancer(&["IPv4"]);
     assert!(w.fired("cluster.ipv6-proxy-protocol").is_empty());
     w.data.cilium.as_mut().unwrap().proxy_protocol = Some(true);
-    assert_eq!(w.fired("cluster.ipv6-proxy-protocol"), one("warning", "Cluster", "zrh"));
+    assert_eq!(
+        w.fired("cluster.ipv6-proxy-protocol"),
+        one("warning", "Cluster", "zrh")
+    );
     let w = w.load_balancer(&["IPv4", "IPv6"]);
     assert!(w.fired("cluster.ipv6-proxy-protocol").is_empty());
 }
@@ -58,7 +80,10 @@ fn expired_certificate_is_critical_and_not_also_not_ready() {
     let mut cert = CertificateView::of(&ing).not_ready("Expired", Duration::days(2));
     cert.not_after = ago(Duration::days(2));
     let w = World::new().certificate(cert).ingress(ing);
-    assert_eq!(w.fired("cert.expired"), one("critical", "Certificate", "shop-tls"));
+    assert_eq!(
+        w.fired("cert.expired"),
+        one("critical", "Certificate", "shop-tls")
+    );
     assert!(w.fired("cert.not-ready").is_empty());
 }
 
@@ -73,62 +98,134 @@ fn expiring_is_relative_to_the_renewal_time_not_a_fixed_21_days() {
     let w = World::new().certificate(ok).ingress(ing.clone());
     assert!(w.fired("cert.expiring").is_empty());
     // Renewal was due 2 days ago: warning with 20 days left, critical with 5.
-    let w = World::new().certificate(CertificateView::of(&ing).expiring(Duration::days(20), Duration::days(2))).ingress(ing.clone());
-    assert_eq!(w.fired("cert.expiring"), one("warning", "Certificate", "shop-tls"));
-    let w = World::new().certificate(CertificateView::of(&ing).expiring(Duration::days(5), Duration::days(2))).ingress(ing);
-    assert_eq!(w.fired("cert.expiring"), one("critical", "Certificate", "shop-tls"));
+    let w = World::new()
+        .certificate(CertificateView::of(&ing).expiring(Duration::days(20), Duration::days(2)))
+        .ingress(ing.clone());
+    assert_eq!(
+        w.fired("cert.expiring"),
+        one("warning", "Certificate", "shop-tls")
+    );
+    let w = World::new()
+        .certificate(CertificateView::of(&ing).expiring(Duration::days(5), Duration::days(2)))
+        .ingress(ing);
+    assert_eq!(
+        w.fired("cert.expiring"),
+        one("critical", "Certificate", "shop-tls")
+    );
 }
 
 #[test]
 fn not_ready_turns_critical_after_an_hour() {
     let ing = shop();
-    let w = World::new().certificate(CertificateView::of(&ing).not_ready("DoesNotExist", Duration::minutes(10))).ingress(ing.clone());
-    assert_eq!(w.fired("cert.not-ready"), one("warning", "Certificate", "shop-tls"));
-    assert!(w.findings().iter().any(|f| f.title.contains("DoesNotExist")));
-    let w = World::new().certificate(CertificateView::of(&ing).not_ready("DoesNotExist", Duration::hours(3))).ingress(ing);
-    assert_eq!(w.fired("cert.not-ready"), one("critical", "Certificate", "shop-tls"));
+    let w = World::new()
+        .certificate(CertificateView::of(&ing).not_ready("DoesNotExist", Duration::minutes(10)))
+        .ingress(ing.clone());
+    assert_eq!(
+        w.fired("cert.not-ready"),
+        one("warning", "Certificate", "shop-tls")
+    );
+    assert!(w
+        .findings()
+        .iter()
+        .any(|f| f.title.contains("DoesNotExist")));
+    let w = World::new()
+        .certificate(CertificateView::of(&ing).not_ready("DoesNotExist", Duration::hours(3)))
+        .ingress(ing);
+    assert_eq!(
+        w.fired("cert.not-ready"),
+        one("critical", "Certificate", "shop-tls")
+    );
 }
 
 #[test]
 fn issuance_failing_shows_the_next_retry() {
     let ing = shop();
-    let w = World::new().certificate(CertificateView::of(&ing).failing(3, Duration::hours(1))).ingress(ing.clone());
-    assert_eq!(w.fired("cert.issuance-failing"), one("critical", "Certificate", "shop-tls"));
-    let f = w.findings().into_iter().find(|f| f.rule == "cert.issuance-failing").unwrap();
+    let w = World::new()
+        .certificate(CertificateView::of(&ing).failing(3, Duration::hours(1)))
+        .ingress(ing.clone());
+    assert_eq!(
+        w.fired("cert.issuance-failing"),
+        one("critical", "Certificate", "shop-tls")
+    );
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "cert.issuance-failing")
+        .unwrap();
     let retry = super::at(super::fixtures::now() + Duration::hours(3));
     assert!(f.message.contains(&retry), "{}", f.message);
-    let w = World::new().certificate(CertificateView::of(&ing)).ingress(ing);
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
     assert!(w.fired("cert.issuance-failing").is_empty());
 }
 
 #[test]
 fn hosts_not_covered_by_the_certificate() {
     let ing = shop();
-    let w = World::new().certificate(CertificateView::of(&ing).dns(&["other.example.com"])).ingress(ing.clone());
-    assert_eq!(w.fired("cert.hosts-not-covered"), one("warning", "Ingress", "shop"));
-    let w = World::new().certificate(CertificateView::of(&ing).dns(&["*.example.com"])).ingress(ing);
+    let w = World::new()
+        .certificate(CertificateView::of(&ing).dns(&["other.example.com"]))
+        .ingress(ing.clone());
+    assert_eq!(
+        w.fired("cert.hosts-not-covered"),
+        one("warning", "Ingress", "shop")
+    );
+    let w = World::new()
+        .certificate(CertificateView::of(&ing).dns(&["*.example.com"]))
+        .ingress(ing);
     assert!(w.fired("cert.hosts-not-covered").is_empty());
 }
 
 #[test]
 fn staging_issuer_in_production_clusters_only() {
-    let ing = IngressView::test("shop").in_ns("acme").with_issuer("letsencrypt-staging").tls("shop.example.com").edit_in_place("true");
-    let mut w = World::new().certificate(CertificateView::of(&ing)).ingress(ing);
-    assert_eq!(w.fired("cert.staging-issuer"), one("warning", "Certificate", "shop-tls"));
+    let ing = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-staging")
+        .tls("shop.example.com")
+        .edit_in_place("true");
+    let mut w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
+    assert_eq!(
+        w.fired("cert.staging-issuer"),
+        one("warning", "Certificate", "shop-tls")
+    );
     w.facts.overrides.production = false;
     assert!(w.fired("cert.staging-issuer").is_empty());
 }
 
 #[test]
 fn failing_challenge_is_classified_and_makes_missing_annotation_critical() {
-    let ing = IngressView::test("shop").in_ns("acme").with_issuer("letsencrypt-prod").tls("shop.example.com");
+    let ing = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
     let cert = CertificateView::of(&ing);
-    let reason = "Waiting for HTTP-01 challenge propagation: wrong status code '308', expected '200'";
-    let w = World::new().attempt(attempt(&cert, "pending", None, Some(("pending", reason, Duration::minutes(20))))).certificate(cert).ingress(ing);
-    assert_eq!(w.fired("acme.challenge-failing"), one("critical", "Challenge", "shop-tls-2-123-456"));
-    let f = w.findings().into_iter().find(|f| f.rule == "acme.challenge-failing").unwrap();
+    let reason =
+        "Waiting for HTTP-01 challenge propagation: wrong status code '308', expected '200'";
+    let w = World::new()
+        .attempt(attempt(
+            &cert,
+            "pending",
+            None,
+            Some(("pending", reason, Duration::minutes(20))),
+        ))
+        .certificate(cert)
+        .ingress(ing);
+    assert_eq!(
+        w.fired("acme.challenge-failing"),
+        one("critical", "Challenge", "shop-tls-2-123-456")
+    );
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "acme.challenge-failing")
+        .unwrap();
     assert!(f.title.contains("redirect to HTTPS"), "{}", f.title);
-    assert_eq!(w.fired("ingress.edit-in-place-missing"), one("critical", "Ingress", "shop"));
+    assert_eq!(
+        w.fired("ingress.edit-in-place-missing"),
+        one("critical", "Ingress", "shop")
+    );
     assert!(w.fired("acme.challenge-stuck").is_empty());
 }
 
@@ -136,10 +233,27 @@ fn failing_challenge_is_classified_and_makes_missing_annotation_critical() {
 fn a_young_self_check_failure_is_not_yet_failing_and_an_invalid_one_is() {
     let ing = shop();
     let cert = CertificateView::of(&ing);
-    let reason = "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'";
-    let w = World::new().attempt(attempt(&cert, "pending", None, Some(("pending", reason, Duration::minutes(2))))).certificate(cert.clone()).ingress(ing.clone());
+    let reason =
+        "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'";
+    let w = World::new()
+        .attempt(attempt(
+            &cert,
+            "pending",
+            None,
+            Some(("pending", reason, Duration::minutes(2))),
+        ))
+        .certificate(cert.clone())
+        .ingress(ing.clone());
     assert!(w.fired("acme.challenge-failing").is_empty());
-    let w = World::new().attempt(attempt(&cert, "invalid", None, Some(("invalid", "404", Duration::minutes(2))))).certificate(cert).ingress(ing);
+    let w = World::new()
+        .attempt(attempt(
+            &cert,
+            "invalid",
+            None,
+            Some(("invalid", "404", Duration::minutes(2))),
+        ))
+        .certificate(cert)
+        .ingress(ing);
     assert_eq!(w.fired("acme.challenge-failing").len(), 1);
 }
 
@@ -147,9 +261,28 @@ fn a_young_self_check_failure_is_not_yet_failing_and_an_invalid_one_is() {
 fn stuck_challenge_after_15_minutes() {
     let ing = shop();
     let cert = CertificateView::of(&ing);
-    let w = World::new().attempt(attempt(&cert, "pending", None, Some(("pending", "", Duration::minutes(20))))).certificate(cert.clone()).ingress(ing.clone());
-    assert_eq!(w.fired("acme.challenge-stuck"), one("warning", "Challenge", "shop-tls-2-123-456"));
-    let w = World::new().attempt(attempt(&cert, "pending", None, Some(("pending", "", Duration::minutes(5))))).certificate(cert).ingress(ing);
+    let w = World::new()
+        .attempt(attempt(
+            &cert,
+            "pending",
+            None,
+            Some(("pending", "", Duration::minutes(20))),
+        ))
+        .certificate(cert.clone())
+        .ingress(ing.clone());
+    assert_eq!(
+        w.fired("acme.challenge-stuck"),
+        one("warning", "Challenge", "shop-tls-2-123-456")
+    );
+    let w = World::new()
+        .attempt(attempt(
+            &cert,
+            "pending",
+            None,
+            Some(("pending", "", Duration::minutes(5))),
+        ))
+        .certificate(cert)
+        .ingress(ing);
     assert!(w.fired("acme.challenge-stuck").is_empty());
 }
 
@@ -158,29 +291,64 @@ fn rate_limited_order_reports_the_certificate_and_retry_time() {
     let ing = shop();
     let cert = CertificateView::of(&ing);
     let reason = "Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many certificates (5) already issued for this exact set of identifiers in the last 168h0m0s, retry after 2026-06-02 08:00:00 UTC";
-    let w = World::new().attempt(attempt(&cert, "errored", Some(reason), None)).certificate(cert.clone()).ingress(ing.clone());
-    assert_eq!(w.fired("acme.rate-limited"), one("critical", "Certificate", "shop-tls"));
-    let f = w.findings().into_iter().find(|f| f.rule == "acme.rate-limited").unwrap();
+    let w = World::new()
+        .attempt(attempt(&cert, "errored", Some(reason), None))
+        .certificate(cert.clone())
+        .ingress(ing.clone());
+    assert_eq!(
+        w.fired("acme.rate-limited"),
+        one("critical", "Certificate", "shop-tls")
+    );
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "acme.rate-limited")
+        .unwrap();
     assert!(f.message.contains("2026-06-02T08:00:00Z"), "{}", f.message);
-    let w = World::new().attempt(attempt(&cert, "errored", Some("Failed to create Order: 400 badNonce"), None)).certificate(cert).ingress(ing);
+    let w = World::new()
+        .attempt(attempt(
+            &cert,
+            "errored",
+            Some("Failed to create Order: 400 badNonce"),
+            None,
+        ))
+        .certificate(cert)
+        .ingress(ing);
     assert!(w.fired("acme.rate-limited").is_empty());
 }
 
 #[test]
 fn missing_issuer_is_reported_once_on_the_ingress() {
-    let ing = IngressView::test("shop").in_ns("acme").with_issuer("letsencrypt-typo").tls("shop.example.com").edit_in_place("true");
-    let w = World::new().certificate(CertificateView::of(&ing)).ingress(ing);
-    assert_eq!(w.fired("issuer.missing"), one("critical", "Ingress", "shop"));
+    let ing = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-typo")
+        .tls("shop.example.com")
+        .edit_in_place("true");
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
+    assert_eq!(
+        w.fired("issuer.missing"),
+        one("critical", "Ingress", "shop")
+    );
     let ing = shop();
-    let w = World::new().certificate(CertificateView::of(&ing)).ingress(ing);
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
     assert!(w.fired("issuer.missing").is_empty());
 }
 
 #[test]
 fn issuer_not_ready_when_referenced() {
     let ing = shop();
-    let w = World::new().issuer(cluster_issuer("letsencrypt-prod", LE_PRODUCTION, false)).certificate(CertificateView::of(&ing)).ingress(ing);
-    assert_eq!(w.fired("issuer.not-ready"), one("critical", "ClusterIssuer", "letsencrypt-prod"));
+    let w = World::new()
+        .issuer(cluster_issuer("letsencrypt-prod", LE_PRODUCTION, false))
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
+    assert_eq!(
+        w.fired("issuer.not-ready"),
+        one("critical", "ClusterIssuer", "letsencrypt-prod")
+    );
     // An unready issuer nobody uses is not a finding.
     let w = World::new().issuer(cluster_issuer("unused", LE_PRODUCTION, false));
     assert!(w.fired("issuer.not-ready").is_empty());
@@ -188,23 +356,52 @@ fn issuer_not_ready_when_referenced() {
 
 #[test]
 fn edit_in_place_missing_invalid_and_not_effective() {
-    let missing = IngressView::test("a").with_issuer("letsencrypt-prod").tls("a.example.com");
-    let w = World::new().certificate(CertificateView::of(&missing)).ingress(missing);
-    assert_eq!(w.fired("ingress.edit-in-place-missing"), one("warning", "Ingress", "a"));
+    let missing = IngressView::test("a")
+        .with_issuer("letsencrypt-prod")
+        .tls("a.example.com");
+    let w = World::new()
+        .certificate(CertificateView::of(&missing))
+        .ingress(missing);
+    assert_eq!(
+        w.fired("ingress.edit-in-place-missing"),
+        one("warning", "Ingress", "a")
+    );
 
-    let invalid = IngressView::test("b").with_issuer("letsencrypt-prod").tls("b.example.com").edit_in_place("yes");
-    let w = World::new().certificate(CertificateView::of(&invalid)).ingress(invalid);
-    assert_eq!(w.fired("ingress.edit-in-place-invalid"), one("warning", "Ingress", "b"));
+    let invalid = IngressView::test("b")
+        .with_issuer("letsencrypt-prod")
+        .tls("b.example.com")
+        .edit_in_place("yes");
+    let w = World::new()
+        .certificate(CertificateView::of(&invalid))
+        .ingress(invalid);
+    assert_eq!(
+        w.fired("ingress.edit-in-place-invalid"),
+        one("warning", "Ingress", "b")
+    );
     assert!(w.fired("ingress.edit-in-place-missing").is_empty());
 
-    let set = IngressView::test("c").with_issuer("letsencrypt-prod").tls("c.example.com").edit_in_place("true");
-    let w = World::new().certificate(CertificateView::of(&set).without_override()).ingress(set.clone());
-    assert_eq!(w.fired("ingress.edit-in-place-not-effective"), one("warning", "Ingress", "c"));
-    let w = World::new().certificate(CertificateView::of(&set)).ingress(set);
+    let set = IngressView::test("c")
+        .with_issuer("letsencrypt-prod")
+        .tls("c.example.com")
+        .edit_in_place("true");
+    let w = World::new()
+        .certificate(CertificateView::of(&set).without_override())
+        .ingress(set.clone());
+    assert_eq!(
+        w.fired("ingress.edit-in-place-not-effective"),
+        one("warning", "Ingress", "c")
+    );
+    let w = World::new()
+        .certificate(CertificateView::of(&set))
+        .ingress(set);
     assert!(w.fired("ingress.edit-in-place-not-effective").is_empty());
 
     let plain = IngressView::test("d").tls("d.example.com");
-    assert!(World::new().ingress(plain).findings().iter().all(|f| !f.rule.starts_with("ingress.edit-in-place")));
+    assert!(World::new()
+        .ingress(plain)
+        .findings()
+        .iter()
+        .all(|f| !f.rule.starts_with("ingress.edit-in-place")));
 }
 
 #[test]
@@ -213,8 +410,14 @@ fn shared_secret_in_one_namespace() {
     let b = IngressView::test("b").tls_secret("b.example.com", "shared-tls");
     let w = World::new().ingress(a).ingress(b.clone());
     assert_eq!(w.fired("ingress.shared-secret").len(), 2);
-    let other_ns = IngressView::test("c").in_ns("other").tls_secret("c.example.com", "shared-tls");
-    assert!(World::new().ingress(b).ingress(other_ns).fired("ingress.shared-secret").is_empty());
+    let other_ns = IngressView::test("c")
+        .in_ns("other")
+        .tls_secret("c.example.com", "shared-tls");
+    assert!(World::new()
+        .ingress(b)
+        .ingress(other_ns)
+        .fired("ingress.shared-secret")
+        .is_empty());
 }
 
 #[test]
@@ -225,13 +428,20 @@ fn shared_host_with_https_enforcement() {
     assert_eq!(w.fired("ingress.shared-host-https-redirect").len(), 2);
     let off_a = a.force_https("disabled");
     let off_b = b.force_https("disabled");
-    assert!(World::new().ingress(off_a).ingress(off_b).fired("ingress.shared-host-https-redirect").is_empty());
+    assert!(World::new()
+        .ingress(off_a)
+        .ingress(off_b)
+        .fired("ingress.shared-host-https-redirect")
+        .is_empty());
 }
 
 #[test]
 fn no_address_after_five_minutes() {
     let w = World::new().ingress(IngressView::test("a").without_address(Duration::minutes(10)));
-    assert_eq!(w.fired("ingress.no-address"), one("warning", "Ingress", "a"));
+    assert_eq!(
+        w.fired("ingress.no-address"),
+        one("warning", "Ingress", "a")
+    );
     let w = World::new().ingress(IngressView::test("a").without_address(Duration::minutes(1)));
     assert!(w.fired("ingress.no-address").is_empty());
 }
@@ -239,36 +449,62 @@ fn no_address_after_five_minutes() {
 #[test]
 fn unmanaged_tls_when_no_certificate_writes_the_secret() {
     let w = World::new().ingress(IngressView::test("a").tls("a.example.com"));
-    assert_eq!(w.fired("ingress.unmanaged-tls"), one("info", "Ingress", "a"));
+    assert_eq!(
+        w.fired("ingress.unmanaged-tls"),
+        one("info", "Ingress", "a")
+    );
     let ing = shop();
-    let w = World::new().certificate(CertificateView::of(&ing)).ingress(ing);
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
     assert!(w.fired("ingress.unmanaged-tls").is_empty());
 }
 
 #[test]
 fn unknown_class() {
     let w = World::new().ingress(IngressView::test("a").class("nginx"));
-    assert_eq!(w.fired("ingress.unknown-class"), one("warning", "Ingress", "a"));
-    assert!(World::new().ingress(IngressView::test("a")).fired("ingress.unknown-class").is_empty());
+    assert_eq!(
+        w.fired("ingress.unknown-class"),
+        one("warning", "Ingress", "a")
+    );
+    assert!(World::new()
+        .ingress(IngressView::test("a"))
+        .fired("ingress.unknown-class")
+        .is_empty());
 }
 
 #[test]
 fn annotation_status_reports_managers() {
     use crate::model::chain::{AnnotationStatus, Index};
     let ing = shop();
-    let w = World::new().certificate(CertificateView::of(&ing)).ingress(ing.clone());
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing.clone());
     let idx = Index::new(&w.facts, &w.data);
-    assert_eq!(idx.annotation_status(&ing), AnnotationStatus::Set { managers: vec!["lookout".into()] });
+    assert_eq!(
+        idx.annotation_status(&ing),
+        AnnotationStatus::Set {
+            managers: vec!["lookout".into()]
+        }
+    );
     let chains = idx.tls_chains(&ing);
-    assert_eq!(chains[0].certificate.as_ref().unwrap().certificate.name, "shop-tls");
+    assert_eq!(
+        chains[0].certificate.as_ref().unwrap().certificate.name,
+        "shop-tls"
+    );
     let info = idx.controller_of(&ing);
     assert_eq!((info.cilium, info.enforce_https), (true, Some(true)));
 }
 
 #[test]
 fn findings_are_sorted_critical_first() {
-    let ing = IngressView::test("shop").with_issuer("letsencrypt-prod").tls("shop.example.com");
-    let w = World::new().certificate(CertificateView::of(&ing).failing(1, Duration::hours(1))).ingress(ing).ingress(IngressView::test("x").class("nginx"));
+    let ing = IngressView::test("shop")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let w = World::new()
+        .certificate(CertificateView::of(&ing).failing(1, Duration::hours(1)))
+        .ingress(ing)
+        .ingress(IngressView::test("x").class("nginx"));
     let f = w.findings();
     assert_eq!(f[0].severity.label(), "critical");
     assert_eq!(f.last().unwrap().severity.label(), "warning");

@@ -1,0 +1,85 @@
+//! Findings as a table: severity by icon and word, the object, what is wrong, what to do.
+
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+
+use super::Time;
+use crate::model::{Finding, Severity};
+use crate::pages::ingresses::encode;
+
+/// A severity as icon and word (never colour alone).
+#[component]
+pub fn SeverityBadge(severity: Severity) -> impl IntoView {
+    let class = format!("badge {}", severity.label());
+    view! { <span class=class><span aria-hidden="true">{severity.icon()}" "</span>{severity.label()}</span> }
+}
+
+/// The page of the object a finding is about, when Lookout has one.
+pub fn object_href(f: &Finding) -> Option<String> {
+    let base = match f.kind.as_str() {
+        "Ingress" => "ingresses",
+        "Certificate" => "certificates",
+        "Cluster" => return Some("/clusters".into()),
+        _ => return None,
+    };
+    Some(format!(
+        "/{base}/{}/{}/{}",
+        encode(&f.cluster),
+        encode(&f.namespace),
+        encode(&f.name)
+    ))
+}
+
+/// A table of findings; `with_remediation` adds the explanation and the fix under each row.
+pub fn findings_table(
+    findings: Vec<Finding>,
+    now: DateTime<Utc>,
+    with_remediation: bool,
+) -> impl IntoView {
+    let rows = findings
+        .into_iter()
+        .map(|f| {
+            let object = format!("{} {}{}", f.kind, if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) }, f.name);
+            let object_view = match object_href(&f) {
+                Some(href) => view! { <a href=href>{object}</a> }.into_any(),
+                None => view! { <span>{object}</span> }.into_any(),
+            };
+            let since = f.since.map(|at| view! { <Time at=at now=now/> });
+            let detail = with_remediation.then(|| {
+                view! {
+                    <tr class="finding-detail">
+                        <td colspan="5">
+                            <p class="evidence">{f.message.clone()}</p>
+                            <p class="remediation"><strong>"What to do: "</strong>{f.remediation.clone()}</p>
+                        </td>
+                    </tr>
+                }
+            });
+            view! {
+                <tr data-testid="finding-row" data-rule=f.rule>
+                    <td><SeverityBadge severity=f.severity/></td>
+                    <td>{f.cluster.clone()}</td>
+                    <td>{object_view}</td>
+                    <td><span class="title">{f.title.clone()}</span><br/><code class="rule">{f.rule}</code></td>
+                    <td>{since}</td>
+                </tr>
+                {detail}
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="findings">
+            <caption class="visually-hidden">"Findings"</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"Severity"</th>
+                    <th scope="col">"Cluster"</th>
+                    <th scope="col">"Object"</th>
+                    <th scope="col">"Finding"</th>
+                    <th scope="col">"Since"</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}

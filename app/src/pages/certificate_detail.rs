@@ -1,0 +1,84 @@
+//! `/certificates/{cluster}/{namespace}/{name}`: one Certificate, its attempts and findings.
+
+use leptos::prelude::*;
+
+use crate::components::findings::findings_table;
+use crate::components::{document, Nav, Shell, Time};
+use crate::pages::ingress_detail::{attempts, events_table};
+use crate::pages::ingresses::encode;
+use crate::ports::CertificateDetail;
+
+pub fn page(shell: &Shell, d: CertificateDetail) -> String {
+    let now = shell.now;
+    let c = d.chain.certificate.clone();
+    let time =
+        |t: Option<chrono::DateTime<chrono::Utc>>| t.map(|at| view! { <Time at=at now=now/> });
+    let ingress = d.ingress.clone().map(|name| {
+        let href = format!(
+            "/ingresses/{}/{}/{}",
+            encode(&c.cluster),
+            encode(&c.namespace),
+            encode(&name)
+        );
+        view! { <a href=href>{name}</a> }
+    });
+    let condition = |cond: &Option<crate::model::object::Condition>| {
+        cond.as_ref()
+            .map(|r| {
+                format!(
+                    "{} ({}): {}",
+                    r.status,
+                    r.reason.as_deref().unwrap_or(""),
+                    r.message.as_deref().unwrap_or("")
+                )
+            })
+            .unwrap_or_else(|| "absent".into())
+    };
+    let issuer = match (&c.issuer, &d.chain.issuer) {
+        (Some(r), Some(i)) => format!(
+            "{} {} — {} ({})",
+            r.kind,
+            r.name,
+            i.server.label(),
+            i.acme_server_url.clone().unwrap_or_default()
+        ),
+        (Some(r), None) => format!("{} {} — not found", r.kind, r.name),
+        _ => "none".into(),
+    };
+    let no_findings = d
+        .findings
+        .is_empty()
+        .then(|| view! { <p>"No findings."</p> });
+    document(
+        &Shell {
+            title: format!("Certificate {}/{}", c.namespace, c.name),
+            active: Nav::Certificates,
+            ..shell.clone()
+        },
+        view! {
+            <h1>"Certificate " {c.name.clone()}</h1>
+            <dl class="facts">
+                <dt>"Cluster"</dt><dd>{c.cluster.clone()}</dd>
+                <dt>"Namespace"</dt><dd>{c.namespace.clone()}</dd>
+                <dt>"Ingress"</dt><dd>{ingress}</dd>
+                <dt>"Secret"</dt><dd>{c.secret_name.clone().unwrap_or_default()}</dd>
+                <dt>"DNS names"</dt><dd>{c.dns_names.join(", ")}</dd>
+                <dt>"Issuer"</dt><dd>{issuer}</dd>
+                <dt>"Ready"</dt><dd>{condition(&c.ready)}</dd>
+                <dt>"Issuing"</dt><dd>{condition(&c.issuing)}</dd>
+                <dt>"Not before"</dt><dd>{time(c.not_before)}</dd>
+                <dt>"Not after"</dt><dd>{time(c.not_after)}</dd>
+                <dt>"Renewal time"</dt><dd>{time(c.renewal_time)}</dd>
+                <dt>"Revision"</dt><dd>{c.revision.map(|r| r.to_string()).unwrap_or_default()}</dd>
+                <dt>"Failed attempts"</dt><dd>{c.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
+            </dl>
+            <h2>"Findings"</h2>
+            {no_findings}
+            {findings_table(d.findings, now, true)}
+            <h2>"Attempts"</h2>
+            {attempts(&d.chain, now)}
+            <h2>"Events"</h2>
+            {events_table(d.events, now)}
+        },
+    )
+}

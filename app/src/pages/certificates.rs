@@ -1,0 +1,107 @@
+//! `/certificates`: every visible Certificate with readiness, expiry and issuer.
+
+use leptos::prelude::*;
+
+use crate::components::findings::SeverityBadge;
+use crate::components::{document, Nav, Pager, Shell, Time};
+use crate::model::Page;
+use crate::pages::ingresses::encode;
+use crate::ports::{CertificateQuery, CertificateRow, CERTIFICATE_STATUSES};
+
+fn query_string(q: &CertificateQuery) -> String {
+    let mut parts = Vec::new();
+    for (k, v) in [
+        ("cluster", &q.cluster),
+        ("namespace", &q.namespace),
+        ("q", &q.q),
+        ("status", &q.status),
+    ] {
+        if let Some(v) = v {
+            parts.push(format!("{k}={}", encode(v)));
+        }
+    }
+    parts.join("&")
+}
+
+pub fn page(shell: &Shell, query: &CertificateQuery, certificates: Page<CertificateRow>) -> String {
+    let now = shell.now;
+    let status_options = CERTIFICATE_STATUSES
+        .iter()
+        .map(|s| {
+            let selected = query.status.as_deref() == Some(*s);
+            view! { <option value=*s selected=selected>{*s}</option> }
+        })
+        .collect_view();
+    let rows = certificates
+        .items
+        .iter()
+        .map(|row| {
+            let c = &row.certificate;
+            let href = format!("/certificates/{}/{}/{}", encode(&c.cluster), encode(&c.namespace), encode(&c.name));
+            let ready = c.ready.as_ref().map(|r| format!("{} {}", r.status, r.reason.as_deref().unwrap_or(""))).unwrap_or_else(|| "unknown".into());
+            let expires = c.not_after.map(|at| view! { <Time at=at now=now/> });
+            let health = match row.worst {
+                Some(s) => view! { <SeverityBadge severity=s/> }.into_any(),
+                None => view! { <span class="badge ok"><span aria-hidden="true">"✓ "</span>"ok"</span> }.into_any(),
+            };
+            view! {
+                <tr data-testid="certificate-row">
+                    <td>{c.cluster.clone()}</td>
+                    <td>{c.namespace.clone()}</td>
+                    <th scope="row"><a href=href>{c.name.clone()}</a></th>
+                    <td>{c.dns_names.join(", ")}</td>
+                    <td>{ready}</td>
+                    <td>{expires}</td>
+                    <td>{format!("{} ({})", c.issuer.as_ref().map(|i| i.name.clone()).unwrap_or_default(), row.server_label())}</td>
+                    <td>{health}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let empty = certificates
+        .items
+        .is_empty()
+        .then(|| view! { <p>"No Certificate matches these filters."</p> });
+    let pager = view! { <Pager page=certificates.page pages=certificates.pages() total=certificates.total base_query=query_string(query)/> };
+    document(
+        &Shell {
+            title: "Certificates".into(),
+            active: Nav::Certificates,
+            ..shell.clone()
+        },
+        view! {
+            <h1>"Certificates"</h1>
+            <form class="filters" method="get" action="/certificates">
+                <label>"Namespace " <input name="namespace" value=query.namespace.clone().unwrap_or_default()/></label>
+                <label>"Name or host " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>
+                <label>"Status "
+                    <select name="status"><option value="">"Any"</option>{status_options}</select>
+                </label>
+                <button type="submit">"Filter"</button>
+            </form>
+            {empty}
+            <table>
+                <caption class="visually-hidden">"Certificates"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th><th scope="col">"Name"</th>
+                        <th scope="col">"DNS names"</th><th scope="col">"Ready"</th><th scope="col">"Expires"</th>
+                        <th scope="col">"Issuer"</th><th scope="col">"Health"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+            {pager}
+        },
+    )
+}
+
+trait ServerLabel {
+    fn server_label(&self) -> &'static str;
+}
+
+impl ServerLabel for CertificateRow {
+    fn server_label(&self) -> &'static str {
+        self.server.label()
+    }
+}

@@ -1,0 +1,265 @@
+//! The scoped read side: `FleetReader` over the registry's cached data.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use lookout_app::model::certificate::CertificateView;
+use lookout_app::model::chain::Index;
+use lookout_app::model::finding::sort_by_urgency;
+use lookout_app::model::{Finding, IngressView, ObjectKey, Page, Scope, Severity};
+use lookout_app::ports::{
+    CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, FleetReader, IngressDetail,
+    IngressQuery, IngressRow,
+};
+
+use super::record::ClusterRecord;
+use super::Registry;
+
+/// (namespace, kind, name) of an object a finding can be about.
+type ObjRef = (String, String, String);
+
+fn obj(ns: &str, kind: &str, name: &str) -> ObjRef {
+    (ns.to_string(), kind.to_string(), name.to_string())
+}
+
+/// The objects of a Certificate's chain: itself, its requests, orders and challenges, and
+/// its issuer.
+fn certificate_objects(idx: &Index<'_>, c: &CertificateView, out: &mut HashSet<ObjRef>) {
+    out.insert(obj(&c.namespace, "Certificate", &c.name));
+    if let Some(r) = &c.issuer {
+        let ns = if r.kind == "ClusterIssuer" {
+            ""
+        } else {
+            c.namespace.as_str()
+        };
+        out.insert(obj(ns, &r.kind, &r.name));
+    }
+    for r in idx.requests_of(c) {
+        out.insert(obj(&r.namespace, "CertificateRequest", &r.name));
+        for o in idx.orders_of(r) {
+            out.insert(obj(&o.namespace, "Order", &o.name));
+            for ch in idx.challenges_of(o) {
+                out.insert(obj(&ch.namespace, "Challenge", &ch.name));
+            }
+        }
+    }
+}
+
+fn ingress_objects(idx: &Index<'_>, ing: &IngressView) -> HashSet<ObjRef> {
+    let mut out = HashSet::new();
+    out.insert(obj(&ing.namespace, "Ingress", &ing.name));
+    if let Some(r) = &ing.issuer {
+        let ns = if r.kind == "ClusterIssuer" {
+            ""
+        } else {
+            ing.namespace.as_str()
+        };
+        out.insert(obj(ns, &r.kind, &r.name));
+    }
+    for c in idx.certificates_of(ing) {
+        certificate_objects(idx, c, &mut out);
+    }
+    out
+}
+
+fn about(findings: &[Finding], scope: &Scope, objects: &HashSet<ObjRef>) -> Vec<Finding> {
+    findings
+        .iter()
+        .filter(|f| {
+            scope.sees_finding(f)
+                && objects.contains(&(f.namespace.clone(), f.kind.clone(), f.name.clone()))
+        })
+        .cloned()
+        .collect()
+}
+
+fn worst(findings: &[Finding]) -> Option<Severity> {
+    findings.iter().map(|f| f.severity).min()
+}
+
+fn text_matches(hay: &[&str], q: &str) -> bool {
+    let q = q.to_ascii_lowercase();
+    hay.iter().any(|h| h.to_ascii_lowercase().contains(&q))
+}
+
+fn certificate_status_matches(
+    c: &CertificateView,
+    status: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> bool {
+    let expired = c.not_after.is_some_and(|na| na <= now);
+    match status {
+        "ready" => c.is_ready(),
+        "not-ready" => !c.is_ready(),
+        "expired" => expired,
+        "failing" => c.failed_issuance_attempts.unwrap_or(0) >= 1,
+        _ => true,
+    }
+}
+
+impl Registry {
+    fn visible<'a>(
+        &'a self,
+        scope: &'a Scope,
+        cluster: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Arc<ClusterRecord>> + 'a {
+        self.records()
+            .iter()
+            .filter(move |c| scope.sees_cluster(&c.name) && cluster.is_none_or(|q| q == c.name))
+    }
+
+    fn record(&self, scope: &Scope, key: &ObjectKey) -> Option<&Arc<ClusterRecord>> {
+        if !scope.sees(&key.cluster, &key.namespace) {
+            return None;
+        }
+        self.records().iter().find(|c| c.name == key.cluster)
+    }
+}
+
+impl FleetReader for Registry {
+    fn clusters(&self, scope: &Scope) -> Vec<lookout_app::model::ClusterView> {
+        self.visible(scope, None).map(|c| c.view(scope)).collect()
+    }
+
+    fn findings(&self, scope: &Scope, q: &FindingQuery) -> Vec<Finding> {
+        let mut out: Vec<Finding> = self
+            .visible(scope, q.cluster.as_deref())
+            .flat_map(|c| c.findings().iter().cloned().collect::<Vec<_>>())
+            .filter(|f| scope.sees_finding(f))
+            .filter(|f| q.namespace.as_ref().is_none_or(|ns| ns == &f.namespace))
+            .filter(|f| q.severity.is_none_or(|s| s == f.severity))
+            .filter(|f| q.rule.as_ref().is_none_or(|r| r == f.rule))
+            .collect();
+        sort_by_urgency(&mut out);
+        out
+    }
+
+    fn ingresses(&self, scope: &Scope, q: &IngressQuery) -> Page<IngressRow> {
+        let mut rows = Vec::new();
+        for c in self.visible(scope, q.cluster.as_deref()) {
+            let findings = c.findings();
+            let facts = c.facts();
+            c.read(|data| {
+                let idx = Index::new(&facts, data);
+                for ((ns, _), ing) in &data.ingresses {
+                    if !scope.sees(&c.name, ns)
+                        || q.namespace.as_ref().is_some_and(|x| x != ns)
+                        || q.q.as_ref().is_some_and(|t| !ing.matches_text(t))
+                    {
+                        continue;
+                    }
+                    let annotation = idx.annotation_status(ing);
+                    if q.status.as_ref().is_some_and(|s| s != annotation.label()) {
+                        continue;
+                    }
+                    let mine = about(&findings, scope, &ingress_objects(&idx, ing));
+                    rows.push(IngressRow {
+                        ingress: ing.as_ref().clone(),
+                        annotation,
+                        worst: worst(&mine),
+                        findings: mine.len(),
+                    });
+                }
+            });
+        }
+        Page::of(rows, q.page.max(1), q.per_page.max(1))
+    }
+
+    fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail> {
+        let c = self.record(scope, key)?;
+        let findings = c.findings();
+        let facts = c.facts();
+        c.read(|data| {
+            let ing = data
+                .ingresses
+                .get(&(key.namespace.clone(), key.name.clone()))?;
+            let idx = Index::new(&facts, data);
+            let objects = ingress_objects(&idx, ing);
+            let mut events = Vec::new();
+            for (ns, kind, name) in &objects {
+                events.extend(idx.events_of(kind, ns, name, 20));
+            }
+            events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
+            events.truncate(50);
+            Some(IngressDetail {
+                ingress: ing.as_ref().clone(),
+                annotation: idx.annotation_status(ing),
+                controller: idx.controller_of(ing),
+                tls: idx.tls_chains(ing),
+                findings: about(&findings, scope, &objects),
+                events,
+            })
+        })
+    }
+
+    fn certificates(&self, scope: &Scope, q: &CertificateQuery) -> Page<CertificateRow> {
+        let now = chrono::Utc::now();
+        let mut rows = Vec::new();
+        for c in self.visible(scope, q.cluster.as_deref()) {
+            let findings = c.findings();
+            let facts = c.facts();
+            c.read(|data| {
+                let idx = Index::new(&facts, data);
+                for ((ns, _), cert) in &data.certificates {
+                    if !scope.sees(&c.name, ns) || q.namespace.as_ref().is_some_and(|x| x != ns) {
+                        continue;
+                    }
+                    if let Some(t) = &q.q {
+                        let mut hay: Vec<&str> = vec![&cert.name, &cert.namespace];
+                        hay.extend(cert.dns_names.iter().map(String::as_str));
+                        if !text_matches(&hay, t) {
+                            continue;
+                        }
+                    }
+                    if q.status
+                        .as_ref()
+                        .is_some_and(|s| !certificate_status_matches(cert, s, now))
+                    {
+                        continue;
+                    }
+                    let mut objects = HashSet::new();
+                    certificate_objects(&idx, cert, &mut objects);
+                    let chain_issuer = cert
+                        .issuer
+                        .as_ref()
+                        .and_then(|r| idx.issuer(&cert.namespace, r));
+                    rows.push(CertificateRow {
+                        certificate: cert.as_ref().clone(),
+                        server: chain_issuer
+                            .map(|i| i.server)
+                            .unwrap_or(lookout_app::model::issuer::AcmeServer::NotAcme),
+                        ingress: idx.ingress_of(cert).map(|i| i.name.clone()),
+                        worst: worst(&about(&findings, scope, &objects)),
+                    });
+                }
+            });
+        }
+        Page::of(rows, q.page.max(1), q.per_page.max(1))
+    }
+
+    fn certificate(&self, scope: &Scope, key: &ObjectKey) -> Option<CertificateDetail> {
+        let c = self.record(scope, key)?;
+        let findings = c.findings();
+        let facts = c.facts();
+        c.read(|data| {
+            let cert = data
+                .certificates
+                .get(&(key.namespace.clone(), key.name.clone()))?;
+            let idx = Index::new(&facts, data);
+            let mut objects = HashSet::new();
+            certificate_objects(&idx, cert, &mut objects);
+            let mut events = Vec::new();
+            for (ns, kind, name) in &objects {
+                events.extend(idx.events_of(kind, ns, name, 20));
+            }
+            events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
+            events.truncate(50);
+            Some(CertificateDetail {
+                chain: idx.certificate_chain(cert),
+                ingress: idx.ingress_of(cert).map(|i| i.name.clone()),
+                findings: about(&findings, scope, &objects),
+                events,
+            })
+        })
+    }
+}

@@ -1,0 +1,223 @@
+//! One configured cluster: its sync state per kind, its cached data, and its findings.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use lookout_app::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
+use lookout_app::model::rules::evaluate;
+use lookout_app::model::thresholds::Thresholds;
+use lookout_app::model::{ClusterView, Finding, KindState, KindStatus, Scope, SyncState};
+use tokio::sync::mpsc;
+
+use crate::store::sync_events::SyncEvent;
+
+/// How long computed findings are reused when nothing changed (time-based rules move on).
+const FINDINGS_TTL: Duration = Duration::from_secs(5);
+
+/// What is known about one cluster's sync.
+#[derive(Debug)]
+struct SyncRecord {
+    state: SyncState,
+    last_sync: Option<DateTime<Utc>>,
+    last_error: Option<String>,
+    kinds: BTreeMap<&'static str, KindStatus>,
+}
+
+/// Findings computed at a data generation.
+struct FindingsCache {
+    generation: u64,
+    at: Instant,
+    findings: Arc<Vec<Finding>>,
+}
+
+/// One configured cluster.
+pub struct ClusterRecord {
+    pub name: String,
+    pub overrides: ClusterOverrides,
+    thresholds: Arc<Thresholds>,
+    sync: RwLock<SyncRecord>,
+    /// Every watched kind, projected.
+    data: RwLock<ClusterData>,
+    /// Bumped on every change of data or state; keys the findings cache.
+    generation: AtomicU64,
+    findings: Mutex<Option<FindingsCache>>,
+    events: mpsc::Sender<SyncEvent>,
+}
+
+impl ClusterRecord {
+    pub fn new(
+        name: String,
+        overrides: ClusterOverrides,
+        thresholds: Arc<Thresholds>,
+        events: mpsc::Sender<SyncEvent>,
+    ) -> Self {
+        ClusterRecord {
+            name,
+            overrides,
+            thresholds,
+            sync: RwLock::new(SyncRecord {
+                state: SyncState::Connecting,
+                last_sync: None,
+                last_error: None,
+                kinds: BTreeMap::new(),
+            }),
+            data: RwLock::new(ClusterData::default()),
+            generation: AtomicU64::new(0),
+            findings: Mutex::new(None),
+            events,
+        }
+    }
+
+    /// Changes the cached data.
+    pub fn update<T>(&self, f: impl FnOnce(&mut ClusterData) -> T) -> T {
+        let out = f(&mut self.data.write().expect("data lock"));
+        self.generation.fetch_add(1, Ordering::Relaxed);
+        out
+    }
+
+    /// Reads the cached data.
+    pub fn read<T>(&self, f: impl FnOnce(&ClusterData) -> T) -> T {
+        f(&self.data.read().expect("data lock"))
+    }
+
+    /// Changes the state of one kind and recomputes the cluster's state from all kinds.
+    pub fn set_kind(&self, kind: &'static str, state: KindState, objects: usize) {
+        let now = Utc::now();
+        let mut s = self.sync.write().expect("sync lock");
+        if let KindState::Error { error } = &state {
+            s.last_error = Some(error.clone());
+        }
+        s.kinds.insert(
+            kind,
+            KindStatus {
+                kind: kind.to_string(),
+                state,
+                objects,
+            },
+        );
+        let error = s.kinds.values().find_map(|k| match &k.state {
+            KindState::Error { error } => Some(format!("{}: {error}", k.kind)),
+            _ => None,
+        });
+        let all_synced = s
+            .kinds
+            .values()
+            .all(|k| matches!(k.state, KindState::Synced | KindState::NotInstalled));
+        let next = match (error, s.last_sync) {
+            (Some(error), Some(since)) => SyncState::Stale { since, error },
+            (Some(error), None) => SyncState::Failed { error },
+            (None, _) if all_synced => SyncState::Synced,
+            (None, _) => s.state.clone(),
+        };
+        if matches!(next, SyncState::Synced) {
+            s.last_sync = Some(now);
+        }
+        if std::mem::discriminant(&next) != std::mem::discriminant(&s.state) {
+            tracing::info!(cluster = %self.name, from = s.state.label(), to = next.label(), "cluster sync state changed");
+            let error = match &next {
+                SyncState::Stale { error, .. } | SyncState::Failed { error } => Some(error.clone()),
+                _ => None,
+            };
+            let ev = SyncEvent {
+                cluster: self.name.clone(),
+                state: next.label(),
+                error,
+                at: now,
+            };
+            if let Err(e) = self.events.try_send(ev) {
+                tracing::warn!(cluster = %self.name, error = %e, "the sync-event writer is behind; this state change is not recorded");
+            }
+        }
+        s.state = next;
+        self.generation.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Updates a kind's object count without changing its state.
+    pub fn set_count(&self, kind: &'static str, objects: usize) {
+        let mut s = self.sync.write().expect("sync lock");
+        if let Some(k) = s.kinds.get_mut(kind) {
+            k.objects = objects;
+        }
+        if matches!(s.state, SyncState::Synced) {
+            s.last_sync = Some(Utc::now());
+        }
+    }
+
+    /// Marks the whole cluster failed (no client could be built).
+    pub fn fail(&self, error: String) {
+        self.set_kind("Cluster", KindState::Error { error }, 0);
+    }
+
+    /// The state of one kind.
+    pub fn kind_state(&self, kind: &str) -> Option<KindState> {
+        self.sync
+            .read()
+            .expect("sync lock")
+            .kinds
+            .get(kind)
+            .map(|k| k.state.clone())
+    }
+
+    /// What the rules know about the cluster itself.
+    pub fn facts(&self) -> ClusterFacts {
+        let s = self.sync.read().expect("sync lock");
+        ClusterFacts {
+            name: self.name.clone(),
+            state: s.state.clone(),
+            kinds: s.kinds.values().cloned().collect(),
+            overrides: self.overrides.clone(),
+        }
+    }
+
+    /// Every finding of the cluster (cached while nothing changes, at most 5 s).
+    pub fn findings(&self) -> Arc<Vec<Finding>> {
+        let generation = self.generation.load(Ordering::Relaxed);
+        let mut cache = self.findings.lock().expect("findings lock");
+        if let Some(c) = cache
+            .as_ref()
+            .filter(|c| c.generation == generation && c.at.elapsed() < FINDINGS_TTL)
+        {
+            return c.findings.clone();
+        }
+        let facts = self.facts();
+        let findings =
+            Arc::new(self.read(|data| evaluate(&facts, data, Utc::now(), &self.thresholds)));
+        *cache = Some(FindingsCache {
+            generation,
+            at: Instant::now(),
+            findings: findings.clone(),
+        });
+        findings
+    }
+
+    pub fn view(&self, scope: &Scope) -> ClusterView {
+        let ingresses = self.read(|d| {
+            d.ingresses
+                .keys()
+                .filter(|(ns, _)| scope.sees(&self.name, ns))
+                .count()
+        });
+        let s = self.sync.read().expect("sync lock");
+        ClusterView {
+            name: self.name.clone(),
+            state: s.state.clone(),
+            last_sync: s.last_sync,
+            last_error: s.last_error.clone(),
+            kinds: s
+                .kinds
+                .values()
+                .filter(|k| k.kind != "Cluster")
+                .cloned()
+                .collect(),
+            ingresses,
+        }
+    }
+
+    /// Whether the first sync attempt has ended.
+    pub fn settled(&self) -> bool {
+        self.sync.read().expect("sync lock").state.settled()
+    }
+}

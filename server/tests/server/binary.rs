@@ -1,0 +1,252 @@
+//! The `lookout` binary: check-config, serve, demo, shutdown on SIGTERM.
+
+//! same way `main` starts it (on port 0), plus the `lookout` binary itself.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kubesim::{Clock, Fleet, FleetOptions};
+use lookout_server::store;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+fn lookout() -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lookout"));
+    cmd.env_remove("LOOKOUT_LISTEN")
+        .env("LOOKOUT_LOG", "warn")
+        .kill_on_drop(true);
+    cmd
+}
+
+#[tokio::test]
+async fn check_config_reports_every_problem_and_serve_refuses_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "listen = \"nowhere\"\nreadonly = true\n[[clusters]]\nname = \"zrh\"\ncontext = \"x\"\n[[access]]\ngroups = [\"support\"]\nrole = \"god\"\n").unwrap();
+    let out = lookout()
+        .arg("check-config")
+        .arg(&bad)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("readonly: unknown key"), "{stderr}");
+
+    std::fs::write(&bad, "listen = \"nowhere\"\n[[clusters]]\nname = \"zrh\"\ncontext = \"x\"\n[[access]]\ngroups = [\"support\"]\nrole = \"god\"\n").unwrap();
+    let out = lookout()
+        .arg("check-config")
+        .arg(&bad)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    for key in ["listen:", "clusters[0].kubeconfig:", "access[0].role:"] {
+        assert!(stderr.contains(key), "{key} missing from:\n{stderr}");
+    }
+    let serve = lookout()
+        .arg("serve")
+        .arg("--config")
+        .arg(&bad)
+        .output()
+        .await
+        .unwrap();
+    assert_ne!(serve.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&serve.stderr),
+        stderr,
+        "serve reports the same messages"
+    );
+
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, "listen = \"127.0.0.1:0\"\n").unwrap();
+    let ok = lookout()
+        .arg("check-config")
+        .arg(&good)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_failed_migration_stops_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("taken.db");
+    // A database whose schema collides with migration 0001.
+    {
+        let db = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=rwc", path.display()))
+            .await
+            .unwrap();
+        sqlx::query("CREATE TABLE cluster_sync_events (x)")
+            .execute(&db)
+            .await
+            .unwrap();
+        db.close().await;
+    }
+    let err = store::Db::open(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("database migration failed"),
+        "{err}"
+    );
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:0\"\ndatabase_url = \"sqlite://{}\"\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    let out = lookout()
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("database migration failed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+async fn wait_http_ok(url: &str) {
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(r) = http.get(url).send().await {
+            if r.status() == 200 {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{url} did not answer 200 within 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn terminate_within(
+    child: &mut tokio::process::Child,
+    limit: Duration,
+) -> std::process::ExitStatus {
+    let pid = child.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    tokio::time::timeout(limit, child.wait())
+        .await
+        .expect("exited after SIGTERM in time")
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_against_kubesim_and_stop_on_sigterm() {
+    let token = CancellationToken::new();
+    let fleet = Fleet::start(
+        &FleetOptions::numbered(2),
+        Arc::new(Clock::Real),
+        token.clone(),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    fleet.write_kubeconfig(&kc).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = dir.path().join("lookout.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{db}\"\n[[clusters]]\nname = \"one\"\nkubeconfig = \"{kc}\"\ncontext = \"sim-1\"\n[[clusters]]\nname = \"two\"\nkubeconfig = \"{kc}\"\ncontext = \"sim-2\"\n",
+            db = dir.path().join("l.db").display(),
+            kc = kc.display()
+        ),
+    )
+    .unwrap();
+    let mut child = lookout()
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_http_ok(&format!("http://127.0.0.1:{port}/readyz")).await;
+    let clusters: Value = reqwest::get(format!("http://127.0.0.1:{port}/api/v1/clusters"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(clusters["items"].as_array().unwrap().len(), 2);
+    let status = terminate_within(&mut child, Duration::from_secs(5)).await;
+    assert!(status.success(), "{status:?}");
+    token.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
+    let mut child = lookout()
+        .arg("demo")
+        .arg("--listen")
+        .arg("127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the demo prints its URL")
+        .unwrap()
+        .unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("a URL on the first line")
+        .trim_end_matches('/')
+        .to_string();
+    wait_http_ok(&format!("{url}/readyz")).await;
+    let clusters: Value = reqwest::get(format!("{url}/api/v1/clusters"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let items = clusters["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    assert!(
+        items
+            .iter()
+            .all(|c| c["state"] == "synced" && c["ingresses"].as_u64().unwrap() > 0),
+        "{clusters}"
+    );
+    let board = reqwest::get(format!("{url}/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(board.contains("Demo: a simulated fleet"));
+    let status = terminate_within(&mut child, Duration::from_secs(5)).await;
+    assert!(status.success(), "{status:?}");
+}

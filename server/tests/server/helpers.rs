@@ -1,0 +1,203 @@
+//! Starting the application against kubesim, and driving kubectl.
+
+//! same way `main` starts it (on port 0), plus the `lookout` binary itself.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kubesim::{Clock, Fleet, FleetOptions};
+use lookout_server::clusters::{self, ClusterSource, WatchSettings};
+use lookout_server::config::ClusterConfig;
+use lookout_server::{app, store};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub struct TestApp {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub fleet: Fleet,
+    pub dir: tempfile::TempDir,
+    pub token: CancellationToken,
+    pub server: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+/// Starts kubesim with `clusters` and the application against them; `extra` are added as
+/// further (e.g. broken) cluster configs.
+pub async fn spawn_app(clusters: &[&str], extra: Vec<ClusterConfig>) -> TestApp {
+    spawn_app_full(clusters, extra, true).await
+}
+
+/// Like [`spawn_app`], choosing whether kubesim installs the cert-manager CRDs.
+pub async fn spawn_app_with(clusters: &[&str], install_crds: bool) -> TestApp {
+    spawn_app_full(clusters, vec![], install_crds).await
+}
+
+async fn spawn_app_full(
+    clusters: &[&str],
+    extra: Vec<ClusterConfig>,
+    install_crds: bool,
+) -> TestApp {
+    let token = CancellationToken::new();
+    let opts = FleetOptions {
+        names: clusters.iter().map(|s| s.to_string()).collect(),
+        install_crds,
+        ..FleetOptions::numbered(0)
+    };
+    let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    fleet.write_kubeconfig(&kubeconfig).unwrap();
+    let mut configs: Vec<ClusterConfig> = clusters
+        .iter()
+        .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
+        .collect();
+    configs.extend(extra);
+    let sources: Vec<ClusterSource> = clusters::connect(&configs).await;
+    let db = store::Db::open(&format!(
+        "sqlite://{}",
+        dir.path().join("lookout.db").display()
+    ))
+    .await
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let settings = WatchSettings {
+        crd_recheck: Duration::from_millis(500),
+        ..WatchSettings::default()
+    };
+    let server = tokio::spawn(app::run(
+        app::Parts {
+            listener,
+            db,
+            clusters: sources,
+            settings,
+            banner: None,
+        },
+        token.clone(),
+    ));
+    TestApp {
+        base,
+        http: reqwest::Client::new(),
+        fleet,
+        dir,
+        token,
+        server,
+    }
+}
+
+impl TestApp {
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// The JSON body of a successful GET, or None on an error status.
+    pub async fn json_opt(&self, path: &str) -> Option<Value> {
+        let resp = self.get(path).await;
+        if resp.status().is_success() {
+            resp.json().await.ok()
+        } else {
+            None
+        }
+    }
+
+    pub async fn json(&self, path: &str) -> Value {
+        let resp = self.get(path).await;
+        assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
+        resp.json().await.unwrap()
+    }
+
+    /// Polls `check` until it holds (watch events arrive asynchronously), at most 10 s.
+    pub async fn eventually<F, Fut>(&self, what: &str, check: F)
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !check().await {
+            assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn wait_ready(&self) {
+        self.eventually("/readyz to answer 200", || async {
+            self.get("/readyz").await.status() == 200
+        })
+        .await;
+    }
+
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("kubeconfig")
+    }
+
+    /// Stops the app; the returned directory still holds its database.
+    pub async fn stop(self) -> tempfile::TempDir {
+        self.token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), self.server)
+            .await
+            .expect("the app stops within 10 s")
+            .unwrap()
+            .unwrap();
+        self.dir
+    }
+}
+
+pub fn kubectl_available() -> bool {
+    let ok = std::process::Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "kubectl is required under CI=true"
+        );
+        eprintln!("skipping: kubectl is not installed");
+    }
+    ok
+}
+
+pub fn kubectl(kubeconfig: &Path, context: &str, args: &[&str], stdin: Option<&str>) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("kubectl")
+        .env("KUBECONFIG", kubeconfig)
+        .arg("--context")
+        .arg(context)
+        .arg("--cache-dir")
+        .arg(kubeconfig.with_extension("cache"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+pub fn ingress_yaml(ns: &str, name: &str, host: &str) -> String {
+    format!(
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  namespace: {ns}\n  annotations:\n    cert-manager.io/cluster-issuer: letsencrypt-prod\nspec:\n  ingressClassName: cilium\n  rules:\n  - host: {host}\n  tls:\n  - hosts: [\"{host}\"]\n    secretName: {name}-tls\n"
+    )
+}

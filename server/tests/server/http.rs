@@ -1,0 +1,340 @@
+//! Pages and API against kubesim: listing, 404s, 400s, escaping, caching, readiness.
+
+//! same way `main` starts it (on port 0), plus the `lookout` binary itself.
+
+use std::time::{Duration, Instant};
+
+use lookout_server::config::ClusterConfig;
+use lookout_server::store;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ingresses_created_with_kubectl_appear_in_the_api_and_pages() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod", "gva-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = app.kubeconfig();
+    let kc2 = kc.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(
+            &kc2,
+            "zrh-prod",
+            &["create", "namespace", "acme-shop"],
+            None,
+        );
+        kubectl(
+            &kc2,
+            "zrh-prod",
+            &["apply", "--server-side", "-f", "-"],
+            Some(&ingress_yaml("acme-shop", "shop", "shop.acme.example")),
+        );
+        kubectl(
+            &kc2,
+            "gva-prod",
+            &["apply", "--server-side", "-f", "-"],
+            Some(&ingress_yaml("default", "web", "web.globex.example")),
+        );
+    })
+    .await
+    .unwrap();
+
+    app.eventually("both Ingresses are listed", || async {
+        app.json("/api/v1/ingresses").await["total"] == 2
+    })
+    .await;
+    let list = app.json("/api/v1/ingresses?cluster=zrh-prod").await;
+    assert_eq!(list["items"][0]["name"], "shop");
+    assert_eq!(list["items"][0]["hosts"], json!(["shop.acme.example"]));
+    assert_eq!(
+        list["items"][0]["issuer"],
+        json!({"kind": "ClusterIssuer", "name": "letsencrypt-prod", "group": "cert-manager.io"})
+    );
+    assert_eq!(list["items"][0]["annotation"], json!({"status": "missing"}));
+    let by_host = app.json("/api/v1/ingresses?q=globex").await;
+    assert_eq!(by_host["total"], 1);
+    assert_eq!(by_host["items"][0]["cluster"], "gva-prod");
+
+    let detail = app.json("/api/v1/ingresses/zrh-prod/acme-shop/shop").await;
+    assert_eq!(detail["tls"][0]["secret_name"], "shop-tls");
+
+    let clusters = app.json("/api/v1/clusters").await;
+    let names: Vec<&str> = clusters["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["zrh-prod", "gva-prod"]);
+    assert!(clusters["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["state"] == "synced"));
+
+    let page = app.get("/ingresses?q=shop").await;
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains("shop.acme.example") && !html.contains("web.globex.example"),
+        "{html}"
+    );
+    let detail_page = app
+        .get("/ingresses/zrh-prod/acme-shop/shop")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(detail_page.contains("shop-tls"));
+
+    // A deletion through kubectl disappears too.
+    let kc3 = kc.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(
+            &kc3,
+            "zrh-prod",
+            &["delete", "ingress", "shop", "-n", "acme-shop"],
+            None,
+        )
+    })
+    .await
+    .unwrap();
+    app.eventually("the deleted Ingress is gone", || async {
+        app.json("/api/v1/ingresses").await["total"] == 1
+    })
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_cluster_is_listed_with_its_error_and_the_rest_keep_serving() {
+    // A port that refuses connections, and a context that does not exist.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let dead = dir.path().join("dead-kubeconfig");
+    std::fs::write(
+        &dead,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: dead\n  cluster:\n    server: http://127.0.0.1:{closed_port}\ncontexts:\n- name: dead\n  context:\n    cluster: dead\n    user: u\nusers:\n- name: u\n  user:\n    token: x\ncurrent-context: dead\n"),
+    )
+    .unwrap();
+    let extra = vec![
+        ClusterConfig::from_kubeconfig("dead", &dead, "dead"),
+        ClusterConfig::from_kubeconfig("typo", &dead, "no-such-context"),
+    ];
+    let app = spawn_app(&["zrh-prod"], extra).await;
+    app.wait_ready().await;
+    let clusters = app.json("/api/v1/clusters").await;
+    let by_name = |n: &str| {
+        clusters["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_name("zrh-prod")["state"], "synced");
+    assert_eq!(by_name("dead")["state"], "failed");
+    assert!(by_name("dead")["error"].as_str().unwrap().len() > 5);
+    assert_eq!(by_name("typo")["state"], "failed");
+    assert!(
+        by_name("typo")["error"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-context"),
+        "{}",
+        by_name("typo")
+    );
+
+    let html = app.get("/clusters").await.text().await.unwrap();
+    assert!(
+        html.contains("no-such-context"),
+        "the clusters page shows the error"
+    );
+    assert!(html.contains("failed"));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readyz_waits_for_a_cluster_that_does_not_answer() {
+    // Accepts connections and never answers: the first list hangs.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("silent");
+    std::fs::write(
+        &kc,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: s\n  context:\n    cluster: s\n    user: u\nusers:\n- name: u\n  user: {{}}\ncurrent-context: s\n"),
+    )
+    .unwrap();
+    let app = spawn_app(
+        &["zrh-prod"],
+        vec![ClusterConfig {
+            context: None,
+            ..ClusterConfig::from_kubeconfig("silent", &kc, "")
+        }],
+    )
+    .await;
+    app.eventually("zrh-prod synced", || async {
+        app.json("/api/v1/clusters").await["items"][0]["state"] == "synced"
+    })
+    .await;
+    let ready = app.get("/readyz").await;
+    assert_eq!(ready.status(), 503);
+    assert!(ready.text().await.unwrap().contains("silent"));
+    // Pages do not wait on it.
+    let started = Instant::now();
+    assert_eq!(app.get("/ingresses").await.status(), 200);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(app.get("/healthz").await.status(), 200);
+    app.stop().await;
+    drop(silent);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_pages_and_objects_are_real_404s() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let page = app.get("/no/such/page").await;
+    assert_eq!(page.status(), 404);
+    assert!(page.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(page.text().await.unwrap().contains("Not found"));
+
+    let missing = app.get("/ingresses/zrh-prod/default/nope").await;
+    assert_eq!(missing.status(), 404);
+    let api = app.get("/api/v1/ingresses/zrh-prod/default/nope").await;
+    assert_eq!(api.status(), 404);
+    let body: Value = api.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "not_found");
+    let api_route = app.get("/api/v1/nothing-here").await;
+    assert_eq!(api_route.status(), 404);
+    assert_eq!(
+        api_route.json::<Value>().await.unwrap()["error"]["code"],
+        "not_found"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_parameters_are_400s_that_name_the_parameter() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let page = app.get("/ingresses?page=zero").await;
+    assert_eq!(page.status(), 400);
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains("page: \"zero\" is not a whole number"),
+        "{html}"
+    );
+    let api = app.get("/api/v1/ingresses?colour=red").await;
+    assert_eq!(api.status(), 400);
+    let body: Value = api.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "bad_request");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("colour:"));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cluster_provided_text_is_escaped() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let cluster = &app.fleet.clusters[0].cluster;
+    let rt = cluster.resolve("networking.k8s.io", "ingresses").unwrap();
+    let hostile = "<script>alert(1)</script>";
+    cluster
+        .create(
+            &rt,
+            Some("default"),
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                   "metadata": {"name": "evil", "annotations": {"cert-manager.io/cluster-issuer": "le\"><img src=x onerror=alert(2)>", "acme.cert-manager.io/http01-edit-in-place": hostile}},
+                   "spec": {"rules": [{"host": format!("{hostile}.example")}]}}),
+            &kubesim::WriteOpts::system(),
+        )
+        .unwrap();
+    app.eventually("the Ingress arrives", || async {
+        app.json("/api/v1/ingresses").await["total"] == 1
+    })
+    .await;
+    for path in [
+        "/ingresses",
+        "/ingresses/zrh-prod/default/evil",
+        "/ingresses?q=%3Cscript%3E",
+    ] {
+        let html = app.get(path).await.text().await.unwrap();
+        assert!(
+            !html.contains("<script>alert(1)"),
+            "{path} contains raw script"
+        );
+        assert!(
+            !html.contains("<img src=x"),
+            "{path} contains a raw img tag"
+        );
+        assert!(
+            html.contains("&lt;script&gt;alert(1)"),
+            "{path} shows the escaped text"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stylesheet_is_cached_and_responses_are_compressed() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let html = app.get("/clusters").await.text().await.unwrap();
+    let href = html
+        .split("href=\"/style/")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let css = app.get(&format!("/style/{href}")).await;
+    assert_eq!(css.status(), 200);
+    assert_eq!(
+        css.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert!(css.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/css"));
+    let stale = app.get("/style/lookout.css?v=old").await;
+    assert_eq!(stale.headers()["cache-control"], "no-cache");
+    let gz = app
+        .http
+        .get(format!("{}/style/{href}", app.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gz.headers()["content-encoding"], "gzip");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sync_state_changes_are_recorded_in_sqlite() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let dir = app.stop().await;
+    let db = store::Db::open(&format!(
+        "sqlite://{}",
+        dir.path().join("lookout.db").display()
+    ))
+    .await
+    .unwrap();
+    let rows = store::sync_events::recent(&db.reader, "zrh-prod", 10)
+        .await
+        .unwrap();
+    assert_eq!(rows.first().map(|r| r.state), Some("synced"), "{rows:?}");
+}

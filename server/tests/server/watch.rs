@@ -1,0 +1,373 @@
+//! The watchers and rules against kubesim: findings appear within a second of a change,
+//! relists lose and duplicate nothing, a dead cluster goes stale alone, and missing CRDs.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+fn create(app: &TestApp, cluster: usize, group: &str, plural: &str, ns: Option<&str>, obj: Value) {
+    let c = &app.fleet.clusters[cluster].cluster;
+    let rt = c
+        .resolve(group, plural)
+        .unwrap_or_else(|| panic!("{plural} is served"));
+    c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+        .unwrap();
+}
+
+fn ingress(name: &str, annotations: Value) -> Value {
+    json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+           "metadata": {"name": name, "annotations": annotations},
+           "spec": {"ingressClassName": "cilium", "rules": [{"host": format!("{name}.example.com")}],
+                    "tls": [{"hosts": [format!("{name}.example.com")], "secretName": format!("{name}-tls")}]}})
+}
+
+fn rules_of(findings: &Value, name: &str) -> Vec<String> {
+    findings["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["name"] == name)
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_ingress_shows_its_findings_within_a_second() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory"}},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered"}]}}),
+    );
+    let started = Instant::now();
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress(
+            "shop",
+            json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"}),
+        ),
+    );
+    let deadline = started + Duration::from_secs(1);
+    loop {
+        let f = app
+            .json("/api/v1/findings?rule=ingress.edit-in-place-missing")
+            .await;
+        if rules_of(&f, "shop") == vec!["ingress.edit-in-place-missing"] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no finding within 1 s: {f}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A missing issuer is critical; the ClusterIssuer above exists, so there is none.
+    let all = app.json("/api/v1/findings?cluster=zrh-prod").await;
+    assert!(
+        !rules_of(&all, "shop").contains(&"issuer.missing".to_string()),
+        "{all}"
+    );
+    let detail = app.json("/api/v1/ingresses/zrh-prod/default/shop").await;
+    assert_eq!(detail["annotation"]["status"], "missing");
+    assert!(detail["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["rule"] == "ingress.edit-in-place-missing"));
+    assert!(detail["findings"][0]["remediation"].as_str().unwrap().len() > 20);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress(
+            "shop",
+            json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"}),
+        ),
+    );
+    let ing_uid = app.fleet.clusters[0]
+        .cluster
+        .get(
+            &app.fleet.clusters[0]
+                .cluster
+                .resolve("networking.k8s.io", "ingresses")
+                .unwrap(),
+            Some("default"),
+            "shop",
+        )
+        .unwrap()["metadata"]["uid"]
+        .clone();
+    let owner = |kind: &str, name: &str, uid: Value, api: &str| json!([{"apiVersion": api, "kind": kind, "name": name, "uid": uid, "controller": true}]);
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "certificates",
+        Some("default"),
+        json!({"metadata": {"name": "shop-tls", "ownerReferences": owner("Ingress", "shop", ing_uid, "networking.k8s.io/v1")},
+        "spec": {"secretName": "shop-tls", "dnsNames": ["shop.example.com"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}}),
+    );
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "certificaterequests",
+        Some("default"),
+        json!({"metadata": {"name": "shop-tls-1", "annotations": {"cert-manager.io/certificate-revision": "1"}, "ownerReferences": owner("Certificate", "shop-tls", json!("c"), "cert-manager.io/v1")}, "spec": {"request": ""}}),
+    );
+    create(
+        &app,
+        0,
+        "acme.cert-manager.io",
+        "orders",
+        Some("default"),
+        json!({"metadata": {"name": "shop-tls-1-1", "ownerReferences": owner("CertificateRequest", "shop-tls-1", json!("r"), "cert-manager.io/v1")}, "spec": {"dnsNames": ["shop.example.com"]}}),
+    );
+    create(
+        &app,
+        0,
+        "acme.cert-manager.io",
+        "challenges",
+        Some("default"),
+        json!({"metadata": {"name": "shop-tls-1-1-1", "ownerReferences": owner("Order", "shop-tls-1-1", json!("o"), "acme.cert-manager.io/v1")},
+        "spec": {"dnsName": "shop.example.com", "type": "HTTP-01"}}),
+    );
+    // Status is written through the status subresource, as cert-manager does.
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
+    let mut opts = kubesim::WriteOpts::system();
+    opts.status = true;
+    c.merge_patch(&rt, Some("default"), "shop-tls-1-1-1", &json!({"status": {"state": "invalid", "presented": true, "reason": "Invalid response from http://shop.example.com/.well-known/acme-challenge/x: 404"}}), &opts).unwrap();
+
+    app.eventually("the chain is complete", || async {
+        let d = app
+            .json_opt("/api/v1/ingresses/zrh-prod/default/shop")
+            .await;
+        d.is_some_and(|d| {
+            d["tls"][0]["certificate"]["requests"][0]["orders"][0]["challenges"][0]["state"]
+                == "invalid"
+        })
+    })
+    .await;
+    let d = app.json("/api/v1/ingresses/zrh-prod/default/shop").await;
+    let rules: Vec<&str> = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"acme.challenge-failing"), "{rules:?}");
+    assert!(
+        rules.contains(&"issuer.missing"),
+        "letsencrypt-prod does not exist: {rules:?}"
+    );
+    let critical_missing = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "ingress.edit-in-place-missing")
+        .unwrap();
+    assert_eq!(
+        critical_missing["severity"], "critical",
+        "critical while its challenge fails"
+    );
+    let cert = app
+        .json("/api/v1/certificates/zrh-prod/default/shop-tls")
+        .await;
+    assert_eq!(cert["ingress"], "shop");
+    assert_eq!(cert["requests"][0]["current"], true);
+    let html = app
+        .get("/ingresses/zrh-prod/default/shop")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("404 not found") || html.contains("answers 404"),
+        "the failure reason in plain words"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_410_relist_loses_and_duplicates_nothing() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    for i in 0..20 {
+        create(
+            &app,
+            0,
+            "networking.k8s.io",
+            "ingresses",
+            Some("default"),
+            ingress(&format!("app-{i:02}"), json!({})),
+        );
+    }
+    app.eventually("20 Ingresses", || async {
+        app.json("/api/v1/ingresses").await["total"] == 20
+    })
+    .await;
+    let c = &app.fleet.clusters[0].cluster;
+    c.expire_watches();
+    // Changes while the watchers relist.
+    let rt = c.resolve("networking.k8s.io", "ingresses").unwrap();
+    c.delete(&rt, Some("default"), "app-00", false).unwrap();
+    for i in 20..25 {
+        create(
+            &app,
+            0,
+            "networking.k8s.io",
+            "ingresses",
+            Some("default"),
+            ingress(&format!("app-{i:02}"), json!({})),
+        );
+    }
+    c.expire_watches();
+    app.eventually("exactly the 24 live Ingresses", || async {
+        let list = app.json("/api/v1/ingresses?per_page=1000").await;
+        let names: Vec<&str> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap())
+            .collect();
+        let expected: Vec<String> = (1..25).map(|i| format!("app-{i:02}")).collect();
+        list["total"] == 24 && names == expected.iter().map(String::as_str).collect::<Vec<_>>()
+    })
+    .await;
+    let clusters = app.json("/api/v1/clusters").await;
+    assert_eq!(clusters["items"][0]["state"], "synced");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_whose_api_goes_away_is_stale_while_others_update() {
+    let app = spawn_app(&["zrh-prod", "gva-prod"], vec![]).await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("before", json!({})),
+    );
+    app.eventually("the first Ingress", || async {
+        app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 1
+    })
+    .await;
+    app.fleet.clusters[0].stop();
+    app.eventually("zrh-prod is stale with an error", || async {
+        let c = app.json("/api/v1/clusters").await;
+        c["items"][0]["state"] == "stale"
+            && c["items"][0]["error"]
+                .as_str()
+                .is_some_and(|e| !e.is_empty())
+    })
+    .await;
+    // Its cached data stays visible, and the unreachable finding is raised.
+    assert_eq!(
+        app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"],
+        1
+    );
+    let f = app.json("/api/v1/findings?rule=cluster.unreachable").await;
+    assert_eq!(f["items"][0]["cluster"], "zrh-prod");
+    // The other cluster keeps updating.
+    create(
+        &app,
+        1,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("after", json!({})),
+    );
+    app.eventually("gva-prod still updates", || async {
+        app.json("/api/v1/ingresses?cluster=gva-prod").await["total"] == 1
+    })
+    .await;
+    assert_eq!(
+        app.json("/api/v1/clusters").await["items"][1]["state"],
+        "synced"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cert_manager_missing_only_when_ingresses_ask_for_certificates() {
+    let app = spawn_app_with(&["bare"], false).await;
+    app.wait_ready().await;
+    let clusters = app.json("/api/v1/clusters").await;
+    let kinds = clusters["items"][0]["kinds"].as_array().unwrap();
+    let cert = kinds.iter().find(|k| k["kind"] == "Certificate").unwrap();
+    assert_eq!(cert["state"], "not_installed");
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("plain", json!({})),
+    );
+    app.eventually("the plain Ingress", || async {
+        app.json("/api/v1/ingresses").await["total"] == 1
+    })
+    .await;
+    assert_eq!(
+        app.json("/api/v1/findings?rule=cluster.cert-manager-missing")
+            .await["items"],
+        json!([])
+    );
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress(
+            "wants-cert",
+            json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"}),
+        ),
+    );
+    app.eventually("cluster.cert-manager-missing", || async {
+        app.json("/api/v1/findings?rule=cluster.cert-manager-missing")
+            .await["items"]
+            .as_array()
+            .unwrap()
+            .len()
+            == 1
+    })
+    .await;
+    // Installing the CRDs later is noticed (re-checked every 500 ms in tests).
+    kubesim::fleet::install_builtin_crds(&app.fleet.clusters[0].cluster);
+    app.eventually("Certificates are watched once installed", || async {
+        let c = app.json("/api/v1/clusters").await;
+        c["items"][0]["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["kind"] == "Certificate" && k["state"] == "synced")
+    })
+    .await;
+    assert_eq!(
+        app.json("/api/v1/findings?rule=cluster.cert-manager-missing")
+            .await["items"],
+        json!([])
+    );
+    app.stop().await;
+}

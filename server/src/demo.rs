@@ -183,6 +183,13 @@ async fn seed_cluster(client: &Client, cluster: &str) -> anyhow::Result<()> {
                             "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}}),
         )
         .await?;
+        // What cert-manager writes once the ACME account is registered.
+        let registered = json!({"status": {"acme": {"uri": format!("{server}/acct/1")}, "conditions": [{"type": "Ready", "status": "True",
+            "reason": "ACMEAccountRegistered", "message": "The ACME account was registered with the ACME server"}]}});
+        Api::<DynamicObject>::all_with(client.clone(), &issuer_ar)
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&registered))
+            .await
+            .with_context(|| format!("registering ClusterIssuer {name}"))?;
     }
     let ingress_api = |ns: &str| Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ing_ar);
     for (i, ing) in ingresses.into_iter().enumerate() {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
 use super::data::{ClusterData, ClusterFacts};
-use super::infra::{boolish, EventView, CILIUM_CONTROLLER};
+use super::infra::{boolish, EventView, GatewayView, CILIUM_CONTROLLER};
 use super::ingress::{IngressView, IssuerRef};
 use super::issuer::{AcmeServer, IssuerView};
 
@@ -370,6 +370,17 @@ impl<'a> Index<'a> {
                     .as_deref()
                     .and_then(|s| self.certificate_for(ing, s))
                     .map(|c| self.certificate_chain(c)),
+            })
+            .collect()
+    }
+
+        /// The Certificates serving each TLS listener of a Gateway, by listener name.
+    pub fn gateway_certificates(&self, gw: &GatewayView) -> Vec<(String, Vec<&'a Arc<CertificateView>>)> {
+        gw.listeners
+            .iter()
+            .map(|l| {
+                let certs = l.secret_names.iter().flat_map(|s| self.certificates_writing(&gw.namespace, s).iter().copied()).collect();
+                (l.name.clone(), certs)
             })
             .collect()
     }

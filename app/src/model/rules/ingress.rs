@@ -52,7 +52,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     about(),
                     format!("Ingress {} lacks the edit-in-place annotation", ing.name),
                     message,
-                    "Add the annotation with Lookout's fix (server-side apply, field manager lookout); it also puts acme.cert-manager.io/http01-override-ingress-name on an existing Certificate, which the annotation alone does not.",
+                    "Set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress (e.g. kubectl apply --server-side with your own field manager). If its Certificate already exists, also put acme.cert-manager.io/http01-override-ingress-name: <ingress name> on the Certificate: the annotation alone does not change an existing Certificate.",
                     ing.created,
                 );
             }
@@ -75,7 +75,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     if managers.is_empty() { String::new() } else { format!(" (owned by {})", managers.join(", ")) },
                     certificates.join(", ")
                 ),
-                "Apply Lookout's fix, which adds the override annotations to the Certificate; or delete the Certificate so ingress-shim recreates it with them.",
+                "Put acme.cert-manager.io/http01-override-ingress-name: <ingress name> (and cert-manager.io/issue-temporary-certificate: \"true\") on the Certificate, or delete the Certificate so ingress-shim recreates it with them.",
                 None,
             ),
             AnnotationStatus::NotRequested | AnnotationStatus::Set { .. } => {}

@@ -509,3 +509,26 @@ fn findings_are_sorted_critical_first() {
     assert_eq!(f[0].severity.label(), "critical");
     assert_eq!(f.last().unwrap().severity.label(), "warning");
 }
+
+#[test]
+fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
+    use crate::model::chain::Index;
+    use crate::model::infra::{GatewayView, ListenerView};
+    let ing = shop();
+    let w = World::new().certificate(CertificateView::of(&ing));
+    let gw = GatewayView {
+        namespace: "acme".into(),
+        name: "gw".into(),
+        issuer: None,
+        listeners: vec![
+            ListenerView { name: "https".into(), hostname: Some("shop.example.com".into()), protocol: "HTTPS".into(), secret_names: vec!["shop-tls".into()] },
+            ListenerView { name: "other".into(), hostname: None, protocol: "HTTPS".into(), secret_names: vec!["nope".into()] },
+        ],
+        created: None,
+    };
+    let idx = Index::new(&w.facts, &w.data);
+    let linked = idx.gateway_certificates(&gw);
+    assert_eq!(linked[0].0, "https");
+    assert_eq!(linked[0].1[0].name, "shop-tls");
+    assert!(linked[1].1.is_empty());
+}

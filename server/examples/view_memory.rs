@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lookout_app::model::certificate::CertificateView;
+use lookout_app::model::data::Key;
+use lookout_app::model::text::Interner;
 use lookout_app::model::IngressView;
 use serde_json::{json, Value};
 
@@ -29,7 +31,10 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -71,31 +76,53 @@ fn certificate(i: usize) -> Value {
             "notBefore": "2026-01-01T00:04:00Z", "notAfter": "2026-04-01T00:04:00Z", "renewalTime": "2026-03-02T00:04:00Z", "revision": 1}})
 }
 
-fn measure<V>(n: usize, make: fn(usize) -> Value, project: fn(&ObjectMeta, &Value) -> Option<V>) -> (f64, f64) {
+fn measure<V>(
+    n: usize,
+    make: fn(usize) -> Value,
+    project: fn(&ObjectMeta, &Value, &mut Interner) -> Option<V>,
+) -> (f64, f64) {
     let mut raw_bytes = 0usize;
     let before = live();
-    let mut map: BTreeMap<(String, String), Arc<V>> = BTreeMap::new();
+    let mut strings = Interner::default();
+    let mut map: BTreeMap<Key, Arc<V>> = BTreeMap::new();
     for i in 0..n {
         let obj = make(i);
         raw_bytes += obj.to_string().len();
-        let meta: ObjectMeta = serde_json::from_value(obj["metadata"].clone()).expect("valid metadata");
-        let key = (meta.namespace.clone().unwrap_or_default(), meta.name.clone().unwrap_or_default());
-        if let Some(v) = project(&meta, &obj) {
+        let meta: ObjectMeta =
+            serde_json::from_value(obj["metadata"].clone()).expect("valid metadata");
+        let key = (
+            strings.get(meta.namespace.as_deref().unwrap_or_default()),
+            strings.get(meta.name.as_deref().unwrap_or_default()),
+        );
+        if let Some(v) = project(&meta, &obj, &mut strings) {
             map.insert(key, Arc::new(v));
         }
     }
+    strings.prune();
     let cached = (live() - before) as f64 / n as f64;
     assert_eq!(map.len(), n);
     (cached, raw_bytes as f64 / n as f64)
 }
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
-    let (ing, ing_raw) = measure(n, ingress, |m, d| IngressView::project("zrh-prod", m, d));
-    let (cert, cert_raw) = measure(n, certificate, |m, d| CertificateView::project("zrh-prod", m, d));
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10_000);
+    let (ing, ing_raw) = measure(n, ingress, |m, d, s| {
+        IngressView::project("zrh-prod", m, d, s)
+    });
+    let (cert, cert_raw) = measure(n, certificate, |m, d, s| {
+        CertificateView::project("zrh-prod", m, d, s)
+    });
     println!("| kind | objects | bytes per cached view (heap, incl. map entry) | bytes per object as JSON | target |");
     println!("|---|---:|---:|---:|---:|");
     println!("| Ingress | {n} | {ing:.0} | {ing_raw:.0} | ≤ 1024 |");
     println!("| Certificate | {n} | {cert:.0} | {cert_raw:.0} | ≤ 1024 |");
-    println!("| average | {} | {:.0} | {:.0} | ≤ 1024 |", 2 * n, (ing + cert) / 2.0, (ing_raw + cert_raw) / 2.0);
+    println!(
+        "| average | {} | {:.0} | {:.0} | ≤ 1024 |",
+        2 * n,
+        (ing + cert) / 2.0,
+        (ing_raw + cert_raw) / 2.0
+    );
 }

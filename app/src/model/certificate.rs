@@ -10,6 +10,7 @@ use super::object::{
     annotation, condition, conditions_at, controller_owner, created, str_at, strings_at, time_at,
     Condition, Owner,
 };
+use super::text::{Interner, Text, Uid};
 
 /// `acme.cert-manager.io/http01-override-ingress-name`, set by ingress-shim at creation.
 pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
@@ -18,34 +19,34 @@ pub const ISSUE_TEMPORARY: &str = "cert-manager.io/issue-temporary-certificate";
 /// `cert-manager.io/certificate-revision` on a CertificateRequest.
 pub const REVISION: &str = "cert-manager.io/certificate-revision";
 
-fn issuer_ref(data: &Value, pointer: &str) -> Option<IssuerRef> {
+fn issuer_ref(data: &Value, pointer: &str, strings: &mut Interner) -> Option<IssuerRef> {
     let r = data.pointer(pointer)?;
     Some(IssuerRef {
-        name: r.get("name")?.as_str()?.to_string(),
-        kind: r
-            .get("kind")
-            .and_then(Value::as_str)
-            .filter(|k| !k.is_empty())
-            .unwrap_or("Issuer")
-            .to_string(),
-        group: r
-            .get("group")
-            .and_then(Value::as_str)
-            .filter(|g| !g.is_empty())
-            .unwrap_or("cert-manager.io")
-            .to_string(),
+        name: strings.get(r.get("name")?.as_str()?),
+        kind: strings.get(
+            r.get("kind")
+                .and_then(Value::as_str)
+                .filter(|k| !k.is_empty())
+                .unwrap_or("Issuer"),
+        ),
+        group: strings.get(
+            r.get("group")
+                .and_then(Value::as_str)
+                .filter(|g| !g.is_empty())
+                .unwrap_or("cert-manager.io"),
+        ),
     })
 }
 
 /// A cert-manager Certificate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CertificateView {
-    pub cluster: String,
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
-    pub secret_name: Option<String>,
-    pub dns_names: Vec<String>,
+    pub cluster: Text,
+    pub namespace: Text,
+    pub name: Text,
+    pub uid: Uid,
+    pub secret_name: Option<Text>,
+    pub dns_names: Vec<Text>,
     pub issuer: Option<IssuerRef>,
     /// The controller owner (an Ingress or Gateway when made by a shim).
     pub owner: Option<Owner>,
@@ -58,28 +59,36 @@ pub struct CertificateView {
     pub failed_issuance_attempts: Option<i64>,
     pub last_failure_time: Option<DateTime<Utc>>,
     /// The value of `acme.cert-manager.io/http01-override-ingress-name`.
-    pub override_ingress_name: Option<String>,
+    pub override_ingress_name: Option<Text>,
     pub created: Option<DateTime<Utc>>,
 }
 
 impl CertificateView {
-    pub fn project(cluster: &str, meta: &ObjectMeta, data: &Value) -> Option<Self> {
-        let conditions = conditions_at(data, "/status/conditions");
-        let mut dns_names = strings_at(data, "/spec/dnsNames");
+    pub fn project(
+        cluster: &str,
+        meta: &ObjectMeta,
+        data: &Value,
+        strings: &mut Interner,
+    ) -> Option<Self> {
+        let conditions = conditions_at(data, "/status/conditions", strings);
+        let mut dns_names: Vec<Text> = strings_at(data, "/spec/dnsNames")
+            .iter()
+            .map(|n| strings.get(n))
+            .collect();
         if let Some(cn) = str_at(data, "/spec/commonName") {
-            if !dns_names.contains(&cn) {
-                dns_names.push(cn);
+            if !dns_names.iter().any(|n| **n == *cn) {
+                dns_names.push(strings.get(&cn));
             }
         }
         Some(CertificateView {
-            cluster: cluster.to_string(),
-            namespace: meta.namespace.clone().unwrap_or_default(),
-            name: meta.name.clone()?,
-            uid: meta.uid.clone().unwrap_or_default(),
-            secret_name: str_at(data, "/spec/secretName"),
+            cluster: strings.get(cluster),
+            namespace: strings.get(meta.namespace.as_deref().unwrap_or_default()),
+            name: strings.get(meta.name.as_deref()?),
+            uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
+            secret_name: str_at(data, "/spec/secretName").map(|s| Text::from(s.as_str())),
             dns_names,
-            issuer: issuer_ref(data, "/spec/issuerRef"),
-            owner: controller_owner(meta),
+            issuer: issuer_ref(data, "/spec/issuerRef", strings),
+            owner: controller_owner(meta, strings),
             ready: condition(&conditions, "Ready"),
             issuing: condition(&conditions, "Issuing"),
             not_before: time_at(data, "/status/notBefore"),
@@ -90,7 +99,8 @@ impl CertificateView {
                 .pointer("/status/failedIssuanceAttempts")
                 .and_then(Value::as_i64),
             last_failure_time: time_at(data, "/status/lastFailureTime"),
-            override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME),
+            override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME)
+                .map(|s| Text::from(s.as_str())),
             created: created(meta),
         })
     }
@@ -122,9 +132,9 @@ impl CertificateView {
 /// A CertificateRequest: one issuance attempt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CertificateRequestView {
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
+    pub namespace: Text,
+    pub name: Text,
+    pub uid: Uid,
     pub owner: Option<Owner>,
     /// `cert-manager.io/certificate-revision`.
     pub revision: Option<i64>,
@@ -135,15 +145,15 @@ pub struct CertificateRequestView {
 }
 
 impl CertificateRequestView {
-    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
-        let conditions = conditions_at(data, "/status/conditions");
+    pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
+        let conditions = conditions_at(data, "/status/conditions", strings);
         Some(CertificateRequestView {
-            namespace: meta.namespace.clone().unwrap_or_default(),
-            name: meta.name.clone()?,
-            uid: meta.uid.clone().unwrap_or_default(),
-            owner: controller_owner(meta),
+            namespace: strings.get(meta.namespace.as_deref().unwrap_or_default()),
+            name: strings.get(meta.name.as_deref()?),
+            uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
+            owner: controller_owner(meta, strings),
             revision: annotation(meta, REVISION).and_then(|r| r.parse().ok()),
-            issuer: issuer_ref(data, "/spec/issuerRef"),
+            issuer: issuer_ref(data, "/spec/issuerRef", strings),
             ready: condition(&conditions, "Ready"),
             failure_time: time_at(data, "/status/failureTime"),
             created: created(meta),
@@ -154,28 +164,33 @@ impl CertificateRequestView {
 /// An ACME Order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OrderView {
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
+    pub namespace: Text,
+    pub name: Text,
+    pub uid: Uid,
     pub owner: Option<Owner>,
     /// `valid`, `ready`, `pending`, `processing`, `invalid`, `expired`, `errored`, or empty.
-    pub state: String,
-    pub reason: Option<String>,
-    pub dns_names: Vec<String>,
+    pub state: Text,
+    pub reason: Option<Text>,
+    pub dns_names: Vec<Text>,
     pub failure_time: Option<DateTime<Utc>>,
     pub created: Option<DateTime<Utc>>,
 }
 
 impl OrderView {
-    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+    pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
         Some(OrderView {
-            namespace: meta.namespace.clone().unwrap_or_default(),
-            name: meta.name.clone()?,
-            uid: meta.uid.clone().unwrap_or_default(),
-            owner: controller_owner(meta),
-            state: str_at(data, "/status/state").unwrap_or_default(),
-            reason: str_at(data, "/status/reason").filter(|r| !r.is_empty()),
-            dns_names: strings_at(data, "/spec/dnsNames"),
+            namespace: strings.get(meta.namespace.as_deref().unwrap_or_default()),
+            name: strings.get(meta.name.as_deref()?),
+            uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
+            owner: controller_owner(meta, strings),
+            state: strings.get(str_at(data, "/status/state").as_deref().unwrap_or_default()),
+            reason: str_at(data, "/status/reason")
+                .filter(|r| !r.is_empty())
+                .map(|r| strings.get(&r)),
+            dns_names: strings_at(data, "/spec/dnsNames")
+                .iter()
+                .map(|n| strings.get(n))
+                .collect(),
             failure_time: time_at(data, "/status/failureTime"),
             created: created(meta),
         })
@@ -185,31 +200,33 @@ impl OrderView {
 /// An ACME Challenge (one per identifier of an Order).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChallengeView {
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
+    pub namespace: Text,
+    pub name: Text,
+    pub uid: Uid,
     pub owner: Option<Owner>,
-    pub dns_name: String,
+    pub dns_name: Text,
     /// `HTTP-01` or `DNS-01`.
-    pub challenge_type: String,
-    pub state: String,
-    pub reason: Option<String>,
+    pub challenge_type: Text,
+    pub state: Text,
+    pub reason: Option<Text>,
     pub presented: bool,
     pub processing: bool,
     pub created: Option<DateTime<Utc>>,
 }
 
 impl ChallengeView {
-    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+    pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
         Some(ChallengeView {
-            namespace: meta.namespace.clone().unwrap_or_default(),
-            name: meta.name.clone()?,
-            uid: meta.uid.clone().unwrap_or_default(),
-            owner: controller_owner(meta),
-            dns_name: str_at(data, "/spec/dnsName").unwrap_or_default(),
-            challenge_type: str_at(data, "/spec/type").unwrap_or_default(),
-            state: str_at(data, "/status/state").unwrap_or_default(),
-            reason: str_at(data, "/status/reason").filter(|r| !r.is_empty()),
+            namespace: strings.get(meta.namespace.as_deref().unwrap_or_default()),
+            name: strings.get(meta.name.as_deref()?),
+            uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
+            owner: controller_owner(meta, strings),
+            dns_name: strings.get(str_at(data, "/spec/dnsName").as_deref().unwrap_or_default()),
+            challenge_type: strings.get(str_at(data, "/spec/type").as_deref().unwrap_or_default()),
+            state: strings.get(str_at(data, "/status/state").as_deref().unwrap_or_default()),
+            reason: str_at(data, "/status/reason")
+                .filter(|r| !r.is_empty())
+                .map(|r| strings.get(&r)),
             presented: data
                 .pointer("/status/presented")
                 .and_then(Value::as_bool)
@@ -224,7 +241,7 @@ impl ChallengeView {
 
     /// `invalid` or `errored`: the CA (or cert-manager) gave up on it.
     pub fn has_failed(&self) -> bool {
-        self.state == "invalid" || self.state == "errored"
+        &*self.state == "invalid" || &*self.state == "errored"
     }
 }
 
@@ -246,10 +263,10 @@ mod tests {
             "status": {"conditions": [{"type": "Ready", "status": "True"}], "notAfter": "2026-03-01T00:00:00Z",
                        "renewalTime": "2026-01-30T00:00:00Z", "revision": 2, "failedIssuanceAttempts": 1}
         });
-        let c = CertificateView::project("zrh", &meta(&v), &v).unwrap();
+        let c = CertificateView::project("zrh", &meta(&v), &v, &mut Interner::default()).unwrap();
         assert!(c.is_ready() && !c.is_issuing());
-        assert_eq!(c.owner.unwrap().name, "shop");
-        assert_eq!(c.issuer.unwrap().group, "cert-manager.io");
+        assert_eq!(&*c.owner.unwrap().name, "shop");
+        assert_eq!(&*c.issuer.unwrap().group, "cert-manager.io");
         assert_eq!(c.revision, Some(2));
         assert_eq!(c.failed_issuance_attempts, Some(1));
         assert_eq!(c.override_ingress_name.as_deref(), Some("shop"));
@@ -258,7 +275,7 @@ mod tests {
     #[test]
     fn wildcards_cover_exactly_one_label() {
         let v = json!({"metadata": {"name": "w"}, "spec": {"dnsNames": ["*.example.com", "example.com"]}});
-        let c = CertificateView::project("zrh", &meta(&v), &v).unwrap();
+        let c = CertificateView::project("zrh", &meta(&v), &v, &mut Interner::default()).unwrap();
         assert!(c.covers("shop.example.com") && c.covers("EXAMPLE.com"));
         assert!(!c.covers("a.b.example.com") && !c.covers("example.org"));
     }
@@ -268,12 +285,12 @@ mod tests {
         let v = json!({"metadata": {"name": "c1", "namespace": "acme", "ownerReferences": [{"apiVersion": "acme.cert-manager.io/v1", "kind": "Order", "name": "o1", "uid": "o", "controller": true}]},
                        "spec": {"dnsName": "shop.example.com", "type": "HTTP-01"},
                        "status": {"state": "invalid", "reason": "404", "presented": true, "processing": false}});
-        let c = ChallengeView::project(&meta(&v), &v).unwrap();
+        let c = ChallengeView::project(&meta(&v), &v, &mut Interner::default()).unwrap();
         assert!(c.has_failed() && c.presented);
-        assert_eq!(c.owner.unwrap().name, "o1");
+        assert_eq!(&*c.owner.unwrap().name, "o1");
         let o = json!({"metadata": {"name": "o1"}, "status": {"state": "errored", "reason": ""}});
-        let o = OrderView::project(&meta(&o), &o).unwrap();
-        assert_eq!(o.state, "errored");
+        let o = OrderView::project(&meta(&o), &o, &mut Interner::default()).unwrap();
+        assert_eq!(&*o.state, "errored");
         assert!(o.reason.is_none());
     }
 }

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
-use super::data::{ClusterData, ClusterFacts};
+use super::data::{key, ClusterData, ClusterFacts};
 use super::infra::{boolish, EventView, GatewayView, CILIUM_CONTROLLER};
 use super::ingress::{IngressView, IssuerRef};
 use super::issuer::{AcmeServer, IssuerView};
+use super::text::{Text, Uid};
 
 /// The edit-in-place annotation, as the Ingress list shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -20,16 +21,16 @@ pub enum AnnotationStatus {
     /// The Ingress asks cert-manager for no certificate.
     NotRequested,
     /// `"true"`, owned by these field managers.
-    Set { managers: Vec<String> },
+    Set { managers: Vec<Text> },
     /// `"true"`, but the Certificate was created without the override annotation.
     SetNotEffective {
-        managers: Vec<String>,
-        certificates: Vec<String>,
+        managers: Vec<Text>,
+        certificates: Vec<Text>,
     },
     /// Asks for a certificate, annotation absent.
     Missing,
     /// Present with another value.
-    Invalid { value: String },
+    Invalid { value: Text },
 }
 
 impl AnnotationStatus {
@@ -48,9 +49,9 @@ impl AnnotationStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ControllerInfo {
     /// The class (explicit, legacy annotation, or the default IngressClass).
-    pub class: Option<String>,
+    pub class: Option<Text>,
     /// The IngressClass's controller string.
-    pub controller: Option<String>,
+    pub controller: Option<Text>,
     pub cilium: bool,
     /// Whether plain HTTP is redirected to HTTPS for its TLS hosts; None when unknown.
     pub enforce_https: Option<bool>,
@@ -87,8 +88,8 @@ pub struct CertificateChain {
 /// One `spec.tls` entry and the Certificate that serves it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TlsChain {
-    pub hosts: Vec<String>,
-    pub secret_name: Option<String>,
+    pub hosts: Vec<Text>,
+    pub secret_name: Option<Text>,
     pub certificate: Option<CertificateChain>,
 }
 
@@ -120,7 +121,7 @@ impl<'a, V> ByName<'a, V> {
 pub struct Index<'a> {
     pub facts: &'a ClusterFacts,
     pub data: &'a ClusterData,
-    certs_by_owner: HashMap<&'a str, Vec<&'a Arc<CertificateView>>>,
+    certs_by_owner: HashMap<Uid, Vec<&'a Arc<CertificateView>>>,
     certs_by_secret: ByName<'a, CertificateView>,
     requests_by_cert: ByName<'a, CertificateRequestView>,
     orders_by_request: ByName<'a, OrderView>,
@@ -132,8 +133,8 @@ pub struct Index<'a> {
 fn owned_by<'a>(owner: &'a Option<super::object::Owner>, kind: &str) -> Option<&'a str> {
     owner
         .as_ref()
-        .filter(|o| o.kind == kind)
-        .map(|o| o.name.as_str())
+        .filter(|o| &*o.kind == kind)
+        .map(|o| &*o.name)
 }
 
 impl<'a> Index<'a> {
@@ -150,10 +151,7 @@ impl<'a> Index<'a> {
         };
         for c in data.certificates.values() {
             if let Some(o) = &c.owner {
-                idx.certs_by_owner
-                    .entry(o.uid.as_str())
-                    .or_default()
-                    .push(c);
+                idx.certs_by_owner.entry(o.uid).or_default().push(c);
             }
             if let Some(s) = &c.secret_name {
                 idx.certs_by_secret.add(&c.namespace, s, c);
@@ -192,7 +190,7 @@ impl<'a> Index<'a> {
     ) -> Option<&'a Arc<CertificateView>> {
         let owned = self
             .certs_by_owner
-            .get(ing.uid.as_str())
+            .get(&ing.uid)
             .and_then(|cs| cs.iter().find(|c| c.secret_name.as_deref() == Some(secret)));
         owned
             .or_else(|| self.certs_by_secret.get(&ing.namespace, secret).first())
@@ -227,14 +225,10 @@ impl<'a> Index<'a> {
 
     /// The issuer a reference names (a ClusterIssuer, or an Issuer in `namespace`).
     pub fn issuer(&self, namespace: &str, r: &IssuerRef) -> Option<&'a Arc<IssuerView>> {
-        if r.kind == "ClusterIssuer" {
-            self.data
-                .cluster_issuers
-                .get(&(String::new(), r.name.clone()))
+        if &*r.kind == "ClusterIssuer" {
+            self.data.cluster_issuers.get(&key("", &r.name))
         } else {
-            self.data
-                .issuers
-                .get(&(namespace.to_string(), r.name.clone()))
+            self.data.issuers.get(&key(namespace, &r.name))
         }
     }
 
@@ -268,33 +262,25 @@ impl<'a> Index<'a> {
         r: &CertificateRequestView,
     ) -> Option<&'a Arc<CertificateView>> {
         let name = owned_by(&r.owner, "Certificate")?;
-        self.data
-            .certificates
-            .get(&(r.namespace.clone(), name.to_string()))
+        self.data.certificates.get(&key(&r.namespace, name))
     }
 
     /// The CertificateRequest an Order belongs to.
     pub fn request_of_order(&self, o: &OrderView) -> Option<&'a Arc<CertificateRequestView>> {
         let name = owned_by(&o.owner, "CertificateRequest")?;
-        self.data
-            .requests
-            .get(&(o.namespace.clone(), name.to_string()))
+        self.data.requests.get(&key(&o.namespace, name))
     }
 
     /// The Order a Challenge belongs to.
     pub fn order_of_challenge(&self, ch: &ChallengeView) -> Option<&'a Arc<OrderView>> {
         let name = owned_by(&ch.owner, "Order")?;
-        self.data
-            .orders
-            .get(&(ch.namespace.clone(), name.to_string()))
+        self.data.orders.get(&key(&ch.namespace, name))
     }
 
     /// The Ingress owning a Certificate, if any.
     pub fn ingress_of(&self, c: &CertificateView) -> Option<&'a Arc<IngressView>> {
         let name = owned_by(&c.owner, "Ingress")?;
-        self.data
-            .ingresses
-            .get(&(c.namespace.clone(), name.to_string()))
+        self.data.ingresses.get(&key(&c.namespace, name))
     }
 
     /// Events about an object, newest first, at most `limit`.
@@ -374,12 +360,19 @@ impl<'a> Index<'a> {
             .collect()
     }
 
-        /// The Certificates serving each TLS listener of a Gateway, by listener name.
-    pub fn gateway_certificates(&self, gw: &GatewayView) -> Vec<(String, Vec<&'a Arc<CertificateView>>)> {
+    /// The Certificates serving each TLS listener of a Gateway, by listener name.
+    pub fn gateway_certificates(
+        &self,
+        gw: &GatewayView,
+    ) -> Vec<(String, Vec<&'a Arc<CertificateView>>)> {
         gw.listeners
             .iter()
             .map(|l| {
-                let certs = l.secret_names.iter().flat_map(|s| self.certificates_writing(&gw.namespace, s).iter().copied()).collect();
+                let certs = l
+                    .secret_names
+                    .iter()
+                    .flat_map(|s| self.certificates_writing(&gw.namespace, s).iter().copied())
+                    .collect();
                 (l.name.clone(), certs)
             })
             .collect()
@@ -393,10 +386,10 @@ impl<'a> Index<'a> {
         match ing.edit_in_place.as_deref() {
             None => AnnotationStatus::Missing,
             Some("true") => {
-                let lacking: Vec<String> = self
+                let lacking: Vec<Text> = self
                     .certificates_of(ing)
                     .into_iter()
-                    .filter(|c| c.override_ingress_name.as_deref() != Some(ing.name.as_str()))
+                    .filter(|c| c.override_ingress_name.as_deref() != Some(&*ing.name))
                     .map(|c| c.name.clone())
                     .collect();
                 if lacking.is_empty() {
@@ -411,7 +404,7 @@ impl<'a> Index<'a> {
                 }
             }
             Some(other) => AnnotationStatus::Invalid {
-                value: other.to_string(),
+                value: Text::from(other),
             },
         }
     }
@@ -423,12 +416,10 @@ impl<'a> Index<'a> {
             classes
                 .values()
                 .find(|c| c.is_default)
-                .map(|c| c.name.clone())
+                .map(|c| Text::from(c.name.as_str()))
         });
-        let ic = class
-            .as_ref()
-            .and_then(|n| classes.get(&(String::new(), n.clone())));
-        let controller = ic.and_then(|c| c.controller.clone());
+        let ic = class.as_ref().and_then(|n| classes.get(&key("", n)));
+        let controller: Option<Text> = ic.and_then(|c| c.controller.as_deref()).map(Text::from);
         let cilium = controller.as_deref() == Some(CILIUM_CONTROLLER)
             || (controller.is_none() && class.as_deref() == Some("cilium"));
         let overrides = &self.facts.overrides;

@@ -10,9 +10,16 @@ use super::cluster::{KindState, KindStatus, SyncState};
 use super::infra::{CiliumConfig, EventView, GatewayView, IngressClassView, LoadBalancerView};
 use super::ingress::IngressView;
 use super::issuer::IssuerView;
+use super::text::Text;
 
-/// `(namespace, name)`; the namespace is empty for cluster-scoped objects.
-pub type Key = (String, String);
+/// `(namespace, name)`; the namespace is empty for cluster-scoped objects. Shares the
+/// view's own strings, so a map entry costs no extra text.
+pub type Key = (Text, Text);
+
+/// The key of `namespace`/`name`, for lookups.
+pub fn key(namespace: &str, name: &str) -> Key {
+    (Text::from(namespace), Text::from(name))
+}
 
 /// A map of one kind's views.
 pub type Views<V> = BTreeMap<Key, Arc<V>>;

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::ingress::{requested_issuer, IssuerRef};
 use super::object::{annotation, created, parse_time, str_at, strings_at};
+use super::text::Interner;
 
 /// Cilium's ingress controller string.
 pub const CILIUM_CONTROLLER: &str = "cilium.io/ingress-controller";
@@ -129,7 +130,7 @@ pub struct GatewayView {
 }
 
 impl GatewayView {
-    pub fn project(meta: &ObjectMeta, data: &Value) -> Option<Self> {
+    pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
         let listeners = data
             .pointer("/spec/listeners")
             .and_then(Value::as_array)
@@ -166,7 +167,7 @@ impl GatewayView {
         Some(GatewayView {
             namespace: meta.namespace.clone().unwrap_or_default(),
             name: meta.name.clone()?,
-            issuer: requested_issuer(meta),
+            issuer: requested_issuer(meta, strings),
             listeners,
             created: created(meta),
         })
@@ -277,10 +278,10 @@ mod tests {
             {"name": "http", "protocol": "HTTP", "port": 80},
             {"name": "https", "protocol": "HTTPS", "hostname": "a.example.com", "tls": {"certificateRefs": [{"name": "a-tls"}]}}
         ]}});
-        let v = GatewayView::project(&meta(&g), &g).unwrap();
+        let v = GatewayView::project(&meta(&g), &g, &mut Interner::default()).unwrap();
         assert_eq!(v.listeners.len(), 1);
         assert_eq!(v.listeners[0].secret_names, vec!["a-tls"]);
-        assert_eq!(v.issuer.unwrap().name, "le");
+        assert_eq!(&*v.issuer.unwrap().name, "le");
     }
 
     #[test]

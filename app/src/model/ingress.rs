@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::object::{annotation, annotation_managers, created, str_at};
+use super::text::{Interner, Text, Uid};
 
 /// `acme.cert-manager.io/http01-edit-in-place`.
 pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
@@ -26,55 +27,60 @@ pub const FORCE_HTTPS: &str = "ingress.cilium.io/force-https";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IssuerRef {
     /// `Issuer`, `ClusterIssuer`, or an external kind.
-    pub kind: String,
-    pub name: String,
+    pub kind: Text,
+    pub name: Text,
     /// `cert-manager.io` for the built-in kinds.
-    pub group: String,
+    pub group: Text,
 }
 
 impl IssuerRef {
     /// Whether this names cert-manager's own Issuer or ClusterIssuer.
     pub fn is_cert_manager(&self) -> bool {
-        (self.group.is_empty() || self.group == "cert-manager.io")
-            && (self.kind == "Issuer" || self.kind == "ClusterIssuer")
+        (self.group.is_empty() || &*self.group == "cert-manager.io")
+            && (&*self.kind == "Issuer" || &*self.kind == "ClusterIssuer")
     }
 }
 
 /// One `spec.tls` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TlsEntry {
-    pub hosts: Vec<String>,
-    pub secret_name: Option<String>,
+    pub hosts: Vec<Text>,
+    pub secret_name: Option<Text>,
 }
 
 /// An Ingress, projected.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IngressView {
-    pub cluster: String,
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
+    pub cluster: Text,
+    pub namespace: Text,
+    pub name: Text,
+    pub uid: Uid,
     /// `spec.ingressClassName`, else the legacy annotation.
-    pub class: Option<String>,
+    pub class: Option<Text>,
     /// Hosts of `spec.rules`, in order, without duplicates.
-    pub hosts: Vec<String>,
+    pub hosts: Vec<Text>,
     pub tls: Vec<TlsEntry>,
     pub issuer: Option<IssuerRef>,
     /// The raw value of the edit-in-place annotation, if present.
-    pub edit_in_place: Option<String>,
+    pub edit_in_place: Option<Text>,
     /// Field managers owning the edit-in-place annotation (from managedFields).
-    pub edit_in_place_managers: Vec<String>,
+    pub edit_in_place_managers: Vec<Text>,
     /// The raw value of `ingress.cilium.io/force-https`, if present.
-    pub force_https: Option<String>,
+    pub force_https: Option<Text>,
     /// Load-balancer addresses from status.
-    pub addresses: Vec<String>,
+    pub addresses: Vec<Text>,
     pub created: Option<DateTime<Utc>>,
 }
 
 impl IngressView {
     /// Projects an Ingress of `cluster` from its metadata and body; None without a name.
-    pub fn project(cluster: &str, meta: &ObjectMeta, data: &Value) -> Option<Self> {
-        let mut hosts: Vec<String> = Vec::new();
+    pub fn project(
+        cluster: &str,
+        meta: &ObjectMeta,
+        data: &Value,
+        strings: &mut Interner,
+    ) -> Option<Self> {
+        let mut hosts: Vec<Text> = Vec::new();
         for rule in data
             .pointer("/spec/rules")
             .and_then(Value::as_array)
@@ -82,8 +88,8 @@ impl IngressView {
             .flatten()
         {
             if let Some(h) = rule.get("host").and_then(Value::as_str) {
-                if !hosts.iter().any(|x| x == h) {
-                    hosts.push(h.to_string());
+                if !hosts.iter().any(|x| &**x == h) {
+                    hosts.push(strings.get(h));
                 }
             }
         }
@@ -98,14 +104,11 @@ impl IngressView {
                     .and_then(Value::as_array)
                     .map(|a| {
                         a.iter()
-                            .filter_map(|h| h.as_str().map(str::to_string))
+                            .filter_map(|h| h.as_str().map(|h| strings.get(h)))
                             .collect()
                     })
                     .unwrap_or_default(),
-                secret_name: t
-                    .get("secretName")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
+                secret_name: t.get("secretName").and_then(Value::as_str).map(Text::from),
             })
             .collect();
         let addresses = data
@@ -117,22 +120,26 @@ impl IngressView {
                 i.get("ip")
                     .or_else(|| i.get("hostname"))
                     .and_then(Value::as_str)
-                    .map(str::to_string)
+                    .map(|a| strings.get(a))
             })
             .collect();
+        let mut note = |key: &str| annotation(meta, key).map(|v| strings.get(&v));
+        let (edit_in_place, force_https) = (note(EDIT_IN_PLACE), note(FORCE_HTTPS));
+        let class = str_at(data, "/spec/ingressClassName")
+            .or_else(|| annotation(meta, CLASS_ANNOTATION))
+            .map(|c| strings.get(&c));
         Some(IngressView {
-            cluster: cluster.to_string(),
-            namespace: meta.namespace.clone().unwrap_or_default(),
-            name: meta.name.clone()?,
-            uid: meta.uid.clone().unwrap_or_default(),
-            class: str_at(data, "/spec/ingressClassName")
-                .or_else(|| annotation(meta, CLASS_ANNOTATION)),
+            cluster: strings.get(cluster),
+            namespace: strings.get(meta.namespace.as_deref().unwrap_or_default()),
+            name: strings.get(meta.name.as_deref()?),
+            uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
+            class,
             hosts,
             tls,
-            issuer: requested_issuer(meta),
-            edit_in_place: annotation(meta, EDIT_IN_PLACE),
-            edit_in_place_managers: annotation_managers(meta, EDIT_IN_PLACE),
-            force_https: annotation(meta, FORCE_HTTPS),
+            issuer: requested_issuer(meta, strings),
+            edit_in_place,
+            edit_in_place_managers: annotation_managers(meta, EDIT_IN_PLACE, strings),
+            force_https,
             addresses,
             created: created(meta),
         })
@@ -141,21 +148,15 @@ impl IngressView {
     /// Whether `q` (case-insensitive) appears in the name, namespace or a host.
     pub fn matches_text(&self, q: &str) -> bool {
         let q = q.to_ascii_lowercase();
-        self.name.to_ascii_lowercase().contains(&q)
-            || self.namespace.to_ascii_lowercase().contains(&q)
-            || self
-                .hosts
-                .iter()
-                .any(|h| h.to_ascii_lowercase().contains(&q))
-            || self
-                .tls
-                .iter()
-                .flat_map(|t| &t.hosts)
-                .any(|h| h.to_ascii_lowercase().contains(&q))
+        let has = |s: &str| s.to_ascii_lowercase().contains(&q);
+        has(&self.name)
+            || has(&self.namespace)
+            || self.hosts.iter().any(|h| has(h))
+            || self.tls.iter().flat_map(|t| &t.hosts).any(|h| has(h))
     }
 
     /// Every host the Ingress serves or asks TLS for.
-    pub fn all_hosts(&self) -> Vec<String> {
+    pub fn all_hosts(&self) -> Vec<Text> {
         let mut all = self.hosts.clone();
         for h in self.tls.iter().flat_map(|t| &t.hosts) {
             if !all.contains(h) {
@@ -167,20 +168,20 @@ impl IngressView {
 }
 
 /// The issuer that ingress-shim (or gateway-shim) would use, from the annotations.
-pub fn requested_issuer(meta: &ObjectMeta) -> Option<IssuerRef> {
+pub fn requested_issuer(meta: &ObjectMeta, strings: &mut Interner) -> Option<IssuerRef> {
     let kind = annotation(meta, ISSUER_KIND);
-    let group = annotation(meta, ISSUER_GROUP).unwrap_or_else(|| "cert-manager.io".into());
+    let group = annotation(meta, ISSUER_GROUP);
     if let Some(name) = annotation(meta, CLUSTER_ISSUER) {
         return Some(IssuerRef {
-            kind: "ClusterIssuer".into(),
-            name,
-            group: "cert-manager.io".into(),
+            kind: strings.get("ClusterIssuer"),
+            name: strings.get(&name),
+            group: strings.get("cert-manager.io"),
         });
     }
     annotation(meta, ISSUER).map(|name| IssuerRef {
-        kind: kind.unwrap_or_else(|| "Issuer".into()),
-        name,
-        group,
+        kind: strings.get(kind.as_deref().unwrap_or("Issuer")),
+        name: strings.get(&name),
+        group: strings.get(group.as_deref().unwrap_or("cert-manager.io")),
     })
 }
 
@@ -191,7 +192,7 @@ mod tests {
 
     fn project(v: Value) -> IngressView {
         let meta: ObjectMeta = serde_json::from_value(v["metadata"].clone()).unwrap();
-        IngressView::project("zrh", &meta, &v).unwrap()
+        IngressView::project("zrh", &meta, &v, &mut Interner::default()).unwrap()
     }
 
     #[test]
@@ -204,13 +205,19 @@ mod tests {
                 "tls": [{"hosts": ["shop.example.com"], "secretName": "shop-tls"}]},
             "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}
         }));
-        assert_eq!(v.hosts, vec!["shop.example.com", "www.example.com"]);
-        assert_eq!(v.issuer.as_ref().unwrap().kind, "ClusterIssuer");
+        assert_eq!(
+            v.hosts,
+            vec![
+                Text::from("shop.example.com"),
+                Text::from("www.example.com")
+            ]
+        );
+        assert_eq!(&*v.issuer.as_ref().unwrap().kind, "ClusterIssuer");
         assert_eq!(v.edit_in_place.as_deref(), Some("true"));
         assert_eq!(v.force_https.as_deref(), Some("disabled"));
         assert_eq!(v.tls[0].secret_name.as_deref(), Some("shop-tls"));
         assert_eq!(v.class.as_deref(), Some("cilium"));
-        assert_eq!(v.addresses, vec!["192.0.2.1"]);
+        assert_eq!(v.addresses, vec![Text::from("192.0.2.1")]);
         assert!(v.matches_text("WWW.example"));
     }
 
@@ -232,7 +239,7 @@ mod tests {
         assert!(v.addresses.is_empty());
         let issuer = v.issuer.unwrap();
         assert_eq!(
-            (issuer.kind.as_str(), issuer.group.as_str()),
+            (&*issuer.kind, &*issuer.group),
             ("AWSPCAIssuer", "awspca.cert-manager.io")
         );
         assert!(!IssuerRef {
@@ -249,6 +256,6 @@ mod tests {
             json!({"metadata": {"name": "blog", "namespace": "acme", "annotations": {CLASS_ANNOTATION: "nginx", ISSUER: "acme-le"}}}),
         );
         assert_eq!(v.class.as_deref(), Some("nginx"));
-        assert_eq!(v.issuer.unwrap().kind, "Issuer");
+        assert_eq!(&*v.issuer.unwrap().kind, "Issuer");
     }
 }

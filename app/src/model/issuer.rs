@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::object::{condition, conditions_at, str_at, Condition};
+use super::text::Interner;
 
 /// Let's Encrypt's production directory.
 pub const LE_PRODUCTION: &str = "https://acme-v02.api.letsencrypt.org/directory";
@@ -60,7 +61,12 @@ pub struct IssuerView {
 }
 
 impl IssuerView {
-    pub fn project(kind: &str, meta: &ObjectMeta, data: &Value) -> Option<Self> {
+    pub fn project(
+        kind: &str,
+        meta: &ObjectMeta,
+        data: &Value,
+        strings: &mut Interner,
+    ) -> Option<Self> {
         let url = str_at(data, "/spec/acme/server");
         Some(IssuerView {
             kind: kind.to_string(),
@@ -68,7 +74,7 @@ impl IssuerView {
             name: meta.name.clone()?,
             server: AcmeServer::classify(url.as_deref()),
             acme_server_url: url,
-            ready: condition(&conditions_at(data, "/status/conditions"), "Ready"),
+            ready: condition(&conditions_at(data, "/status/conditions", strings), "Ready"),
         })
     }
 

@@ -12,6 +12,7 @@ pub mod object;
 pub mod reasons;
 pub mod rules;
 pub mod scope;
+pub mod text;
 pub mod thresholds;
 
 pub use cluster::{ClusterView, KindState, KindStatus, SyncState};

@@ -6,30 +6,32 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::text::{Interner, Text, Uid};
+
 /// A status condition (`Ready`, `Issuing`, …).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Condition {
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: Text,
     /// `True`, `False` or `Unknown`.
-    pub status: String,
-    pub reason: Option<String>,
-    pub message: Option<String>,
+    pub status: Text,
+    pub reason: Option<Text>,
+    pub message: Option<Text>,
     pub last_transition: Option<DateTime<Utc>>,
 }
 
 impl Condition {
     pub fn is_true(&self) -> bool {
-        self.status == "True"
+        &*self.status == "True"
     }
 }
 
 /// The controller owner of an object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Owner {
-    pub kind: String,
-    pub name: String,
-    pub uid: String,
+    pub kind: Text,
+    pub name: Text,
+    pub uid: Uid,
 }
 
 /// Parses an RFC 3339 time.
@@ -66,35 +68,35 @@ pub fn strings_at(v: &Value, pointer: &str) -> Vec<String> {
 }
 
 /// The conditions at `pointer` (usually `/status/conditions`).
-pub fn conditions_at(v: &Value, pointer: &str) -> Vec<Condition> {
-    v.pointer(pointer)
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|c| {
-                    Some(Condition {
-                        kind: c.get("type")?.as_str()?.to_string(),
-                        status: c
-                            .get("status")
-                            .and_then(Value::as_str)
-                            .unwrap_or("Unknown")
-                            .to_string(),
-                        reason: c.get("reason").and_then(Value::as_str).map(str::to_string),
-                        message: c.get("message").and_then(Value::as_str).map(str::to_string),
-                        last_transition: c
-                            .get("lastTransitionTime")
-                            .and_then(Value::as_str)
-                            .and_then(parse_time),
-                    })
-                })
-                .collect()
+pub fn conditions_at(v: &Value, pointer: &str, strings: &mut Interner) -> Vec<Condition> {
+    let Some(list) = v.pointer(pointer).and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|c| {
+            Some(Condition {
+                kind: strings.get(c.get("type")?.as_str()?),
+                status: strings.get(c.get("status").and_then(Value::as_str).unwrap_or("Unknown")),
+                reason: c
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .map(|r| strings.get(r)),
+                message: c
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(|m| strings.get(m)),
+                last_transition: c
+                    .get("lastTransitionTime")
+                    .and_then(Value::as_str)
+                    .and_then(parse_time),
+            })
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// The condition of `kind` in a list.
 pub fn condition(list: &[Condition], kind: &str) -> Option<Condition> {
-    list.iter().find(|c| c.kind == kind).cloned()
+    list.iter().find(|c| &*c.kind == kind).cloned()
 }
 
 /// An annotation's value.
@@ -110,22 +112,22 @@ pub fn created(meta: &ObjectMeta) -> Option<DateTime<Utc>> {
 }
 
 /// The owner reference marked `controller: true`.
-pub fn controller_owner(meta: &ObjectMeta) -> Option<Owner> {
+pub fn controller_owner(meta: &ObjectMeta, strings: &mut Interner) -> Option<Owner> {
     meta.owner_references
         .as_ref()?
         .iter()
         .find(|r| r.controller == Some(true))
         .map(|r| Owner {
-            kind: r.kind.clone(),
-            name: r.name.clone(),
-            uid: r.uid.clone(),
+            kind: strings.get(&r.kind),
+            name: Text::from(r.name.as_str()),
+            uid: Uid::parse(&r.uid),
         })
 }
 
 /// The field managers that own `metadata.annotations[key]`.
-pub fn annotation_managers(meta: &ObjectMeta, key: &str) -> Vec<String> {
+pub fn annotation_managers(meta: &ObjectMeta, key: &str, strings: &mut Interner) -> Vec<Text> {
     let field = format!("f:{key}");
-    let mut managers: Vec<String> = meta
+    let mut managers: Vec<Text> = meta
         .managed_fields
         .iter()
         .flatten()
@@ -136,7 +138,7 @@ pub fn annotation_managers(meta: &ObjectMeta, key: &str) -> Vec<String> {
                 .and_then(|m| m.get("f:annotations"))
                 .is_some_and(|a| a.get(&field).is_some())
         })
-        .filter_map(|e| e.manager.clone())
+        .filter_map(|e| e.manager.as_deref().map(|m| strings.get(m)))
         .collect();
     managers.dedup();
     managers
@@ -154,14 +156,15 @@ mod tests {
             {"status": "True"},
             {"type": "Issuing", "lastTransitionTime": "not a time"}
         ]}});
-        let c = conditions_at(&v, "/status/conditions");
+        let c = conditions_at(&v, "/status/conditions", &mut Interner::default());
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].reason.as_deref(), Some("Failed"));
-        assert_eq!(c[1].status, "Unknown");
+        assert_eq!(&*c[1].status, "Unknown");
         assert!(c[1].last_transition.is_none());
         assert!(conditions_at(
             &json!({"status": {"conditions": "x"}}),
-            "/status/conditions"
+            "/status/conditions",
+            &mut Interner::default()
         )
         .is_empty());
     }
@@ -173,9 +176,11 @@ mod tests {
              "fieldsV1": {"f:metadata": {"f:annotations": {"f:acme.cert-manager.io/http01-edit-in-place": {}}}}},
             {"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}
         ]})).unwrap();
-        assert_eq!(
-            annotation_managers(&meta, "acme.cert-manager.io/http01-edit-in-place"),
-            vec!["managed-resource:edit-in-place"]
+        let managers = annotation_managers(
+            &meta,
+            "acme.cert-manager.io/http01-edit-in-place",
+            &mut Interner::default(),
         );
+        assert_eq!(managers, vec![Text::from("managed-resource:edit-in-place")]);
     }
 }

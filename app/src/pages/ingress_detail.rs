@@ -29,7 +29,7 @@ pub fn attempts(chain: &CertificateChain, now: chrono::DateTime<chrono::Utc>) ->
                         .map(|ch| {
                             let why = ch.reason.as_ref().filter(|_| ch.has_failed() || !ch.state.is_empty()).map(|r| {
                                 let class = ChallengeFailure::classify(r);
-                                format!("{} — {}", r, if ch.state == "valid" { "ok".to_string() } else { class.explanation().to_string() })
+                                format!("{} — {}", r, if &*ch.state == "valid" { "ok".to_string() } else { class.explanation().to_string() })
                             });
                             view! {
                                 <li data-testid="challenge">

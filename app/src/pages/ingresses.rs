@@ -48,11 +48,14 @@ pub fn query_string(q: &IngressQuery) -> String {
 
 /// The annotation status in words, with the managers that own it.
 pub fn annotation_text(a: &AnnotationStatus) -> String {
-    let managers = |m: &Vec<String>| {
+    let managers = |m: &Vec<crate::model::text::Text>| {
         if m.is_empty() {
             String::new()
         } else {
-            format!(" (by {})", m.join(", "))
+            format!(
+                " (by {})",
+                m.iter().map(|s| &**s).collect::<Vec<_>>().join(", ")
+            )
         }
     };
     match a {

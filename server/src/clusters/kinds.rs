@@ -12,6 +12,7 @@ use lookout_app::model::infra::{
     CiliumConfig, EventView, GatewayView, IngressClassView, LoadBalancerView,
 };
 use lookout_app::model::issuer::IssuerView;
+use lookout_app::model::text::Interner;
 use lookout_app::model::IngressView;
 
 /// One watched kind.
@@ -96,76 +97,102 @@ pub const KINDS: &[KindSpec] = &[
     custom("Gateway", "gateway.networking.k8s.io", "gateways"),
 ];
 
-fn key(obj: &DynamicObject) -> Key {
+/// The key of an object, sharing the interned namespace and name with its view.
+fn key(obj: &DynamicObject, strings: &mut Interner) -> Key {
     (
-        obj.metadata.namespace.clone().unwrap_or_default(),
-        obj.metadata.name.clone().unwrap_or_default(),
+        strings.get(obj.metadata.namespace.as_deref().unwrap_or_default()),
+        strings.get(obj.metadata.name.as_deref().unwrap_or_default()),
     )
 }
 
-fn put<V>(map: &mut Views<V>, obj: &DynamicObject, view: Option<V>) -> bool {
+fn put<V>(
+    map: &mut Views<V>,
+    obj: &DynamicObject,
+    strings: &mut Interner,
+    view: Option<V>,
+) -> bool {
+    let k = key(obj, strings);
     match view {
         Some(v) => {
-            map.insert(key(obj), Arc::new(v));
+            map.insert(k, Arc::new(v));
             true
         }
         None => {
-            map.remove(&key(obj));
+            map.remove(&k);
             false
         }
     }
 }
 
 /// Projects `obj` of `kind` into `data`; false when it was skipped (unusable or not needed).
-pub fn apply(kind: &str, cluster: &str, data: &mut ClusterData, obj: &DynamicObject) -> bool {
+pub fn apply(
+    kind: &str,
+    cluster: &str,
+    data: &mut ClusterData,
+    obj: &DynamicObject,
+    strings: &mut Interner,
+) -> bool {
     let (m, d) = (&obj.metadata, &obj.data);
     match kind {
-        "Ingress" => put(
-            &mut data.ingresses,
-            obj,
-            IngressView::project(cluster, m, d),
-        ),
+        "Ingress" => {
+            let v = IngressView::project(cluster, m, d, strings);
+            put(&mut data.ingresses, obj, strings, v)
+        }
         "IngressClass" => put(
             &mut data.ingress_classes,
             obj,
+            strings,
             IngressClassView::project(m, d),
         ),
         "Service" => put(
             &mut data.load_balancers,
             obj,
+            strings,
             LoadBalancerView::project(m, d),
         ),
         "ConfigMap" => {
             data.cilium = Some(CiliumConfig::project(d));
             true
         }
-        "Event" => put(&mut data.events, obj, EventView::project(m, d)),
-        "Certificate" => put(
-            &mut data.certificates,
-            obj,
-            CertificateView::project(cluster, m, d),
-        ),
-        "CertificateRequest" => put(
-            &mut data.requests,
-            obj,
-            CertificateRequestView::project(m, d),
-        ),
-        "Issuer" => put(&mut data.issuers, obj, IssuerView::project("Issuer", m, d)),
-        "ClusterIssuer" => put(
-            &mut data.cluster_issuers,
-            obj,
-            IssuerView::project("ClusterIssuer", m, d),
-        ),
-        "Order" => put(&mut data.orders, obj, OrderView::project(m, d)),
-        "Challenge" => put(&mut data.challenges, obj, ChallengeView::project(m, d)),
-        "Gateway" => put(&mut data.gateways, obj, GatewayView::project(m, d)),
+        "Event" => put(&mut data.events, obj, strings, EventView::project(m, d)),
+        "Certificate" => {
+            let v = CertificateView::project(cluster, m, d, strings);
+            put(&mut data.certificates, obj, strings, v)
+        }
+        "CertificateRequest" => {
+            let v = CertificateRequestView::project(m, d, strings);
+            put(&mut data.requests, obj, strings, v)
+        }
+        "Issuer" => {
+            let v = IssuerView::project("Issuer", m, d, strings);
+            put(&mut data.issuers, obj, strings, v)
+        }
+        "ClusterIssuer" => {
+            let v = IssuerView::project("ClusterIssuer", m, d, strings);
+            put(&mut data.cluster_issuers, obj, strings, v)
+        }
+        "Order" => {
+            let v = OrderView::project(m, d, strings);
+            put(&mut data.orders, obj, strings, v)
+        }
+        "Challenge" => {
+            let v = ChallengeView::project(m, d, strings);
+            put(&mut data.challenges, obj, strings, v)
+        }
+        "Gateway" => {
+            let v = GatewayView::project(m, d, strings);
+            put(&mut data.gateways, obj, strings, v)
+        }
         _ => false,
     }
 }
 
 /// Removes a deleted object of `kind`.
 pub fn remove(kind: &str, data: &mut ClusterData, obj: &DynamicObject) {
-    let k = key(obj);
+    let k = lookout_app::model::data::key(
+        obj.metadata.namespace.as_deref().unwrap_or_default(),
+        obj.metadata.name.as_deref().unwrap_or_default(),
+    );
     match kind {
         "Ingress" => drop(data.ingresses.remove(&k)),
         "IngressClass" => drop(data.ingress_classes.remove(&k)),

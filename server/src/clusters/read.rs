@@ -27,10 +27,10 @@ fn obj(ns: &str, kind: &str, name: &str) -> ObjRef {
 fn certificate_objects(idx: &Index<'_>, c: &CertificateView, out: &mut HashSet<ObjRef>) {
     out.insert(obj(&c.namespace, "Certificate", &c.name));
     if let Some(r) = &c.issuer {
-        let ns = if r.kind == "ClusterIssuer" {
+        let ns = if &*r.kind == "ClusterIssuer" {
             ""
         } else {
-            c.namespace.as_str()
+            &*c.namespace
         };
         out.insert(obj(ns, &r.kind, &r.name));
     }
@@ -49,10 +49,10 @@ fn ingress_objects(idx: &Index<'_>, ing: &IngressView) -> HashSet<ObjRef> {
     let mut out = HashSet::new();
     out.insert(obj(&ing.namespace, "Ingress", &ing.name));
     if let Some(r) = &ing.issuer {
-        let ns = if r.kind == "ClusterIssuer" {
+        let ns = if &*r.kind == "ClusterIssuer" {
             ""
         } else {
-            ing.namespace.as_str()
+            &*ing.namespace
         };
         out.insert(obj(ns, &r.kind, &r.name));
     }
@@ -143,7 +143,7 @@ impl FleetReader for Registry {
                 let idx = Index::new(&facts, data);
                 for ((ns, _), ing) in &data.ingresses {
                     if !scope.sees(&c.name, ns)
-                        || q.namespace.as_ref().is_some_and(|x| x != ns)
+                        || q.namespace.as_ref().is_some_and(|x| **x != **ns)
                         || q.q.as_ref().is_some_and(|t| !ing.matches_text(t))
                     {
                         continue;
@@ -172,7 +172,7 @@ impl FleetReader for Registry {
         c.read(|data| {
             let ing = data
                 .ingresses
-                .get(&(key.namespace.clone(), key.name.clone()))?;
+                .get(&lookout_app::model::data::key(&key.namespace, &key.name))?;
             let idx = Index::new(&facts, data);
             let objects = ingress_objects(&idx, ing);
             let mut events = Vec::new();
@@ -201,12 +201,13 @@ impl FleetReader for Registry {
             c.read(|data| {
                 let idx = Index::new(&facts, data);
                 for ((ns, _), cert) in &data.certificates {
-                    if !scope.sees(&c.name, ns) || q.namespace.as_ref().is_some_and(|x| x != ns) {
+                    if !scope.sees(&c.name, ns) || q.namespace.as_ref().is_some_and(|x| **x != **ns)
+                    {
                         continue;
                     }
                     if let Some(t) = &q.q {
                         let mut hay: Vec<&str> = vec![&cert.name, &cert.namespace];
-                        hay.extend(cert.dns_names.iter().map(String::as_str));
+                        hay.extend(cert.dns_names.iter().map(|n| &**n));
                         if !text_matches(&hay, t) {
                             continue;
                         }
@@ -228,7 +229,7 @@ impl FleetReader for Registry {
                         server: chain_issuer
                             .map(|i| i.server)
                             .unwrap_or(lookout_app::model::issuer::AcmeServer::NotAcme),
-                        ingress: idx.ingress_of(cert).map(|i| i.name.clone()),
+                        ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
                         worst: worst(&about(&findings, scope, &objects)),
                     });
                 }
@@ -244,7 +245,7 @@ impl FleetReader for Registry {
         c.read(|data| {
             let cert = data
                 .certificates
-                .get(&(key.namespace.clone(), key.name.clone()))?;
+                .get(&lookout_app::model::data::key(&key.namespace, &key.name))?;
             let idx = Index::new(&facts, data);
             let mut objects = HashSet::new();
             certificate_objects(&idx, cert, &mut objects);
@@ -256,7 +257,7 @@ impl FleetReader for Registry {
             events.truncate(50);
             Some(CertificateDetail {
                 chain: idx.certificate_chain(cert),
-                ingress: idx.ingress_of(cert).map(|i| i.name.clone()),
+                ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
                 findings: about(&findings, scope, &objects),
                 events,
             })

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use lookout_app::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
 use lookout_app::model::rules::evaluate;
+use lookout_app::model::text::Interner;
 use lookout_app::model::thresholds::Thresholds;
 use lookout_app::model::{ClusterView, Finding, KindState, KindStatus, Scope, SyncState};
 use tokio::sync::mpsc;
@@ -41,6 +42,8 @@ pub struct ClusterRecord {
     sync: RwLock<SyncRecord>,
     /// Every watched kind, projected.
     data: RwLock<ClusterData>,
+    /// Shared copies of the strings the views repeat.
+    strings: Mutex<Interner>,
     /// Bumped on every change of data or state; keys the findings cache.
     generation: AtomicU64,
     findings: Mutex<Option<FindingsCache>>,
@@ -65,6 +68,7 @@ impl ClusterRecord {
                 kinds: BTreeMap::new(),
             }),
             data: RwLock::new(ClusterData::default()),
+            strings: Mutex::new(Interner::default()),
             generation: AtomicU64::new(0),
             findings: Mutex::new(None),
             events,
@@ -76,6 +80,25 @@ impl ClusterRecord {
         let out = f(&mut self.data.write().expect("data lock"));
         self.generation.fetch_add(1, Ordering::Relaxed);
         out
+    }
+
+    /// Changes the cached data with the interner at hand (projections).
+    pub fn update_with_strings<T>(
+        &self,
+        f: impl FnOnce(&mut ClusterData, &mut Interner) -> T,
+    ) -> T {
+        let mut strings = self.strings.lock().expect("interner lock");
+        self.update(|d| f(d, &mut strings))
+    }
+
+    /// Runs `f` with the interner (projecting into a relist buffer).
+    pub fn with_strings<T>(&self, f: impl FnOnce(&mut Interner) -> T) -> T {
+        f(&mut self.strings.lock().expect("interner lock"))
+    }
+
+    /// Forgets interned strings no view uses any more (after a relist).
+    pub fn prune_strings(&self) {
+        self.strings.lock().expect("interner lock").prune();
     }
 
     /// Reads the cached data.

@@ -121,7 +121,9 @@ async fn watch(
                 skipped = 0;
             }
             Ok(Event::InitApply(obj)) => {
-                if !kinds::apply(spec.kind, &record.name, &mut relist, &obj) {
+                if !record
+                    .with_strings(|s| kinds::apply(spec.kind, &record.name, &mut relist, &obj, s))
+                {
                     skipped += 1;
                 }
             }
@@ -130,12 +132,13 @@ async fn watch(
                     kinds::replace(spec.kind, d, &mut relist);
                     kinds::count(spec.kind, d)
                 });
+                record.prune_strings();
                 tracing::info!(count, skipped, "initial list done");
                 record.set_kind(spec.kind, KindState::Synced, count);
             }
             Ok(Event::Apply(obj)) => {
-                let count = record.update(|d| {
-                    kinds::apply(spec.kind, &record.name, d, &obj);
+                let count = record.update_with_strings(|d, s| {
+                    kinds::apply(spec.kind, &record.name, d, &obj, s);
                     kinds::count(spec.kind, d)
                 });
                 if record.kind_state(spec.kind) == Some(KindState::Synced) {

@@ -69,7 +69,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 remediation(class),
                 ch.created,
             );
-        } else if matches!(ch.state.as_str(), "" | "pending" | "processing")
+        } else if matches!(&*ch.state, "" | "pending" | "processing")
             && age.is_some_and(|a| a > ctx.t.challenge_stuck_after)
         {
             ctx.push(
@@ -90,7 +90,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         let Some(reason) = o.reason.as_deref().filter(|r| is_rate_limited(r)) else {
             continue;
         };
-        if !matches!(o.state.as_str(), "errored" | "invalid" | "") {
+        if !matches!(&*o.state, "errored" | "invalid" | "") {
             continue;
         }
         let cert = ctx
@@ -101,7 +101,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             Some(c) => ("Certificate", c.name.clone()),
             None => ("Order", o.name.clone()),
         };
-        if !reported.insert((o.namespace.clone(), name.clone())) {
+        if !reported.insert((o.namespace.to_string(), name.to_string())) {
             continue;
         }
         push_rate_limited(
@@ -128,7 +128,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             Some(n) => ("Certificate", n.clone()),
             None => ("CertificateRequest", r.name.clone()),
         };
-        if !reported.insert((r.namespace.clone(), name.clone())) {
+        if !reported.insert((r.namespace.to_string(), name.to_string())) {
             continue;
         }
         push_rate_limited(

@@ -5,6 +5,7 @@ use chrono::Duration;
 use super::{at, span, About, Ctx};
 use crate::model::finding::Severity;
 use crate::model::issuer::AcmeServer;
+use crate::model::text::Text;
 use crate::model::thresholds::next_retry;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
@@ -71,16 +72,16 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 .map(|r| {
                     (
                         r.reason.clone().unwrap_or_else(|| "(no reason)".into()),
-                        r.message.clone().unwrap_or_default(),
+                        r.message.clone().unwrap_or_else(|| Text::from("")),
                     )
                 })
-                .unwrap_or(("(no Ready condition yet)".into(), String::new()));
+                .unwrap_or(("(no Ready condition yet)".into(), Text::from("")));
             ctx.push(
                 "cert.not-ready",
                 if long { Severity::Critical } else { Severity::Warning },
                 about(),
                 format!("Certificate {} is not ready: {reason}", c.name),
-                format!("Ready is {} with reason {reason}: {message}", c.ready.as_ref().map(|r| r.status.as_str()).unwrap_or("absent")),
+                format!("Ready is {} with reason {reason}: {message}", c.ready.as_ref().map(|r| &*r.status).unwrap_or("absent")),
                 "Follow the chain: the current CertificateRequest, its Order and Challenges say what is blocking issuance.",
                 since,
             );
@@ -144,15 +145,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             else {
                 continue;
             };
-            let missing: Vec<&String> = t.hosts.iter().filter(|h| !c.covers(h)).collect();
+            let missing: Vec<&Text> = t.hosts.iter().filter(|h| !c.covers(h)).collect();
             if missing.is_empty() {
                 continue;
             }
-            let missing_text = missing
-                .iter()
-                .map(|h| h.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
+            let missing_text = missing.iter().map(|h| &***h).collect::<Vec<_>>().join(", ");
             ctx.push(
                 "cert.hosts-not-covered",
                 Severity::Warning,

@@ -9,12 +9,14 @@ use crate::model::certificate::{
     CertificateRequestView, CertificateView, ChallengeView, OrderView,
 };
 use crate::model::cluster::{KindState, KindStatus, SyncState};
+use crate::model::data::key;
 use crate::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
 use crate::model::finding::Finding;
 use crate::model::infra::{CiliumConfig, IngressClassView, LoadBalancerView};
 use crate::model::ingress::{IngressView, IssuerRef, TlsEntry};
 use crate::model::issuer::{AcmeServer, IssuerView, LE_PRODUCTION, LE_STAGING};
 use crate::model::object::{Condition, Owner};
+use crate::model::text::{Text, Uid};
 use crate::model::thresholds::Thresholds;
 
 /// The fixed "now" of every rule test.
@@ -48,7 +50,7 @@ impl IngressView {
             cluster: "zrh".into(),
             namespace: "default".into(),
             name: name.into(),
-            uid: format!("uid-ing-{name}"),
+            uid: Uid::parse(&format!("uid-ing-{name}")),
             class: Some("cilium".into()),
             hosts: vec![],
             tls: vec![],
@@ -114,14 +116,14 @@ impl CertificateView {
             cluster: ing.cluster.clone(),
             namespace: ing.namespace.clone(),
             name: secret.clone(),
-            uid: format!("uid-cert-{secret}"),
+            uid: Uid::parse(&format!("uid-cert-{secret}")),
             secret_name: Some(secret),
             dns_names: ing.tls[0].hosts.clone(),
             issuer: ing.issuer.clone(),
             owner: Some(Owner {
                 kind: "Ingress".into(),
                 name: ing.name.clone(),
-                uid: ing.uid.clone(),
+                uid: ing.uid,
             }),
             ready: Some(cond(
                 "Ready",
@@ -169,7 +171,7 @@ impl CertificateView {
         self
     }
     pub fn dns(mut self, names: &[&str]) -> Self {
-        self.dns_names = names.iter().map(|s| s.to_string()).collect();
+        self.dns_names = names.iter().map(|s| Text::from(*s)).collect();
         self
     }
 }
@@ -184,12 +186,12 @@ pub fn attempt(
     let cr_name = format!("{}-2", cert.name);
     let request = CertificateRequestView {
         namespace: cert.namespace.clone(),
-        name: cr_name.clone(),
-        uid: format!("uid-cr-{cr_name}"),
+        name: cr_name.as_str().into(),
+        uid: Uid::parse(&format!("uid-cr-{cr_name}")),
         owner: Some(Owner {
             kind: "Certificate".into(),
             name: cert.name.clone(),
-            uid: cert.uid.clone(),
+            uid: cert.uid,
         }),
         revision: Some(2),
         issuer: cert.issuer.clone(),
@@ -206,32 +208,32 @@ pub fn attempt(
     let order_name = format!("{cr_name}-123");
     let order = OrderView {
         namespace: cert.namespace.clone(),
-        name: order_name.clone(),
-        uid: format!("uid-order-{order_name}"),
+        name: order_name.as_str().into(),
+        uid: Uid::parse(&format!("uid-order-{order_name}")),
         owner: Some(Owner {
             kind: "CertificateRequest".into(),
-            name: cr_name,
-            uid: request.uid.clone(),
+            name: cr_name.as_str().into(),
+            uid: request.uid,
         }),
         state: order_state.into(),
-        reason: order_reason.map(str::to_string),
+        reason: order_reason.map(Text::from),
         dns_names: cert.dns_names.clone(),
         failure_time: None,
         created: ago(Duration::minutes(30)),
     };
     let challenge = challenge.map(|(state, reason, age)| ChallengeView {
         namespace: cert.namespace.clone(),
-        name: format!("{order_name}-456"),
-        uid: "uid-ch".into(),
+        name: format!("{order_name}-456").into(),
+        uid: Uid::parse("uid-ch"),
         owner: Some(Owner {
             kind: "Order".into(),
-            name: order_name.clone(),
-            uid: order.uid.clone(),
+            name: order_name.as_str().into(),
+            uid: order.uid,
         }),
         dns_name: cert.dns_names.first().cloned().unwrap_or_default(),
         challenge_type: "HTTP-01".into(),
         state: state.into(),
-        reason: (!reason.is_empty()).then(|| reason.to_string()),
+        reason: (!reason.is_empty()).then(|| Text::from(reason)),
         presented: true,
         processing: state == "pending",
         created: ago(age),
@@ -271,10 +273,6 @@ pub fn cluster_issuer(name: &str, server: &str, ready: bool) -> IssuerView {
 pub struct World {
     pub facts: ClusterFacts,
     pub data: ClusterData,
-}
-
-fn key(ns: &str, name: &str) -> (String, String) {
-    (ns.to_string(), name.to_string())
 }
 
 impl World {

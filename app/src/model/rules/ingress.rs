@@ -101,7 +101,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             if facts.synced("IngressClass")
                 && !data
                     .ingress_classes
-                    .contains_key(&(String::new(), class.clone()))
+                    .contains_key(&crate::model::data::key("", class))
             {
                 ctx.push(
                     "ingress.unknown-class",
@@ -150,9 +150,9 @@ fn shared_secrets(ctx: &mut Ctx<'_>) {
         for t in &ing.tls {
             if let Some(s) = &t.secret_name {
                 by_secret
-                    .entry((ing.namespace.clone(), s.clone()))
+                    .entry((ing.namespace.to_string(), s.to_string()))
                     .or_default()
-                    .push(ing.name.clone());
+                    .push(ing.name.to_string());
             }
         }
     }
@@ -180,8 +180,8 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
         let enforce = ctx.idx.controller_of(ing).enforce_https;
         for h in ing.all_hosts() {
             by_host.entry(h.to_ascii_lowercase()).or_default().push((
-                ing.namespace.clone(),
-                ing.name.clone(),
+                ing.namespace.to_string(),
+                ing.name.to_string(),
                 enforce,
             ));
         }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::{About, Ctx};
 use crate::model::finding::Severity;
 use crate::model::ingress::IssuerRef;
+use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let facts = ctx.idx.facts;
@@ -16,13 +17,13 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let mut referenced: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
     let key = |ns: &str, r: &IssuerRef| {
         (
-            r.kind.clone(),
-            if r.kind == "ClusterIssuer" {
+            r.kind.to_string(),
+            if &*r.kind == "ClusterIssuer" {
                 String::new()
             } else {
                 ns.to_string()
             },
-            r.name.clone(),
+            r.name.to_string(),
         )
     };
 
@@ -40,7 +41,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 Severity::Critical,
                 About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name },
                 format!("{} {} does not exist", r.kind, r.name),
-                format!("The Ingress asks for {} {:?}{}, which does not exist in {}; no certificate can be issued.", r.kind, r.name, if r.kind == "Issuer" { format!(" in namespace {}", ing.namespace) } else { String::new() }, facts.name),
+                format!("The Ingress asks for {} {:?}{}, which does not exist in {}; no certificate can be issued.", r.kind, r.name, if &*r.kind == "Issuer" { format!(" in namespace {}", ing.namespace) } else { String::new() }, facts.name),
                 "Fix the issuer annotation (cert-manager.io/cluster-issuer or cert-manager.io/issuer) or create the issuer.",
                 None,
             );
@@ -80,9 +81,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 
     for ((kind, ns, name), users) in referenced {
         let r = IssuerRef {
-            kind: kind.clone(),
-            name: name.clone(),
-            group: "cert-manager.io".into(),
+            kind: Text::from(kind.as_str()),
+            name: Text::from(name.as_str()),
+            group: Text::from("cert-manager.io"),
         };
         let Some(issuer) = ctx.idx.issuer(&ns, &r) else {
             continue;
@@ -95,9 +96,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             .as_ref()
             .map(|c| {
                 (
-                    c.status.clone(),
-                    c.reason.clone().unwrap_or_default(),
-                    c.message.clone().unwrap_or_default(),
+                    c.status.to_string(),
+                    c.reason.as_deref().unwrap_or_default().to_string(),
+                    c.message.as_deref().unwrap_or_default().to_string(),
                 )
             })
             .unwrap_or(("absent".into(), String::new(), String::new()));

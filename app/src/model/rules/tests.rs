@@ -489,7 +489,7 @@ fn annotation_status_reports_managers() {
     );
     let chains = idx.tls_chains(&ing);
     assert_eq!(
-        chains[0].certificate.as_ref().unwrap().certificate.name,
+        &*chains[0].certificate.as_ref().unwrap().certificate.name,
         "shop-tls"
     );
     let info = idx.controller_of(&ing);
@@ -521,14 +521,24 @@ fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
         name: "gw".into(),
         issuer: None,
         listeners: vec![
-            ListenerView { name: "https".into(), hostname: Some("shop.example.com".into()), protocol: "HTTPS".into(), secret_names: vec!["shop-tls".into()] },
-            ListenerView { name: "other".into(), hostname: None, protocol: "HTTPS".into(), secret_names: vec!["nope".into()] },
+            ListenerView {
+                name: "https".into(),
+                hostname: Some("shop.example.com".into()),
+                protocol: "HTTPS".into(),
+                secret_names: vec!["shop-tls".into()],
+            },
+            ListenerView {
+                name: "other".into(),
+                hostname: None,
+                protocol: "HTTPS".into(),
+                secret_names: vec!["nope".into()],
+            },
         ],
         created: None,
     };
     let idx = Index::new(&w.facts, &w.data);
     let linked = idx.gateway_certificates(&gw);
     assert_eq!(linked[0].0, "https");
-    assert_eq!(linked[0].1[0].name, "shop-tls");
+    assert_eq!(&*linked[0].1[0].name, "shop-tls");
     assert!(linked[1].1.is_empty());
 }

@@ -1,0 +1,110 @@
+//! Compact text for cached views: shared immutable strings, interned when they repeat
+//! (namespaces, classes, issuers, managers, hosts), and UIDs as 128-bit numbers.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
+
+/// An immutable string, cheap to clone and shared when interned.
+pub type Text = Arc<str>;
+
+/// Hands out one shared copy of each distinct string.
+#[derive(Debug, Default)]
+pub struct Interner {
+    set: HashSet<Text>,
+}
+
+impl Interner {
+    /// The shared copy of `s`.
+    pub fn get(&mut self, s: &str) -> Text {
+        if let Some(t) = self.set.get(s) {
+            return t.clone();
+        }
+        let t: Text = Arc::from(s);
+        self.set.insert(t.clone());
+        t
+    }
+
+    /// Forgets strings no view uses any more.
+    pub fn prune(&mut self) {
+        self.set.retain(|t| Arc::strong_count(t) > 1);
+    }
+
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
+/// A Kubernetes UID in 16 bytes. UUIDs round-trip; anything else is hashed (and displayed as
+/// the hash), which keeps equality for matching owner references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Uid(pub u128);
+
+impl Uid {
+    pub fn parse(s: &str) -> Self {
+        let hex: String = s.chars().filter(|c| *c != '-').collect();
+        if hex.len() == 32 {
+            if let Ok(v) = u128::from_str_radix(&hex, 16) {
+                return Uid(v);
+            }
+        }
+        // FNV-1a, 128-bit.
+        let mut h: u128 = 0x6c62272e07bb014262b821756295c58d;
+        for b in s.bytes() {
+            h ^= u128::from(b);
+            h = h.wrapping_mul(0x0000000001000000000000000000013B);
+        }
+        Uid(h)
+    }
+}
+
+impl fmt::Display for Uid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let h = format!("{:032x}", self.0);
+        write!(
+            f,
+            "{}-{}-{}-{}-{}",
+            &h[0..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..]
+        )
+    }
+}
+
+impl Serialize for Uid {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interned_strings_are_shared_and_pruned() {
+        let mut i = Interner::default();
+        let a = i.get("acme");
+        let b = i.get("acme");
+        assert!(Arc::ptr_eq(&a, &b));
+        drop((a, b));
+        i.prune();
+        assert!(i.is_empty());
+    }
+
+    #[test]
+    fn uuids_round_trip_and_others_hash_consistently() {
+        let s = "0685e8bb-0000-4000-8000-00000000000b";
+        assert_eq!(Uid::parse(s).to_string(), s);
+        assert_eq!(Uid::parse("not-a-uuid"), Uid::parse("not-a-uuid"));
+        assert_ne!(Uid::parse("not-a-uuid"), Uid::parse("not-a-uuid2"));
+    }
+}

@@ -40,7 +40,19 @@ pub fn router(cluster: Arc<Cluster>) -> Router {
         )
         .route("/openapi/v3", get(openapi_v3_root))
         .route("/openapi/v3/{*gv}", get(openapi_v3_gv))
+        .route(
+            "/kubesim/faults",
+            get(crate::faults::get).put(crate::faults::put),
+        )
+        .route(
+            "/kubesim/faults/drop-watches",
+            axum::routing::post(crate::faults::drop_watches),
+        )
         .fallback(resource_request)
+        .layer(axum::middleware::from_fn_with_state(
+            cluster.clone(),
+            crate::faults::apply,
+        ))
         .with_state(cluster)
 }
 

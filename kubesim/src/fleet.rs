@@ -9,6 +9,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
+use crate::sim::World;
 use crate::store::{Cluster, WriteOpts};
 
 /// How a fleet starts.
@@ -22,6 +23,13 @@ pub struct FleetOptions {
     pub base_port: u16,
     /// Install kubesim's built-in cert-manager and Gateway API CRDs at start.
     pub install_crds: bool,
+    /// Run the cert-manager, Cilium and Let's Encrypt controllers (every `tick` of real
+    /// time; with a manual clock, tests call [`Fleet::step`] instead).
+    pub controllers: bool,
+    /// How often the controllers run.
+    pub tick: std::time::Duration,
+    /// Seed of every token and generated name.
+    pub seed: u64,
 }
 
 impl FleetOptions {
@@ -32,6 +40,9 @@ impl FleetOptions {
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             base_port: 0,
             install_crds: true,
+            controllers: false,
+            tick: std::time::Duration::from_millis(250),
+            seed: 0,
         }
     }
 }
@@ -60,6 +71,8 @@ impl RunningCluster {
 /// The clusters of one kubesim process.
 pub struct Fleet {
     pub clusters: Vec<RunningCluster>,
+    /// What the controllers share (Let's Encrypt's state).
+    pub world: Arc<World>,
 }
 
 impl Fleet {
@@ -70,6 +83,11 @@ impl Fleet {
         shutdown: CancellationToken,
     ) -> std::io::Result<Fleet> {
         let mut clusters = Vec::new();
+        let world = Arc::new(World {
+            seed: opts.seed,
+            ..World::default()
+        });
+        let manual = matches!(*clock, Clock::Manual(_));
         for (i, name) in opts.names.iter().enumerate() {
             let cluster = Cluster::new(name.clone(), clock.clone());
             if opts.install_crds {
@@ -94,13 +112,23 @@ impl Fleet {
                 }
             });
             tracing::info!(cluster = %name, %addr, "kubesim cluster listening");
+            if opts.controllers && !manual {
+                crate::sim::spawn(cluster.clone(), world.clone(), opts.tick, shutdown.clone());
+            }
             clusters.push(RunningCluster {
                 cluster,
                 addr,
                 stop,
             });
         }
-        Ok(Fleet { clusters })
+        Ok(Fleet { clusters, world })
+    }
+
+    /// Runs one pass of every controller on every cluster (with a manual clock).
+    pub fn step(&self) {
+        for c in &self.clusters {
+            crate::sim::step(&c.cluster, &self.world);
+        }
     }
 
     /// A kubeconfig with one context per cluster; the current context is the first cluster.

@@ -12,17 +12,21 @@
 //! - [`selectors`], [`table`], [`jsonpatch`], [`protobuf`], [`status`], [`clock`]: protocol
 //!   pieces.
 //! - [`fleet`]: several clusters on their own ports, and the kubeconfig that reaches them.
+//! - [`sim`]: controllers that behave like cert-manager, Cilium and Let's Encrypt.
+//! - [`faults`]: fault injection per cluster (library API and admin endpoint).
 
 pub mod api;
 pub mod clock;
 pub mod crds;
 pub mod discovery;
+pub mod faults;
 pub mod fields;
 pub mod fleet;
 pub mod jsonpatch;
 pub mod protobuf;
 pub mod resources;
 pub mod selectors;
+pub mod sim;
 pub mod status;
 pub mod store;
 pub mod table;

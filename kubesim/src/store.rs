@@ -87,6 +87,8 @@ pub struct Cluster {
     watch_epoch: watch::Sender<u64>,
     /// How many events are retained for watches to resume from.
     window: usize,
+    /// Injected faults (see [`crate::faults`]).
+    faults: Mutex<crate::faults::Faults>,
 }
 
 fn is_dns_subdomain(name: &str) -> bool {
@@ -131,6 +133,7 @@ impl Cluster {
             events,
             watch_epoch,
             window: 20_000,
+            faults: Mutex::new(crate::faults::Faults::default()),
         });
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let rt = cluster
@@ -763,6 +766,21 @@ impl Cluster {
             epoch,
             start_rv: from.unwrap_or(st.rv),
         })
+    }
+
+    /// The faults in force.
+    pub fn faults(&self) -> crate::faults::Faults {
+        self.faults.lock().expect("faults lock").clone()
+    }
+
+    /// Switches faults on or off.
+    pub fn set_faults(&self, faults: crate::faults::Faults) {
+        *self.faults.lock().expect("faults lock") = faults;
+    }
+
+    /// Fault injection: ends every open watch; clients resume from their resource version.
+    pub fn drop_watches(&self) {
+        self.watch_epoch.send_modify(|e| *e += 1);
     }
 
     /// Fault injection: ends every open watch and makes every resource version handed out so

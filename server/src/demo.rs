@@ -227,6 +227,9 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
         base_port: 0,
         install_crds: true,
+        controllers: true,
+        tick: std::time::Duration::from_millis(250),
+        seed: 42,
     };
     let fleet = Fleet::start(&options, Arc::new(Clock::Real), shutdown.clone())
         .await

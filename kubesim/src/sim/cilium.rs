@@ -1,0 +1,135 @@
+//! Cilium's ingress controller: the shared `kube-system/cilium-ingress` load balancer gets
+//! addresses that are copied into the status of every Cilium Ingress; HTTPS enforcement
+//! (cluster-wide or per Ingress) decides whether HTTP-01 challenges can be served.
+
+use serde_json::{json, Value};
+
+use super::{s, Api};
+
+const MANAGER: &str = "cilium-operator-generic";
+/// Cilium's IngressClass controller string.
+pub const CONTROLLER: &str = "cilium.io/ingress-controller";
+
+fn boolish(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "enabled" | "1" | "yes" => Some(true),
+        "false" | "disabled" | "0" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether an Ingress is served by Cilium (its class, or Cilium being the default class).
+pub(crate) fn is_cilium(api: &Api<'_>, ing: &Value) -> bool {
+    let class = s(ing, "/spec/ingressClassName")
+        .or_else(|| s(ing, "/metadata/annotations/kubernetes.io~1ingress.class"));
+    let classes = api.list("networking.k8s.io", "ingressclasses");
+    match class {
+        Some(c) => {
+            c == "cilium"
+                || classes.iter().any(|ic| {
+                    s(ic, "/metadata/name") == Some(c)
+                        && s(ic, "/spec/controller") == Some(CONTROLLER)
+                })
+        }
+        None => classes.iter().any(|ic| {
+            s(ic, "/spec/controller") == Some(CONTROLLER)
+                && s(
+                    ic,
+                    "/metadata/annotations/ingressclass.kubernetes.io~1is-default-class",
+                ) == Some("true")
+        }),
+    }
+}
+
+/// Whether plain HTTP to this Ingress's TLS hosts is redirected to HTTPS.
+pub(crate) fn enforces_https(api: &Api<'_>, ing: &Value) -> bool {
+    if !is_cilium(api, ing) {
+        return false;
+    }
+    if let Some(v) =
+        s(ing, "/metadata/annotations/ingress.cilium.io~1force-https").and_then(boolish)
+    {
+        return v;
+    }
+    let config = api.get("", "configmaps", Some("kube-system"), "cilium-config");
+    config
+        .as_ref()
+        .and_then(|c| s(c, "/data/enforce-ingress-https"))
+        .and_then(boolish)
+        .unwrap_or(true)
+}
+
+/// Whether plain HTTP to `host` is redirected: Cilium merges every Ingress of a host into
+/// one virtual host, so one enforcing Ingress redirects them all (cilium/cilium#35347).
+pub(crate) fn host_redirects(api: &Api<'_>, host: &str) -> bool {
+    api.list("networking.k8s.io", "ingresses")
+        .iter()
+        .any(|ing| {
+            let serves = ing
+                .pointer("/spec/tls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|t| {
+                    t.get("hosts")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .any(|h| h.as_str() == Some(host))
+                });
+            serves && enforces_https(api, ing)
+        })
+}
+
+pub(super) fn reconcile(api: &Api<'_>) {
+    let Some(lb) = api.get("", "services", Some("kube-system"), "cilium-ingress") else {
+        return;
+    };
+    let mut addresses: Vec<Value> = lb
+        .pointer("/status/loadBalancer/ingress")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if addresses.is_empty() {
+        // LB IPAM: a stable address per cluster, and IPv6 when the Service is dual-stack.
+        let n = super::hash(0, &[&api.cluster.name]) % 200 + 10;
+        addresses.push(json!({"ip": format!("192.0.2.{n}")}));
+        let families: Vec<&str> = lb
+            .pointer("/spec/ipFamilies")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if families.contains(&"IPv6") {
+            addresses.push(json!({"ip": format!("2001:db8::{n:x}")}));
+        }
+        api.patch_status(
+            "",
+            "services",
+            Some("kube-system"),
+            "cilium-ingress",
+            &json!({"status": {"loadBalancer": {"ingress": addresses}}}),
+            MANAGER,
+        );
+    }
+    for ing in api.list("networking.k8s.io", "ingresses") {
+        let has = ing
+            .pointer("/status/loadBalancer/ingress")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        if has || !is_cilium(api, &ing) {
+            continue;
+        }
+        let ns = s(&ing, "/metadata/namespace");
+        let name = s(&ing, "/metadata/name").unwrap_or_default();
+        api.patch_status(
+            "networking.k8s.io",
+            "ingresses",
+            ns,
+            name,
+            &json!({"status": {"loadBalancer": {"ingress": addresses}}}),
+            MANAGER,
+        );
+    }
+}

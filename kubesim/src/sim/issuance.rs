@@ -1,0 +1,808 @@
+//! Issuance as cert-manager does it: a trigger sets `Issuing=True`; a CertificateRequest
+//! (`<name>-<revision>`, with the revision annotations and a real CSR) leads to an ACME Order
+//! and one Challenge per name; success writes the Secret's metadata and the Certificate's
+//! status (`notBefore`, `notAfter`, `renewalTime` at 2/3 of the lifetime, `revision`);
+//! failure sets `Issuing=False`, `failedIssuanceAttempts` and `lastFailureTime`, and the next
+//! attempt waits 1h·2^(n−1), at most 32h. Challenges are deleted after success and requests
+//! pruned to one.
+
+use base64::Engine;
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{json, Value};
+
+use super::letsencrypt::{rfc3339, Server};
+use super::{cilium, hash, s, time, Api, World};
+
+const ISSUING: &str = "cert-manager-certificates-issuing";
+const TRIGGER: &str = "cert-manager-certificates-trigger";
+const REQUESTS: &str = "cert-manager-certificaterequests-issuer-acme";
+const ORDERS: &str = "cert-manager-orders";
+const CHALLENGES: &str = "cert-manager-challenges";
+const CM: &str = "cert-manager.io";
+const ACME: &str = "acme.cert-manager.io";
+
+/// When a presented HTTP-01 challenge's self-check first runs.
+const PRESENT_AFTER: i64 = 2;
+/// When a passing self-check lets the CA validate.
+const VALIDATE_AFTER: i64 = 5;
+
+fn condition<'v>(obj: &'v Value, kind: &str) -> Option<&'v Value> {
+    obj.pointer("/status/conditions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| c["type"] == kind)
+}
+
+fn is(obj: &Value, kind: &str, status: &str) -> bool {
+    condition(obj, kind).is_some_and(|c| c["status"] == status)
+}
+
+/// The conditions list with `new` replacing the condition of its type (and `drop` removed).
+fn with_condition(obj: &Value, new: Value, drop: &[&str], now: DateTime<Utc>) -> Value {
+    let kind = new["type"].as_str().unwrap_or_default().to_string();
+    let mut list: Vec<Value> = obj
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    list.retain(|c| !drop.contains(&c["type"].as_str().unwrap_or_default()));
+    let mut new = new;
+    let changed = list
+        .iter()
+        .find(|c| c["type"] == kind.as_str())
+        .is_none_or(|old| old["status"] != new["status"]);
+    let last = if changed {
+        json!(rfc3339(now))
+    } else {
+        list.iter()
+            .find(|c| c["type"] == kind.as_str())
+            .map(|c| c["lastTransitionTime"].clone())
+            .unwrap_or(json!(rfc3339(now)))
+    };
+    new["lastTransitionTime"] = last;
+    new["observedGeneration"] = obj
+        .pointer("/metadata/generation")
+        .cloned()
+        .unwrap_or(json!(1));
+    match list.iter_mut().find(|c| c["type"] == kind.as_str()) {
+        Some(c) => *c = new,
+        None => list.push(new),
+    }
+    Value::Array(list)
+}
+
+fn cond(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+    json!({"type": kind, "status": status, "reason": reason, "message": message})
+}
+
+fn names(cert: &Value) -> Vec<String> {
+    let mut out: Vec<String> = cert
+        .pointer("/spec/dnsNames")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect();
+    if let Some(cn) = s(cert, "/spec/commonName") {
+        if !out.iter().any(|n| n == cn) {
+            out.push(cn.to_string());
+        }
+    }
+    out
+}
+
+/// A real PKCS#10 request for the names, base64 of its PEM as cert-manager stores it.
+fn csr(names: &[String]) -> String {
+    let pem = rcgen::KeyPair::generate().and_then(|key| {
+        rcgen::CertificateParams::new(names.to_vec())
+            .and_then(|p| p.serialize_request(&key))
+            .and_then(|r| r.pem())
+    });
+    match pem {
+        Ok(pem) => base64::engine::general_purpose::STANDARD.encode(pem),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not build a CSR; leaving spec.request empty");
+            String::new()
+        }
+    }
+}
+
+/// Parses Go durations like `2160h`, `90m`, `1h30m`.
+fn go_duration(s: &str) -> Option<Duration> {
+    let mut total = Duration::zero();
+    let mut num = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() || c == '.' {
+            num.push(c);
+            continue;
+        }
+        let n: f64 = num.parse().ok()?;
+        num.clear();
+        total += match c {
+            'h' => Duration::milliseconds((n * 3_600_000.0) as i64),
+            'm' => Duration::milliseconds((n * 60_000.0) as i64),
+            's' => Duration::milliseconds((n * 1000.0) as i64),
+            _ => return None,
+        };
+    }
+    num.is_empty().then_some(total)
+}
+
+fn backoff(attempts: i64) -> Duration {
+    let exp = attempts.clamp(1, 10) - 1;
+    Duration::hours(1 << exp).min(Duration::hours(32))
+}
+
+pub(super) fn reconcile(api: &Api<'_>, world: &World) {
+    for cert in api.list(CM, "certificates") {
+        certificate(api, world, &cert);
+    }
+}
+
+fn ns_name(obj: &Value) -> (&str, &str) {
+    (
+        s(obj, "/metadata/namespace").unwrap_or_default(),
+        s(obj, "/metadata/name").unwrap_or_default(),
+    )
+}
+
+fn certificate(api: &Api<'_>, world: &World, cert: &Value) {
+    let now = api.now;
+    let (ns, name) = ns_name(cert);
+    if is(cert, "Issuing", "True") {
+        return attempt(api, world, cert);
+    }
+    let not_after = time(cert, "/status/notAfter");
+    let secret = s(cert, "/spec/secretName").and_then(|sn| api.get("", "secrets", Some(ns), sn));
+    let issued_names = secret
+        .as_ref()
+        .and_then(|sec| s(sec, "/metadata/annotations/cert-manager.io~1alt-names"))
+        .map(str::to_string);
+    let trigger = if not_after.is_none() || secret.is_none() {
+        Some((
+            "DoesNotExist",
+            "Issuing certificate as Secret does not exist".to_string(),
+            true,
+        ))
+    } else if issued_names.is_some_and(|n| n != names(cert).join(",")) {
+        Some((
+            "RequestChanged",
+            "Fields on existing CertificateRequest resource not up to date: [spec.dnsNames]"
+                .to_string(),
+            false,
+        ))
+    } else {
+        time(cert, "/status/renewalTime")
+            .filter(|rt| now >= *rt)
+            .map(|rt| {
+                (
+                    "Renewing",
+                    format!(
+                        "Renewing certificate as renewal was scheduled at {}",
+                        rfc3339(rt)
+                    ),
+                    true,
+                )
+            })
+    };
+    if let Some((reason, message, backs_off)) = trigger {
+        let attempts = cert
+            .pointer("/status/failedIssuanceAttempts")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let waiting = backs_off
+            && attempts > 0
+            && time(cert, "/status/lastFailureTime").is_some_and(|lf| now < lf + backoff(attempts));
+        if !waiting {
+            let mut conditions =
+                with_condition(cert, cond("Issuing", "True", reason, &message), &[], now);
+            if not_after.is_none() {
+                conditions = with_condition(
+                    &json!({"status": {"conditions": conditions}}),
+                    cond(
+                        "Ready",
+                        "False",
+                        "DoesNotExist",
+                        "Issuing certificate as Secret does not exist",
+                    ),
+                    &[],
+                    now,
+                );
+            }
+            api.patch_status(
+                CM,
+                "certificates",
+                Some(ns),
+                name,
+                &json!({"status": {"conditions": conditions}}),
+                TRIGGER,
+            );
+            api.event(
+                cert,
+                "Certificate",
+                "Normal",
+                "Issuing",
+                &message,
+                "cert-manager-certificates-trigger",
+            );
+            return;
+        }
+    }
+    if let Some(na) = not_after.filter(|na| *na <= now) {
+        if !condition(cert, "Ready").is_some_and(|c| c["reason"] == "Expired") {
+            let message = format!(
+                "Certificate expired on {}",
+                na.format("%a, %d %b %Y %H:%M:%S UTC")
+            );
+            let conditions =
+                with_condition(cert, cond("Ready", "False", "Expired", &message), &[], now);
+            api.patch_status(
+                CM,
+                "certificates",
+                Some(ns),
+                name,
+                &json!({"status": {"conditions": conditions}}),
+                "cert-manager-certificates-readiness",
+            );
+        }
+    }
+}
+
+/// One issuance attempt in flight.
+fn attempt(api: &Api<'_>, world: &World, cert: &Value) {
+    let (ns, name) = ns_name(cert);
+    let revision = cert
+        .pointer("/status/revision")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+        + 1;
+    let cr_name = format!("{name}-{revision}");
+    let started = condition(cert, "Issuing")
+        .and_then(|c| c["lastTransitionTime"].as_str())
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc));
+    let existing = api.get(CM, "certificaterequests", Some(ns), &cr_name);
+    // A request that failed before this attempt started is replaced.
+    let stale = existing.as_ref().is_some_and(|cr| {
+        is(cr, "Ready", "False")
+            && condition(cr, "Ready").is_some_and(|c| c["reason"] == "Failed")
+            && time(cr, "/status/failureTime") < started
+    });
+    if stale {
+        api.delete(CM, "certificaterequests", Some(ns), &cr_name);
+    }
+    let cr = match existing.filter(|_| !stale) {
+        Some(cr) => cr,
+        None => {
+            let request = json!({
+                "apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest",
+                "metadata": {"name": cr_name, "namespace": ns,
+                    "annotations": {"cert-manager.io/certificate-revision": revision.to_string(), "cert-manager.io/certificate-name": name,
+                                    "cert-manager.io/private-key-secret-name": format!("{name}-{}", hash(world.seed, &[ns, name]) % 100_000)},
+                    "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": name, "uid": cert.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
+                "spec": {"request": csr(&names(cert)), "issuerRef": cert.pointer("/spec/issuerRef"), "usages": cert.pointer("/spec/usages"), "duration": cert.pointer("/spec/duration").cloned().unwrap_or(json!("2160h0m0s"))},
+            });
+            let Some(created) = api.create(
+                CM,
+                "certificaterequests",
+                Some(ns),
+                request,
+                "cert-manager-certificates-request-manager",
+            ) else {
+                return;
+            };
+            let approved = json!({"status": {"conditions": [
+                {"type": "Approved", "status": "True", "reason": "cert-manager.io", "message": "Certificate request has been approved by cert-manager.io", "lastTransitionTime": rfc3339(api.now)}]}});
+            match api.patch_status(
+                CM,
+                "certificaterequests",
+                Some(ns),
+                &cr_name,
+                &approved,
+                "cert-manager-certificaterequests-approver",
+            ) {
+                Some(cr) => cr,
+                None => created,
+            }
+        }
+    };
+    if is(&cr, "Ready", "True") {
+        return complete(api, cert, &cr);
+    }
+    if condition(&cr, "Ready").is_some_and(|c| c["reason"] == "Failed") {
+        return fail(api, cert, &cr);
+    }
+    acme(api, world, cert, &cr);
+}
+
+fn set_request(api: &Api<'_>, cr: &Value, status: &str, reason: &str, message: &str, failed: bool) {
+    let (ns, name) = ns_name(cr);
+    let current = condition(cr, "Ready");
+    if current.is_some_and(|c| c["reason"] == reason && c["message"] == message) {
+        return;
+    }
+    let mut patch = json!({"status": {"conditions": with_condition(cr, cond("Ready", status, reason, message), &[], api.now)}});
+    if failed {
+        patch["status"]["failureTime"] = json!(rfc3339(api.now));
+    }
+    api.patch_status(CM, "certificaterequests", Some(ns), name, &patch, REQUESTS);
+}
+
+/// Drives the request through the ACME issuer: Order, Challenges, result.
+fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
+    let (ns, cr_name) = ns_name(cr);
+    let issuer_kind = s(cr, "/spec/issuerRef/kind").unwrap_or("Issuer");
+    let issuer_name = s(cr, "/spec/issuerRef/name").unwrap_or_default();
+    let issuer = if issuer_kind == "ClusterIssuer" {
+        api.get(CM, "clusterissuers", None, issuer_name)
+    } else {
+        api.get(CM, "issuers", Some(ns), issuer_name)
+    };
+    let Some(issuer) = issuer else {
+        let message = format!("Referenced \"{issuer_kind}\" not found: {}.cert-manager.io \"{issuer_name}\" not found", issuer_kind.to_ascii_lowercase());
+        return set_request(api, cr, "False", "Pending", &message, false);
+    };
+    if !is(&issuer, "Ready", "True") {
+        return set_request(
+            api,
+            cr,
+            "False",
+            "Pending",
+            "Referenced issuer does not have a Ready status condition",
+            false,
+        );
+    }
+    let Some(server_url) = s(&issuer, "/spec/acme/server") else {
+        // A CA or self-signed issuer signs at once.
+        return set_request(
+            api,
+            cr,
+            "True",
+            "Issued",
+            "Certificate fetched from issuer successfully",
+            false,
+        );
+    };
+    let server = Server::from_url(server_url);
+    let wanted = names(cert);
+    let order_name = format!(
+        "{cr_name}-{}",
+        hash(world.seed, &[ns, cr_name]) % 10_000_000_000
+    );
+    let order = match api.get(ACME, "orders", Some(ns), &order_name) {
+        Some(o) => o,
+        None => {
+            let limited = server.and_then(|srv| {
+                world
+                    .letsencrypt
+                    .lock()
+                    .expect("letsencrypt lock")
+                    .check_new_order(srv, &wanted, api.now)
+                    .err()
+            });
+            let mut order = json!({
+                "apiVersion": "acme.cert-manager.io/v1", "kind": "Order",
+                "metadata": {"name": order_name, "namespace": ns, "annotations": cert.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
+                    "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest", "name": cr_name, "uid": cr.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
+                "spec": {"request": cr.pointer("/spec/request"), "issuerRef": cr.pointer("/spec/issuerRef"), "dnsNames": wanted},
+            });
+            let Some(created) = api.create(ACME, "orders", Some(ns), order.take(), ORDERS) else {
+                return;
+            };
+            let status = match &limited {
+                Some(problem) => {
+                    json!({"state": "errored", "reason": format!("Failed to create Order: {problem}"), "failureTime": rfc3339(api.now)})
+                }
+                None => {
+                    json!({"state": "pending", "url": format!("{server_url}/order/{}", hash(world.seed, &[&order_name]) % 1_000_000_000)})
+                }
+            };
+            if limited.is_some() {
+                api.event(
+                    &created,
+                    "Order",
+                    "Warning",
+                    "Failed",
+                    status["reason"].as_str().unwrap_or_default(),
+                    "cert-manager-orders",
+                );
+            } else {
+                api.event(
+                    cr,
+                    "CertificateRequest",
+                    "Normal",
+                    "OrderCreated",
+                    &format!("Created Order resource {ns}/{order_name}"),
+                    "cert-manager-certificaterequests-issuer-acme",
+                );
+            }
+            api.patch_status(
+                ACME,
+                "orders",
+                Some(ns),
+                &order_name,
+                &json!({"status": status}),
+                ORDERS,
+            )
+            .unwrap_or(created)
+        }
+    };
+    match s(&order, "/status/state").unwrap_or_default() {
+        "valid" => set_request(
+            api,
+            cr,
+            "True",
+            "Issued",
+            "Certificate fetched from issuer successfully",
+            false,
+        ),
+        state @ ("errored" | "invalid" | "expired") => {
+            let message = format!("Failed to wait for order resource \"{order_name}\" to become ready: order is in \"{state}\" state: {}", s(&order, "/status/reason").unwrap_or_default());
+            set_request(api, cr, "False", "Failed", &message, true);
+        }
+        _ => {
+            set_request(
+                api,
+                cr,
+                "False",
+                "Pending",
+                &format!(
+                    "Waiting on certificate issuance from order {ns}/{order_name}: \"pending\""
+                ),
+                false,
+            );
+            challenges(api, world, cert, &issuer, &order, server);
+        }
+    }
+}
+
+/// Creates and drives one Challenge per name; settles the Order when all are final.
+fn challenges(
+    api: &Api<'_>,
+    world: &World,
+    cert: &Value,
+    issuer: &Value,
+    order: &Value,
+    server: Option<Server>,
+) {
+    let (ns, order_name) = ns_name(order);
+    let solver = issuer
+        .pointer("/spec/acme/solvers/0")
+        .cloned()
+        .unwrap_or(json!({"http01": {"ingress": {}}}));
+    let override_name = s(
+        cert,
+        "/metadata/annotations/acme.cert-manager.io~1http01-override-ingress-name",
+    )
+    .is_some();
+    let mut states = Vec::new();
+    let names: Vec<String> = order
+        .pointer("/spec/dnsNames")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect();
+    for dns in &names {
+        let ch_name = format!(
+            "{order_name}-{}",
+            hash(world.seed, &[order_name, dns]) % 10_000_000_000
+        );
+        let token = format!(
+            "{:016x}{:016x}",
+            hash(world.seed, &[dns, order_name, "token"]),
+            hash(world.seed, &[order_name, dns])
+        );
+        let ch = match api.get(ACME, "challenges", Some(ns), &ch_name) {
+            Some(ch) => ch,
+            None => {
+                let ch = json!({
+                    "apiVersion": "acme.cert-manager.io/v1", "kind": "Challenge",
+                    "metadata": {"name": ch_name, "namespace": ns,
+                        "ownerReferences": [{"apiVersion": "acme.cert-manager.io/v1", "kind": "Order", "name": order_name, "uid": order.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
+                    "spec": {"dnsName": dns, "type": if solver.get("dns01").is_some() { "DNS-01" } else { "HTTP-01" }, "token": token, "key": format!("{token}.sim"),
+                             "url": format!("{}/chall/{token}", s(issuer, "/spec/acme/server").unwrap_or_default()), "solver": solver, "issuerRef": order.pointer("/spec/issuerRef"), "wildcard": false},
+                });
+                let Some(created) = api.create(ACME, "challenges", Some(ns), ch, ORDERS) else {
+                    continue;
+                };
+                api.patch_status(ACME, "challenges", Some(ns), &ch_name, &json!({"status": {"processing": true, "presented": false, "state": "pending"}}), CHALLENGES).unwrap_or(created)
+            }
+        };
+        states.push(drive_challenge(
+            api,
+            world,
+            &ch,
+            &solver,
+            override_name,
+            server,
+        ));
+    }
+    let (_, cert_name) = ns_name(cert);
+    if !states.is_empty() && states.iter().all(|s| s == "valid") {
+        if let Some(srv) = server {
+            world
+                .letsencrypt
+                .lock()
+                .expect("letsencrypt lock")
+                .record_issuance(srv, &names, api.now);
+        }
+        api.patch_status(
+            ACME,
+            "orders",
+            Some(ns),
+            order_name,
+            &json!({"status": {"state": "valid"}}),
+            ORDERS,
+        );
+        api.event(
+            order,
+            "Order",
+            "Normal",
+            "Complete",
+            "Order completed successfully",
+            "cert-manager-orders",
+        );
+    } else if let Some(failed) = states.iter().position(|s| s == "invalid") {
+        let reason = format!(
+            "Failed to finalize Order: authorization for {} of Certificate {cert_name} is invalid",
+            names.get(failed).map(String::as_str).unwrap_or("a name")
+        );
+        api.patch_status(ACME, "orders", Some(ns), order_name, &json!({"status": {"state": "invalid", "reason": reason, "failureTime": rfc3339(api.now)}}), ORDERS);
+    }
+}
+
+/// Advances one Challenge; returns its state.
+fn drive_challenge(
+    api: &Api<'_>,
+    world: &World,
+    ch: &Value,
+    solver: &Value,
+    override_name: bool,
+    server: Option<Server>,
+) -> String {
+    let state = s(ch, "/status/state").unwrap_or("pending").to_string();
+    if state == "valid" || state == "invalid" {
+        return state;
+    }
+    let (ns, name) = ns_name(ch);
+    let dns = s(ch, "/spec/dnsName").unwrap_or_default();
+    let token = s(ch, "/spec/token").unwrap_or_default();
+    let age = time(ch, "/metadata/creationTimestamp")
+        .map(|c| (api.now - c).num_seconds())
+        .unwrap_or(0);
+    if solver.get("http01").is_none() || age < PRESENT_AFTER {
+        // Only HTTP-01 is simulated; other solvers are never presented (the challenge sticks).
+        return state;
+    }
+    let url = format!("http://{dns}/.well-known/acme-challenge/{token}");
+    let dns_fails = dns.ends_with(".invalid");
+    let redirected = !override_name && cilium::host_redirects(api, dns);
+    let self_check = if dns_fails {
+        Err(format!("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request '{url}': Get \"{url}\": dial tcp: lookup {dns} on 10.96.0.10:53: no such host"))
+    } else if redirected {
+        Err(
+            "Waiting for HTTP-01 challenge propagation: wrong status code '308', expected '200'"
+                .to_string(),
+        )
+    } else {
+        Ok(())
+    };
+    let wait = solver
+        .get("waitInsteadOfSelfCheck")
+        .and_then(Value::as_str)
+        .and_then(go_duration);
+    let mut status = json!({"presented": true, "processing": true, "state": "pending"});
+    let outcome: Option<Result<(), String>> = match (wait, &self_check) {
+        (Some(w), _) if age >= w.num_seconds() => Some(if dns_fails {
+            Err(format!("DNS problem: NXDOMAIN looking up A for {dns} - check that a DNS record exists for this domain"))
+        } else if redirected {
+            Err(format!(
+                "Invalid response from https://{dns}/.well-known/acme-challenge/{token}: 404"
+            ))
+        } else {
+            Ok(())
+        }),
+        (Some(_), _) => None,
+        (None, Ok(())) if age >= VALIDATE_AFTER => Some(Ok(())),
+        (None, Ok(())) => None,
+        (None, Err(reason)) => {
+            status["reason"] = json!(reason);
+            None
+        }
+    };
+    if ch.pointer("/status/presented") != Some(&json!(true)) {
+        api.event(
+            ch,
+            "Challenge",
+            "Normal",
+            "Presented",
+            "Presented challenge using HTTP-01 challenge mechanism",
+            "cert-manager-challenges",
+        );
+    }
+    match outcome {
+        Some(Ok(())) => {
+            status = json!({"presented": false, "processing": false, "state": "valid", "reason": "Successfully authorized domain"});
+            api.event(
+                ch,
+                "Challenge",
+                "Normal",
+                "DomainVerified",
+                &format!("Domain \"{dns}\" verified with \"HTTP-01\" validation"),
+                "cert-manager-challenges",
+            );
+        }
+        Some(Err(reason)) => {
+            if let Some(srv) = server {
+                world
+                    .letsencrypt
+                    .lock()
+                    .expect("letsencrypt lock")
+                    .record_failed_authorization(srv, dns, api.now);
+            }
+            api.event(ch, "Challenge", "Warning", "Failed", &format!("Accepting challenge authorization failed: acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {reason}"), "cert-manager-challenges");
+            status = json!({"presented": false, "processing": false, "state": "invalid", "reason": reason});
+        }
+        None => {}
+    }
+    let unchanged = ["presented", "processing", "state", "reason"]
+        .iter()
+        .all(|k| ch.pointer(&format!("/status/{k}")) == status.get(*k));
+    if !unchanged {
+        api.patch_status(
+            ACME,
+            "challenges",
+            Some(ns),
+            name,
+            &json!({"status": status}),
+            CHALLENGES,
+        );
+    }
+    status["state"].as_str().unwrap_or("pending").to_string()
+}
+
+/// Success: Secret metadata, Certificate status, cleanup.
+fn complete(api: &Api<'_>, cert: &Value, cr: &Value) {
+    let (ns, name) = ns_name(cert);
+    let now = api.now;
+    let revision: i64 = s(
+        cr,
+        "/metadata/annotations/cert-manager.io~1certificate-revision",
+    )
+    .and_then(|r| r.parse().ok())
+    .unwrap_or(1);
+    let lifetime = s(cert, "/spec/duration")
+        .and_then(go_duration)
+        .unwrap_or(Duration::days(90));
+    let renew_before = s(cert, "/spec/renewBefore")
+        .and_then(go_duration)
+        .filter(|rb| *rb > Duration::zero() && *rb < lifetime)
+        .unwrap_or(lifetime / 3);
+    let (not_before, not_after) = (now, now + lifetime);
+    let secret_name = s(cert, "/spec/secretName").unwrap_or(name);
+    let all = names(cert);
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+        "metadata": {"name": secret_name, "namespace": ns, "labels": {"controller.cert-manager.io/fao": "true"},
+            "annotations": {"cert-manager.io/certificate-name": name, "cert-manager.io/issuer-name": s(cert, "/spec/issuerRef/name"),
+                "cert-manager.io/issuer-kind": s(cert, "/spec/issuerRef/kind").unwrap_or("Issuer"), "cert-manager.io/issuer-group": "cert-manager.io",
+                "cert-manager.io/common-name": all.first(), "cert-manager.io/alt-names": all.join(","), "cert-manager.io/ip-sans": "", "cert-manager.io/uri-sans": ""}}});
+    if api.get("", "secrets", Some(ns), secret_name).is_some() {
+        api.patch(
+            "",
+            "secrets",
+            Some(ns),
+            secret_name,
+            &json!({"metadata": secret["metadata"]}),
+            ISSUING,
+        );
+    } else {
+        api.create("", "secrets", Some(ns), secret, ISSUING);
+    }
+    let ready = cond(
+        "Ready",
+        "True",
+        "Ready",
+        "Certificate is up to date and has not expired",
+    );
+    let conditions = with_condition(cert, ready, &["Issuing"], now);
+    let status = json!({"status": {"conditions": conditions, "notBefore": rfc3339(not_before), "notAfter": rfc3339(not_after),
+        "renewalTime": rfc3339(not_after - renew_before), "revision": revision, "failedIssuanceAttempts": null, "lastFailureTime": null}});
+    api.patch_status(CM, "certificates", Some(ns), name, &status, ISSUING);
+    api.event(
+        cert,
+        "Certificate",
+        "Normal",
+        "Issuing",
+        "The certificate has been successfully issued",
+        "cert-manager-certificates-issuing",
+    );
+    // Challenges go after success; requests are pruned to the latest (owners cascade).
+    let cr_name = s(cr, "/metadata/name").unwrap_or_default();
+    for ch in api.list(ACME, "challenges").iter().filter(|c| {
+        s(c, "/metadata/namespace") == Some(ns)
+            && s(c, "/metadata/ownerReferences/0/name").is_some_and(|o| o.starts_with(cr_name))
+    }) {
+        api.delete(
+            ACME,
+            "challenges",
+            Some(ns),
+            s(ch, "/metadata/name").unwrap_or_default(),
+        );
+    }
+    for old in api.list(CM, "certificaterequests") {
+        let (ons, oname) = ns_name(&old);
+        if ons == ns
+            && oname != cr_name
+            && s(&old, "/metadata/ownerReferences/0/uid") == s(cert, "/metadata/uid")
+        {
+            api.delete(CM, "certificaterequests", Some(ns), oname);
+        }
+    }
+}
+
+/// Failure: `Issuing=False`, one more failed attempt, the backoff starts.
+fn fail(api: &Api<'_>, cert: &Value, cr: &Value) {
+    let (ns, name) = ns_name(cert);
+    let attempts = cert
+        .pointer("/status/failedIssuanceAttempts")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+        + 1;
+    let cr_message = condition(cr, "Ready")
+        .and_then(|c| c["message"].as_str())
+        .unwrap_or_default();
+    let message =
+        format!("The certificate request has failed to complete and will be retried: {cr_message}");
+    let conditions = with_condition(
+        cert,
+        cond("Issuing", "False", "Failed", &message),
+        &[],
+        api.now,
+    );
+    let status = json!({"status": {"conditions": conditions, "failedIssuanceAttempts": attempts, "lastFailureTime": rfc3339(api.now)}});
+    api.patch_status(CM, "certificates", Some(ns), name, &status, ISSUING);
+    api.event(
+        cert,
+        "Certificate",
+        "Warning",
+        "Failed",
+        &message,
+        "cert-manager-certificates-issuing",
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations_parse() {
+        assert_eq!(go_duration("2160h0m0s"), Some(Duration::days(90)));
+        assert_eq!(go_duration("2m"), Some(Duration::minutes(2)));
+        assert_eq!(go_duration("1h30m"), Some(Duration::minutes(90)));
+        assert_eq!(go_duration("soon"), None);
+    }
+
+    #[test]
+    fn backoff_doubles_to_32_hours() {
+        assert_eq!(backoff(1), Duration::hours(1));
+        assert_eq!(backoff(3), Duration::hours(4));
+        assert_eq!(backoff(7), Duration::hours(32));
+    }
+
+    #[test]
+    fn a_csr_is_real_pem() {
+        let b64 = csr(&["shop.example.com".to_string()]);
+        let pem = String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            pem.starts_with("-----BEGIN CERTIFICATE REQUEST-----"),
+            "{pem}"
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! A scale generator: N Ingresses with issued Certificates (and their last request) per
+//! cluster, written straight through the store, for benchmarks.
+
+use serde_json::json;
+
+use crate::store::{Cluster, WriteOpts};
+
+use super::letsencrypt::rfc3339;
+
+/// What [`populate`] created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Populated {
+    pub namespaces: usize,
+    pub ingresses: usize,
+    pub certificates: usize,
+}
+
+/// Creates `ingresses` Ingresses over `namespaces` namespaces, each with an issued
+/// Certificate, its Secret's metadata and its CertificateRequest. Needs the cert-manager CRDs.
+pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Populated {
+    let rt = |g: &str, p: &str| {
+        cluster
+            .resolve(g, p)
+            .unwrap_or_else(|| panic!("{p} must be served to populate"))
+    };
+    let (ns_rt, ing_rt, cert_rt, cr_rt, secret_rt) = (
+        rt("", "namespaces"),
+        rt("networking.k8s.io", "ingresses"),
+        rt("cert-manager.io", "certificates"),
+        rt("cert-manager.io", "certificaterequests"),
+        rt("", "secrets"),
+    );
+    let user = WriteOpts {
+        manager: "scale-generator".into(),
+        ..WriteOpts::system()
+    };
+    let status_opts = WriteOpts {
+        status: true,
+        ..user.clone()
+    };
+    let now = cluster.clock.now();
+    let namespaces = namespaces.max(1);
+    for n in 0..namespaces {
+        let _ = cluster.create(
+            &ns_rt,
+            None,
+            json!({"metadata": {"name": format!("tenant-{n}")}}),
+            &user,
+        );
+    }
+    let mut made = 0;
+    for i in 0..ingresses {
+        let ns = format!("tenant-{}", i % namespaces);
+        let name = format!("app-{i}");
+        let host = format!("app-{i}.tenant-{}.example.com", i % namespaces);
+        let secret = format!("{name}-tls");
+        let ing = json!({"metadata": {"name": name, "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}},
+            "spec": {"ingressClassName": "cilium", "rules": [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": name, "port": {"number": 80}}}}]}}],
+                     "tls": [{"hosts": [host], "secretName": secret}]}});
+        let Ok(ing) = cluster.create(&ing_rt, Some(&ns), ing, &user) else {
+            continue;
+        };
+        let cert = json!({"metadata": {"name": secret, "annotations": {"acme.cert-manager.io/http01-override-ingress-name": name, "cert-manager.io/issue-temporary-certificate": "true"},
+                "ownerReferences": [{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": name, "uid": ing["metadata"]["uid"], "controller": true}]},
+            "spec": {"secretName": secret, "dnsNames": [host], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer", "group": "cert-manager.io"}}});
+        let Ok(cert) = cluster.create(&cert_rt, Some(&ns), cert, &user) else {
+            continue;
+        };
+        let issued = now - chrono::Duration::days((i % 60) as i64);
+        let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired", "lastTransitionTime": rfc3339(issued)}],
+            "notBefore": rfc3339(issued), "notAfter": rfc3339(issued + chrono::Duration::days(90)), "renewalTime": rfc3339(issued + chrono::Duration::days(60)), "revision": 1}});
+        let _ = cluster.merge_patch(&cert_rt, Some(&ns), &secret, &status, &status_opts);
+        let _ = cluster.create(&secret_rt, Some(&ns), json!({"metadata": {"name": secret, "annotations": {"cert-manager.io/certificate-name": secret, "cert-manager.io/alt-names": host}}, "type": "kubernetes.io/tls"}), &user);
+        let cr = json!({"metadata": {"name": format!("{secret}-1"), "annotations": {"cert-manager.io/certificate-revision": "1", "cert-manager.io/certificate-name": secret},
+                "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": secret, "uid": cert["metadata"]["uid"], "controller": true}]},
+            "spec": {"request": "", "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer", "group": "cert-manager.io"}}});
+        let _ = cluster.create(&cr_rt, Some(&ns), cr, &user);
+        made += 1;
+    }
+    Populated {
+        namespaces,
+        ingresses: made,
+        certificates: made,
+    }
+}

@@ -1,0 +1,544 @@
+//! The simulated cert-manager, Cilium and Let's Encrypt, driven through the HTTP API with
+//! kube-rs and a manual clock: a full issuance, a failing HTTP-01 behind HTTPS enforcement
+//! that succeeds after the override, a renewal, a manual renew, a rate limit, a failed
+//! account registration, and fault injection.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{TimeZone, Utc};
+use kube::api::{DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::{Api, Client};
+use kubesim::sim::letsencrypt::Server;
+use kubesim::{Clock, Fleet, FleetOptions};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+struct Sim {
+    fleet: Fleet,
+    clock: Arc<Clock>,
+    client: Client,
+    _stop: tokio_util::sync::DropGuard,
+}
+
+fn ar(group: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1", kind), plural)
+}
+
+impl Sim {
+    async fn start() -> Sim {
+        let token = CancellationToken::new();
+        let clock = Arc::new(Clock::manual(
+            Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap(),
+        ));
+        let opts = FleetOptions {
+            controllers: true,
+            seed: 7,
+            ..FleetOptions::numbered(1)
+        };
+        let fleet = Fleet::start(&opts, clock.clone(), token.clone())
+            .await
+            .unwrap();
+        let client =
+            Client::try_from(kube::Config::new(fleet.clusters[0].url().parse().unwrap())).unwrap();
+        Sim {
+            fleet,
+            clock,
+            client,
+            _stop: token.drop_guard(),
+        }
+    }
+
+    fn api(&self, group: &str, kind: &str, plural: &str, ns: Option<&str>) -> Api<DynamicObject> {
+        match ns {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar(group, kind, plural)),
+            None => Api::all_with(self.client.clone(), &ar(group, kind, plural)),
+        }
+    }
+
+    async fn create(&self, group: &str, kind: &str, plural: &str, ns: Option<&str>, obj: Value) {
+        let obj: DynamicObject = serde_json::from_value(obj).unwrap();
+        self.api(group, kind, plural, ns)
+            .create(&PostParams::default(), &obj)
+            .await
+            .unwrap();
+    }
+
+    async fn get(
+        &self,
+        group: &str,
+        kind: &str,
+        plural: &str,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        self.api(group, kind, plural, ns)
+            .get_opt(name)
+            .await
+            .unwrap()
+            .map(|o| serde_json::to_value(o).unwrap())
+    }
+
+    async fn certificate(&self, name: &str) -> Value {
+        self.get(
+            "cert-manager.io",
+            "Certificate",
+            "certificates",
+            Some("shop"),
+            name,
+        )
+        .await
+        .expect("the Certificate exists")
+    }
+
+    /// Advances the clock by `secs` one second at a time, running the controllers each time.
+    fn run(&self, secs: i64) {
+        for _ in 0..secs {
+            self.clock.advance(chrono::Duration::seconds(1));
+            self.fleet.step();
+        }
+    }
+
+    /// Jumps the clock, then runs the controllers for a few seconds.
+    fn jump(&self, by: chrono::Duration) {
+        self.clock.advance(by);
+        self.run(15);
+    }
+
+    async fn setup(&self, issuer_solver: Value, enforce_https: bool) {
+        self.create("", "ConfigMap", "configmaps", Some("kube-system"), json!({"metadata": {"name": "cilium-config"}, "data": {"enforce-ingress-https": enforce_https.to_string()}})).await;
+        self.create("networking.k8s.io", "IngressClass", "ingressclasses", None, json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}})).await;
+        self.create("", "Service", "services", Some("kube-system"), json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4"]}})).await;
+        self.create(
+            "cert-manager.io",
+            "ClusterIssuer",
+            "clusterissuers",
+            None,
+            json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [issuer_solver]}}}),
+        )
+        .await;
+        self.create(
+            "",
+            "Namespace",
+            "namespaces",
+            None,
+            json!({"metadata": {"name": "shop"}}),
+        )
+        .await;
+    }
+
+    async fn ingress(&self, name: &str, host: &str, edit_in_place: bool) {
+        let mut annotations = json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod"});
+        if edit_in_place {
+            annotations["acme.cert-manager.io/http01-edit-in-place"] = json!("true");
+        }
+        self.create(
+            "networking.k8s.io",
+            "Ingress",
+            "ingresses",
+            Some("shop"),
+            json!({"metadata": {"name": name, "annotations": annotations},
+                   "spec": {"ingressClassName": "cilium", "rules": [{"host": host}], "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}}),
+        )
+        .await;
+    }
+}
+
+fn condition<'v>(obj: &'v Value, kind: &str) -> Option<&'v Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)
+}
+
+fn http01() -> Value {
+    json!({"http01": {"ingress": {"ingressClassName": "cilium"}}})
+}
+
+#[tokio::test]
+async fn a_full_issuance_behind_edit_in_place() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), true).await;
+    sim.ingress("web", "web.example.com", true).await;
+    sim.run(3);
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(
+        cert["metadata"]["annotations"]["acme.cert-manager.io/http01-override-ingress-name"], "web",
+        "added at creation"
+    );
+    assert_eq!(cert["metadata"]["ownerReferences"][0]["kind"], "Ingress");
+    let issuer = sim
+        .get(
+            "cert-manager.io",
+            "ClusterIssuer",
+            "clusterissuers",
+            None,
+            "letsencrypt-prod",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        condition(&issuer, "Ready").unwrap()["reason"],
+        "ACMEAccountRegistered"
+    );
+    let cr = sim
+        .get(
+            "cert-manager.io",
+            "CertificateRequest",
+            "certificaterequests",
+            Some("shop"),
+            "web-tls-1",
+        )
+        .await
+        .expect("request web-tls-1");
+    assert_eq!(
+        cr["metadata"]["annotations"]["cert-manager.io/certificate-revision"],
+        "1"
+    );
+    assert!(!cr["spec"]["request"].as_str().unwrap().is_empty(), "a CSR");
+    let challenges = sim
+        .api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(challenges.items.len(), 1);
+    assert_eq!(
+        challenges.items[0].data["spec"]["dnsName"],
+        "web.example.com"
+    );
+
+    sim.run(10);
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["status"],
+        "True",
+        "{cert:#}"
+    );
+    assert!(
+        condition(&cert, "Issuing").is_none(),
+        "Issuing is removed after success"
+    );
+    assert_eq!(cert["status"]["revision"], 1);
+    let nb = chrono::DateTime::parse_from_rfc3339(cert["status"]["notBefore"].as_str().unwrap())
+        .unwrap();
+    let na =
+        chrono::DateTime::parse_from_rfc3339(cert["status"]["notAfter"].as_str().unwrap()).unwrap();
+    let rt = chrono::DateTime::parse_from_rfc3339(cert["status"]["renewalTime"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(na - nb, chrono::Duration::days(90));
+    assert_eq!(
+        rt - nb,
+        chrono::Duration::days(60),
+        "renewal at 2/3 of the lifetime"
+    );
+    let secret = sim
+        .get("", "Secret", "secrets", Some("shop"), "web-tls")
+        .await
+        .expect("the Secret");
+    assert_eq!(
+        secret["metadata"]["annotations"]["cert-manager.io/certificate-name"],
+        "web-tls"
+    );
+    let left = sim
+        .api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        left.items.is_empty(),
+        "challenges are deleted after success"
+    );
+    let ing = sim
+        .get(
+            "networking.k8s.io",
+            "Ingress",
+            "ingresses",
+            Some("shop"),
+            "web",
+        )
+        .await
+        .unwrap();
+    assert!(
+        ing["status"]["loadBalancer"]["ingress"][0]["ip"]
+            .as_str()
+            .unwrap()
+            .starts_with("192.0.2."),
+        "Cilium copied the LB address"
+    );
+}
+
+#[tokio::test]
+async fn failing_http01_behind_https_enforcement_succeeds_after_the_override() {
+    let sim = Sim::start().await;
+    sim.setup(json!({"http01": {"ingress": {"ingressClassName": "cilium"}}, "waitInsteadOfSelfCheck": "2m"}), true).await;
+    sim.ingress("shop", "shop.example.com", false).await;
+    sim.run(130);
+    let challenges = sim
+        .api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let ch = &challenges.items[0].data;
+    assert_eq!(ch["status"]["state"], "invalid", "{ch:#}");
+    assert!(ch["status"]["reason"].as_str().unwrap().contains("404"));
+    sim.run(3);
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(cert["status"]["failedIssuanceAttempts"], 1, "{cert:#}");
+    assert_eq!(condition(&cert, "Issuing").unwrap()["status"], "False");
+    assert!(condition(&cert, "Issuing").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("The certificate request has failed to complete and will be retried"));
+
+    // The fix: edit-in-place on the Ingress and the override on the existing Certificate.
+    let pp = PatchParams::apply("lookout");
+    sim.api("networking.k8s.io", "Ingress", "ingresses", Some("shop"))
+        .patch("shop", &pp, &Patch::Apply(json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "shop", "namespace": "shop", "annotations": {"acme.cert-manager.io/http01-edit-in-place": "true"}}})))
+        .await
+        .unwrap();
+    sim.api("cert-manager.io", "Certificate", "certificates", Some("shop"))
+        .patch("shop-tls", &pp, &Patch::Apply(json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "shop-tls", "namespace": "shop",
+            "annotations": {"acme.cert-manager.io/http01-override-ingress-name": "shop", "cert-manager.io/issue-temporary-certificate": "true"}}})))
+        .await
+        .unwrap();
+    // The backoff (1h) holds the next attempt back.
+    sim.run(60);
+    assert_eq!(
+        sim.certificate("shop-tls").await["status"]["failedIssuanceAttempts"],
+        1
+    );
+    sim.jump(chrono::Duration::hours(1));
+    sim.run(125);
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["status"],
+        "True",
+        "{cert:#}"
+    );
+    assert!(
+        cert["status"].get("failedIssuanceAttempts").is_none(),
+        "failures cleared on success"
+    );
+}
+
+#[tokio::test]
+async fn self_check_fails_behind_https_enforcement_without_edit_in_place() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), true).await;
+    sim.ingress("blog", "blog.example.com", false).await;
+    sim.run(10);
+    let challenges = sim
+        .api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let ch = &challenges.items[0].data;
+    assert_eq!(ch["status"]["state"], "pending");
+    assert_eq!(ch["status"]["presented"], true);
+    assert_eq!(
+        ch["status"]["reason"],
+        "Waiting for HTTP-01 challenge propagation: wrong status code '308', expected '200'"
+    );
+}
+
+#[tokio::test]
+async fn renewal_at_renewal_time_and_manual_renew() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    sim.ingress("web", "web.example.com", false).await;
+    sim.run(15);
+    assert_eq!(sim.certificate("web-tls").await["status"]["revision"], 1);
+    sim.jump(chrono::Duration::days(60));
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(cert["status"]["revision"], 2, "{cert:#}");
+    let requests = sim
+        .api(
+            "cert-manager.io",
+            "CertificateRequest",
+            "certificaterequests",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let names: Vec<String> = requests
+        .items
+        .iter()
+        .map(|r| r.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, vec!["web-tls-2"], "requests pruned to one");
+
+    // `cmctl renew`: Issuing=True, ManuallyTriggered, on the status subresource.
+    let mut conditions = cert["status"]["conditions"].as_array().unwrap().clone();
+    conditions.push(json!({"type": "Issuing", "status": "True", "reason": "ManuallyTriggered", "message": "Certificate re-issuance manually triggered"}));
+    sim.api("cert-manager.io", "Certificate", "certificates", Some("shop"))
+        .patch_status("web-tls", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"resourceVersion": cert["metadata"]["resourceVersion"]}, "status": {"conditions": conditions}})))
+        .await
+        .unwrap();
+    sim.run(15);
+    assert_eq!(sim.certificate("web-tls").await["status"]["revision"], 3);
+}
+
+#[tokio::test]
+async fn a_rate_limited_order_fails_with_retry_after() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    {
+        let mut le = sim.fleet.world.letsencrypt.lock().unwrap();
+        for _ in 0..5 {
+            le.record_issuance(
+                Server::Production,
+                &["promo.example.com".to_string()],
+                sim.clock.now(),
+            );
+        }
+    }
+    sim.ingress("promo", "promo.example.com", true).await;
+    sim.run(5);
+    let orders = sim
+        .api("acme.cert-manager.io", "Order", "orders", Some("shop"))
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let order = &orders.items[0].data;
+    assert_eq!(order["status"]["state"], "errored");
+    let reason = order["status"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited"),
+        "{reason}"
+    );
+    assert!(reason.contains("retry after 2026-06-"), "{reason}");
+    let cert = sim.certificate("promo-tls").await;
+    assert_eq!(cert["status"]["failedIssuanceAttempts"], 1);
+}
+
+#[tokio::test]
+async fn an_issuer_whose_account_registration_fails() {
+    let sim = Sim::start().await;
+    sim.create("cert-manager.io", "ClusterIssuer", "clusterissuers", None, json!({"metadata": {"name": "broken"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.invalid", "solvers": [http01()]}}})).await;
+    sim.run(2);
+    let issuer = sim
+        .get(
+            "cert-manager.io",
+            "ClusterIssuer",
+            "clusterissuers",
+            None,
+            "broken",
+        )
+        .await
+        .unwrap();
+    let ready = condition(&issuer, "Ready").unwrap();
+    assert_eq!(
+        (ready["status"].as_str(), ready["reason"].as_str()),
+        (Some("False"), Some("ErrRegisterACMEAccount"))
+    );
+    assert!(ready["message"]
+        .as_str()
+        .unwrap()
+        .contains("invalidContact"));
+}
+
+#[tokio::test]
+async fn faults_switch_on_and_off_through_the_admin_endpoint() {
+    let sim = Sim::start().await;
+    let base = sim.fleet.clusters[0].url();
+    let http = reqwest::Client::new();
+    let set = |faults: Value| {
+        let http = http.clone();
+        let url = format!("{base}/kubesim/faults");
+        async move {
+            assert!(http
+                .put(url)
+                .json(&faults)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .is_success())
+        }
+    };
+    set(json!({"error_500": true})).await;
+    assert_eq!(
+        http.get(format!("{base}/api/v1/namespaces"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        500
+    );
+    set(json!({"throttle_lists_retry_after": 7})).await;
+    let throttled = http
+        .get(format!("{base}/api/v1/namespaces"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(throttled.status(), 429);
+    assert_eq!(throttled.headers()["retry-after"], "7");
+    set(json!({"gone_on_watch": true})).await;
+    let gone: Value = serde_json::from_str(
+        http.get(format!("{base}/api/v1/namespaces?watch=true"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(gone["object"]["code"], 410);
+    set(json!({"blackhole": true})).await;
+    let hung = tokio::time::timeout(
+        Duration::from_millis(500),
+        http.get(format!("{base}/api/v1/namespaces")).send(),
+    )
+    .await;
+    assert!(hung.is_err(), "a blackholed cluster never answers");
+    set(json!({"latency_ms": 300})).await;
+    let started = std::time::Instant::now();
+    assert!(http
+        .get(format!("{base}/version"))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .is_success());
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    set(json!({})).await;
+    assert_eq!(
+        http.get(format!("{base}/api/v1/namespaces"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let bad = http
+        .put(format!("{base}/kubesim/faults"))
+        .json(&json!({"nonsense": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert!(bad.status().is_client_error());
+}

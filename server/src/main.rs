@@ -46,7 +46,10 @@ enum Command {
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("LOOKOUT_LOG")
         .unwrap_or_else(|_| "info,sqlx=warn,kube=warn,tower_http=info".into());
-    tracing_subscriber::fmt().with_env_filter(filter).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 /// Cancels the token on Ctrl-C or SIGTERM.
@@ -164,6 +167,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
     let settings = clusters::WatchSettings {
         thresholds: c.thresholds()?,
         crd_recheck: c.crd_recheck_interval()?,
+        now: clusters::wall_clock(),
     };
     app::run(
         app::Parts {

@@ -72,12 +72,22 @@ async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
     Client::try_from(config).map_err(|e| format!("building the client: {e}"))
 }
 
+/// Where "now" comes from: the wall clock, or a simulated one (the demo).
+pub type Now = Arc<dyn Fn() -> chrono::DateTime<chrono::Utc> + Send + Sync>;
+
+/// The wall clock.
+pub fn wall_clock() -> Now {
+    Arc::new(chrono::Utc::now)
+}
+
 /// How the watchers behave.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WatchSettings {
     pub thresholds: Thresholds,
     /// How often an absent CRD is looked for again.
     pub crd_recheck: Duration,
+    /// The clock of rules, sync times and pages.
+    pub now: Now,
 }
 
 impl Default for WatchSettings {
@@ -85,6 +95,7 @@ impl Default for WatchSettings {
         WatchSettings {
             thresholds: Thresholds::default(),
             crd_recheck: Duration::from_secs(300),
+            now: wall_clock(),
         }
     }
 }
@@ -92,6 +103,8 @@ impl Default for WatchSettings {
 /// Every configured cluster, in configuration order.
 pub struct Registry {
     clusters: Vec<Arc<ClusterRecord>>,
+    /// The clock pages and rules use.
+    pub now: Now,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -111,6 +124,7 @@ impl Registry {
                 source.name.clone(),
                 source.overrides,
                 thresholds.clone(),
+                settings.now.clone(),
                 events.clone(),
             ));
             match source.client {
@@ -134,6 +148,7 @@ impl Registry {
         }
         Arc::new(Registry {
             clusters,
+            now: settings.now.clone(),
             tasks: std::sync::Mutex::new(tasks),
         })
     }

@@ -193,7 +193,7 @@ impl FleetReader for Registry {
     }
 
     fn certificates(&self, scope: &Scope, q: &CertificateQuery) -> Page<CertificateRow> {
-        let now = chrono::Utc::now();
+        let now = (self.now)();
         let mut rows = Vec::new();
         for c in self.visible(scope, q.cluster.as_deref()) {
             let findings = c.findings();

@@ -39,6 +39,7 @@ pub struct ClusterRecord {
     pub name: String,
     pub overrides: ClusterOverrides,
     thresholds: Arc<Thresholds>,
+    now: super::Now,
     sync: RwLock<SyncRecord>,
     /// Every watched kind, projected.
     data: RwLock<ClusterData>,
@@ -55,12 +56,14 @@ impl ClusterRecord {
         name: String,
         overrides: ClusterOverrides,
         thresholds: Arc<Thresholds>,
+        now: super::Now,
         events: mpsc::Sender<SyncEvent>,
     ) -> Self {
         ClusterRecord {
             name,
             overrides,
             thresholds,
+            now,
             sync: RwLock::new(SyncRecord {
                 state: SyncState::Connecting,
                 last_sync: None,
@@ -108,7 +111,7 @@ impl ClusterRecord {
 
     /// Changes the state of one kind and recomputes the cluster's state from all kinds.
     pub fn set_kind(&self, kind: &'static str, state: KindState, objects: usize) {
-        let now = Utc::now();
+        let now = (self.now)();
         let mut s = self.sync.write().expect("sync lock");
         if let KindState::Error { error } = &state {
             s.last_error = Some(error.clone());
@@ -165,7 +168,7 @@ impl ClusterRecord {
             k.objects = objects;
         }
         if matches!(s.state, SyncState::Synced) {
-            s.last_sync = Some(Utc::now());
+            s.last_sync = Some((self.now)());
         }
     }
 
@@ -207,7 +210,7 @@ impl ClusterRecord {
         }
         let facts = self.facts();
         let findings =
-            Arc::new(self.read(|data| evaluate(&facts, data, Utc::now(), &self.thresholds)));
+            Arc::new(self.read(|data| evaluate(&facts, data, (self.now)(), &self.thresholds)));
         *cache = Some(FindingsCache {
             generation,
             at: Instant::now(),

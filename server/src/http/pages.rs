@@ -3,7 +3,6 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::response::Html;
-use chrono::Utc;
 use lookout_app::components::{Nav, Shell};
 use lookout_app::model::ObjectKey;
 use lookout_app::pages;
@@ -14,7 +13,7 @@ fn shell(state: &AppState) -> Shell {
     Shell {
         title: String::new(),
         active: Nav::None,
-        now: Utc::now(),
+        now: (state.registry.now)(),
         stylesheet: super::stylesheet_href(),
         banner: state.banner.clone(),
         search: String::new(),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use kubesim::{Clock, Fleet, FleetOptions};
 use lookout_server::store;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
@@ -225,6 +225,21 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         .expect("a URL on the first line")
         .trim_end_matches('/')
         .to_string();
+    let mut kubeconfig = None;
+    while kubeconfig.is_none() {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("the demo prints its kubeconfig")
+            .unwrap()
+            .unwrap();
+        kubeconfig = line
+            .split("kubeconfig for kubectl: ")
+            .nth(1)
+            .map(|p| std::path::PathBuf::from(p.trim()));
+    }
+    let kubeconfig = kubeconfig.unwrap();
+    // Keep reading what the demo prints, so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     wait_http_ok(&format!("{url}/readyz")).await;
     let clusters: Value = reqwest::get(format!("{url}/api/v1/clusters"))
         .await
@@ -233,12 +248,18 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         .await
         .unwrap();
     let items = clusters["items"].as_array().unwrap();
-    assert_eq!(items.len(), 3);
-    assert!(
-        items
-            .iter()
-            .all(|c| c["state"] == "synced" && c["ingresses"].as_u64().unwrap() > 0),
-        "{clusters}"
+    let states: Vec<(&str, &str)> = items
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            ("zrh-prod", "synced"),
+            ("gva-prod", "synced"),
+            ("lab-dev", "synced"),
+            ("fra-edge", "failed")
+        ]
     );
     let board = reqwest::get(format!("{url}/"))
         .await
@@ -247,6 +268,84 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         .await
         .unwrap();
     assert!(board.contains("Demo: a simulated fleet"));
+
+    // Every rule happens somewhere (the two that need history excepted).
+    let expected: Vec<&str> = lookout_app::model::finding::RULE_IDS
+        .iter()
+        .copied()
+        .filter(|r| *r != "acme.rate-limit-budget" && *r != "tailscale.cert-budget")
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let findings: Value = reqwest::get(format!("{url}/api/v1/findings"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let seen: Vec<&str> = findings["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect();
+        let missing: Vec<&&str> = expected.iter().filter(|r| !seen.contains(r)).collect();
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "rules never seen in the demo: {missing:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // The fix on a failing Ingress: its next attempt succeeds within a minute of real time.
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&kubeconfig).unwrap(),
+        &kube::config::KubeConfigOptions {
+            context: Some("zrh-prod".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let gvk = |g: &str, k: &str, p: &str| {
+        kube::core::ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk(g, "v1", k),
+            p,
+        )
+    };
+    let pp = kube::api::PatchParams::apply("lookout");
+    kube::Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), "acme-shop", &gvk("networking.k8s.io", "Ingress", "ingresses"))
+        .patch("shop", &pp, &kube::api::Patch::Apply(json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "shop", "namespace": "acme-shop", "annotations": {"acme.cert-manager.io/http01-edit-in-place": "true"}}})))
+        .await
+        .unwrap();
+    kube::Api::<kube::api::DynamicObject>::namespaced_with(client, "acme-shop", &gvk("cert-manager.io", "Certificate", "certificates"))
+        .patch("shop-tls", &pp, &kube::api::Patch::Apply(json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "shop-tls", "namespace": "acme-shop",
+            "annotations": {"acme.cert-manager.io/http01-override-ingress-name": "shop", "cert-manager.io/issue-temporary-certificate": "true"}}})))
+        .await
+        .unwrap();
+    let fixed_at = Instant::now();
+    loop {
+        let cert: Value = reqwest::get(format!(
+            "{url}/api/v1/certificates/zrh-prod/acme-shop/shop-tls"
+        ))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        if cert["certificate"]["ready"]["status"] == "True" {
+            break;
+        }
+        assert!(
+            fixed_at.elapsed() < Duration::from_secs(75),
+            "shop-tls not issued a minute after the fix: {cert}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     let status = terminate_within(&mut child, Duration::from_secs(5)).await;
     assert!(status.success(), "{status:?}");
 }

@@ -1,0 +1,131 @@
+//! `lookout demo`: starts kubesim in-process with three clusters and its cert-manager,
+//! Cilium and Let's Encrypt controllers on an accelerated clock, seeds the stories of
+//! [`scenarios`] through the Kubernetes API, and serves the dashboard against them with a
+//! temporary SQLite file.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use anyhow::Context;
+use kubesim::{Clock, Fleet, FleetOptions};
+use tokio_util::sync::CancellationToken;
+
+use crate::app;
+use crate::clusters;
+use crate::config::ClusterConfig;
+use crate::store::Db;
+
+mod scenarios;
+
+/// The simulated clusters of the demo fleet.
+pub const CLUSTERS: [&str; 3] = ["zrh-prod", "gva-prod", "lab-dev"];
+
+/// A fourth configured cluster that cannot be reached, to show what that looks like.
+pub const UNREACHABLE: &str = "fra-edge";
+
+/// How much faster than real time the simulated clusters run.
+pub const SPEED: f64 = 60.0;
+
+/// A kubeconfig for a cluster whose port refuses connections.
+fn unreachable_kubeconfig(path: &std::path::Path) -> anyhow::Result<()> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    std::fs::write(
+        path,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: {UNREACHABLE}\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: {UNREACHABLE}\n  context:\n    cluster: {UNREACHABLE}\n    user: demo\nusers:\n- name: demo\n  user:\n    token: demo\ncurrent-context: {UNREACHABLE}\n"),
+    )?;
+    Ok(())
+}
+
+/// Runs the demo until `shutdown`.
+pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Result<()> {
+    // Bind first: a busy port should fail before anything is started.
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let dir = tempfile::Builder::new()
+        .prefix("lookout-demo-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    let options = FleetOptions {
+        names: CLUSTERS.iter().map(|s| s.to_string()).collect(),
+        bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        base_port: 0,
+        install_crds: true,
+        controllers: true,
+        tick: std::time::Duration::from_millis(250),
+        seed: 42,
+    };
+    let clock = Arc::new(Clock::accelerated(SPEED));
+    let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())
+        .await
+        .context("starting kubesim")?;
+    let kubeconfig = dir.path().join("kubeconfig");
+    fleet.write_kubeconfig(&kubeconfig)?;
+    let dead = dir.path().join("unreachable.kubeconfig");
+    unreachable_kubeconfig(&dead)?;
+    let mut configs: Vec<ClusterConfig> = CLUSTERS
+        .iter()
+        .map(|name| ClusterConfig {
+            production: *name != "lab-dev",
+            ..ClusterConfig::from_kubeconfig(name, &kubeconfig, name)
+        })
+        .collect();
+    configs.push(ClusterConfig::from_kubeconfig(
+        UNREACHABLE,
+        &dead,
+        UNREACHABLE,
+    ));
+
+    let sources = clusters::connect(&configs).await;
+    let client = |name: &str| -> anyhow::Result<kube::Client> {
+        let source = sources
+            .iter()
+            .find(|s| s.name == name)
+            .context("a configured demo cluster")?;
+        source.client.clone().map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let seeder = |name: &str| -> anyhow::Result<scenarios::Seeder> {
+        Ok(scenarios::Seeder::new(client(name)?, clock.now()))
+    };
+    scenarios::zurich(&seeder("zrh-prod")?, &fleet)
+        .await
+        .context("seeding zrh-prod")?;
+    scenarios::geneva(&seeder("gva-prod")?)
+        .await
+        .context("seeding gva-prod")?;
+    scenarios::lab(&seeder("lab-dev")?)
+        .await
+        .context("seeding lab-dev")?;
+
+    let db = Db::open(&format!(
+        "sqlite://{}",
+        dir.path().join("lookout.db").display()
+    ))
+    .await?;
+    let bound = listener.local_addr().context("reading the bound address")?;
+    println!("Lookout demo: http://{bound}/");
+    println!("  {} simulated clusters ({}) running {SPEED}x faster than real time, and {UNREACHABLE}, which is unreachable on purpose.", CLUSTERS.len(), CLUSTERS.join(", "));
+    println!("  kubeconfig for kubectl: {}", kubeconfig.display());
+    println!("  Press Ctrl-C to stop.");
+    let banner = Some(format!("Demo: a simulated fleet ({SPEED}x real time), sign-in off. Nothing here touches a real cluster."));
+    let sim_clock = clock.clone();
+    let settings = clusters::WatchSettings {
+        now: Arc::new(move || sim_clock.now()),
+        ..clusters::WatchSettings::default()
+    };
+    let result = app::run(
+        app::Parts {
+            listener,
+            db,
+            clusters: sources,
+            settings,
+            banner,
+        },
+        shutdown,
+    )
+    .await;
+    drop(fleet);
+    result
+}

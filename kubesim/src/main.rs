@@ -38,6 +38,18 @@ enum Command {
         /// Start without kubesim's built-in cert-manager and Gateway API CRDs.
         #[arg(long)]
         no_crds: bool,
+        /// Run the cert-manager, Cilium and Let's Encrypt controllers.
+        #[arg(long)]
+        controllers: bool,
+        /// How much faster than real time the clock runs (1 = real time).
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Scale generator: this many Ingresses (with issued Certificates) per cluster.
+        #[arg(long, default_value_t = 0)]
+        scale_ingresses: usize,
+        /// Scale generator: spread over this many namespaces.
+        #[arg(long, default_value_t = 10)]
+        scale_namespaces: usize,
     },
 }
 
@@ -55,6 +67,10 @@ async fn main() -> anyhow::Result<()> {
         bind,
         port,
         no_crds,
+        controllers,
+        speed,
+        scale_ingresses,
+        scale_namespaces,
     } = Cli::parse().command;
     if clusters == 0 {
         anyhow::bail!("--clusters must be at least 1");
@@ -63,8 +79,29 @@ async fn main() -> anyhow::Result<()> {
     opts.bind = bind;
     opts.base_port = port;
     opts.install_crds = !no_crds;
+    opts.controllers = controllers;
+    if scale_ingresses > 0 && no_crds {
+        anyhow::bail!("--scale-ingresses needs the cert-manager CRDs (drop --no-crds)");
+    }
+    if speed.is_nan() || speed <= 0.0 {
+        anyhow::bail!("--speed must be a positive number");
+    }
     let shutdown = CancellationToken::new();
-    let fleet = Fleet::start(&opts, Arc::new(Clock::Real), shutdown.clone()).await?;
+    let clock = if speed == 1.0 {
+        Clock::Real
+    } else {
+        Clock::accelerated(speed)
+    };
+    let fleet = Fleet::start(&opts, Arc::new(clock), shutdown.clone()).await?;
+    if scale_ingresses > 0 {
+        for c in &fleet.clusters {
+            let made = kubesim::sim::scale::populate(&c.cluster, scale_namespaces, scale_ingresses);
+            println!(
+                "cluster {}: {} Ingresses and Certificates in {} namespaces",
+                c.cluster.name, made.ingresses, made.namespaces
+            );
+        }
+    }
     fleet.write_kubeconfig(&kubeconfig_out)?;
     for c in &fleet.clusters {
         println!("cluster {} at {}", c.cluster.name, c.url());

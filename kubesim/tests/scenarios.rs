@@ -542,3 +542,34 @@ async fn faults_switch_on_and_off_through_the_admin_endpoint() {
         .unwrap();
     assert!(bad.status().is_client_error());
 }
+
+#[tokio::test]
+async fn proxy_protocol_breaks_the_in_cluster_self_check() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    sim.api("", "ConfigMap", "configmaps", Some("kube-system"))
+        .patch(
+            "cilium-config",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"enable-ingress-proxy-protocol": "true"}})),
+        )
+        .await
+        .unwrap();
+    sim.ingress("web", "web.example.com", true).await;
+    sim.run(10);
+    let challenges = sim
+        .api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let reason = challenges.items[0].data["status"]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.ends_with(": EOF"), "{reason}");
+}

@@ -59,6 +59,18 @@ pub(crate) fn enforces_https(api: &Api<'_>, ing: &Value) -> bool {
         .unwrap_or(true)
 }
 
+/// Whether the ingress listeners accept only PROXY-protocol connections
+/// (`enable-ingress-proxy-protocol`): in-cluster requests such as cert-manager's self-check
+/// then fail (cert-manager#466).
+pub(crate) fn proxy_protocol(api: &Api<'_>) -> bool {
+    let config = api.get("", "configmaps", Some("kube-system"), "cilium-config");
+    config
+        .as_ref()
+        .and_then(|c| s(c, "/data/enable-ingress-proxy-protocol"))
+        .and_then(boolish)
+        .unwrap_or(false)
+}
+
 /// Whether plain HTTP to `host` is redirected: Cilium merges every Ingress of a host into
 /// one virtual host, so one enforcing Ingress redirects them all (cilium/cilium#35347).
 pub(crate) fn host_redirects(api: &Api<'_>, host: &str) -> bool {

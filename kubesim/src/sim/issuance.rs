@@ -585,6 +585,8 @@ fn drive_challenge(
             "Waiting for HTTP-01 challenge propagation: wrong status code '308', expected '200'"
                 .to_string(),
         )
+    } else if cilium::proxy_protocol(api) {
+        Err(format!("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request '{url}': Get \"{url}\": EOF"))
     } else {
         Ok(())
     };

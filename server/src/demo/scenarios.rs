@@ -419,8 +419,8 @@ pub async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// gva-prod: PROXY protocol on an IPv4-only cluster; the issuer self-checks, so a missing
-/// edit-in-place keeps failing its self-check; a broken issuer; expired and expiring
+/// gva-prod: PROXY protocol on an IPv4-only cluster, so the issuer skips the in-cluster
+/// self-check (`waitInsteadOfSelfCheck: 0s`, cert-manager#466); a broken issuer; expired and expiring
 /// certificates; a DNS-01 issuer whose challenge never gets presented.
 pub async fn geneva(s: &Seeder) -> anyhow::Result<()> {
     s.namespaces(&["initech-api", "acme-shop", "hooli-search"])
@@ -430,14 +430,14 @@ pub async fn geneva(s: &Seeder) -> anyhow::Result<()> {
         "letsencrypt-prod",
         kubesim::sim::letsencrypt::PRODUCTION,
         "ops@example.com",
-        None,
+        Some("0s"),
     )
     .await?;
     s.cluster_issuer(
         "letsencrypt-old",
         kubesim::sim::letsencrypt::PRODUCTION,
         "ops@example.invalid",
-        None,
+        Some("0s"),
     )
     .await?;
     s.dns01_issuer("hooli-search", "route53").await?;

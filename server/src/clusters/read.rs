@@ -73,6 +73,20 @@ fn about(findings: &[Finding], scope: &Scope, objects: &HashSet<ObjRef>) -> Vec<
         .collect()
 }
 
+/// The Events about every object of a chain, newest first, at most 50.
+fn chain_events(
+    idx: &Index<'_>,
+    objects: &HashSet<ObjRef>,
+) -> Vec<lookout_app::model::infra::EventView> {
+    let mut events = Vec::new();
+    for (ns, kind, name) in objects {
+        events.extend(idx.events_of(kind, ns, name, 20));
+    }
+    events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
+    events.truncate(50);
+    events
+}
+
 fn worst(findings: &[Finding]) -> Option<Severity> {
     findings.iter().map(|f| f.severity).min()
 }
@@ -175,12 +189,7 @@ impl FleetReader for Registry {
                 .get(&lookout_app::model::data::key(&key.namespace, &key.name))?;
             let idx = Index::new(&facts, data);
             let objects = ingress_objects(&idx, ing);
-            let mut events = Vec::new();
-            for (ns, kind, name) in &objects {
-                events.extend(idx.events_of(kind, ns, name, 20));
-            }
-            events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
-            events.truncate(50);
+            let events = chain_events(&idx, &objects);
             Some(IngressDetail {
                 ingress: ing.as_ref().clone(),
                 annotation: idx.annotation_status(ing),
@@ -249,12 +258,7 @@ impl FleetReader for Registry {
             let idx = Index::new(&facts, data);
             let mut objects = HashSet::new();
             certificate_objects(&idx, cert, &mut objects);
-            let mut events = Vec::new();
-            for (ns, kind, name) in &objects {
-                events.extend(idx.events_of(kind, ns, name, 20));
-            }
-            events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
-            events.truncate(50);
+            let events = chain_events(&idx, &objects);
             Some(CertificateDetail {
                 chain: idx.certificate_chain(cert),
                 ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),

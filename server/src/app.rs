@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clusters::{ClusterSource, Registry, WatchSettings};
 use crate::http::{self, AppState};
-use crate::store::{sync_events, Db};
+use crate::store::{self, sync_events, Db};
 
 /// How long open requests get to finish after shutdown starts.
 const DRAIN: Duration = Duration::from_secs(5);
@@ -40,9 +40,29 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         events_rx,
         shutdown.clone(),
     ));
-    let registry = Registry::start(clusters, settings, events_tx, shutdown.clone());
+    let (history_tx, history_rx) = mpsc::channel(10_000);
+    let history = tokio::spawn(store::history::run_writer(
+        db.writer.clone(),
+        history_rx,
+        shutdown.clone(),
+        settings.now.clone(),
+    ));
+    let maintenance = tokio::spawn(store::history::run_maintenance(
+        db.writer.clone(),
+        settings.history_retention,
+        settings.now.clone(),
+        shutdown.clone(),
+    ));
+    let registry = Registry::start(
+        clusters,
+        settings,
+        events_tx,
+        Some(history_tx),
+        shutdown.clone(),
+    );
     let router = http::router(AppState {
         registry: registry.clone(),
+        history: db.reader.clone(),
         banner,
     });
 
@@ -62,6 +82,14 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     }
     registry.stopped().await;
     drop(registry);
+    for (name, task) in [
+        ("history writer", history),
+        ("history maintenance", maintenance),
+    ] {
+        if let Err(e) = task.await {
+            tracing::error!(error = %e, "the {name} ended abnormally");
+        }
+    }
     if let Err(e) = writer.await {
         tracing::error!(error = %e, "the sync-event writer ended abnormally");
     }

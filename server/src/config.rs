@@ -34,6 +34,17 @@ pub struct Config {
     /// How the watchers behave.
     #[serde(default)]
     pub watch: WatchConfig,
+    /// The ACME history in SQLite.
+    #[serde(default)]
+    pub history: HistoryConfig,
+}
+
+/// `[history]`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// How long history is kept (default `180d`).
+    pub retention: Option<String>,
 }
 
 /// `[rules]`: thresholds as durations like `90s`, `15m`, `1h`, `7d`.
@@ -184,6 +195,7 @@ impl Default for Config {
             access: Vec::new(),
             rules: RulesConfig::default(),
             watch: WatchConfig::default(),
+            history: HistoryConfig::default(),
         }
     }
 }
@@ -234,6 +246,7 @@ const TOP_KEYS: &[&str] = &[
     "access",
     "rules",
     "watch",
+    "history",
 ];
 const CLUSTER_KEYS: &[&str] = &[
     "name",
@@ -256,6 +269,7 @@ const RULES_KEYS: &[&str] = &[
     "backoff_max",
 ];
 const WATCH_KEYS: &[&str] = &["crd_recheck_interval"];
+const HISTORY_KEYS: &[&str] = &["retention"];
 const AUTH_KEYS: &[&str] = &[
     "mode",
     "trusted_proxies",
@@ -305,6 +319,7 @@ fn check_unknown(doc: &toml::Table, out: &mut Vec<Problem>) {
         ("auth", AUTH_KEYS),
         ("rules", RULES_KEYS),
         ("watch", WATCH_KEYS),
+        ("history", HISTORY_KEYS),
     ] {
         if let Some(toml::Value::Table(t)) = doc.get(table) {
             unknown_keys(t, keys, &format!("{table}."), out);
@@ -465,6 +480,9 @@ impl Config {
         if let Err(p) = self.crd_recheck_interval() {
             out.extend(p.0);
         }
+        if let Err(p) = self.history_retention() {
+            out.extend(p.0);
+        }
         if out.is_empty() {
             Ok(())
         } else {
@@ -537,6 +555,22 @@ impl Config {
                     Problems(vec![problem(
                         "watch.crd_recheck_interval",
                         format!("{v:?} is not a positive duration like 30s or 5m"),
+                    )])
+                }),
+        }
+    }
+
+    /// `history.retention`, default 180 days.
+    pub fn history_retention(&self) -> Result<chrono::Duration, Problems> {
+        match &self.history.retention {
+            None => Ok(chrono::Duration::days(180)),
+            Some(v) => parse_duration(v)
+                .ok()
+                .filter(|d| *d > chrono::Duration::zero())
+                .ok_or_else(|| {
+                    Problems(vec![problem(
+                        "history.retention",
+                        format!("{v:?} is not a positive duration like 180d"),
                     )])
                 }),
         }

@@ -168,6 +168,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
         thresholds: c.thresholds()?,
         crd_recheck: c.crd_recheck_interval()?,
         now: clusters::wall_clock(),
+        history_retention: c.history_retention()?,
     };
     app::run(
         app::Parts {

@@ -138,6 +138,8 @@ pub struct CertificateRequestView {
     pub owner: Option<Owner>,
     /// `cert-manager.io/certificate-revision`.
     pub revision: Option<i64>,
+    /// The names requested, read from the CSR in `spec.request`.
+    pub names: Vec<Text>,
     pub issuer: Option<IssuerRef>,
     pub ready: Option<Condition>,
     pub failure_time: Option<DateTime<Utc>>,
@@ -153,6 +155,10 @@ impl CertificateRequestView {
             uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
             owner: controller_owner(meta, strings),
             revision: annotation(meta, REVISION).and_then(|r| r.parse().ok()),
+            names: super::csr::requested_names(&str_at(data, "/spec/request").unwrap_or_default())
+                .iter()
+                .map(|n| strings.get(n))
+                .collect(),
             issuer: issuer_ref(data, "/spec/issuerRef", strings),
             ready: condition(&conditions, "Ready"),
             failure_time: time_at(data, "/status/failureTime"),

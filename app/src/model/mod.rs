@@ -3,6 +3,7 @@
 pub mod certificate;
 pub mod chain;
 pub mod cluster;
+pub mod csr;
 pub mod data;
 pub mod finding;
 pub mod infra;

@@ -86,8 +86,10 @@ pub struct WatchSettings {
     pub thresholds: Thresholds,
     /// How often an absent CRD is looked for again.
     pub crd_recheck: Duration,
-    /// The clock of rules, sync times and pages.
+    /// The clock of rules, sync times, history and pages.
     pub now: Now,
+    /// How long the ACME history is kept.
+    pub history_retention: chrono::Duration,
 }
 
 impl Default for WatchSettings {
@@ -96,6 +98,7 @@ impl Default for WatchSettings {
             thresholds: Thresholds::default(),
             crd_recheck: Duration::from_secs(300),
             now: wall_clock(),
+            history_retention: chrono::Duration::days(180),
         }
     }
 }
@@ -114,6 +117,7 @@ impl Registry {
         sources: Vec<ClusterSource>,
         settings: WatchSettings,
         events: mpsc::Sender<SyncEvent>,
+        history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
         shutdown: CancellationToken,
     ) -> Arc<Registry> {
         let thresholds = Arc::new(settings.thresholds);
@@ -126,6 +130,7 @@ impl Registry {
                 thresholds.clone(),
                 settings.now.clone(),
                 events.clone(),
+                history.clone(),
             ));
             match source.client {
                 Ok(client) => {

@@ -49,6 +49,8 @@ pub struct ClusterRecord {
     generation: AtomicU64,
     findings: Mutex<Option<FindingsCache>>,
     events: mpsc::Sender<SyncEvent>,
+    /// Where history events go; None when history is off.
+    history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
 }
 
 impl ClusterRecord {
@@ -58,6 +60,7 @@ impl ClusterRecord {
         thresholds: Arc<Thresholds>,
         now: super::Now,
         events: mpsc::Sender<SyncEvent>,
+        history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
     ) -> Self {
         ClusterRecord {
             name,
@@ -75,6 +78,25 @@ impl ClusterRecord {
             generation: AtomicU64::new(0),
             findings: Mutex::new(None),
             events,
+            history,
+        }
+    }
+
+    /// Hands a history event to the writer. A full queue makes the watcher wait (and says
+    /// so) rather than drop the event.
+    pub async fn record_history(&self, ev: crate::store::history::HistoryEvent) {
+        let Some(tx) = &self.history else { return };
+        match tx.try_send(ev) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(ev)) => {
+                tracing::warn!(cluster = %self.name, "the history writer is behind; this watcher waits for it");
+                if tx.send(ev).await.is_err() {
+                    tracing::error!(cluster = %self.name, "the history writer has stopped; an event is not recorded");
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                tracing::error!(cluster = %self.name, "the history writer has stopped; an event is not recorded")
+            }
         }
     }
 

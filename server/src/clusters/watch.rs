@@ -17,6 +17,11 @@ use tracing::Instrument;
 
 use super::kinds::{self, KindSpec};
 use super::record::ClusterRecord;
+use crate::store::history::HistoryEvent;
+use lookout_app::model::certificate::{
+    CertificateRequestView, CertificateView, ChallengeView, OrderView,
+};
+use lookout_app::model::text::{Interner, Uid};
 
 /// Whether the API server serves `spec`'s kind (its CRD is installed).
 async fn served(client: &Client, spec: &KindSpec) -> Result<bool, kube::Error> {
@@ -101,6 +106,8 @@ async fn watch(
     // The relist in progress; swapped in whole at InitDone so pages never see half a list.
     let mut relist = ClusterData::default();
     let mut skipped = 0usize;
+    // UIDs seen in the relist in progress, for the history's deletions.
+    let mut live: Vec<String> = Vec::new();
     if record
         .kind_state(spec.kind)
         .is_none_or(|s| s == KindState::NotInstalled)
@@ -118,6 +125,7 @@ async fn watch(
         match event {
             Ok(Event::Init) => {
                 relist = ClusterData::default();
+                live.clear();
                 skipped = 0;
             }
             Ok(Event::InitApply(obj)) => {
@@ -126,6 +134,12 @@ async fn watch(
                 {
                     skipped += 1;
                 }
+                if let Some(ev) = history_event(record, spec.kind, &obj, false) {
+                    live.push(
+                        Uid::parse(obj.metadata.uid.as_deref().unwrap_or_default()).to_string(),
+                    );
+                    record.record_history(ev).await;
+                }
             }
             Ok(Event::InitDone) => {
                 let count = record.update(|d| {
@@ -133,6 +147,15 @@ async fn watch(
                     kinds::count(spec.kind, d)
                 });
                 record.prune_strings();
+                if let Some(table) = history_table(spec.kind) {
+                    record
+                        .record_history(HistoryEvent::Relisted {
+                            cluster: record.name.clone(),
+                            table,
+                            live: std::mem::take(&mut live),
+                        })
+                        .await;
+                }
                 tracing::info!(count, skipped, "initial list done");
                 record.set_kind(spec.kind, KindState::Synced, count);
             }
@@ -141,6 +164,9 @@ async fn watch(
                     kinds::apply(spec.kind, &record.name, d, &obj, s);
                     kinds::count(spec.kind, d)
                 });
+                if let Some(ev) = history_event(record, spec.kind, &obj, false) {
+                    record.record_history(ev).await;
+                }
                 if record.kind_state(spec.kind) == Some(KindState::Synced) {
                     record.set_count(spec.kind, count);
                 } else {
@@ -152,6 +178,9 @@ async fn watch(
                     kinds::remove(spec.kind, d, &obj);
                     kinds::count(spec.kind, d)
                 });
+                if let Some(ev) = history_event(record, spec.kind, &obj, true) {
+                    record.record_history(ev).await;
+                }
                 record.set_count(spec.kind, count);
             }
             Err(e) if is_gone(&e) => {
@@ -174,6 +203,74 @@ async fn watch(
                 );
             }
         }
+    }
+}
+
+/// The history event for an object of a recorded kind, as it now is (or was, when deleted).
+fn history_event(
+    record: &ClusterRecord,
+    kind: &str,
+    obj: &DynamicObject,
+    deleted: bool,
+) -> Option<HistoryEvent> {
+    let mut strings = Interner::default();
+    let (m, d) = (&obj.metadata, &obj.data);
+    let cluster = record.name.clone();
+    Some(match kind {
+        "Challenge" => HistoryEvent::Challenge {
+            cluster,
+            view: Arc::new(ChallengeView::project(m, d, &mut strings)?),
+            deleted,
+        },
+        "Order" => HistoryEvent::Order {
+            cluster,
+            view: Arc::new(OrderView::project(m, d, &mut strings)?),
+            deleted,
+        },
+        "CertificateRequest" => {
+            let view = CertificateRequestView::project(m, d, &mut strings)?;
+            let acme_server = view.issuer.as_ref().and_then(|r| {
+                record.read(|data| {
+                    let key = if &*r.kind == "ClusterIssuer" {
+                        lookout_app::model::data::key("", &r.name)
+                    } else {
+                        lookout_app::model::data::key(&view.namespace, &r.name)
+                    };
+                    let issuers = if &*r.kind == "ClusterIssuer" {
+                        &data.cluster_issuers
+                    } else {
+                        &data.issuers
+                    };
+                    issuers.get(&key).and_then(|i| i.acme_server_url.clone())
+                })
+            });
+            HistoryEvent::Request {
+                cluster,
+                view: Arc::new(view),
+                acme_server,
+                deleted,
+            }
+        }
+        "Certificate" if !deleted => {
+            let view = CertificateView::project(&cluster, m, d, &mut strings)?;
+            HistoryEvent::Readiness {
+                namespace: view.namespace.to_string(),
+                name: view.name.to_string(),
+                ready: view.ready,
+                cluster,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// After a relist, which history table learns that objects missing from it were deleted.
+fn history_table(kind: &str) -> Option<&'static str> {
+    match kind {
+        "Challenge" => Some("challenges"),
+        "Order" => Some("orders"),
+        "CertificateRequest" => Some("certificate_requests"),
+        _ => None,
     }
 }
 

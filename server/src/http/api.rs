@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::error::ApiError;
 use super::{query, AppError, AppState};
+use crate::store::history::{self, ChallengeRecord, TimelineEntry};
 
 /// A list response.
 #[derive(Serialize)]
@@ -74,26 +75,53 @@ pub async fn certificates(
     Ok(Json(state.fleet().certificates(&state.scope(), &q)))
 }
 
+/// A Certificate's chain plus what the history remembers about it.
+#[derive(Serialize)]
+pub struct CertificateWithHistory {
+    #[serde(flatten)]
+    pub detail: CertificateDetail,
+    pub timeline: Vec<TimelineEntry>,
+}
+
 pub async fn certificate(
     State(state): State<AppState>,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
-) -> Result<Json<CertificateDetail>, ApiError> {
+) -> Result<Json<CertificateWithHistory>, ApiError> {
     let key = ObjectKey {
         cluster,
         namespace,
         name,
     };
-    state
+    let detail = state
         .fleet()
         .certificate(&state.scope(), &key)
-        .map(Json)
         .ok_or_else(|| {
             AppError::NotFound(format!(
                 "no Certificate {}/{} in cluster {}",
                 key.namespace, key.name, key.cluster
             ))
-            .into()
-        })
+        })?;
+    let timeline =
+        history::certificate_timeline(&state.history, &key.cluster, &key.namespace, &key.name)
+            .await
+            .map_err(|e| AppError::Internal(e.into()))?;
+    Ok(Json(CertificateWithHistory { detail, timeline }))
+}
+
+pub async fn challenges(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Page<ChallengeRecord>>, ApiError> {
+    let (filter, page, per_page) = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
+    let scope = state.scope();
+    let rows = history::challenges(&state.history, &filter)
+        .await
+        .map_err(|e| AppError::Internal(e.into()))?;
+    let visible: Vec<ChallengeRecord> = rows
+        .into_iter()
+        .filter(|r| scope.sees(&r.cluster, &r.namespace))
+        .collect();
+    Ok(Json(Page::of(visible, page, per_page)))
 }
 
 pub async fn not_found(uri: Uri) -> ApiError {

@@ -27,6 +27,8 @@ pub use error::AppError;
 #[derive(Clone)]
 pub struct AppState {
     pub registry: Arc<Registry>,
+    /// The read pool of the history database.
+    pub history: sqlx::SqlitePool,
     /// Shown on every page (e.g. that sign-in is off).
     pub banner: Option<String>,
 }
@@ -122,6 +124,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/v1/clusters", get(api::clusters))
         .route("/api/v1/findings", get(api::findings))
+        .route("/api/v1/challenges", get(api::challenges))
         .route("/api/v1/certificates", get(api::certificates))
         .route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}",

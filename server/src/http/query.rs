@@ -104,6 +104,64 @@ pub fn certificate_query(raw: Option<&str>) -> Result<CertificateQuery, AppError
     })
 }
 
+/// The challenge history filters; `since` is RFC 3339 or a duration back from `now` (`24h`).
+pub fn challenge_query(
+    raw: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(crate::store::history::ChallengeFilter, usize, usize), AppError> {
+    let p = parse(
+        raw,
+        &[
+            "cluster",
+            "namespace",
+            "domain",
+            "outcome",
+            "since",
+            "page",
+            "per_page",
+        ],
+    )?;
+    let since = match text(&p, "since") {
+        None => None,
+        Some(v) => Some(
+            chrono::DateTime::parse_from_rfc3339(&v)
+                .map(|t| t.with_timezone(&chrono::Utc))
+                .or_else(|_| lookout_app::model::thresholds::parse_duration(&v).map(|d| now - d))
+                .map_err(|_| {
+                    AppError::bad(
+                        "since",
+                        format!("{v:?} is neither an RFC 3339 time nor a duration like 24h"),
+                    )
+                })?,
+        ),
+    };
+    let filter = crate::store::history::ChallengeFilter {
+        cluster: text(&p, "cluster"),
+        namespace: text(&p, "namespace"),
+        domain: text(&p, "domain").map(|d| d.to_ascii_lowercase()),
+        outcome: one_of(
+            &p,
+            "outcome",
+            &[
+                "valid",
+                "invalid",
+                "errored",
+                "pending",
+                "processing",
+                "ready",
+                "expired",
+            ],
+        )?,
+        since,
+        limit: 10_000,
+    };
+    Ok((
+        filter,
+        number(&p, "page", 1, 1_000_000)?,
+        number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
+    ))
+}
+
 /// The findings filters (`/api/v1/findings`, the triage board).
 pub fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError> {
     let p = parse(raw, &["cluster", "namespace", "severity", "rule"])?;

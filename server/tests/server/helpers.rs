@@ -19,8 +19,12 @@ pub struct TestApp {
     pub http: reqwest::Client,
     pub fleet: Fleet,
     pub dir: tempfile::TempDir,
+    /// Stops kubesim and the app.
     pub token: CancellationToken,
+    /// Stops the app alone (a child of `token`).
+    pub app_token: CancellationToken,
     pub server: tokio::task::JoinHandle<anyhow::Result<()>>,
+    pub clusters: Vec<String>,
 }
 
 /// Starts kubesim with `clusters` and the application against them; `extra` are added as
@@ -56,7 +60,30 @@ async fn spawn_app_full(
         .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
         .collect();
     configs.extend(extra);
-    let sources: Vec<ClusterSource> = clusters::connect(&configs).await;
+    let (base, app_token, server) = start_app(&configs, &dir, &token).await;
+    TestApp {
+        base,
+        http: reqwest::Client::new(),
+        fleet,
+        dir,
+        token,
+        app_token,
+        server,
+        clusters: clusters.iter().map(|c| c.to_string()).collect(),
+    }
+}
+
+/// Starts the application against `configs` with the database in `dir`.
+async fn start_app(
+    configs: &[ClusterConfig],
+    dir: &tempfile::TempDir,
+    parent: &CancellationToken,
+) -> (
+    String,
+    CancellationToken,
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
+    let sources: Vec<ClusterSource> = clusters::connect(configs).await;
     let db = store::Db::open(&format!(
         "sqlite://{}",
         dir.path().join("lookout.db").display()
@@ -69,6 +96,7 @@ async fn spawn_app_full(
         crd_recheck: Duration::from_millis(500),
         ..WatchSettings::default()
     };
+    let app_token = parent.child_token();
     let server = tokio::spawn(app::run(
         app::Parts {
             listener,
@@ -77,16 +105,9 @@ async fn spawn_app_full(
             settings,
             banner: None,
         },
-        token.clone(),
+        app_token.clone(),
     ));
-    TestApp {
-        base,
-        http: reqwest::Client::new(),
-        fleet,
-        dir,
-        token,
-        server,
-    }
+    (base, app_token, server)
 }
 
 impl TestApp {
@@ -136,6 +157,48 @@ impl TestApp {
 
     pub fn kubeconfig(&self) -> PathBuf {
         self.dir.path().join("kubeconfig")
+    }
+
+    /// Stops the app (not kubesim) and starts it again on the same database.
+    pub async fn restart(self) -> TestApp {
+        self.restart_after(|_| {}).await
+    }
+
+    /// Stops the app, runs `meanwhile` against kubesim, then starts the app again.
+    pub async fn restart_after(self, meanwhile: impl FnOnce(&Fleet)) -> TestApp {
+        let TestApp {
+            http,
+            fleet,
+            dir,
+            token,
+            app_token,
+            server,
+            clusters,
+            ..
+        } = self;
+        app_token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), server)
+            .await
+            .expect("the app stops within 10 s")
+            .unwrap()
+            .unwrap();
+        meanwhile(&fleet);
+        let kubeconfig = dir.path().join("kubeconfig");
+        let configs: Vec<ClusterConfig> = clusters
+            .iter()
+            .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
+            .collect();
+        let (base, app_token, server) = start_app(&configs, &dir, &token).await;
+        TestApp {
+            base,
+            http,
+            fleet,
+            dir,
+            token,
+            app_token,
+            server,
+            clusters,
+        }
     }
 
     /// Stops the app; the returned directory still holds its database.

@@ -3,5 +3,6 @@
 
 mod binary;
 mod helpers;
+mod history;
 mod http;
 mod watch;

@@ -194,6 +194,7 @@ pub fn attempt(
             uid: cert.uid,
         }),
         revision: Some(2),
+        names: cert.dns_names.clone(),
         issuer: cert.issuer.clone(),
         ready: Some(cond(
             "Ready",

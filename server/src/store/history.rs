@@ -1,0 +1,682 @@
+//! The ACME history: one writer task fed by a bounded channel, committing in groups
+//! (`BEGIN IMMEDIATE`, about every 100 ms or 500 events), idempotent by comparing with the
+//! stored state; retention and WAL checkpoints; and the queries the API reads.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use lookout_app::model::certificate::{CertificateRequestView, ChallengeView, OrderView};
+use lookout_app::model::object::Condition;
+use serde::Serialize;
+use sqlx::{Row, SqliteConnection, SqlitePool};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::clusters::Now;
+
+/// Events a batch holds at most.
+const BATCH: usize = 500;
+/// How long the writer gathers a batch.
+const LINGER: Duration = Duration::from_millis(100);
+
+/// Something the history records.
+#[derive(Debug, Clone)]
+pub enum HistoryEvent {
+    Challenge {
+        cluster: String,
+        view: Arc<ChallengeView>,
+        deleted: bool,
+    },
+    Order {
+        cluster: String,
+        view: Arc<OrderView>,
+        deleted: bool,
+    },
+    Request {
+        cluster: String,
+        view: Arc<CertificateRequestView>,
+        acme_server: Option<String>,
+        deleted: bool,
+    },
+    /// A Certificate's Ready condition as now seen (None when it has none).
+    Readiness {
+        cluster: String,
+        namespace: String,
+        name: String,
+        ready: Option<Condition>,
+    },
+    /// A relist finished: objects of `table` not among `live` uids were deleted meanwhile.
+    Relisted {
+        cluster: String,
+        table: &'static str,
+        live: Vec<String>,
+    },
+}
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn opt_stamp(t: Option<DateTime<Utc>>) -> Option<String> {
+    t.map(stamp)
+}
+
+/// Runs until `shutdown`, then writes what is still queued.
+pub async fn run_writer(
+    pool: SqlitePool,
+    mut rx: mpsc::Receiver<HistoryEvent>,
+    shutdown: CancellationToken,
+    now: Now,
+) {
+    loop {
+        let first = tokio::select! {
+            ev = rx.recv() => ev,
+            _ = shutdown.cancelled() => break,
+        };
+        let Some(first) = first else { return };
+        let mut batch = vec![first];
+        let deadline = tokio::time::Instant::now() + LINGER;
+        while batch.len() < BATCH {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(ev)) => batch.push(ev),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        write_batch(&pool, batch, now()).await;
+    }
+    rx.close();
+    let mut rest = Vec::new();
+    while let Some(ev) = rx.recv().await {
+        rest.push(ev);
+    }
+    for chunk in rest.chunks(BATCH) {
+        write_batch(&pool, chunk.to_vec(), now()).await;
+    }
+}
+
+/// Writes one batch in one `BEGIN IMMEDIATE` transaction; a failed batch is logged with its
+/// size (the watchers resend current state on their next relist).
+async fn write_batch(pool: &SqlitePool, batch: Vec<HistoryEvent>, now: DateTime<Utc>) {
+    let size = batch.len();
+    let result: Result<(), sqlx::Error> = async {
+        let mut conn = pool.acquire().await?;
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        for ev in &batch {
+            if let Err(e) = apply(&mut conn, ev, now).await {
+                let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+                return Err(e);
+            }
+        }
+        sqlx::query("COMMIT").execute(&mut *conn).await?;
+        Ok(())
+    }
+    .await;
+    match result {
+        Ok(()) => tracing::debug!(events = size, "history batch committed"),
+        Err(e) => tracing::error!(events = size, error = %e, "could not write a history batch"),
+    }
+}
+
+async fn apply(
+    conn: &mut SqliteConnection,
+    ev: &HistoryEvent,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    match ev {
+        HistoryEvent::Challenge {
+            cluster,
+            view,
+            deleted,
+        } => challenge(conn, cluster, view, *deleted, now).await,
+        HistoryEvent::Order {
+            cluster,
+            view,
+            deleted,
+        } => order(conn, cluster, view, *deleted, now).await,
+        HistoryEvent::Request {
+            cluster,
+            view,
+            acme_server,
+            deleted,
+        } => request(conn, cluster, view, acme_server.as_deref(), *deleted, now).await,
+        HistoryEvent::Readiness {
+            cluster,
+            namespace,
+            name,
+            ready,
+        } => readiness(conn, cluster, namespace, name, ready.as_ref(), now).await,
+        HistoryEvent::Relisted {
+            cluster,
+            table,
+            live,
+        } => {
+            let sql = format!("UPDATE {table} SET deleted_at = ? WHERE cluster = ? AND deleted_at IS NULL AND uid NOT IN (SELECT value FROM json_each(?))");
+            let live = serde_json::to_string(live).unwrap_or_else(|_| "[]".into());
+            sqlx::query(&sql)
+                .bind(stamp(now))
+                .bind(cluster)
+                .bind(live)
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        }
+    }
+}
+
+async fn mark_deleted(
+    conn: &mut SqliteConnection,
+    table: &str,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(&format!(
+        "UPDATE {table} SET deleted_at = COALESCE(deleted_at, ?), last_seen = ? WHERE id = ?"
+    ))
+    .bind(stamp(now))
+    .bind(stamp(now))
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn challenge(
+    conn: &mut SqliteConnection,
+    cluster: &str,
+    v: &ChallengeView,
+    deleted: bool,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let uid = v.uid.to_string();
+    let existing = sqlx::query("SELECT id, state, reason, presented, processing FROM challenges WHERE cluster = ? AND uid = ?")
+        .bind(cluster)
+        .bind(&uid)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let (state, reason) = (v.state.to_string(), v.reason.as_deref().map(str::to_string));
+    let id = match existing {
+        Some(row) => {
+            let id: i64 = row.get("id");
+            let same = row.get::<String, _>("state") == state
+                && row.get::<Option<String>, _>("reason") == reason
+                && row.get::<bool, _>("presented") == v.presented
+                && row.get::<bool, _>("processing") == v.processing;
+            if deleted {
+                return mark_deleted(conn, "challenges", id, now).await;
+            }
+            if same {
+                return Ok(());
+            }
+            sqlx::query("UPDATE challenges SET state = ?, reason = ?, presented = ?, processing = ?, last_seen = ?, deleted_at = NULL WHERE id = ?")
+                .bind(&state)
+                .bind(&reason)
+                .bind(v.presented)
+                .bind(v.processing)
+                .bind(stamp(now))
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+            id
+        }
+        None => {
+            let row = sqlx::query(
+                "INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, reason, presented, processing, created_at, last_seen, deleted_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            )
+            .bind(cluster)
+            .bind(&*v.namespace)
+            .bind(&*v.name)
+            .bind(&uid)
+            .bind(v.owner.as_ref().map(|o| o.name.to_string()))
+            .bind(&*v.dns_name)
+            .bind(&*v.challenge_type)
+            .bind(&state)
+            .bind(&reason)
+            .bind(v.presented)
+            .bind(v.processing)
+            .bind(opt_stamp(v.created))
+            .bind(stamp(now))
+            .bind(deleted.then(|| stamp(now)))
+            .fetch_one(&mut *conn)
+            .await?;
+            row.get("id")
+        }
+    };
+    sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, reason, presented, processing) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(id)
+        .bind(stamp(now))
+        .bind(&state)
+        .bind(&reason)
+        .bind(v.presented)
+        .bind(v.processing)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+async fn order(
+    conn: &mut SqliteConnection,
+    cluster: &str,
+    v: &OrderView,
+    deleted: bool,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let uid = v.uid.to_string();
+    let existing =
+        sqlx::query("SELECT id, state, reason FROM orders WHERE cluster = ? AND uid = ?")
+            .bind(cluster)
+            .bind(&uid)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let (state, reason) = (v.state.to_string(), v.reason.as_deref().map(str::to_string));
+    let id = match existing {
+        Some(row) => {
+            let id: i64 = row.get("id");
+            if deleted {
+                return mark_deleted(conn, "orders", id, now).await;
+            }
+            if row.get::<String, _>("state") == state && row.get::<Option<String>, _>("reason") == reason {
+                return Ok(());
+            }
+            sqlx::query("UPDATE orders SET state = ?, reason = ?, last_seen = ?, deleted_at = NULL WHERE id = ?")
+                .bind(&state)
+                .bind(&reason)
+                .bind(stamp(now))
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+            id
+        }
+        None => sqlx::query(
+            "INSERT INTO orders (cluster, namespace, name, uid, request, state, reason, created_at, last_seen, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(cluster)
+        .bind(&*v.namespace)
+        .bind(&*v.name)
+        .bind(&uid)
+        .bind(v.owner.as_ref().map(|o| o.name.to_string()))
+        .bind(&state)
+        .bind(&reason)
+        .bind(opt_stamp(v.created))
+        .bind(stamp(now))
+        .bind(deleted.then(|| stamp(now)))
+        .fetch_one(&mut *conn)
+        .await?
+        .get("id"),
+    };
+    sqlx::query("INSERT INTO order_transitions (order_id, at, state, reason) VALUES (?, ?, ?, ?)")
+        .bind(id)
+        .bind(stamp(now))
+        .bind(&state)
+        .bind(&reason)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// `pending`, `issued`, `failed` or `denied`, from the Ready condition.
+pub fn outcome(v: &CertificateRequestView) -> &'static str {
+    match v.ready.as_ref() {
+        Some(c) if c.is_true() => "issued",
+        Some(c) if c.reason.as_deref() == Some("Failed") => "failed",
+        Some(c) if c.reason.as_deref() == Some("Denied") => "denied",
+        _ => "pending",
+    }
+}
+
+async fn request(
+    conn: &mut SqliteConnection,
+    cluster: &str,
+    v: &CertificateRequestView,
+    acme_server: Option<&str>,
+    deleted: bool,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let uid = v.uid.to_string();
+    let outcome = outcome(v);
+    let reason = v
+        .ready
+        .as_ref()
+        .and_then(|c| c.reason.as_deref())
+        .map(str::to_string);
+    let message = v
+        .ready
+        .as_ref()
+        .and_then(|c| c.message.as_deref())
+        .map(str::to_string);
+    let finished = (outcome != "pending").then(|| stamp(v.failure_time.unwrap_or(now)));
+    let existing = sqlx::query("SELECT id, outcome, reason, message FROM certificate_requests WHERE cluster = ? AND uid = ?").bind(cluster).bind(&uid).fetch_optional(&mut *conn).await?;
+    match existing {
+        Some(row) => {
+            let id: i64 = row.get("id");
+            if deleted {
+                return mark_deleted(conn, "certificate_requests", id, now).await;
+            }
+            let same = row.get::<String, _>("outcome") == outcome
+                && row.get::<Option<String>, _>("reason") == reason
+                && row.get::<Option<String>, _>("message") == message;
+            if !same {
+                sqlx::query("UPDATE certificate_requests SET outcome = ?, reason = ?, message = ?, finished_at = COALESCE(finished_at, ?), last_seen = ? WHERE id = ?")
+                    .bind(outcome)
+                    .bind(&reason)
+                    .bind(&message)
+                    .bind(&finished)
+                    .bind(stamp(now))
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?;
+            }
+        }
+        None => {
+            let names: Vec<&str> = v.names.iter().map(|n| &**n).collect();
+            sqlx::query(
+                "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(cluster)
+            .bind(&*v.namespace)
+            .bind(&*v.name)
+            .bind(&uid)
+            .bind(v.owner.as_ref().map(|o| o.name.to_string()))
+            .bind(v.revision)
+            .bind(v.issuer.as_ref().map(|i| i.kind.to_string()))
+            .bind(v.issuer.as_ref().map(|i| i.name.to_string()))
+            .bind(acme_server)
+            .bind(serde_json::to_string(&names).unwrap_or_else(|_| "[]".into()))
+            .bind(outcome)
+            .bind(&reason)
+            .bind(&message)
+            .bind(opt_stamp(v.created))
+            .bind(&finished)
+            .bind(stamp(now))
+            .bind(deleted.then(|| stamp(now)))
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+async fn readiness(
+    conn: &mut SqliteConnection,
+    cluster: &str,
+    ns: &str,
+    name: &str,
+    ready: Option<&Condition>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let status = ready
+        .map(|c| c.status.to_string())
+        .unwrap_or_else(|| "absent".into());
+    let reason = ready.and_then(|c| c.reason.as_deref()).map(str::to_string);
+    let last = sqlx::query("SELECT status, reason FROM certificate_readiness WHERE cluster = ? AND namespace = ? AND name = ? ORDER BY id DESC LIMIT 1")
+        .bind(cluster)
+        .bind(ns)
+        .bind(name)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if last.is_some_and(|r| {
+        r.get::<String, _>("status") == status && r.get::<Option<String>, _>("reason") == reason
+    }) {
+        return Ok(());
+    }
+    let at = ready.and_then(|c| c.last_transition).unwrap_or(now);
+    sqlx::query("INSERT INTO certificate_readiness (cluster, namespace, name, at, status, reason, message) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .bind(cluster)
+        .bind(ns)
+        .bind(name)
+        .bind(stamp(at))
+        .bind(&status)
+        .bind(&reason)
+        .bind(ready.and_then(|c| c.message.as_deref()))
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Deletes history older than `retention` (objects gone before the cutoff, transitions,
+/// readiness and audit rows) every hour, and checkpoints the WAL every five minutes.
+pub async fn run_maintenance(
+    pool: SqlitePool,
+    retention: chrono::Duration,
+    now: Now,
+    shutdown: CancellationToken,
+) {
+    let mut tick = tokio::time::interval(Duration::from_secs(300));
+    let mut round: u64 = 0;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        if round.is_multiple_of(12) {
+            match prune(&pool, now() - retention).await {
+                Ok(n) if n > 0 => {
+                    tracing::info!(rows = n, "history older than the retention period deleted")
+                }
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %e, "history retention failed"),
+            }
+        }
+        round += 1;
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&pool)
+            .await
+        {
+            tracing::warn!(error = %e, "WAL checkpoint failed");
+        }
+    }
+}
+
+/// Deletes what is older than `cutoff`; returns the number of rows.
+pub async fn prune(pool: &SqlitePool, cutoff: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+    let c = stamp(cutoff);
+    let mut n = 0;
+    for sql in [
+        "DELETE FROM challenge_transitions WHERE at < ?",
+        "DELETE FROM challenges WHERE deleted_at IS NOT NULL AND deleted_at < ?",
+        "DELETE FROM order_transitions WHERE at < ?",
+        "DELETE FROM orders WHERE deleted_at IS NOT NULL AND deleted_at < ?",
+        "DELETE FROM certificate_requests WHERE deleted_at IS NOT NULL AND deleted_at < ?",
+        "DELETE FROM certificate_readiness WHERE at < ?",
+        "DELETE FROM audit_log WHERE at < ?",
+    ] {
+        n += sqlx::query(sql)
+            .bind(&c)
+            .execute(pool)
+            .await?
+            .rows_affected();
+    }
+    Ok(n)
+}
+
+/// A Challenge as the history keeps it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ChallengeRecord {
+    pub cluster: String,
+    pub namespace: String,
+    pub name: String,
+    pub order: Option<String>,
+    pub dns_name: String,
+    pub challenge_type: String,
+    pub state: String,
+    pub reason: Option<String>,
+    /// The reason classified (redirect to HTTPS, 404, …) for failed challenges.
+    pub failure: Option<&'static str>,
+    pub created_at: Option<String>,
+    pub last_seen: String,
+    /// Set once Kubernetes deleted it.
+    pub deleted_at: Option<String>,
+    pub transitions: Vec<Transition>,
+}
+
+/// One change of state.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Transition {
+    pub at: String,
+    pub state: String,
+    pub reason: Option<String>,
+    pub presented: bool,
+    pub processing: bool,
+}
+
+/// Filters of `/api/v1/challenges`.
+#[derive(Debug, Clone, Default)]
+pub struct ChallengeFilter {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    pub domain: Option<String>,
+    /// `valid`, `invalid`, `errored`, `pending`, …
+    pub outcome: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    /// At most this many rows (newest first).
+    pub limit: i64,
+}
+
+/// Challenges, newest first, with their transitions.
+pub async fn challenges(
+    pool: &SqlitePool,
+    f: &ChallengeFilter,
+) -> Result<Vec<ChallengeRecord>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, cluster, namespace, name, order_name, dns_name, challenge_type, state, reason, created_at, last_seen, deleted_at FROM challenges \
+         WHERE (?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR dns_name = ?3 OR dns_name LIKE '%.' || ?3) \
+           AND (?4 IS NULL OR state = ?4) AND (?5 IS NULL OR last_seen >= ?5) \
+         ORDER BY last_seen DESC, id DESC LIMIT ?6",
+    )
+    .bind(&f.cluster)
+    .bind(&f.namespace)
+    .bind(&f.domain)
+    .bind(&f.outcome)
+    .bind(f.since.map(stamp))
+    .bind(f.limit)
+    .fetch_all(pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let id: i64 = r.get("id");
+        let transitions = sqlx::query("SELECT at, state, reason, presented, processing FROM challenge_transitions WHERE challenge_id = ? ORDER BY at, id")
+            .bind(id)
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|t| Transition { at: t.get("at"), state: t.get("state"), reason: t.get("reason"), presented: t.get("presented"), processing: t.get("processing") })
+            .collect();
+        let state: String = r.get("state");
+        let reason: Option<String> = r.get("reason");
+        let failure = (state == "invalid" || state == "errored").then(|| {
+            lookout_app::model::reasons::ChallengeFailure::classify(
+                reason.as_deref().unwrap_or_default(),
+            )
+            .label()
+        });
+        out.push(ChallengeRecord {
+            cluster: r.get("cluster"),
+            namespace: r.get("namespace"),
+            name: r.get("name"),
+            order: r.get("order_name"),
+            dns_name: r.get("dns_name"),
+            challenge_type: r.get("challenge_type"),
+            state,
+            reason,
+            failure,
+            created_at: r.get("created_at"),
+            last_seen: r.get("last_seen"),
+            deleted_at: r.get("deleted_at"),
+            transitions,
+        });
+    }
+    Ok(out)
+}
+
+/// One line of a Certificate's timeline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TimelineEntry {
+    pub at: String,
+    /// `readiness`, `request`, `order` or `challenge`.
+    pub kind: &'static str,
+    pub name: String,
+    pub state: String,
+    pub detail: Option<String>,
+}
+
+/// Everything the history knows about one Certificate, oldest first.
+pub async fn certificate_timeline(
+    pool: &SqlitePool,
+    cluster: &str,
+    ns: &str,
+    name: &str,
+) -> Result<Vec<TimelineEntry>, sqlx::Error> {
+    let mut out: Vec<TimelineEntry> = Vec::new();
+    for r in sqlx::query("SELECT at, status, reason, message FROM certificate_readiness WHERE cluster = ? AND namespace = ? AND name = ?").bind(cluster).bind(ns).bind(name).fetch_all(pool).await? {
+        let reason: Option<String> = r.get("reason");
+        out.push(TimelineEntry { at: r.get("at"), kind: "readiness", name: name.to_string(), state: format!("Ready {}", r.get::<String, _>("status")), detail: reason });
+    }
+    let requests = sqlx::query("SELECT name, outcome, message, created_at, finished_at, last_seen FROM certificate_requests WHERE cluster = ? AND namespace = ? AND certificate = ?")
+        .bind(cluster)
+        .bind(ns)
+        .bind(name)
+        .fetch_all(pool)
+        .await?;
+    for r in &requests {
+        let cr: String = r.get("name");
+        out.push(TimelineEntry {
+            at: r
+                .get::<Option<String>, _>("created_at")
+                .unwrap_or_else(|| r.get("last_seen")),
+            kind: "request",
+            name: cr.clone(),
+            state: "created".into(),
+            detail: None,
+        });
+        if let Some(done) = r.get::<Option<String>, _>("finished_at") {
+            out.push(TimelineEntry {
+                at: done,
+                kind: "request",
+                name: cr.clone(),
+                state: r.get("outcome"),
+                detail: r.get("message"),
+            });
+        }
+        let orders: Vec<(i64, String)> = sqlx::query(
+            "SELECT id, name FROM orders WHERE cluster = ? AND namespace = ? AND request = ?",
+        )
+        .bind(cluster)
+        .bind(ns)
+        .bind(&cr)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|o| (o.get("id"), o.get("name")))
+        .collect();
+        for (order_id, order) in orders {
+            for t in
+                sqlx::query("SELECT at, state, reason FROM order_transitions WHERE order_id = ?")
+                    .bind(order_id)
+                    .fetch_all(pool)
+                    .await?
+            {
+                out.push(TimelineEntry {
+                    at: t.get("at"),
+                    kind: "order",
+                    name: order.clone(),
+                    state: t.get("state"),
+                    detail: t.get("reason"),
+                });
+            }
+            for c in sqlx::query("SELECT c.name, c.dns_name, t.at, t.state, t.reason FROM challenges c JOIN challenge_transitions t ON t.challenge_id = c.id WHERE c.cluster = ? AND c.namespace = ? AND c.order_name = ?")
+                .bind(cluster)
+                .bind(ns)
+                .bind(&order)
+                .fetch_all(pool)
+                .await?
+            {
+                let state: String = c.get("state");
+                out.push(TimelineEntry { at: c.get("at"), kind: "challenge", name: format!("{} ({})", c.get::<String, _>("name"), c.get::<String, _>("dns_name")), state: if state.is_empty() { "created".into() } else { state }, detail: c.get("reason") });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.at.cmp(&b.at));
+    Ok(out)
+}

@@ -1,0 +1,138 @@
+//! The ACME history against kubesim: deleted Challenges keep every state; a restart on the
+//! same database neither loses nor duplicates rows; the names come from the CSR.
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+fn challenge_status(app: &TestApp, name: &str, status: Value) {
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
+    let opts = kubesim::WriteOpts {
+        status: true,
+        ..kubesim::WriteOpts::system()
+    };
+    c.merge_patch(
+        &rt,
+        Some("default"),
+        name,
+        &json!({"status": status}),
+        &opts,
+    )
+    .unwrap();
+}
+
+async fn states(app: &TestApp, name: &str) -> Option<(Vec<String>, Option<String>)> {
+    let list = app.json("/api/v1/challenges?per_page=1000").await;
+    let row = list["items"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == name)?
+        .clone();
+    let states = row["transitions"]
+        .as_array()?
+        .iter()
+        .map(|t| t["state"].as_str().unwrap_or_default().to_string())
+        .collect();
+    Some((states, row["deleted_at"].as_str().map(str::to_string)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_challenge_keeps_every_state_and_a_restart_adds_nothing() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
+    for name in ["gone", "stays"] {
+        c.create(&rt, Some("default"), json!({"metadata": {"name": name}, "spec": {"dnsName": format!("{name}.example.com"), "type": "HTTP-01"}}), &kubesim::WriteOpts::system()).unwrap();
+    }
+    app.eventually("both challenges recorded", || async {
+        states(&app, "gone").await.is_some() && states(&app, "stays").await.is_some()
+    })
+    .await;
+    challenge_status(
+        &app,
+        "gone",
+        json!({"state": "pending", "processing": true, "presented": false}),
+    );
+    app.eventually("pending recorded", || async {
+        states(&app, "gone")
+            .await
+            .is_some_and(|(s, _)| s.contains(&"pending".to_string()))
+    })
+    .await;
+    challenge_status(
+        &app,
+        "gone",
+        json!({"state": "pending", "processing": true, "presented": true}),
+    );
+    challenge_status(
+        &app,
+        "gone",
+        json!({"state": "valid", "processing": false, "presented": false, "reason": "Successfully authorized domain"}),
+    );
+    app.eventually("valid recorded", || async {
+        states(&app, "gone")
+            .await
+            .is_some_and(|(s, _)| s.last() == Some(&"valid".to_string()))
+    })
+    .await;
+    c.delete(&rt, Some("default"), "gone", false).unwrap();
+    app.eventually("the deletion recorded", || async {
+        states(&app, "gone").await.is_some_and(|(_, d)| d.is_some())
+    })
+    .await;
+    let (gone, _) = states(&app, "gone").await.unwrap();
+    assert_eq!(
+        gone,
+        vec!["", "pending", "pending", "valid"],
+        "every state, in order"
+    );
+    let list = app.json("/api/v1/challenges?outcome=valid").await;
+    assert_eq!(list["total"], 1);
+    let before = app.json("/api/v1/challenges?per_page=1000").await;
+
+    // Restart on the same database: the relist replays every live object.
+    let app = app.restart().await;
+    app.wait_ready().await;
+    app.eventually("the relist reached the history", || async {
+        app.json_opt("/api/v1/challenges?per_page=1000")
+            .await
+            .is_some()
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let after = app.json("/api/v1/challenges?per_page=1000").await;
+    assert_eq!(
+        before["items"], after["items"],
+        "nothing lost, nothing duplicated"
+    );
+    let bad = app.get("/api/v1/challenges?since=yesterday").await;
+    assert_eq!(bad.status(), 400);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_challenge_deleted_while_lookout_was_down_is_marked_deleted() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let c = app.fleet.clusters[0].cluster.clone();
+    let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
+    c.create(&rt, Some("default"), json!({"metadata": {"name": "ghost"}, "spec": {"dnsName": "ghost.example.com", "type": "HTTP-01"}}), &kubesim::WriteOpts::system()).unwrap();
+    app.eventually("recorded", || async {
+        states(&app, "ghost").await.is_some()
+    })
+    .await;
+    // Deleted while nobody watches; the restarted app learns it from its relist.
+    let app = app
+        .restart_after(|_| drop(c.delete(&rt, Some("default"), "ghost", false).unwrap()))
+        .await;
+    app.wait_ready().await;
+    app.eventually("marked deleted", || async {
+        states(&app, "ghost")
+            .await
+            .is_some_and(|(_, d)| d.is_some())
+    })
+    .await;
+    app.stop().await;
+}

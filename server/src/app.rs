@@ -53,6 +53,8 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         settings.now.clone(),
         shutdown.clone(),
     ));
+    let budget_interval = settings.budget_interval;
+    let now = settings.now.clone();
     let registry = Registry::start(
         clusters,
         settings,
@@ -60,6 +62,17 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         Some(history_tx),
         shutdown.clone(),
     );
+    let publish = {
+        let registry = registry.clone();
+        move |b| registry.set_budgets(b)
+    };
+    let budgets = tokio::spawn(store::history::run_budgets(
+        db.reader.clone(),
+        budget_interval,
+        now,
+        publish,
+        shutdown.clone(),
+    ));
     let router = http::router(AppState {
         registry: registry.clone(),
         history: db.reader.clone(),
@@ -85,6 +98,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     for (name, task) in [
         ("history writer", history),
         ("history maintenance", maintenance),
+        ("budget", budgets),
     ] {
         if let Err(e) = task.await {
             tracing::error!(error = %e, "the {name} ended abnormally");

@@ -169,6 +169,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
         crd_recheck: c.crd_recheck_interval()?,
         now: clusters::wall_clock(),
         history_retention: c.history_retention()?,
+        budget_interval: std::time::Duration::from_secs(30),
     };
     app::run(
         app::Parts {

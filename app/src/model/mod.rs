@@ -1,5 +1,6 @@
 //! The domain: compact views of cluster objects, their correlation, and the health rules.
 
+pub mod budget;
 pub mod certificate;
 pub mod chain;
 pub mod cluster;

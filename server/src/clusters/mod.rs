@@ -90,6 +90,8 @@ pub struct WatchSettings {
     pub now: Now,
     /// How long the ACME history is kept.
     pub history_retention: chrono::Duration,
+    /// How often the Let's Encrypt budgets are recomputed from the history.
+    pub budget_interval: Duration,
 }
 
 impl Default for WatchSettings {
@@ -99,6 +101,7 @@ impl Default for WatchSettings {
             crd_recheck: Duration::from_secs(300),
             now: wall_clock(),
             history_retention: chrono::Duration::days(180),
+            budget_interval: Duration::from_secs(30),
         }
     }
 }
@@ -108,6 +111,8 @@ pub struct Registry {
     clusters: Vec<Arc<ClusterRecord>>,
     /// The clock pages and rules use.
     pub now: Now,
+    /// The Let's Encrypt budgets, recomputed from the history.
+    budgets: std::sync::RwLock<Vec<lookout_app::model::budget::Budget>>,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -154,6 +159,7 @@ impl Registry {
         Arc::new(Registry {
             clusters,
             now: settings.now.clone(),
+            budgets: std::sync::RwLock::new(Vec::new()),
             tasks: std::sync::Mutex::new(tasks),
         })
     }
@@ -181,6 +187,16 @@ impl Registry {
                 tracing::error!(error = %e, "a watcher task ended abnormally");
             }
         }
+    }
+
+    /// Replaces the budgets (from the history task).
+    pub fn set_budgets(&self, budgets: Vec<lookout_app::model::budget::Budget>) {
+        *self.budgets.write().expect("budgets lock") = budgets;
+    }
+
+    /// The current budgets.
+    pub fn budgets(&self) -> Vec<lookout_app::model::budget::Budget> {
+        self.budgets.read().expect("budgets lock").clone()
     }
 
     /// The records, in configuration order.

@@ -139,6 +139,11 @@ impl FleetReader for Registry {
         let mut out: Vec<Finding> = self
             .visible(scope, q.cluster.as_deref())
             .flat_map(|c| c.findings().iter().cloned().collect::<Vec<_>>())
+            .chain(
+                lookout_app::model::budget::findings(&self.budgets(), (self.now)())
+                    .into_iter()
+                    .filter(|f| q.cluster.as_ref().is_none_or(|c| *c == f.cluster)),
+            )
             .filter(|f| scope.sees_finding(f))
             .filter(|f| q.namespace.as_ref().is_none_or(|ns| ns == &f.namespace))
             .filter(|f| q.severity.is_none_or(|s| s == f.severity))

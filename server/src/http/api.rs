@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::error::ApiError;
 use super::{query, AppError, AppState};
 use crate::store::history::{self, ChallengeRecord, TimelineEntry};
+use lookout_app::model::budget::Budget;
 
 /// A list response.
 #[derive(Serialize)]
@@ -122,6 +123,27 @@ pub async fn challenges(
         .filter(|r| scope.sees(&r.cluster, &r.namespace))
         .collect();
     Ok(Json(Page::of(visible, page, per_page)))
+}
+
+/// The Let's Encrypt budgets. They are fleet-wide (Let's Encrypt counts across accounts),
+/// so only a caller who sees every namespace of the budget's latest cluster gets it.
+pub async fn rate_limits(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Items<Budget>>, ApiError> {
+    query::parse(raw.as_deref(), &[])?;
+    let scope = state.scope();
+    let items = state
+        .registry
+        .budgets()
+        .into_iter()
+        .filter(|b| {
+            b.latest
+                .as_ref()
+                .is_some_and(|o| scope.sees_cluster_wide(&o.cluster))
+        })
+        .collect();
+    Ok(Json(Items { items }))
 }
 
 pub async fn not_found(uri: Uri) -> ApiError {

@@ -125,6 +125,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/clusters", get(api::clusters))
         .route("/api/v1/findings", get(api::findings))
         .route("/api/v1/challenges", get(api::challenges))
+        .route("/api/v1/rate-limits", get(api::rate_limits))
         .route("/api/v1/certificates", get(api::certificates))
         .route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}",

@@ -680,3 +680,107 @@ pub async fn certificate_timeline(
     out.sort_by(|a, b| a.at.cmp(&b.at));
     Ok(out)
 }
+
+/// Issued certificates with a known ACME server since `since` (for budgets).
+pub async fn issuances(
+    pool: &SqlitePool,
+    since: DateTime<Utc>,
+) -> Result<Vec<lookout_app::model::budget::Issuance>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT acme_server, names, COALESCE(finished_at, last_seen) AS at, cluster, namespace, certificate, name FROM certificate_requests \
+         WHERE outcome = 'issued' AND acme_server IS NOT NULL AND COALESCE(finished_at, last_seen) >= ?",
+    )
+    .bind(stamp(since))
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let at = DateTime::parse_from_rfc3339(&r.get::<String, _>("at"))
+                .ok()?
+                .with_timezone(&Utc);
+            let names: Vec<String> =
+                serde_json::from_str(&r.get::<String, _>("names")).unwrap_or_default();
+            let certificate: Option<String> = r.get("certificate");
+            Some(lookout_app::model::budget::Issuance {
+                server: r.get("acme_server"),
+                names,
+                at,
+                origin: lookout_app::model::budget::Origin {
+                    cluster: r.get("cluster"),
+                    namespace: r.get("namespace"),
+                    kind: if certificate.is_some() {
+                        "Certificate".into()
+                    } else {
+                        "CertificateRequest".into()
+                    },
+                    name: certificate.unwrap_or_else(|| r.get("name")),
+                },
+            })
+        })
+        .filter(|i| !i.names.is_empty())
+        .collect())
+}
+
+/// Challenges that became invalid since `since`, with the ACME server of their request.
+pub async fn failed_authorizations(
+    pool: &SqlitePool,
+    since: DateTime<Utc>,
+) -> Result<Vec<lookout_app::model::budget::FailedAuthorization>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT c.dns_name, t.at, c.cluster, c.namespace, c.name, r.acme_server FROM challenge_transitions t \
+         JOIN challenges c ON c.id = t.challenge_id \
+         JOIN orders o ON o.cluster = c.cluster AND o.namespace = c.namespace AND o.name = c.order_name \
+         JOIN certificate_requests r ON r.cluster = o.cluster AND r.namespace = o.namespace AND r.name = o.request \
+         WHERE t.state = 'invalid' AND t.at >= ? AND r.acme_server IS NOT NULL",
+    )
+    .bind(stamp(since))
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let at = DateTime::parse_from_rfc3339(&r.get::<String, _>("at"))
+                .ok()?
+                .with_timezone(&Utc);
+            Some(lookout_app::model::budget::FailedAuthorization {
+                server: r.get("acme_server"),
+                name: r.get("dns_name"),
+                at,
+                origin: lookout_app::model::budget::Origin {
+                    cluster: r.get("cluster"),
+                    namespace: r.get("namespace"),
+                    kind: "Challenge".into(),
+                    name: r.get("name"),
+                },
+            })
+        })
+        .collect())
+}
+
+/// Recomputes the Let's Encrypt budgets every `interval` and hands them to `publish`.
+pub async fn run_budgets(
+    pool: SqlitePool,
+    interval: Duration,
+    now: Now,
+    publish: impl Fn(Vec<lookout_app::model::budget::Budget>) + Send + 'static,
+    shutdown: CancellationToken,
+) {
+    let mut tick = tokio::time::interval(interval);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let at = now();
+        // Renewal detection needs the sets issued before the window too.
+        let issued = issuances(&pool, at - chrono::Duration::days(120)).await;
+        let failed = failed_authorizations(&pool, at - chrono::Duration::hours(1)).await;
+        match (issued, failed) {
+            (Ok(i), Ok(f)) => publish(lookout_app::model::budget::compute(&i, &f, at)),
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::error!(error = %e, "could not compute the Let's Encrypt budgets")
+            }
+        }
+    }
+}

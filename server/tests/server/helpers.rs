@@ -30,23 +30,30 @@ pub struct TestApp {
 /// Starts kubesim with `clusters` and the application against them; `extra` are added as
 /// further (e.g. broken) cluster configs.
 pub async fn spawn_app(clusters: &[&str], extra: Vec<ClusterConfig>) -> TestApp {
-    spawn_app_full(clusters, extra, true).await
+    spawn_app_full(clusters, extra, true, false).await
 }
 
 /// Like [`spawn_app`], choosing whether kubesim installs the cert-manager CRDs.
 pub async fn spawn_app_with(clusters: &[&str], install_crds: bool) -> TestApp {
-    spawn_app_full(clusters, vec![], install_crds).await
+    spawn_app_full(clusters, vec![], install_crds, false).await
+}
+
+/// Like [`spawn_app`], with kubesim's cert-manager, Cilium and Let's Encrypt controllers.
+pub async fn spawn_app_with_controllers(clusters: &[&str]) -> TestApp {
+    spawn_app_full(clusters, vec![], true, true).await
 }
 
 async fn spawn_app_full(
     clusters: &[&str],
     extra: Vec<ClusterConfig>,
     install_crds: bool,
+    controllers: bool,
 ) -> TestApp {
     let token = CancellationToken::new();
     let opts = FleetOptions {
         names: clusters.iter().map(|s| s.to_string()).collect(),
         install_crds,
+        controllers,
         ..FleetOptions::numbered(0)
     };
     let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())
@@ -94,6 +101,7 @@ async fn start_app(
     let base = format!("http://{}", listener.local_addr().unwrap());
     let settings = WatchSettings {
         crd_recheck: Duration::from_millis(500),
+        budget_interval: Duration::from_millis(200),
         ..WatchSettings::default()
     };
     let app_token = parent.child_token();

@@ -136,3 +136,73 @@ async fn a_challenge_deleted_while_lookout_was_down_is_marked_deleted() {
     .await;
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_the_budget() {
+    let app = spawn_app_with_controllers(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    let c = &app.fleet.clusters[0].cluster;
+    let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
+        let rt = c.resolve(group, plural).unwrap();
+        c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+            .unwrap();
+    };
+    create(
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    create(
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        json!({"metadata": {"name": "shop", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}},
+        "spec": {"rules": [{"host": "shop.example.co.uk"}], "tls": [{"hosts": ["shop.example.co.uk"], "secretName": "shop-tls"}]}}),
+    );
+    app.eventually("the certificate is issued", || async {
+        app.json_opt("/api/v1/certificates/zrh-prod/default/shop-tls")
+            .await
+            .is_some_and(|c| c["certificate"]["ready"]["status"] == "True")
+    })
+    .await;
+    app.eventually("the certificate is budgeted", || async {
+        let limits = app.json("/api/v1/rate-limits").await;
+        limits["items"].as_array().is_some_and(|b| {
+            b.iter().any(|x| {
+                x["limit"] == "registered-domain" && x["key"] == "example.co.uk" && x["used"] == 1
+            })
+        })
+    })
+    .await;
+    let limits = app.json("/api/v1/rate-limits").await;
+    let set = limits["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["limit"] == "exact-set")
+        .unwrap();
+    assert_eq!(
+        (
+            set["key"].as_str(),
+            set["used"].as_u64(),
+            set["capacity"].as_u64()
+        ),
+        (Some("shop.example.co.uk"), Some(1), Some(5))
+    );
+    assert_eq!(set["latest"]["name"], "shop-tls");
+    let cert = app
+        .json("/api/v1/certificates/zrh-prod/default/shop-tls")
+        .await;
+    let kinds: Vec<&str> = cert["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"request") && kinds.contains(&"challenge"),
+        "{kinds:?}"
+    );
+    app.stop().await;
+}

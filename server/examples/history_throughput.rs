@@ -22,7 +22,7 @@ fn challenge(i: usize, state: &str, strings: &mut Interner) -> Arc<ChallengeView
     let meta: ObjectMeta = serde_json::from_value(json!({"name": format!("ch-{i}"), "namespace": format!("tenant-{}", i % 50),
         "uid": format!("00000000-0000-4000-8000-{i:012x}"), "creationTimestamp": "2026-01-01T00:00:00Z"})).expect("metadata");
     let data = json!({"spec": {"dnsName": format!("host-{i}.example.com"), "type": "HTTP-01"},
-        "status": {"state": state, "presented": state != "", "processing": state == "pending", "reason": if state == "valid" { "Successfully authorized domain" } else { "" }}});
+        "status": {"state": state, "presented": !state.is_empty(), "processing": state == "pending", "reason": if state == "valid" { "Successfully authorized domain" } else { "" }}});
     Arc::new(ChallengeView::project(&meta, &data, strings).expect("a challenge"))
 }
 

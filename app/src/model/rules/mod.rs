@@ -6,6 +6,7 @@ mod cert;
 mod cluster;
 mod ingress;
 mod issuer;
+mod tailscale;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
@@ -90,6 +91,7 @@ pub fn evaluate(
     acme::check(&mut ctx);
     issuer::check(&mut ctx);
     ingress::check(&mut ctx);
+    tailscale::check(&mut ctx);
     sort_by_urgency(&mut ctx.out);
     ctx.out
 }

@@ -542,3 +542,30 @@ fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
     assert_eq!(&*linked[0].1[0].name, "shop-tls");
     assert!(linked[1].1.is_empty());
 }
+
+#[test]
+fn tailscale_cert_budget_counts_new_hostnames_per_tailnet() {
+    use crate::model::text::Text;
+    let mut w = World::new();
+    for i in 0..40 {
+        let mut ing = IngressView::test(&format!("ts-{i}")).class("tailscale");
+        ing.addresses = vec![Text::from(format!("app{i}.tail1234.ts.net"))];
+        ing.created = super::fixtures::ago(Duration::days(2));
+        w = w.ingress(ing);
+    }
+    assert_eq!(w.fired("tailscale.cert-budget").len(), 1);
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "tailscale.cert-budget")
+        .unwrap();
+    assert!(f.title.contains("tail1234.ts.net"), "{}", f.title);
+    // Older than a week, or fewer than 40: nothing.
+    let mut w = World::new();
+    for i in 0..39 {
+        let mut ing = IngressView::test(&format!("ts-{i}")).class("tailscale");
+        ing.addresses = vec![Text::from(format!("app{i}.tail1234.ts.net"))];
+        w = w.ingress(ing);
+    }
+    assert!(w.fired("tailscale.cert-budget").is_empty());
+}

@@ -109,10 +109,26 @@ pub async fn certificate(
     Ok(Json(CertificateWithHistory { detail, timeline }))
 }
 
+/// The challenge history, with the failures among the matching rows grouped by reason.
+#[derive(Serialize)]
+pub struct ChallengeHistory {
+    #[serde(flatten)]
+    pub page: Page<ChallengeRecord>,
+    /// Failed challenges by classified reason (redirect to HTTPS, 404, …), most frequent first.
+    pub failures_by_reason: Vec<ReasonCount>,
+}
+
+/// How many failed challenges share a classified reason.
+#[derive(Serialize)]
+pub struct ReasonCount {
+    pub reason: &'static str,
+    pub count: usize,
+}
+
 pub async fn challenges(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Page<ChallengeRecord>>, ApiError> {
+) -> Result<Json<ChallengeHistory>, ApiError> {
     let (filter, page, per_page) = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
     let scope = state.scope();
     let rows = history::challenges(&state.history, &filter)
@@ -122,7 +138,22 @@ pub async fn challenges(
         .into_iter()
         .filter(|r| scope.sees(&r.cluster, &r.namespace))
         .collect();
-    Ok(Json(Page::of(visible, page, per_page)))
+    let mut counts: std::collections::BTreeMap<&'static str, usize> =
+        std::collections::BTreeMap::new();
+    for r in &visible {
+        if let Some(reason) = r.failure {
+            *counts.entry(reason).or_default() += 1;
+        }
+    }
+    let mut failures_by_reason: Vec<ReasonCount> = counts
+        .into_iter()
+        .map(|(reason, count)| ReasonCount { reason, count })
+        .collect();
+    failures_by_reason.sort_by(|a, b| b.count.cmp(&a.count));
+    Ok(Json(ChallengeHistory {
+        page: Page::of(visible, page, per_page),
+        failures_by_reason,
+    }))
 }
 
 /// The Let's Encrypt budgets. They are fleet-wide (Let's Encrypt counts across accounts),

@@ -90,6 +90,16 @@ async fn a_deleted_challenge_keeps_every_state_and_a_restart_adds_nothing() {
     );
     let list = app.json("/api/v1/challenges?outcome=valid").await;
     assert_eq!(list["total"], 1);
+    challenge_status(
+        &app,
+        "stays",
+        json!({"state": "invalid", "processing": false, "presented": false, "reason": "Invalid response from https://stays.example.com/.well-known/acme-challenge/x: 404"}),
+    );
+    app.eventually("the failure grouped", || async {
+        app.json("/api/v1/challenges").await["failures_by_reason"]
+            == json!([{"reason": "404 not found", "count": 1}])
+    })
+    .await;
     let before = app.json("/api/v1/challenges?per_page=1000").await;
 
     // Restart on the same database: the relist replays every live object.

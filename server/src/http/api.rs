@@ -149,7 +149,7 @@ pub async fn challenges(
         .into_iter()
         .map(|(reason, count)| ReasonCount { reason, count })
         .collect();
-    failures_by_reason.sort_by(|a, b| b.count.cmp(&a.count));
+    failures_by_reason.sort_by_key(|r| std::cmp::Reverse(r.count));
     Ok(Json(ChallengeHistory {
         page: Page::of(visible, page, per_page),
         failures_by_reason,

@@ -784,3 +784,57 @@ pub async fn run_budgets(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Db;
+
+    #[tokio::test]
+    async fn retention_deletes_only_what_is_older_than_the_cutoff() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        let old = "2026-01-01T00:00:00.000Z";
+        let new = "2026-06-01T00:00:00.000Z";
+        for (uid, deleted) in [("a", Some(old)), ("b", Some(new)), ("c", None)] {
+            sqlx::query("INSERT INTO challenges (cluster, namespace, name, uid, dns_name, challenge_type, state, presented, processing, last_seen, deleted_at) VALUES ('z', 'n', ?, ?, 'h', 'HTTP-01', 'valid', 0, 0, ?, ?)")
+                .bind(uid)
+                .bind(uid)
+                .bind(old)
+                .bind(deleted)
+                .execute(&db.writer)
+                .await
+                .unwrap();
+        }
+        sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, presented, processing) VALUES (3, ?, 'pending', 0, 0), (3, ?, 'valid', 0, 0)")
+            .bind(old)
+            .bind(new)
+            .execute(&db.writer)
+            .await
+            .unwrap();
+        let cutoff = DateTime::parse_from_rfc3339("2026-03-01T00:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let deleted = prune(&db.writer, cutoff).await.unwrap();
+        assert_eq!(
+            deleted, 2,
+            "the old deleted challenge and the old transition"
+        );
+        let left: Vec<String> = sqlx::query_scalar("SELECT uid FROM challenges ORDER BY uid")
+            .fetch_all(&db.reader)
+            .await
+            .unwrap();
+        assert_eq!(
+            left,
+            vec!["b", "c"],
+            "live and recently deleted challenges stay"
+        );
+        let transitions: i64 = sqlx::query_scalar("SELECT count(*) FROM challenge_transitions")
+            .fetch_one(&db.reader)
+            .await
+            .unwrap();
+        assert_eq!(transitions, 1);
+    }
+}

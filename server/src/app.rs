@@ -76,6 +76,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     let router = http::router(AppState {
         registry: registry.clone(),
         history: db.reader.clone(),
+        http: Default::default(),
         banner,
     });
 

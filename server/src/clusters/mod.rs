@@ -111,6 +111,8 @@ pub struct Registry {
     clusters: Vec<Arc<ClusterRecord>>,
     /// The clock pages and rules use.
     pub now: Now,
+    /// The history writer's queue, for its depth in `/metrics`.
+    history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
     /// The Let's Encrypt budgets, recomputed from the history.
     budgets: std::sync::RwLock<Vec<lookout_app::model::budget::Budget>>,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
@@ -160,6 +162,7 @@ impl Registry {
             clusters,
             now: settings.now.clone(),
             budgets: std::sync::RwLock::new(Vec::new()),
+            history,
             tasks: std::sync::Mutex::new(tasks),
         })
     }
@@ -187,6 +190,14 @@ impl Registry {
                 tracing::error!(error = %e, "a watcher task ended abnormally");
             }
         }
+    }
+
+    /// Events waiting for the history writer.
+    pub fn history_queue_depth(&self) -> usize {
+        self.history
+            .as_ref()
+            .map(|tx| tx.max_capacity() - tx.capacity())
+            .unwrap_or(0)
     }
 
     /// Replaces the budgets (from the history task).

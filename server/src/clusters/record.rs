@@ -51,6 +51,12 @@ pub struct ClusterRecord {
     events: mpsc::Sender<SyncEvent>,
     /// Where history events go; None when history is off.
     history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
+    /// Failed watch calls (410 relists excluded), for `/metrics`.
+    pub watch_errors: AtomicU64,
+    /// Initial lists and relists started, for `/metrics`.
+    pub relists: AtomicU64,
+    /// Times a watcher had to wait for the history writer, for `/metrics`.
+    pub history_waits: AtomicU64,
 }
 
 impl ClusterRecord {
@@ -79,6 +85,9 @@ impl ClusterRecord {
             findings: Mutex::new(None),
             events,
             history,
+            watch_errors: AtomicU64::new(0),
+            relists: AtomicU64::new(0),
+            history_waits: AtomicU64::new(0),
         }
     }
 
@@ -89,6 +98,7 @@ impl ClusterRecord {
         match tx.try_send(ev) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(ev)) => {
+                self.history_waits.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(cluster = %self.name, "the history writer is behind; this watcher waits for it");
                 if tx.send(ev).await.is_err() {
                     tracing::error!(cluster = %self.name, "the history writer has stopped; an event is not recorded");
@@ -98,6 +108,23 @@ impl ClusterRecord {
                 tracing::error!(cluster = %self.name, "the history writer has stopped; an event is not recorded")
             }
         }
+    }
+
+    /// Objects cached per watched kind.
+    pub fn kind_counts(&self) -> Vec<(String, usize)> {
+        self.sync
+            .read()
+            .expect("sync lock")
+            .kinds
+            .values()
+            .filter(|k| k.kind != "Cluster")
+            .map(|k| (k.kind.clone(), k.objects))
+            .collect()
+    }
+
+    /// The one-word sync state.
+    pub fn state_label(&self) -> &'static str {
+        self.sync.read().expect("sync lock").state.label()
     }
 
     /// Changes the cached data.

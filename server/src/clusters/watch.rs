@@ -124,6 +124,9 @@ async fn watch(
         };
         match event {
             Ok(Event::Init) => {
+                record
+                    .relists
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 relist = ClusterData::default();
                 live.clear();
                 skipped = 0;
@@ -192,6 +195,9 @@ async fn watch(
                     tracing::info!("the kind is no longer served");
                     return Ended::Gone;
                 }
+                record
+                    .watch_errors
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 tracing::warn!(error = %e, "watch failed; retrying with backoff");
                 let count = record.read(|d| kinds::count(spec.kind, d));
                 record.set_kind(

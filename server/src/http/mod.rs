@@ -3,6 +3,7 @@
 
 mod api;
 mod error;
+mod metrics;
 mod pages;
 mod query;
 
@@ -22,6 +23,7 @@ use tower_http::trace::TraceLayer;
 use crate::clusters::Registry;
 
 pub use error::AppError;
+pub use metrics::HttpMetrics;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -29,6 +31,8 @@ pub struct AppState {
     pub registry: Arc<Registry>,
     /// The read pool of the history database.
     pub history: sqlx::SqlitePool,
+    /// Request counts and latencies for `/metrics`.
+    pub http: Arc<metrics::HttpMetrics>,
     /// Shown on every page (e.g. that sign-in is off).
     pub banner: Option<String>,
 }
@@ -143,9 +147,14 @@ pub fn router(state: AppState) -> Router {
                 .delete(api::not_found),
         )
         .route("/style/lookout.css", get(stylesheet))
+        .route("/metrics", get(metrics::render))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .fallback(pages::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.http.clone(),
+            metrics::track,
+        ))
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(

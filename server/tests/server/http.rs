@@ -338,3 +338,40 @@ async fn sync_state_changes_are_recorded_in_sqlite() {
         .unwrap();
     assert_eq!(rows.first().map(|r| r.state), Some("synced"), "{rows:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_expose_findings_sync_state_history_and_http_in_prometheus_text() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    assert_eq!(app.get("/healthz").await.status(), 200);
+    let cluster = &app.fleet.clusters[0].cluster;
+    let rt = cluster.resolve("networking.k8s.io", "ingresses").unwrap();
+    cluster
+        .create(&rt, Some("default"), json!({"metadata": {"name": "x", "annotations": {"cert-manager.io/cluster-issuer": "le", "acme.cert-manager.io/http01-edit-in-place": "yes"}}, "spec": {"rules": [{"host": "x.example.com"}]}}), &kubesim::WriteOpts::system())
+        .unwrap();
+    app.eventually("the finding", || async {
+        app.json("/api/v1/findings?rule=ingress.edit-in-place-invalid")
+            .await["items"]
+            .as_array()
+            .is_some_and(|a| a.len() == 1)
+    })
+    .await;
+    let resp = app.get("/metrics").await;
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
+    let text = resp.text().await.unwrap();
+    for line in [
+        "lookout_cluster_state{cluster=\"zrh-prod\",state=\"synced\"} 1",
+        "lookout_findings{cluster=\"zrh-prod\",rule=\"ingress.edit-in-place-invalid\",severity=\"warning\"} 1",
+        "lookout_cached_objects{cluster=\"zrh-prod\",kind=\"Ingress\"} 1",
+        "lookout_http_requests_total{method=\"GET\",route=\"/healthz\",status=\"200\"} 1",
+        "lookout_history_queue_depth 0",
+        "# TYPE lookout_watch_relists_total counter",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+    app.stop().await;
+}

@@ -1,0 +1,195 @@
+//! `/metrics` in Prometheus text format: findings by rule and severity per cluster, sync
+//! state, cached objects, watch errors and relists, the history writer's queue and waits,
+//! and HTTP requests with their latency.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use lookout_app::model::Scope;
+use lookout_app::ports::{FindingQuery, FleetReader};
+
+use super::AppState;
+
+/// Requests by (method, route, status) and latency sums by route.
+#[derive(Debug, Default)]
+pub struct HttpMetrics {
+    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
+    latency: Mutex<BTreeMap<String, (f64, u64)>>,
+}
+
+/// Counts every request by its route pattern (not its raw path, which would be unbounded).
+pub async fn track(State(metrics): State<Arc<HttpMetrics>>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
+    let method = req.method().to_string();
+    let started = Instant::now();
+    let resp = next.run(req).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    *metrics
+        .requests
+        .lock()
+        .expect("metrics lock")
+        .entry((method, route.clone(), resp.status().as_u16()))
+        .or_default() += 1;
+    let mut latency = metrics.latency.lock().expect("metrics lock");
+    let entry = latency.entry(route).or_default();
+    entry.0 += elapsed;
+    entry.1 += 1;
+    resp
+}
+
+/// A label value escaped for the text format.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+pub async fn render(State(state): State<AppState>) -> Response {
+    let mut out = String::new();
+    let registry = &state.registry;
+    let all = Scope::everything();
+
+    family(
+        &mut out,
+        "lookout_findings",
+        "gauge",
+        "Findings by cluster, rule and severity.",
+    );
+    let mut counts: BTreeMap<(String, &'static str, &'static str), u64> = BTreeMap::new();
+    for f in registry.findings(&all, &FindingQuery::default()) {
+        *counts
+            .entry((f.cluster, f.rule, f.severity.label()))
+            .or_default() += 1;
+    }
+    for ((cluster, rule, severity), n) in counts {
+        let _ = writeln!(
+            out,
+            "lookout_findings{{cluster=\"{}\",rule=\"{rule}\",severity=\"{severity}\"}} {n}",
+            label(&cluster)
+        );
+    }
+
+    family(
+        &mut out,
+        "lookout_cluster_state",
+        "gauge",
+        "1 for the cluster's current sync state (connecting, synced, stale, failed).",
+    );
+    family(
+        &mut out,
+        "lookout_cached_objects",
+        "gauge",
+        "Objects cached per cluster and kind.",
+    );
+    family(
+        &mut out,
+        "lookout_watch_errors_total",
+        "counter",
+        "Failed watch calls per cluster (410 relists excluded).",
+    );
+    family(
+        &mut out,
+        "lookout_watch_relists_total",
+        "counter",
+        "Initial lists and relists started per cluster.",
+    );
+    family(
+        &mut out,
+        "lookout_history_waits_total",
+        "counter",
+        "Times a watcher waited for the history writer (back-pressure).",
+    );
+    for c in registry.records() {
+        let name = label(&c.name);
+        for state_name in ["connecting", "synced", "stale", "failed"] {
+            let _ = writeln!(
+                out,
+                "lookout_cluster_state{{cluster=\"{name}\",state=\"{state_name}\"}} {}",
+                u8::from(c.state_label() == state_name)
+            );
+        }
+        for (kind, n) in c.kind_counts() {
+            let _ = writeln!(
+                out,
+                "lookout_cached_objects{{cluster=\"{name}\",kind=\"{kind}\"}} {n}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "lookout_watch_errors_total{{cluster=\"{name}\"}} {}",
+            c.watch_errors.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "lookout_watch_relists_total{{cluster=\"{name}\"}} {}",
+            c.relists.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "lookout_history_waits_total{{cluster=\"{name}\"}} {}",
+            c.history_waits.load(Ordering::Relaxed)
+        );
+    }
+    family(
+        &mut out,
+        "lookout_history_queue_depth",
+        "gauge",
+        "Events waiting for the history writer.",
+    );
+    let _ = writeln!(
+        out,
+        "lookout_history_queue_depth {}",
+        registry.history_queue_depth()
+    );
+
+    family(
+        &mut out,
+        "lookout_http_requests_total",
+        "counter",
+        "HTTP requests by method, route and status.",
+    );
+    for ((method, route, status), n) in state.http.requests.lock().expect("metrics lock").iter() {
+        let _ = writeln!(out, "lookout_http_requests_total{{method=\"{method}\",route=\"{}\",status=\"{status}\"}} {n}", label(route));
+    }
+    family(
+        &mut out,
+        "lookout_http_request_duration_seconds",
+        "summary",
+        "HTTP request latency by route.",
+    );
+    for (route, (sum, count)) in state.http.latency.lock().expect("metrics lock").iter() {
+        let _ = writeln!(
+            out,
+            "lookout_http_request_duration_seconds_sum{{route=\"{}\"}} {sum}",
+            label(route)
+        );
+        let _ = writeln!(
+            out,
+            "lookout_http_request_duration_seconds_count{{route=\"{}\"}} {count}",
+            label(route)
+        );
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        out,
+    )
+        .into_response()
+}

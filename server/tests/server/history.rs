@@ -216,3 +216,50 @@ async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_th
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failed_authorizations_count_against_the_per_name_budget() {
+    let app = spawn_app_with_controllers(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    let c = &app.fleet.clusters[0].cluster;
+    let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
+        let rt = c.resolve(group, plural).unwrap();
+        c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+            .unwrap();
+    };
+    // The CA is asked at once and cannot resolve the name.
+    create(
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "le"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com",
+        "solvers": [{"http01": {"ingress": {}}, "waitInsteadOfSelfCheck": "0s"}]}}}),
+    );
+    create(
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        json!({"metadata": {"name": "lost", "annotations": {"cert-manager.io/cluster-issuer": "le"}},
+        "spec": {"rules": [{"host": "lost.example.invalid"}], "tls": [{"hosts": ["lost.example.invalid"], "secretName": "lost-tls"}]}}),
+    );
+    app.eventually("the failed authorization is budgeted", || async {
+        let limits = app.json("/api/v1/rate-limits").await;
+        limits["items"].as_array().is_some_and(|b| {
+            b.iter().any(|x| {
+                x["limit"] == "failed-authorizations"
+                    && x["key"] == "lost.example.invalid"
+                    && x["used"] == 1
+            })
+        })
+    })
+    .await;
+    let history = app
+        .json("/api/v1/challenges?domain=lost.example.invalid")
+        .await;
+    assert_eq!(history["items"][0]["failure"], "DNS");
+    assert_eq!(
+        history["failures_by_reason"],
+        json!([{"reason": "DNS", "count": 1}])
+    );
+    app.stop().await;
+}

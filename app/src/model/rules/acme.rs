@@ -176,7 +176,7 @@ fn push_rate_limited(
 
 fn remediation(class: ChallengeFailure) -> &'static str {
     match class {
-        ChallengeFailure::RedirectToHttps | ChallengeFailure::NotFound => "Behind Cilium with HTTPS enforcement, set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress so the challenge is served by the Ingress itself; if the Certificate already exists, also add acme.cert-manager.io/http01-override-ingress-name to it Then renew.",
+        ChallengeFailure::RedirectToHttps | ChallengeFailure::NotFound => "Behind Cilium with HTTPS enforcement, set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress so the challenge is served by the Ingress itself; if the Certificate already exists, also add acme.cert-manager.io/http01-override-ingress-name to it. Then renew.",
         ChallengeFailure::Timeout | ChallengeFailure::ConnectionRefused => "Make port 80 of the host's address reachable from the internet (firewall, load balancer listeners); behind PROXY protocol the in-cluster self-check may fail — see cert-manager#466.",
         ChallengeFailure::Dns => "Point the host's DNS record at the ingress load balancer address, then renew.",
         ChallengeFailure::Caa => "Add a CAA record allowing letsencrypt.org for the domain, or remove the restrictive one.",

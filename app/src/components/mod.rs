@@ -14,6 +14,8 @@ pub enum Nav {
     Clusters,
     Ingresses,
     Certificates,
+    Challenges,
+    RateLimits,
     None,
 }
 
@@ -47,6 +49,8 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 {link(Nav::Clusters, "/clusters", "Clusters")}
                 {link(Nav::Ingresses, "/ingresses", "Ingresses")}
                 {link(Nav::Certificates, "/certificates", "Certificates")}
+                {link(Nav::Challenges, "/challenges", "Challenges")}
+                {link(Nav::RateLimits, "/rate-limits", "Budgets")}
             </ul>
             <form class="search" role="search" method="get" action="/ingresses">
                 <label for="global-search" class="visually-hidden">"Search hosts and names"</label>

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod csr;
 pub mod data;
 pub mod finding;
+pub mod history;
 pub mod infra;
 pub mod ingress;
 pub mod issuer;

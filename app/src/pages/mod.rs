@@ -4,7 +4,9 @@
 pub mod board;
 pub mod certificate_detail;
 pub mod certificates;
+pub mod challenges;
 pub mod clusters;
 pub mod error;
 pub mod ingress_detail;
 pub mod ingresses;
+pub mod rate_limits;

@@ -129,31 +129,49 @@ pub async fn challenges(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ChallengeHistory>, ApiError> {
-    let (filter, page, per_page) = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
-    let scope = state.scope();
-    let rows = history::challenges(&state.history, &filter)
-        .await
-        .map_err(|e| AppError::Internal(e.into()))?;
-    let visible: Vec<ChallengeRecord> = rows
-        .into_iter()
-        .filter(|r| scope.sees(&r.cluster, &r.namespace))
-        .collect();
-    let mut counts: std::collections::BTreeMap<&'static str, usize> =
-        std::collections::BTreeMap::new();
-    for r in &visible {
-        if let Some(reason) = r.failure {
-            *counts.entry(reason).or_default() += 1;
-        }
-    }
-    let mut failures_by_reason: Vec<ReasonCount> = counts
+    let (visible, page, per_page) = visible_challenges(&state, raw.as_deref()).await?;
+    let failures_by_reason = lookout_app::pages::challenges::failures_by_reason(&visible)
         .into_iter()
         .map(|(reason, count)| ReasonCount { reason, count })
         .collect();
-    failures_by_reason.sort_by_key(|r| std::cmp::Reverse(r.count));
     Ok(Json(ChallengeHistory {
         page: Page::of(visible, page, per_page),
         failures_by_reason,
     }))
+}
+
+/// The challenge history rows the caller may see, with the requested page.
+pub async fn visible_challenges(
+    state: &AppState,
+    raw: Option<&str>,
+) -> Result<(Vec<ChallengeRecord>, usize, usize), AppError> {
+    let (filter, page, per_page) = query::challenge_query(raw, (state.registry.now)())?;
+    let scope = state.scope();
+    let rows = history::challenges(&state.history, &filter)
+        .await
+        .map_err(|e| AppError::Internal(e.into()))?;
+    Ok((
+        rows.into_iter()
+            .filter(|r| scope.sees(&r.cluster, &r.namespace))
+            .collect(),
+        page,
+        per_page,
+    ))
+}
+
+/// The Let's Encrypt budgets the caller may see (see [`rate_limits`]).
+pub fn visible_budgets(state: &AppState) -> Vec<Budget> {
+    let scope = state.scope();
+    state
+        .registry
+        .budgets()
+        .into_iter()
+        .filter(|b| {
+            b.latest
+                .as_ref()
+                .is_some_and(|o| scope.sees_cluster_wide(&o.cluster))
+        })
+        .collect()
 }
 
 /// The Let's Encrypt budgets. They are fleet-wide (Let's Encrypt counts across accounts),

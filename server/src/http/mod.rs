@@ -122,6 +122,8 @@ pub fn router(state: AppState) -> Router {
             get(pages::ingress),
         )
         .route("/certificates", get(pages::certificates))
+        .route("/challenges", get(pages::challenges))
+        .route("/rate-limits", get(pages::rate_limits))
         .route(
             "/certificates/{cluster}/{namespace}/{name}",
             get(pages::certificate),

@@ -112,6 +112,30 @@ pub async fn certificate(
     )))
 }
 
+pub async fn challenges(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
+    let (visible, page, per_page) = super::api::visible_challenges(&state, raw.as_deref()).await?;
+    let failures = pages::challenges::failures_by_reason(&visible);
+    Ok(Html(pages::challenges::page(
+        &shell(&state),
+        failures,
+        lookout_app::model::Page::of(visible, page, per_page),
+    )))
+}
+
+pub async fn rate_limits(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
+    query::parse(raw.as_deref(), &[])?;
+    Ok(Html(pages::rate_limits::page(
+        &shell(&state),
+        super::api::visible_budgets(&state),
+    )))
+}
+
 pub async fn not_found(uri: Uri) -> AppError {
     AppError::NotFound(format!("There is no page at {}.", uri.path()))
 }

@@ -8,12 +8,12 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 use lookout_app::model::certificate::{CertificateRequestView, ChallengeView, OrderView};
 use lookout_app::model::object::Condition;
-use serde::Serialize;
 use sqlx::{Row, SqliteConnection, SqlitePool};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::clusters::Now;
+pub use lookout_app::model::history::{ChallengeRecord, TimelineEntry, Transition};
 
 /// Events a batch holds at most.
 const BATCH: usize = 500;
@@ -491,36 +491,6 @@ pub async fn prune(pool: &SqlitePool, cutoff: DateTime<Utc>) -> Result<u64, sqlx
     Ok(n)
 }
 
-/// A Challenge as the history keeps it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ChallengeRecord {
-    pub cluster: String,
-    pub namespace: String,
-    pub name: String,
-    pub order: Option<String>,
-    pub dns_name: String,
-    pub challenge_type: String,
-    pub state: String,
-    pub reason: Option<String>,
-    /// The reason classified (redirect to HTTPS, 404, …) for failed challenges.
-    pub failure: Option<&'static str>,
-    pub created_at: Option<String>,
-    pub last_seen: String,
-    /// Set once Kubernetes deleted it.
-    pub deleted_at: Option<String>,
-    pub transitions: Vec<Transition>,
-}
-
-/// One change of state.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Transition {
-    pub at: String,
-    pub state: String,
-    pub reason: Option<String>,
-    pub presented: bool,
-    pub processing: bool,
-}
-
 /// Filters of `/api/v1/challenges`.
 #[derive(Debug, Clone, Default)]
 pub struct ChallengeFilter {
@@ -588,17 +558,6 @@ pub async fn challenges(
         });
     }
     Ok(out)
-}
-
-/// One line of a Certificate's timeline.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct TimelineEntry {
-    pub at: String,
-    /// `readiness`, `request`, `order` or `challenge`.
-    pub kind: &'static str,
-    pub name: String,
-    pub state: String,
-    pub detail: Option<String>,
 }
 
 /// Everything the history knows about one Certificate, oldest first.

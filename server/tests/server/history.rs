@@ -201,6 +201,11 @@ async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_th
         (Some("shop.example.co.uk"), Some(1), Some(5))
     );
     assert_eq!(set["latest"]["name"], "shop-tls");
+    let page = app.get("/rate-limits").await.text().await.unwrap();
+    assert!(
+        page.contains("example.co.uk") && page.contains("1 / 50") && page.contains("<svg"),
+        "budgets page with its bars"
+    );
     let cert = app
         .json("/api/v1/certificates/zrh-prod/default/shop-tls")
         .await;

@@ -50,22 +50,11 @@ pub async fn ingress(
     State(state): State<AppState>,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Json<IngressDetail>, ApiError> {
-    let key = ObjectKey {
+    Ok(Json(state.ingress_detail(&ObjectKey {
         cluster,
         namespace,
         name,
-    };
-    state
-        .fleet()
-        .ingress(&state.scope(), &key)
-        .map(Json)
-        .ok_or_else(|| {
-            AppError::NotFound(format!(
-                "no Ingress {}/{} in cluster {}",
-                key.namespace, key.name, key.cluster
-            ))
-            .into()
-        })
+    })?))
 }
 
 pub async fn certificates(
@@ -93,15 +82,7 @@ pub async fn certificate(
         namespace,
         name,
     };
-    let detail = state
-        .fleet()
-        .certificate(&state.scope(), &key)
-        .ok_or_else(|| {
-            AppError::NotFound(format!(
-                "no Certificate {}/{} in cluster {}",
-                key.namespace, key.name, key.cluster
-            ))
-        })?;
+    let detail = state.certificate_detail(&key)?;
     let timeline =
         history::certificate_timeline(&state.history, &key.cluster, &key.namespace, &key.name)
             .await

@@ -1,5 +1,5 @@
-//! The axum router: server-rendered pages, the `/api/v1` JSON API, health endpoints and the
-//! stylesheet, with tracing and compression layers.
+//! The axum router: server-rendered pages, the `/api/v1` JSON API, `/metrics`, health
+//! endpoints and the stylesheet, with tracing, request-metrics and compression layers.
 
 mod api;
 mod error;
@@ -15,8 +15,9 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use lookout_app::model::ObjectKey;
 use lookout_app::model::Scope;
-use lookout_app::ports::FleetReader;
+use lookout_app::ports::{CertificateDetail, FleetReader, IngressDetail};
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
@@ -41,6 +42,26 @@ impl AppState {
     /// The fleet as the pages read it.
     pub fn fleet(&self) -> &dyn FleetReader {
         self.registry.as_ref()
+    }
+
+    /// One Ingress with its chain, or the 404 that pages and the API share.
+    pub fn ingress_detail(&self, key: &ObjectKey) -> Result<IngressDetail, AppError> {
+        self.fleet().ingress(&self.scope(), key).ok_or_else(|| {
+            AppError::NotFound(format!(
+                "There is no Ingress {}/{} in cluster {}.",
+                key.namespace, key.name, key.cluster
+            ))
+        })
+    }
+
+    /// One Certificate with its chain, or the 404 that pages and the API share.
+    pub fn certificate_detail(&self, key: &ObjectKey) -> Result<CertificateDetail, AppError> {
+        self.fleet().certificate(&self.scope(), key).ok_or_else(|| {
+            AppError::NotFound(format!(
+                "There is no Certificate {}/{} in cluster {}.",
+                key.namespace, key.name, key.cluster
+            ))
+        })
     }
 
     /// The caller's scope. Sign-in does not exist yet: everyone sees everything.

@@ -65,18 +65,12 @@ pub async fn ingress(
     State(state): State<AppState>,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Html<String>, AppError> {
-    let key = ObjectKey {
+    let detail = state.ingress_detail(&ObjectKey {
         cluster,
         namespace,
         name,
-    };
-    let view = state.fleet().ingress(&state.scope(), &key).ok_or_else(|| {
-        AppError::NotFound(format!(
-            "There is no Ingress {}/{} in cluster {}.",
-            key.namespace, key.name, key.cluster
-        ))
     })?;
-    Ok(Html(pages::ingress_detail::page(&shell(&state), view)))
+    Ok(Html(pages::ingress_detail::page(&shell(&state), detail)))
 }
 
 pub async fn certificates(
@@ -92,20 +86,11 @@ pub async fn certificate(
     State(state): State<AppState>,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Html<String>, AppError> {
-    let key = ObjectKey {
+    let detail = state.certificate_detail(&ObjectKey {
         cluster,
         namespace,
         name,
-    };
-    let detail = state
-        .fleet()
-        .certificate(&state.scope(), &key)
-        .ok_or_else(|| {
-            AppError::NotFound(format!(
-                "There is no Certificate {}/{} in cluster {}.",
-                key.namespace, key.name, key.cluster
-            ))
-        })?;
+    })?;
     Ok(Html(pages::certificate_detail::page(
         &shell(&state),
         detail,

@@ -78,6 +78,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         history: db.reader.clone(),
         http: Default::default(),
         banner,
+        shutdown: shutdown.clone(),
     });
 
     let serve_token = CancellationToken::new();

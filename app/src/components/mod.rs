@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use crate::model::SyncState;
 
 /// The sections of the navigation bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Nav {
     Board,
     Clusters,
@@ -16,11 +16,21 @@ pub enum Nav {
     Certificates,
     Challenges,
     RateLimits,
+    Audit,
+    #[default]
     None,
 }
 
-/// What every page needs besides its own data.
+/// One cluster's sync state, shown on every page.
 #[derive(Debug, Clone)]
+pub struct SyncLine {
+    pub name: String,
+    pub state: SyncState,
+    pub last_sync: Option<DateTime<Utc>>,
+}
+
+/// What every page needs besides its own data.
+#[derive(Debug, Clone, Default)]
 pub struct Shell {
     /// The `<title>`, before " · Lookout".
     pub title: String,
@@ -33,6 +43,13 @@ pub struct Shell {
     pub banner: Option<String>,
     /// The text of the header search box.
     pub search: String,
+    /// The fleet's change counter when the data was read; the live script compares it with
+    /// the stream's.
+    pub rev: u64,
+    /// The live-update script's URL; None renders a page without it (error pages).
+    pub script: Option<String>,
+    /// Every visible cluster's sync state and last sync.
+    pub sync: Vec<SyncLine>,
 }
 
 /// Renders a whole HTML document around `body`.
@@ -51,8 +68,9 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 {link(Nav::Certificates, "/certificates", "Certificates")}
                 {link(Nav::Challenges, "/challenges", "Challenges")}
                 {link(Nav::RateLimits, "/rate-limits", "Budgets")}
+                {link(Nav::Audit, "/audit", "Audit")}
             </ul>
-            <form class="search" role="search" method="get" action="/ingresses">
+            <form class="search" role="search" method="get" action="/search">
                 <label for="global-search" class="visually-hidden">"Search hosts and names"</label>
                 <input id="global-search" type="search" name="q" value=shell.search.clone() placeholder="Search host or name"/>
                 <button type="submit">"Search"</button>
@@ -63,6 +81,22 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
         .banner
         .clone()
         .map(|b| view! { <div class="banner" role="alert"><span aria-hidden="true">"⚠ "</span>{b}</div> });
+    let now = shell.now;
+    let sync = (!shell.sync.is_empty()).then(|| {
+        let items = shell
+            .sync
+            .iter()
+            .map(|c| {
+                let last = c.last_sync.map(|at| view! { " · synced " <Time at=at now=now/> });
+                view! { <li><a href="/clusters">{c.name.clone()}</a>" " <SyncBadge state=c.state.clone()/>{last}</li> }
+            })
+            .collect_view();
+        view! { <ul>{items}</ul> }
+    });
+    let script = shell
+        .script
+        .clone()
+        .map(|src| view! { <script src=src defer></script> });
     let page = view! {
         <html lang="en">
             <head>
@@ -71,14 +105,21 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 <meta name="color-scheme" content="light dark"/>
                 <title>{format!("{} · Lookout", shell.title)}</title>
                 <link rel="stylesheet" href=shell.stylesheet.clone()/>
+                {script}
             </head>
-            <body>
+            <body data-rev=shell.rev.to_string()>
                 <a class="skip" href="#main">"Skip to content"</a>
                 {banner}
-                <header>{nav}</header>
-                <main id="main">{body}</main>
-                <footer>
-                    "Rendered " <Time at=shell.now now=shell.now/>
+                <header>
+                    {nav}
+                    <div class="sync-strip">
+                        <section id="sync" data-live="" aria-label="Cluster sync">{sync}</section>
+                        <p id="live-status" class="live" role="status" aria-live="polite"></p>
+                    </div>
+                </header>
+                <main id="main" data-live="">{body}</main>
+                <footer id="rendered" data-live="">
+                    "Data as of " <Time at=shell.now now=shell.now/>
                 </footer>
             </body>
         </html>

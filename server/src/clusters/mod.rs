@@ -115,6 +115,8 @@ pub struct Registry {
     history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
     /// The Let's Encrypt budgets, recomputed from the history.
     budgets: std::sync::RwLock<Vec<lookout_app::model::budget::Budget>>,
+    /// Counts every change of any cluster's data or state; live updates wait on it.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -130,6 +132,7 @@ impl Registry {
         let thresholds = Arc::new(settings.thresholds);
         let mut clusters = Vec::new();
         let mut tasks = Vec::new();
+        let changes = Arc::new(tokio::sync::watch::Sender::new(0u64));
         for source in sources {
             let record = Arc::new(ClusterRecord::new(
                 source.name.clone(),
@@ -138,6 +141,7 @@ impl Registry {
                 settings.now.clone(),
                 events.clone(),
                 history.clone(),
+                changes.clone(),
             ));
             match source.client {
                 Ok(client) => {
@@ -162,6 +166,7 @@ impl Registry {
             clusters,
             now: settings.now.clone(),
             budgets: std::sync::RwLock::new(Vec::new()),
+            changes,
             history,
             tasks: std::sync::Mutex::new(tasks),
         })
@@ -202,7 +207,21 @@ impl Registry {
 
     /// Replaces the budgets (from the history task).
     pub fn set_budgets(&self, budgets: Vec<lookout_app::model::budget::Budget>) {
-        *self.budgets.write().expect("budgets lock") = budgets;
+        let mut current = self.budgets.write().expect("budgets lock");
+        if *current != budgets {
+            *current = budgets;
+            self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        }
+    }
+
+    /// A receiver that wakes on every change anywhere in the fleet.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// The fleet-wide change counter now.
+    pub fn revision(&self) -> u64 {
+        *self.changes.borrow()
     }
 
     /// The current budgets.

@@ -47,6 +47,8 @@ pub struct ClusterRecord {
     strings: Mutex<Interner>,
     /// Bumped on every change of data or state; keys the findings cache.
     generation: AtomicU64,
+    /// The fleet-wide change counter that live updates (SSE) wait on.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
     findings: Mutex<Option<FindingsCache>>,
     events: mpsc::Sender<SyncEvent>,
     /// Where history events go; None when history is off.
@@ -67,6 +69,7 @@ impl ClusterRecord {
         now: super::Now,
         events: mpsc::Sender<SyncEvent>,
         history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
+        changes: Arc<tokio::sync::watch::Sender<u64>>,
     ) -> Self {
         ClusterRecord {
             name,
@@ -82,6 +85,7 @@ impl ClusterRecord {
             data: RwLock::new(ClusterData::default()),
             strings: Mutex::new(Interner::default()),
             generation: AtomicU64::new(0),
+            changes,
             findings: Mutex::new(None),
             events,
             history,
@@ -130,7 +134,7 @@ impl ClusterRecord {
     /// Changes the cached data.
     pub fn update<T>(&self, f: impl FnOnce(&mut ClusterData) -> T) -> T {
         let out = f(&mut self.data.write().expect("data lock"));
-        self.generation.fetch_add(1, Ordering::Relaxed);
+        self.changed();
         out
     }
 
@@ -165,14 +169,16 @@ impl ClusterRecord {
         if let KindState::Error { error } = &state {
             s.last_error = Some(error.clone());
         }
-        s.kinds.insert(
-            kind,
-            KindStatus {
-                kind: kind.to_string(),
-                state,
-                objects,
-            },
-        );
+        let status = KindStatus {
+            kind: kind.to_string(),
+            state,
+            objects,
+        };
+        if s.kinds.get(kind) == Some(&status) {
+            // A retry that failed the same way again: nothing to tell anyone.
+            return;
+        }
+        s.kinds.insert(kind, status);
         let error = s.kinds.values().find_map(|k| match &k.state {
             KindState::Error { error } => Some(format!("{}: {error}", k.kind)),
             _ => None,
@@ -207,7 +213,19 @@ impl ClusterRecord {
             }
         }
         s.state = next;
+        drop(s);
+        self.changed();
+    }
+
+    /// Invalidates the findings cache and wakes the live-update streams.
+    fn changed(&self) {
         self.generation.fetch_add(1, Ordering::Relaxed);
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// The generation of this cluster's data and state (for live updates).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
     }
 
     /// Updates a kind's object count without changing its state.
@@ -276,10 +294,15 @@ impl ClusterRecord {
                 .count()
         });
         let s = self.sync.read().expect("sync lock");
+        // While every watch is open the cache is current: its last sync is now.
+        let last_sync = match s.state {
+            SyncState::Synced => Some((self.now)()),
+            _ => s.last_sync,
+        };
         ClusterView {
             name: self.name.clone(),
             state: s.state.clone(),
-            last_sync: s.last_sync,
+            last_sync,
             last_error: s.last_error.clone(),
             kinds: s
                 .kinds

@@ -72,8 +72,7 @@ pub fn error_shell() -> Shell {
         active: Nav::None,
         now: Utc::now(),
         stylesheet: super::stylesheet_href(),
-        banner: None,
-        search: String::new(),
+        ..Shell::default()
     }
 }
 

@@ -2,16 +2,18 @@
 //! endpoints and the stylesheet, with tracing, request-metrics and compression layers.
 
 mod api;
+mod assets;
 mod error;
+mod events;
 mod metrics;
 mod pages;
 mod query;
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Query, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -36,6 +38,8 @@ pub struct AppState {
     pub http: Arc<metrics::HttpMetrics>,
     /// Shown on every page (e.g. that sign-in is off).
     pub banner: Option<String>,
+    /// Cancelled at shutdown; ends the live-update streams so the server can drain.
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -70,49 +74,9 @@ impl AppState {
     }
 }
 
-const CSS: &str = include_str!("../../../style/lookout.css");
-
-/// A short content hash of the stylesheet, so its URL changes when it does.
-static CSS_VERSION: LazyLock<String> = LazyLock::new(|| {
-    let hash = CSS.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{:012x}", hash & 0xffff_ffff_ffff)
-});
-
 /// The stylesheet URL with its version.
 pub fn stylesheet_href() -> String {
-    format!("/style/lookout.css?v={}", *CSS_VERSION)
-}
-
-#[derive(serde::Deserialize)]
-struct CssQuery {
-    v: Option<String>,
-}
-
-async fn stylesheet(Query(q): Query<CssQuery>) -> Response {
-    // A versioned URL never changes; an unversioned one must be revalidated.
-    let cache = if q.v.as_deref() == Some(CSS_VERSION.as_str()) {
-        "public, max-age=31536000, immutable"
-    } else {
-        "no-cache"
-    };
-    (
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/css; charset=utf-8"),
-            ),
-            (header::CACHE_CONTROL, HeaderValue::from_static(cache)),
-            (
-                header::ETAG,
-                HeaderValue::from_str(&format!("\"{}\"", *CSS_VERSION))
-                    .expect("hex is a valid header"),
-            ),
-        ],
-        CSS,
-    )
-        .into_response()
+    assets::STYLESHEET.href()
 }
 
 async fn healthz() -> &'static str {
@@ -169,7 +133,15 @@ pub fn router(state: AppState) -> Router {
                 .post(api::not_found)
                 .delete(api::not_found),
         )
-        .route("/style/lookout.css", get(stylesheet))
+        .route("/api/v1/events", get(events::stream))
+        .route(
+            assets::STYLESHEET.path(),
+            get(|q| async move { assets::STYLESHEET.respond(q) }),
+        )
+        .route(
+            assets::LIVE_SCRIPT.path(),
+            get(|q| async move { assets::LIVE_SCRIPT.respond(q) }),
+        )
         .route("/metrics", get(metrics::render))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

@@ -3,13 +3,26 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::response::Html;
-use lookout_app::components::{Nav, Shell};
+use lookout_app::components::{Nav, Shell, SyncLine};
 use lookout_app::model::ObjectKey;
 use lookout_app::pages;
 
 use super::{query, AppError, AppState};
 
+/// The frame of every page. The change counter is read before the page's data, so a change
+/// that lands while the page renders makes the live script fetch it again.
 fn shell(state: &AppState) -> Shell {
+    let rev = state.registry.revision();
+    let sync = state
+        .fleet()
+        .clusters(&state.scope())
+        .into_iter()
+        .map(|c| SyncLine {
+            name: c.name,
+            state: c.state,
+            last_sync: c.last_sync,
+        })
+        .collect();
     Shell {
         title: String::new(),
         active: Nav::None,
@@ -17,6 +30,9 @@ fn shell(state: &AppState) -> Shell {
         stylesheet: super::stylesheet_href(),
         banner: state.banner.clone(),
         search: String::new(),
+        rev,
+        script: Some(super::assets::LIVE_SCRIPT.href()),
+        sync,
     }
 }
 

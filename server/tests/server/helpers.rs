@@ -1,7 +1,5 @@
 //! Starting the application against kubesim, and driving kubectl.
 
-//! same way `main` starts it (on port 0), plus the `lookout` binary itself.
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -271,4 +269,21 @@ pub fn ingress_yaml(ns: &str, name: &str, host: &str) -> String {
     format!(
         "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  namespace: {ns}\n  annotations:\n    cert-manager.io/cluster-issuer: letsencrypt-prod\nspec:\n  ingressClassName: cilium\n  rules:\n  - host: {host}\n  tls:\n  - hosts: [\"{host}\"]\n    secretName: {name}-tls\n"
     )
+}
+
+/// Creates an object in kubesim directly (as a controller would).
+pub fn create(
+    app: &TestApp,
+    cluster: usize,
+    group: &str,
+    plural: &str,
+    ns: Option<&str>,
+    obj: Value,
+) {
+    let c = &app.fleet.clusters[cluster].cluster;
+    let rt = c
+        .resolve(group, plural)
+        .unwrap_or_else(|| panic!("{plural} is served"));
+    c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+        .unwrap();
 }

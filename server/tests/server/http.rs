@@ -1,7 +1,5 @@
 //! Pages and API against kubesim: listing, 404s, 400s, escaping, caching, readiness.
 
-//! same way `main` starts it (on port 0), plus the `lookout` binary itself.
-
 use std::time::{Duration, Instant};
 
 use lookout_server::config::ClusterConfig;

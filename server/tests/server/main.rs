@@ -1,8 +1,10 @@
 //! The lookout application against kubesim over HTTP, with a real SQLite file, started the
-//! One integration-test binary, in modules.
+//! same way `main` starts it (on port 0), plus the `lookout` binary itself. One
+//! integration-test binary, in modules.
 
 mod binary;
 mod helpers;
 mod history;
 mod http;
+mod live;
 mod watch;

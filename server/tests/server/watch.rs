@@ -7,15 +7,6 @@ use serde_json::{json, Value};
 
 use crate::helpers::*;
 
-fn create(app: &TestApp, cluster: usize, group: &str, plural: &str, ns: Option<&str>, obj: Value) {
-    let c = &app.fleet.clusters[cluster].cluster;
-    let rt = c
-        .resolve(group, plural)
-        .unwrap_or_else(|| panic!("{plural} is served"));
-    c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
-        .unwrap();
-}
-
 fn ingress(name: &str, annotations: Value) -> Value {
     json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
            "metadata": {"name": name, "annotations": annotations},

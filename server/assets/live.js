@@ -1,0 +1,91 @@
+// Lookout live updates: our one script. Pages work without it; with it, one Server-Sent
+// Events stream per tab says when the fleet changed, and the parts of the page marked
+// `data-live` are fetched again and replaced where they differ. A region the user is
+// typing in is left alone and a "reload" offer is shown instead.
+(function () {
+  "use strict";
+  if (!window.EventSource || !window.fetch || !window.DOMParser) return;
+
+  var body = document.body;
+  var rev = Number(body.getAttribute("data-rev") || "0");
+  var status = document.getElementById("live-status");
+  var MIN_INTERVAL_MS = 1000;
+  var inFlight = false;
+  var pending = false;
+  var lastFetch = 0;
+
+  function say(text, state) {
+    if (!status) return;
+    status.textContent = text;
+    status.setAttribute("data-state", state);
+  }
+
+  function busyIn(region) {
+    var active = document.activeElement;
+    if (!active || !region.contains(active)) return false;
+    var tag = active.tagName;
+    return tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA";
+  }
+
+  function offerReload() {
+    if (document.getElementById("live-reload")) return;
+    var button = document.createElement("button");
+    button.id = "live-reload";
+    button.type = "button";
+    button.textContent = "New data: reload";
+    button.setAttribute("data-testid", "live-reload");
+    button.addEventListener("click", function () { window.location.reload(); });
+    if (status) status.after(button);
+  }
+
+  function apply(html) {
+    var next = new DOMParser().parseFromString(html, "text/html");
+    var nextRev = Number(next.body.getAttribute("data-rev") || "0");
+    var changed = 0;
+    var skipped = false;
+    document.querySelectorAll("[data-live]").forEach(function (region) {
+      if (!region.id) return;
+      var fresh = next.getElementById(region.id);
+      if (!fresh || fresh.innerHTML === region.innerHTML) return;
+      if (busyIn(region)) { skipped = true; return; }
+      region.innerHTML = fresh.innerHTML;
+      changed += 1;
+    });
+    if (nextRev !== rev) {
+      rev = nextRev;
+      body.setAttribute("data-rev", String(rev));
+    }
+    if (skipped) offerReload();
+    body.setAttribute("data-live-updates", String(Number(body.getAttribute("data-live-updates") || "0") + (changed > 0 ? 1 : 0)));
+  }
+
+  function refresh() {
+    if (inFlight) { pending = true; return; }
+    var wait = lastFetch + MIN_INTERVAL_MS - Date.now();
+    if (wait > 0) { pending = true; setTimeout(flush, wait); return; }
+    inFlight = true;
+    lastFetch = Date.now();
+    fetch(window.location.href, { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) { apply(html); say("Live", "live"); })
+      .catch(function () { say("Live updates paused: the page could not be fetched", "error"); })
+      .then(function () { inFlight = false; flush(); });
+  }
+
+  function flush() {
+    if (pending && !inFlight) { pending = false; refresh(); }
+  }
+
+  var source = new EventSource("/api/v1/events");
+  source.addEventListener("open", function () { say("Live", "live"); });
+  source.addEventListener("error", function () { say("Live updates reconnecting…", "error"); });
+  source.addEventListener("change", function (event) {
+    var data;
+    try { data = JSON.parse(event.data); } catch (e) { return; }
+    // A different revision (also a lower one: the server restarted) means new data.
+    if (typeof data.rev === "number" && data.rev !== rev) refresh();
+  });
+})();

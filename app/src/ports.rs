@@ -17,6 +17,11 @@ pub struct FindingQuery {
     pub severity: Option<Severity>,
     /// A rule id.
     pub rule: Option<String>,
+    /// None: by urgency.
+    pub sort: Option<crate::sort::Sort>,
+    /// 1-based; the reader returns every match, the caller pages.
+    pub page: usize,
+    pub per_page: usize,
 }
 
 /// Filters of the Ingress list (`/ingresses`, `/api/v1/ingresses`).
@@ -28,6 +33,8 @@ pub struct IngressQuery {
     pub q: Option<String>,
     /// An annotation status: `not-requested`, `set`, `set-not-effective`, `missing`, `invalid`.
     pub status: Option<String>,
+    /// None: by cluster, namespace, name.
+    pub sort: Option<crate::sort::Sort>,
     /// 1-based.
     pub page: usize,
     pub per_page: usize,
@@ -42,9 +49,58 @@ pub struct CertificateQuery {
     pub q: Option<String>,
     /// `ready`, `not-ready`, `expired` or `failing`.
     pub status: Option<String>,
+    /// None: by cluster, namespace, name.
+    pub sort: Option<crate::sort::Sort>,
     pub page: usize,
     pub per_page: usize,
 }
+
+/// Filters of the challenge history (`/challenges`, `/api/v1/challenges`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChallengeQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    /// A DNS name; its subdomains match too.
+    pub domain: Option<String>,
+    /// A Challenge state: `valid`, `invalid`, `errored`, `pending`, …
+    pub outcome: Option<String>,
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// `since` as the caller wrote it (`24h` or a time), to show it back in the form.
+    pub since_text: Option<String>,
+    /// None: the most recently seen first.
+    pub sort: Option<crate::sort::Sort>,
+    pub page: usize,
+    pub per_page: usize,
+}
+
+/// The Challenge states `outcome=` accepts.
+pub const CHALLENGE_OUTCOMES: &[&str] = &[
+    "valid",
+    "invalid",
+    "errored",
+    "pending",
+    "processing",
+    "ready",
+    "expired",
+];
+
+/// Filters of the audit log (`/audit`, `/api/v1/audit`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    pub actor: Option<String>,
+    pub action: Option<String>,
+    /// `ok`, `conflict`, `refused` or `error`.
+    pub outcome: Option<String>,
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+    pub since_text: Option<String>,
+    pub page: usize,
+    pub per_page: usize,
+}
+
+/// The outcomes an audit row can have.
+pub const AUDIT_OUTCOMES: &[&str] = &["ok", "conflict", "refused", "error"];
 
 /// The annotation statuses `status=` accepts.
 pub const INGRESS_STATUSES: &[&str] = &[
@@ -108,7 +164,7 @@ pub trait FleetReader: Send + Sync {
     fn clusters(&self, scope: &Scope) -> Vec<ClusterView>;
     /// Findings across the visible fleet, most urgent first.
     fn findings(&self, scope: &Scope, query: &FindingQuery) -> Vec<Finding>;
-    /// Ingresses sorted by cluster, namespace, name.
+    /// Ingresses in the query's sort order (by cluster, namespace, name by default).
     fn ingresses(&self, scope: &Scope, query: &IngressQuery) -> Page<IngressRow>;
     /// One Ingress with its chain; None when it does not exist or is outside the scope.
     fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail>;

@@ -1,5 +1,6 @@
 //! View pieces shared by every page: the document shell, times, state badges, pagination.
 
+pub mod charts;
 pub mod findings;
 
 use chrono::{DateTime, Utc};
@@ -183,6 +184,51 @@ pub fn Pager(page: usize, pages: usize, total: usize, base_query: String) -> imp
             <span>{format!("Page {page} of {pages} · {total} rows")}</span>
             {next}
         </nav>
+    }
+}
+
+/// `k=v&…` of the parameters that are set, each value percent-encoded.
+pub fn query_string(params: &[(&str, Option<&str>)]) -> String {
+    params
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", crate::pages::ingresses::encode(v))))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// A column header that sorts by `key`: a link to sort by it, or to reverse it when it is
+/// the current order; `aria-sort` says which column is sorted and how.
+pub fn sort_header(
+    label: &'static str,
+    key: &'static str,
+    current: Option<crate::sort::Sort>,
+    default_key: &'static str,
+    filters: &str,
+) -> impl IntoView {
+    let (active, reversed) = match current {
+        Some(s) => (s.key == key, s.reversed),
+        None => (key == default_key, false),
+    };
+    let next = if active && !reversed {
+        format!("-{key}")
+    } else {
+        key.to_string()
+    };
+    let href = if filters.is_empty() {
+        format!("?sort={next}")
+    } else {
+        format!("?{filters}&sort={next}")
+    };
+    let aria = active.then_some(if reversed { "descending" } else { "ascending" });
+    let arrow = match (active, reversed) {
+        (true, false) => " ▲",
+        (true, true) => " ▼",
+        _ => "",
+    };
+    view! {
+        <th scope="col" aria-sort=aria>
+            <a href=href data-testid=format!("sort-{key}")>{label}<span aria-hidden="true">{arrow}</span></a>
+        </th>
     }
 }
 

@@ -1,12 +1,18 @@
 //! `/`: the triage board — what is broken now across the fleet, most urgent first, with
-//! counts per cluster and severity.
+//! counts per cluster and severity, filters and sort orders in the query string, and what
+//! changed recently from the history.
 
 use leptos::prelude::*;
 
 use crate::components::findings::findings_table;
-use crate::components::{document, Nav, Shell};
-use crate::model::{ClusterView, Finding, Severity, SyncState};
+use chrono::{DateTime, Utc};
+
+use crate::components::{document, Nav, Pager, Shell, Time};
+use crate::model::finding::RULE_IDS;
+use crate::model::history::RecentChange;
+use crate::model::{ClusterView, Finding, Page, Severity, SyncState};
 use crate::pages::clusters::clusters_table;
+use crate::ports::FindingQuery;
 
 fn count(findings: &[Finding], cluster: &str, severity: Severity) -> usize {
     findings
@@ -15,7 +21,118 @@ fn count(findings: &[Finding], cluster: &str, severity: Severity) -> usize {
         .count()
 }
 
-pub fn page(shell: &Shell, clusters: Vec<ClusterView>, findings: Vec<Finding>) -> String {
+/// The board's filters as a query string (without `page`), for the pager.
+fn query_string(q: &FindingQuery) -> String {
+    let severity = q.severity.map(|s| s.label());
+    let sort = q.sort.map(|s| s.param());
+    crate::components::query_string(&[
+        ("cluster", q.cluster.as_deref()),
+        ("namespace", q.namespace.as_deref()),
+        ("severity", severity),
+        ("rule", q.rule.as_deref()),
+        ("sort", sort.as_deref()),
+    ])
+}
+
+/// The filter and sort form; every choice is a plain GET parameter.
+fn filter_form(q: &FindingQuery, clusters: &[ClusterView]) -> impl IntoView {
+    let option = |value: &str, label: &str, selected: bool| {
+        view! { <option value=value.to_string() selected=selected>{label.to_string()}</option> }
+    };
+    let cluster_options = clusters
+        .iter()
+        .map(|c| {
+            option(
+                &c.name,
+                &c.name,
+                q.cluster.as_deref() == Some(c.name.as_str()),
+            )
+        })
+        .collect_view();
+    let severity_options = [Severity::Critical, Severity::Warning, Severity::Info]
+        .map(|s| option(s.label(), s.label(), q.severity == Some(s)))
+        .into_iter()
+        .collect_view();
+    let rule_options = RULE_IDS
+        .iter()
+        .map(|r| option(r, r, q.rule.as_deref() == Some(*r)))
+        .collect_view();
+    let current_sort = q
+        .sort
+        .map(|s| s.param())
+        .unwrap_or_else(|| "urgency".into());
+    let sort_options = [
+        ("urgency", "most urgent first"),
+        ("since", "newest first"),
+        ("-since", "oldest first"),
+        ("cluster", "cluster"),
+        ("rule", "rule"),
+    ]
+    .map(|(v, l)| option(v, l, current_sort == v))
+    .into_iter()
+    .collect_view();
+    view! {
+        <form class="filters" method="get" action="/">
+            <label>"Cluster "<select name="cluster"><option value="">"All clusters"</option>{cluster_options}</select></label>
+            <label>"Namespace " <input name="namespace" value=q.namespace.clone().unwrap_or_default()/></label>
+            <label>"Severity "<select name="severity"><option value="">"Any"</option>{severity_options}</select></label>
+            <label>"Rule "<select name="rule"><option value="">"Any"</option>{rule_options}</select></label>
+            <label>"Sort "<select name="sort">{sort_options}</select></label>
+            <button type="submit">"Filter"</button>
+        </form>
+    }
+}
+
+/// "What changed recently": history rows, newest first.
+fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -> impl IntoView {
+    match recent {
+        Err(e) => view! { <p class="error-text">{e}</p> }.into_any(),
+        Ok(r) if r.is_empty() => {
+            view! { <p>"Nothing changed in the last 24 hours."</p> }.into_any()
+        }
+        Ok(r) => {
+            let rows = r
+                .into_iter()
+                .map(|c| {
+                    let at = DateTime::parse_from_rfc3339(&c.at)
+                        .map(|t| t.with_timezone(&Utc))
+                        .ok()
+                        .map(|at| view! { <Time at=at now=now/> });
+                    let object = if c.namespace.is_empty() {
+                        format!("{} {}", c.kind, c.name)
+                    } else {
+                        format!("{} {}/{}", c.kind, c.namespace, c.name)
+                    };
+                    view! {
+                        <tr data-testid="recent-row">
+                            <td>{at}</td>
+                            <td>{c.cluster}</td>
+                            <td>{object}</td>
+                            <td>{c.what}</td>
+                            <td class="message">{c.detail.unwrap_or_default()}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <table>
+                    <caption class="visually-hidden">"Recent changes"</caption>
+                    <thead><tr><th scope="col">"When"</th><th scope="col">"Cluster"</th><th scope="col">"Object"</th><th scope="col">"Change"</th><th scope="col">"Detail"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            }
+            .into_any()
+        }
+    }
+}
+
+pub fn page(
+    shell: &Shell,
+    query: &FindingQuery,
+    clusters: Vec<ClusterView>,
+    findings: Vec<Finding>,
+    recent: Result<Vec<RecentChange>, String>,
+) -> String {
     let now = shell.now;
     let critical = findings
         .iter()
@@ -57,7 +174,7 @@ pub fn page(shell: &Shell, clusters: Vec<ClusterView>, findings: Vec<Finding>) -
         .map(|c| {
             let cells = [Severity::Critical, Severity::Warning, Severity::Info].map(|s| {
                 let n = count(&findings, &c.name, s);
-                let href = format!("/?cluster={}&severity={}", c.name, s.label());
+                let href = format!("/?{}", crate::components::query_string(&[("cluster", Some(&c.name)), ("severity", Some(s.label()))]));
                 view! { <td><a href=href>{n}</a></td> }
             });
             view! { <tr><th scope="row">{c.name.clone()}</th>{cells.into_iter().collect_view()}</tr> }
@@ -66,6 +183,9 @@ pub fn page(shell: &Shell, clusters: Vec<ClusterView>, findings: Vec<Finding>) -
     let empty = findings
         .is_empty()
         .then(|| view! { <p>"No findings match."</p> });
+    let form = filter_form(query, &clusters);
+    let findings = Page::of(findings, query.page.max(1), query.per_page.max(1));
+    let pager = view! { <Pager page=findings.page pages=findings.pages() total=findings.total base_query=query_string(query)/> };
     document(
         &Shell {
             title: "Triage".into(),
@@ -80,9 +200,13 @@ pub fn page(shell: &Shell, clusters: Vec<ClusterView>, findings: Vec<Finding>) -
                 <thead><tr><th scope="col">"Cluster"</th><th scope="col">"✖ critical"</th><th scope="col">"▲ warning"</th><th scope="col">"ℹ info"</th></tr></thead>
                 <tbody>{counts}</tbody>
             </table>
-            <h2>"Broken now, most urgent first"</h2>
+            <h2>"Broken now"</h2>
+            {form}
             {empty}
-            {findings_table(findings, now, false)}
+            {findings_table(findings.items, now, false)}
+            {pager}
+            <h2>"What changed recently"</h2>
+            {recent_table(recent, now)}
             <h2>"Clusters"</h2>
             {clusters_table(clusters, now)}
         },

@@ -2,13 +2,53 @@
 
 use leptos::prelude::*;
 
+use crate::components::charts::lifetime_bar;
 use crate::components::findings::findings_table;
 use crate::components::{document, Nav, Shell, Time};
+use crate::model::history::TimelineEntry;
 use crate::pages::ingress_detail::{attempts, events_table};
 use crate::pages::ingresses::encode;
 use crate::ports::CertificateDetail;
 
-pub fn page(shell: &Shell, d: CertificateDetail) -> String {
+/// The history of a Certificate as a table, oldest first.
+fn timeline_table(timeline: Result<Vec<TimelineEntry>, String>) -> impl IntoView {
+    match timeline {
+        Err(e) => {
+            view! { <p class="error-text">"The history could not be read: " {e}</p> }.into_any()
+        }
+        Ok(t) if t.is_empty() => view! { <p>"Nothing recorded yet."</p> }.into_any(),
+        Ok(t) => {
+            let rows = t
+                .into_iter()
+                .map(|e| {
+                    view! {
+                        <tr data-testid="timeline-row">
+                            <td><time datetime=e.at.clone()>{e.at.clone()}</time></td>
+                            <td>{e.kind}</td>
+                            <td>{e.name}</td>
+                            <td>{e.state}</td>
+                            <td class="message">{e.detail.unwrap_or_default()}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <table>
+                    <caption class="visually-hidden">"History"</caption>
+                    <thead><tr><th scope="col">"When (UTC)"</th><th scope="col">"What"</th><th scope="col">"Object"</th><th scope="col">"State"</th><th scope="col">"Detail"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            }
+            .into_any()
+        }
+    }
+}
+
+pub fn page(
+    shell: &Shell,
+    d: CertificateDetail,
+    timeline: Result<Vec<TimelineEntry>, String>,
+) -> String {
     let now = shell.now;
     let c = d.chain.certificate.clone();
     let time =
@@ -72,6 +112,7 @@ pub fn page(shell: &Shell, d: CertificateDetail) -> String {
                 <dt>"Revision"</dt><dd>{c.revision.map(|r| r.to_string()).unwrap_or_default()}</dd>
                 <dt>"Failed attempts"</dt><dd>{c.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
             </dl>
+            {lifetime_bar(c.not_before, c.renewal_time, c.not_after, now)}
             <h2>"Findings"</h2>
             {no_findings}
             {findings_table(d.findings, now, true)}
@@ -79,6 +120,8 @@ pub fn page(shell: &Shell, d: CertificateDetail) -> String {
             {attempts(&d.chain, now)}
             <h2>"Events"</h2>
             {events_table(d.events, now)}
+            <h2>"History"</h2>
+            {timeline_table(timeline)}
         },
     )
 }

@@ -2,29 +2,51 @@
 
 use leptos::prelude::*;
 
+use crate::components::charts::expiry_chart;
 use crate::components::findings::SeverityBadge;
-use crate::components::{document, Nav, Pager, Shell, Time};
+use crate::components::{document, sort_header, Nav, Pager, Shell, Time};
 use crate::model::Page;
 use crate::pages::ingresses::encode;
 use crate::ports::{CertificateQuery, CertificateRow, CERTIFICATE_STATUSES};
+use crate::sort::CERTIFICATE_SORTS;
 
-fn query_string(q: &CertificateQuery) -> String {
-    let mut parts = Vec::new();
-    for (k, v) in [
-        ("cluster", &q.cluster),
-        ("namespace", &q.namespace),
-        ("q", &q.q),
-        ("status", &q.status),
-    ] {
-        if let Some(v) = v {
-            parts.push(format!("{k}={}", encode(v)));
-        }
-    }
-    parts.join("&")
+fn filters(q: &CertificateQuery) -> String {
+    crate::components::query_string(&[
+        ("cluster", q.cluster.as_deref()),
+        ("namespace", q.namespace.as_deref()),
+        ("q", q.q.as_deref()),
+        ("status", q.status.as_deref()),
+    ])
 }
 
-pub fn page(shell: &Shell, query: &CertificateQuery, certificates: Page<CertificateRow>) -> String {
+fn query_string(q: &CertificateQuery) -> String {
+    let sort = q.sort.map(|s| s.param());
+    [
+        filters(q),
+        crate::components::query_string(&[("sort", sort.as_deref())]),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join("&")
+}
+
+/// `expiries` are the `notAfter` of every matching Certificate (all pages), for the chart.
+pub fn page(
+    shell: &Shell,
+    query: &CertificateQuery,
+    clusters: Vec<String>,
+    expiries: Vec<Option<chrono::DateTime<chrono::Utc>>>,
+    certificates: Page<CertificateRow>,
+) -> String {
     let now = shell.now;
+    let cluster_options = clusters
+        .into_iter()
+        .map(|c| {
+            let selected = query.cluster.as_deref() == Some(c.as_str());
+            view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
+        })
+        .collect_view();
     let status_options = CERTIFICATE_STATUSES
         .iter()
         .map(|s| {
@@ -63,6 +85,8 @@ pub fn page(shell: &Shell, query: &CertificateQuery, certificates: Page<Certific
         .is_empty()
         .then(|| view! { <p>"No Certificate matches these filters."</p> });
     let pager = view! { <Pager page=certificates.page pages=certificates.pages() total=certificates.total base_query=query_string(query)/> };
+    let base = filters(query);
+    let header = |label, key| sort_header(label, key, query.sort, CERTIFICATE_SORTS[0], &base);
     document(
         &Shell {
             title: "Certificates".into(),
@@ -72,6 +96,12 @@ pub fn page(shell: &Shell, query: &CertificateQuery, certificates: Page<Certific
         view! {
             <h1>"Certificates"</h1>
             <form class="filters" method="get" action="/certificates">
+                <label>"Cluster "
+                    <select name="cluster">
+                        <option value="">"All clusters"</option>
+                        {cluster_options}
+                    </select>
+                </label>
                 <label>"Namespace " <input name="namespace" value=query.namespace.clone().unwrap_or_default()/></label>
                 <label>"Name or host " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>
                 <label>"Status "
@@ -79,14 +109,16 @@ pub fn page(shell: &Shell, query: &CertificateQuery, certificates: Page<Certific
                 </label>
                 <button type="submit">"Filter"</button>
             </form>
+            <h2>"Expiry timeline"</h2>
+            {expiry_chart(&expiries, now)}
             {empty}
             <table>
                 <caption class="visually-hidden">"Certificates"</caption>
                 <thead>
                     <tr>
-                        <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th><th scope="col">"Name"</th>
-                        <th scope="col">"DNS names"</th><th scope="col">"Ready"</th><th scope="col">"Expires"</th>
-                        <th scope="col">"Issuer"</th><th scope="col">"Health"</th>
+                        {header("Cluster", "cluster")}{header("Namespace", "namespace")}{header("Name", "name")}
+                        <th scope="col">"DNS names"</th><th scope="col">"Ready"</th>{header("Expires", "expiry")}
+                        <th scope="col">"Issuer"</th>{header("Health", "health")}
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>

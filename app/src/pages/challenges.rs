@@ -3,9 +3,11 @@
 
 use leptos::prelude::*;
 
-use crate::components::{document, Nav, Shell};
+use crate::components::{document, query_string, sort_header, Nav, Pager, Shell};
 use crate::model::history::ChallengeRecord;
 use crate::model::Page;
+use crate::ports::{ChallengeQuery, CHALLENGE_OUTCOMES};
+use crate::sort::CHALLENGE_SORTS;
 
 /// Failed challenges by classified reason, most frequent first.
 pub fn failures_by_reason(rows: &[ChallengeRecord]) -> Vec<(&'static str, usize)> {
@@ -21,11 +23,45 @@ pub fn failures_by_reason(rows: &[ChallengeRecord]) -> Vec<(&'static str, usize)
     out
 }
 
+/// The filters as a query string (without `sort` and `page`).
+fn filters(q: &ChallengeQuery) -> String {
+    query_string(&[
+        ("cluster", q.cluster.as_deref()),
+        ("namespace", q.namespace.as_deref()),
+        ("domain", q.domain.as_deref()),
+        ("outcome", q.outcome.as_deref()),
+        ("since", q.since_text.as_deref()),
+    ])
+}
+
 pub fn page(
     shell: &Shell,
+    query: &ChallengeQuery,
+    clusters: Vec<String>,
     failures: Vec<(&'static str, usize)>,
     rows: Page<ChallengeRecord>,
 ) -> String {
+    let base = filters(query);
+    let sort = query.sort.map(|s| s.param());
+    let pager_query = [base.clone(), query_string(&[("sort", sort.as_deref())])]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("&");
+    let pager = view! { <Pager page=rows.page pages=rows.pages() total=rows.total base_query=pager_query/> };
+    let header = |label, key| sort_header(label, key, query.sort, CHALLENGE_SORTS[0], &base);
+    let option = |value: &str, selected: bool| view! { <option value=value.to_string() selected=selected>{value.to_string()}</option> };
+    let cluster_options = clusters
+        .iter()
+        .map(|c| option(c, query.cluster.as_deref() == Some(c.as_str())))
+        .collect_view();
+    let outcome_options = CHALLENGE_OUTCOMES
+        .iter()
+        .map(|o| option(o, query.outcome.as_deref() == Some(*o)))
+        .collect_view();
+    let no_failures = failures
+        .is_empty()
+        .then(|| view! { <p>"No failed challenge matches."</p> });
     let groups = failures
         .into_iter()
         .map(|(reason, n)| view! { <li>{format!("{reason}: {n}")}</li> })
@@ -35,7 +71,7 @@ pub fn page(
         .iter()
         .map(|r| {
             let states = r.transitions.iter().map(|t| if t.state.is_empty() { "created".to_string() } else { t.state.clone() }).collect::<Vec<_>>().join(" → ");
-            let gone = r.deleted_at.clone().map(|d| format!("deleted {d}")).unwrap_or_else(|| "exists".into());
+            let gone = r.deleted_at.clone().map(|d| format!("deleted {d}")).unwrap_or_else(|| format!("exists (seen {})", r.last_seen));
             view! {
                 <tr data-testid="challenge-row">
                     <td>{r.cluster.clone()}</td>
@@ -70,18 +106,28 @@ pub fn page(
         view! {
             <h1>"Challenge history"</h1>
             <p>"Every ACME Challenge Lookout has seen, including those Kubernetes deleted after they finished."</p>
+            <form class="filters" method="get" action="/challenges">
+                <label>"Cluster "<select name="cluster"><option value="">"All clusters"</option>{cluster_options}</select></label>
+                <label>"Namespace " <input name="namespace" value=query.namespace.clone().unwrap_or_default()/></label>
+                <label>"Domain " <input type="search" name="domain" value=query.domain.clone().unwrap_or_default()/></label>
+                <label>"State "<select name="outcome"><option value="">"Any"</option>{outcome_options}</select></label>
+                <label>"Since " <input name="since" placeholder="24h or 2026-01-01T00:00:00Z" value=query.since_text.clone().unwrap_or_default()/></label>
+                <button type="submit">"Filter"</button>
+            </form>
             <h2>"Failures by reason"</h2>
+            {no_failures}
             <ul>{groups}</ul>
             <h2>{summary}</h2>
             {empty}
             <table>
                 <caption class="visually-hidden">"Challenges"</caption>
                 <thead><tr>
-                    <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th><th scope="col">"Name"</th><th scope="col">"Type"</th>
-                    <th scope="col">"State"</th><th scope="col">"Failure"</th><th scope="col">"Reason"</th><th scope="col">"History"</th><th scope="col">"In cluster"</th>
+                    <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th>{header("DNS name", "domain")}<th scope="col">"Type"</th>
+                    {header("State", "state")}<th scope="col">"Failure"</th><th scope="col">"Reason"</th><th scope="col">"History"</th>{header("Last seen", "recent")}
                 </tr></thead>
                 <tbody>{items}</tbody>
             </table>
+            {pager}
         },
     )
 }

@@ -3,10 +3,11 @@
 use leptos::prelude::*;
 
 use crate::components::findings::SeverityBadge;
-use crate::components::{document, Nav, Pager, Shell};
+use crate::components::{document, sort_header, Nav, Pager, Shell};
 use crate::model::chain::AnnotationStatus;
 use crate::model::{IngressView, Page};
 use crate::ports::{IngressQuery, IngressRow, INGRESS_STATUSES};
+use crate::sort::INGRESS_SORTS;
 
 /// `cluster/namespace/name` as a detail-page URL, each part percent-encoded.
 pub fn detail_href(i: &IngressView) -> String {
@@ -31,19 +32,27 @@ pub fn encode(s: &str) -> String {
     out
 }
 
-/// The filters as a query string (without `page`), for links that keep them.
+/// The filters as a query string (without `sort` and `page`), for links that keep them.
+pub fn filters(q: &IngressQuery) -> String {
+    crate::components::query_string(&[
+        ("cluster", q.cluster.as_deref()),
+        ("namespace", q.namespace.as_deref()),
+        ("q", q.q.as_deref()),
+        ("status", q.status.as_deref()),
+    ])
+}
+
+/// The filters and the sort order (without `page`), for the pager.
 pub fn query_string(q: &IngressQuery) -> String {
-    let mut parts = Vec::new();
-    for (k, v) in [
-        ("cluster", &q.cluster),
-        ("namespace", &q.namespace),
-        ("q", &q.q),
-    ] {
-        if let Some(v) = v {
-            parts.push(format!("{k}={}", encode(v)));
-        }
-    }
-    parts.join("&")
+    let sort = q.sort.map(|s| s.param());
+    [
+        filters(q),
+        crate::components::query_string(&[("sort", sort.as_deref())]),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join("&")
 }
 
 /// The annotation status in words, with the managers that own it.
@@ -132,6 +141,8 @@ pub fn page(
         .is_empty()
         .then(|| view! { <p>"No Ingress matches these filters."</p> });
     let pager = view! { <Pager page=ingresses.page pages=ingresses.pages() total=ingresses.total base_query=query_string(query)/> };
+    let base = filters(query);
+    let header = |label, key| sort_header(label, key, query.sort, INGRESS_SORTS[0], &base);
     document(
         &Shell {
             title: "Ingresses".into(),
@@ -163,15 +174,15 @@ pub fn page(
                 <caption class="visually-hidden">"Ingresses"</caption>
                 <thead>
                     <tr>
-                        <th scope="col">"Cluster"</th>
-                        <th scope="col">"Namespace"</th>
-                        <th scope="col">"Name"</th>
-                        <th scope="col">"Hosts"</th>
+                        {header("Cluster", "cluster")}
+                        {header("Namespace", "namespace")}
+                        {header("Name", "name")}
+                        {header("Hosts", "host")}
                         <th scope="col">"Class"</th>
                         <th scope="col">"TLS secrets"</th>
                         <th scope="col">"Issuer"</th>
                         <th scope="col">"Edit-in-place"</th>
-                        <th scope="col">"Health"</th>
+                        {header("Health", "health")}
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
@@ -191,8 +202,14 @@ mod tests {
         let q = IngressQuery {
             cluster: Some("zrh".into()),
             q: Some("shop&x".into()),
+            status: Some("missing".into()),
+            sort: crate::sort::Sort::parse("-host", INGRESS_SORTS),
             ..Default::default()
         };
-        assert_eq!(query_string(&q), "cluster=zrh&q=shop%26x");
+        assert_eq!(filters(&q), "cluster=zrh&q=shop%26x&status=missing");
+        assert_eq!(
+            query_string(&q),
+            "cluster=zrh&q=shop%26x&status=missing&sort=-host"
+        );
     }
 }

@@ -229,6 +229,11 @@ impl Registry {
         self.budgets.read().expect("budgets lock").clone()
     }
 
+    /// The cluster names, in configuration order.
+    pub fn cluster_names(&self) -> Vec<String> {
+        self.clusters.iter().map(|c| c.name.clone()).collect()
+    }
+
     /// The records, in configuration order.
     pub fn records(&self) -> &[Arc<ClusterRecord>] {
         &self.clusters

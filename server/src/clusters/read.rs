@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use lookout_app::model::certificate::CertificateView;
 use lookout_app::model::chain::Index;
-use lookout_app::model::finding::sort_by_urgency;
 use lookout_app::model::{Finding, IngressView, ObjectKey, Page, Scope, Severity};
 use lookout_app::ports::{
     CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, FleetReader, IngressDetail,
@@ -149,7 +148,7 @@ impl FleetReader for Registry {
             .filter(|f| q.severity.is_none_or(|s| s == f.severity))
             .filter(|f| q.rule.as_ref().is_none_or(|r| r == f.rule))
             .collect();
-        sort_by_urgency(&mut out);
+        lookout_app::sort::findings(&mut out, q.sort);
         out
     }
 
@@ -181,6 +180,7 @@ impl FleetReader for Registry {
                 }
             });
         }
+        lookout_app::sort::ingresses(&mut rows, q.sort, &self.cluster_names());
         Page::of(rows, q.page.max(1), q.per_page.max(1))
     }
 
@@ -249,6 +249,7 @@ impl FleetReader for Registry {
                 }
             });
         }
+        lookout_app::sort::certificates(&mut rows, q.sort, &self.cluster_names());
         Page::of(rows, q.page.max(1), q.per_page.max(1))
     }
 

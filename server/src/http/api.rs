@@ -3,12 +3,16 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::Json;
+use lookout_app::model::history::AuditEntry;
 use lookout_app::model::{ClusterView, Finding, ObjectKey, Page};
-use lookout_app::ports::{CertificateDetail, CertificateRow, IngressDetail, IngressRow};
+use lookout_app::ports::{
+    AuditQuery, CertificateDetail, CertificateRow, ChallengeQuery, IngressDetail, IngressRow,
+};
 use serde::Serialize;
 
 use super::error::ApiError;
 use super::{query, AppError, AppState};
+use crate::store::audit;
 use crate::store::history::{self, ChallengeRecord, TimelineEntry};
 use lookout_app::model::budget::Budget;
 
@@ -31,11 +35,10 @@ pub async fn clusters(
 pub async fn findings(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Items<Finding>>, ApiError> {
+) -> Result<Json<Page<Finding>>, ApiError> {
     let q = query::finding_query(raw.as_deref())?;
-    Ok(Json(Items {
-        items: state.fleet().findings(&state.scope(), &q),
-    }))
+    let all = state.fleet().findings(&state.scope(), &q);
+    Ok(Json(Page::of(all, q.page, q.per_page)))
 }
 
 pub async fn ingresses(
@@ -110,34 +113,68 @@ pub async fn challenges(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ChallengeHistory>, ApiError> {
-    let (visible, page, per_page) = visible_challenges(&state, raw.as_deref()).await?;
+    let (visible, q) = visible_challenges(&state, raw.as_deref()).await?;
     let failures_by_reason = lookout_app::pages::challenges::failures_by_reason(&visible)
         .into_iter()
         .map(|(reason, count)| ReasonCount { reason, count })
         .collect();
     Ok(Json(ChallengeHistory {
-        page: Page::of(visible, page, per_page),
+        page: Page::of(visible, q.page, q.per_page),
         failures_by_reason,
     }))
 }
+
+/// Rows the history reads at most for one query (newest first) before paging.
+const HISTORY_ROW_LIMIT: i64 = 10_000;
 
 /// The challenge history rows the caller may see, with the requested page.
 pub async fn visible_challenges(
     state: &AppState,
     raw: Option<&str>,
-) -> Result<(Vec<ChallengeRecord>, usize, usize), AppError> {
-    let (filter, page, per_page) = query::challenge_query(raw, (state.registry.now)())?;
+) -> Result<(Vec<ChallengeRecord>, ChallengeQuery), AppError> {
+    let q = query::challenge_query(raw, (state.registry.now)())?;
     let scope = state.scope();
-    let rows = history::challenges(&state.history, &filter)
-        .await
-        .map_err(|e| AppError::Internal(e.into()))?;
+    let rows = history::challenges(
+        &state.history,
+        &history::ChallengeFilter::of(&q, HISTORY_ROW_LIMIT),
+    )
+    .await
+    .map_err(|e| AppError::Internal(e.into()))?;
+    let mut rows: Vec<ChallengeRecord> = rows
+        .into_iter()
+        .filter(|r| scope.sees(&r.cluster, &r.namespace))
+        .collect();
+    lookout_app::sort::challenges(&mut rows, q.sort);
+    Ok((rows, q))
+}
+
+/// The audit rows the caller may see, newest first, with the query.
+pub async fn visible_audit(
+    state: &AppState,
+    raw: Option<&str>,
+) -> Result<(Vec<AuditEntry>, AuditQuery), AppError> {
+    let q = query::audit_query(raw, (state.registry.now)())?;
+    let scope = state.scope();
+    let rows = audit::list(
+        &state.history,
+        &audit::AuditFilter::of(&q, HISTORY_ROW_LIMIT),
+    )
+    .await
+    .map_err(|e| AppError::Internal(e.into()))?;
     Ok((
         rows.into_iter()
             .filter(|r| scope.sees(&r.cluster, &r.namespace))
             .collect(),
-        page,
-        per_page,
+        q,
     ))
+}
+
+pub async fn audit(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Page<AuditEntry>>, ApiError> {
+    let (rows, q) = visible_audit(&state, raw.as_deref()).await?;
+    Ok(Json(Page::of(rows, q.page, q.per_page)))
 }
 
 /// The Let's Encrypt budgets the caller may see (see [`rate_limits`]).
@@ -162,18 +199,9 @@ pub async fn rate_limits(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Items<Budget>>, ApiError> {
     query::parse(raw.as_deref(), &[])?;
-    let scope = state.scope();
-    let items = state
-        .registry
-        .budgets()
-        .into_iter()
-        .filter(|b| {
-            b.latest
-                .as_ref()
-                .is_some_and(|o| scope.sees_cluster_wide(&o.cluster))
-        })
-        .collect();
-    Ok(Json(Items { items }))
+    Ok(Json(Items {
+        items: visible_budgets(&state),
+    }))
 }
 
 pub async fn not_found(uri: Uri) -> ApiError {

@@ -109,6 +109,8 @@ pub fn router(state: AppState) -> Router {
         .route("/certificates", get(pages::certificates))
         .route("/challenges", get(pages::challenges))
         .route("/rate-limits", get(pages::rate_limits))
+        .route("/audit", get(pages::audit))
+        .route("/search", get(pages::search))
         .route(
             "/certificates/{cluster}/{namespace}/{name}",
             get(pages::certificate),
@@ -117,6 +119,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/findings", get(api::findings))
         .route("/api/v1/challenges", get(api::challenges))
         .route("/api/v1/rate-limits", get(api::rate_limits))
+        .route("/api/v1/audit", get(api::audit))
         .route("/api/v1/certificates", get(api::certificates))
         .route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}",
@@ -143,6 +146,7 @@ pub fn router(state: AppState) -> Router {
             get(|q| async move { assets::LIVE_SCRIPT.respond(q) }),
         )
         .route("/metrics", get(metrics::render))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .fallback(pages::not_found)

@@ -41,10 +41,54 @@ pub async fn board(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::finding_query(raw.as_deref())?;
+    let shell = shell(&state);
     let scope = state.scope();
     let clusters = state.fleet().clusters(&scope);
     let findings = state.fleet().findings(&scope, &q);
-    Ok(Html(pages::board::page(&shell(&state), clusters, findings)))
+    let recent = recent_changes(&state, &scope, shell.now).await;
+    Ok(Html(pages::board::page(
+        &shell, &q, clusters, findings, recent,
+    )))
+}
+
+/// The names of the clusters the caller sees, for the filter forms.
+fn cluster_names(state: &AppState) -> Vec<String> {
+    let scope = state.scope();
+    state
+        .registry
+        .cluster_names()
+        .into_iter()
+        .filter(|c| scope.sees_cluster(c))
+        .collect()
+}
+
+/// How far back the board's "what changed recently" looks, and how many lines it shows.
+const RECENT_WINDOW: chrono::Duration = chrono::Duration::hours(24);
+const RECENT_LINES: usize = 30;
+
+/// The caller's recent changes; the board still renders when the history cannot be read.
+async fn recent_changes(
+    state: &AppState,
+    scope: &lookout_app::model::Scope,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Vec<lookout_app::model::history::RecentChange>, String> {
+    let rows = crate::store::history::recent_changes(&state.history, now - RECENT_WINDOW, 1000)
+        .await
+        .map_err(|e| {
+            tracing::warn!(error = %e, "could not read the recent changes");
+            format!("the history could not be read ({e})")
+        })?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| {
+            if r.namespace.is_empty() {
+                scope.sees_cluster(&r.cluster)
+            } else {
+                scope.sees(&r.cluster, &r.namespace)
+            }
+        })
+        .take(RECENT_LINES)
+        .collect())
 }
 
 pub async fn clusters(
@@ -61,14 +105,8 @@ pub async fn ingresses(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::ingress_query(raw.as_deref())?;
-    let scope = state.scope();
-    let names = state
-        .fleet()
-        .clusters(&scope)
-        .into_iter()
-        .map(|c| c.name)
-        .collect();
-    let page = state.fleet().ingresses(&scope, &q);
+    let names = cluster_names(&state);
+    let page = state.fleet().ingresses(&state.scope(), &q);
     Ok(Html(pages::ingresses::page(
         &shell(&state),
         &q,
@@ -94,22 +132,50 @@ pub async fn certificates(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::certificate_query(raw.as_deref())?;
-    let page = state.fleet().certificates(&state.scope(), &q);
-    Ok(Html(pages::certificates::page(&shell(&state), &q, page)))
+    let scope = state.scope();
+    // Every match, for the expiry chart; the table shows one page of them.
+    let all = state.fleet().certificates(
+        &scope,
+        &lookout_app::ports::CertificateQuery {
+            page: 1,
+            per_page: usize::MAX,
+            ..q.clone()
+        },
+    );
+    let expiries = all.items.iter().map(|r| r.certificate.not_after).collect();
+    let names = cluster_names(&state);
+    Ok(Html(pages::certificates::page(
+        &shell(&state),
+        &q,
+        names,
+        expiries,
+        lookout_app::model::Page::of(all.items, q.page, q.per_page),
+    )))
 }
 
 pub async fn certificate(
     State(state): State<AppState>,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Html<String>, AppError> {
-    let detail = state.certificate_detail(&ObjectKey {
+    let key = ObjectKey {
         cluster,
         namespace,
         name,
-    })?;
+    };
+    let detail = state.certificate_detail(&key)?;
+    // The page shows the live chain even when the history cannot be read.
+    let timeline = crate::store::history::certificate_timeline(
+        &state.history,
+        &key.cluster,
+        &key.namespace,
+        &key.name,
+    )
+    .await
+    .map_err(|e| e.to_string());
     Ok(Html(pages::certificate_detail::page(
         &shell(&state),
         detail,
+        timeline,
     )))
 }
 
@@ -117,12 +183,67 @@ pub async fn challenges(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    let (visible, page, per_page) = super::api::visible_challenges(&state, raw.as_deref()).await?;
+    let (visible, q) = super::api::visible_challenges(&state, raw.as_deref()).await?;
     let failures = pages::challenges::failures_by_reason(&visible);
     Ok(Html(pages::challenges::page(
         &shell(&state),
+        &q,
+        cluster_names(&state),
         failures,
-        lookout_app::model::Page::of(visible, page, per_page),
+        lookout_app::model::Page::of(visible, q.page, q.per_page),
+    )))
+}
+
+pub async fn audit(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
+    let (rows, q) = super::api::visible_audit(&state, raw.as_deref()).await?;
+    Ok(Html(pages::audit::page(
+        &shell(&state),
+        &q,
+        lookout_app::model::Page::of(rows, q.page, q.per_page),
+    )))
+}
+
+pub async fn search(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
+    let text = query::search_query(raw.as_deref())?;
+    let scope = state.scope();
+    let per_page = pages::search::RESULTS_PER_KIND;
+    let (ingresses, certificates) = match &text {
+        None => (
+            lookout_app::model::Page::of(Vec::new(), 1, per_page),
+            lookout_app::model::Page::of(Vec::new(), 1, per_page),
+        ),
+        Some(t) => (
+            state.fleet().ingresses(
+                &scope,
+                &lookout_app::ports::IngressQuery {
+                    q: Some(t.clone()),
+                    page: 1,
+                    per_page,
+                    ..Default::default()
+                },
+            ),
+            state.fleet().certificates(
+                &scope,
+                &lookout_app::ports::CertificateQuery {
+                    q: Some(t.clone()),
+                    page: 1,
+                    per_page,
+                    ..Default::default()
+                },
+            ),
+        ),
+    };
+    Ok(Html(pages::search::page(
+        &shell(&state),
+        text,
+        ingresses,
+        certificates,
     )))
 }
 

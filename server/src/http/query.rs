@@ -5,8 +5,10 @@ use std::collections::HashMap;
 use lookout_app::model::finding::RULE_IDS;
 use lookout_app::model::Severity;
 use lookout_app::ports::{
-    CertificateQuery, FindingQuery, IngressQuery, CERTIFICATE_STATUSES, INGRESS_STATUSES,
+    AuditQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery, AUDIT_OUTCOMES,
+    CERTIFICATE_STATUSES, CHALLENGE_OUTCOMES, INGRESS_STATUSES,
 };
+use lookout_app::sort::{Sort, CERTIFICATE_SORTS, CHALLENGE_SORTS, FINDING_SORTS, INGRESS_SORTS};
 
 use super::AppError;
 
@@ -72,17 +74,42 @@ fn one_of(
     }
 }
 
+/// A `sort` parameter: one of `keys`, optionally with a leading `-`.
+fn sort(params: &HashMap<String, String>, keys: &[&'static str]) -> Result<Option<Sort>, AppError> {
+    match text(params, "sort") {
+        None => Ok(None),
+        Some(v) => Sort::parse(&v, keys).map(Some).ok_or_else(|| {
+            AppError::bad(
+                "sort",
+                format!(
+                    "{v:?} is not one of: {} (a leading - reverses)",
+                    keys.join(", ")
+                ),
+            )
+        }),
+    }
+}
+
 /// The Ingress list filters, from `/ingresses` or `/api/v1/ingresses`.
 pub fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
     let p = parse(
         raw,
-        &["cluster", "namespace", "q", "status", "page", "per_page"],
+        &[
+            "cluster",
+            "namespace",
+            "q",
+            "status",
+            "sort",
+            "page",
+            "per_page",
+        ],
     )?;
     Ok(IngressQuery {
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
         q: text(&p, "q"),
         status: one_of(&p, "status", INGRESS_STATUSES)?,
+        sort: sort(&p, INGRESS_SORTS)?,
         page: number(&p, "page", 1, 1_000_000)?,
         per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
     })
@@ -92,23 +119,52 @@ pub fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
 pub fn certificate_query(raw: Option<&str>) -> Result<CertificateQuery, AppError> {
     let p = parse(
         raw,
-        &["cluster", "namespace", "q", "status", "page", "per_page"],
+        &[
+            "cluster",
+            "namespace",
+            "q",
+            "status",
+            "sort",
+            "page",
+            "per_page",
+        ],
     )?;
     Ok(CertificateQuery {
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
         q: text(&p, "q"),
         status: one_of(&p, "status", CERTIFICATE_STATUSES)?,
+        sort: sort(&p, CERTIFICATE_SORTS)?,
         page: number(&p, "page", 1, 1_000_000)?,
         per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
     })
 }
 
-/// The challenge history filters; `since` is RFC 3339 or a duration back from `now` (`24h`).
+/// A `since` parameter: RFC 3339, or a duration back from `now` (`24h`, `7d`).
+fn since(
+    params: &HashMap<String, String>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(Option<chrono::DateTime<chrono::Utc>>, Option<String>), AppError> {
+    let Some(v) = text(params, "since") else {
+        return Ok((None, None));
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(&v)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .or_else(|_| lookout_app::model::thresholds::parse_duration(&v).map(|d| now - d))
+        .map_err(|_| {
+            AppError::bad(
+                "since",
+                format!("{v:?} is neither an RFC 3339 time nor a duration like 24h"),
+            )
+        })?;
+    Ok((Some(at), Some(v)))
+}
+
+/// The challenge history filters.
 pub fn challenge_query(
     raw: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
-) -> Result<(crate::store::history::ChallengeFilter, usize, usize), AppError> {
+) -> Result<ChallengeQuery, AppError> {
     let p = parse(
         raw,
         &[
@@ -117,60 +173,86 @@ pub fn challenge_query(
             "domain",
             "outcome",
             "since",
+            "sort",
             "page",
             "per_page",
         ],
     )?;
-    let since = match text(&p, "since") {
-        None => None,
-        Some(v) => Some(
-            chrono::DateTime::parse_from_rfc3339(&v)
-                .map(|t| t.with_timezone(&chrono::Utc))
-                .or_else(|_| lookout_app::model::thresholds::parse_duration(&v).map(|d| now - d))
-                .map_err(|_| {
-                    AppError::bad(
-                        "since",
-                        format!("{v:?} is neither an RFC 3339 time nor a duration like 24h"),
-                    )
-                })?,
-        ),
-    };
-    let filter = crate::store::history::ChallengeFilter {
+    let (since, since_text) = since(&p, now)?;
+    Ok(ChallengeQuery {
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
         domain: text(&p, "domain").map(|d| d.to_ascii_lowercase()),
-        outcome: one_of(
-            &p,
-            "outcome",
-            &[
-                "valid",
-                "invalid",
-                "errored",
-                "pending",
-                "processing",
-                "ready",
-                "expired",
-            ],
-        )?,
+        outcome: one_of(&p, "outcome", CHALLENGE_OUTCOMES)?,
         since,
-        limit: 10_000,
-    };
-    Ok((
-        filter,
-        number(&p, "page", 1, 1_000_000)?,
-        number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
-    ))
+        since_text,
+        sort: sort(&p, CHALLENGE_SORTS)?,
+        page: number(&p, "page", 1, 1_000_000)?,
+        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
+    })
+}
+
+/// The audit log filters.
+pub fn audit_query(
+    raw: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<AuditQuery, AppError> {
+    let p = parse(
+        raw,
+        &[
+            "cluster",
+            "namespace",
+            "actor",
+            "action",
+            "outcome",
+            "since",
+            "page",
+            "per_page",
+        ],
+    )?;
+    let (since, since_text) = since(&p, now)?;
+    Ok(AuditQuery {
+        cluster: text(&p, "cluster"),
+        namespace: text(&p, "namespace"),
+        actor: text(&p, "actor"),
+        action: text(&p, "action"),
+        outcome: one_of(&p, "outcome", AUDIT_OUTCOMES)?,
+        since,
+        since_text,
+        page: number(&p, "page", 1, 1_000_000)?,
+        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
+    })
+}
+
+/// The search page's one parameter.
+pub fn search_query(raw: Option<&str>) -> Result<Option<String>, AppError> {
+    let p = parse(raw, &["q"])?;
+    Ok(text(&p, "q"))
 }
 
 /// The findings filters (`/api/v1/findings`, the triage board).
 pub fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError> {
-    let p = parse(raw, &["cluster", "namespace", "severity", "rule"])?;
+    let p = parse(
+        raw,
+        &[
+            "cluster",
+            "namespace",
+            "severity",
+            "rule",
+            "sort",
+            "page",
+            "per_page",
+        ],
+    )?;
     Ok(FindingQuery {
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
         severity: one_of(&p, "severity", &["critical", "warning", "info"])?
             .and_then(|s| Severity::parse(&s)),
         rule: one_of(&p, "rule", RULE_IDS)?,
+        sort: sort(&p, FINDING_SORTS)?,
+        page: number(&p, "page", 1, 1_000_000)?,
+        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
     })
 }
 

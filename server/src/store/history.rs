@@ -504,6 +504,20 @@ pub struct ChallengeFilter {
     pub limit: i64,
 }
 
+impl ChallengeFilter {
+    /// The database part of a page's query, with a row limit.
+    pub fn of(q: &lookout_app::ports::ChallengeQuery, limit: i64) -> Self {
+        ChallengeFilter {
+            cluster: q.cluster.clone(),
+            namespace: q.namespace.clone(),
+            domain: q.domain.clone(),
+            outcome: q.outcome.clone(),
+            since: q.since,
+            limit,
+        }
+    }
+}
+
 /// Challenges, newest first, with their transitions.
 pub async fn challenges(
     pool: &SqlitePool,
@@ -638,6 +652,49 @@ pub async fn certificate_timeline(
     }
     out.sort_by(|a, b| a.at.cmp(&b.at));
     Ok(out)
+}
+
+/// What changed since `since`, newest first, at most `limit` rows.
+pub async fn recent_changes(
+    pool: &SqlitePool,
+    since: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<lookout_app::model::history::RecentChange>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT at, cluster, namespace, 'Certificate' AS kind, name, 'Ready ' || status AS what, reason AS detail \
+           FROM certificate_readiness WHERE at >= ?1 \
+         UNION ALL \
+         SELECT t.at, c.cluster, c.namespace, 'Challenge', c.name || ' (' || c.dns_name || ')', \
+                CASE t.state WHEN '' THEN 'created' ELSE t.state END, t.reason \
+           FROM challenge_transitions t JOIN challenges c ON c.id = t.challenge_id WHERE t.at >= ?1 \
+         UNION ALL \
+         SELECT deleted_at, cluster, namespace, 'Challenge', name || ' (' || dns_name || ')', 'deleted', \
+                CASE state WHEN '' THEN NULL ELSE 'last state ' || state END \
+           FROM challenges WHERE deleted_at >= ?1 \
+         UNION ALL \
+         SELECT at, cluster, '', 'Cluster', cluster, state, error FROM cluster_sync_events WHERE at >= ?1 \
+         UNION ALL \
+         SELECT at, cluster, namespace, kind, name, \
+                action || CASE dry_run WHEN 1 THEN ' (preview)' ELSE '' END || ': ' || outcome, error \
+           FROM audit_log WHERE at >= ?1 \
+         ORDER BY at DESC LIMIT ?2",
+    )
+    .bind(stamp(since))
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| lookout_app::model::history::RecentChange {
+            at: r.get("at"),
+            cluster: r.get("cluster"),
+            namespace: r.get("namespace"),
+            kind: r.get("kind"),
+            name: r.get("name"),
+            what: r.get("what"),
+            detail: r.get("detail"),
+        })
+        .collect())
 }
 
 /// Issued certificates with a known ACME server since `since` (for budgets).

@@ -1,6 +1,7 @@
 //! SQLite through sqlx: WAL, `synchronous=NORMAL`, a busy timeout, embedded migrations applied
 //! at start, one writer connection and a separate read pool.
 
+pub mod audit;
 pub mod history;
 pub mod sync_events;
 

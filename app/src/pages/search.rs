@@ -1,0 +1,126 @@
+//! `/search?q=`: one box for the support engineer's first question — "where is
+//! `shop.example.com`?" — across every visible cluster: Ingresses by host or name,
+//! Certificates by DNS name or name.
+
+use leptos::prelude::*;
+
+use crate::components::findings::SeverityBadge;
+use crate::components::{document, query_string, Shell};
+use crate::model::Page;
+use crate::pages::ingresses::{annotation_text, detail_href, encode};
+use crate::ports::{CertificateRow, IngressRow};
+
+/// How many results of each kind the page lists before linking to the full list.
+pub const RESULTS_PER_KIND: usize = 50;
+
+fn health(worst: Option<crate::model::Severity>) -> impl IntoView {
+    match worst {
+        Some(s) => view! { <SeverityBadge severity=s/> }.into_any(),
+        None => view! { <span class="badge ok"><span aria-hidden="true">"✓ "</span>"ok"</span> }
+            .into_any(),
+    }
+}
+
+pub fn page(
+    shell: &Shell,
+    q: Option<String>,
+    ingresses: Page<IngressRow>,
+    certificates: Page<CertificateRow>,
+) -> String {
+    let Some(text) = q else {
+        return document(
+            &Shell {
+                title: "Search".into(),
+                ..shell.clone()
+            },
+            view! {
+                <h1>"Search"</h1>
+                <p>"Type a host (" <code>"shop.example.com"</code> "), part of one, or an object name in the search box above. Every cluster you can see is searched."</p>
+            },
+        );
+    };
+    let more = |n: usize, shown: usize, list: &str| {
+        (n > shown).then(|| {
+            let href = format!("/{list}?{}", query_string(&[("q", Some(&text))]));
+            view! { <p><a href=href>{format!("All {n} matches →")}</a></p> }
+        })
+    };
+    let more_ingresses = more(ingresses.total, ingresses.items.len(), "ingresses");
+    let more_certificates = more(certificates.total, certificates.items.len(), "certificates");
+    let ingress_rows = ingresses
+        .items
+        .iter()
+        .map(|row| {
+            let i = &row.ingress;
+            view! {
+                <tr data-testid="search-ingress">
+                    <td>{i.cluster.clone()}</td>
+                    <td>{i.namespace.clone()}</td>
+                    <th scope="row"><a href=detail_href(i)>{i.name.clone()}</a></th>
+                    <td>{i.hosts.join(", ")}</td>
+                    <td>{annotation_text(&row.annotation)}</td>
+                    <td>{health(row.worst)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let certificate_rows = certificates
+        .items
+        .iter()
+        .map(|row| {
+            let c = &row.certificate;
+            let href = format!(
+                "/certificates/{}/{}/{}",
+                encode(&c.cluster),
+                encode(&c.namespace),
+                encode(&c.name)
+            );
+            let ready = c
+                .ready
+                .as_ref()
+                .map(|r| r.status.to_string())
+                .unwrap_or_else(|| "unknown".into());
+            view! {
+                <tr data-testid="search-certificate">
+                    <td>{c.cluster.clone()}</td>
+                    <td>{c.namespace.clone()}</td>
+                    <th scope="row"><a href=href>{c.name.clone()}</a></th>
+                    <td>{c.dns_names.join(", ")}</td>
+                    <td>{ready}</td>
+                    <td>{health(row.worst)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let summary = format!(
+        "{} Ingresses and {} Certificates match \u{201c}{}\u{201d}.",
+        ingresses.total, certificates.total, text
+    );
+    let challenge_href = format!("/challenges?{}", query_string(&[("domain", Some(&text))]));
+    document(
+        &Shell {
+            title: format!("Search: {text}"),
+            search: text.clone(),
+            ..shell.clone()
+        },
+        view! {
+            <h1>"Search"</h1>
+            <p class="summary" data-testid="search-summary">{summary}</p>
+            <h2>"Ingresses"</h2>
+            <table>
+                <caption class="visually-hidden">"Matching Ingresses"</caption>
+                <thead><tr><th scope="col">"Cluster"</th><th scope="col">"Namespace"</th><th scope="col">"Name"</th><th scope="col">"Hosts"</th><th scope="col">"Edit-in-place"</th><th scope="col">"Health"</th></tr></thead>
+                <tbody>{ingress_rows}</tbody>
+            </table>
+            {more_ingresses}
+            <h2>"Certificates"</h2>
+            <table>
+                <caption class="visually-hidden">"Matching Certificates"</caption>
+                <thead><tr><th scope="col">"Cluster"</th><th scope="col">"Namespace"</th><th scope="col">"Name"</th><th scope="col">"DNS names"</th><th scope="col">"Ready"</th><th scope="col">"Health"</th></tr></thead>
+                <tbody>{certificate_rows}</tbody>
+            </table>
+            {more_certificates}
+            <p><a href=challenge_href>"Challenge history for this domain →"</a></p>
+        },
+    )
+}

@@ -7,4 +7,5 @@ mod helpers;
 mod history;
 mod http;
 mod live;
+mod pages;
 mod watch;

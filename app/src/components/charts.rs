@@ -81,13 +81,13 @@ pub fn expiry_buckets(
 pub fn expiry_chart(not_after: &[Option<DateTime<Utc>>], now: DateTime<Utc>) -> impl IntoView {
     let buckets = expiry_buckets(not_after, now);
     let max = buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1);
-    let (bar_w, gap, height, top, bottom) = (34.0, 6.0, 120.0, 16.0, 18.0);
+    let (bar_w, gap, height, top, bottom) = (38.0, 6.0, 120.0, 16.0, 18.0);
     let width = buckets.len() as f64 * (bar_w + gap);
     let bars = buckets
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let x = i as f64 * (bar_w + gap);
+            let x = i as f64 * (bar_w + gap) + gap / 2.0;
             let h = (b.count as f64 / max as f64 * (height - top - bottom)).round();
             let y = height - bottom - h;
             let title = b.title.clone();

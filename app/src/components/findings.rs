@@ -58,7 +58,7 @@ pub fn findings_table(
             view! {
                 <tr data-testid="finding-row" data-rule=f.rule>
                     <td><SeverityBadge severity=f.severity/></td>
-                    <td>{f.cluster.clone()}</td>
+                    <td class="cluster">{f.cluster.clone()}</td>
                     <td>{object_view}</td>
                     <td><span class="title">{f.title.clone()}</span><br/><code class="rule">{f.rule}</code></td>
                     <td>{since}</td>

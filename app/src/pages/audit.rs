@@ -78,7 +78,7 @@ pub fn page(shell: &Shell, query: &AuditQuery, rows: Page<AuditEntry>) -> String
                     <td><time datetime=e.at.clone()>{e.at.clone()}</time></td>
                     <td>{e.actor.clone()}</td>
                     <td>{what}</td>
-                    <td>{e.cluster.clone()}</td>
+                    <td class="cluster">{e.cluster.clone()}</td>
                     <td>{object_link(e)}</td>
                     <td><span class=outcome_class><span aria-hidden="true">{icon}</span>{e.outcome.clone()}</span></td>
                     <td>{diff}<span class="error-text">{e.error.clone().unwrap_or_default()}</span></td>

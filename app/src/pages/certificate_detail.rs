@@ -51,8 +51,10 @@ pub fn page(
 ) -> String {
     let now = shell.now;
     let c = d.chain.certificate.clone();
-    let time =
-        |t: Option<chrono::DateTime<chrono::Utc>>| t.map(|at| view! { <Time at=at now=now/> });
+    let time = |t: Option<chrono::DateTime<chrono::Utc>>| match t {
+        Some(at) => view! { <Time at=at now=now/> }.into_any(),
+        None => view! { <span>"— (not issued yet)"</span> }.into_any(),
+    };
     let ingress = d.ingress.clone().map(|name| {
         let href = format!(
             "/ingresses/{}/{}/{}",
@@ -109,7 +111,7 @@ pub fn page(
                 <dt>"Not before"</dt><dd>{time(c.not_before)}</dd>
                 <dt>"Not after"</dt><dd>{time(c.not_after)}</dd>
                 <dt>"Renewal time"</dt><dd>{time(c.renewal_time)}</dd>
-                <dt>"Revision"</dt><dd>{c.revision.map(|r| r.to_string()).unwrap_or_default()}</dd>
+                <dt>"Revision"</dt><dd>{c.revision.map(|r| r.to_string()).unwrap_or_else(|| "—".into())}</dd>
                 <dt>"Failed attempts"</dt><dd>{c.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
             </dl>
             {lifetime_bar(c.not_before, c.renewal_time, c.not_after, now)}

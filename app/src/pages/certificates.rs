@@ -10,6 +10,21 @@ use crate::pages::ingresses::encode;
 use crate::ports::{CertificateQuery, CertificateRow, CERTIFICATE_STATUSES};
 use crate::sort::CERTIFICATE_SORTS;
 
+/// The Ready condition in words: "ready", "not ready: <reason>" or "unknown".
+pub fn ready_text(ready: Option<&crate::model::object::Condition>) -> String {
+    match ready {
+        Some(r) if &*r.status == "True" => "✓ ready".into(),
+        Some(r) => format!(
+            "✗ not ready{}",
+            r.reason
+                .as_deref()
+                .map(|x| format!(": {x}"))
+                .unwrap_or_default()
+        ),
+        None => "unknown".into(),
+    }
+}
+
 fn filters(q: &CertificateQuery) -> String {
     crate::components::query_string(&[
         ("cluster", q.cluster.as_deref()),
@@ -60,7 +75,7 @@ pub fn page(
         .map(|row| {
             let c = &row.certificate;
             let href = format!("/certificates/{}/{}/{}", encode(&c.cluster), encode(&c.namespace), encode(&c.name));
-            let ready = c.ready.as_ref().map(|r| format!("{} {}", r.status, r.reason.as_deref().unwrap_or(""))).unwrap_or_else(|| "unknown".into());
+            let ready = ready_text(c.ready.as_ref());
             let expires = c.not_after.map(|at| view! { <Time at=at now=now/> });
             let health = match row.worst {
                 Some(s) => view! { <SeverityBadge severity=s/> }.into_any(),
@@ -68,7 +83,7 @@ pub fn page(
             };
             view! {
                 <tr data-testid="certificate-row">
-                    <td>{c.cluster.clone()}</td>
+                    <td class="cluster">{c.cluster.clone()}</td>
                     <td>{c.namespace.clone()}</td>
                     <th scope="row"><a href=href>{c.name.clone()}</a></th>
                     <td>{c.dns_names.join(", ")}</td>

@@ -74,7 +74,7 @@ pub fn page(
             let gone = r.deleted_at.clone().map(|d| format!("deleted {d}")).unwrap_or_else(|| format!("exists (seen {})", r.last_seen));
             view! {
                 <tr data-testid="challenge-row">
-                    <td>{r.cluster.clone()}</td>
+                    <td class="cluster">{r.cluster.clone()}</td>
                     <td>{r.namespace.clone()}</td>
                     <td>{r.dns_name.clone()}</td>
                     <td>{r.challenge_type.clone()}</td>

@@ -123,7 +123,7 @@ pub fn page(
                 .unwrap_or_default();
             view! {
                 <tr data-testid="ingress-row">
-                    <td>{i.cluster.clone()}</td>
+                    <td class="cluster">{i.cluster.clone()}</td>
                     <td>{i.namespace.clone()}</td>
                     <th scope="row"><a href=detail_href(i)>{i.name.clone()}</a></th>
                     <td>{i.hosts.join(", ")}</td>

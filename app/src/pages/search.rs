@@ -54,7 +54,7 @@ pub fn page(
             let i = &row.ingress;
             view! {
                 <tr data-testid="search-ingress">
-                    <td>{i.cluster.clone()}</td>
+                    <td class="cluster">{i.cluster.clone()}</td>
                     <td>{i.namespace.clone()}</td>
                     <th scope="row"><a href=detail_href(i)>{i.name.clone()}</a></th>
                     <td>{i.hosts.join(", ")}</td>
@@ -75,14 +75,10 @@ pub fn page(
                 encode(&c.namespace),
                 encode(&c.name)
             );
-            let ready = c
-                .ready
-                .as_ref()
-                .map(|r| r.status.to_string())
-                .unwrap_or_else(|| "unknown".into());
+            let ready = crate::pages::certificates::ready_text(c.ready.as_ref());
             view! {
                 <tr data-testid="search-certificate">
-                    <td>{c.cluster.clone()}</td>
+                    <td class="cluster">{c.cluster.clone()}</td>
                     <td>{c.namespace.clone()}</td>
                     <th scope="row"><a href=href>{c.name.clone()}</a></th>
                     <td>{c.dns_names.join(", ")}</td>

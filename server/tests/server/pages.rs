@@ -209,7 +209,10 @@ async fn every_page_shows_hostile_cluster_text_escaped() {
     );
     let api = app.json("/api/v1/audit?outcome=conflict").await;
     assert_eq!(api["total"], 1);
-    assert_eq!(api["items"][0]["actor"], SCRIPT, "JSON carries the text as it is");
+    assert_eq!(
+        api["items"][0]["actor"], SCRIPT,
+        "JSON carries the text as it is"
+    );
     assert_eq!(api["items"][0]["dry_run"], true);
     assert_eq!(app.json("/api/v1/audit?outcome=ok").await["total"], 0);
     assert_eq!(app.get("/api/v1/audit?outcome=fine").await.status(), 400);

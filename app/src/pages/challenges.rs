@@ -23,6 +23,30 @@ pub fn failures_by_reason(rows: &[ChallengeRecord]) -> Vec<(&'static str, usize)
     out
 }
 
+/// One table row per Challenge: where, what, its state and failure, every state it went
+/// through, and whether Kubernetes still has it.
+pub fn challenge_rows(rows: &[ChallengeRecord]) -> impl IntoView {
+    rows.iter()
+        .map(|r| {
+            let states = r.transitions.iter().map(|t| if t.state.is_empty() { "created".to_string() } else { t.state.clone() }).collect::<Vec<_>>().join(" → ");
+            let gone = r.deleted_at.clone().map(|d| format!("deleted {d}")).unwrap_or_else(|| format!("exists (seen {})", r.last_seen));
+            view! {
+                <tr data-testid="challenge-row">
+                    <td class="cluster">{r.cluster.clone()}</td>
+                    <td>{r.namespace.clone()}</td>
+                    <td>{r.dns_name.clone()}</td>
+                    <td>{r.challenge_type.clone()}</td>
+                    <td>{if r.state.is_empty() { "unknown".to_string() } else { r.state.clone() }}</td>
+                    <td>{r.failure.unwrap_or("")}</td>
+                    <td class="message">{r.reason.clone().unwrap_or_default()}</td>
+                    <td>{states}</td>
+                    <td>{gone}</td>
+                </tr>
+            }
+        })
+        .collect_view()
+}
+
 /// The filters as a query string (without `sort` and `page`).
 fn filters(q: &ChallengeQuery) -> String {
     query_string(&[
@@ -66,27 +90,7 @@ pub fn page(
         .into_iter()
         .map(|(reason, n)| view! { <li>{format!("{reason}: {n}")}</li> })
         .collect_view();
-    let items = rows
-        .items
-        .iter()
-        .map(|r| {
-            let states = r.transitions.iter().map(|t| if t.state.is_empty() { "created".to_string() } else { t.state.clone() }).collect::<Vec<_>>().join(" → ");
-            let gone = r.deleted_at.clone().map(|d| format!("deleted {d}")).unwrap_or_else(|| format!("exists (seen {})", r.last_seen));
-            view! {
-                <tr data-testid="challenge-row">
-                    <td class="cluster">{r.cluster.clone()}</td>
-                    <td>{r.namespace.clone()}</td>
-                    <td>{r.dns_name.clone()}</td>
-                    <td>{r.challenge_type.clone()}</td>
-                    <td>{if r.state.is_empty() { "unknown".to_string() } else { r.state.clone() }}</td>
-                    <td>{r.failure.unwrap_or("")}</td>
-                    <td>{r.reason.clone().unwrap_or_default()}</td>
-                    <td>{states}</td>
-                    <td>{gone}</td>
-                </tr>
-            }
-        })
-        .collect_view();
+    let items = challenge_rows(&rows.items);
     let empty = rows
         .items
         .is_empty()

@@ -3,6 +3,9 @@
 
 use leptos::prelude::*;
 
+use crate::model::history::ChallengeRecord;
+use crate::pages::challenges::challenge_rows;
+
 use crate::components::findings::findings_table;
 use crate::components::{document, Nav, Shell, Time};
 use crate::model::chain::{CertificateChain, TlsChain};
@@ -123,7 +126,31 @@ pub fn events_table(events: Vec<EventView>, now: chrono::DateTime<chrono::Utc>) 
     }
 }
 
-pub fn page(shell: &Shell, d: IngressDetail) -> String {
+/// Every Challenge the history has for the Ingress's hosts, deleted ones included.
+fn history_section(history: Result<Vec<ChallengeRecord>, String>) -> impl IntoView {
+    match history {
+        Err(e) => view! { <p class="error-text">"The history could not be read: " {e}</p> }.into_any(),
+        Ok(rows) if rows.is_empty() => view! { <p>"No challenge recorded for these hosts."</p> }.into_any(),
+        Ok(rows) => view! {
+            <table>
+                <caption class="visually-hidden">"Challenge history"</caption>
+                <thead><tr>
+                    <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th><th scope="col">"DNS name"</th><th scope="col">"Type"</th>
+                    <th scope="col">"State"</th><th scope="col">"Failure"</th><th scope="col">"Reason"</th><th scope="col">"History"</th><th scope="col">"Last seen"</th>
+                </tr></thead>
+                <tbody>{challenge_rows(&rows)}</tbody>
+            </table>
+        }
+        .into_any(),
+    }
+}
+
+/// `history`: the Challenges recorded for the Ingress's hosts in its namespace, newest first.
+pub fn page(
+    shell: &Shell,
+    d: IngressDetail,
+    history: Result<Vec<ChallengeRecord>, String>,
+) -> String {
     let now = shell.now;
     let i = d.ingress;
     let created = i.created.map(|at| view! { <Time at=at now=now/> });
@@ -174,6 +201,8 @@ pub fn page(shell: &Shell, d: IngressDetail) -> String {
             {findings_table(d.findings, now, true)}
             <h2>"Chain"</h2>
             {tls}
+            <h2>"Challenge history"</h2>
+            {history_section(history)}
             <h2>"Events"</h2>
             {events_table(d.events, now)}
         },

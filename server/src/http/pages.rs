@@ -124,7 +124,44 @@ pub async fn ingress(
         namespace,
         name,
     })?;
-    Ok(Html(pages::ingress_detail::page(&shell(&state), detail)))
+    let history = host_history(&state, &detail.ingress).await;
+    Ok(Html(pages::ingress_detail::page(
+        &shell(&state),
+        detail,
+        history,
+    )))
+}
+
+/// Challenges the history has for an Ingress's hosts in its namespace, newest first; the
+/// page still renders when the history cannot be read.
+async fn host_history(
+    state: &AppState,
+    ingress: &lookout_app::model::IngressView,
+) -> Result<Vec<lookout_app::model::history::ChallengeRecord>, String> {
+    const PER_HOST: i64 = 20;
+    let mut rows = Vec::new();
+    for host in &ingress.hosts {
+        let filter = crate::store::history::ChallengeFilter {
+            cluster: Some(ingress.cluster.to_string()),
+            namespace: Some(ingress.namespace.to_string()),
+            domain: Some(host.to_ascii_lowercase()),
+            limit: PER_HOST,
+            ..Default::default()
+        };
+        let found = crate::store::history::challenges(&state.history, &filter)
+            .await
+            .map_err(|e| {
+                tracing::warn!(error = %e, "could not read the challenge history");
+                format!("{e}")
+            })?;
+        rows.extend(
+            found
+                .into_iter()
+                .filter(|r| r.dns_name == host.to_ascii_lowercase()),
+        );
+    }
+    rows.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
+    Ok(rows)
 }
 
 pub async fn certificates(

@@ -202,6 +202,17 @@ async fn every_page_shows_hostile_cluster_text_escaped() {
         .unwrap();
     assert!(detail.contains("issuing failed: &lt;script&gt;"));
     assert!(detail.contains("data-testid=\"lifetime-chart\""));
+    let ingress = app
+        .get("/ingresses/zrh-prod/default/evil")
+        .await
+        .text()
+        .await
+        .unwrap();
+    let history = &ingress[ingress.find("Challenge history").unwrap()..];
+    assert!(
+        history.contains("data-testid=\"challenge-row\""),
+        "the chain view lists the host's challenge history"
+    );
     let board = app.get("/").await.text().await.unwrap();
     assert!(
         board.contains("data-testid=\"recent-row\""),

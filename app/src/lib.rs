@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //!
+//! - [`actions`]: what a fix, undo, renew or bulk run did or would do (the server runs them).
 //! - [`model`]: projections of Kubernetes objects into compact views, cluster sync state,
 //!   and [`model::scope::Scope`], which every read query takes.
 //! - [`ports`]: the traits the server implements for the pages ([`ports::FleetReader`]).
@@ -11,6 +12,7 @@
 //! - [`components`]: view pieces shared by pages (the shell, times, badges).
 //! - [`sort`]: the sort orders of the lists (`sort=key`, `sort=-key`).
 
+pub mod actions;
 pub mod components;
 pub mod model;
 pub mod pages;

@@ -1,12 +1,14 @@
 //! Builds the application from injected parts (listener, database, cluster clients) and runs
 //! it until the shutdown token is cancelled. Tests start the very same thing on port 0.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::actions::Actions;
 use crate::clusters::{ClusterSource, Registry, WatchSettings};
 use crate::http::{self, AppState};
 use crate::store::{self, sync_events, Db};
@@ -22,6 +24,8 @@ pub struct Parts {
     pub settings: WatchSettings,
     /// Shown on every page.
     pub banner: Option<String>,
+    /// Hide every action and refuse the action API (`read_only = true`).
+    pub read_only: bool,
 }
 
 /// Serves until `shutdown`, then stops the watchers, flushes the writer and closes the
@@ -33,6 +37,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         clusters,
         settings,
         banner,
+        read_only,
     } = parts;
     let (events_tx, events_rx) = mpsc::channel(1024);
     let writer = tokio::spawn(sync_events::run_writer(
@@ -55,6 +60,10 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     ));
     let budget_interval = settings.budget_interval;
     let now = settings.now.clone();
+    let clients = clusters
+        .iter()
+        .filter_map(|c| c.client.as_ref().ok().map(|k| (c.name.clone(), k.clone())))
+        .collect();
     let registry = Registry::start(
         clusters,
         settings,
@@ -79,6 +88,12 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         http: Default::default(),
         banner,
         shutdown: shutdown.clone(),
+        actions: Arc::new(Actions::new(
+            registry.clone(),
+            clients,
+            db.writer.clone(),
+            read_only,
+        )),
     });
 
     let serve_token = CancellationToken::new();

@@ -11,6 +11,7 @@
 //! - [`app`]: builds the whole application from injected parts and runs it until shutdown.
 //! - [`demo`]: `lookout demo`, kubesim in-process with a seeded fleet.
 
+pub mod actions;
 pub mod app;
 pub mod clusters;
 pub mod config;

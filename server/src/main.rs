@@ -178,6 +178,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
             clusters,
             settings,
             banner,
+            read_only: c.read_only,
         },
         token,
     )

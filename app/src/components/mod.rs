@@ -51,6 +51,8 @@ pub struct Shell {
     pub script: Option<String>,
     /// Every visible cluster's sync state and last sync.
     pub sync: Vec<SyncLine>,
+    /// Whether action buttons are shown (false with `read_only = true`).
+    pub actions: bool,
 }
 
 /// Renders a whole HTML document around `body`.

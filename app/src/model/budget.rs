@@ -225,6 +225,83 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
         .collect()
 }
 
+/// What one more issuance would do to a budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Impact {
+    pub server: String,
+    pub limit: Limit,
+    pub key: String,
+    pub used: u32,
+    pub capacity: u32,
+    /// `used` after the planned issuances.
+    pub after: u32,
+    /// `after > capacity`: Let's Encrypt would refuse at least one of them.
+    pub exceeds: bool,
+    /// When the oldest counted issuance leaves the window.
+    pub frees_at: Option<DateTime<Utc>>,
+}
+
+/// A planned issuance: its ACME server, its names, and whether that exact set was issued
+/// before (a renewal, exempt from the registered-domain limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub server: String,
+    pub names: Vec<String>,
+    pub renewal: bool,
+}
+
+/// The budgets that `planned` issuances use, with what they leave: the exact-set limit for
+/// every issuance, the registered-domain limit for new ones. Sorted fullest first.
+pub fn impact(budgets: &[Budget], planned: &[Planned]) -> Vec<Impact> {
+    let mut adds: BTreeMap<(String, Limit, String), u32> = BTreeMap::new();
+    for p in planned {
+        if p.names.is_empty() {
+            continue;
+        }
+        *adds
+            .entry((p.server.clone(), Limit::ExactSet, set_key(&p.names)))
+            .or_default() += 1;
+        if !p.renewal {
+            let domains: BTreeSet<String> = p.names.iter().map(|n| registered_domain(n)).collect();
+            for d in domains {
+                *adds
+                    .entry((p.server.clone(), Limit::RegisteredDomain, d))
+                    .or_default() += 1;
+            }
+        }
+    }
+    let mut out: Vec<Impact> = adds
+        .into_iter()
+        .map(|((server, limit, key), n)| {
+            let (domain_cap, set_cap, _) = capacities(&server);
+            let current = budgets
+                .iter()
+                .find(|b| b.server == server && b.limit == limit && b.key == key);
+            let used = current.map(|b| b.used).unwrap_or(0);
+            let capacity = current.map(|b| b.capacity).unwrap_or(match limit {
+                Limit::ExactSet => set_cap,
+                _ => domain_cap,
+            });
+            Impact {
+                after: used + n,
+                exceeds: used + n > capacity,
+                frees_at: current.and_then(|b| b.frees_at),
+                server,
+                limit,
+                key,
+                used,
+                capacity,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.exceeds, f64::from(b.after) / f64::from(b.capacity))
+            .partial_cmp(&(a.exceeds, f64::from(a.after) / f64::from(a.capacity)))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,5 +424,54 @@ mod tests {
         let b = compute(&history, &[], now());
         assert_eq!(b[0].limit, Limit::ExactSet);
         assert!((b[0].ratio - 1.0).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn a_renew_costs_one_of_the_exact_set_and_only_new_sets_cost_a_domain_slot() {
+        let now = now();
+        let budgets = compute(
+            &[
+                issued(PROD, &["shop.example.co.uk"], 1),
+                issued(PROD, &["shop.example.co.uk"], 2),
+                issued(PROD, &["shop.example.co.uk"], 3),
+                issued(PROD, &["shop.example.co.uk"], 4),
+            ],
+            &[],
+            now,
+        );
+        let renew = Planned {
+            server: PROD.into(),
+            names: vec!["shop.example.co.uk".into()],
+            renewal: true,
+        };
+        let i = impact(&budgets, std::slice::from_ref(&renew));
+        assert_eq!(
+            i.len(),
+            1,
+            "a renewal is exempt from the registered-domain limit"
+        );
+        assert_eq!(
+            (i[0].limit, i[0].used, i[0].after, i[0].exceeds),
+            (Limit::ExactSet, 4, 5, false)
+        );
+        let twice = impact(&budgets, &[renew.clone(), renew]);
+        assert!(twice[0].exceeds, "the sixth of a set in 7 days is refused");
+        let new = impact(
+            &budgets,
+            &[Planned {
+                server: PROD.into(),
+                names: vec!["a.example.co.uk".into(), "b.example.co.uk".into()],
+                renewal: false,
+            }],
+        );
+        let domain = new
+            .iter()
+            .find(|i| i.limit == Limit::RegisteredDomain)
+            .unwrap();
+        assert_eq!(
+            (domain.key.as_str(), domain.after),
+            ("example.co.uk", 2),
+            "one slot per registered domain, not per name"
+        );
     }
 }

@@ -184,6 +184,17 @@ pub fn page(
         .is_empty()
         .then(|| view! { <p>"No findings match."</p> });
     let form = filter_form(query, &clusters);
+    let bulk = shell.actions.then(|| {
+        crate::pages::action::action_form(
+            crate::actions::ActionKind::BulkEditInPlace,
+            query.cluster.as_deref().unwrap_or(""),
+            query.namespace.as_deref().unwrap_or(""),
+            "",
+            false,
+            false,
+            "Preview: bulk fix — add edit-in-place wherever it is missing here".into(),
+        )
+    });
     let findings = Page::of(findings, query.page.max(1), query.per_page.max(1));
     let pager = view! { <Pager page=findings.page pages=findings.pages() total=findings.total base_query=query_string(query)/> };
     document(
@@ -202,6 +213,7 @@ pub fn page(
             </table>
             <h2>"Broken now"</h2>
             {form}
+            {bulk}
             {empty}
             {findings_table(findings.items, now, false)}
             {pager}

@@ -2,10 +2,12 @@
 
 use leptos::prelude::*;
 
+use crate::actions::ActionKind;
 use crate::components::charts::lifetime_bar;
 use crate::components::findings::findings_table;
 use crate::components::{document, Nav, Shell, Time};
 use crate::model::history::TimelineEntry;
+use crate::pages::action::action_form;
 use crate::pages::ingress_detail::{attempts, events_table};
 use crate::pages::ingresses::encode;
 use crate::ports::CertificateDetail;
@@ -87,6 +89,15 @@ pub fn page(
         (Some(r), None) => format!("{} {} — not found", r.kind, r.name),
         _ => "none".into(),
     };
+    let renew = shell.actions.then(|| {
+        view! {
+            <section class="actions" aria-label="Actions" data-testid="certificate-actions">
+                <h2>"Renew"</h2>
+                <p>"Like cmctl renew: asks cert-manager to issue again now. The preview shows what it costs of the Let's Encrypt budgets."</p>
+                {action_form(ActionKind::Renew, &c.cluster, &c.namespace, &c.name, false, false, "Preview: renew".into())}
+            </section>
+        }
+    });
     let no_findings = d
         .findings
         .is_empty()
@@ -115,6 +126,7 @@ pub fn page(
                 <dt>"Failed attempts"</dt><dd>{c.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
             </dl>
             {lifetime_bar(c.not_before, c.renewal_time, c.not_after, now)}
+            {renew}
             <h2>"Findings"</h2>
             {no_findings}
             {findings_table(d.findings, now, true)}

@@ -2,10 +2,12 @@
 
 use leptos::prelude::*;
 
+use crate::actions::ActionKind;
 use crate::components::charts::expiry_chart;
 use crate::components::findings::SeverityBadge;
 use crate::components::{document, sort_header, Nav, Pager, Shell, Time};
 use crate::model::Page;
+use crate::pages::action::action_form;
 use crate::pages::ingresses::encode;
 use crate::ports::{CertificateQuery, CertificateRow, CERTIFICATE_STATUSES};
 use crate::sort::CERTIFICATE_SORTS;
@@ -101,6 +103,17 @@ pub fn page(
         .then(|| view! { <p>"No Certificate matches these filters."</p> });
     let pager = view! { <Pager page=certificates.page pages=certificates.pages() total=certificates.total base_query=query_string(query)/> };
     let base = filters(query);
+    let bulk = shell.actions.then(|| {
+        action_form(
+            ActionKind::BulkRenew,
+            query.cluster.as_deref().unwrap_or(""),
+            query.namespace.as_deref().unwrap_or(""),
+            "",
+            false,
+            false,
+            "Preview: renew every Certificate here that is not ready or failing".into(),
+        )
+    });
     let header = |label, key| sort_header(label, key, query.sort, CERTIFICATE_SORTS[0], &base);
     document(
         &Shell {
@@ -124,6 +137,7 @@ pub fn page(
                 </label>
                 <button type="submit">"Filter"</button>
             </form>
+            {bulk}
             <h2>"Expiry timeline"</h2>
             {expiry_chart(&expiries, now)}
             {empty}

@@ -3,7 +3,10 @@
 
 use leptos::prelude::*;
 
+use crate::actions::ActionKind;
+use crate::model::chain::AnnotationStatus;
 use crate::model::history::ChallengeRecord;
+use crate::pages::action::action_form;
 use crate::pages::challenges::challenge_rows;
 
 use crate::components::findings::findings_table;
@@ -173,6 +176,31 @@ pub fn page(
         .into_iter()
         .map(|t| tls_section(t, &cluster, now))
         .collect_view();
+    let actions = shell.actions.then(|| {
+        let fix = matches!(
+            d.annotation,
+            AnnotationStatus::Missing | AnnotationStatus::SetNotEffective { .. } | AnnotationStatus::Invalid { .. }
+        )
+        .then(|| action_form(ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, false, false, "Preview: add edit-in-place".into()));
+        let lookout_owns = match &d.annotation {
+            AnnotationStatus::Set { managers } | AnnotationStatus::SetNotEffective { managers, .. } => {
+                managers.iter().any(|m| &**m == crate::actions::FIELD_MANAGER)
+            }
+            _ => false,
+        };
+        let undo = lookout_owns.then(|| {
+            action_form(ActionKind::UndoEditInPlace, &i.cluster, &i.namespace, &i.name, false, false, "Preview: undo Lookout's fix".into())
+        });
+        (fix.is_some() || undo.is_some()).then(|| {
+            view! {
+                <section class="actions" aria-label="Actions" data-testid="ingress-actions">
+                    <h2>"Fix"</h2>
+                    <p>"Every change is previewed with a dry run first and recorded in the audit log."</p>
+                    {fix}{undo}
+                </section>
+            }
+        })
+    });
     let no_findings = d
         .findings
         .is_empty()
@@ -196,6 +224,7 @@ pub fn page(
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
                 <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd data-testid="annotation-status">{annotation_text(&d.annotation)}</dd>
             </dl>
+            {actions}
             <h2>"Findings"</h2>
             {no_findings}
             {findings_table(d.findings, now, true)}

@@ -2,10 +2,12 @@
 
 use leptos::prelude::*;
 
+use crate::actions::ActionKind;
 use crate::components::findings::SeverityBadge;
 use crate::components::{document, sort_header, Nav, Pager, Shell};
 use crate::model::chain::AnnotationStatus;
 use crate::model::{IngressView, Page};
+use crate::pages::action::action_form;
 use crate::ports::{IngressQuery, IngressRow, INGRESS_STATUSES};
 use crate::sort::INGRESS_SORTS;
 
@@ -142,6 +144,23 @@ pub fn page(
         .then(|| view! { <p>"No Ingress matches these filters."</p> });
     let pager = view! { <Pager page=ingresses.page pages=ingresses.pages() total=ingresses.total base_query=query_string(query)/> };
     let base = filters(query);
+    let bulk = shell.actions.then(|| {
+        let scope = match (&query.cluster, &query.namespace) {
+            (None, None) => "in every cluster you can see".to_string(),
+            (Some(c), None) => format!("in cluster {c}"),
+            (None, Some(ns)) => format!("in namespace {ns}"),
+            (Some(c), Some(ns)) => format!("in {c}/{ns}"),
+        };
+        action_form(
+            ActionKind::BulkEditInPlace,
+            query.cluster.as_deref().unwrap_or(""),
+            query.namespace.as_deref().unwrap_or(""),
+            "",
+            false,
+            false,
+            format!("Preview: add edit-in-place to every Ingress {scope} that needs it"),
+        )
+    });
     let header = |label, key| sort_header(label, key, query.sort, INGRESS_SORTS[0], &base);
     document(
         &Shell {
@@ -169,6 +188,7 @@ pub fn page(
                 </label>
                 <button type="submit">"Filter"</button>
             </form>
+            {bulk}
             {empty}
             <table>
                 <caption class="visually-hidden">"Ingresses"</caption>

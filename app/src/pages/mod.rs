@@ -1,6 +1,7 @@
 //! One module per page. Each renders a whole HTML document from view types; the server
 //! fetches the data through the ports and sets the HTTP status.
 
+pub mod action;
 pub mod audit;
 pub mod board;
 pub mod certificate_detail;

@@ -219,6 +219,11 @@ impl Registry {
         self.changes.subscribe()
     }
 
+    /// Wakes the live-update streams (an action made progress).
+    pub fn touch(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
     /// The fleet-wide change counter now.
     pub fn revision(&self) -> u64 {
         *self.changes.borrow()

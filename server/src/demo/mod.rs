@@ -122,6 +122,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
             clusters: sources,
             settings,
             banner,
+            read_only: false,
         },
         shutdown,
     )

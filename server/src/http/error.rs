@@ -21,6 +21,21 @@ pub enum AppError {
     /// Something broke inside; logged with its cause, shown as a sentence.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
+    /// Actions are turned off (`read_only = true`).
+    #[error("Lookout runs read-only (read_only = true): actions are turned off.")]
+    ReadOnly,
+    /// The action was not done: a field owned by another manager, a budget, a refusal.
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    /// The cluster refused or could not be reached.
+    #[error("{0}")]
+    Upstream(String),
+    /// A request body in a format this endpoint does not take.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// The request is not allowed (e.g. a form posted from another site).
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl AppError {
@@ -36,6 +51,11 @@ impl AppError {
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::BadRequest { .. } => StatusCode::BAD_REQUEST,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::ReadOnly => StatusCode::METHOD_NOT_ALLOWED,
+            AppError::Conflict { .. } => StatusCode::CONFLICT,
+            AppError::Upstream(_) => StatusCode::BAD_GATEWAY,
+            AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
         }
     }
 
@@ -44,6 +64,11 @@ impl AppError {
             AppError::NotFound(_) => "not_found",
             AppError::BadRequest { .. } => "bad_request",
             AppError::Internal(_) => "internal",
+            AppError::ReadOnly => "read_only",
+            AppError::Conflict { code, .. } => code,
+            AppError::Upstream(_) => "cluster_error",
+            AppError::UnsupportedMediaType(_) => "unsupported_media_type",
+            AppError::Forbidden(_) => "forbidden",
         }
     }
 
@@ -87,6 +112,16 @@ impl IntoResponse for AppError {
             }
             AppError::Internal(_) => {
                 pages::error::error(&shell, 500, "Internal error", &self.user_message())
+            }
+            other => {
+                let title = match other {
+                    AppError::ReadOnly => "Read-only",
+                    AppError::Conflict { .. } => "Not done",
+                    AppError::Upstream(_) => "The cluster said no",
+                    AppError::UnsupportedMediaType(_) => "Unsupported body",
+                    _ => "Forbidden",
+                };
+                pages::error::error(&shell, status.as_u16(), title, &other.user_message())
             }
         };
         (status, Html(html)).into_response()

@@ -1,6 +1,7 @@
 //! The axum router: server-rendered pages, the `/api/v1` JSON API, `/metrics`, health
 //! endpoints and the stylesheet, with tracing, request-metrics and compression layers.
 
+mod actions;
 mod api;
 mod assets;
 mod error;
@@ -15,7 +16,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use lookout_app::model::ObjectKey;
 use lookout_app::model::Scope;
@@ -40,6 +41,8 @@ pub struct AppState {
     pub banner: Option<String>,
     /// Cancelled at shutdown; ends the live-update streams so the server can drain.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// Fixes, undo, renew and bulk runs.
+    pub actions: Arc<crate::actions::Actions>,
 }
 
 impl AppState {
@@ -137,6 +140,22 @@ pub fn router(state: AppState) -> Router {
                 .delete(api::not_found),
         )
         .route("/api/v1/events", get(events::stream))
+        .route(
+            "/api/v1/ingresses/{cluster}/{namespace}/{name}/edit-in-place",
+            post(actions::api_edit_in_place).delete(actions::api_undo_edit_in_place),
+        )
+        .route(
+            "/api/v1/certificates/{cluster}/{namespace}/{name}/renew",
+            post(actions::api_renew),
+        )
+        .route(
+            "/api/v1/bulk/edit-in-place",
+            post(actions::api_bulk_edit_in_place),
+        )
+        .route("/api/v1/bulk/renew", post(actions::api_bulk_renew))
+        .route("/api/v1/actions/{id}", get(actions::api_action))
+        .route("/actions", post(actions::post_action))
+        .route("/actions/{id}", get(actions::action_page))
         .route(
             assets::STYLESHEET.path(),
             get(|q| async move { assets::STYLESHEET.respond(q) }),

@@ -11,7 +11,7 @@ use super::{query, AppError, AppState};
 
 /// The frame of every page. The change counter is read before the page's data, so a change
 /// that lands while the page renders makes the live script fetch it again.
-fn shell(state: &AppState) -> Shell {
+pub(super) fn shell(state: &AppState) -> Shell {
     let rev = state.registry.revision();
     let sync = state
         .fleet()
@@ -33,6 +33,7 @@ fn shell(state: &AppState) -> Shell {
         rev,
         script: Some(super::assets::LIVE_SCRIPT.href()),
         sync,
+        actions: !state.actions.read_only(),
     }
 }
 

@@ -238,6 +238,7 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
             .map(|p| std::path::PathBuf::from(p.trim()));
     }
     let kubeconfig = kubeconfig.unwrap();
+    assert!(kubeconfig.exists(), "the printed kubeconfig exists: {kubeconfig:?}");
     // Keep reading what the demo prints, so it never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     wait_http_ok(&format!("{url}/readyz")).await;
@@ -300,33 +301,36 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
-    // The fix on a failing Ingress: its next attempt succeeds within a minute of real time.
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(&kubeconfig).unwrap(),
-        &kube::config::KubeConfigOptions {
-            context: Some("zrh-prod".into()),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    let client = kube::Client::try_from(config).unwrap();
-    let gvk = |g: &str, k: &str, p: &str| {
-        kube::core::ApiResource::from_gvk_with_plural(
-            &kube::core::GroupVersionKind::gvk(g, "v1", k),
-            p,
-        )
-    };
-    let pp = kube::api::PatchParams::apply("lookout");
-    kube::Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), "acme-shop", &gvk("networking.k8s.io", "Ingress", "ingresses"))
-        .patch("shop", &pp, &kube::api::Patch::Apply(json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "shop", "namespace": "acme-shop", "annotations": {"acme.cert-manager.io/http01-edit-in-place": "true"}}})))
+    // Lookout's own fix on a failing Ingress, then "retry now": the next attempt succeeds
+    // within a minute of real time.
+    let http = reqwest::Client::new();
+    let fix: Value = http
+        .post(format!(
+            "{url}/api/v1/ingresses/zrh-prod/acme-shop/shop/edit-in-place"
+        ))
+        .json(&json!({"dry_run": false}))
+        .send()
+        .await
+        .unwrap()
+        .json()
         .await
         .unwrap();
-    kube::Api::<kube::api::DynamicObject>::namespaced_with(client, "acme-shop", &gvk("cert-manager.io", "Certificate", "certificates"))
-        .patch("shop-tls", &pp, &kube::api::Patch::Apply(json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "shop-tls", "namespace": "acme-shop",
-            "annotations": {"acme.cert-manager.io/http01-override-ingress-name": "shop", "cert-manager.io/issue-temporary-certificate": "true"}}})))
+    assert_eq!(fix["outcome"], "ok", "{fix}");
+    assert_eq!(fix["offer_renew"], "shop-tls", "{fix}");
+    let renew = http
+        .post(format!(
+            "{url}/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew"
+        ))
+        .json(&json!({"dry_run": false}))
+        .send()
         .await
         .unwrap();
+    // A renew is refused while cert-manager is already issuing; either way it retries.
+    assert!(
+        [200, 409].contains(&renew.status().as_u16()),
+        "{}",
+        renew.text().await.unwrap()
+    );
     let fixed_at = Instant::now();
     loop {
         let cert: Value = reqwest::get(format!(

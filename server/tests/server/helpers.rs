@@ -41,11 +41,26 @@ pub async fn spawn_app_with_controllers(clusters: &[&str]) -> TestApp {
     spawn_app_full(clusters, vec![], true, true).await
 }
 
+/// Like [`spawn_app`], with `read_only = true`.
+pub async fn spawn_app_read_only(clusters: &[&str]) -> TestApp {
+    spawn_app_opts(clusters, vec![], true, false, true).await
+}
+
 async fn spawn_app_full(
     clusters: &[&str],
     extra: Vec<ClusterConfig>,
     install_crds: bool,
     controllers: bool,
+) -> TestApp {
+    spawn_app_opts(clusters, extra, install_crds, controllers, false).await
+}
+
+async fn spawn_app_opts(
+    clusters: &[&str],
+    extra: Vec<ClusterConfig>,
+    install_crds: bool,
+    controllers: bool,
+    read_only: bool,
 ) -> TestApp {
     let token = CancellationToken::new();
     let opts = FleetOptions {
@@ -65,7 +80,7 @@ async fn spawn_app_full(
         .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
         .collect();
     configs.extend(extra);
-    let (base, app_token, server) = start_app(&configs, &dir, &token).await;
+    let (base, app_token, server) = start_app(&configs, &dir, &token, read_only).await;
     TestApp {
         base,
         http: reqwest::Client::new(),
@@ -83,6 +98,7 @@ async fn start_app(
     configs: &[ClusterConfig],
     dir: &tempfile::TempDir,
     parent: &CancellationToken,
+    read_only: bool,
 ) -> (
     String,
     CancellationToken,
@@ -110,6 +126,7 @@ async fn start_app(
             clusters: sources,
             settings,
             banner: None,
+            read_only,
         },
         app_token.clone(),
     ));
@@ -194,7 +211,7 @@ impl TestApp {
             .iter()
             .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
             .collect();
-        let (base, app_token, server) = start_app(&configs, &dir, &token).await;
+        let (base, app_token, server) = start_app(&configs, &dir, &token, false).await;
         TestApp {
             base,
             http,
@@ -236,6 +253,16 @@ pub fn kubectl_available() -> bool {
 }
 
 pub fn kubectl(kubeconfig: &Path, context: &str, args: &[&str], stdin: Option<&str>) {
+    kubectl_output(kubeconfig, context, args, stdin);
+}
+
+/// Runs kubectl and returns what it printed; a failure fails the test.
+pub fn kubectl_output(
+    kubeconfig: &Path,
+    context: &str,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> String {
     use std::io::Write;
     let mut child = std::process::Command::new("kubectl")
         .env("KUBECONFIG", kubeconfig)
@@ -263,6 +290,7 @@ pub fn kubectl(kubeconfig: &Path, context: &str, args: &[&str], stdin: Option<&s
         "kubectl {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 pub fn ingress_yaml(ns: &str, name: &str, host: &str) -> String {

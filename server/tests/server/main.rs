@@ -2,6 +2,7 @@
 //! same way `main` starts it (on port 0), plus the `lookout` binary itself. One
 //! integration-test binary, in modules.
 
+mod actions;
 mod binary;
 mod helpers;
 mod history;

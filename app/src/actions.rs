@@ -1,0 +1,206 @@
+//! What an action (a fix, an undo, a renew, a bulk run) did or would do — the view types
+//! the preview and result pages and the JSON API show. The server runs the actions
+//! (`server/src/actions/`); this is only their shape and their words.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::model::budget::Impact;
+
+/// The annotation the main fix sets.
+pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
+/// What ingress-shim puts on a Certificate it creates for an edit-in-place Ingress.
+pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
+pub const ISSUE_TEMPORARY_CERTIFICATE: &str = "cert-manager.io/issue-temporary-certificate";
+/// The other two override annotations; only one of the three may be on a Certificate.
+pub const OTHER_OVERRIDES: &[&str] = &[
+    "acme.cert-manager.io/http01-override-ingress-class",
+    "acme.cert-manager.io/http01-override-ingress-ingressclassname",
+];
+/// The field manager of every change Lookout makes.
+pub const FIELD_MANAGER: &str = "lookout";
+
+/// The actions Lookout offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActionKind {
+    EditInPlace,
+    UndoEditInPlace,
+    Renew,
+    BulkEditInPlace,
+    BulkRenew,
+}
+
+impl ActionKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            ActionKind::EditInPlace => "edit-in-place",
+            ActionKind::UndoEditInPlace => "undo-edit-in-place",
+            ActionKind::Renew => "renew",
+            ActionKind::BulkEditInPlace => "bulk-edit-in-place",
+            ActionKind::BulkRenew => "bulk-renew",
+        }
+    }
+
+    /// What it does, in words, for page titles.
+    pub fn title(self) -> &'static str {
+        match self {
+            ActionKind::EditInPlace => "Add edit-in-place",
+            ActionKind::UndoEditInPlace => "Undo edit-in-place",
+            ActionKind::Renew => "Renew",
+            ActionKind::BulkEditInPlace => "Add edit-in-place to many Ingresses",
+            ActionKind::BulkRenew => "Renew many Certificates",
+        }
+    }
+
+    pub fn is_bulk(self) -> bool {
+        matches!(self, ActionKind::BulkEditInPlace | ActionKind::BulkRenew)
+    }
+}
+
+/// How one step or a whole action ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Done (or, in a preview, would be done).
+    Ok,
+    /// Nothing to change: the object already is as wanted.
+    Unchanged,
+    /// Another field manager owns the field with another value.
+    Conflict,
+    /// Lookout will not do it (budget, already issuing, conflicting annotations, read-only).
+    Refused,
+    /// The object does not exist.
+    NotFound,
+    /// The cluster said no, or could not be reached.
+    Error,
+    /// A bulk run still going.
+    Running,
+    /// A bulk run where some items did not end `ok`/`unchanged`.
+    Partial,
+}
+
+impl Outcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Unchanged => "unchanged",
+            Outcome::Conflict => "conflict",
+            Outcome::Refused => "refused",
+            Outcome::NotFound => "not-found",
+            Outcome::Error => "error",
+            Outcome::Running => "running",
+            Outcome::Partial => "partial",
+        }
+    }
+
+    /// Whether the step left things as wanted.
+    pub fn succeeded(self) -> bool {
+        matches!(self, Outcome::Ok | Outcome::Unchanged)
+    }
+
+    /// The worse of two outcomes (for an action made of steps).
+    pub fn worst(self, other: Outcome) -> Outcome {
+        let rank = |o: Outcome| match o {
+            Outcome::Unchanged => 0,
+            Outcome::Ok => 1,
+            Outcome::Running => 2,
+            Outcome::Partial => 3,
+            Outcome::Refused => 4,
+            Outcome::Conflict => 5,
+            Outcome::NotFound => 6,
+            Outcome::Error => 7,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// One object an action changes, and how.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// What the step does, in words.
+    pub change: String,
+    /// `+ path: value` / `- path: value` lines; empty when nothing changes.
+    pub diff: Vec<String>,
+    pub outcome: Outcome,
+    /// Why it did not succeed (the manager that owns a conflicting field, the API error…).
+    pub message: Option<String>,
+}
+
+/// An action on one object, or a bulk run over many (`items`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActionRecord {
+    /// Where the preview or result can be seen again (`/actions/{id}`).
+    pub id: String,
+    pub action: ActionKind,
+    pub dry_run: bool,
+    pub cluster: String,
+    pub namespace: String,
+    /// The object (empty for a bulk run).
+    pub name: String,
+    pub kind: String,
+    pub actor: String,
+    pub at: DateTime<Utc>,
+    pub outcome: Outcome,
+    /// One line that says what happened.
+    pub message: String,
+    pub steps: Vec<Step>,
+    /// What a renew (or a bulk renew) costs of the Let's Encrypt budgets.
+    pub budget: Vec<Impact>,
+    /// A renew that would exceed a budget runs only with `confirm_budget`.
+    pub needs_confirmation: bool,
+    /// The items of a bulk run.
+    pub items: Vec<ActionRecord>,
+    /// Items planned in a bulk run (`items.len()` of them are done).
+    pub total: usize,
+    /// Offer "retry now" (renew) after the fix: the Certificate is failing.
+    pub offer_renew: Option<String>,
+}
+
+impl ActionRecord {
+    /// The `+`/`-` lines of every step, for the audit log.
+    pub fn diff_text(&self) -> String {
+        self.steps
+            .iter()
+            .filter(|s| !s.diff.is_empty())
+            .map(|s| {
+                format!(
+                    "{} {}/{}:\n{}",
+                    s.kind,
+                    s.namespace,
+                    s.name,
+                    s.diff.join("\n")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The first message of a step that did not succeed.
+    pub fn error_text(&self) -> Option<String> {
+        self.steps
+            .iter()
+            .find(|s| !s.outcome.succeeded())
+            .and_then(|s| s.message.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worst_outcome_wins() {
+        assert_eq!(Outcome::Ok.worst(Outcome::Unchanged), Outcome::Ok);
+        assert_eq!(Outcome::Ok.worst(Outcome::Conflict), Outcome::Conflict);
+        assert_eq!(Outcome::Error.worst(Outcome::Refused), Outcome::Error);
+        assert!(Outcome::Unchanged.succeeded() && !Outcome::Refused.succeeded());
+    }
+}

@@ -1,0 +1,276 @@
+//! `/actions/{id}`: the preview of an action (what the cluster's dry run said, what it costs
+//! of the Let's Encrypt budgets, and the button that runs it) or its result (with undo and
+//! "retry now" where they make sense). A bulk run shows each item and its progress.
+
+use leptos::prelude::*;
+
+use crate::actions::{ActionKind, ActionRecord, Outcome, Step};
+use crate::components::{document, Nav, Shell};
+use crate::model::budget::{Impact, Limit};
+use crate::pages::ingresses::encode;
+
+/// An outcome as icon and word.
+pub fn outcome_badge(o: Outcome) -> impl IntoView {
+    let (icon, class) = match o {
+        Outcome::Ok => ("✓ ", "badge ok"),
+        Outcome::Unchanged => ("= ", "badge info"),
+        Outcome::Running => ("… ", "badge info"),
+        Outcome::Conflict | Outcome::Refused | Outcome::Partial => ("▲ ", "badge warning"),
+        Outcome::NotFound | Outcome::Error => ("✖ ", "badge critical"),
+    };
+    view! { <span class=class data-testid="outcome"><span aria-hidden="true">{icon}</span>{o.label()}</span> }
+}
+
+fn object_href(kind: &str, cluster: &str, ns: &str, name: &str) -> String {
+    let list = if kind == "Certificate" {
+        "certificates"
+    } else {
+        "ingresses"
+    };
+    format!(
+        "/{list}/{}/{}/{}",
+        encode(cluster),
+        encode(ns),
+        encode(name)
+    )
+}
+
+fn steps_table(cluster: &str, steps: &[Step]) -> impl IntoView {
+    let rows = steps
+        .iter()
+        .map(|s| {
+            let href = object_href(&s.kind, cluster, &s.namespace, &s.name);
+            let diff =
+                (!s.diff.is_empty()).then(|| view! { <pre class="diff">{s.diff.join("\n")}</pre> });
+            view! {
+                <tr data-testid="action-step">
+                    <td><a href=href>{format!("{} {}/{}", s.kind, s.namespace, s.name)}</a></td>
+                    <td>{s.change.clone()}{diff}</td>
+                    <td>{outcome_badge(s.outcome)}</td>
+                    <td class="message">{s.message.clone().unwrap_or_default()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table>
+            <caption class="visually-hidden">"Steps"</caption>
+            <thead><tr><th scope="col">"Object"</th><th scope="col">"Change"</th><th scope="col">"Outcome"</th><th scope="col">"Why"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+fn budget_table(budget: &[Impact]) -> impl IntoView {
+    let rows = budget
+        .iter()
+        .map(|b| {
+            let limit = match b.limit {
+                Limit::RegisteredDomain => "new certificates per registered domain (7 days)",
+                Limit::ExactSet => "certificates per exact set of names (7 days)",
+                Limit::FailedAuthorizations => "failed authorizations per name (1 hour)",
+            };
+            let verdict = if b.exceeds {
+                view! { <span class="badge critical"><span aria-hidden="true">"✖ "</span>"exceeds"</span> }.into_any()
+            } else {
+                view! { <span class="badge ok"><span aria-hidden="true">"✓ "</span>"within"</span> }.into_any()
+            };
+            view! {
+                <tr data-testid="budget-impact">
+                    <td>{limit}</td>
+                    <th scope="row">{b.key.clone()}</th>
+                    <td>{format!("{} → {} of {}", b.used, b.after, b.capacity)}</td>
+                    <td>{verdict}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table>
+            <caption class="visually-hidden">"Let's Encrypt budgets"</caption>
+            <thead><tr><th scope="col">"Limit"</th><th scope="col">"For"</th><th scope="col">"Used now → after"</th><th scope="col">"Verdict"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+/// A form that posts one action to `/actions`.
+pub fn action_form(
+    action: ActionKind,
+    cluster: &str,
+    namespace: &str,
+    name: &str,
+    apply: bool,
+    confirm_budget: bool,
+    label: String,
+) -> impl IntoView {
+    let confirm = confirm_budget.then(|| {
+        view! {
+            <label class="confirm">
+                <input type="checkbox" name="confirm_budget" required=true data-testid="confirm-budget"/>
+                " I know this exceeds a Let's Encrypt budget; Let's Encrypt will refuse the issuances over the limit"
+            </label>
+        }
+    });
+    let testid = format!(
+        "{}-{}",
+        if apply { "apply" } else { "preview" },
+        action.label()
+    );
+    view! {
+        <form method="post" action="/actions" class="action">
+            <input type="hidden" name="action" value=action.label()/>
+            <input type="hidden" name="cluster" value=cluster.to_string()/>
+            <input type="hidden" name="namespace" value=namespace.to_string()/>
+            <input type="hidden" name="name" value=name.to_string()/>
+            <input type="hidden" name="mode" value=if apply { "apply" } else { "preview" }/>
+            {confirm}
+            <button type="submit" data-testid=testid>{label}</button>
+        </form>
+    }
+}
+
+fn items_table(items: &[ActionRecord]) -> impl IntoView {
+    let rows = items
+        .iter()
+        .map(|i| {
+            let href = object_href(&i.kind, &i.cluster, &i.namespace, &i.name);
+            view! {
+                <tr data-testid="bulk-item">
+                    <td class="cluster">{i.cluster.clone()}</td>
+                    <td><a href=href>{format!("{} {}/{}", i.kind, i.namespace, i.name)}</a></td>
+                    <td>{outcome_badge(i.outcome)}</td>
+                    <td class="message">{i.message.clone()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table>
+            <caption class="visually-hidden">"Items"</caption>
+            <thead><tr><th scope="col">"Cluster"</th><th scope="col">"Object"</th><th scope="col">"Outcome"</th><th scope="col">"What happened"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+pub fn page(shell: &Shell, r: &ActionRecord) -> String {
+    let target = if r.action.is_bulk() {
+        match (r.cluster.as_str(), r.namespace.as_str()) {
+            ("", "") => "everything you can see".to_string(),
+            (c, "") => format!("cluster {c}"),
+            ("", ns) => format!("namespace {ns} in every cluster"),
+            (c, ns) => format!("namespace {ns} in cluster {c}"),
+        }
+    } else {
+        format!("{} {}/{} in {}", r.kind, r.namespace, r.name, r.cluster)
+    };
+    let banner = if r.dry_run {
+        "Preview (dry run): the cluster checked every change below; nothing has changed yet."
+    } else if r.outcome == Outcome::Running {
+        "Running…"
+    } else {
+        "Done: this is what happened."
+    };
+    let back = (!r.action.is_bulk()).then(|| {
+        let href = object_href(&r.kind, &r.cluster, &r.namespace, &r.name);
+        view! { <p><a href=href>{format!("Back to {} {}", r.kind, r.name)}</a></p> }
+    });
+    let progress = (r.action.is_bulk() && !r.dry_run).then(|| {
+        let done = r.items.len();
+        view! {
+            <p><progress max=r.total.to_string() value=done.to_string() data-testid="bulk-progress"></progress>
+            {format!(" {done} of {} done", r.total)}</p>
+        }
+    });
+    let budget = (!r.budget.is_empty()).then(|| {
+        view! { <h2>"Let's Encrypt budgets"</h2>{budget_table(&r.budget)} }
+    });
+    let steps = (!r.steps.is_empty())
+        .then(|| view! { <h2>"Changes"</h2>{steps_table(&r.cluster, &r.steps)} });
+    let items = r.action.is_bulk().then(|| {
+        let empty = (r.total == 0)
+            .then(|| view! { <p>"Nothing to do: no object in this scope needs it."</p> });
+        view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{items_table(&r.items)} }
+    });
+    let next = next_actions(shell, r);
+    document(
+        &Shell {
+            title: format!("{}: {target}", r.action.title()),
+            active: Nav::None,
+            ..shell.clone()
+        },
+        view! {
+            <h1>{r.action.title()}</h1>
+            <p>{target}</p>
+            <p class="banner-inline" data-testid="action-banner">{banner}</p>
+            <p data-testid="action-summary">{outcome_badge(r.outcome)}" "{r.message.clone()}</p>
+            {progress}
+            {budget}
+            {steps}
+            {items}
+            {next}
+            {back}
+        },
+    )
+}
+
+/// The buttons that follow: run the previewed action, undo a fix, retry a failing
+/// Certificate now.
+fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
+    if !shell.actions {
+        return None;
+    }
+    let mut forms = Vec::new();
+    let runnable = r.dry_run && r.outcome != Outcome::NotFound && r.outcome != Outcome::Unchanged;
+    let bulk_has_items = !r.action.is_bulk() || r.total > 0;
+    if runnable && bulk_has_items && r.outcome != Outcome::Running {
+        let label = if r.action.is_bulk() {
+            format!("Apply to {} items", r.total)
+        } else {
+            format!("Apply: {}", r.action.title().to_lowercase())
+        };
+        forms.push(
+            action_form(
+                r.action,
+                &r.cluster,
+                &r.namespace,
+                &r.name,
+                true,
+                r.needs_confirmation,
+                label,
+            )
+            .into_any(),
+        );
+    }
+    if !r.dry_run && r.action == ActionKind::EditInPlace && r.outcome.succeeded() {
+        forms.push(
+            action_form(
+                ActionKind::UndoEditInPlace,
+                &r.cluster,
+                &r.namespace,
+                &r.name,
+                false,
+                false,
+                "Preview undo".into(),
+            )
+            .into_any(),
+        );
+    }
+    if let Some(cert) = r.offer_renew.as_ref().filter(|_| r.outcome.succeeded()) {
+        forms.push(
+            action_form(
+                ActionKind::Renew,
+                &r.cluster,
+                &r.namespace,
+                cert,
+                false,
+                false,
+                format!("Preview retry now (renew {cert})"),
+            )
+            .into_any(),
+        );
+    }
+    (!forms.is_empty())
+        .then(|| view! { <div class="actions" data-testid="next-actions">{forms}</div> })
+}

@@ -1,0 +1,398 @@
+//! The action endpoints: the JSON API of DESIGN.md §9 and the browser's form posts, which
+//! answer `303 See Other` to `/actions/{id}` where the preview or the result is shown.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Json;
+use lookout_app::actions::{ActionKind, ActionRecord, Outcome};
+use lookout_app::model::ObjectKey;
+use lookout_app::pages;
+use serde::Deserialize;
+
+use super::error::ApiError;
+use super::{query, AppError, AppState};
+use crate::actions::{ActionError, BulkTarget, Caller};
+
+impl From<ActionError> for AppError {
+    fn from(e: ActionError) -> Self {
+        match e {
+            ActionError::NotFound(m) => AppError::NotFound(m),
+            ActionError::ReadOnly => AppError::ReadOnly,
+        }
+    }
+}
+
+impl AppState {
+    /// Who is asking. Sign-in does not exist yet: everyone is `anonymous` and sees everything.
+    pub fn caller(&self) -> Caller {
+        Caller {
+            actor: "anonymous".into(),
+            scope: self.scope(),
+        }
+    }
+}
+
+/// A JSON body, `{}` when empty; the content type must be JSON, unknown fields are named.
+fn json_body<T: serde::de::DeserializeOwned>(
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<T, AppError> {
+    let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        body
+    };
+    if body != b"{}" {
+        let json = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                v.split(';')
+                    .next()
+                    .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+            });
+        if !json {
+            return Err(AppError::UnsupportedMediaType(
+                "send the body as JSON with Content-Type: application/json".into(),
+            ));
+        }
+    }
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let param = if path == "." {
+            "body".to_string()
+        } else {
+            path
+        };
+        AppError::bad(&param, e.inner().to_string())
+    })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct DryRun {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RenewBody {
+    #[serde(default)]
+    dry_run: bool,
+    #[serde(default)]
+    confirm_budget: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct BulkBody {
+    cluster: Option<String>,
+    namespace: Option<String>,
+    #[serde(default)]
+    dry_run: bool,
+    #[serde(default)]
+    confirm_budget: bool,
+}
+
+/// The API answer for a finished action: the record, or the error a real run ended in.
+fn api_answer(r: ActionRecord) -> Result<Json<ActionRecord>, ApiError> {
+    if r.dry_run || r.outcome.succeeded() || r.outcome == Outcome::Partial {
+        return Ok(Json(r));
+    }
+    let message = r.error_text().unwrap_or_else(|| r.message.clone());
+    Err(match r.outcome {
+        Outcome::Conflict => AppError::Conflict {
+            code: "conflict",
+            message,
+        },
+        // Refused before any step ran: the budget check.
+        Outcome::Refused if r.needs_confirmation && r.steps.is_empty() && r.items.is_empty() => {
+            AppError::Conflict {
+                code: "budget_exceeded",
+                message: r.message.clone(),
+            }
+        }
+        Outcome::Refused => AppError::Conflict {
+            code: "refused",
+            message,
+        },
+        Outcome::NotFound => AppError::NotFound(message),
+        _ => AppError::Upstream(message),
+    }
+    .into())
+}
+
+fn key((cluster, namespace, name): (String, String, String)) -> ObjectKey {
+    ObjectKey {
+        cluster,
+        namespace,
+        name,
+    }
+}
+
+pub async fn api_edit_in_place(
+    State(state): State<AppState>,
+    Path(path): Path<(String, String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<ActionRecord>, ApiError> {
+    let b: DryRun = json_body(&headers, &body)?;
+    let r = state
+        .actions
+        .edit_in_place(&state.caller(), &key(path), b.dry_run)
+        .await
+        .map_err(AppError::from)?;
+    api_answer(r)
+}
+
+pub async fn api_undo_edit_in_place(
+    State(state): State<AppState>,
+    Path(path): Path<(String, String, String)>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<ActionRecord>, ApiError> {
+    let mut b: DryRun = json_body(&headers, &body)?;
+    let p = query::parse(raw.as_deref(), &["dry_run"])?;
+    match p.get("dry_run").map(String::as_str) {
+        None => {}
+        Some("true") => b.dry_run = true,
+        Some("false") => {}
+        Some(other) => {
+            return Err(AppError::bad("dry_run", format!("{other:?} is not true or false")).into())
+        }
+    }
+    let r = state
+        .actions
+        .undo_edit_in_place(&state.caller(), &key(path), b.dry_run)
+        .await
+        .map_err(AppError::from)?;
+    api_answer(r)
+}
+
+pub async fn api_renew(
+    State(state): State<AppState>,
+    Path(path): Path<(String, String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<ActionRecord>, ApiError> {
+    let b: RenewBody = json_body(&headers, &body)?;
+    let r = state
+        .actions
+        .renew(&state.caller(), &key(path), b.dry_run, b.confirm_budget)
+        .await
+        .map_err(AppError::from)?;
+    api_answer(r)
+}
+
+async fn api_bulk(
+    state: AppState,
+    action: ActionKind,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<ActionRecord>, ApiError> {
+    let b: BulkBody = json_body(&headers, &body)?;
+    let caller = state.caller();
+    let target = BulkTarget {
+        cluster: b.cluster,
+        namespace: b.namespace,
+    };
+    let (record, keys) = state
+        .actions
+        .plan_bulk(&caller, action, &target, b.dry_run)
+        .map_err(AppError::from)?;
+    let r = state
+        .actions
+        .run_bulk(&caller, record, keys, b.confirm_budget)
+        .await;
+    api_answer(r)
+}
+
+pub async fn api_bulk_edit_in_place(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<ActionRecord>, ApiError> {
+    api_bulk(state, ActionKind::BulkEditInPlace, headers, body).await
+}
+
+pub async fn api_bulk_renew(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<ActionRecord>, ApiError> {
+    api_bulk(state, ActionKind::BulkRenew, headers, body).await
+}
+
+/// A preview or result the caller may see.
+fn visible_record(state: &AppState, id: &str) -> Result<ActionRecord, AppError> {
+    let scope = state.scope();
+    state
+        .actions
+        .get(id)
+        .filter(|r| r.cluster.is_empty() || r.name.is_empty() || scope.sees(&r.cluster, &r.namespace))
+        .ok_or_else(|| AppError::NotFound(format!("There is no action {id} (previews and results are kept for the last 500 actions; the audit log keeps every one).")))
+}
+
+pub async fn api_action(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<ActionRecord>, ApiError> {
+    Ok(Json(visible_record(&state, &id)?))
+}
+
+/// Refuses a form posted from another site: the browser says where a post comes from in
+/// `Origin` (or `Sec-Fetch-Site`). Clients that send neither (scripts) are not browsers.
+fn same_origin(headers: &HeaderMap) -> Result<(), AppError> {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        let matches = host
+            .is_some_and(|h| origin == format!("http://{h}") || origin == format!("https://{h}"));
+        return if matches {
+            Ok(())
+        } else {
+            Err(AppError::Forbidden(format!(
+                "a form posted from {origin} is not accepted; use Lookout's own pages"
+            )))
+        };
+    }
+    match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        Some("same-origin" | "none") | None => Ok(()),
+        Some(other) => Err(AppError::Forbidden(format!(
+            "a {other} form post is not accepted; use Lookout's own pages"
+        ))),
+    }
+}
+
+/// The fields of the action forms.
+struct ActionForm {
+    action: ActionKind,
+    key: ObjectKey,
+    apply: bool,
+    confirm_budget: bool,
+}
+
+fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
+    let raw =
+        std::str::from_utf8(body).map_err(|_| AppError::bad("body", "the form is not UTF-8"))?;
+    let p = query::parse(
+        Some(raw),
+        &[
+            "action",
+            "cluster",
+            "namespace",
+            "name",
+            "mode",
+            "confirm_budget",
+        ],
+    )?;
+    let text = |k: &str| p.get(k).map(|v| v.trim().to_string()).unwrap_or_default();
+    let action = match text("action").as_str() {
+        "edit-in-place" => ActionKind::EditInPlace,
+        "undo-edit-in-place" => ActionKind::UndoEditInPlace,
+        "renew" => ActionKind::Renew,
+        "bulk-edit-in-place" => ActionKind::BulkEditInPlace,
+        "bulk-renew" => ActionKind::BulkRenew,
+        other => return Err(AppError::bad("action", format!("{other:?} is not one of: edit-in-place, undo-edit-in-place, renew, bulk-edit-in-place, bulk-renew"))),
+    };
+    let apply = match text("mode").as_str() {
+        "preview" => false,
+        "apply" => true,
+        other => {
+            return Err(AppError::bad(
+                "mode",
+                format!("{other:?} is not preview or apply"),
+            ))
+        }
+    };
+    let key = ObjectKey {
+        cluster: text("cluster"),
+        namespace: text("namespace"),
+        name: text("name"),
+    };
+    if !action.is_bulk() {
+        for (param, value) in [
+            ("cluster", &key.cluster),
+            ("namespace", &key.namespace),
+            ("name", &key.name),
+        ] {
+            if value.is_empty() {
+                return Err(AppError::bad(param, "required"));
+            }
+        }
+    }
+    Ok(ActionForm {
+        action,
+        key,
+        apply,
+        confirm_budget: p.contains_key("confirm_budget"),
+    })
+}
+
+/// `POST /actions`: a form from a page. Runs the preview or the action and sends the browser
+/// to its page; a bulk run goes on in the background and its page shows the progress.
+pub async fn post_action(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    same_origin(&headers)?;
+    let form = parse_form(&body)?;
+    let caller = state.caller();
+    let dry_run = !form.apply;
+    let id = match form.action {
+        ActionKind::EditInPlace => {
+            state
+                .actions
+                .edit_in_place(&caller, &form.key, dry_run)
+                .await?
+                .id
+        }
+        ActionKind::UndoEditInPlace => {
+            state
+                .actions
+                .undo_edit_in_place(&caller, &form.key, dry_run)
+                .await?
+                .id
+        }
+        ActionKind::Renew => {
+            state
+                .actions
+                .renew(&caller, &form.key, dry_run, form.confirm_budget)
+                .await?
+                .id
+        }
+        bulk => {
+            let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
+            let target = BulkTarget {
+                cluster: non_empty(&form.key.cluster),
+                namespace: non_empty(&form.key.namespace),
+            };
+            let (record, keys) = state.actions.plan_bulk(&caller, bulk, &target, dry_run)?;
+            let id = record.id.clone();
+            let actions = Arc::clone(&state.actions);
+            let confirm = form.confirm_budget;
+            tokio::spawn(async move {
+                actions.run_bulk(&caller, record, keys, confirm).await;
+            });
+            id
+        }
+    };
+    Ok(Redirect::to(&format!("/actions/{id}")).into_response())
+}
+
+/// `GET /actions/{id}`: a preview (with the button that runs it) or a result.
+pub async fn action_page(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let record = visible_record(&state, &id)?;
+    let html = pages::action::page(&super::pages::shell(&state), &record);
+    Ok((StatusCode::OK, Html(html)).into_response())
+}

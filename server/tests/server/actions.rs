@@ -1,0 +1,747 @@
+//! Actions against kubesim, checked with kubectl as an independent client: the
+//! edit-in-place fix with field manager `lookout`, the Certificate override, Argo CD-style
+//! re-applies, undo, conflicts, renew with its budget check, bulk runs, the browser's form
+//! flow, read-only mode and the audit log.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+const EIP: &str = "acme.cert-manager.io/http01-edit-in-place";
+const OVERRIDE: &str = "acme.cert-manager.io/http01-override-ingress-name";
+const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
+
+impl TestApp {
+    async fn post(&self, path: &str, body: Value) -> reqwest::Response {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn delete(&self, path: &str) -> reqwest::Response {
+        self.http
+            .delete(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+fn get_json(kc: &Path, kind: &str, ns: &str, name: &str) -> Value {
+    serde_json::from_str(&kubectl_output(
+        kc,
+        "zrh-prod",
+        &[
+            "get",
+            kind,
+            name,
+            "-n",
+            ns,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ],
+        None,
+    ))
+    .unwrap()
+}
+
+/// The managers (and operations) that own an annotation, read from kubectl's output.
+fn owners(obj: &Value, key: &str) -> Vec<(String, String)> {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["fieldsV1"]["f:metadata"]["f:annotations"][format!("f:{key}")].is_object())
+        .map(|m| {
+            (
+                m["manager"].as_str().unwrap().to_string(),
+                m["operation"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// An Ingress in `shop` that asks for a certificate and lacks the annotation, applied with
+/// kubectl as field manager `argocd-controller`, plus its Certificate as ingress-shim makes
+/// it but without the override (it was created before the annotation existed).
+async fn shop(app: &TestApp) -> std::path::PathBuf {
+    let kc = app.kubeconfig();
+    let kc2 = kc.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(&kc2, "zrh-prod", &["create", "namespace", "shop"], None);
+        kubectl(
+            &kc2,
+            "zrh-prod",
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=argocd-controller",
+                "-f",
+                "-",
+            ],
+            Some(&manifest(None)),
+        );
+    })
+    .await
+    .unwrap();
+    let uid = get_json(&kc, "ingress", "shop", "web")["metadata"]["uid"].clone();
+    create(
+        app,
+        0,
+        "cert-manager.io",
+        "certificates",
+        Some("shop"),
+        json!({"metadata": {"name": "web-tls", "ownerReferences": [{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "web", "uid": uid, "controller": true}]},
+               "spec": {"secretName": "web-tls", "dnsNames": ["web.shop.example"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}}),
+    );
+    app.eventually("the chain is cached", || async {
+        app.json_opt("/api/v1/ingresses/zrh-prod/shop/web")
+            .await
+            .is_some_and(|d| d["tls"][0]["certificate"]["certificate"]["name"] == "web-tls")
+    })
+    .await;
+    kc
+}
+
+/// The Ingress as its owner keeps it in Git; `edit_in_place` adds the annotation.
+fn manifest(edit_in_place: Option<&str>) -> String {
+    let extra = edit_in_place
+        .map(|v| format!("    {EIP}: \"{v}\"\n"))
+        .unwrap_or_default();
+    format!(
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  namespace: shop\n  annotations:\n    cert-manager.io/cluster-issuer: letsencrypt-prod\n    team: web\n{extra}spec:\n  ingressClassName: cilium\n  rules:\n  - host: web.shop.example\n  tls:\n  - hosts: [\"web.shop.example\"]\n    secretName: web-tls\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fix_is_previewed_then_applied_by_field_manager_lookout_and_survives_argo_cd() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = shop(&app).await;
+    let path = "/api/v1/ingresses/zrh-prod/shop/web/edit-in-place";
+
+    let preview = app.post(path, json!({"dry_run": true})).await;
+    assert_eq!(preview.status(), 200);
+    let preview: Value = preview.json().await.unwrap();
+    assert_eq!(preview["dry_run"], true);
+    assert_eq!(preview["outcome"], "ok");
+    assert_eq!(
+        preview["steps"][0]["diff"],
+        json!([format!("+ metadata.annotations[\"{EIP}\"]: \"true\"")])
+    );
+    assert_eq!(preview["steps"][1]["kind"], "Certificate");
+    assert!(preview["steps"][1]["diff"].to_string().contains(OVERRIDE));
+    assert!(
+        get_json(&kc, "ingress", "shop", "web")["metadata"]["annotations"][EIP].is_null(),
+        "a preview changes nothing"
+    );
+
+    let done = app.post(path, json!({"dry_run": false})).await;
+    assert_eq!(done.status(), 200);
+    let ing = get_json(&kc, "ingress", "shop", "web");
+    assert_eq!(ing["metadata"]["annotations"][EIP], "true");
+    assert_eq!(
+        owners(&ing, EIP),
+        [("lookout".to_string(), "Apply".to_string())]
+    );
+    let cert = get_json(&kc, "certificate", "shop", "web-tls");
+    assert_eq!(cert["metadata"]["annotations"][OVERRIDE], "web");
+    assert_eq!(
+        cert["metadata"]["annotations"]["cert-manager.io/issue-temporary-certificate"],
+        "true"
+    );
+    assert_eq!(
+        owners(&cert, OVERRIDE),
+        [("lookout".to_string(), "Apply".to_string())]
+    );
+
+    // Argo CD syncs the manifest from Git again (server-side, its own field manager).
+    let kc2 = kc.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(
+            &kc2,
+            "zrh-prod",
+            &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=argocd-controller",
+                "-f",
+                "-",
+            ],
+            Some(&manifest(None)),
+        )
+    })
+    .await
+    .unwrap();
+    let ing = get_json(&kc, "ingress", "shop", "web");
+    assert_eq!(
+        ing["metadata"]["annotations"][EIP], "true",
+        "the re-apply keeps Lookout's annotation"
+    );
+
+    // Applying again changes nothing; both are audited.
+    let again: Value = app.post(path, json!({})).await.json().await.unwrap();
+    assert_eq!(again["outcome"], "unchanged");
+    let audit = app.json("/api/v1/audit?action=edit-in-place").await;
+    assert_eq!(audit["total"], 3, "preview, action and the no-op: {audit}");
+    assert_eq!(audit["items"][2]["dry_run"], true);
+    assert!(audit["items"][1]["diff"].as_str().unwrap().contains(EIP));
+    assert_eq!(audit["items"][1]["actor"], "anonymous");
+
+    app.eventually("the annotation status shows the fix", || async {
+        app.json("/api/v1/ingresses/zrh-prod/shop/web").await["annotation"]["status"] == "set"
+    })
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn undo_removes_only_what_lookout_owns() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = shop(&app).await;
+    let path = "/api/v1/ingresses/zrh-prod/shop/web/edit-in-place";
+    assert_eq!(
+        app.post(path, json!({"dry_run": false})).await.status(),
+        200
+    );
+
+    let preview = app.delete(&format!("{path}?dry_run=true")).await;
+    assert_eq!(preview.status(), 200);
+    assert_eq!(
+        get_json(&kc, "ingress", "shop", "web")["metadata"]["annotations"][EIP],
+        "true"
+    );
+
+    let undone = app.delete(path).await;
+    assert_eq!(undone.status(), 200);
+    let undone: Value = undone.json().await.unwrap();
+    assert_eq!(undone["action"], "undo-edit-in-place");
+    let ing = get_json(&kc, "ingress", "shop", "web");
+    let annotations = &ing["metadata"]["annotations"];
+    assert!(annotations[EIP].is_null(), "Lookout's annotation is gone");
+    assert_eq!(annotations["team"], "web", "Argo CD's annotations stay");
+    assert_eq!(
+        annotations["cert-manager.io/cluster-issuer"],
+        "letsencrypt-prod"
+    );
+    let cert = get_json(&kc, "certificate", "shop", "web-tls");
+    assert!(cert["metadata"]["annotations"][OVERRIDE].is_null());
+    assert_eq!(
+        cert["spec"]["secretName"], "web-tls",
+        "the Certificate itself stays"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_field_owned_by_another_manager_is_a_conflict_that_names_it() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = shop(&app).await;
+    let kc2 = kc.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(
+            &kc2,
+            "zrh-prod",
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=argocd-controller",
+                "-f",
+                "-",
+            ],
+            Some(&manifest(Some("false"))),
+        )
+    })
+    .await
+    .unwrap();
+    let path = "/api/v1/ingresses/zrh-prod/shop/web/edit-in-place";
+    let preview: Value = app
+        .post(path, json!({"dry_run": true}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["outcome"], "conflict");
+    let response = app.post(path, json!({"dry_run": false})).await;
+    assert_eq!(response.status(), 409);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "conflict");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("argocd-controller"), "{message}");
+    assert_eq!(
+        get_json(&kc, "ingress", "shop", "web")["metadata"]["annotations"][EIP],
+        "false",
+        "never forced"
+    );
+    let audit = app.json("/api/v1/audit?outcome=conflict").await;
+    assert_eq!(audit["total"], 2);
+    assert!(audit["items"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("argocd-controller"));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn actions_on_missing_objects_are_404s_and_bad_bodies_are_named() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    for (path, body) in [
+        (
+            "/api/v1/ingresses/zrh-prod/default/nope/edit-in-place",
+            json!({"dry_run": true}),
+        ),
+        (
+            "/api/v1/ingresses/nowhere/default/nope/edit-in-place",
+            json!({}),
+        ),
+        (
+            "/api/v1/certificates/zrh-prod/default/nope/renew",
+            json!({"dry_run": false}),
+        ),
+    ] {
+        let r = app.post(path, body).await;
+        assert_eq!(r.status(), 404, "{path}");
+        assert_eq!(
+            r.json::<Value>().await.unwrap()["error"]["code"],
+            "not_found"
+        );
+    }
+    assert_eq!(
+        app.delete("/api/v1/ingresses/zrh-prod/default/nope/edit-in-place")
+            .await
+            .status(),
+        404
+    );
+    let r = app
+        .post(
+            "/api/v1/ingresses/zrh-prod/default/nope/edit-in-place",
+            json!({"dry_rn": true}),
+        )
+        .await;
+    assert_eq!(r.status(), 400);
+    assert!(r.json::<Value>().await.unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("dry_rn"));
+    let r = app
+        .post(
+            "/api/v1/certificates/zrh-prod/default/nope/renew",
+            json!({"dry_run": "yes"}),
+        )
+        .await;
+    assert_eq!(r.status(), 400);
+    assert!(r.json::<Value>().await.unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("dry_run"));
+    let r = app
+        .http
+        .post(format!("{}/api/v1/bulk/edit-in-place", app.base))
+        .header("content-type", "text/plain")
+        .body("dry_run=true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    let form = app
+        .http
+        .post(format!("{}/actions", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("action=edit-in-place&cluster=zrh-prod&namespace=default&name=nope&mode=preview")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), 404);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_hides_every_action_and_refuses_the_api_with_405() {
+    let app = spawn_app_read_only(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "web", "annotations": {"cert-manager.io/cluster-issuer": "le"}},
+               "spec": {"rules": [{"host": "web.example"}], "tls": [{"hosts": ["web.example"], "secretName": "web-tls"}]}}),
+    );
+    app.eventually("cached", || async {
+        app.json("/api/v1/ingresses").await["total"] == 1
+    })
+    .await;
+    for path in [
+        "/",
+        "/ingresses",
+        "/ingresses/zrh-prod/default/web",
+        "/certificates",
+    ] {
+        let html = app.get(path).await.text().await.unwrap();
+        assert!(
+            !html.contains("action=\"/actions\""),
+            "{path} shows an action"
+        );
+    }
+    for (path, method) in [
+        (
+            "/api/v1/ingresses/zrh-prod/default/web/edit-in-place",
+            "POST",
+        ),
+        (
+            "/api/v1/ingresses/zrh-prod/default/web/edit-in-place",
+            "DELETE",
+        ),
+        (
+            "/api/v1/certificates/zrh-prod/default/web-tls/renew",
+            "POST",
+        ),
+        ("/api/v1/bulk/edit-in-place", "POST"),
+        ("/api/v1/bulk/renew", "POST"),
+    ] {
+        let r = if method == "POST" {
+            app.post(path, json!({"dry_run": true})).await
+        } else {
+            app.delete(path).await
+        };
+        assert_eq!(r.status(), 405, "{method} {path}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "read_only");
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("read-only"));
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_browser_flow_previews_applies_and_refuses_forms_from_other_sites() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = shop(&app).await;
+    let detail = app
+        .get("/ingresses/zrh-prod/shop/web")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(detail.contains("data-testid=\"preview-edit-in-place\""));
+
+    let no_redirects = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let post = |mode: &'static str, origin: Option<String>| {
+        let mut r = no_redirects
+            .post(format!("{}/actions", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "action=edit-in-place&cluster=zrh-prod&namespace=shop&name=web&mode={mode}"
+            ));
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send()
+    };
+    let evil = post("apply", Some("http://evil.example".into()))
+        .await
+        .unwrap();
+    assert_eq!(evil.status(), 403);
+    assert!(get_json(&kc, "ingress", "shop", "web")["metadata"]["annotations"][EIP].is_null());
+
+    let preview = post("preview", Some(app.base.clone())).await.unwrap();
+    assert_eq!(preview.status(), 303);
+    let location = preview.headers()["location"].to_str().unwrap().to_string();
+    assert!(location.starts_with("/actions/"));
+    let page = app.get(&location).await.text().await.unwrap();
+    assert!(page.contains("Preview (dry run)"));
+    assert!(page.contains("data-testid=\"apply-edit-in-place\""));
+    assert!(get_json(&kc, "ingress", "shop", "web")["metadata"]["annotations"][EIP].is_null());
+
+    let applied = post("apply", None).await.unwrap();
+    assert_eq!(applied.status(), 303);
+    let page = app
+        .get(applied.headers()["location"].to_str().unwrap())
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Done: this is what happened."));
+    assert!(
+        page.contains("data-testid=\"preview-undo-edit-in-place\""),
+        "undo is offered"
+    );
+    assert!(
+        page.contains("data-testid=\"preview-renew\""),
+        "retry now is offered for a failing Certificate"
+    );
+    assert_eq!(
+        get_json(&kc, "ingress", "shop", "web")["metadata"]["annotations"][EIP],
+        "true"
+    );
+    assert_eq!(app.get("/actions/nonexistent").await.status(), 404);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bulk_edit_in_place_previews_every_item_then_fixes_them() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = app.kubeconfig();
+    let kc2 = kc.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(&kc2, "zrh-prod", &["create", "namespace", "acme"], None);
+        for (name, host) in [("one", "one.acme.example"), ("two", "two.acme.example")] {
+            kubectl(
+                &kc2,
+                "zrh-prod",
+                &["apply", "--server-side", "-f", "-"],
+                Some(&ingress_yaml("acme", name, host)),
+            );
+        }
+        kubectl(
+            &kc2,
+            "zrh-prod",
+            &["apply", "--server-side", "-f", "-"],
+            Some(&ingress_yaml("default", "other", "other.example")),
+        );
+    })
+    .await
+    .unwrap();
+    app.eventually("three Ingresses", || async {
+        app.json("/api/v1/ingresses").await["total"] == 3
+    })
+    .await;
+
+    let preview: Value = app
+        .post(
+            "/api/v1/bulk/edit-in-place",
+            json!({"cluster": "zrh-prod", "namespace": "acme", "dry_run": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["total"], 2);
+    assert_eq!(preview["items"].as_array().unwrap().len(), 2);
+    assert!(preview["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["outcome"] == "ok" && i["dry_run"] == true));
+    assert!(get_json(&kc, "ingress", "acme", "one")["metadata"]["annotations"][EIP].is_null());
+
+    let run: Value = app
+        .post(
+            "/api/v1/bulk/edit-in-place",
+            json!({"cluster": "zrh-prod", "namespace": "acme"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(run["outcome"], "ok");
+    assert_eq!(run["message"], "2 of 2 items ok");
+    for name in ["one", "two"] {
+        assert_eq!(
+            get_json(&kc, "ingress", "acme", name)["metadata"]["annotations"][EIP],
+            "true"
+        );
+    }
+    assert!(
+        get_json(&kc, "ingress", "default", "other")["metadata"]["annotations"][EIP].is_null(),
+        "outside the namespace: untouched"
+    );
+    let audit = app.json("/api/v1/audit").await;
+    let rows = audit["items"].as_array().unwrap();
+    let count = |action: &str, dry_run: bool| {
+        rows.iter()
+            .filter(|i| i["action"] == action && i["dry_run"] == dry_run)
+            .count()
+    };
+    assert_eq!(count("bulk-edit-in-place", true), 1, "the preview: one row");
+    assert_eq!(count("bulk-edit-in-place", false), 1, "the run");
+    assert_eq!(count("edit-in-place", false), 2, "each item that ran");
+    assert_eq!(
+        rows.len(),
+        4,
+        "items of a preview are not audited one by one"
+    );
+    let page = app
+        .get(&format!("/actions/{}", run["id"].as_str().unwrap()))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(page.matches("data-testid=\"bulk-item\"").count(), 2);
+    assert!(page.contains("2 of 2 done"));
+    app.stop().await;
+}
+
+/// Issued certificates for `names` recorded in the history, as if Lookout had seen them.
+async fn seed_issuances(app: &TestApp, names: &str, n: usize) {
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        app.dir.path().join("lookout.db").display()
+    ))
+    .await
+    .unwrap();
+    for i in 0..n {
+        let at = (chrono::Utc::now() - chrono::Duration::hours(i as i64 + 1))
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        sqlx::query(
+            "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at) \
+             VALUES ('zrh-prod', 'shop', ?, ?, 'web-tls', ?, 'ClusterIssuer', 'letsencrypt-prod', ?, ?, 'issued', NULL, NULL, ?, ?, ?, ?)",
+        )
+        .bind(format!("web-tls-{i}"))
+        .bind(format!("uid-{i}"))
+        .bind(i as i64 + 1)
+        .bind(PROD)
+        .bind(json!([names]).to_string())
+        .bind(&at)
+        .bind(&at)
+        .bind(&at)
+        .bind(&at)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn renew_sets_issuing_like_cmctl_and_respects_the_exact_set_budget() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = shop(&app).await;
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("cert-manager.io", "certificates").unwrap();
+    let mut opts = kubesim::WriteOpts::system();
+    opts.status = true;
+    c.merge_patch(&rt, Some("shop"), "web-tls", &json!({"status": {"conditions": [
+        {"type": "Ready", "status": "False", "reason": "Failed", "message": "the last attempt failed"},
+        {"type": "Issuing", "status": "False", "reason": "Failed", "message": "order invalid"}],
+        "notAfter": "2026-12-20T00:00:00Z", "revision": 3}}), &opts).unwrap();
+    seed_issuances(&app, "web.shop.example", 5).await;
+    app.eventually("the budget is full", || async {
+        app.json("/api/v1/rate-limits").await["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["limit"] == "exact-set" && b["used"] == 5)
+    })
+    .await;
+    let path = "/api/v1/certificates/zrh-prod/shop/web-tls/renew";
+
+    let preview: Value = app
+        .post(path, json!({"dry_run": true}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["needs_confirmation"], true);
+    let set = preview["budget"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["limit"] == "exact-set")
+        .unwrap();
+    assert_eq!(
+        (
+            set["used"].clone(),
+            set["after"].clone(),
+            set["exceeds"].clone()
+        ),
+        (json!(5), json!(6), json!(true))
+    );
+    assert!(
+        !preview["budget"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["limit"] == "registered-domain"),
+        "a renewal is exempt from the registered-domain limit"
+    );
+
+    let refused = app.post(path, json!({"dry_run": false})).await;
+    assert_eq!(refused.status(), 409);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "budget_exceeded");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("web.shop.example would be 6 of 5"));
+    assert_eq!(
+        get_json(&kc, "certificate", "shop", "web-tls")["status"]["conditions"][1]["status"],
+        "False",
+        "not triggered"
+    );
+
+    let done = app
+        .post(path, json!({"dry_run": false, "confirm_budget": true}))
+        .await;
+    assert_eq!(done.status(), 200);
+    let cert = get_json(&kc, "certificate", "shop", "web-tls");
+    let conditions = cert["status"]["conditions"].as_array().unwrap();
+    let issuing = conditions.iter().find(|c| c["type"] == "Issuing").unwrap();
+    assert_eq!(issuing["status"], "True");
+    assert_eq!(issuing["reason"], "ManuallyTriggered");
+    assert_eq!(
+        issuing["message"],
+        "Certificate re-issuance manually triggered"
+    );
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c["type"] == "Ready" && c["reason"] == "Failed"),
+        "other conditions kept"
+    );
+    assert_eq!(conditions.len(), 2);
+
+    let again = app.post(path, json!({"confirm_budget": true})).await;
+    assert_eq!(again.status(), 409, "already issuing");
+    assert_eq!(
+        again.json::<Value>().await.unwrap()["error"]["code"],
+        "refused"
+    );
+    app.stop().await;
+}

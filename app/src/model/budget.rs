@@ -45,6 +45,17 @@ pub enum Limit {
     FailedAuthorizations,
 }
 
+impl Limit {
+    /// The limit in words, with its window.
+    pub fn description(self) -> &'static str {
+        match self {
+            Limit::RegisteredDomain => "new certificates per registered domain (7 days)",
+            Limit::ExactSet => "certificates per exact set of names (7 days)",
+            Limit::FailedAuthorizations => "failed authorizations per name (1 hour)",
+        }
+    }
+}
+
 /// One budget: how much of a limit is used now.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Budget {

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use crate::actions::{ActionKind, ActionRecord, Outcome, Step};
 use crate::components::{document, Nav, Shell};
-use crate::model::budget::{Impact, Limit};
+use crate::model::budget::Impact;
 use crate::pages::ingresses::encode;
 
 /// An outcome as icon and word.
@@ -65,11 +65,7 @@ fn budget_table(budget: &[Impact]) -> impl IntoView {
     let rows = budget
         .iter()
         .map(|b| {
-            let limit = match b.limit {
-                Limit::RegisteredDomain => "new certificates per registered domain (7 days)",
-                Limit::ExactSet => "certificates per exact set of names (7 days)",
-                Limit::FailedAuthorizations => "failed authorizations per name (1 hour)",
-            };
+            let limit = b.limit.description();
             let verdict = if b.exceeds {
                 view! { <span class="badge critical"><span aria-hidden="true">"✖ "</span>"exceeds"</span> }.into_any()
             } else {

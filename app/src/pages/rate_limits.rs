@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::components::{document, Nav, Shell, Time};
-use crate::model::budget::{Budget, Limit};
+use crate::model::budget::Budget;
 
 fn bar(b: &Budget) -> impl IntoView {
     let width = (b.ratio.min(1.0) * 200.0).round();
@@ -31,11 +31,7 @@ pub fn page(shell: &Shell, budgets: Vec<Budget>) -> String {
     let rows = budgets
         .iter()
         .map(|b| {
-            let limit = match b.limit {
-                Limit::RegisteredDomain => "new certificates per registered domain (7 days)",
-                Limit::ExactSet => "certificates per exact set of names (7 days)",
-                Limit::FailedAuthorizations => "failed authorizations per name (1 hour)",
-            };
+            let limit = b.limit.description();
             let server = if b.server.contains("staging") {
                 "staging"
             } else {

@@ -153,6 +153,21 @@ impl Actions {
             .ok_or_else(|| format!("cluster {cluster} has no working client"))
     }
 
+    /// The cluster's client, or the failed step that says there is none.
+    fn client_or_step(
+        &self,
+        key: &ObjectKey,
+        kind: Kind,
+        change: &str,
+    ) -> Result<::kube::Client, Box<Step>> {
+        self.client(&key.cluster).cloned().map_err(|e| {
+            let mut s = step(kind, &key.namespace, &key.name, change);
+            s.outcome = Outcome::Error;
+            s.message = Some(e);
+            Box::new(s)
+        })
+    }
+
     fn check_writable(&self) -> Result<(), ActionError> {
         if self.read_only {
             Err(ActionError::ReadOnly)
@@ -257,18 +272,10 @@ impl Actions {
             .ingress(&caller.scope, key)
             .ok_or_else(|| not_found("Ingress", key))?;
         let mut r = self.record(caller, ActionKind::EditInPlace, "Ingress", key, dry_run);
-        let client = match self.client(&key.cluster) {
-            Ok(c) => c.clone(),
-            Err(e) => {
-                let mut s = step(
-                    Kind::Ingress,
-                    &key.namespace,
-                    &key.name,
-                    "set the annotation",
-                );
-                s.outcome = Outcome::Error;
-                s.message = Some(e);
-                r.steps.push(s);
+        let client = match self.client_or_step(key, Kind::Ingress, "set the annotation") {
+            Ok(c) => c,
+            Err(s) => {
+                r.steps.push(*s);
                 return Ok(self.finish(r, item).await);
             }
         };
@@ -438,18 +445,10 @@ impl Actions {
             .ingress(&caller.scope, key)
             .ok_or_else(|| not_found("Ingress", key))?;
         let mut r = self.record(caller, ActionKind::UndoEditInPlace, "Ingress", key, dry_run);
-        let client = match self.client(&key.cluster) {
-            Ok(c) => c.clone(),
-            Err(e) => {
-                let mut s = step(
-                    Kind::Ingress,
-                    &key.namespace,
-                    &key.name,
-                    "remove Lookout's fields",
-                );
-                s.outcome = Outcome::Error;
-                s.message = Some(e);
-                r.steps.push(s);
+        let client = match self.client_or_step(key, Kind::Ingress, "remove Lookout's fields") {
+            Ok(c) => c,
+            Err(s) => {
+                r.steps.push(*s);
                 return Ok(self.finish(r, false).await);
             }
         };
@@ -556,19 +555,9 @@ impl Actions {
             r.message = budget_message(&r);
             return Ok(self.finish(r, item).await);
         }
-        let s = match self.client(&key.cluster) {
-            Ok(client) => self.renew_step(&client.clone(), key, dry_run).await,
-            Err(e) => {
-                let mut s = step(
-                    Kind::Certificate,
-                    &key.namespace,
-                    &key.name,
-                    "set Issuing=True",
-                );
-                s.outcome = Outcome::Error;
-                s.message = Some(e);
-                s
-            }
+        let s = match self.client_or_step(key, Kind::Certificate, "set Issuing=True") {
+            Ok(client) => self.renew_step(&client, key, dry_run).await,
+            Err(s) => *s,
         };
         if s.outcome == Outcome::NotFound {
             return Err(not_found("Certificate", key));

@@ -238,7 +238,10 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
             .map(|p| std::path::PathBuf::from(p.trim()));
     }
     let kubeconfig = kubeconfig.unwrap();
-    assert!(kubeconfig.exists(), "the printed kubeconfig exists: {kubeconfig:?}");
+    assert!(
+        kubeconfig.exists(),
+        "the printed kubeconfig exists: {kubeconfig:?}"
+    );
     // Keep reading what the demo prints, so it never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     wait_http_ok(&format!("{url}/readyz")).await;

@@ -131,12 +131,14 @@ fn items_table(items: &[ActionRecord]) -> impl IntoView {
         .iter()
         .map(|i| {
             let href = object_href(&i.kind, &i.cluster, &i.namespace, &i.name);
+            let diff = i.diff_text();
+            let diff = (!diff.is_empty()).then(|| view! { <pre class="diff">{diff}</pre> });
             view! {
                 <tr data-testid="bulk-item">
                     <td class="cluster">{i.cluster.clone()}</td>
                     <td><a href=href>{format!("{} {}/{}", i.kind, i.namespace, i.name)}</a></td>
                     <td>{outcome_badge(i.outcome)}</td>
-                    <td class="message">{i.message.clone()}</td>
+                    <td class="message">{i.message.clone()}{diff}</td>
                 </tr>
             }
         })
@@ -222,7 +224,11 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
     let bulk_has_items = !r.action.is_bulk() || r.total > 0;
     if runnable && bulk_has_items && r.outcome != Outcome::Running {
         let label = if r.action.is_bulk() {
-            format!("Apply to {} items", r.total)
+            format!(
+                "Apply to {} item{}",
+                r.total,
+                if r.total == 1 { "" } else { "s" }
+            )
         } else {
             format!("Apply: {}", r.action.title().to_lowercase())
         };

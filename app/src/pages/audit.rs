@@ -27,6 +27,14 @@ fn object_link(e: &AuditEntry) -> impl IntoView {
         "Certificate" => Some("certificates"),
         _ => None,
     };
+    if e.name.is_empty() {
+        // A bulk run: its scope.
+        let scope = match e.namespace.as_str() {
+            "" => "every namespace".to_string(),
+            ns => format!("namespace {ns}"),
+        };
+        return view! { <span>{format!("{}s in {scope}", e.kind)}</span> }.into_any();
+    }
     let label = format!("{} {}/{}", e.kind, e.namespace, e.name);
     match path {
         Some(p) => {

@@ -863,17 +863,10 @@ fn budget_message(r: &ActionRecord) -> String {
 
 /// One sentence for a single-object record.
 fn summary(r: &ActionRecord) -> String {
-    let verb = if r.dry_run { "Would" } else { "Did" };
+    let n = r.steps.iter().filter(|s| s.outcome == Outcome::Ok).count();
     match r.outcome {
-        Outcome::Ok => format!(
-            "{verb} change {} object(s); {}.",
-            r.steps.iter().filter(|s| s.outcome == Outcome::Ok).count(),
-            if r.dry_run {
-                "nothing has changed yet"
-            } else {
-                "done"
-            }
-        ),
+        Outcome::Ok if r.dry_run => format!("Would change {n} object(s); nothing has changed yet."),
+        Outcome::Ok => format!("Changed {n} object(s)."),
         Outcome::Unchanged => {
             "Nothing to change: everything already is as this action would make it.".into()
         }

@@ -745,3 +745,82 @@ async fn renew_sets_issuing_like_cmctl_and_respects_the_exact_set_budget() {
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bulk_renew_covers_the_failing_certificates_and_checks_their_budgets_together() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = shop(&app).await;
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("cert-manager.io", "certificates").unwrap();
+    let mut opts = kubesim::WriteOpts::system();
+    opts.status = true;
+    c.merge_patch(&rt, Some("shop"), "web-tls", &json!({"status": {"conditions": [
+        {"type": "Ready", "status": "False", "reason": "Failed", "message": "the last attempt failed"}],
+        "notAfter": "2026-12-20T00:00:00Z", "revision": 1}}), &opts).unwrap();
+    seed_issuances(&app, "web.shop.example", 5).await;
+    app.eventually("the budget is full and the Certificate failing", || async {
+        let full = app.json("/api/v1/rate-limits").await["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["limit"] == "exact-set" && b["used"] == 5);
+        full && app.json("/api/v1/certificates?status=not-ready").await["total"] == 1
+    })
+    .await;
+
+    let preview: Value = app
+        .post(
+            "/api/v1/bulk/renew",
+            json!({"namespace": "shop", "dry_run": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["total"], 1);
+    assert_eq!(preview["needs_confirmation"], true);
+    assert_eq!(preview["items"][0]["name"], "web-tls");
+    assert_eq!(preview["items"][0]["outcome"], "ok");
+
+    let refused = app
+        .post("/api/v1/bulk/renew", json!({"namespace": "shop"}))
+        .await;
+    assert_eq!(refused.status(), 409);
+    assert_eq!(
+        refused.json::<Value>().await.unwrap()["error"]["code"],
+        "budget_exceeded"
+    );
+
+    let run: Value = app
+        .post(
+            "/api/v1/bulk/renew",
+            json!({"namespace": "shop", "confirm_budget": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(run["message"], "1 of 1 items ok");
+    let cert = get_json(&kc, "certificate", "shop", "web-tls");
+    let issuing = cert["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Issuing")
+        .cloned()
+        .unwrap();
+    assert_eq!(issuing["reason"], "ManuallyTriggered");
+    app.stop().await;
+}

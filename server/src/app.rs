@@ -26,6 +26,8 @@ pub struct Parts {
     pub banner: Option<String>,
     /// Hide every action and refuse the action API (`read_only = true`).
     pub read_only: bool,
+    /// Sign-in, roles and scopes.
+    pub auth: crate::auth::Auth,
 }
 
 /// Serves until `shutdown`, then stops the watchers, flushes the writer and closes the
@@ -38,6 +40,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         settings,
         banner,
         read_only,
+        auth,
     } = parts;
     let (events_tx, events_rx) = mpsc::channel(1024);
     let writer = tokio::spawn(sync_events::run_writer(
@@ -94,14 +97,18 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
             db.writer.clone(),
             read_only,
         )),
+        auth: Arc::new(auth),
     });
 
     let serve_token = CancellationToken::new();
     let graceful = serve_token.clone().cancelled_owned();
     let server = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(graceful)
-            .await
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .with_graceful_shutdown(graceful)
+        .await
     });
     shutdown.cancelled().await;
     tracing::info!("shutting down");

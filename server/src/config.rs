@@ -28,6 +28,9 @@ pub struct Config {
     pub auth: AuthConfig,
     #[serde(default)]
     pub access: Vec<AccessRule>,
+    /// API bearer tokens for scripts, stored hashed.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
     /// Thresholds of the health rules.
     #[serde(default)]
     pub rules: RulesConfig,
@@ -138,6 +141,48 @@ pub struct AuthConfig {
     /// With `mode = "none"`, allow listening on a non-loopback address anyway.
     #[serde(default)]
     pub allow_unauthenticated_remote: bool,
+    /// Base64 of at least 64 random bytes that sign and encrypt session cookies. Without it a
+    /// new key is made at every start (everyone signs in again after a restart).
+    pub session_key: Option<String>,
+    /// How long a sign-in lasts (default `12h`).
+    pub session_ttl: Option<String>,
+    /// The URL browsers reach Lookout at (e.g. `https://lookout.example.com`); an `https`
+    /// URL makes cookies `Secure`. Needed for `oidc`.
+    pub public_url: Option<String>,
+    /// `[auth.oidc]`, for `mode = "oidc"`.
+    pub oidc: Option<OidcConfig>,
+}
+
+/// `[auth.oidc]`: an OpenID Connect provider (authorization code flow with PKCE).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OidcConfig {
+    /// The issuer; its `/.well-known/openid-configuration` is read at start.
+    pub issuer_url: String,
+    pub client_id: String,
+    /// Empty or absent for a public client (PKCE alone).
+    pub client_secret: Option<String>,
+    /// The ID-token claim that lists the user's groups (default `groups`).
+    #[serde(default = "default_groups_claim")]
+    pub groups_claim: String,
+    /// Scopes asked for besides `openid` (default `profile`, `email`).
+    #[serde(default = "default_scopes")]
+    pub scopes: Vec<String>,
+}
+
+/// `[[tokens]]`: a bearer token for the API, with its role and scope.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Shown in the audit log as the actor (`token:NAME`).
+    pub name: String,
+    /// Hex SHA-256 of the token (`printf %s TOKEN | sha256sum`).
+    pub sha256: String,
+    pub role: String,
+    #[serde(default = "everything")]
+    pub clusters: Vec<String>,
+    #[serde(default = "everything")]
+    pub namespaces: Vec<String>,
 }
 
 impl Default for AuthConfig {
@@ -148,6 +193,10 @@ impl Default for AuthConfig {
             user_header: default_user_header(),
             groups_header: default_groups_header(),
             allow_unauthenticated_remote: false,
+            session_key: None,
+            session_ttl: None,
+            public_url: None,
+            oidc: None,
         }
     }
 }
@@ -171,6 +220,12 @@ fn default_listen() -> String {
 fn default_database_url() -> String {
     "sqlite://lookout.db".into()
 }
+fn default_groups_claim() -> String {
+    "groups".into()
+}
+fn default_scopes() -> Vec<String> {
+    vec!["profile".into(), "email".into()]
+}
 fn default_auth_mode() -> String {
     "none".into()
 }
@@ -193,6 +248,7 @@ impl Default for Config {
             clusters: Vec::new(),
             auth: AuthConfig::default(),
             access: Vec::new(),
+            tokens: Vec::new(),
             rules: RulesConfig::default(),
             watch: WatchConfig::default(),
             history: HistoryConfig::default(),
@@ -244,6 +300,7 @@ const TOP_KEYS: &[&str] = &[
     "clusters",
     "auth",
     "access",
+    "tokens",
     "rules",
     "watch",
     "history",
@@ -276,7 +333,19 @@ const AUTH_KEYS: &[&str] = &[
     "user_header",
     "groups_header",
     "allow_unauthenticated_remote",
+    "session_key",
+    "session_ttl",
+    "public_url",
+    "oidc",
 ];
+const OIDC_KEYS: &[&str] = &[
+    "issuer_url",
+    "client_id",
+    "client_secret",
+    "groups_claim",
+    "scopes",
+];
+const TOKEN_KEYS: &[&str] = &["name", "sha256", "role", "clusters", "namespaces"];
 const ACCESS_KEYS: &[&str] = &["groups", "role", "clusters", "namespaces"];
 
 /// The environment variables that override keys.
@@ -315,6 +384,16 @@ fn check_unknown(doc: &toml::Table, out: &mut Vec<Problem>) {
     for (i, t) in tables("access").iter().enumerate() {
         unknown_keys(t, ACCESS_KEYS, &format!("access[{i}]."), out);
     }
+    for (i, t) in tables("tokens").iter().enumerate() {
+        unknown_keys(t, TOKEN_KEYS, &format!("tokens[{i}]."), out);
+    }
+    if let Some(toml::Value::Table(oidc)) = doc
+        .get("auth")
+        .and_then(|a| a.as_table())
+        .and_then(|a| a.get("oidc"))
+    {
+        unknown_keys(oidc, OIDC_KEYS, "auth.oidc.", out);
+    }
     for (table, keys) in [
         ("auth", AUTH_KEYS),
         ("rules", RULES_KEYS),
@@ -328,6 +407,79 @@ fn check_unknown(doc: &toml::Table, out: &mut Vec<Problem>) {
 }
 
 impl Config {
+    /// Sign-in settings: OIDC, the session key and lifetime, the public URL, tokens.
+    fn check_auth(&self, out: &mut Vec<Problem>) {
+        let a = &self.auth;
+        if a.mode == "oidc" {
+            match &a.oidc {
+                None => out.push(problem(
+                    "auth.oidc",
+                    "mode \"oidc\" needs an [auth.oidc] table with issuer_url and client_id",
+                )),
+                Some(o) => {
+                    if !(o.issuer_url.starts_with("https://")
+                        || o.issuer_url.starts_with("http://"))
+                    {
+                        out.push(problem(
+                            "auth.oidc.issuer_url",
+                            format!("{:?} is not an http(s) URL", o.issuer_url),
+                        ));
+                    }
+                    if o.client_id.trim().is_empty() {
+                        out.push(problem("auth.oidc.client_id", "must not be empty"));
+                    }
+                }
+            }
+            if a.public_url.is_none() {
+                out.push(problem("auth.public_url", "mode \"oidc\" needs the URL browsers reach Lookout at (for the redirect back from the provider)"));
+            }
+        }
+        if let Some(url) = &a.public_url {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                out.push(problem(
+                    "auth.public_url",
+                    format!("{url:?} is not an http(s) URL"),
+                ));
+            }
+        }
+        if let Some(key) = &a.session_key {
+            use base64::Engine;
+            match base64::engine::general_purpose::STANDARD.decode(key.trim()) {
+                Ok(bytes) if bytes.len() >= 64 => {}
+                Ok(bytes) => out.push(problem("auth.session_key", format!("decodes to {} bytes; at least 64 are needed (e.g. head -c 64 /dev/urandom | base64 -w0)", bytes.len()))),
+                Err(_) => out.push(problem("auth.session_key", "is not base64")),
+            }
+        }
+        if let Some(ttl) = &a.session_ttl {
+            if parse_duration(ttl).is_err() {
+                out.push(problem(
+                    "auth.session_ttl",
+                    format!("{ttl:?} is not a duration like 12h"),
+                ));
+            }
+        }
+        for (i, t) in self.tokens.iter().enumerate() {
+            if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                out.push(problem(
+                    format!("tokens[{i}].sha256"),
+                    "must be 64 hex digits (printf %s TOKEN | sha256sum)",
+                ));
+            }
+            if !["viewer", "operator", "admin"].contains(&t.role.as_str()) {
+                out.push(problem(
+                    format!("tokens[{i}].role"),
+                    format!(
+                        "{:?} is not one of \"viewer\", \"operator\", \"admin\"",
+                        t.role
+                    ),
+                ));
+            }
+            if t.name.trim().is_empty() {
+                out.push(problem(format!("tokens[{i}].name"), "must not be empty"));
+            }
+        }
+    }
+
     /// Parses TOML text and the given environment; every problem is reported.
     pub fn parse(text: &str, env: &[(String, String)]) -> Result<Config, Problems> {
         let mut problems = Vec::new();
@@ -474,6 +626,7 @@ impl Config {
                 ));
             }
         }
+        self.check_auth(&mut out);
         if let Err(p) = self.thresholds() {
             out.extend(p.0);
         }

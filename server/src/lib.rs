@@ -13,6 +13,7 @@
 
 pub mod actions;
 pub mod app;
+pub mod auth;
 pub mod clusters;
 pub mod config;
 pub mod demo;

@@ -135,9 +135,6 @@ async fn main() -> ExitCode {
 /// What `serve` refuses beyond the config's own validity.
 fn serve_checks(c: &Config) -> Result<(), Problems> {
     let mut out = Vec::new();
-    if c.auth.mode != "none" {
-        out.push(Problem { key: "auth.mode".into(), message: format!("{:?} sign-in is not available in this version yet; use \"none\" behind your own authenticating proxy", c.auth.mode) });
-    }
     if c.auth.mode == "none"
         && !c.listen_addr().ip().is_loopback()
         && !c.auth.allow_unauthenticated_remote
@@ -163,7 +160,8 @@ async fn serve(c: Config) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", c.listen))?;
     let clusters = clusters::connect(&c.clusters).await;
     tracing::info!(listen = %c.listen, clusters = c.clusters.len(), "serving");
-    let banner = Some("Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
+    let banner = (c.auth.mode == "none").then(|| "Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
+    let auth = lookout_server::auth::Auth::from_config(&c).await?;
     let settings = clusters::WatchSettings {
         thresholds: c.thresholds()?,
         crd_recheck: c.crd_recheck_interval()?,
@@ -179,6 +177,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
             settings,
             banner,
             read_only: c.read_only,
+            auth,
         },
         token,
     )

@@ -51,8 +51,25 @@ pub struct Shell {
     pub script: Option<String>,
     /// Every visible cluster's sync state and last sync.
     pub sync: Vec<SyncLine>,
-    /// Whether action buttons are shown (false with `read_only = true`).
+    /// Whether action buttons are shown (false with `read_only = true` or for a caller who
+    /// may act nowhere).
     pub actions: bool,
+    /// The CSRF token every form carries.
+    pub csrf: String,
+    /// Who is looking.
+    pub user: Option<UserInfo>,
+    /// The demo's identities (name, description) to switch between; empty outside the demo.
+    pub demo: Vec<(String, String)>,
+}
+
+/// The caller, for the header.
+#[derive(Debug, Clone, Default)]
+pub struct UserInfo {
+    pub name: String,
+    /// The highest role of the caller's rules.
+    pub role: Option<&'static str>,
+    /// How they were identified: `none`, `demo`, `proxy`, `session`, `token`.
+    pub via: &'static str,
 }
 
 /// Renders a whole HTML document around `body`.
@@ -85,6 +102,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
         .clone()
         .map(|b| view! { <div class="banner" role="alert"><span aria-hidden="true">"⚠ "</span>{b}</div> });
     let now = shell.now;
+    let who = user_box(shell);
     let sync = (!shell.sync.is_empty()).then(|| {
         let items = shell
             .sync
@@ -117,6 +135,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                     {nav}
                     <div class="sync-strip">
                         <section id="sync" data-live="" aria-label="Cluster sync">{sync}</section>
+                        {who}
                         <p id="live-status" class="live" role="status" aria-live="polite"></p>
                     </div>
                 </header>
@@ -128,6 +147,50 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
         </html>
     };
     format!("<!DOCTYPE html>{}", page.to_html())
+}
+
+/// Who is looking: the demo's identity switch, or the signed-in user with "sign out".
+fn user_box(shell: &Shell) -> Option<impl IntoView> {
+    let user = shell.user.clone()?;
+    let role = user.role.unwrap_or("no access");
+    if !shell.demo.is_empty() {
+        let options = shell
+            .demo
+            .iter()
+            .map(|(name, description)| {
+                let selected = *name == user.name;
+                view! { <option value=name.clone() selected=selected>{format!("{name} — {description}")}</option> }
+            })
+            .collect_view();
+        return Some(
+            view! {
+                <form class="who" method="post" action="/auth/demo" data-testid="demo-identity">
+                    <input type="hidden" name="csrf" value=shell.csrf.clone()/>
+                    <label>"Viewing as " <select name="identity">{options}</select></label>
+                    " " <button type="submit">"Switch"</button>
+                </form>
+            }
+            .into_any(),
+        );
+    }
+    if user.via == "none" {
+        return None;
+    }
+    let sign_out = (user.via == "session").then(|| {
+        view! {
+            <form class="who" method="post" action="/auth/logout">
+                <input type="hidden" name="csrf" value=shell.csrf.clone()/>
+                <button type="submit">"Sign out"</button>
+            </form>
+        }
+    });
+    Some(
+        view! {
+            <span class="who" data-testid="signed-in-as">{format!("{} ({role})", user.name)}</span>
+            {sign_out}
+        }
+        .into_any(),
+    )
 }
 
 /// "3 min ago" / "in 2 h", for humans at 3 a.m.

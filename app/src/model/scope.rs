@@ -94,6 +94,96 @@ impl Scope {
     }
 }
 
+/// What a caller may do where they may see: `viewer` reads, `operator` also runs actions,
+/// `admin` also reads fleet-wide operational data (`/metrics`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Viewer,
+    Operator,
+    Admin,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "viewer" => Some(Role::Viewer),
+            "operator" => Some(Role::Operator),
+            "admin" => Some(Role::Admin),
+            _ => None,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Operator => "operator",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+/// A caller's rules: each a role over a grant. Several combine: the caller sees the union
+/// of every grant and may act where a rule with `operator` or more covers the object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Access {
+    rules: Vec<(Role, Grant)>,
+}
+
+impl Access {
+    pub fn new(rules: Vec<(Role, Grant)>) -> Self {
+        Access { rules }
+    }
+
+    /// Admin of everything (`auth.mode = "none"`).
+    pub fn everything() -> Self {
+        Access::new(vec![(
+            Role::Admin,
+            Grant {
+                clusters: vec!["*".into()],
+                namespaces: vec!["*".into()],
+            },
+        )])
+    }
+
+    /// Where the caller may look.
+    pub fn scope(&self) -> Scope {
+        Scope::from_grants(self.rules.iter().map(|(_, g)| g.clone()).collect())
+    }
+
+    /// Where the caller may run actions.
+    pub fn act_scope(&self) -> Scope {
+        Scope::from_grants(
+            self.rules
+                .iter()
+                .filter(|(r, _)| *r >= Role::Operator)
+                .map(|(_, g)| g.clone())
+                .collect(),
+        )
+    }
+
+    /// The highest role of any rule (None: no rule matched, the caller sees nothing).
+    pub fn top_role(&self) -> Option<Role> {
+        self.rules.iter().map(|(r, _)| *r).max()
+    }
+
+    /// Admin over every cluster and namespace: may read fleet-wide operational data.
+    pub fn is_fleet_admin(&self) -> bool {
+        self.rules.iter().any(|(r, g)| {
+            *r == Role::Admin
+                && g.clusters.iter().any(|c| c == "*")
+                && g.namespaces.iter().any(|n| n == "*")
+        })
+    }
+}
+
+impl Scope {
+    /// Whether the scope sees nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.grants.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +210,28 @@ mod tests {
         assert!(!s.sees("gva-prod", "acme-shop"));
         assert!(s.sees_cluster("zrh-prod") && !s.sees_cluster("gva-prod"));
         assert!(!Scope::default().sees("zrh-prod", "acme-shop"));
+    }
+
+    #[test]
+    fn rules_combine_a_wide_view_with_a_narrow_right_to_act() {
+        let g = |c: &str, n: &str| Grant {
+            clusters: vec![c.into()],
+            namespaces: vec![n.into()],
+        };
+        let access = Access::new(vec![
+            (Role::Viewer, g("*", "acme-*")),
+            (Role::Operator, g("zrh-prod", "acme-shop")),
+        ]);
+        assert!(access.scope().sees("gva-prod", "acme-blog"));
+        assert!(!access.scope().sees("gva-prod", "globex"));
+        assert!(access.act_scope().sees("zrh-prod", "acme-shop"));
+        assert!(
+            !access.act_scope().sees("gva-prod", "acme-blog"),
+            "a viewer there"
+        );
+        assert_eq!(access.top_role(), Some(Role::Operator));
+        assert!(!access.is_fleet_admin());
+        assert!(Access::everything().is_fleet_admin());
+        assert!(Access::default().scope().is_empty());
     }
 }

@@ -90,16 +90,27 @@ fn budget_table(budget: &[Impact]) -> impl IntoView {
     }
 }
 
+/// What a form's button does: preview, or run (asking to confirm a budget overrun).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormMode {
+    Preview,
+    Apply { confirm_budget: bool },
+}
+
 /// A form that posts one action to `/actions`.
 pub fn action_form(
+    csrf: &str,
     action: ActionKind,
     cluster: &str,
     namespace: &str,
     name: &str,
-    apply: bool,
-    confirm_budget: bool,
+    mode: FormMode,
     label: String,
 ) -> impl IntoView {
+    let (apply, confirm_budget) = match mode {
+        FormMode::Preview => (false, false),
+        FormMode::Apply { confirm_budget } => (true, confirm_budget),
+    };
     let confirm = confirm_budget.then(|| {
         view! {
             <label class="confirm">
@@ -115,6 +126,7 @@ pub fn action_form(
     );
     view! {
         <form method="post" action="/actions" class="action">
+            <input type="hidden" name="csrf" value=csrf.to_string()/>
             <input type="hidden" name="action" value=action.label()/>
             <input type="hidden" name="cluster" value=cluster.to_string()/>
             <input type="hidden" name="namespace" value=namespace.to_string()/>
@@ -234,12 +246,14 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
         };
         forms.push(
             action_form(
+                &shell.csrf,
                 r.action,
                 &r.cluster,
                 &r.namespace,
                 &r.name,
-                true,
-                r.needs_confirmation,
+                FormMode::Apply {
+                    confirm_budget: r.needs_confirmation,
+                },
                 label,
             )
             .into_any(),
@@ -248,12 +262,12 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
     if !r.dry_run && r.action == ActionKind::EditInPlace && r.outcome.succeeded() {
         forms.push(
             action_form(
+                &shell.csrf,
                 ActionKind::UndoEditInPlace,
                 &r.cluster,
                 &r.namespace,
                 &r.name,
-                false,
-                false,
+                crate::pages::action::FormMode::Preview,
                 "Preview undo".into(),
             )
             .into_any(),
@@ -262,12 +276,12 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
     if let Some(cert) = r.offer_renew.as_ref().filter(|_| r.outcome.succeeded()) {
         forms.push(
             action_form(
+                &shell.csrf,
                 ActionKind::Renew,
                 &r.cluster,
                 &r.namespace,
                 cert,
-                false,
-                false,
+                crate::pages::action::FormMode::Preview,
                 format!("Preview retry now (renew {cert})"),
             )
             .into_any(),

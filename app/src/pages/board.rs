@@ -186,12 +186,12 @@ pub fn page(
     let form = filter_form(query, &clusters);
     let bulk = shell.actions.then(|| {
         crate::pages::action::action_form(
+            &shell.csrf,
             crate::actions::ActionKind::BulkEditInPlace,
             query.cluster.as_deref().unwrap_or(""),
             query.namespace.as_deref().unwrap_or(""),
             "",
-            false,
-            false,
+            crate::pages::action::FormMode::Preview,
             "Preview: bulk fix — add edit-in-place wherever it is missing here".into(),
         )
     });

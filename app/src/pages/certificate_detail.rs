@@ -94,7 +94,7 @@ pub fn page(
             <section class="actions" aria-label="Actions" data-testid="certificate-actions">
                 <h2>"Renew"</h2>
                 <p>"Like cmctl renew: asks cert-manager to issue again now. The preview shows what it costs of the Let's Encrypt budgets."</p>
-                {action_form(ActionKind::Renew, &c.cluster, &c.namespace, &c.name, false, false, "Preview: renew".into())}
+                {action_form(&shell.csrf, ActionKind::Renew, &c.cluster, &c.namespace, &c.name, crate::pages::action::FormMode::Preview, "Preview: renew".into())}
             </section>
         }
     });

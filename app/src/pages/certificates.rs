@@ -105,12 +105,12 @@ pub fn page(
     let base = filters(query);
     let bulk = shell.actions.then(|| {
         action_form(
+            &shell.csrf,
             ActionKind::BulkRenew,
             query.cluster.as_deref().unwrap_or(""),
             query.namespace.as_deref().unwrap_or(""),
             "",
-            false,
-            false,
+            crate::pages::action::FormMode::Preview,
             "Preview: renew every Certificate here that is not ready or failing".into(),
         )
     });

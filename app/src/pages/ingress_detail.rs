@@ -181,7 +181,7 @@ pub fn page(
             d.annotation,
             AnnotationStatus::Missing | AnnotationStatus::SetNotEffective { .. } | AnnotationStatus::Invalid { .. }
         )
-        .then(|| action_form(ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, false, false, "Preview: add edit-in-place".into()));
+        .then(|| action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()));
         let lookout_owns = match &d.annotation {
             AnnotationStatus::Set { managers } | AnnotationStatus::SetNotEffective { managers, .. } => {
                 managers.iter().any(|m| &**m == crate::actions::FIELD_MANAGER)
@@ -189,7 +189,7 @@ pub fn page(
             _ => false,
         };
         let undo = lookout_owns.then(|| {
-            action_form(ActionKind::UndoEditInPlace, &i.cluster, &i.namespace, &i.name, false, false, "Preview: undo Lookout's fix".into())
+            action_form(&shell.csrf, ActionKind::UndoEditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: undo Lookout's fix".into())
         });
         (fix.is_some() || undo.is_some()).then(|| {
             view! {

@@ -152,12 +152,12 @@ pub fn page(
             (Some(c), Some(ns)) => format!("in {c}/{ns}"),
         };
         action_form(
+            &shell.csrf,
             ActionKind::BulkEditInPlace,
             query.cluster.as_deref().unwrap_or(""),
             query.namespace.as_deref().unwrap_or(""),
             "",
-            false,
-            false,
+            crate::pages::action::FormMode::Preview,
             format!("Preview: add edit-in-place to every Ingress {scope} that needs it"),
         )
     });

@@ -24,7 +24,7 @@ use lookout_app::actions::{
 };
 use lookout_app::model::budget::{impact, Planned};
 use lookout_app::model::chain::AnnotationStatus;
-use lookout_app::model::{ObjectKey, Scope};
+use lookout_app::model::ObjectKey;
 use lookout_app::ports::{CertificateDetail, CertificateQuery, FleetReader, IngressQuery};
 use serde_json::json;
 use sqlx::SqlitePool;
@@ -38,12 +38,7 @@ const REMEMBERED: usize = 500;
 /// How often a renew re-reads the Certificate when it changed under it.
 const RENEW_ATTEMPTS: usize = 5;
 
-/// Who asked, and what they may see.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub actor: String,
-    pub scope: Scope,
-}
+pub use crate::auth::Caller;
 
 /// The objects a bulk run covers (both empty: everything the caller sees).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,6 +54,8 @@ pub enum ActionError {
     NotFound(String),
     /// `read_only = true`.
     ReadOnly,
+    /// The caller sees the object but their role does not let them change it.
+    Forbidden(String),
 }
 
 /// Runs actions and remembers their previews and results.
@@ -214,7 +211,7 @@ impl Actions {
             namespace: key.namespace.clone(),
             name: key.name.clone(),
             kind: kind.into(),
-            actor: caller.actor.clone(),
+            actor: caller.actor().to_string(),
             at: self.now(),
             outcome: Outcome::Ok,
             message: String::new(),
@@ -271,6 +268,7 @@ impl Actions {
             .registry
             .ingress(&caller.scope, key)
             .ok_or_else(|| not_found("Ingress", key))?;
+        may_act(caller, key)?;
         let mut r = self.record(caller, ActionKind::EditInPlace, "Ingress", key, dry_run);
         let client = match self.client_or_step(key, Kind::Ingress, "set the annotation") {
             Ok(c) => c,
@@ -444,6 +442,7 @@ impl Actions {
             .registry
             .ingress(&caller.scope, key)
             .ok_or_else(|| not_found("Ingress", key))?;
+        may_act(caller, key)?;
         let mut r = self.record(caller, ActionKind::UndoEditInPlace, "Ingress", key, dry_run);
         let client = match self.client_or_step(key, Kind::Ingress, "remove Lookout's fields") {
             Ok(c) => c,
@@ -544,6 +543,7 @@ impl Actions {
             .registry
             .certificate(&caller.scope, key)
             .ok_or_else(|| not_found("Certificate", key))?;
+        may_act(caller, key)?;
         let mut r = self.record(caller, ActionKind::Renew, "Certificate", key, dry_run);
         r.budget = impact(
             &self.registry.budgets(),
@@ -655,7 +655,7 @@ impl Actions {
                 matches!(
                     r.annotation,
                     AnnotationStatus::Missing | AnnotationStatus::SetNotEffective { .. }
-                )
+                ) && caller.act.sees(&r.ingress.cluster, &r.ingress.namespace)
             })
             .map(|r| ObjectKey {
                 cluster: r.ingress.cluster.to_string(),
@@ -680,7 +680,11 @@ impl Actions {
                     ..Default::default()
                 },
             );
-            for row in page.items {
+            for row in page.items.into_iter().filter(|r| {
+                caller
+                    .act
+                    .sees(&r.certificate.cluster, &r.certificate.namespace)
+            }) {
                 let k = ObjectKey {
                     cluster: row.certificate.cluster.to_string(),
                     namespace: row.certificate.namespace.to_string(),
@@ -706,6 +710,12 @@ impl Actions {
         dry_run: bool,
     ) -> Result<(ActionRecord, Vec<ObjectKey>), ActionError> {
         self.check_writable()?;
+        if caller.act.is_empty() {
+            return Err(ActionError::Forbidden(format!(
+                "{} may not run actions (no rule gives them the operator role)",
+                caller.actor()
+            )));
+        }
         let key = ObjectKey {
             cluster: target.cluster.clone().unwrap_or_default(),
             namespace: target.namespace.clone().unwrap_or_default(),
@@ -778,7 +788,7 @@ impl Actions {
                 let mut r = self.record(caller, record.action, &record.kind, &key, dry_run);
                 r.outcome = match e {
                     ActionError::NotFound(_) => Outcome::NotFound,
-                    ActionError::ReadOnly => Outcome::Refused,
+                    ActionError::ReadOnly | ActionError::Forbidden(_) => Outcome::Refused,
                 };
                 r.message = "the object is gone".into();
                 r
@@ -814,6 +824,21 @@ impl Actions {
         self.audit(&done).await;
         self.registry.touch();
         done
+    }
+}
+
+/// Whether the caller's role lets them change objects in the key's namespace.
+fn may_act(caller: &Caller, key: &ObjectKey) -> Result<(), ActionError> {
+    if caller.act.sees(&key.cluster, &key.namespace) {
+        Ok(())
+    } else {
+        Err(ActionError::Forbidden(format!(
+            "{} may look at {}/{} in {} but not change it (the role there is viewer)",
+            caller.actor(),
+            key.namespace,
+            key.name,
+            key.cluster
+        )))
     }
 }
 

@@ -304,12 +304,16 @@ impl ClusterRecord {
             state: s.state.clone(),
             last_sync,
             last_error: s.last_error.clone(),
-            kinds: s
-                .kinds
-                .values()
-                .filter(|k| k.kind != "Cluster")
-                .cloned()
-                .collect(),
+            // Object counts are the whole cluster's: only for callers who see all of it.
+            kinds: if scope.sees_cluster_wide(&self.name) {
+                s.kinds
+                    .values()
+                    .filter(|k| k.kind != "Cluster")
+                    .cloned()
+                    .collect()
+            } else {
+                Vec::new()
+            },
             ingresses,
         }
     }

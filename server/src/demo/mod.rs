@@ -123,10 +123,54 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
             settings,
             banner,
             read_only: false,
+            auth: demo_auth(),
         },
         shutdown,
     )
     .await;
     drop(fleet);
     result
+}
+
+/// The identities a demo visitor can switch between (header, "Viewing as"): the platform's
+/// support engineer, the on-call engineer, and a customer who sees only `acme-*`.
+pub fn demo_auth() -> crate::auth::Auth {
+    use crate::auth::DemoIdentity;
+    use lookout_app::model::scope::{Grant, Role};
+    let all = || Grant {
+        clusters: vec!["*".into()],
+        namespaces: vec!["*".into()],
+    };
+    let identity = |name: &str, description: &str, group: &str| DemoIdentity {
+        name: name.into(),
+        description: description.into(),
+        groups: vec![group.into()],
+    };
+    crate::auth::Auth::open().with_demo(
+        vec![
+            identity("support", "support engineer: every cluster", "support"),
+            identity(
+                "on-call",
+                "on-call engineer: every cluster, admin",
+                "oncall",
+            ),
+            identity(
+                "customer-acme",
+                "customer ACME: only acme-* namespaces",
+                "customer-acme",
+            ),
+        ],
+        vec![
+            (vec!["support".into()], Role::Operator, all()),
+            (vec!["oncall".into()], Role::Admin, all()),
+            (
+                vec!["customer-acme".into()],
+                Role::Operator,
+                Grant {
+                    clusters: vec!["*".into()],
+                    namespaces: vec!["acme-*".into()],
+                },
+            ),
+        ],
+    )
 }

@@ -15,23 +15,16 @@ use serde::Deserialize;
 
 use super::error::ApiError;
 use super::{query, AppError, AppState};
-use crate::actions::{ActionError, BulkTarget, Caller};
+use crate::actions::{ActionError, BulkTarget};
+use crate::auth::{Caller, CsrfToken};
+use axum_extra::extract::cookie::PrivateCookieJar;
 
 impl From<ActionError> for AppError {
     fn from(e: ActionError) -> Self {
         match e {
             ActionError::NotFound(m) => AppError::NotFound(m),
             ActionError::ReadOnly => AppError::ReadOnly,
-        }
-    }
-}
-
-impl AppState {
-    /// Who is asking. Sign-in does not exist yet: everyone is `anonymous` and sees everything.
-    pub fn caller(&self) -> Caller {
-        Caller {
-            actor: "anonymous".into(),
-            scope: self.scope(),
+            ActionError::Forbidden(m) => AppError::Forbidden(m),
         }
     }
 }
@@ -138,6 +131,7 @@ fn key((cluster, namespace, name): (String, String, String)) -> ObjectKey {
 
 pub async fn api_edit_in_place(
     State(state): State<AppState>,
+    caller: Caller,
     Path(path): Path<(String, String, String)>,
     headers: HeaderMap,
     body: Bytes,
@@ -145,7 +139,7 @@ pub async fn api_edit_in_place(
     let b: DryRun = json_body(&headers, &body)?;
     let r = state
         .actions
-        .edit_in_place(&state.caller(), &key(path), b.dry_run)
+        .edit_in_place(&caller, &key(path), b.dry_run)
         .await
         .map_err(AppError::from)?;
     api_answer(r)
@@ -153,6 +147,7 @@ pub async fn api_edit_in_place(
 
 pub async fn api_undo_edit_in_place(
     State(state): State<AppState>,
+    caller: Caller,
     Path(path): Path<(String, String, String)>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
@@ -170,7 +165,7 @@ pub async fn api_undo_edit_in_place(
     }
     let r = state
         .actions
-        .undo_edit_in_place(&state.caller(), &key(path), b.dry_run)
+        .undo_edit_in_place(&caller, &key(path), b.dry_run)
         .await
         .map_err(AppError::from)?;
     api_answer(r)
@@ -178,6 +173,7 @@ pub async fn api_undo_edit_in_place(
 
 pub async fn api_renew(
     State(state): State<AppState>,
+    caller: Caller,
     Path(path): Path<(String, String, String)>,
     headers: HeaderMap,
     body: Bytes,
@@ -185,7 +181,7 @@ pub async fn api_renew(
     let b: RenewBody = json_body(&headers, &body)?;
     let r = state
         .actions
-        .renew(&state.caller(), &key(path), b.dry_run, b.confirm_budget)
+        .renew(&caller, &key(path), b.dry_run, b.confirm_budget)
         .await
         .map_err(AppError::from)?;
     api_answer(r)
@@ -193,12 +189,12 @@ pub async fn api_renew(
 
 async fn api_bulk(
     state: AppState,
+    caller: Caller,
     action: ActionKind,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<ActionRecord>, ApiError> {
     let b: BulkBody = json_body(&headers, &body)?;
-    let caller = state.caller();
     let target = BulkTarget {
         cluster: b.cluster,
         namespace: b.namespace,
@@ -216,62 +212,45 @@ async fn api_bulk(
 
 pub async fn api_bulk_edit_in_place(
     State(state): State<AppState>,
+    caller: Caller,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<ActionRecord>, ApiError> {
-    api_bulk(state, ActionKind::BulkEditInPlace, headers, body).await
+    api_bulk(state, caller, ActionKind::BulkEditInPlace, headers, body).await
 }
 
 pub async fn api_bulk_renew(
     State(state): State<AppState>,
+    caller: Caller,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<ActionRecord>, ApiError> {
-    api_bulk(state, ActionKind::BulkRenew, headers, body).await
+    api_bulk(state, caller, ActionKind::BulkRenew, headers, body).await
 }
 
-/// A preview or result the caller may see.
-fn visible_record(state: &AppState, id: &str) -> Result<ActionRecord, AppError> {
-    let scope = state.scope();
+/// A preview or result the caller may see: their own, or one about an object they see.
+fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionRecord, AppError> {
     state
         .actions
         .get(id)
-        .filter(|r| r.cluster.is_empty() || r.name.is_empty() || scope.sees(&r.cluster, &r.namespace))
+        .filter(|r| {
+            r.actor == caller.actor()
+                || (!r.action.is_bulk() && caller.scope.sees(&r.cluster, &r.namespace))
+        })
         .ok_or_else(|| AppError::NotFound(format!("There is no action {id} (previews and results are kept for the last 500 actions; the audit log keeps every one).")))
 }
 
 pub async fn api_action(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<ActionRecord>, ApiError> {
-    Ok(Json(visible_record(&state, &id)?))
-}
-
-/// Refuses a form posted from another site: the browser says where a post comes from in
-/// `Origin` (or `Sec-Fetch-Site`). Clients that send neither (scripts) are not browsers.
-fn same_origin(headers: &HeaderMap) -> Result<(), AppError> {
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-        let matches = host
-            .is_some_and(|h| origin == format!("http://{h}") || origin == format!("https://{h}"));
-        return if matches {
-            Ok(())
-        } else {
-            Err(AppError::Forbidden(format!(
-                "a form posted from {origin} is not accepted; use Lookout's own pages"
-            )))
-        };
-    }
-    match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
-        Some("same-origin" | "none") | None => Ok(()),
-        Some(other) => Err(AppError::Forbidden(format!(
-            "a {other} form post is not accepted; use Lookout's own pages"
-        ))),
-    }
+    Ok(Json(visible_record(&state, &caller, &id)?))
 }
 
 /// The fields of the action forms.
 struct ActionForm {
+    csrf: Option<String>,
     action: ActionKind,
     key: ObjectKey,
     apply: bool,
@@ -284,6 +263,7 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
     let p = query::parse(
         Some(raw),
         &[
+            "csrf",
             "action",
             "cluster",
             "namespace",
@@ -332,6 +312,7 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
         key,
         apply,
         confirm_budget: p.contains_key("confirm_budget"),
+        csrf: p.get("csrf").cloned(),
     })
 }
 
@@ -339,12 +320,12 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
 /// to its page; a bulk run goes on in the background and its page shows the progress.
 pub async fn post_action(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    caller: Caller,
+    jar: PrivateCookieJar,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    same_origin(&headers)?;
     let form = parse_form(&body)?;
-    let caller = state.caller();
+    crate::auth::check_csrf(&jar, form.csrf.as_deref())?;
     let dry_run = !form.apply;
     let id = match form.action {
         ActionKind::EditInPlace => {
@@ -390,9 +371,11 @@ pub async fn post_action(
 /// `GET /actions/{id}`: a preview (with the button that runs it) or a result.
 pub async fn action_page(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    let record = visible_record(&state, &id)?;
-    let html = pages::action::page(&super::pages::shell(&state), &record);
+    let record = visible_record(&state, &caller, &id)?;
+    let html = pages::action::page(&super::pages::shell(&state, &caller, &csrf), &record);
     Ok((StatusCode::OK, Html(html)).into_response())
 }

@@ -12,9 +12,11 @@ use serde::Serialize;
 
 use super::error::ApiError;
 use super::{query, AppError, AppState};
+use crate::auth::Caller;
 use crate::store::audit;
 use crate::store::history::{self, ChallengeRecord, TimelineEntry};
 use lookout_app::model::budget::Budget;
+use lookout_app::model::Scope;
 
 /// A list response.
 #[derive(Serialize)]
@@ -24,48 +26,56 @@ pub struct Items<T> {
 
 pub async fn clusters(
     State(state): State<AppState>,
+    caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Items<ClusterView>>, ApiError> {
     query::parse(raw.as_deref(), &[])?;
     Ok(Json(Items {
-        items: state.fleet().clusters(&state.scope()),
+        items: state.fleet().clusters(&caller.scope),
     }))
 }
 
 pub async fn findings(
     State(state): State<AppState>,
+    caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<Finding>>, ApiError> {
     let q = query::finding_query(raw.as_deref())?;
-    let all = state.fleet().findings(&state.scope(), &q);
+    let all = state.fleet().findings(&caller.scope, &q);
     Ok(Json(Page::of(all, q.page, q.per_page)))
 }
 
 pub async fn ingresses(
     State(state): State<AppState>,
+    caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<IngressRow>>, ApiError> {
     let q = query::ingress_query(raw.as_deref())?;
-    Ok(Json(state.fleet().ingresses(&state.scope(), &q)))
+    Ok(Json(state.fleet().ingresses(&caller.scope, &q)))
 }
 
 pub async fn ingress(
     State(state): State<AppState>,
+    caller: Caller,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Json<IngressDetail>, ApiError> {
-    Ok(Json(state.ingress_detail(&ObjectKey {
-        cluster,
-        namespace,
-        name,
-    })?))
+    Ok(Json(state.ingress_detail(
+        &caller.scope,
+        &ObjectKey {
+            cluster,
+            namespace,
+            name,
+        },
+    )?))
 }
 
 pub async fn certificates(
     State(state): State<AppState>,
+    caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<CertificateRow>>, ApiError> {
     let q = query::certificate_query(raw.as_deref())?;
-    Ok(Json(state.fleet().certificates(&state.scope(), &q)))
+    Ok(Json(state.fleet().certificates(&caller.scope, &q)))
 }
 
 /// A Certificate's chain plus what the history remembers about it.
@@ -78,6 +88,7 @@ pub struct CertificateWithHistory {
 
 pub async fn certificate(
     State(state): State<AppState>,
+    caller: Caller,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Json<CertificateWithHistory>, ApiError> {
     let key = ObjectKey {
@@ -85,7 +96,7 @@ pub async fn certificate(
         namespace,
         name,
     };
-    let detail = state.certificate_detail(&key)?;
+    let detail = state.certificate_detail(&caller.scope, &key)?;
     let timeline =
         history::certificate_timeline(&state.history, &key.cluster, &key.namespace, &key.name)
             .await
@@ -111,9 +122,10 @@ pub struct ReasonCount {
 
 pub async fn challenges(
     State(state): State<AppState>,
+    caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ChallengeHistory>, ApiError> {
-    let (visible, q) = visible_challenges(&state, raw.as_deref()).await?;
+    let (visible, q) = visible_challenges(&state, &caller.scope, raw.as_deref()).await?;
     let failures_by_reason = lookout_app::pages::challenges::failures_by_reason(&visible)
         .into_iter()
         .map(|(reason, count)| ReasonCount { reason, count })
@@ -130,10 +142,10 @@ const HISTORY_ROW_LIMIT: i64 = 10_000;
 /// The challenge history rows the caller may see, with the requested page.
 pub async fn visible_challenges(
     state: &AppState,
+    scope: &Scope,
     raw: Option<&str>,
 ) -> Result<(Vec<ChallengeRecord>, ChallengeQuery), AppError> {
     let q = query::challenge_query(raw, (state.registry.now)())?;
-    let scope = state.scope();
     let rows = history::challenges(
         &state.history,
         &history::ChallengeFilter::of(&q, HISTORY_ROW_LIMIT),
@@ -151,10 +163,10 @@ pub async fn visible_challenges(
 /// The audit rows the caller may see, newest first, with the query.
 pub async fn visible_audit(
     state: &AppState,
+    scope: &Scope,
     raw: Option<&str>,
 ) -> Result<(Vec<AuditEntry>, AuditQuery), AppError> {
     let q = query::audit_query(raw, (state.registry.now)())?;
-    let scope = state.scope();
     let rows = audit::list(
         &state.history,
         &audit::AuditFilter::of(&q, HISTORY_ROW_LIMIT),
@@ -171,15 +183,15 @@ pub async fn visible_audit(
 
 pub async fn audit(
     State(state): State<AppState>,
+    caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<AuditEntry>>, ApiError> {
-    let (rows, q) = visible_audit(&state, raw.as_deref()).await?;
+    let (rows, q) = visible_audit(&state, &caller.scope, raw.as_deref()).await?;
     Ok(Json(Page::of(rows, q.page, q.per_page)))
 }
 
 /// The Let's Encrypt budgets the caller may see (see [`rate_limits`]).
-pub fn visible_budgets(state: &AppState) -> Vec<Budget> {
-    let scope = state.scope();
+pub fn visible_budgets(state: &AppState, scope: &Scope) -> Vec<Budget> {
     state
         .registry
         .budgets()
@@ -196,11 +208,12 @@ pub fn visible_budgets(state: &AppState) -> Vec<Budget> {
 /// so only a caller who sees every namespace of the budget's latest cluster gets it.
 pub async fn rate_limits(
     State(state): State<AppState>,
+    caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Items<Budget>>, ApiError> {
     query::parse(raw.as_deref(), &[])?;
     Ok(Json(Items {
-        items: visible_budgets(&state),
+        items: visible_budgets(&state, &caller.scope),
     }))
 }
 

@@ -33,9 +33,12 @@ pub enum AppError {
     /// A request body in a format this endpoint does not take.
     #[error("{0}")]
     UnsupportedMediaType(String),
-    /// The request is not allowed (e.g. a form posted from another site).
+    /// The request is not allowed (e.g. a form posted from another site, a viewer's action).
     #[error("{0}")]
     Forbidden(String),
+    /// No identity, or a bad one.
+    #[error("{0}")]
+    Unauthorized(String),
 }
 
 impl AppError {
@@ -56,6 +59,7 @@ impl AppError {
             AppError::Upstream(_) => StatusCode::BAD_GATEWAY,
             AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
         }
     }
 
@@ -69,6 +73,7 @@ impl AppError {
             AppError::Upstream(_) => "cluster_error",
             AppError::UnsupportedMediaType(_) => "unsupported_media_type",
             AppError::Forbidden(_) => "forbidden",
+            AppError::Unauthorized(_) => "unauthorized",
         }
     }
 
@@ -119,6 +124,7 @@ impl IntoResponse for AppError {
                     AppError::Conflict { .. } => "Not done",
                     AppError::Upstream(_) => "The cluster said no",
                     AppError::UnsupportedMediaType(_) => "Unsupported body",
+                    AppError::Unauthorized(_) => "Sign-in required",
                     _ => "Forbidden",
                 };
                 pages::error::error(&shell, status.as_u16(), title, &other.user_message())

@@ -55,8 +55,9 @@ fn message(state: &AppState, scope: &Scope) -> Event {
 
 pub async fn stream(
     State(state): State<AppState>,
+    caller: crate::auth::Caller,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let scope = state.scope();
+    let scope = caller.scope;
     let mut changes = state.registry.subscribe();
     changes.borrow_and_update();
     let shutdown = state.shutdown.clone();

@@ -59,7 +59,14 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
-pub async fn render(State(state): State<AppState>) -> Response {
+/// Fleet-wide numbers: only for admins of every cluster (and with sign-in off).
+pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) -> Response {
+    if !caller.identity.access.is_fleet_admin() {
+        return super::AppError::Forbidden(
+            "/metrics shows the whole fleet: it needs the admin role over every cluster and namespace (e.g. an API token with role = \"admin\")".into(),
+        )
+        .into_response();
+    }
     let mut out = String::new();
     let registry = &state.registry;
     let all = Scope::everything();

@@ -26,7 +26,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::clusters::Registry;
 
-pub use error::AppError;
+pub use error::{ApiError, AppError};
 pub use metrics::HttpMetrics;
 
 /// What every handler can reach.
@@ -43,6 +43,14 @@ pub struct AppState {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// Fixes, undo, renew and bulk runs.
     pub actions: Arc<crate::actions::Actions>,
+    /// Sign-in, roles and scopes.
+    pub auth: Arc<crate::auth::Auth>,
+}
+
+impl axum::extract::FromRef<AppState> for axum_extra::extract::cookie::Key {
+    fn from_ref(state: &AppState) -> Self {
+        state.auth.key()
+    }
 }
 
 impl AppState {
@@ -52,8 +60,12 @@ impl AppState {
     }
 
     /// One Ingress with its chain, or the 404 that pages and the API share.
-    pub fn ingress_detail(&self, key: &ObjectKey) -> Result<IngressDetail, AppError> {
-        self.fleet().ingress(&self.scope(), key).ok_or_else(|| {
+    pub fn ingress_detail(
+        &self,
+        scope: &Scope,
+        key: &ObjectKey,
+    ) -> Result<IngressDetail, AppError> {
+        self.fleet().ingress(scope, key).ok_or_else(|| {
             AppError::NotFound(format!(
                 "There is no Ingress {}/{} in cluster {}.",
                 key.namespace, key.name, key.cluster
@@ -62,19 +74,23 @@ impl AppState {
     }
 
     /// One Certificate with its chain, or the 404 that pages and the API share.
-    pub fn certificate_detail(&self, key: &ObjectKey) -> Result<CertificateDetail, AppError> {
-        self.fleet().certificate(&self.scope(), key).ok_or_else(|| {
+    pub fn certificate_detail(
+        &self,
+        scope: &Scope,
+        key: &ObjectKey,
+    ) -> Result<CertificateDetail, AppError> {
+        self.fleet().certificate(scope, key).ok_or_else(|| {
             AppError::NotFound(format!(
                 "There is no Certificate {}/{} in cluster {}.",
                 key.namespace, key.name, key.cluster
             ))
         })
     }
+}
 
-    /// The caller's scope. Sign-in does not exist yet: everyone sees everything.
-    pub fn scope(&self) -> Scope {
-        Scope::everything()
-    }
+/// The frame of pages that need no data (sign-out, errors).
+pub fn error_shell_public() -> lookout_app::components::Shell {
+    error::error_shell()
 }
 
 /// The stylesheet URL with its version.
@@ -99,76 +115,129 @@ async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
-/// The whole HTTP application.
-pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/", get(pages::board))
-        .route("/clusters", get(pages::clusters))
-        .route("/ingresses", get(pages::ingresses))
-        .route(
+/// One route: its path, the methods it answers, and the handlers.
+pub struct Route {
+    pub path: &'static str,
+    pub methods: &'static [&'static str],
+    handler: axum::routing::MethodRouter<AppState>,
+}
+
+fn route(
+    path: &'static str,
+    methods: &'static [&'static str],
+    handler: axum::routing::MethodRouter<AppState>,
+) -> Route {
+    Route {
+        path,
+        methods,
+        handler,
+    }
+}
+
+/// Every route of the application. The router is built from this table, and the tenancy
+/// test walks it, so a route added later cannot escape that test.
+pub fn routes() -> Vec<Route> {
+    const GET: &[&str] = &["GET"];
+    const POST: &[&str] = &["POST"];
+    vec![
+        route("/", GET, get(pages::board)),
+        route("/clusters", GET, get(pages::clusters)),
+        route("/ingresses", GET, get(pages::ingresses)),
+        route(
             "/ingresses/{cluster}/{namespace}/{name}",
+            GET,
             get(pages::ingress),
-        )
-        .route("/certificates", get(pages::certificates))
-        .route("/challenges", get(pages::challenges))
-        .route("/rate-limits", get(pages::rate_limits))
-        .route("/audit", get(pages::audit))
-        .route("/search", get(pages::search))
-        .route(
+        ),
+        route("/certificates", GET, get(pages::certificates)),
+        route(
             "/certificates/{cluster}/{namespace}/{name}",
+            GET,
             get(pages::certificate),
-        )
-        .route("/api/v1/clusters", get(api::clusters))
-        .route("/api/v1/findings", get(api::findings))
-        .route("/api/v1/challenges", get(api::challenges))
-        .route("/api/v1/rate-limits", get(api::rate_limits))
-        .route("/api/v1/audit", get(api::audit))
-        .route("/api/v1/certificates", get(api::certificates))
-        .route(
+        ),
+        route("/challenges", GET, get(pages::challenges)),
+        route("/rate-limits", GET, get(pages::rate_limits)),
+        route("/audit", GET, get(pages::audit)),
+        route("/search", GET, get(pages::search)),
+        route("/actions", POST, post(actions::post_action)),
+        route("/actions/{id}", GET, get(actions::action_page)),
+        route("/api/v1/clusters", GET, get(api::clusters)),
+        route("/api/v1/findings", GET, get(api::findings)),
+        route("/api/v1/challenges", GET, get(api::challenges)),
+        route("/api/v1/rate-limits", GET, get(api::rate_limits)),
+        route("/api/v1/audit", GET, get(api::audit)),
+        route("/api/v1/certificates", GET, get(api::certificates)),
+        route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}",
+            GET,
             get(api::certificate),
-        )
-        .route("/api/v1/ingresses", get(api::ingresses))
-        .route(
+        ),
+        route("/api/v1/ingresses", GET, get(api::ingresses)),
+        route(
             "/api/v1/ingresses/{cluster}/{namespace}/{name}",
+            GET,
             get(api::ingress),
-        )
-        .route(
+        ),
+        route("/api/v1/events", GET, get(events::stream)),
+        route(
+            "/api/v1/ingresses/{cluster}/{namespace}/{name}/edit-in-place",
+            &["POST", "DELETE"],
+            post(actions::api_edit_in_place).delete(actions::api_undo_edit_in_place),
+        ),
+        route(
+            "/api/v1/certificates/{cluster}/{namespace}/{name}/renew",
+            POST,
+            post(actions::api_renew),
+        ),
+        route(
+            "/api/v1/bulk/edit-in-place",
+            POST,
+            post(actions::api_bulk_edit_in_place),
+        ),
+        route("/api/v1/bulk/renew", POST, post(actions::api_bulk_renew)),
+        route("/api/v1/actions/{id}", GET, get(actions::api_action)),
+        route(
             "/api/v1/{*rest}",
+            &["GET", "POST", "DELETE"],
             get(api::not_found)
                 .post(api::not_found)
                 .delete(api::not_found),
-        )
-        .route("/api/v1/events", get(events::stream))
-        .route(
-            "/api/v1/ingresses/{cluster}/{namespace}/{name}/edit-in-place",
-            post(actions::api_edit_in_place).delete(actions::api_undo_edit_in_place),
-        )
-        .route(
-            "/api/v1/certificates/{cluster}/{namespace}/{name}/renew",
-            post(actions::api_renew),
-        )
-        .route(
-            "/api/v1/bulk/edit-in-place",
-            post(actions::api_bulk_edit_in_place),
-        )
-        .route("/api/v1/bulk/renew", post(actions::api_bulk_renew))
-        .route("/api/v1/actions/{id}", get(actions::api_action))
-        .route("/actions", post(actions::post_action))
-        .route("/actions/{id}", get(actions::action_page))
-        .route(
+        ),
+        route("/auth/login", GET, get(crate::auth::oidc::login)),
+        route("/auth/callback", GET, get(crate::auth::oidc::callback)),
+        route("/auth/logout", POST, post(crate::auth::oidc::logout)),
+        route("/auth/demo", POST, post(crate::auth::switch_demo_identity)),
+        route("/auth/signed-out", GET, get(crate::auth::signed_out)),
+        route(
             assets::STYLESHEET.path(),
+            GET,
             get(|q| async move { assets::STYLESHEET.respond(q) }),
-        )
-        .route(
+        ),
+        route(
             assets::LIVE_SCRIPT.path(),
+            GET,
             get(|q| async move { assets::LIVE_SCRIPT.respond(q) }),
-        )
-        .route("/metrics", get(metrics::render))
-        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
+        ),
+        route("/metrics", GET, get(metrics::render)),
+        route(
+            "/favicon.ico",
+            GET,
+            get(|| async { StatusCode::NO_CONTENT }),
+        ),
+        route("/healthz", GET, get(healthz)),
+        route("/readyz", GET, get(readyz)),
+    ]
+}
+
+/// The whole HTTP application.
+pub fn router(state: AppState) -> Router {
+    routes()
+        .into_iter()
+        .fold(Router::new(), |r, route| r.route(route.path, route.handler))
         .fallback(pages::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::authenticate,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.http.clone(),
             metrics::track,

@@ -3,7 +3,9 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::response::Html;
-use lookout_app::components::{Nav, Shell, SyncLine};
+use lookout_app::components::{Nav, Shell, SyncLine, UserInfo};
+
+use crate::auth::{Caller, CsrfToken};
 use lookout_app::model::ObjectKey;
 use lookout_app::pages;
 
@@ -11,11 +13,11 @@ use super::{query, AppError, AppState};
 
 /// The frame of every page. The change counter is read before the page's data, so a change
 /// that lands while the page renders makes the live script fetch it again.
-pub(super) fn shell(state: &AppState) -> Shell {
+pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shell {
     let rev = state.registry.revision();
     let sync = state
         .fleet()
-        .clusters(&state.scope())
+        .clusters(&caller.scope)
         .into_iter()
         .map(|c| SyncLine {
             name: c.name,
@@ -33,17 +35,31 @@ pub(super) fn shell(state: &AppState) -> Shell {
         rev,
         script: Some(super::assets::LIVE_SCRIPT.href()),
         sync,
-        actions: !state.actions.read_only(),
+        actions: !state.actions.read_only() && !caller.act.is_empty(),
+        csrf: csrf.0.clone(),
+        user: Some(UserInfo {
+            name: caller.identity.name.clone(),
+            role: caller.identity.access.top_role().map(|r| r.label()),
+            via: caller.identity.via,
+        }),
+        demo: state
+            .auth
+            .demo
+            .iter()
+            .map(|d| (d.name.clone(), d.description.clone()))
+            .collect(),
     }
 }
 
 pub async fn board(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::finding_query(raw.as_deref())?;
-    let shell = shell(&state);
-    let scope = state.scope();
+    let shell = shell(&state, &caller, &csrf);
+    let scope = caller.scope.clone();
     let clusters = state.fleet().clusters(&scope);
     let findings = state.fleet().findings(&scope, &q);
     let recent = recent_changes(&state, &scope, shell.now).await;
@@ -53,8 +69,8 @@ pub async fn board(
 }
 
 /// The names of the clusters the caller sees, for the filter forms.
-fn cluster_names(state: &AppState) -> Vec<String> {
-    let scope = state.scope();
+fn cluster_names(state: &AppState, caller: &Caller) -> Vec<String> {
+    let scope = &caller.scope;
     state
         .registry
         .cluster_names()
@@ -94,22 +110,29 @@ async fn recent_changes(
 
 pub async fn clusters(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     query::parse(raw.as_deref(), &[])?;
-    let clusters = state.fleet().clusters(&state.scope());
-    Ok(Html(pages::clusters::page(&shell(&state), clusters)))
+    let clusters = state.fleet().clusters(&caller.scope);
+    Ok(Html(pages::clusters::page(
+        &shell(&state, &caller, &csrf),
+        clusters,
+    )))
 }
 
 pub async fn ingresses(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::ingress_query(raw.as_deref())?;
-    let names = cluster_names(&state);
-    let page = state.fleet().ingresses(&state.scope(), &q);
+    let names = cluster_names(&state, &caller);
+    let page = state.fleet().ingresses(&caller.scope, &q);
     Ok(Html(pages::ingresses::page(
-        &shell(&state),
+        &shell(&state, &caller, &csrf),
         &q,
         names,
         page,
@@ -118,16 +141,21 @@ pub async fn ingresses(
 
 pub async fn ingress(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Html<String>, AppError> {
-    let detail = state.ingress_detail(&ObjectKey {
-        cluster,
-        namespace,
-        name,
-    })?;
+    let detail = state.ingress_detail(
+        &caller.scope,
+        &ObjectKey {
+            cluster,
+            namespace,
+            name,
+        },
+    )?;
     let history = host_history(&state, &detail.ingress).await;
     Ok(Html(pages::ingress_detail::page(
-        &shell(&state),
+        &shell(&state, &caller, &csrf),
         detail,
         history,
     )))
@@ -167,10 +195,12 @@ async fn host_history(
 
 pub async fn certificates(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::certificate_query(raw.as_deref())?;
-    let scope = state.scope();
+    let scope = caller.scope.clone();
     // Every match, for the expiry chart; the table shows one page of them.
     let all = state.fleet().certificates(
         &scope,
@@ -181,9 +211,9 @@ pub async fn certificates(
         },
     );
     let expiries = all.items.iter().map(|r| r.certificate.not_after).collect();
-    let names = cluster_names(&state);
+    let names = cluster_names(&state, &caller);
     Ok(Html(pages::certificates::page(
-        &shell(&state),
+        &shell(&state, &caller, &csrf),
         &q,
         names,
         expiries,
@@ -193,6 +223,8 @@ pub async fn certificates(
 
 pub async fn certificate(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Html<String>, AppError> {
     let key = ObjectKey {
@@ -200,7 +232,7 @@ pub async fn certificate(
         namespace,
         name,
     };
-    let detail = state.certificate_detail(&key)?;
+    let detail = state.certificate_detail(&caller.scope, &key)?;
     // The page shows the live chain even when the history cannot be read.
     let timeline = crate::store::history::certificate_timeline(
         &state.history,
@@ -211,7 +243,7 @@ pub async fn certificate(
     .await
     .map_err(|e| e.to_string());
     Ok(Html(pages::certificate_detail::page(
-        &shell(&state),
+        &shell(&state, &caller, &csrf),
         detail,
         timeline,
     )))
@@ -219,14 +251,17 @@ pub async fn certificate(
 
 pub async fn challenges(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    let (visible, q) = super::api::visible_challenges(&state, raw.as_deref()).await?;
+    let (visible, q) =
+        super::api::visible_challenges(&state, &caller.scope, raw.as_deref()).await?;
     let failures = pages::challenges::failures_by_reason(&visible);
     Ok(Html(pages::challenges::page(
-        &shell(&state),
+        &shell(&state, &caller, &csrf),
         &q,
-        cluster_names(&state),
+        cluster_names(&state, &caller),
         failures,
         lookout_app::model::Page::of(visible, q.page, q.per_page),
     )))
@@ -234,11 +269,13 @@ pub async fn challenges(
 
 pub async fn audit(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    let (rows, q) = super::api::visible_audit(&state, raw.as_deref()).await?;
+    let (rows, q) = super::api::visible_audit(&state, &caller.scope, raw.as_deref()).await?;
     Ok(Html(pages::audit::page(
-        &shell(&state),
+        &shell(&state, &caller, &csrf),
         &q,
         lookout_app::model::Page::of(rows, q.page, q.per_page),
     )))
@@ -246,10 +283,12 @@ pub async fn audit(
 
 pub async fn search(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let text = query::search_query(raw.as_deref())?;
-    let scope = state.scope();
+    let scope = caller.scope.clone();
     let per_page = pages::search::RESULTS_PER_KIND;
     let (ingresses, certificates) = match &text {
         None => (
@@ -278,7 +317,7 @@ pub async fn search(
         ),
     };
     Ok(Html(pages::search::page(
-        &shell(&state),
+        &shell(&state, &caller, &csrf),
         text,
         ingresses,
         certificates,
@@ -287,12 +326,14 @@ pub async fn search(
 
 pub async fn rate_limits(
     State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     query::parse(raw.as_deref(), &[])?;
     Ok(Html(pages::rate_limits::page(
-        &shell(&state),
-        super::api::visible_budgets(&state),
+        &shell(&state, &caller, &csrf),
+        super::api::visible_budgets(&state, &caller.scope),
     )))
 }
 

@@ -32,6 +32,30 @@ impl TestApp {
     }
 }
 
+/// A browser: keeps cookies, does not follow redirects; with the CSRF token of its forms.
+pub async fn browser(app: &TestApp) -> (reqwest::Client, String) {
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let html = client
+        .get(format!("{}/ingresses", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let marker = "name=\"csrf\" value=\"";
+    let at = html
+        .find(marker)
+        .expect("the page's forms carry a CSRF token")
+        + marker.len();
+    let token = html[at..at + html[at..].find('"').unwrap()].to_string();
+    (client, token)
+}
+
 fn get_json(kc: &Path, kind: &str, ns: &str, name: &str) -> Value {
     serde_json::from_str(&kubectl_output(
         kc,
@@ -362,15 +386,15 @@ async fn actions_on_missing_objects_are_404s_and_bad_bodies_are_named() {
         .await
         .unwrap();
     assert_eq!(r.status(), 415);
-    let form = app
-        .http
+    let (browser, csrf) = browser(&app).await;
+    let form = browser
         .post(format!("{}/actions", app.base))
         .header("content-type", "application/x-www-form-urlencoded")
-        .body("action=edit-in-place&cluster=zrh-prod&namespace=default&name=nope&mode=preview")
+        .body(format!("csrf={csrf}&action=edit-in-place&cluster=zrh-prod&namespace=default&name=nope&mode=preview"))
         .send()
         .await
         .unwrap();
-    assert_eq!(form.status(), 404);
+    assert_eq!(form.status(), 404, "{}", form.text().await.unwrap());
     app.stop().await;
 }
 
@@ -452,16 +476,23 @@ async fn the_browser_flow_previews_applies_and_refuses_forms_from_other_sites() 
         .unwrap();
     assert!(detail.contains("data-testid=\"preview-edit-in-place\""));
 
-    let no_redirects = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
+    let (no_redirects, csrf) = browser(&app).await;
+    let forged = no_redirects
+        .post(format!("{}/actions", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            "csrf=guessed&action=edit-in-place&cluster=zrh-prod&namespace=shop&name=web&mode=apply",
+        )
+        .send()
+        .await
         .unwrap();
+    assert_eq!(forged.status(), 403, "a forged CSRF token");
     let post = |mode: &'static str, origin: Option<String>| {
         let mut r = no_redirects
             .post(format!("{}/actions", app.base))
             .header("content-type", "application/x-www-form-urlencoded")
             .body(format!(
-                "action=edit-in-place&cluster=zrh-prod&namespace=shop&name=web&mode={mode}"
+                "csrf={csrf}&action=edit-in-place&cluster=zrh-prod&namespace=shop&name=web&mode={mode}"
             ));
         if let Some(o) = origin {
             r = r.header("origin", o);

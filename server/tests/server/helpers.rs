@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kubesim::{Clock, Fleet, FleetOptions};
+use lookout_server::auth::Auth;
 use lookout_server::clusters::{self, ClusterSource, WatchSettings};
 use lookout_server::config::ClusterConfig;
 use lookout_server::{app, store};
@@ -43,7 +44,12 @@ pub async fn spawn_app_with_controllers(clusters: &[&str]) -> TestApp {
 
 /// Like [`spawn_app`], with `read_only = true`.
 pub async fn spawn_app_read_only(clusters: &[&str]) -> TestApp {
-    spawn_app_opts(clusters, vec![], true, false, true).await
+    spawn_app_opts(clusters, vec![], true, false, true, Auth::open()).await
+}
+
+/// Like [`spawn_app`], with these sign-in settings.
+pub async fn spawn_app_with_auth(clusters: &[&str], auth: Auth) -> TestApp {
+    spawn_app_opts(clusters, vec![], true, false, false, auth).await
 }
 
 async fn spawn_app_full(
@@ -52,7 +58,15 @@ async fn spawn_app_full(
     install_crds: bool,
     controllers: bool,
 ) -> TestApp {
-    spawn_app_opts(clusters, extra, install_crds, controllers, false).await
+    spawn_app_opts(
+        clusters,
+        extra,
+        install_crds,
+        controllers,
+        false,
+        Auth::open(),
+    )
+    .await
 }
 
 async fn spawn_app_opts(
@@ -61,6 +75,7 @@ async fn spawn_app_opts(
     install_crds: bool,
     controllers: bool,
     read_only: bool,
+    auth: Auth,
 ) -> TestApp {
     let token = CancellationToken::new();
     let opts = FleetOptions {
@@ -80,7 +95,7 @@ async fn spawn_app_opts(
         .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
         .collect();
     configs.extend(extra);
-    let (base, app_token, server) = start_app(&configs, &dir, &token, read_only).await;
+    let (base, app_token, server) = start_app(&configs, &dir, &token, read_only, auth).await;
     TestApp {
         base,
         http: reqwest::Client::new(),
@@ -99,6 +114,7 @@ async fn start_app(
     dir: &tempfile::TempDir,
     parent: &CancellationToken,
     read_only: bool,
+    auth: Auth,
 ) -> (
     String,
     CancellationToken,
@@ -127,6 +143,7 @@ async fn start_app(
             settings,
             banner: None,
             read_only,
+            auth,
         },
         app_token.clone(),
     ));
@@ -211,7 +228,8 @@ impl TestApp {
             .iter()
             .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
             .collect();
-        let (base, app_token, server) = start_app(&configs, &dir, &token, false).await;
+        let (base, app_token, server) =
+            start_app(&configs, &dir, &token, false, Auth::open()).await;
         TestApp {
             base,
             http,

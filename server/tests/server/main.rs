@@ -9,4 +9,5 @@ mod history;
 mod http;
 mod live;
 mod pages;
+mod tenancy;
 mod watch;

@@ -1,0 +1,477 @@
+//! Sign-in, roles and scopes on every surface: proxy identities believed only from trusted
+//! addresses, API tokens, a customer who sees nothing of another tenant on any route of the
+//! router table, viewers refused actions, security headers.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use lookout_server::auth::Auth;
+use lookout_server::config::Config;
+use lookout_server::store;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+/// The hex SHA-256 of `s3cret-viewer` and `s3cret-admin`.
+fn sha256(s: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+async fn auth(trusted: &str) -> Auth {
+    let text = format!(
+        r#"
+[[clusters]]
+name = "zrh-prod"
+in_cluster = true
+
+[auth]
+mode = "proxy"
+trusted_proxies = ["{trusted}"]
+
+[[access]]
+groups = ["support"]
+role = "operator"
+
+[[access]]
+groups = ["oncall"]
+role = "admin"
+
+[[access]]
+groups = ["customer-acme"]
+role = "viewer"
+clusters = ["zrh-prod"]
+namespaces = ["acme-*"]
+
+[[tokens]]
+name = "ci"
+sha256 = "{viewer}"
+role = "viewer"
+namespaces = ["acme-*"]
+
+[[tokens]]
+name = "prometheus"
+sha256 = "{admin}"
+role = "admin"
+"#,
+        viewer = sha256("s3cret-viewer"),
+        admin = sha256("s3cret-admin"),
+    );
+    let config = Config::parse(&text, &[]).unwrap();
+    Auth::from_config(&config).await.unwrap()
+}
+
+/// Two tenants in one cluster: ACME (the customer) and Globex (another customer).
+fn two_tenants(app: &TestApp) {
+    for (ns, name, host) in [
+        ("acme-shop", "shop", "shop.acme.example"),
+        ("globex-web", "site", "www.globex.example"),
+    ] {
+        create(
+            app,
+            0,
+            "",
+            "namespaces",
+            None,
+            json!({"metadata": {"name": ns}}),
+        );
+        create(
+            app,
+            0,
+            "networking.k8s.io",
+            "ingresses",
+            Some(ns),
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                   "metadata": {"name": name, "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+                   "spec": {"ingressClassName": "cilium", "rules": [{"host": host}],
+                            "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}}),
+        );
+        create(
+            app,
+            0,
+            "cert-manager.io",
+            "certificates",
+            Some(ns),
+            json!({"metadata": {"name": format!("{name}-tls")},
+                   "spec": {"secretName": format!("{name}-tls"), "dnsNames": [host], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}}),
+        );
+        create(
+            app,
+            0,
+            "acme.cert-manager.io",
+            "challenges",
+            Some(ns),
+            json!({"metadata": {"name": format!("{name}-tls-1-1-1")},
+                   "spec": {"dnsName": host, "type": "HTTP-01"}}),
+        );
+    }
+}
+
+impl TestApp {
+    /// A GET as a user the trusted proxy identified.
+    async fn get_as(&self, path: &str, user: &str, groups: &str) -> reqwest::Response {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .header("X-Forwarded-User", user)
+            .header("X-Forwarded-Groups", groups)
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn proxy_headers_are_believed_only_from_trusted_addresses() {
+    let app = spawn_app_with_auth(&["zrh-prod"], auth("10.9.9.9/32").await).await;
+    app.wait_ready().await;
+    let r = app.get_as("/api/v1/ingresses", "mallory", "oncall").await;
+    assert_eq!(
+        r.status(),
+        401,
+        "headers from an untrusted address are ignored"
+    );
+    assert_eq!(r.headers()["www-authenticate"], "Bearer realm=\"lookout\"");
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["code"],
+        "unauthorized"
+    );
+    let page = app.get_as("/", "mallory", "oncall").await;
+    assert_eq!(page.status(), 401);
+    assert!(page.text().await.unwrap().contains("Sign-in required"));
+    assert_eq!(app.get("/healthz").await.status(), 200, "health stays open");
+    app.stop().await;
+
+    let app = spawn_app_with_auth(&["zrh-prod"], auth("127.0.0.1/32").await).await;
+    app.wait_ready().await;
+    let r = app.get_as("/api/v1/ingresses", "sue", "support").await;
+    assert_eq!(r.status(), 200);
+    let html = app
+        .get_as("/", "sue", "support")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("sue (operator)"),
+        "the header says who is signed in"
+    );
+    assert_eq!(
+        app.get("/api/v1/ingresses").await.status(),
+        401,
+        "no identity"
+    );
+    assert_eq!(
+        app.get_as("/api/v1/ingresses", "nobody", "strangers")
+            .await
+            .json::<Value>()
+            .await
+            .unwrap()["total"],
+        0,
+        "no rule names the group: nothing visible"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bearer_tokens_carry_their_own_role_and_scope() {
+    let app = spawn_app_with_auth(&["zrh-prod"], auth("127.0.0.1/32").await).await;
+    app.wait_ready().await;
+    two_tenants(&app);
+    app.eventually("both Ingresses", || async {
+        app.http
+            .get(format!("{}/api/v1/ingresses", app.base))
+            .bearer_auth("s3cret-admin")
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()["total"]
+            == 2
+    })
+    .await;
+    let as_token = |token: &'static str, path: &'static str| {
+        app.http
+            .get(format!("{}{path}", app.base))
+            .bearer_auth(token)
+            .send()
+    };
+    let viewer: Value = as_token("s3cret-viewer", "/api/v1/ingresses")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(viewer["total"], 1);
+    assert_eq!(viewer["items"][0]["namespace"], "acme-shop");
+    let wrong = as_token("guess", "/api/v1/ingresses").await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(
+        as_token("s3cret-viewer", "/metrics")
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    let metrics = as_token("s3cret-admin", "/metrics").await.unwrap();
+    assert_eq!(
+        metrics.status(),
+        200,
+        "Prometheus scrapes with an admin token"
+    );
+    let fix = app
+        .http
+        .post(format!(
+            "{}/api/v1/ingresses/zrh-prod/acme-shop/shop/edit-in-place",
+            app.base
+        ))
+        .bearer_auth("s3cret-viewer")
+        .json(&json!({"dry_run": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(fix.status(), 403, "a viewer may not act");
+    app.stop().await;
+}
+
+/// Strings only the other tenant's data contains (the requests name its namespace and
+/// objects, and a 404 may repeat what was asked; these it may not show).
+const GLOBEX: &[&str] = &["www.globex.example", "globex diff"];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
+    let app = spawn_app_with_auth(&["zrh-prod"], auth("127.0.0.1/32").await).await;
+    app.wait_ready().await;
+    two_tenants(&app);
+    app.eventually("both tenants are cached and in the history", || async {
+        let i = app
+            .get_as("/api/v1/ingresses", "sue", "support")
+            .await
+            .json::<Value>()
+            .await
+            .unwrap();
+        let c = app
+            .get_as("/api/v1/challenges", "sue", "support")
+            .await
+            .json::<Value>()
+            .await
+            .unwrap();
+        i["total"] == 2 && c["total"] == 2
+    })
+    .await;
+    // Another tenant's action and audit row, made by support.
+    let globex_action: Value = app
+        .http
+        .post(format!(
+            "{}/api/v1/ingresses/zrh-prod/globex-web/site/edit-in-place",
+            app.base
+        ))
+        .header("X-Forwarded-User", "sue")
+        .header("X-Forwarded-Groups", "support")
+        .json(&json!({"dry_run": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let globex_id = globex_action["id"]
+        .as_str()
+        .expect("support may preview")
+        .to_string();
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        app.dir.path().join("lookout.db").display()
+    ))
+    .await
+    .unwrap();
+    store::audit::record(
+        &pool,
+        &store::audit::NewEntry {
+            at: chrono::Utc::now(),
+            actor: "sue",
+            action: "renew",
+            cluster: "zrh-prod",
+            namespace: "globex-web",
+            kind: "Certificate",
+            name: "site-tls",
+            dry_run: false,
+            diff: Some("globex diff"),
+            outcome: "ok",
+            error: None,
+        },
+    )
+    .await
+    .unwrap();
+    pool.close().await;
+
+    // Support sees both markers, so their absence below means something.
+    let wide = app
+        .get_as("/ingresses", "sue", "support")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(wide.contains(GLOBEX[0]));
+    let wide = app
+        .get_as("/audit", "sue", "support")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(wide.contains(GLOBEX[1]));
+    let customer = ("carol", "customer-acme");
+    let mut checked = 0;
+    for route in lookout_server::http::routes() {
+        for method in route.methods {
+            // Every parameter points at the other tenant's objects.
+            let name = if route.path.contains("certificates") {
+                "site-tls"
+            } else {
+                "site"
+            };
+            let path = route
+                .path
+                .replace("{cluster}", "zrh-prod")
+                .replace("{namespace}", "globex-web")
+                .replace("{name}", name)
+                .replace("{id}", &globex_id)
+                .replace("{*rest}", "globex-web");
+            let path = match path.as_str() {
+                "/search" => "/search?q=globex".to_string(),
+                "/api/v1/challenges" => "/api/v1/challenges?namespace=globex-web".to_string(),
+                _ => path,
+            };
+            let mut request = app
+                .http
+                .request(method.parse().unwrap(), format!("{}{path}", app.base))
+                .header("X-Forwarded-User", customer.0)
+                .header("X-Forwarded-Groups", customer.1);
+            if *method != "GET" {
+                request = if path.starts_with("/api/") {
+                    request.json(&json!({"dry_run": true, "namespace": "globex-web"}))
+                } else {
+                    request
+                        .header("content-type", "application/x-www-form-urlencoded")
+                        .body("action=bulk-edit-in-place&cluster=zrh-prod&namespace=globex-web&name=&mode=preview")
+                };
+            }
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            let body = if path == "/api/v1/events" {
+                // The stream never ends: its first message is what it tells.
+                let mut stream = response.bytes_stream();
+                let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .unwrap();
+                String::from_utf8_lossy(&first).to_string()
+            } else {
+                response.text().await.unwrap()
+            };
+            assert!(status < 500, "{method} {path}: {status}");
+            for marker in GLOBEX {
+                assert!(
+                    !body.contains(marker),
+                    "{method} {path} ({status}) shows {marker:?}: {body}"
+                );
+            }
+            if route.path.contains("{name}") && *method == "GET" || route.path.contains("{id}") {
+                assert_eq!(
+                    status, 404,
+                    "{method} {path}: another tenant's object is answered like a missing one"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "walked {checked} route × method pairs");
+
+    // The customer does see their own tenant (the test is not passing vacuously).
+    for path in [
+        "/ingresses",
+        "/certificates",
+        "/challenges",
+        "/api/v1/ingresses",
+        "/search?q=acme",
+    ] {
+        let body = app
+            .get_as(path, customer.0, customer.1)
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            body.contains("acme-shop") || body.contains("shop.acme.example"),
+            "{path} shows the customer's own objects"
+        );
+    }
+    let own = app
+        .http
+        .post(format!(
+            "{}/api/v1/ingresses/zrh-prod/acme-shop/shop/edit-in-place",
+            app.base
+        ))
+        .header("X-Forwarded-User", customer.0)
+        .header("X-Forwarded-Groups", customer.1)
+        .json(&json!({"dry_run": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        own.status(),
+        403,
+        "a viewer's action on their own Ingress is refused"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_response_carries_the_security_headers_and_pages_have_no_inline_script() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    for path in [
+        "/",
+        "/ingresses",
+        "/no-such-page",
+        "/api/v1/clusters",
+        "/healthz",
+    ] {
+        let r = app.get(path).await;
+        let h = r.headers();
+        assert!(
+            h["content-security-policy"]
+                .to_str()
+                .unwrap()
+                .contains("script-src 'self'"),
+            "{path}"
+        );
+        assert!(h["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("frame-ancestors 'none'"));
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        assert_eq!(h["referrer-policy"], "same-origin");
+        let body = r.text().await.unwrap();
+        assert!(
+            !body.contains("<script>"),
+            "{path} has an inline script the policy would block"
+        );
+        assert!(
+            !body.contains(" style=\""),
+            "{path} has an inline style the policy would block"
+        );
+    }
+    let html = app.get("/").await;
+    let cookie = html.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.starts_with("lookout_csrf="));
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    app.stop().await;
+}

@@ -44,12 +44,22 @@ pub async fn spawn_app_with_controllers(clusters: &[&str]) -> TestApp {
 
 /// Like [`spawn_app`], with `read_only = true`.
 pub async fn spawn_app_read_only(clusters: &[&str]) -> TestApp {
-    spawn_app_opts(clusters, vec![], true, false, true, Auth::open()).await
+    spawn_app_opts(clusters, vec![], true, false, true, Auth::open(), None).await
 }
 
 /// Like [`spawn_app`], with these sign-in settings.
 pub async fn spawn_app_with_auth(clusters: &[&str], auth: Auth) -> TestApp {
-    spawn_app_opts(clusters, vec![], true, false, false, auth).await
+    spawn_app_opts(clusters, vec![], true, false, false, auth, None).await
+}
+
+/// Like [`spawn_app_with_auth`], serving on a listener bound beforehand (its URL had to be
+/// known to build `auth`, e.g. for an OIDC redirect).
+pub async fn spawn_app_on(
+    clusters: &[&str],
+    auth: Auth,
+    listener: tokio::net::TcpListener,
+) -> TestApp {
+    spawn_app_opts(clusters, vec![], true, false, false, auth, Some(listener)).await
 }
 
 async fn spawn_app_full(
@@ -65,6 +75,7 @@ async fn spawn_app_full(
         controllers,
         false,
         Auth::open(),
+        None,
     )
     .await
 }
@@ -76,6 +87,7 @@ async fn spawn_app_opts(
     controllers: bool,
     read_only: bool,
     auth: Auth,
+    listener: Option<tokio::net::TcpListener>,
 ) -> TestApp {
     let token = CancellationToken::new();
     let opts = FleetOptions {
@@ -95,7 +107,8 @@ async fn spawn_app_opts(
         .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
         .collect();
     configs.extend(extra);
-    let (base, app_token, server) = start_app(&configs, &dir, &token, read_only, auth).await;
+    let (base, app_token, server) =
+        start_app(&configs, &dir, &token, read_only, auth, listener).await;
     TestApp {
         base,
         http: reqwest::Client::new(),
@@ -115,6 +128,7 @@ async fn start_app(
     parent: &CancellationToken,
     read_only: bool,
     auth: Auth,
+    listener: Option<tokio::net::TcpListener>,
 ) -> (
     String,
     CancellationToken,
@@ -127,7 +141,10 @@ async fn start_app(
     ))
     .await
     .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = match listener {
+        Some(l) => l,
+        None => tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+    };
     let base = format!("http://{}", listener.local_addr().unwrap());
     let settings = WatchSettings {
         crd_recheck: Duration::from_millis(500),
@@ -229,7 +246,7 @@ impl TestApp {
             .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
             .collect();
         let (base, app_token, server) =
-            start_app(&configs, &dir, &token, false, Auth::open()).await;
+            start_app(&configs, &dir, &token, false, Auth::open(), None).await;
         TestApp {
             base,
             http,

@@ -8,6 +8,7 @@ mod helpers;
 mod history;
 mod http;
 mod live;
+mod oidc;
 mod pages;
 mod tenancy;
 mod watch;

@@ -1,0 +1,362 @@
+//! Sign-in against a real OpenID Connect provider: the npm package `oidc-provider`, started
+//! here on loopback (`end2end/oidc/provider.mjs`). A support engineer and a customer sign in
+//! through the provider's login form (authorization code + PKCE), get sessions with their
+//! groups, see what their rules allow, and sign out.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use lookout_server::auth::Auth;
+use lookout_server::config::Config;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+fn end2end() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end")
+}
+
+/// Whether node and the npm packages are there; in CI their absence is a failure.
+fn provider_available() -> bool {
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let package = end2end()
+        .join("node_modules/oidc-provider/package.json")
+        .exists();
+    if !(node && package) {
+        assert!(
+            std::env::var("CI").is_err(),
+            "node or end2end/node_modules is missing (run npm ci --prefix end2end)"
+        );
+        eprintln!("skipping: node or end2end/node_modules/oidc-provider is missing");
+    }
+    node && package
+}
+
+/// The provider process; killed when dropped.
+struct OidcProvider {
+    child: tokio::process::Child,
+    issuer: String,
+}
+
+impl Drop for OidcProvider {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+async fn start_provider(redirect_uri: &str) -> OidcProvider {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = tokio::process::Command::new("node")
+        .arg(end2end().join("oidc/provider.mjs"))
+        .env("PORT", port.to_string())
+        .env("REDIRECT_URI", redirect_uri)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let discovery = format!("{issuer}/.well-known/openid-configuration");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !reqwest::get(&discovery)
+        .await
+        .is_ok_and(|r| r.status().is_success())
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "oidc-provider did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    OidcProvider { child, issuer }
+}
+
+/// A browser that keeps cookies and shows each redirect.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Follows redirects by hand (across Lookout and the provider); returns the final response
+/// and its URL.
+async fn follow(
+    client: &reqwest::Client,
+    mut response: reqwest::Response,
+) -> (reqwest::Response, reqwest::Url) {
+    let mut url = response.url().clone();
+    for _ in 0..20 {
+        if !response.status().is_redirection() {
+            return (response, url);
+        }
+        let location = response.headers()["location"].to_str().unwrap().to_string();
+        url = url.join(&location).unwrap();
+        response = client.get(url.clone()).send().await.unwrap();
+    }
+    panic!("too many redirects, last at {url}");
+}
+
+/// The action and the hidden fields of the first form of a page.
+fn form_of(html: &str) -> (String, Vec<(String, String)>) {
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let key = format!("{name}=\"");
+        let at = tag.find(&key)? + key.len();
+        Some(tag[at..at + tag[at..].find('"')?].to_string())
+    };
+    let form_at = html.find("<form").expect("a form");
+    let form_tag = &html[form_at..form_at + html[form_at..].find('>').unwrap()];
+    let action = attr(form_tag, "action").expect("the form's action");
+    let fields = html[form_at..]
+        .split("<input")
+        .skip(1)
+        .map(|t| &t[..t.find('>').unwrap_or(t.len())])
+        .filter(|t| t.contains("type=\"hidden\""))
+        .filter_map(|t| Some((attr(t, "name")?, attr(t, "value").unwrap_or_default())))
+        .collect();
+    (action, fields)
+}
+
+/// Signs in as `login` through the provider's login form (and its consent form, if it asks),
+/// starting at `path`; returns the page the browser lands on.
+async fn sign_in(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    login: &str,
+) -> (String, reqwest::Url) {
+    let first = client.get(format!("{base}{path}")).send().await.unwrap();
+    assert_eq!(
+        first.status(),
+        303,
+        "a page without a session goes to sign-in"
+    );
+    let (mut page, mut at) = follow(client, first).await;
+    assert!(
+        at.as_str().contains("/interaction/"),
+        "the provider's login page: {at}"
+    );
+    for _ in 0..3 {
+        if !at.as_str().contains("/interaction/") {
+            break;
+        }
+        let html = page.text().await.unwrap();
+        let (action, mut fields) = form_of(&html);
+        if fields.iter().any(|(k, v)| k == "prompt" && v == "login") {
+            fields.push(("login".into(), login.into()));
+            fields.push(("password".into(), "any".into()));
+        }
+        let post = client
+            .post(at.join(&action).unwrap())
+            .form(&fields)
+            .send()
+            .await
+            .unwrap();
+        (page, at) = follow(client, post).await;
+    }
+    let status = page.status();
+    let text = page.text().await.unwrap();
+    assert_eq!(status, 200, "landed on {at}: {text}");
+    (text, at)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn support_and_a_customer_sign_in_with_a_real_provider_and_see_their_scopes() {
+    if !provider_available() {
+        return;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let provider = start_provider(&format!("{base}/auth/callback")).await;
+    let config = Config::parse(
+        &format!(
+            r#"
+[[clusters]]
+name = "zrh-prod"
+in_cluster = true
+
+[auth]
+mode = "oidc"
+public_url = "{base}"
+
+[auth.oidc]
+issuer_url = "{issuer}"
+client_id = "lookout"
+client_secret = "lookout-test-secret"
+
+[[access]]
+groups = ["support"]
+role = "operator"
+
+[[access]]
+groups = ["customer-acme"]
+role = "viewer"
+clusters = ["zrh-prod"]
+namespaces = ["acme-*"]
+"#,
+            issuer = provider.issuer
+        ),
+        &[],
+    )
+    .unwrap();
+    let auth = Auth::from_config(&config).await.unwrap();
+    let app = spawn_app_on(&["zrh-prod"], auth, listener).await;
+    for (ns, host) in [
+        ("acme-shop", "shop.acme.example"),
+        ("globex-web", "www.globex.example"),
+    ] {
+        create(
+            &app,
+            0,
+            "",
+            "namespaces",
+            None,
+            json!({"metadata": {"name": ns}}),
+        );
+        create(
+            &app,
+            0,
+            "networking.k8s.io",
+            "ingresses",
+            Some(ns),
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                   "metadata": {"name": "web"}, "spec": {"rules": [{"host": host}]}}),
+        );
+    }
+
+    assert_eq!(
+        app.get("/api/v1/ingresses").await.status(),
+        401,
+        "the API without a session"
+    );
+
+    let support = browser();
+    let (page, url) = sign_in(&support, &base, "/ingresses", "support").await;
+    assert_eq!(url.path(), "/ingresses", "back where the sign-in started");
+    assert!(page.contains("support (operator)"), "signed in as support");
+    let session = support
+        .get(format!("{base}/api/v1/ingresses"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(session.status(), 200);
+
+    let customer = browser();
+    let (page, _) = sign_in(&customer, &base, "/", "carol").await;
+    assert!(page.contains("carol (viewer)"));
+    let mut seen = 0;
+    for _ in 0..50 {
+        let list: Value = customer
+            .get(format!("{base}/api/v1/ingresses"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        seen = list["total"].as_u64().unwrap();
+        if seen == 1 {
+            assert_eq!(list["items"][0]["namespace"], "acme-shop");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, 1, "the customer sees their one Ingress");
+    let all: Value = support
+        .get(format!("{base}/api/v1/ingresses"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(all["total"], 2, "support sees both tenants");
+
+    // Sign out: the session ends.
+    let page = customer
+        .get(format!("{base}/ingresses"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let marker = "name=\"csrf\" value=\"";
+    let at = page.find(marker).unwrap() + marker.len();
+    let csrf = &page[at..at + page[at..].find('"').unwrap()];
+    let out = customer
+        .post(format!("{base}/auth/logout"))
+        .form(&[("csrf", csrf)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 303);
+    assert_eq!(
+        customer
+            .get(format!("{base}/api/v1/ingresses"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    drop(provider);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_callback_is_refused() {
+    if !provider_available() {
+        return;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let provider = start_provider(&format!("{base}/auth/callback")).await;
+    let config = Config::parse(
+        &format!(
+            "[[clusters]]\nname = \"zrh-prod\"\nin_cluster = true\n[auth]\nmode = \"oidc\"\npublic_url = \"{base}\"\n[auth.oidc]\nissuer_url = \"{}\"\nclient_id = \"lookout\"\nclient_secret = \"lookout-test-secret\"\n",
+            provider.issuer
+        ),
+        &[],
+    )
+    .unwrap();
+    let app = spawn_app_on(
+        &["zrh-prod"],
+        Auth::from_config(&config).await.unwrap(),
+        listener,
+    )
+    .await;
+    let client = browser();
+    // No flow started in this browser: a code from elsewhere is not accepted.
+    let r = client
+        .get(format!("{base}/auth/callback?code=stolen&state=guess"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // A flow started, but the state does not match.
+    let login = client
+        .get(format!("{base}/auth/login"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 303);
+    let r = client
+        .get(format!("{base}/auth/callback?code=stolen&state=guess"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert!(r.text().await.unwrap().contains("state does not match"));
+    drop(provider);
+    app.stop().await;
+}

@@ -49,14 +49,14 @@ pub fn findings_table(
                 view! {
                     <tr class="finding-detail">
                         <td colspan="5">
-                            <p class="evidence">{f.message.clone()}</p>
-                            <p class="remediation"><strong>"What to do: "</strong>{f.remediation.clone()}</p>
+                            <p class="evidence" data-testid="finding-evidence">{f.message.clone()}</p>
+                            <p class="remediation" data-testid="finding-remediation"><strong>"What to do: "</strong>{f.remediation.clone()}</p>
                         </td>
                     </tr>
                 }
             });
             view! {
-                <tr data-testid="finding-row" data-rule=f.rule>
+                <tr data-testid="finding-row" data-rule=f.rule data-object=format!("{}/{}/{}/{}", f.cluster, f.namespace, f.kind, f.name)>
                     <td><SeverityBadge severity=f.severity/></td>
                     <td class="cluster">{f.cluster.clone()}</td>
                     <td>{object_view}</td>

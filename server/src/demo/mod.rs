@@ -104,6 +104,9 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         dir.path().join("lookout.db").display()
     ))
     .await?;
+    scenarios::history(&db, clock.now())
+        .await
+        .context("seeding the history")?;
     let bound = listener.local_addr().context("reading the bound address")?;
     println!("Lookout demo: http://{bound}/");
     println!("  {} simulated clusters ({}) running {SPEED}x faster than real time, and {UNREACHABLE}, which is unreachable on purpose.", CLUSTERS.len(), CLUSTERS.join(", "));

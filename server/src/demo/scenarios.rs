@@ -567,3 +567,28 @@ pub async fn lab(s: &Seeder) -> anyhow::Result<()> {
     .await?;
     Ok(())
 }
+
+/// What Lookout would have recorded had it been running all week: the five issuances of
+/// `globex-web/promo` that used up its exact-set budget (kubesim's Let's Encrypt counts the
+/// same five), so the budget page, the `acme.rate-limit-budget` finding and a renew's
+/// preview tell the story.
+pub async fn history(db: &crate::store::Db, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<()> {
+    for day in 1..=5i64 {
+        let at = (now - chrono::Duration::days(day) + chrono::Duration::hours(day))
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        sqlx::query(
+            "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at) \
+             VALUES ('zrh-prod', 'globex-web', ?, ?, 'promo-tls', ?, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"promo.globex.example\"]', 'issued', NULL, NULL, ?, ?, ?, ?)",
+        )
+        .bind(format!("promo-tls-old-{day}"))
+        .bind(format!("demo-history-promo-{day}"))
+        .bind(-day)
+        .bind(&at)
+        .bind(&at)
+        .bind(&at)
+        .bind(&at)
+        .execute(&db.writer)
+        .await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,28 @@
+// Bulk fix with preview: every Ingress of a cluster that lacks the annotation, previewed
+// item by item, then run with per-item outcomes and progress.
+import { test, expect, finalState, accessible } from '../harness/fixtures.js';
+import { ActionPage } from '../pages/action.js';
+
+test('bulk edit-in-place over a cluster', async ({ page }) => {
+  await expect(async () => {
+    await page.goto('/ingresses?cluster=gva-prod&status=missing');
+    await expect(page.getByTestId('ingress-row')).not.toHaveCount(0, { timeout: 2_000 });
+  }).toPass();
+  await page.getByTestId('preview-bulk-edit-in-place').click();
+  const action = new ActionPage(page);
+  await expect(action.banner).toContainText('Preview (dry run)');
+  await expect(action.items).not.toHaveCount(0);
+  const planned = await action.items.count();
+  for (const item of await action.items.all()) {
+    await expect(item).toContainText('gva-prod');
+    await expect(item).toContainText('ok');
+  }
+  await accessible(page);
+  await action.apply('bulk-edit-in-place').click();
+  await expect(action.progress).toBeVisible();
+  await expect(action.summary).toContainText(`${planned} of ${planned} items ok`);
+  await expect(action.items).toHaveCount(planned);
+  await page.goto('/ingresses?cluster=gva-prod&status=missing');
+  await expect(page.getByTestId('ingress-row')).toHaveCount(0);
+  await finalState(page, 'bulk');
+});

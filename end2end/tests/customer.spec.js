@@ -1,0 +1,24 @@
+// A customer sees only their namespaces: the demo's identity switch to customer-acme.
+import { test, expect, finalState, accessible } from '../harness/fixtures.js';
+
+test('a customer sees only acme-* namespaces', async ({ page }) => {
+  await page.goto('/');
+  const who = page.getByTestId('demo-identity');
+  await who.getByRole('combobox').selectOption('customer-acme');
+  await who.getByRole('button', { name: 'Switch' }).click();
+  await expect(who.getByRole('combobox')).toHaveValue('customer-acme');
+  await page.goto('/ingresses');
+  const rows = page.getByTestId('ingress-row');
+  await expect(rows).not.toHaveCount(0);
+  for (const row of await rows.all()) {
+    await expect(row.locator('td').nth(1)).toHaveText(/^acme-/);
+  }
+  await expect(page.locator('main')).not.toContainText('globex');
+  await expect(page.locator('main')).not.toContainText('initech');
+  const other = await page.goto('/ingresses/zrh-prod/globex-web/promo');
+  expect(other.status()).toBe(404);
+  await page.goto('/certificates');
+  await expect(page.locator('main')).not.toContainText('globex');
+  await accessible(page);
+  await finalState(page, 'customer');
+});

@@ -1,0 +1,17 @@
+// Search by host: the support engineer's first question.
+import { test, expect, finalState, accessible } from '../harness/fixtures.js';
+import { Search } from '../pages/search.js';
+
+test('search a host across the fleet', async ({ page }) => {
+  await page.goto('/');
+  const search = new Search(page);
+  await search.for('shop.acme.example');
+  await expect(page).toHaveURL(/\/search\?q=shop\.acme\.example/);
+  await expect(search.ingresses).not.toHaveCount(0);
+  await expect(search.ingresses.first()).toContainText('shop.acme.example');
+  await expect(search.certificates.first()).toContainText('shop.acme.example');
+  await accessible(page);
+  await search.ingresses.first().getByRole('link').click();
+  await expect(page).toHaveURL(/\/ingresses\/zrh-prod\/acme-shop\/shop$/);
+  await finalState(page, 'search');
+});

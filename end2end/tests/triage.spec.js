@@ -1,0 +1,39 @@
+// On-call triage: the board → a critical finding → the chain view → the failure reason in
+// plain words. Run twice: with JavaScript, and with JavaScript off (everything must work).
+import { test, expect, finalState, accessible } from '../harness/fixtures.js';
+import { Board } from '../pages/board.js';
+import { IngressPage } from '../pages/ingress.js';
+
+for (const javaScriptEnabled of [true, false]) {
+  test.describe(javaScriptEnabled ? 'with JavaScript' : 'with JavaScript off', () => {
+    test.use({ javaScriptEnabled });
+
+    test('on-call triage reaches the failure reason in plain words', async ({ page }) => {
+      const board = new Board(page);
+      await board.open();
+      await expect(board.summary).toContainText('critical');
+      // axe-core runs in the page: only with JavaScript.
+      if (javaScriptEnabled) await accessible(page);
+      const object = 'zrh-prod/acme-shop/Ingress/shop';
+      const rule = 'ingress.edit-in-place-missing';
+      // The scenario needs a few simulated minutes to fail; a page reload (no script) or
+      // the live refresh brings the finding.
+      // It is critical once its challenge fails.
+      await expect(async () => {
+        if (!javaScriptEnabled) await page.reload();
+        await expect(board.finding(object, rule)).toContainText('critical', { timeout: 2_000 });
+      }).toPass();
+      await board.openObjectOf(object, rule);
+
+      const ingress = new IngressPage(page);
+      await expect(page).toHaveURL(/\/ingresses\/zrh-prod\/acme-shop\/shop$/);
+      await expect(ingress.annotation).toHaveText('missing');
+      await expect(ingress.finding(rule)).toBeVisible();
+      await expect(ingress.evidence.first()).toContainText('HTTPS enforcement is on');
+      await expect(ingress.remediation.first()).toContainText('acme.cert-manager.io/http01-edit-in-place');
+      await expect(page.getByText('404', { exact: false }).first()).toBeVisible();
+      if (javaScriptEnabled) await accessible(page);
+      await finalState(page, javaScriptEnabled ? 'triage' : 'triage-no-js');
+    });
+  });
+}

@@ -572,7 +572,10 @@ pub async fn lab(s: &Seeder) -> anyhow::Result<()> {
 /// `globex-web/promo` that used up its exact-set budget (kubesim's Let's Encrypt counts the
 /// same five), so the budget page, the `acme.rate-limit-budget` finding and a renew's
 /// preview tell the story.
-pub async fn history(db: &crate::store::Db, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<()> {
+pub async fn history(
+    db: &crate::store::Db,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<()> {
     for day in 1..=5i64 {
         let at = (now - chrono::Duration::days(day) + chrono::Duration::hours(day))
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The benchmarks of docs/benchmarks.md: builds release binaries, then runs the fleet benchmark
+# (cold start, memory per object, page latency, SSE delivery, kubectl comparison) and the
+# history-writer throughput benchmark. Each prints a Markdown table; the fleet benchmark also
+# writes target/bench/bench.json. `--quick` runs a small version (a smoke test of the bench).
+# Needs kubectl on PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked --bin lookout --example bench --example history_throughput
+target/release/examples/bench "$@"
+echo
+target/release/examples/history_throughput

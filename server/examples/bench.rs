@@ -1,0 +1,341 @@
+//! The fleet benchmark (`bash scripts/bench.sh`, see docs/benchmarks.md): kubesim with its
+//! scale generator in this process, the release `lookout` binary as a separate process
+//! (so its CPU time and memory are its own), and measurements of cold start, memory per
+//! cached object, page latency under concurrency, SSE delivery to 1,000 clients, and
+//! "which Ingresses serve host X" through Lookout versus kubectl against every cluster.
+//! Prints a Markdown table and writes JSON.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kubesim::{Clock, Fleet, FleetOptions};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+struct Args {
+    quick: bool,
+    json: PathBuf,
+    lookout: PathBuf,
+}
+
+fn args() -> Args {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut a = Args {
+        quick: false,
+        json: root.join("target/bench/bench.json"),
+        lookout: root.join("target/release/lookout"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--quick" => a.quick = true,
+            "--json" => a.json = it.next().expect("--json FILE").into(),
+            "--lookout" => a.lookout = it.next().expect("--lookout BINARY").into(),
+            other => panic!("unknown argument {other} (takes --quick, --json FILE, --lookout BINARY)"),
+        }
+    }
+    a
+}
+
+/// CPU seconds, resident and peak resident memory (KiB) of a process, from /proc.
+fn proc_stats(pid: u32) -> (f64, u64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // After the command: state is field 0, utime 11, stime 12 (clock ticks of 1/100 s).
+    let cpu = (ticks(11) + ticks(12)) / 100.0;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib = |key: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (cpu, kib("VmRSS:"), kib("VmHWM:"))
+}
+
+struct Lookout {
+    child: tokio::process::Child,
+    base: String,
+    pid: u32,
+    _dir: tempfile::TempDir,
+}
+
+impl Lookout {
+    async fn stop(mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+/// Starts `lookout serve` against the fleet; returns it and how long it took to be ready.
+async fn start_lookout(bin: &Path, fleet: &Fleet, kubeconfig: &Path) -> (Lookout, Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut config = format!(
+        "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{}\"\n",
+        dir.path().join("lookout.db").display()
+    );
+    for c in &fleet.clusters {
+        config.push_str(&format!(
+            "[[clusters]]\nname = \"{0}\"\nkubeconfig = \"{1}\"\ncontext = \"{0}\"\n",
+            c.cluster.name,
+            kubeconfig.display()
+        ));
+    }
+    let path = dir.path().join("lookout.toml");
+    std::fs::write(&path, config).unwrap();
+    let started = Instant::now();
+    let child = tokio::process::Command::new(bin)
+        .args(["serve", "--config"])
+        .arg(&path)
+        .env("LOOKOUT_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e} (build it: cargo build --release --bin lookout)", bin.display()));
+    let pid = child.id().unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    loop {
+        let ready = client.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success());
+        if ready {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(600), "lookout was not ready within 10 minutes");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let ready_after = started.elapsed();
+    (Lookout { child, base, pid, _dir: dir }, ready_after)
+}
+
+async fn fleet(clusters: usize, ingresses: usize) -> (Fleet, tempfile::TempDir, PathBuf, CancellationToken) {
+    let token = CancellationToken::new();
+    let fleet = Fleet::start(&FleetOptions::numbered(clusters), Arc::new(Clock::Real), token.clone())
+        .await
+        .unwrap();
+    for c in &fleet.clusters {
+        kubesim::sim::scale::populate(&c.cluster, 10, ingresses);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    fleet.write_kubeconfig(&kubeconfig).unwrap();
+    (fleet, dir, kubeconfig, token)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+/// `concurrency` clients GET `path` in a loop for `seconds`: p50, p99 (ms) and requests/s.
+async fn latency(base: &str, path: &str, concurrency: usize, seconds: f64) -> (f64, f64, f64) {
+    let client = reqwest::Client::builder().pool_max_idle_per_host(concurrency).build().unwrap();
+    let url = format!("{base}{path}");
+    let until = Instant::now() + Duration::from_secs_f64(seconds);
+    let tasks: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move {
+                let mut times = Vec::new();
+                while Instant::now() < until {
+                    let t = Instant::now();
+                    let r = client.get(&url).send().await.unwrap();
+                    assert!(r.status().is_success(), "{url}: {}", r.status());
+                    r.bytes().await.unwrap();
+                    times.push(t.elapsed());
+                }
+                times
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort();
+    (percentile(&all, 0.5), percentile(&all, 0.99), all.len() as f64 / seconds)
+}
+
+/// `clients` SSE streams; `changes` Ingresses created one at a time: the time from each
+/// write to each client's next message (p50, p99 in ms).
+async fn sse(base: &str, fleet: &Fleet, clients: usize, changes: usize) -> (f64, f64, usize) {
+    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
+    let mut tasks = Vec::new();
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    for i in 0..clients {
+        let (client, tx, ready) = (client.clone(), tx.clone(), ready_tx.clone());
+        let url = format!("{base}/api/v1/events");
+        tasks.push(tokio::spawn(async move {
+            let mut body = client.get(url).send().await.unwrap().bytes_stream();
+            let mut first = true;
+            while let Some(Ok(chunk)) = body.next().await {
+                if String::from_utf8_lossy(&chunk).contains("event: change") {
+                    if first {
+                        first = false;
+                        let _ = ready.send(());
+                    } else if tx.send((i, Instant::now())).is_err() {
+                        return;
+                    }
+                }
+            }
+        }));
+    }
+    for _ in 0..clients {
+        ready_rx.recv().await.unwrap();
+    }
+    let cluster = &fleet.clusters[0].cluster;
+    let rt = cluster.resolve("networking.k8s.io", "ingresses").unwrap();
+    let mut delays = Vec::new();
+    for n in 0..changes {
+        // Let the previous coalescing window pass and drain what it sent.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        while rx.try_recv().is_ok() {}
+        let written = Instant::now();
+        cluster
+            .create(&rt, Some("tenant-0"), json!({"metadata": {"name": format!("sse-{n}")}, "spec": {"rules": [{"host": format!("sse-{n}.example.com")}]}}), &kubesim::WriteOpts::system())
+            .unwrap();
+        let mut seen = vec![false; clients];
+        let mut got = 0;
+        while got < clients {
+            match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
+                Ok(Some((i, at))) if !seen[i] => {
+                    seen[i] = true;
+                    got += 1;
+                    delays.push(at - written);
+                }
+                Ok(Some(_)) => {}
+                _ => break,
+            }
+        }
+    }
+    for t in tasks {
+        t.abort();
+    }
+    let delivered = delays.len();
+    delays.sort();
+    (percentile(&delays, 0.5), percentile(&delays, 0.99), delivered)
+}
+
+/// "Which Ingresses serve host X across the fleet": kubectl against every cluster, then a
+/// filter, versus one API call to Lookout. Seconds for each.
+async fn by_host(base: &str, kubeconfig: &Path, fleet: &Fleet, host: &str) -> (f64, f64, usize, usize) {
+    let started = Instant::now();
+    let mut kubectl_hits = 0;
+    for c in &fleet.clusters {
+        let out = tokio::process::Command::new("kubectl")
+            .env("KUBECONFIG", kubeconfig)
+            .args(["--context", &c.cluster.name, "get", "ingress", "-A", "-o", "json"])
+            .output()
+            .await
+            .expect("kubectl");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+        kubectl_hits += list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["spec"]["rules"].as_array().into_iter().flatten().any(|r| r["host"] == host))
+            .count();
+    }
+    let kubectl = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let found: Value = reqwest::get(format!("{base}/api/v1/ingresses?q={host}")).await.unwrap().json().await.unwrap();
+    let lookout = started.elapsed().as_secs_f64();
+    (kubectl, lookout, kubectl_hits, found["total"].as_u64().unwrap_or(0) as usize)
+}
+
+#[tokio::main]
+async fn main() {
+    let a = args();
+    let (small, large_clusters, large) = if a.quick { (1_000, 4, 500) } else { (10_000, 20, 5_000) };
+    let mut rows: Vec<(String, String, String, String)> = Vec::new();
+    let mut out = json!({"quick": a.quick});
+    let mut row = |what: &str, value: String, target: &str, met: Option<bool>| {
+        let verdict = match met {
+            Some(true) => "met",
+            Some(false) => "MISSED",
+            None => "",
+        };
+        println!("| {what} | {value} | {target} | {verdict} |");
+        rows.push((what.into(), value, target.into(), verdict.into()));
+    };
+    println!("| measurement | value | target | |\n|---|---:|---|---|");
+
+    // Baseline: an empty cluster.
+    let (f, _d, kc, token) = fleet(1, 0).await;
+    let (l, _) = start_lookout(&a.lookout, &f, &kc).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (_, base_rss, _) = proc_stats(l.pid);
+    l.stop().await;
+    token.cancel();
+    drop(f);
+    out["baseline_rss_kib"] = json!(base_rss);
+
+    // One cluster.
+    let (f, _d, kc, token) = fleet(1, small).await;
+    let (l, ready) = start_lookout(&a.lookout, &f, &kc).await;
+    let (cpu, _, hwm) = proc_stats(l.pid);
+    row(&format!("cold start, 1 cluster × {small} Ingresses + {small} Certificates (+ Secrets, requests)"), format!("{:.2} s ready, {cpu:.2} s CPU, {} MiB peak RSS", ready.as_secs_f64(), hwm / 1024), "≤ 3 s", Some(ready.as_secs_f64() <= 3.0));
+    out["one_cluster"] = json!({"objects": small, "ready_s": ready.as_secs_f64(), "cpu_s": cpu, "peak_rss_kib": hwm});
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (_, rss, _) = proc_stats(l.pid);
+    let per = (rss.saturating_sub(base_rss) as f64 * 1024.0) / (2.0 * small as f64);
+    row("steady RSS per cached Ingress/Certificate (RSS − empty-cluster RSS) / objects", format!("{per:.0} B ({} MiB RSS)", rss / 1024), "≤ 1 KB average", Some(per <= 1024.0));
+    out["one_cluster"]["steady_rss_kib"] = json!(rss);
+    out["one_cluster"]["bytes_per_object"] = json!(per);
+    for (name, path) in [("triage board", "/"), ("Ingress list, filtered, 100 rows", "/ingresses?namespace=tenant-3&per_page=100")] {
+        for c in [1usize, 16, 64] {
+            let (p50, p99, rps) = latency(&l.base, path, c, if a.quick { 2.0 } else { 5.0 }).await;
+            let target = (name != "triage board" && c == 64).then_some(p99 <= 25.0);
+            row(&format!("{name} at {c} clients"), format!("p50 {p50:.1} ms, p99 {p99:.1} ms, {rps:.0} req/s"), if target.is_some() { "p99 ≤ 25 ms" } else { "" }, target);
+            out["latency"][format!("{name} @{c}")] = json!({"p50_ms": p50, "p99_ms": p99, "rps": rps});
+        }
+    }
+    let clients = if a.quick { 200 } else { 1_000 };
+    let (p50, p99, delivered) = sse(&l.base, &f, clients, 10).await;
+    row(&format!("SSE delivery, {clients} clients, 10 changes"), format!("p50 {p50:.0} ms, p99 {p99:.0} ms ({delivered} deliveries)"), "p99 ≤ 50 ms", Some(p99 <= 50.0 && delivered == clients * 10));
+    out["sse"] = json!({"clients": clients, "p50_ms": p50, "p99_ms": p99, "delivered": delivered});
+    let host = format!("app-{}.tenant-{}.example.com", small / 2, (small / 2) % 10);
+    let (k, lk, kh, lh) = by_host(&l.base, &kc, &f, &host).await;
+    row("host lookup, 1 cluster: kubectl get ingress -A -o json + filter vs Lookout API", format!("{:.0} ms vs {:.1} ms ({:.0}×; {kh} and {lh} found)", k * 1000.0, lk * 1000.0, k / lk), "", None);
+    out["by_host_1"] = json!({"kubectl_s": k, "lookout_s": lk, "found_kubectl": kh, "found_lookout": lh});
+    l.stop().await;
+    token.cancel();
+    drop(f);
+
+    // The fleet.
+    let (f, _d, kc, token) = fleet(large_clusters, large).await;
+    let (l, ready) = start_lookout(&a.lookout, &f, &kc).await;
+    let (cpu, _, hwm) = proc_stats(l.pid);
+    row(&format!("cold start, {large_clusters} clusters × {large} Ingresses + {large} Certificates"), format!("{:.2} s ready, {cpu:.2} s CPU, {} MiB peak RSS", ready.as_secs_f64(), hwm / 1024), "", None);
+    out["fleet"] = json!({"clusters": large_clusters, "objects_per_cluster": large, "ready_s": ready.as_secs_f64(), "cpu_s": cpu, "peak_rss_kib": hwm});
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (_, rss, _) = proc_stats(l.pid);
+    let per = (rss.saturating_sub(base_rss) as f64 * 1024.0) / (2.0 * (large * large_clusters) as f64);
+    row("steady RSS per cached Ingress/Certificate, fleet", format!("{per:.0} B ({} MiB RSS)", rss / 1024), "≤ 1 KB average", Some(per <= 1024.0));
+    out["fleet"]["bytes_per_object"] = json!(per);
+    let host = format!("app-{}.tenant-{}.example.com", large / 3, (large / 3) % 10);
+    let (k, lk, kh, lh) = by_host(&l.base, &kc, &f, &host).await;
+    row(&format!("host lookup across {large_clusters} clusters: kubectl per cluster + filter vs Lookout API"), format!("{:.0} ms vs {:.1} ms ({:.0}×; {kh} and {lh} found)", k * 1000.0, lk * 1000.0, k / lk), "", None);
+    out["by_host_fleet"] = json!({"kubectl_s": k, "lookout_s": lk, "found_kubectl": kh, "found_lookout": lh});
+    l.stop().await;
+    token.cancel();
+
+    if let Some(dir) = a.json.parent() {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    out["rows"] = json!(rows.iter().map(|(w, v, t, m)| json!({"measurement": w, "value": v, "target": t, "verdict": m})).collect::<Vec<_>>());
+    std::fs::write(&a.json, serde_json::to_string_pretty(&out).unwrap()).unwrap();
+    println!("\nJSON written to {}", a.json.display());
+}

@@ -34,7 +34,9 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--json" => a.json = it.next().expect("--json FILE").into(),
             "--lookout" => a.lookout = it.next().expect("--lookout BINARY").into(),
-            other => panic!("unknown argument {other} (takes --quick, --json FILE, --lookout BINARY)"),
+            other => {
+                panic!("unknown argument {other} (takes --quick, --json FILE, --lookout BINARY)")
+            }
         }
     }
     a
@@ -43,8 +45,16 @@ fn args() -> Args {
 /// CPU seconds, resident and peak resident memory (KiB) of a process, from /proc.
 fn proc_stats(pid: u32) -> (f64, u64, u64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, r)| r.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // After the command: state is field 0, utime 11, stime 12 (clock ticks of 1/100 s).
     let cpu = (ticks(11) + ticks(12)) / 100.0;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -76,7 +86,11 @@ impl Lookout {
 /// Starts `lookout serve` against the fleet; returns it and how long it took to be ready.
 async fn start_lookout(bin: &Path, fleet: &Fleet, kubeconfig: &Path) -> (Lookout, Duration) {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut config = format!(
         "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{}\"\n",
         dir.path().join("lookout.db").display()
@@ -99,27 +113,54 @@ async fn start_lookout(bin: &Path, fleet: &Fleet, kubeconfig: &Path) -> (Lookout
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e} (build it: cargo build --release --bin lookout)", bin.display()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot start {}: {e} (build it: cargo build --release --bin lookout)",
+                bin.display()
+            )
+        });
     let pid = child.id().unwrap();
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     loop {
-        let ready = client.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success());
+        let ready = client
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success());
         if ready {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(600), "lookout was not ready within 10 minutes");
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "lookout was not ready within 10 minutes"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let ready_after = started.elapsed();
-    (Lookout { child, base, pid, _dir: dir }, ready_after)
+    (
+        Lookout {
+            child,
+            base,
+            pid,
+            _dir: dir,
+        },
+        ready_after,
+    )
 }
 
-async fn fleet(clusters: usize, ingresses: usize) -> (Fleet, tempfile::TempDir, PathBuf, CancellationToken) {
+async fn fleet(
+    clusters: usize,
+    ingresses: usize,
+) -> (Fleet, tempfile::TempDir, PathBuf, CancellationToken) {
     let token = CancellationToken::new();
-    let fleet = Fleet::start(&FleetOptions::numbered(clusters), Arc::new(Clock::Real), token.clone())
-        .await
-        .unwrap();
+    let fleet = Fleet::start(
+        &FleetOptions::numbered(clusters),
+        Arc::new(Clock::Real),
+        token.clone(),
+    )
+    .await
+    .unwrap();
     for c in &fleet.clusters {
         kubesim::sim::scale::populate(&c.cluster, 10, ingresses);
     }
@@ -139,7 +180,10 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 /// `concurrency` clients GET `path` in a loop for `seconds`: p50, p99 (ms) and requests/s.
 async fn latency(base: &str, path: &str, concurrency: usize, seconds: f64) -> (f64, f64, f64) {
-    let client = reqwest::Client::builder().pool_max_idle_per_host(concurrency).build().unwrap();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(concurrency)
+        .build()
+        .unwrap();
     let url = format!("{base}{path}");
     let until = Instant::now() + Duration::from_secs_f64(seconds);
     let tasks: Vec<_> = (0..concurrency)
@@ -163,13 +207,20 @@ async fn latency(base: &str, path: &str, concurrency: usize, seconds: f64) -> (f
         all.extend(t.await.unwrap());
     }
     all.sort();
-    (percentile(&all, 0.5), percentile(&all, 0.99), all.len() as f64 / seconds)
+    (
+        percentile(&all, 0.5),
+        percentile(&all, 0.99),
+        all.len() as f64 / seconds,
+    )
 }
 
 /// `clients` SSE streams; `changes` Ingresses created one at a time: the time from each
 /// write to each client's next message (p50, p99 in ms).
 async fn sse(base: &str, fleet: &Fleet, clients: usize, changes: usize) -> (f64, f64, usize) {
-    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
     let mut tasks = Vec::new();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
@@ -224,41 +275,82 @@ async fn sse(base: &str, fleet: &Fleet, clients: usize, changes: usize) -> (f64,
     }
     let delivered = delays.len();
     delays.sort();
-    (percentile(&delays, 0.5), percentile(&delays, 0.99), delivered)
+    (
+        percentile(&delays, 0.5),
+        percentile(&delays, 0.99),
+        delivered,
+    )
 }
 
 /// "Which Ingresses serve host X across the fleet": kubectl against every cluster, then a
 /// filter, versus one API call to Lookout. Seconds for each.
-async fn by_host(base: &str, kubeconfig: &Path, fleet: &Fleet, host: &str) -> (f64, f64, usize, usize) {
+async fn by_host(
+    base: &str,
+    kubeconfig: &Path,
+    fleet: &Fleet,
+    host: &str,
+) -> (f64, f64, usize, usize) {
     let started = Instant::now();
     let mut kubectl_hits = 0;
     for c in &fleet.clusters {
         let out = tokio::process::Command::new("kubectl")
             .env("KUBECONFIG", kubeconfig)
-            .args(["--context", &c.cluster.name, "get", "ingress", "-A", "-o", "json"])
+            .args([
+                "--context",
+                &c.cluster.name,
+                "get",
+                "ingress",
+                "-A",
+                "-o",
+                "json",
+            ])
             .output()
             .await
             .expect("kubectl");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let list: Value = serde_json::from_slice(&out.stdout).unwrap();
         kubectl_hits += list["items"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|i| i["spec"]["rules"].as_array().into_iter().flatten().any(|r| r["host"] == host))
+            .filter(|i| {
+                i["spec"]["rules"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|r| r["host"] == host)
+            })
             .count();
     }
     let kubectl = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let found: Value = reqwest::get(format!("{base}/api/v1/ingresses?q={host}")).await.unwrap().json().await.unwrap();
+    let found: Value = reqwest::get(format!("{base}/api/v1/ingresses?q={host}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let lookout = started.elapsed().as_secs_f64();
-    (kubectl, lookout, kubectl_hits, found["total"].as_u64().unwrap_or(0) as usize)
+    (
+        kubectl,
+        lookout,
+        kubectl_hits,
+        found["total"].as_u64().unwrap_or(0) as usize,
+    )
 }
 
 #[tokio::main]
 async fn main() {
     let a = args();
-    let (small, large_clusters, large) = if a.quick { (1_000, 4, 500) } else { (10_000, 20, 5_000) };
+    let (small, large_clusters, large) = if a.quick {
+        (1_000, 4, 500)
+    } else {
+        (10_000, 20, 5_000)
+    };
     let mut rows: Vec<(String, String, String, String)> = Vec::new();
     let mut out = json!({"quick": a.quick});
     let mut row = |what: &str, value: String, target: &str, met: Option<bool>| {
@@ -291,25 +383,62 @@ async fn main() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (_, rss, _) = proc_stats(l.pid);
     let per = (rss.saturating_sub(base_rss) as f64 * 1024.0) / (2.0 * small as f64);
-    row("steady RSS per cached Ingress/Certificate (RSS − empty-cluster RSS) / objects", format!("{per:.0} B ({} MiB RSS)", rss / 1024), "≤ 1 KB average", Some(per <= 1024.0));
+    row(
+        "steady RSS per cached Ingress/Certificate (RSS − empty-cluster RSS) / objects",
+        format!("{per:.0} B ({} MiB RSS)", rss / 1024),
+        "≤ 1 KB average",
+        Some(per <= 1024.0),
+    );
     out["one_cluster"]["steady_rss_kib"] = json!(rss);
     out["one_cluster"]["bytes_per_object"] = json!(per);
-    for (name, path) in [("triage board", "/"), ("Ingress list, filtered, 100 rows", "/ingresses?namespace=tenant-3&per_page=100")] {
+    for (name, path) in [
+        ("triage board", "/"),
+        (
+            "Ingress list, filtered, 100 rows",
+            "/ingresses?namespace=tenant-3&per_page=100",
+        ),
+    ] {
         for c in [1usize, 16, 64] {
             let (p50, p99, rps) = latency(&l.base, path, c, if a.quick { 2.0 } else { 5.0 }).await;
             let target = (name != "triage board" && c == 64).then_some(p99 <= 25.0);
-            row(&format!("{name} at {c} clients"), format!("p50 {p50:.1} ms, p99 {p99:.1} ms, {rps:.0} req/s"), if target.is_some() { "p99 ≤ 25 ms" } else { "" }, target);
-            out["latency"][format!("{name} @{c}")] = json!({"p50_ms": p50, "p99_ms": p99, "rps": rps});
+            row(
+                &format!("{name} at {c} clients"),
+                format!("p50 {p50:.1} ms, p99 {p99:.1} ms, {rps:.0} req/s"),
+                if target.is_some() {
+                    "p99 ≤ 25 ms"
+                } else {
+                    ""
+                },
+                target,
+            );
+            out["latency"][format!("{name} @{c}")] =
+                json!({"p50_ms": p50, "p99_ms": p99, "rps": rps});
         }
     }
     let clients = if a.quick { 200 } else { 1_000 };
     let (p50, p99, delivered) = sse(&l.base, &f, clients, 10).await;
-    row(&format!("SSE delivery, {clients} clients, 10 changes"), format!("p50 {p50:.0} ms, p99 {p99:.0} ms ({delivered} deliveries)"), "p99 ≤ 50 ms", Some(p99 <= 50.0 && delivered == clients * 10));
+    row(
+        &format!("SSE delivery, {clients} clients, 10 changes"),
+        format!("p50 {p50:.0} ms, p99 {p99:.0} ms ({delivered} deliveries)"),
+        "p99 ≤ 50 ms",
+        Some(p99 <= 50.0 && delivered == clients * 10),
+    );
     out["sse"] = json!({"clients": clients, "p50_ms": p50, "p99_ms": p99, "delivered": delivered});
     let host = format!("app-{}.tenant-{}.example.com", small / 2, (small / 2) % 10);
     let (k, lk, kh, lh) = by_host(&l.base, &kc, &f, &host).await;
-    row("host lookup, 1 cluster: kubectl get ingress -A -o json + filter vs Lookout API", format!("{:.0} ms vs {:.1} ms ({:.0}×; {kh} and {lh} found)", k * 1000.0, lk * 1000.0, k / lk), "", None);
-    out["by_host_1"] = json!({"kubectl_s": k, "lookout_s": lk, "found_kubectl": kh, "found_lookout": lh});
+    row(
+        "host lookup, 1 cluster: kubectl get ingress -A -o json + filter vs Lookout API",
+        format!(
+            "{:.0} ms vs {:.1} ms ({:.0}×; {kh} and {lh} found)",
+            k * 1000.0,
+            lk * 1000.0,
+            k / lk
+        ),
+        "",
+        None,
+    );
+    out["by_host_1"] =
+        json!({"kubectl_s": k, "lookout_s": lk, "found_kubectl": kh, "found_lookout": lh});
     l.stop().await;
     token.cancel();
     drop(f);
@@ -318,24 +447,45 @@ async fn main() {
     let (f, _d, kc, token) = fleet(large_clusters, large).await;
     let (l, ready) = start_lookout(&a.lookout, &f, &kc).await;
     let (cpu, _, hwm) = proc_stats(l.pid);
-    row(&format!("cold start, {large_clusters} clusters × {large} Ingresses + {large} Certificates"), format!("{:.2} s ready, {cpu:.2} s CPU, {} MiB peak RSS", ready.as_secs_f64(), hwm / 1024), "", None);
+    row(
+        &format!(
+            "cold start, {large_clusters} clusters × {large} Ingresses + {large} Certificates"
+        ),
+        format!(
+            "{:.2} s ready, {cpu:.2} s CPU, {} MiB peak RSS",
+            ready.as_secs_f64(),
+            hwm / 1024
+        ),
+        "",
+        None,
+    );
     out["fleet"] = json!({"clusters": large_clusters, "objects_per_cluster": large, "ready_s": ready.as_secs_f64(), "cpu_s": cpu, "peak_rss_kib": hwm});
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (_, rss, _) = proc_stats(l.pid);
-    let per = (rss.saturating_sub(base_rss) as f64 * 1024.0) / (2.0 * (large * large_clusters) as f64);
-    row("steady RSS per cached Ingress/Certificate, fleet", format!("{per:.0} B ({} MiB RSS)", rss / 1024), "≤ 1 KB average", Some(per <= 1024.0));
+    let per =
+        (rss.saturating_sub(base_rss) as f64 * 1024.0) / (2.0 * (large * large_clusters) as f64);
+    row(
+        "steady RSS per cached Ingress/Certificate, fleet",
+        format!("{per:.0} B ({} MiB RSS)", rss / 1024),
+        "≤ 1 KB average",
+        Some(per <= 1024.0),
+    );
     out["fleet"]["bytes_per_object"] = json!(per);
     let host = format!("app-{}.tenant-{}.example.com", large / 3, (large / 3) % 10);
     let (k, lk, kh, lh) = by_host(&l.base, &kc, &f, &host).await;
     row(&format!("host lookup across {large_clusters} clusters: kubectl per cluster + filter vs Lookout API"), format!("{:.0} ms vs {:.1} ms ({:.0}×; {kh} and {lh} found)", k * 1000.0, lk * 1000.0, k / lk), "", None);
-    out["by_host_fleet"] = json!({"kubectl_s": k, "lookout_s": lk, "found_kubectl": kh, "found_lookout": lh});
+    out["by_host_fleet"] =
+        json!({"kubectl_s": k, "lookout_s": lk, "found_kubectl": kh, "found_lookout": lh});
     l.stop().await;
     token.cancel();
 
     if let Some(dir) = a.json.parent() {
         std::fs::create_dir_all(dir).unwrap();
     }
-    out["rows"] = json!(rows.iter().map(|(w, v, t, m)| json!({"measurement": w, "value": v, "target": t, "verdict": m})).collect::<Vec<_>>());
+    out["rows"] = json!(rows
+        .iter()
+        .map(|(w, v, t, m)| json!({"measurement": w, "value": v, "target": t, "verdict": m}))
+        .collect::<Vec<_>>());
     std::fs::write(&a.json, serde_json::to_string_pretty(&out).unwrap()).unwrap();
     println!("\nJSON written to {}", a.json.display());
 }

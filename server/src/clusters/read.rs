@@ -1,6 +1,6 @@
 //! The scoped read side: `FleetReader` over the registry's cached data.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use lookout_app::model::certificate::CertificateView;
@@ -11,7 +11,7 @@ use lookout_app::ports::{
     IngressQuery, IngressRow,
 };
 
-use super::record::ClusterRecord;
+use super::record::{CachedIngressRow, ClusterRecord};
 use super::Registry;
 
 /// (namespace, kind, name) of an object a finding can be about.
@@ -61,15 +61,37 @@ fn ingress_objects(idx: &Index<'_>, ing: &IngressView) -> HashSet<ObjRef> {
     out
 }
 
-fn about(findings: &[Finding], scope: &Scope, objects: &HashSet<ObjRef>) -> Vec<Finding> {
-    findings
-        .iter()
-        .filter(|f| {
-            scope.sees_finding(f)
-                && objects.contains(&(f.namespace.clone(), f.kind.clone(), f.name.clone()))
-        })
-        .cloned()
-        .collect()
+/// Findings by the object they are about, so a chain's findings are a few lookups rather than
+/// a scan of every finding of the cluster per object.
+struct FindingIndex<'a>(HashMap<(&'a str, &'a str, &'a str), Vec<&'a Finding>>);
+
+impl<'a> FindingIndex<'a> {
+    fn new(findings: &'a [Finding]) -> Self {
+        let mut map: HashMap<_, Vec<&Finding>> = HashMap::new();
+        for f in findings {
+            map.entry((f.namespace.as_str(), f.kind.as_str(), f.name.as_str()))
+                .or_default()
+                .push(f);
+        }
+        FindingIndex(map)
+    }
+
+    /// The findings about any of `objects` (no scope applied).
+    fn of<'s>(&'s self, objects: &'s HashSet<ObjRef>) -> impl Iterator<Item = &'a Finding> + 's {
+        objects
+            .iter()
+            .filter_map(|(ns, kind, name)| self.0.get(&(ns.as_str(), kind.as_str(), name.as_str())))
+            .flatten()
+            .copied()
+    }
+
+    /// The findings about any of `objects` that `scope` may see.
+    fn about(&self, scope: &Scope, objects: &HashSet<ObjRef>) -> Vec<Finding> {
+        self.of(objects)
+            .filter(|f| scope.sees_finding(f))
+            .cloned()
+            .collect()
+    }
 }
 
 /// The Events about every object of a chain, newest first, at most 50.
@@ -84,6 +106,11 @@ fn chain_events(
     events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
     events.truncate(50);
     events
+}
+
+/// Whether only callers who see the whole cluster may see a finding (see `Scope::sees_finding`).
+fn needs_cluster_wide(f: &Finding) -> bool {
+    f.namespace.is_empty() && f.rule != "cluster.unreachable"
 }
 
 fn worst(findings: &[Finding]) -> Option<Severity> {
@@ -155,30 +182,47 @@ impl FleetReader for Registry {
     fn ingresses(&self, scope: &Scope, q: &IngressQuery) -> Page<IngressRow> {
         let mut rows = Vec::new();
         for c in self.visible(scope, q.cluster.as_deref()) {
-            let findings = c.findings();
-            let facts = c.facts();
-            c.read(|data| {
-                let idx = Index::new(&facts, data);
-                for ((ns, _), ing) in &data.ingresses {
-                    if !scope.sees(&c.name, ns)
-                        || q.namespace.as_ref().is_some_and(|x| **x != **ns)
-                        || q.q.as_ref().is_some_and(|t| !ing.matches_text(t))
-                    {
-                        continue;
-                    }
-                    let annotation = idx.annotation_status(ing);
-                    if q.status.as_ref().is_some_and(|s| s != annotation.label()) {
-                        continue;
-                    }
-                    let mine = about(&findings, scope, &ingress_objects(&idx, ing));
-                    rows.push(IngressRow {
-                        ingress: ing.as_ref().clone(),
-                        annotation,
-                        worst: worst(&mine),
-                        findings: mine.len(),
-                    });
-                }
+            let cluster_wide = scope.sees_cluster_wide(&c.name);
+            let cached = c.ingress_rows(|findings, facts, data| {
+                let by_object = FindingIndex::new(findings);
+                let idx = Index::new(facts, data);
+                data.ingresses
+                    .values()
+                    .map(|ing| {
+                        let objects = ingress_objects(&idx, ing);
+                        CachedIngressRow {
+                            ingress: ing.clone(),
+                            annotation: idx.annotation_status(ing),
+                            chain: by_object
+                                .of(&objects)
+                                .map(|f| (f.severity, needs_cluster_wide(f)))
+                                .collect(),
+                        }
+                    })
+                    .collect()
             });
+            for r in cached.iter() {
+                let ing = &r.ingress;
+                if !scope.sees(&c.name, &ing.namespace)
+                    || q.namespace.as_ref().is_some_and(|x| **x != *ing.namespace)
+                    || q.q.as_ref().is_some_and(|t| !ing.matches_text(t))
+                    || q.status.as_ref().is_some_and(|s| s != r.annotation.label())
+                {
+                    continue;
+                }
+                let seen: Vec<Severity> = r
+                    .chain
+                    .iter()
+                    .filter(|(_, wide)| cluster_wide || !wide)
+                    .map(|(s, _)| *s)
+                    .collect();
+                rows.push(IngressRow {
+                    ingress: ing.as_ref().clone(),
+                    annotation: r.annotation.clone(),
+                    worst: seen.iter().min().copied(),
+                    findings: seen.len(),
+                });
+            }
         }
         lookout_app::sort::ingresses(&mut rows, q.sort, &self.cluster_names());
         Page::of(rows, q.page.max(1), q.per_page.max(1))
@@ -200,7 +244,7 @@ impl FleetReader for Registry {
                 annotation: idx.annotation_status(ing),
                 controller: idx.controller_of(ing),
                 tls: idx.tls_chains(ing),
-                findings: about(&findings, scope, &objects),
+                findings: FindingIndex::new(&findings).about(scope, &objects),
                 events,
             })
         })
@@ -211,6 +255,7 @@ impl FleetReader for Registry {
         let mut rows = Vec::new();
         for c in self.visible(scope, q.cluster.as_deref()) {
             let findings = c.findings();
+            let by_object = FindingIndex::new(&findings);
             let facts = c.facts();
             c.read(|data| {
                 let idx = Index::new(&facts, data);
@@ -244,7 +289,7 @@ impl FleetReader for Registry {
                             .map(|i| i.server)
                             .unwrap_or(lookout_app::model::issuer::AcmeServer::NotAcme),
                         ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
-                        worst: worst(&about(&findings, scope, &objects)),
+                        worst: worst(&by_object.about(scope, &objects)),
                     });
                 }
             });
@@ -268,7 +313,7 @@ impl FleetReader for Registry {
             Some(CertificateDetail {
                 chain: idx.certificate_chain(cert),
                 ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
-                findings: about(&findings, scope, &objects),
+                findings: FindingIndex::new(&findings).about(scope, &objects),
                 events,
             })
         })

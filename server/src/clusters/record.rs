@@ -34,6 +34,21 @@ struct FindingsCache {
     findings: Arc<Vec<Finding>>,
 }
 
+/// An Ingress row computed once per data generation for every caller: the findings of its
+/// chain are kept as (severity, visible only cluster-wide) so each caller's scope can be
+/// applied to them.
+pub struct CachedIngressRow {
+    pub ingress: Arc<lookout_app::model::IngressView>,
+    pub annotation: lookout_app::model::chain::AnnotationStatus,
+    pub chain: Vec<(lookout_app::model::Severity, bool)>,
+}
+
+/// Ingress rows computed from one findings computation.
+struct RowsCache {
+    findings: Arc<Vec<Finding>>,
+    rows: Arc<Vec<CachedIngressRow>>,
+}
+
 /// One configured cluster.
 pub struct ClusterRecord {
     pub name: String,
@@ -50,6 +65,8 @@ pub struct ClusterRecord {
     /// The fleet-wide change counter that live updates (SSE) wait on.
     changes: Arc<tokio::sync::watch::Sender<u64>>,
     findings: Mutex<Option<FindingsCache>>,
+    /// The Ingress list's rows, rebuilt when the findings are recomputed.
+    ingress_rows: Mutex<Option<RowsCache>>,
     events: mpsc::Sender<SyncEvent>,
     /// Where history events go; None when history is off.
     history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
@@ -87,6 +104,7 @@ impl ClusterRecord {
             generation: AtomicU64::new(0),
             changes,
             findings: Mutex::new(None),
+            ingress_rows: Mutex::new(None),
             events,
             history,
             watch_errors: AtomicU64::new(0),
@@ -284,6 +302,29 @@ impl ClusterRecord {
             findings: findings.clone(),
         });
         findings
+    }
+
+    /// The Ingress rows of this cluster, rebuilt with `build` only when the data or the
+    /// findings changed since the last call.
+    pub fn ingress_rows(
+        &self,
+        build: impl FnOnce(&[Finding], &ClusterFacts, &ClusterData) -> Vec<CachedIngressRow>,
+    ) -> Arc<Vec<CachedIngressRow>> {
+        let findings = self.findings();
+        let mut cache = self.ingress_rows.lock().expect("rows lock");
+        if let Some(c) = cache
+            .as_ref()
+            .filter(|c| Arc::ptr_eq(&c.findings, &findings))
+        {
+            return c.rows.clone();
+        }
+        let facts = self.facts();
+        let rows = Arc::new(self.read(|data| build(&findings, &facts, data)));
+        *cache = Some(RowsCache {
+            findings,
+            rows: rows.clone(),
+        });
+        rows
     }
 
     pub fn view(&self, scope: &Scope) -> ClusterView {

@@ -901,4 +901,43 @@ namespaces = ["*"]
         let err = Config::parse("listen = \n", &[]).unwrap_err();
         assert!(err.0[0].message.contains("not valid TOML"));
     }
+
+    #[test]
+    fn sign_in_settings_are_checked_and_named() {
+        let text = r#"
+[auth]
+mode = "oidc"
+session_key = "c2hvcnQ="
+session_ttl = "forever"
+[auth.oidc]
+issuer_url = "ldap://x"
+client_id = ""
+[[tokens]]
+name = "ci"
+sha256 = "abc"
+role = "root"
+"#;
+        let err = Config::parse(text, &[]).unwrap_err();
+        let keys: Vec<&str> = err.0.iter().map(|p| p.key.as_str()).collect();
+        for key in [
+            "auth.oidc.issuer_url",
+            "auth.oidc.client_id",
+            "auth.public_url",
+            "auth.session_key",
+            "auth.session_ttl",
+            "tokens[0].sha256",
+            "tokens[0].role",
+        ] {
+            assert!(keys.contains(&key), "{key} is not reported: {keys:?}");
+        }
+        let ok = format!(
+            "[auth]\nmode = \"oidc\"\npublic_url = \"https://lookout.example.com\"\n[auth.oidc]\nissuer_url = \"https://login.example.com\"\nclient_id = \"lookout\"\n[[tokens]]\nname = \"ci\"\nsha256 = \"{}\"\nrole = \"viewer\"\n",
+            "a".repeat(64)
+        );
+        let c = Config::parse(&ok, &[]).unwrap();
+        let typo = Config::parse(&ok.replace("client_id", "cliend_id"), &[]).unwrap_err();
+        assert_eq!(typo.0[0].key, "auth.oidc.cliend_id");
+        assert_eq!(c.auth.oidc.unwrap().groups_claim, "groups");
+        assert_eq!(c.tokens[0].namespaces, vec!["*".to_string()]);
+    }
 }

@@ -165,6 +165,22 @@ impl Actions {
         })
     }
 
+    /// The Ingress an action changes: actions must be on, the caller must see the Ingress
+    /// (else it does not exist for them) and may change it.
+    fn ingress_to_change(
+        &self,
+        caller: &Caller,
+        key: &ObjectKey,
+    ) -> Result<lookout_app::ports::IngressDetail, ActionError> {
+        self.check_writable()?;
+        let detail = self
+            .registry
+            .ingress(&caller.scope, key)
+            .ok_or_else(|| not_found("Ingress", key))?;
+        may_act(caller, key)?;
+        Ok(detail)
+    }
+
     fn check_writable(&self) -> Result<(), ActionError> {
         if self.read_only {
             Err(ActionError::ReadOnly)
@@ -263,12 +279,7 @@ impl Actions {
         dry_run: bool,
         item: bool,
     ) -> Result<ActionRecord, ActionError> {
-        self.check_writable()?;
-        let detail = self
-            .registry
-            .ingress(&caller.scope, key)
-            .ok_or_else(|| not_found("Ingress", key))?;
-        may_act(caller, key)?;
+        let detail = self.ingress_to_change(caller, key)?;
         let mut r = self.record(caller, ActionKind::EditInPlace, "Ingress", key, dry_run);
         let client = match self.client_or_step(key, Kind::Ingress, "set the annotation") {
             Ok(c) => c,
@@ -437,12 +448,7 @@ impl Actions {
         key: &ObjectKey,
         dry_run: bool,
     ) -> Result<ActionRecord, ActionError> {
-        self.check_writable()?;
-        let detail = self
-            .registry
-            .ingress(&caller.scope, key)
-            .ok_or_else(|| not_found("Ingress", key))?;
-        may_act(caller, key)?;
+        let detail = self.ingress_to_change(caller, key)?;
         let mut r = self.record(caller, ActionKind::UndoEditInPlace, "Ingress", key, dry_run);
         let client = match self.client_or_step(key, Kind::Ingress, "remove Lookout's fields") {
             Ok(c) => c,

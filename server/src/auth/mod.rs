@@ -559,7 +559,7 @@ pub async fn authenticate(
             req.extensions_mut().insert(CsrfToken(csrf));
             (jar, next.run(req).await).into_response()
         }
-        Err(AppError::Unauthorized(message))
+        Err(AppError::Unauthorized(_))
             if !api && state.auth.mode == Mode::Oidc && !changes_state =>
         {
             // A page: off to the provider, and back here afterwards.
@@ -568,7 +568,6 @@ pub async fn authenticate(
                 .path_and_query()
                 .map(|p| p.to_string())
                 .unwrap_or_else(|| "/".into());
-            let _ = message;
             axum::response::Redirect::to(&format!(
                 "/auth/login?return_to={}",
                 lookout_app::pages::ingresses::encode(&back)
@@ -627,7 +626,7 @@ fn url_path(url: &str) -> Option<String> {
 /// `GET /auth/signed-out`.
 pub async fn signed_out() -> axum::response::Html<String> {
     axum::response::Html(lookout_app::pages::error::error(
-        &crate::http::error_shell_public(),
+        &crate::http::error_shell(),
         200,
         "Signed out",
         "You are signed out. Open any page to sign in again.",

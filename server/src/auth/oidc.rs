@@ -12,8 +12,8 @@ use base64::Engine;
 use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
 use openidconnect::{
     AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
-    EndpointSet, IssuerUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier,
-    RedirectUrl, Scope, TokenResponse,
+    EndpointSet, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope,
+    TokenResponse,
 };
 use serde::{Deserialize, Serialize};
 
@@ -186,7 +186,6 @@ pub async fn callback(
         .map_err(|e| {
             AppError::Unauthorized(format!("the provider did not accept the code: {e}"))
         })?;
-    let _ = token.access_token();
     let id_token = token
         .id_token()
         .ok_or_else(|| AppError::Unauthorized("the provider sent no ID token".into()))?;
@@ -225,15 +224,10 @@ pub async fn callback(
 }
 
 /// `POST /auth/logout`: ends the session.
-pub async fn logout(
-    State(state): State<AppState>,
-    jar: PrivateCookieJar,
-    body: axum::body::Bytes,
-) -> Result<Response, AppError> {
+pub async fn logout(jar: PrivateCookieJar, body: axum::body::Bytes) -> Result<Response, AppError> {
     let form: std::collections::HashMap<String, String> =
         form_urlencoded::parse(&body).into_owned().collect();
     super::check_csrf(&jar, form.get("csrf").map(String::as_str))?;
-    let _ = &state;
     let jar = jar.remove(Cookie::build(super::SESSION_COOKIE).path("/"));
     Ok((jar, Redirect::to("/auth/signed-out")).into_response())
 }

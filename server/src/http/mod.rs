@@ -1,5 +1,7 @@
-//! The axum router: server-rendered pages, the `/api/v1` JSON API, `/metrics`, health
-//! endpoints and the stylesheet, with tracing, request-metrics and compression layers.
+//! The axum router, built from one route table ([`routes`]): server-rendered pages, the
+//! action forms, the `/api/v1` JSON API with its SSE stream, sign-in, `/metrics`, health
+//! endpoints and the static assets; sign-in, request-metrics, compression, tracing and
+//! timeout layers around them.
 
 mod actions;
 mod api;
@@ -26,7 +28,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::clusters::Registry;
 
-pub use error::{ApiError, AppError};
+pub use error::{error_shell, ApiError, AppError};
 pub use metrics::HttpMetrics;
 
 /// What every handler can reach.
@@ -86,11 +88,6 @@ impl AppState {
             ))
         })
     }
-}
-
-/// The frame of pages that need no data (sign-out, errors).
-pub fn error_shell_public() -> lookout_app::components::Shell {
-    error::error_shell()
 }
 
 /// The stylesheet URL with its version.

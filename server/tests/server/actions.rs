@@ -668,16 +668,11 @@ async fn seed_issuances(app: &TestApp, names: &str, n: usize) {
     pool.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn renew_sets_issuing_like_cmctl_and_respects_the_exact_set_budget() {
-    if !kubectl_available() {
-        return;
-    }
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
-    app.wait_ready().await;
-    let kc = shop(&app).await;
+/// The Let's Encrypt production ClusterIssuer, `web-tls` with this status, and five
+/// issuances of its names this week in the history.
+async fn failing_web_tls_with_a_full_budget(app: &TestApp, status: Value) {
     create(
-        &app,
+        app,
         0,
         "cert-manager.io",
         "clusterissuers",
@@ -688,11 +683,29 @@ async fn renew_sets_issuing_like_cmctl_and_respects_the_exact_set_budget() {
     let rt = c.resolve("cert-manager.io", "certificates").unwrap();
     let mut opts = kubesim::WriteOpts::system();
     opts.status = true;
-    c.merge_patch(&rt, Some("shop"), "web-tls", &json!({"status": {"conditions": [
+    c.merge_patch(
+        &rt,
+        Some("shop"),
+        "web-tls",
+        &json!({ "status": status }),
+        &opts,
+    )
+    .unwrap();
+    seed_issuances(app, "web.shop.example", 5).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn renew_sets_issuing_like_cmctl_and_respects_the_exact_set_budget() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let kc = shop(&app).await;
+    failing_web_tls_with_a_full_budget(&app, json!({"conditions": [
         {"type": "Ready", "status": "False", "reason": "Failed", "message": "the last attempt failed"},
         {"type": "Issuing", "status": "False", "reason": "Failed", "message": "order invalid"}],
-        "notAfter": "2026-12-20T00:00:00Z", "revision": 3}}), &opts).unwrap();
-    seed_issuances(&app, "web.shop.example", 5).await;
+        "notAfter": "2026-12-20T00:00:00Z", "revision": 3})).await;
     app.eventually("the budget is full", || async {
         app.json("/api/v1/rate-limits").await["items"]
             .as_array()
@@ -785,22 +798,9 @@ async fn bulk_renew_covers_the_failing_certificates_and_checks_their_budgets_tog
     let app = spawn_app(&["zrh-prod"], vec![]).await;
     app.wait_ready().await;
     let kc = shop(&app).await;
-    create(
-        &app,
-        0,
-        "cert-manager.io",
-        "clusterissuers",
-        None,
-        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
-    );
-    let c = &app.fleet.clusters[0].cluster;
-    let rt = c.resolve("cert-manager.io", "certificates").unwrap();
-    let mut opts = kubesim::WriteOpts::system();
-    opts.status = true;
-    c.merge_patch(&rt, Some("shop"), "web-tls", &json!({"status": {"conditions": [
+    failing_web_tls_with_a_full_budget(&app, json!({"conditions": [
         {"type": "Ready", "status": "False", "reason": "Failed", "message": "the last attempt failed"}],
-        "notAfter": "2026-12-20T00:00:00Z", "revision": 1}}), &opts).unwrap();
-    seed_issuances(&app, "web.shop.example", 5).await;
+        "notAfter": "2026-12-20T00:00:00Z", "revision": 1})).await;
     app.eventually("the budget is full and the Certificate failing", || async {
         let full = app.json("/api/v1/rate-limits").await["items"]
             .as_array()

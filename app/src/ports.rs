@@ -116,8 +116,9 @@ pub const CERTIFICATE_STATUSES: &[&str] = &["ready", "not-ready", "expired", "fa
 /// A row of the Ingress list.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IngressRow {
+    /// Shared with the cache: a row costs a pointer, not a copy of the Ingress.
     #[serde(flatten)]
-    pub ingress: IngressView,
+    pub ingress: std::sync::Arc<IngressView>,
     pub annotation: AnnotationStatus,
     /// The most severe finding on this Ingress or its chain, if any.
     pub worst: Option<Severity>,

@@ -9,6 +9,7 @@
 //! - [`store`]: SQLite (WAL, one writer, a read pool, embedded migrations).
 //! - [`http`]: the axum router — pages, `/api/v1`, `/healthz`, `/readyz`, the stylesheet.
 //! - [`app`]: builds the whole application from injected parts and runs it until shutdown.
+//! - [`memory`]: returning freed memory to the system after relists.
 //! - [`demo`]: `lookout demo`, kubesim in-process with a seeded fleet.
 
 pub mod actions;
@@ -18,4 +19,5 @@ pub mod clusters;
 pub mod config;
 pub mod demo;
 pub mod http;
+pub mod memory;
 pub mod store;

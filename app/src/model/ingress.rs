@@ -147,8 +147,7 @@ impl IngressView {
 
     /// Whether `q` (case-insensitive) appears in the name, namespace or a host.
     pub fn matches_text(&self, q: &str) -> bool {
-        let q = q.to_ascii_lowercase();
-        let has = |s: &str| s.to_ascii_lowercase().contains(&q);
+        let has = |s: &str| super::text::contains_ignore_ascii_case(s, q);
         has(&self.name)
             || has(&self.namespace)
             || self.hosts.iter().any(|h| has(h))

@@ -10,6 +10,16 @@ use serde::{Serialize, Serializer};
 /// An immutable string, cheap to clone and shared when interned.
 pub type Text = Arc<str>;
 
+/// Whether `needle` occurs in `hay`, ASCII letters compared without case (no allocation:
+/// list filters call this for every row).
+pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+    let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
+    needle.is_empty()
+        || hay
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
 /// Hands out one shared copy of each distinct string.
 #[derive(Debug, Default)]
 pub struct Interner {
@@ -88,6 +98,18 @@ impl Serialize for Uid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contains_ignores_ascii_case_only() {
+        assert!(contains_ignore_ascii_case(
+            "Shop.Example.COM",
+            "example.com"
+        ));
+        assert!(contains_ignore_ascii_case("shop", ""));
+        assert!(!contains_ignore_ascii_case("shop", "shops"));
+        assert!(!contains_ignore_ascii_case("bücher.example", "BÜCHER"));
+        assert!(contains_ignore_ascii_case("bücher.example", "Bücher"));
+    }
 
     #[test]
     fn interned_strings_are_shared_and_pruned() {

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use lookout_app::model::certificate::CertificateView;
 use lookout_app::model::chain::Index;
+use lookout_app::model::text::Text;
 use lookout_app::model::{Finding, IngressView, ObjectKey, Page, Scope, Severity};
 use lookout_app::ports::{
     CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, FleetReader, IngressDetail,
     IngressQuery, IngressRow,
 };
 
-use super::record::{CachedIngressRow, ClusterRecord};
+use super::record::{CachedIngressRow, ClusterRecord, IngressRows};
 use super::Registry;
 
 /// (namespace, kind, name) of an object a finding can be about.
@@ -108,6 +109,34 @@ fn chain_events(
     events
 }
 
+/// The Ingress rows of one cluster (see `ClusterRecord::ingress_rows`).
+pub(super) fn ingress_rows(
+    findings: &[Finding],
+    facts: &lookout_app::model::data::ClusterFacts,
+    data: &lookout_app::model::data::ClusterData,
+) -> IngressRows {
+    let by_object = FindingIndex::new(findings);
+    let idx = Index::new(facts, data);
+    let mut out = IngressRows::new();
+    for ing in data.ingresses.values() {
+        let objects = ingress_objects(&idx, ing);
+        out.entry(ing.namespace.clone())
+            .or_default()
+            .push(CachedIngressRow {
+                ingress: ing.clone(),
+                annotation: idx.annotation_status(ing),
+                chain: by_object
+                    .of(&objects)
+                    .map(|f| (f.severity, needs_cluster_wide(f)))
+                    .collect(),
+            });
+    }
+    for rows in out.values_mut() {
+        rows.sort_by(|a, b| a.ingress.name.cmp(&b.ingress.name));
+    }
+    out
+}
+
 /// Whether only callers who see the whole cluster may see a finding (see `Scope::sees_finding`).
 fn needs_cluster_wide(f: &Finding) -> bool {
     f.namespace.is_empty() && f.rule != "cluster.unreachable"
@@ -180,52 +209,59 @@ impl FleetReader for Registry {
     }
 
     fn ingresses(&self, scope: &Scope, q: &IngressQuery) -> Page<IngressRow> {
-        let mut rows = Vec::new();
-        for c in self.visible(scope, q.cluster.as_deref()) {
-            let cluster_wide = scope.sees_cluster_wide(&c.name);
-            let cached = c.ingress_rows(|findings, facts, data| {
-                let by_object = FindingIndex::new(findings);
-                let idx = Index::new(facts, data);
-                data.ingresses
-                    .values()
-                    .map(|ing| {
-                        let objects = ingress_objects(&idx, ing);
-                        CachedIngressRow {
-                            ingress: ing.clone(),
-                            annotation: idx.annotation_status(ing),
-                            chain: by_object
-                                .of(&objects)
-                                .map(|f| (f.severity, needs_cluster_wide(f)))
-                                .collect(),
-                        }
-                    })
-                    .collect()
-            });
-            for r in cached.iter() {
-                let ing = &r.ingress;
-                if !scope.sees(&c.name, &ing.namespace)
-                    || q.namespace.as_ref().is_some_and(|x| **x != *ing.namespace)
-                    || q.q.as_ref().is_some_and(|t| !ing.matches_text(t))
-                    || q.status.as_ref().is_some_and(|s| s != r.annotation.label())
-                {
+        let clusters: Vec<_> = self
+            .visible(scope, q.cluster.as_deref())
+            .map(|c| (c, c.ingress_rows(), scope.sees_cluster_wide(&c.name)))
+            .collect();
+        // Candidates in the default order: clusters as configured, then namespace, then name.
+        let mut matching = Vec::new();
+        for (c, rows, cluster_wide) in &clusters {
+            let namespaces: Box<dyn Iterator<Item = (&Text, &Vec<CachedIngressRow>)>> =
+                match &q.namespace {
+                    Some(ns) => Box::new(rows.get_key_value(ns.as_str()).into_iter()),
+                    None => Box::new(rows.iter()),
+                };
+            for (ns, rows) in namespaces {
+                if !scope.sees(&c.name, ns) {
                     continue;
                 }
-                let seen: Vec<Severity> = r
-                    .chain
-                    .iter()
-                    .filter(|(_, wide)| cluster_wide || !wide)
-                    .map(|(s, _)| *s)
-                    .collect();
-                rows.push(IngressRow {
-                    ingress: ing.as_ref().clone(),
-                    annotation: r.annotation.clone(),
-                    worst: seen.iter().min().copied(),
-                    findings: seen.len(),
-                });
+                matching.extend(
+                    rows.iter()
+                        .filter(|r| {
+                            q.q.as_ref().is_none_or(|t| r.ingress.matches_text(t))
+                                && q.status.as_ref().is_none_or(|s| s == r.annotation.label())
+                        })
+                        .map(|r| (r, *cluster_wide)),
+                );
             }
         }
+        let row = |(r, cluster_wide): &(&CachedIngressRow, bool)| {
+            let seen = r.chain.iter().filter(|(_, wide)| *cluster_wide || !wide);
+            IngressRow {
+                ingress: r.ingress.clone(),
+                annotation: r.annotation.clone(),
+                worst: seen.clone().map(|(s, _)| *s).min(),
+                findings: seen.count(),
+            }
+        };
+        let (page, per_page) = (q.page.max(1), q.per_page.max(1));
+        if q.sort.is_none() {
+            // Already in order: only the page's rows are made.
+            return Page {
+                items: matching
+                    .iter()
+                    .skip((page - 1).saturating_mul(per_page))
+                    .take(per_page)
+                    .map(row)
+                    .collect(),
+                total: matching.len(),
+                page,
+                per_page,
+            };
+        }
+        let mut rows: Vec<IngressRow> = matching.iter().map(row).collect();
         lookout_app::sort::ingresses(&mut rows, q.sort, &self.cluster_names());
-        Page::of(rows, q.page.max(1), q.per_page.max(1))
+        Page::of(rows, page, per_page)
     }
 
     fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail> {

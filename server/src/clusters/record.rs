@@ -1,21 +1,22 @@
 //! One configured cluster: its sync state per kind, its cached data, and its findings.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use lookout_app::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
 use lookout_app::model::rules::evaluate;
-use lookout_app::model::text::Interner;
+use lookout_app::model::text::{Interner, Text};
 use lookout_app::model::thresholds::Thresholds;
 use lookout_app::model::{ClusterView, Finding, KindState, KindStatus, Scope, SyncState};
 use tokio::sync::mpsc;
 
 use crate::store::sync_events::SyncEvent;
 
-/// How long computed findings are reused when nothing changed (time-based rules move on).
+/// How long computed findings are served as they are when nothing changed; after that they
+/// are recomputed in the background (time-based rules move on) while the old ones are served.
 const FINDINGS_TTL: Duration = Duration::from_secs(5);
 
 /// What is known about one cluster's sync.
@@ -27,11 +28,13 @@ struct SyncRecord {
     kinds: BTreeMap<&'static str, KindStatus>,
 }
 
-/// Findings computed at a data generation.
-struct FindingsCache {
+/// What is derived from the cluster's data at one generation: its findings and, once a list
+/// asked for them, the Ingress rows.
+struct Derived {
     generation: u64,
     at: Instant,
     findings: Arc<Vec<Finding>>,
+    rows: OnceLock<Arc<IngressRows>>,
 }
 
 /// An Ingress row computed once per data generation for every caller: the findings of its
@@ -43,11 +46,9 @@ pub struct CachedIngressRow {
     pub chain: Vec<(lookout_app::model::Severity, bool)>,
 }
 
-/// Ingress rows computed from one findings computation.
-struct RowsCache {
-    findings: Arc<Vec<Finding>>,
-    rows: Arc<Vec<CachedIngressRow>>,
-}
+/// The Ingress rows of a cluster by namespace, each namespace's rows in name order (so the
+/// list's default order needs no sorting and a namespace filter reads only its namespace).
+pub type IngressRows = BTreeMap<Text, Vec<CachedIngressRow>>;
 
 /// One configured cluster.
 pub struct ClusterRecord {
@@ -60,13 +61,14 @@ pub struct ClusterRecord {
     data: RwLock<ClusterData>,
     /// Shared copies of the strings the views repeat.
     strings: Mutex<Interner>,
-    /// Bumped on every change of data or state; keys the findings cache.
+    /// Bumped on every change of data or state; keys the derived data.
     generation: AtomicU64,
     /// The fleet-wide change counter that live updates (SSE) wait on.
     changes: Arc<tokio::sync::watch::Sender<u64>>,
-    findings: Mutex<Option<FindingsCache>>,
-    /// The Ingress list's rows, rebuilt when the findings are recomputed.
-    ingress_rows: Mutex<Option<RowsCache>>,
+    /// Findings and rows at the latest generation a reader asked for.
+    derived: Mutex<Option<Arc<Derived>>>,
+    /// Whether a background recomputation of `derived` is running.
+    refreshing: AtomicBool,
     events: mpsc::Sender<SyncEvent>,
     /// Where history events go; None when history is off.
     history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
@@ -103,8 +105,8 @@ impl ClusterRecord {
             strings: Mutex::new(Interner::default()),
             generation: AtomicU64::new(0),
             changes,
-            findings: Mutex::new(None),
-            ingress_rows: Mutex::new(None),
+            derived: Mutex::new(None),
+            refreshing: AtomicBool::new(false),
             events,
             history,
             watch_errors: AtomicU64::new(0),
@@ -283,52 +285,118 @@ impl ClusterRecord {
         }
     }
 
-    /// Every finding of the cluster (cached while nothing changes, at most 5 s).
-    pub fn findings(&self) -> Arc<Vec<Finding>> {
-        let generation = self.generation.load(Ordering::Relaxed);
-        let mut cache = self.findings.lock().expect("findings lock");
-        if let Some(c) = cache
-            .as_ref()
-            .filter(|c| c.generation == generation && c.at.elapsed() < FINDINGS_TTL)
-        {
-            return c.findings.clone();
-        }
-        let facts = self.facts();
-        let findings =
-            Arc::new(self.read(|data| evaluate(&facts, data, (self.now)(), &self.thresholds)));
-        *cache = Some(FindingsCache {
-            generation,
-            at: Instant::now(),
-            findings: findings.clone(),
-        });
-        findings
+    /// Every finding of the cluster.
+    pub fn findings(self: &Arc<Self>) -> Arc<Vec<Finding>> {
+        self.derived().findings.clone()
     }
 
-    /// The Ingress rows of this cluster, rebuilt with `build` only when the data or the
-    /// findings changed since the last call.
-    pub fn ingress_rows(
-        &self,
-        build: impl FnOnce(&[Finding], &ClusterFacts, &ClusterData) -> Vec<CachedIngressRow>,
-    ) -> Arc<Vec<CachedIngressRow>> {
-        let findings = self.findings();
-        let mut cache = self.ingress_rows.lock().expect("rows lock");
-        if let Some(c) = cache
-            .as_ref()
-            .filter(|c| Arc::ptr_eq(&c.findings, &findings))
-        {
-            return c.rows.clone();
+    /// The Ingress rows of this cluster, built with the findings they summarise.
+    pub fn ingress_rows(self: &Arc<Self>) -> Arc<IngressRows> {
+        let d = self.derived();
+        d.rows
+            .get_or_init(|| {
+                let facts = self.facts();
+                self.read(|data| self.build_rows(&d.findings, &facts, data))
+            })
+            .clone()
+    }
+
+    /// Once every kind is listed, computes the derived data on the blocking pool, so the
+    /// first page after a start or a relist does not wait for it (readers that come while it
+    /// runs wait for this computation instead of starting their own).
+    pub fn warm_up(self: &Arc<Self>) {
+        if !matches!(
+            self.sync.read().expect("sync lock").state,
+            SyncState::Synced
+        ) {
+            return;
         }
-        let facts = self.facts();
-        let rows = Arc::new(self.read(|data| build(&findings, &facts, data)));
-        *cache = Some(RowsCache {
-            findings,
-            rows: rows.clone(),
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let this = self.clone();
+        runtime.spawn_blocking(move || {
+            this.ingress_rows();
+            crate::memory::release_free_memory();
         });
-        rows
+    }
+
+    /// The derived data for the current generation. After a change it is computed here, once
+    /// (concurrent readers wait for that one computation), so a reader always sees the change;
+    /// when only time passed it is served as it is and recomputed in the background.
+    fn derived(self: &Arc<Self>) -> Arc<Derived> {
+        let generation = self.generation.load(Ordering::Relaxed);
+        let mut cache = self.derived.lock().expect("derived lock");
+        if let Some(d) = cache.as_ref().filter(|d| d.generation == generation) {
+            if d.at.elapsed() < FINDINGS_TTL || self.refresh_in_background(d) {
+                return d.clone();
+            }
+        }
+        let d = Arc::new(self.derive(generation, false));
+        *cache = Some(d.clone());
+        d
+    }
+
+    /// Starts recomputing `stale` on the blocking pool (one at a time); false when there is no
+    /// runtime to do it on.
+    fn refresh_in_background(self: &Arc<Self>, stale: &Derived) -> bool {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return false;
+        };
+        if self.refreshing.swap(true, Ordering::AcqRel) {
+            return true;
+        }
+        let (this, generation, with_rows) =
+            (self.clone(), stale.generation, stale.rows.get().is_some());
+        runtime.spawn_blocking(move || {
+            let fresh = Arc::new(this.derive(generation, with_rows));
+            let mut cache = this.derived.lock().expect("derived lock");
+            // A change in the meantime was computed by a reader; keep that.
+            if cache.as_ref().is_some_and(|d| d.generation == generation) {
+                *cache = Some(fresh);
+            }
+            this.refreshing.store(false, Ordering::Release);
+        });
+        true
+    }
+
+    fn derive(&self, generation: u64, with_rows: bool) -> Derived {
+        let facts = self.facts();
+        let now = (self.now)();
+        let started = Instant::now();
+        self.read(|data| {
+            let findings = Arc::new(evaluate(&facts, data, now, &self.thresholds));
+            tracing::debug!(cluster = %self.name, findings = findings.len(), ms = started.elapsed().as_millis() as u64, "findings computed");
+            let rows = OnceLock::new();
+            if with_rows {
+                let _ = rows.set(self.build_rows(&findings, &facts, data));
+            }
+            Derived {
+                generation,
+                at: Instant::now(),
+                findings,
+                rows,
+            }
+        })
+    }
+
+    fn build_rows(
+        &self,
+        findings: &[Finding],
+        facts: &ClusterFacts,
+        data: &ClusterData,
+    ) -> Arc<IngressRows> {
+        let started = Instant::now();
+        let rows = super::read::ingress_rows(findings, facts, data);
+        tracing::debug!(cluster = %self.name, ingresses = data.ingresses.len(), ms = started.elapsed().as_millis() as u64, "Ingress rows built");
+        Arc::new(rows)
     }
 
     pub fn view(&self, scope: &Scope) -> ClusterView {
         let ingresses = self.read(|d| {
+            if scope.sees_cluster_wide(&self.name) {
+                return d.ingresses.len();
+            }
             d.ingresses
                 .keys()
                 .filter(|(ns, _)| scope.sees(&self.name, ns))

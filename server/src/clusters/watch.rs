@@ -87,7 +87,7 @@ pub async fn run(
 }
 
 async fn watch(
-    record: &ClusterRecord,
+    record: &Arc<ClusterRecord>,
     client: &Client,
     spec: &KindSpec,
     shutdown: &CancellationToken,
@@ -150,6 +150,7 @@ async fn watch(
                     kinds::count(spec.kind, d)
                 });
                 record.prune_strings();
+                crate::memory::release_free_memory();
                 if let Some(table) = history_table(spec.kind) {
                     record
                         .record_history(HistoryEvent::Relisted {
@@ -161,6 +162,7 @@ async fn watch(
                 }
                 tracing::info!(count, skipped, "initial list done");
                 record.set_kind(spec.kind, KindState::Synced, count);
+                record.warm_up();
             }
             Ok(Event::Apply(obj)) => {
                 let count = record.update_with_strings(|d, s| {

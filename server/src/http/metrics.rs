@@ -1,6 +1,6 @@
 //! `/metrics` in Prometheus text format: findings by rule and severity per cluster, sync
 //! state, cached objects, watch errors and relists, the history writer's queue and waits,
-//! and HTTP requests with their latency.
+//! the heap in use, and HTTP requests with their latency.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -163,6 +163,16 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
         "lookout_history_queue_depth {}",
         registry.history_queue_depth()
     );
+
+    if let Some(bytes) = crate::memory::heap_in_use() {
+        family(
+            &mut out,
+            "lookout_heap_bytes",
+            "gauge",
+            "Heap bytes in use (allocated and not freed), as glibc's allocator counts them.",
+        );
+        let _ = writeln!(out, "lookout_heap_bytes {bytes}");
+    }
 
     family(
         &mut out,

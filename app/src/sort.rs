@@ -169,9 +169,9 @@ mod tests {
             namespace: "shop".into(),
             kind: "Certificate".into(),
             name: name.into(),
-            title: String::new(),
+            title: "".into(),
             message: String::new(),
-            remediation: String::new(),
+            remediation: "".into(),
             since: since.map(|s| chrono::DateTime::from_timestamp(s, 0).unwrap()),
         }
     }
@@ -184,7 +184,7 @@ mod tests {
             finding("new-critical", Severity::Critical, Some(300)),
             finding("old-critical", Severity::Critical, Some(200)),
         ];
-        let names = |fs: &[Finding]| fs.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        let names = |fs: &[Finding]| fs.iter().map(|f| f.name.to_string()).collect::<Vec<_>>();
         findings(&mut fs, None);
         assert_eq!(
             names(&fs),

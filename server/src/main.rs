@@ -80,8 +80,17 @@ fn report(problems: &Problems) -> ExitCode {
     ExitCode::from(2)
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Before any thread allocates: the arenas are made as threads first allocate.
+    lookout_server::memory::limit_arenas();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("cannot start the async runtime")
+        .block_on(run())
+}
+
+async fn run() -> ExitCode {
     init_tracing();
     let result = match Cli::parse().command {
         Command::CheckConfig { file } => {
@@ -168,6 +177,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
         now: clusters::wall_clock(),
         history_retention: c.history_retention()?,
         budget_interval: std::time::Duration::from_secs(30),
+        ..clusters::WatchSettings::default()
     };
     app::run(
         app::Parts {

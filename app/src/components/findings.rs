@@ -16,7 +16,7 @@ pub fn SeverityBadge(severity: Severity) -> impl IntoView {
 
 /// The page of the object a finding is about, when Lookout has one.
 pub fn object_href(f: &Finding) -> Option<String> {
-    let base = match f.kind.as_str() {
+    let base = match &*f.kind {
         "Ingress" => "ingresses",
         "Certificate" => "certificates",
         "Cluster" => return Some("/clusters".into()),

@@ -223,13 +223,13 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
             Some(Finding {
                 rule: "acme.rate-limit-budget",
                 severity: if b.used >= b.capacity { Severity::Critical } else { Severity::Warning },
-                cluster: origin.cluster,
-                namespace: origin.namespace,
-                kind: origin.kind,
-                name: origin.name,
-                title: format!("{}/{} {what} used", b.used, b.capacity),
+                cluster: origin.cluster.into(),
+                namespace: origin.namespace.into(),
+                kind: origin.kind.into(),
+                name: origin.name.into(),
+                title: format!("{}/{} {what} used", b.used, b.capacity).into(),
                 message: format!("Let's Encrypt ({}) allows {} {what} per {window}; {} are used.{frees}", b.server, b.capacity, b.used),
-                remediation: "Avoid renewing or recreating certificates for these names until capacity frees up; fix failing challenges before retrying; combine names into fewer certificates.".to_string(),
+                remediation: "Avoid renewing or recreating certificates for these names until capacity frees up; fix failing challenges before retrying; combine names into fewer certificates.".into(),
                 since: b.frees_at.map(|t| t - if b.limit == Limit::FailedAuthorizations { Duration::hours(1) } else { Duration::days(7) }),
             })
         })
@@ -414,7 +414,7 @@ mod tests {
         let f = findings(&compute(&four, &[], now()), now());
         assert_eq!(f.len(), 1);
         assert_eq!(
-            (f[0].rule, f[0].severity.label(), f[0].name.as_str()),
+            (f[0].rule, f[0].severity.label(), &*f[0].name),
             ("acme.rate-limit-budget", "warning", "full-tls")
         );
         let five: Vec<Issuance> = (0..5).map(at).collect();

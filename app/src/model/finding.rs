@@ -1,5 +1,6 @@
 //! A finding: one rule firing on one object.
 
+use super::text::Text;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -73,16 +74,16 @@ pub const RULE_IDS: &[&str] = &[
 pub struct Finding {
     pub rule: &'static str,
     pub severity: Severity,
-    pub cluster: String,
+    pub cluster: Text,
     /// Empty for cluster-scoped objects and the cluster itself.
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
+    pub namespace: Text,
+    pub kind: Text,
+    pub name: Text,
     /// One line.
-    pub title: String,
+    pub title: Text,
     /// The explanation with the evidence: field values, reason texts, times.
     pub message: String,
-    pub remediation: String,
+    pub remediation: Text,
     /// Since when the condition holds, when known.
     pub since: Option<DateTime<Utc>>,
 }

@@ -17,7 +17,7 @@ use crate::ports::FindingQuery;
 fn count(findings: &[Finding], cluster: &str, severity: Severity) -> usize {
     findings
         .iter()
-        .filter(|f| f.cluster == cluster && f.severity == severity)
+        .filter(|f| *f.cluster == *cluster && f.severity == severity)
         .count()
 }
 

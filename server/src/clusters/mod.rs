@@ -92,6 +92,9 @@ pub struct WatchSettings {
     pub history_retention: chrono::Duration,
     /// How often the Let's Encrypt budgets are recomputed from the history.
     pub budget_interval: Duration,
+    /// How long a cluster's findings are served unchanged when its data did not change;
+    /// after that they are recomputed in the background (time-based rules move on).
+    pub findings_ttl: Duration,
 }
 
 impl Default for WatchSettings {
@@ -102,6 +105,7 @@ impl Default for WatchSettings {
             now: wall_clock(),
             history_retention: chrono::Duration::days(180),
             budget_interval: Duration::from_secs(30),
+            findings_ttl: Duration::from_secs(5),
         }
     }
 }
@@ -134,15 +138,18 @@ impl Registry {
         let mut tasks = Vec::new();
         let changes = Arc::new(tokio::sync::watch::Sender::new(0u64));
         for source in sources {
-            let record = Arc::new(ClusterRecord::new(
-                source.name.clone(),
-                source.overrides,
-                thresholds.clone(),
-                settings.now.clone(),
-                events.clone(),
-                history.clone(),
-                changes.clone(),
-            ));
+            let record = Arc::new(
+                ClusterRecord::new(
+                    source.name.clone(),
+                    source.overrides,
+                    thresholds.clone(),
+                    settings.now.clone(),
+                    events.clone(),
+                    history.clone(),
+                    changes.clone(),
+                )
+                .with_findings_ttl(settings.findings_ttl),
+            );
             match source.client {
                 Ok(client) => {
                     for spec in KINDS {

@@ -70,7 +70,7 @@ impl<'a> FindingIndex<'a> {
     fn new(findings: &'a [Finding]) -> Self {
         let mut map: HashMap<_, Vec<&Finding>> = HashMap::new();
         for f in findings {
-            map.entry((f.namespace.as_str(), f.kind.as_str(), f.name.as_str()))
+            map.entry((&*f.namespace, &*f.kind, &*f.name))
                 .or_default()
                 .push(f);
         }
@@ -197,10 +197,10 @@ impl FleetReader for Registry {
             .chain(
                 lookout_app::model::budget::findings(&self.budgets(), (self.now)())
                     .into_iter()
-                    .filter(|f| q.cluster.as_ref().is_none_or(|c| *c == f.cluster)),
+                    .filter(|f| q.cluster.as_ref().is_none_or(|c| **c == *f.cluster)),
             )
             .filter(|f| scope.sees_finding(f))
-            .filter(|f| q.namespace.as_ref().is_none_or(|ns| ns == &f.namespace))
+            .filter(|f| q.namespace.as_ref().is_none_or(|ns| **ns == *f.namespace))
             .filter(|f| q.severity.is_none_or(|s| s == f.severity))
             .filter(|f| q.rule.as_ref().is_none_or(|r| r == f.rule))
             .collect();

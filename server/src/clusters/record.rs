@@ -15,10 +15,6 @@ use tokio::sync::mpsc;
 
 use crate::store::sync_events::SyncEvent;
 
-/// How long computed findings are served as they are when nothing changed; after that they
-/// are recomputed in the background (time-based rules move on) while the old ones are served.
-const FINDINGS_TTL: Duration = Duration::from_secs(5);
-
 /// What is known about one cluster's sync.
 #[derive(Debug)]
 struct SyncRecord {
@@ -69,6 +65,9 @@ pub struct ClusterRecord {
     derived: Mutex<Option<Arc<Derived>>>,
     /// Whether a background recomputation of `derived` is running.
     refreshing: AtomicBool,
+    /// How long derived data is served as it is when nothing changed; after that it is
+    /// recomputed in the background (time-based rules move on) while the old is served.
+    findings_ttl: Duration,
     events: mpsc::Sender<SyncEvent>,
     /// Where history events go; None when history is off.
     history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
@@ -107,12 +106,19 @@ impl ClusterRecord {
             changes,
             derived: Mutex::new(None),
             refreshing: AtomicBool::new(false),
+            findings_ttl: Duration::from_secs(5),
             events,
             history,
             watch_errors: AtomicU64::new(0),
             relists: AtomicU64::new(0),
             history_waits: AtomicU64::new(0),
         }
+    }
+
+    /// Sets how long findings are served unchanged while the data does not change.
+    pub fn with_findings_ttl(mut self, ttl: Duration) -> Self {
+        self.findings_ttl = ttl;
+        self
     }
 
     /// Hands a history event to the writer. A full queue makes the watcher wait (and says
@@ -328,7 +334,7 @@ impl ClusterRecord {
         let generation = self.generation.load(Ordering::Relaxed);
         let mut cache = self.derived.lock().expect("derived lock");
         if let Some(d) = cache.as_ref().filter(|d| d.generation == generation) {
-            if d.at.elapsed() < FINDINGS_TTL || self.refresh_in_background(d) {
+            if d.at.elapsed() < self.findings_ttl || self.refresh_in_background(d) {
                 return d.clone();
             }
         }
@@ -430,5 +436,99 @@ impl ClusterRecord {
     /// Whether the first sync attempt has ended.
     pub fn settled(&self) -> bool {
         self.sync.read().expect("sync lock").state.settled()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicI64;
+
+    use chrono::TimeZone;
+    use kube::api::DynamicObject;
+    use serde_json::json;
+
+    use super::*;
+
+    /// A record whose clock the test moves, with a short findings lifetime.
+    fn record(clock: Arc<AtomicI64>) -> Arc<ClusterRecord> {
+        let (events, _) = mpsc::channel(16);
+        let now: super::super::Now =
+            Arc::new(move || Utc.timestamp_opt(clock.load(Ordering::Relaxed), 0).unwrap());
+        let record = ClusterRecord::new(
+            "zrh".into(),
+            ClusterOverrides::default(),
+            Arc::new(Thresholds::default()),
+            now,
+            events,
+            None,
+            Arc::new(tokio::sync::watch::Sender::new(0)),
+        )
+        .with_findings_ttl(Duration::from_millis(100));
+        Arc::new(record)
+    }
+
+    fn certificate(name: &str, not_after: &str) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+            "metadata": {"name": name, "namespace": "shop", "uid": "u-1"},
+            "spec": {"secretName": format!("{name}-tls"), "dnsNames": ["shop.example.com"],
+                     "issuerRef": {"name": "le", "kind": "Issuer"}},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready"}],
+                       "notBefore": "2026-01-01T00:00:00Z", "notAfter": not_after,
+                       "renewalTime": "2026-12-01T00:00:00Z"}
+        }))
+        .unwrap()
+    }
+
+    fn expired(findings: &[Finding]) -> Vec<String> {
+        findings
+            .iter()
+            .filter(|f| f.rule == "cert.expired")
+            .map(|f| f.name.to_string())
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_change_shows_at_once_and_time_moves_findings_on_in_the_background() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 12, 31, 0, 0, 0)
+            .unwrap()
+            .timestamp();
+        let clock = Arc::new(AtomicI64::new(t0));
+        let r = record(clock.clone());
+        let add = |name: &str| {
+            r.update_with_strings(|d, s| {
+                super::super::kinds::apply(
+                    "Certificate",
+                    "zrh",
+                    d,
+                    &certificate(name, "2027-01-01T00:00:00Z"),
+                    s,
+                )
+            })
+        };
+        add("a");
+        assert!(expired(&r.findings()).is_empty());
+        assert_eq!(r.ingress_rows().len(), 0);
+
+        // Time passes the notAfter: the findings computed before are served for their
+        // lifetime, then once more while a recomputation runs, then the new ones.
+        clock.store(t0 + 2 * 86_400, Ordering::Relaxed);
+        assert!(expired(&r.findings()).is_empty(), "within the lifetime");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(expired(&r.findings()).is_empty(), "stale while recomputing");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while expired(&r.findings()).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "the background recomputation never landed"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(expired(&r.findings()), ["a"]);
+
+        // A change is seen by the very next reader, not after the lifetime.
+        add("b");
+        assert_eq!(expired(&r.findings()), ["a", "b"]);
     }
 }

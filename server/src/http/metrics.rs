@@ -80,7 +80,7 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
     let mut counts: BTreeMap<(String, &'static str, &'static str), u64> = BTreeMap::new();
     for f in registry.findings(&all, &FindingQuery::default()) {
         *counts
-            .entry((f.cluster, f.rule, f.severity.label()))
+            .entry((f.cluster.to_string(), f.rule, f.severity.label()))
             .or_default() += 1;
     }
     for ((cluster, rule, severity), n) in counts {

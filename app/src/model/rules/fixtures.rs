@@ -392,7 +392,13 @@ impl World {
         self.findings()
             .into_iter()
             .filter(|f| f.rule == rule)
-            .map(|f| (f.severity.label().to_string(), f.kind, f.name))
+            .map(|f| {
+                (
+                    f.severity.label().to_string(),
+                    f.kind.to_string(),
+                    f.name.to_string(),
+                )
+            })
             .collect()
     }
 }

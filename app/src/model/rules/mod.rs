@@ -13,6 +13,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use super::chain::Index;
 use super::data::{ClusterData, ClusterFacts};
 use super::finding::{sort_by_urgency, Finding, Severity};
+use super::text::Interner;
 use super::thresholds::Thresholds;
 
 /// What a rule needs, and where it puts its findings.
@@ -21,6 +22,9 @@ pub(crate) struct Ctx<'a> {
     pub now: DateTime<Utc>,
     pub t: &'a Thresholds,
     pub out: Vec<Finding>,
+    /// One copy of each name, title and remediation the findings repeat: a cluster where
+    /// every Certificate is broken the same way holds one copy of the text, not thousands.
+    strings: Interner,
 }
 
 /// The object a finding is about.
@@ -42,16 +46,17 @@ impl Ctx<'_> {
         remediation: &str,
         since: Option<DateTime<Utc>>,
     ) {
+        let s = &mut self.strings;
         self.out.push(Finding {
             rule,
             severity,
-            cluster: self.idx.facts.name.clone(),
-            namespace: about.namespace.to_string(),
-            kind: about.kind.to_string(),
-            name: about.name.to_string(),
-            title,
+            cluster: s.get(&self.idx.facts.name),
+            namespace: s.get(about.namespace),
+            kind: s.get(about.kind),
+            name: s.get(about.name),
+            title: s.get(&title),
             message,
-            remediation: remediation.to_string(),
+            remediation: s.get(remediation),
             since,
         });
     }
@@ -85,6 +90,7 @@ pub fn evaluate(
         now,
         t,
         out: Vec::new(),
+        strings: Interner::default(),
     };
     cluster::check(&mut ctx);
     cert::check(&mut ctx);

@@ -170,7 +170,7 @@ mod tests {
             kind: "Certificate".into(),
             name: name.into(),
             title: "".into(),
-            message: String::new(),
+            message: "".into(),
             remediation: "".into(),
             since: since.map(|s| chrono::DateTime::from_timestamp(s, 0).unwrap()),
         }

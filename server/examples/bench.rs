@@ -17,6 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 struct Args {
     quick: bool,
+    /// Only the one-cluster page latencies (for comparing changes to the request path).
+    pages_only: bool,
     json: PathBuf,
     lookout: PathBuf,
 }
@@ -25,6 +27,7 @@ fn args() -> Args {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut a = Args {
         quick: false,
+        pages_only: false,
         json: root.join("target/bench/bench.json"),
         lookout: root.join("target/release/lookout"),
     };
@@ -32,10 +35,11 @@ fn args() -> Args {
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--quick" => a.quick = true,
+            "--pages-only" => a.pages_only = true,
             "--json" => a.json = it.next().expect("--json FILE").into(),
             "--lookout" => a.lookout = it.next().expect("--lookout BINARY").into(),
             other => {
-                panic!("unknown argument {other} (takes --quick, --json FILE, --lookout BINARY)")
+                panic!("unknown argument {other} (takes --quick, --pages-only, --json FILE, --lookout BINARY)")
             }
         }
     }
@@ -168,6 +172,44 @@ async fn fleet(
     let kubeconfig = dir.path().join("kubeconfig");
     fleet.write_kubeconfig(&kubeconfig).unwrap();
     (fleet, dir, kubeconfig, token)
+}
+
+/// What Lookout says it caches (every kind) and its heap in use, from `/metrics`.
+async fn cached(base: &str) -> (u64, u64) {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |l: &str| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap();
+    let objects = text
+        .lines()
+        .filter(|l| l.starts_with("lookout_cached_objects{"))
+        .map(value)
+        .sum();
+    let heap = text
+        .lines()
+        .find(|l| l.starts_with("lookout_heap_bytes "))
+        .map_or(0, value);
+    (objects, heap)
+}
+
+/// Steady memory: RSS above the empty-cluster baseline per cached Ingress/Certificate (the
+/// target), and RSS and heap per cached object of every kind.
+async fn memory(l: &Lookout, base_rss: u64, ingresses_and_certificates: usize) -> Value {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (_, rss, _) = proc_stats(l.pid);
+    let (objects, heap) = cached(&l.base).await;
+    let above = rss.saturating_sub(base_rss) as f64 * 1024.0;
+    json!({
+        "rss_kib": rss,
+        "heap_bytes": heap,
+        "cached_objects": objects,
+        "bytes_per_object": above / ingresses_and_certificates as f64,
+        "rss_bytes_per_cached_object": above / objects.max(1) as f64,
+        "heap_bytes_per_cached_object": heap as f64 / objects.max(1) as f64,
+    })
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -343,6 +385,30 @@ async fn by_host(
     )
 }
 
+/// The memory rows of one measurement.
+fn memory_rows(row: &mut impl FnMut(&str, String, &str, Option<bool>), what: &str, m: &Value) {
+    let f = |k: &str| m[k].as_f64().unwrap();
+    row(
+        &format!("steady RSS per cached Ingress/Certificate, {what}: (RSS − empty-cluster RSS) / (Ingresses + Certificates)"),
+        format!("{:.0} B ({} MiB RSS)", f("bytes_per_object"), m["rss_kib"].as_u64().unwrap() / 1024),
+        "≤ 1 KB average",
+        Some(f("bytes_per_object") <= 1024.0),
+    );
+    row(
+        &format!(
+            "steady memory per cached object of every kind, {what} ({} objects)",
+            m["cached_objects"]
+        ),
+        format!(
+            "{:.0} B RSS, {:.0} B heap in use",
+            f("rss_bytes_per_cached_object"),
+            f("heap_bytes_per_cached_object")
+        ),
+        "",
+        None,
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let a = args();
@@ -380,17 +446,9 @@ async fn main() {
     let (cpu, _, hwm) = proc_stats(l.pid);
     row(&format!("cold start, 1 cluster × {small} Ingresses + {small} Certificates (+ Secrets, requests)"), format!("{:.2} s ready, {cpu:.2} s CPU, {} MiB peak RSS", ready.as_secs_f64(), hwm / 1024), "≤ 3 s", Some(ready.as_secs_f64() <= 3.0));
     out["one_cluster"] = json!({"objects": small, "ready_s": ready.as_secs_f64(), "cpu_s": cpu, "peak_rss_kib": hwm});
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let (_, rss, _) = proc_stats(l.pid);
-    let per = (rss.saturating_sub(base_rss) as f64 * 1024.0) / (2.0 * small as f64);
-    row(
-        "steady RSS per cached Ingress/Certificate (RSS − empty-cluster RSS) / objects",
-        format!("{per:.0} B ({} MiB RSS)", rss / 1024),
-        "≤ 1 KB average",
-        Some(per <= 1024.0),
-    );
-    out["one_cluster"]["steady_rss_kib"] = json!(rss);
-    out["one_cluster"]["bytes_per_object"] = json!(per);
+    let m = memory(&l, base_rss, 2 * small).await;
+    memory_rows(&mut row, "1 cluster", &m);
+    out["one_cluster"]["memory"] = m;
     for (name, path) in [
         ("triage board", "/"),
         (
@@ -414,6 +472,11 @@ async fn main() {
             out["latency"][format!("{name} @{c}")] =
                 json!({"p50_ms": p50, "p99_ms": p99, "rps": rps});
         }
+    }
+    if a.pages_only {
+        l.stop().await;
+        token.cancel();
+        return;
     }
     let clients = if a.quick { 200 } else { 1_000 };
     let (p50, p99, delivered) = sse(&l.base, &f, clients, 10).await;
@@ -460,17 +523,9 @@ async fn main() {
         None,
     );
     out["fleet"] = json!({"clusters": large_clusters, "objects_per_cluster": large, "ready_s": ready.as_secs_f64(), "cpu_s": cpu, "peak_rss_kib": hwm});
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let (_, rss, _) = proc_stats(l.pid);
-    let per =
-        (rss.saturating_sub(base_rss) as f64 * 1024.0) / (2.0 * (large * large_clusters) as f64);
-    row(
-        "steady RSS per cached Ingress/Certificate, fleet",
-        format!("{per:.0} B ({} MiB RSS)", rss / 1024),
-        "≤ 1 KB average",
-        Some(per <= 1024.0),
-    );
-    out["fleet"]["bytes_per_object"] = json!(per);
+    let m = memory(&l, base_rss, 2 * large * large_clusters).await;
+    memory_rows(&mut row, "fleet", &m);
+    out["fleet"]["memory"] = m;
     let host = format!("app-{}.tenant-{}.example.com", large / 3, (large / 3) % 10);
     let (k, lk, kh, lh) = by_host(&l.base, &kc, &f, &host).await;
     row(&format!("host lookup across {large_clusters} clusters: kubectl per cluster + filter vs Lookout API"), format!("{:.0} ms vs {:.1} ms ({:.0}×; {kh} and {lh} found)", k * 1000.0, lk * 1000.0, k / lk), "", None);

@@ -9,12 +9,14 @@
 //! - [`store`]: SQLite (WAL, one writer, a read pool, embedded migrations).
 //! - [`http`]: the axum router — pages, `/api/v1`, `/healthz`, `/readyz`, the stylesheet.
 //! - [`app`]: builds the whole application from injected parts and runs it until shutdown.
-//! - [`memory`]: returning freed memory to the system after relists.
+//! - [`background`]: a low-priority thread for recomputations only time asks for.
+//! - [`memory`]: the heap in use, for `/metrics`.
 //! - [`demo`]: `lookout demo`, kubesim in-process with a seeded fleet.
 
 pub mod actions;
 pub mod app;
 pub mod auth;
+pub mod background;
 pub mod clusters;
 pub mod config;
 pub mod demo;

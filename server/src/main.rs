@@ -80,9 +80,23 @@ fn report(problems: &Problems) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// jemalloc: a page renders with hundreds of small allocations, which it serves about twice
+/// as fast as glibc's allocator here, and it hands freed memory back to the system.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's settings (`_RJEM_MALLOC_CONF` in the environment adds to them): a background
+/// thread returns freed pages to the system after a second, so what a relist freed does not
+/// stay in the RSS.
+#[cfg(not(target_env = "msvc"))]
+#[allow(non_upper_case_globals)]
+#[export_name = "_rjem_malloc_conf"]
+pub static malloc_conf: &[u8] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+
 fn main() -> ExitCode {
-    // Before any thread allocates: the arenas are made as threads first allocate.
-    lookout_server::memory::limit_arenas();
+    #[cfg(not(target_env = "msvc"))]
+    lookout_server::memory::jemalloc_is_the_allocator();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -146,7 +146,18 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
             </body>
         </html>
     };
-    format!("<!DOCTYPE html>{}", page.to_html())
+    // One buffer of about a large page's size: rendering into it does not reallocate as the
+    // rows go in, nor copy the page once more behind the doctype.
+    let mut html = String::with_capacity(64 * 1024);
+    html.push_str("<!DOCTYPE html>");
+    page.to_html_with_buf(
+        &mut html,
+        &mut leptos::tachys::view::Position::FirstChild,
+        true,
+        false,
+        vec![],
+    );
+    html
 }
 
 /// Who is looking: the demo's identity switch, or the signed-in user with "sign out".

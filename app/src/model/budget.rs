@@ -228,7 +228,7 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
                 kind: origin.kind.into(),
                 name: origin.name.into(),
                 title: format!("{}/{} {what} used", b.used, b.capacity).into(),
-                message: format!("Let's Encrypt ({}) allows {} {what} per {window}; {} are used.{frees}", b.server, b.capacity, b.used),
+                message: format!("Let's Encrypt ({}) allows {} {what} per {window}; {} are used.{frees}", b.server, b.capacity, b.used).into(),
                 remediation: "Avoid renewing or recreating certificates for these names until capacity frees up; fix failing challenges before retrying; combine names into fewer certificates.".into(),
                 since: b.frees_at.map(|t| t - if b.limit == Limit::FailedAuthorizations { Duration::hours(1) } else { Duration::days(7) }),
             })

@@ -82,7 +82,7 @@ pub struct Finding {
     /// One line.
     pub title: Text,
     /// The explanation with the evidence: field values, reason texts, times.
-    pub message: String,
+    pub message: Text,
     pub remediation: Text,
     /// Since when the condition holds, when known.
     pub since: Option<DateTime<Utc>>,

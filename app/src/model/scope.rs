@@ -50,6 +50,13 @@ impl Scope {
         }
     }
 
+    /// Whether every namespace of every cluster is visible.
+    pub fn sees_everything(&self) -> bool {
+        self.grants
+            .iter()
+            .any(|g| g.clusters.iter().any(|c| c == "*") && g.namespaces.iter().any(|n| n == "*"))
+    }
+
     pub fn from_grants(grants: Vec<Grant>) -> Self {
         Scope { grants }
     }
@@ -210,6 +217,12 @@ mod tests {
         assert!(!s.sees("gva-prod", "acme-shop"));
         assert!(s.sees_cluster("zrh-prod") && !s.sees_cluster("gva-prod"));
         assert!(!Scope::default().sees("zrh-prod", "acme-shop"));
+        assert!(!s.sees_everything() && Scope::everything().sees_everything());
+        let every_namespace_of_one = Scope::from_grants(vec![Grant {
+            clusters: vec!["zrh-prod".into()],
+            namespaces: vec!["*".into()],
+        }]);
+        assert!(!every_namespace_of_one.sees_everything());
     }
 
     #[test]

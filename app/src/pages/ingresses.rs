@@ -13,25 +13,33 @@ use crate::sort::INGRESS_SORTS;
 
 /// `cluster/namespace/name` as a detail-page URL, each part percent-encoded.
 pub fn detail_href(i: &IngressView) -> String {
-    format!(
-        "/ingresses/{}/{}/{}",
-        encode(&i.cluster),
-        encode(&i.namespace),
-        encode(&i.name)
-    )
+    let mut out = String::with_capacity(13 + i.cluster.len() + i.namespace.len() + i.name.len());
+    out.push_str("/ingresses");
+    for part in [&i.cluster, &i.namespace, &i.name] {
+        out.push('/');
+        encode_into(&mut out, part);
+    }
+    out
 }
 
 /// Percent-encodes everything but unreserved URL characters.
 pub fn encode(s: &str) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(s.len());
+    encode_into(&mut out, s);
+    out
+}
+
+fn encode_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
             out.push(b as char);
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.push('%');
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 15)] as char);
         }
     }
-    out
 }
 
 /// The filters as a query string (without `sort` and `page`), for links that keep them.

@@ -191,19 +191,24 @@ impl FleetReader for Registry {
     }
 
     fn findings(&self, scope: &Scope, q: &FindingQuery) -> Vec<Finding> {
-        let mut out: Vec<Finding> = self
-            .visible(scope, q.cluster.as_deref())
-            .flat_map(|c| c.findings().iter().cloned().collect::<Vec<_>>())
-            .chain(
-                lookout_app::model::budget::findings(&self.budgets(), (self.now)())
-                    .into_iter()
-                    .filter(|f| q.cluster.as_ref().is_none_or(|c| **c == *f.cluster)),
-            )
-            .filter(|f| scope.sees_finding(f))
-            .filter(|f| q.namespace.as_ref().is_none_or(|ns| **ns == *f.namespace))
-            .filter(|f| q.severity.is_none_or(|s| s == f.severity))
-            .filter(|f| q.rule.as_ref().is_none_or(|r| r == f.rule))
-            .collect();
+        let wanted = |f: &Finding| {
+            scope.sees_finding(f)
+                && q.cluster.as_ref().is_none_or(|c| **c == *f.cluster)
+                && q.namespace.as_ref().is_none_or(|ns| **ns == *f.namespace)
+                && q.severity.is_none_or(|s| s == f.severity)
+                && q.rule.as_ref().is_none_or(|r| r == f.rule)
+        };
+        let mut out = Vec::new();
+        for c in self.visible(scope, q.cluster.as_deref()) {
+            // Each cluster's findings are in urgency order already: the sort below only
+            // merges the clusters' runs.
+            out.extend(c.findings().iter().filter(|f| wanted(f)).cloned());
+        }
+        out.extend(
+            lookout_app::model::budget::findings(&self.budgets(), (self.now)())
+                .into_iter()
+                .filter(|f| wanted(f)),
+        );
         lookout_app::sort::findings(&mut out, q.sort);
         out
     }

@@ -302,7 +302,8 @@ impl ClusterRecord {
         d.rows
             .get_or_init(|| {
                 let facts = self.facts();
-                self.read(|data| self.build_rows(&d.findings, &facts, data))
+                let data = self.read(ClusterData::clone);
+                self.build_rows(&d.findings, &facts, &data)
             })
             .clone()
     }
@@ -323,7 +324,6 @@ impl ClusterRecord {
         let this = self.clone();
         runtime.spawn_blocking(move || {
             this.ingress_rows();
-            crate::memory::release_free_memory();
         });
     }
 
@@ -343,18 +343,15 @@ impl ClusterRecord {
         d
     }
 
-    /// Starts recomputing `stale` on the blocking pool (one at a time); false when there is no
-    /// runtime to do it on.
+    /// Starts recomputing `stale` on the low-priority background thread (one at a time per
+    /// cluster); the old data is served meanwhile. Always true: there is always a thread.
     fn refresh_in_background(self: &Arc<Self>, stale: &Derived) -> bool {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return false;
-        };
         if self.refreshing.swap(true, Ordering::AcqRel) {
             return true;
         }
         let (this, generation, with_rows) =
             (self.clone(), stale.generation, stale.rows.get().is_some());
-        runtime.spawn_blocking(move || {
+        crate::background::run(move || {
             let fresh = Arc::new(this.derive(generation, with_rows));
             let mut cache = this.derived.lock().expect("derived lock");
             // A change in the meantime was computed by a reader; keep that.
@@ -366,24 +363,25 @@ impl ClusterRecord {
         true
     }
 
+    /// Computes the derived data from a copy of the data (the views are shared, only the maps
+    /// are copied), so the watchers are not held up while the rules run.
     fn derive(&self, generation: u64, with_rows: bool) -> Derived {
         let facts = self.facts();
         let now = (self.now)();
         let started = Instant::now();
-        self.read(|data| {
-            let findings = Arc::new(evaluate(&facts, data, now, &self.thresholds));
-            tracing::debug!(cluster = %self.name, findings = findings.len(), ms = started.elapsed().as_millis() as u64, "findings computed");
-            let rows = OnceLock::new();
-            if with_rows {
-                let _ = rows.set(self.build_rows(&findings, &facts, data));
-            }
-            Derived {
-                generation,
-                at: Instant::now(),
-                findings,
-                rows,
-            }
-        })
+        let data = self.read(ClusterData::clone);
+        let findings = Arc::new(evaluate(&facts, &data, now, &self.thresholds));
+        tracing::debug!(cluster = %self.name, findings = findings.len(), ms = started.elapsed().as_millis() as u64, "findings computed");
+        let rows = OnceLock::new();
+        if with_rows {
+            let _ = rows.set(self.build_rows(&findings, &facts, &data));
+        }
+        Derived {
+            generation,
+            at: Instant::now(),
+            findings,
+            rows,
+        }
     }
 
     fn build_rows(

@@ -150,7 +150,6 @@ async fn watch(
                     kinds::count(spec.kind, d)
                 });
                 record.prune_strings();
-                crate::memory::release_free_memory();
                 if let Some(table) = history_table(spec.kind) {
                     record
                         .record_history(HistoryEvent::Relisted {

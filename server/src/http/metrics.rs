@@ -169,7 +169,7 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
             &mut out,
             "lookout_heap_bytes",
             "gauge",
-            "Heap bytes in use (allocated and not freed), as glibc's allocator counts them.",
+            "Heap bytes in use (allocated and not freed), as jemalloc counts them.",
         );
         let _ = writeln!(out, "lookout_heap_bytes {bytes}");
     }

@@ -89,7 +89,13 @@ async fn recent_changes(
     scope: &lookout_app::model::Scope,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Vec<lookout_app::model::history::RecentChange>, String> {
-    let rows = crate::store::history::recent_changes(&state.history, now - RECENT_WINDOW, 1000)
+    // A caller who sees everything needs only the lines shown; others' are filtered below.
+    let limit = if scope.sees_everything() {
+        RECENT_LINES as i64
+    } else {
+        1000
+    };
+    let rows = crate::store::history::recent_changes(&state.history, now - RECENT_WINDOW, limit)
         .await
         .map_err(|e| {
             tracing::warn!(error = %e, "could not read the recent changes");

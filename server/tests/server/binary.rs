@@ -198,6 +198,23 @@ async fn serve_against_kubesim_and_stop_on_sigterm() {
         .await
         .unwrap();
     assert_eq!(clusters["items"].as_array().unwrap().len(), 2);
+    // The binary allocates with jemalloc and reports its heap.
+    let metrics = reqwest::get(format!("http://127.0.0.1:{port}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let heap: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("lookout_heap_bytes "))
+        .expect("lookout_heap_bytes in /metrics")
+        .parse()
+        .unwrap();
+    assert!(
+        (100_000..1_000_000_000).contains(&heap),
+        "an implausible heap: {heap} bytes"
+    );
     let status = terminate_within(&mut child, Duration::from_secs(5)).await;
     assert!(status.success(), "{status:?}");
     token.cancel();

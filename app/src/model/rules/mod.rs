@@ -55,7 +55,7 @@ impl Ctx<'_> {
             kind: s.get(about.kind),
             name: s.get(about.name),
             title: s.get(&title),
-            message,
+            message: message.into(),
             remediation: s.get(remediation),
             since,
         });

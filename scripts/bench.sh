@@ -2,7 +2,8 @@
 # The benchmarks of docs/benchmarks.md: builds release binaries, then runs the fleet benchmark
 # (cold start, memory per object, page latency, SSE delivery, kubectl comparison) and the
 # history-writer throughput benchmark. Each prints a Markdown table; the fleet benchmark also
-# writes target/bench/bench.json. `--quick` runs a small version (a smoke test of the bench).
+# writes target/bench/bench.json. `--quick` runs a small version (a smoke test of the bench);
+# `--pages-only` only the one-cluster page latencies (the history benchmark still runs).
 # Needs kubectl on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -39,6 +39,10 @@ pub enum AppError {
     /// No identity, or a bad one.
     #[error("{0}")]
     Unauthorized(String),
+    /// A request the framework refused before a handler saw it (a body over the limit, a path
+    /// that does not decode, a method the route does not take), with what was wrong.
+    #[error("{message}")]
+    Rejected { status: StatusCode, message: String },
 }
 
 impl AppError {
@@ -60,6 +64,7 @@ impl AppError {
             AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            AppError::Rejected { status, .. } => *status,
         }
     }
 
@@ -74,6 +79,12 @@ impl AppError {
             AppError::UnsupportedMediaType(_) => "unsupported_media_type",
             AppError::Forbidden(_) => "forbidden",
             AppError::Unauthorized(_) => "unauthorized",
+            AppError::Rejected { status, .. } => match *status {
+                StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+                StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+                StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+                _ => "bad_request",
+            },
         }
     }
 
@@ -125,6 +136,9 @@ impl IntoResponse for AppError {
                     AppError::Upstream(_) => "The cluster said no",
                     AppError::UnsupportedMediaType(_) => "Unsupported body",
                     AppError::Unauthorized(_) => "Sign-in required",
+                    AppError::Rejected { status, .. } => {
+                        status.canonical_reason().unwrap_or("Bad request")
+                    }
                     _ => "Forbidden",
                 };
                 pages::error::error(&shell, status.as_u16(), title, &other.user_message())

@@ -11,6 +11,7 @@ mod events;
 mod metrics;
 mod pages;
 mod query;
+mod rejections;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -231,6 +232,8 @@ pub fn router(state: AppState) -> Router {
         .into_iter()
         .fold(Router::new(), |r, route| r.route(route.path, route.handler))
         .fallback(pages::not_found)
+        .layer(axum::extract::DefaultBodyLimit::max(rejections::MAX_BODY))
+        .layer(axum::middleware::from_fn(rejections::explain))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::auth::authenticate,

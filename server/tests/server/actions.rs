@@ -399,6 +399,90 @@ async fn actions_on_missing_objects_are_404s_and_bad_bodies_are_named() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn requests_refused_before_a_handler_say_why_in_lookouts_own_shape() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let api_error = |v: Value| {
+        (
+            v["error"]["code"].as_str().unwrap().to_string(),
+            v["error"]["message"].as_str().unwrap().to_string(),
+        )
+    };
+
+    // A body over the limit: 413, JSON under /api/, a page for the forms.
+    let huge = format!(
+        "{{\"dry_run\": true, \"pad\": \"{}\"}}",
+        "x".repeat(100 * 1024)
+    );
+    let r = app
+        .http
+        .post(format!(
+            "{}/api/v1/ingresses/zrh-prod/default/web/edit-in-place",
+            app.base
+        ))
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let (code, message) = api_error(r.json().await.unwrap());
+    assert_eq!(code, "payload_too_large");
+    assert!(message.contains("64 KiB"), "{message}");
+    let (browser, csrf) = browser(&app).await;
+    let form = browser
+        .post(format!("{}/actions", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "csrf={csrf}&action=edit-in-place&cluster=zrh-prod&namespace=default&name={}&mode=preview",
+            "n".repeat(100 * 1024)
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), 413);
+    assert!(form.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(form
+        .text()
+        .await
+        .unwrap()
+        .contains("larger than Lookout takes (64 KiB)"));
+
+    // A method the route does not take: 405 naming it, with Allow kept.
+    let r = app
+        .http
+        .put(format!("{}/api/v1/findings", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405);
+    assert!(r.headers().contains_key("allow"));
+    let (code, message) = api_error(r.json().await.unwrap());
+    assert_eq!(code, "method_not_allowed");
+    assert!(message.contains("PUT"), "{message}");
+
+    // A path segment that is not UTF-8: 400 with axum's reason, as JSON.
+    let r = app.get("/api/v1/ingresses/zrh-prod/%FF/web").await;
+    assert_eq!(r.status(), 400);
+    let (code, message) = api_error(r.json().await.unwrap());
+    assert_eq!(code, "bad_request");
+    assert!(!message.is_empty());
+
+    // A small body still works: the limit is not in the way of real requests.
+    let r = app
+        .post(
+            "/api/v1/ingresses/zrh-prod/default/nope/edit-in-place",
+            json!({"dry_run": true}),
+        )
+        .await;
+    assert_eq!(r.status(), 404);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn read_only_hides_every_action_and_refuses_the_api_with_405() {
     let app = spawn_app_read_only(&["zrh-prod"]).await;
     app.wait_ready().await;

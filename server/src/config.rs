@@ -941,3 +941,125 @@ role = "root"
         assert_eq!(c.tokens[0].namespaces, vec!["*".to_string()]);
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    //! Config files made of the real keys with values of any type, and arbitrary text: parsing
+    //! answers a config or named problems, never a panic.
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn leaf() -> impl Strategy<Value = toml::Value> {
+        prop_oneof![
+            any::<bool>().prop_map(toml::Value::Boolean),
+            any::<i64>().prop_map(toml::Value::Integer),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(toml::Value::Float),
+            prop::sample::select(vec![
+                "5m",
+                "-1s",
+                "0s",
+                "90d",
+                "1y",
+                "abc",
+                "",
+                "none",
+                "proxy",
+                "oidc",
+                "viewer",
+                "operator",
+                "admin",
+                "127.0.0.1:8080",
+                "0.0.0.0:0",
+                "[::1]:80",
+                "10.0.0.0/8",
+                "300.1.1.1/40",
+                "sqlite:///tmp/x.db",
+                "https://idp.example",
+                "http://",
+                "zrh-*",
+                "*",
+                "acme-?",
+                "0123456789abcdef",
+                "bücher",
+            ])
+            .prop_map(|s| toml::Value::String(s.into())),
+            "\\PC{0,24}".prop_map(toml::Value::String),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = toml::Value> {
+        prop_oneof![
+            4 => leaf(),
+            1 => prop::collection::vec(leaf(), 0..3).prop_map(toml::Value::Array),
+        ]
+    }
+
+    fn table(keys: &'static [&'static str]) -> impl Strategy<Value = toml::Table> {
+        prop::collection::vec(
+            (prop::sample::select(keys), value()),
+            0..keys.len().min(6) + 1,
+        )
+        .prop_map(|kv| kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+
+    fn tables(keys: &'static [&'static str]) -> impl Strategy<Value = toml::Value> {
+        prop::collection::vec(table(keys), 0..3)
+            .prop_map(|ts| toml::Value::Array(ts.into_iter().map(toml::Value::Table).collect()))
+    }
+
+    fn document() -> impl Strategy<Value = toml::Table> {
+        (
+            table(TOP_KEYS),
+            tables(CLUSTER_KEYS),
+            tables(ACCESS_KEYS),
+            tables(TOKEN_KEYS),
+            (table(AUTH_KEYS), table(OIDC_KEYS)),
+            (table(RULES_KEYS), table(WATCH_KEYS), table(HISTORY_KEYS)),
+        )
+            .prop_map(
+                |(mut doc, clusters, access, tokens, (mut auth, oidc), (rules, watch, history))| {
+                    doc.insert("clusters".into(), clusters);
+                    doc.insert("access".into(), access);
+                    doc.insert("tokens".into(), tokens);
+                    auth.insert("oidc".into(), toml::Value::Table(oidc));
+                    doc.insert("auth".into(), toml::Value::Table(auth));
+                    doc.insert("rules".into(), toml::Value::Table(rules));
+                    doc.insert("watch".into(), toml::Value::Table(watch));
+                    doc.insert("history".into(), toml::Value::Table(history));
+                    doc
+                },
+            )
+    }
+
+    fn environment() -> impl Strategy<Value = Vec<(String, String)>> {
+        let names: Vec<&'static str> = ENV_KEYS
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(["LOOKOUT_NOPE"])
+            .collect();
+        prop::collection::vec((prop::sample::select(names), "\\PC{0,16}"), 0..3)
+            .prop_map(|kv| kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn configs_of_real_keys_and_any_values_parse_or_name_their_problems(doc in document(), env in environment()) {
+            let text = toml::to_string(&doc).expect("a table serialises");
+            match Config::parse(&text, &env) {
+                Ok(_) => {}
+                Err(Problems(problems)) => prop_assert!(!problems.is_empty()),
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_is_never_a_panic(text in "\\PC{0,200}") {
+            let _ = Config::parse(&text, &[]);
+        }
+    }
+}

@@ -71,6 +71,9 @@ pub struct RulesConfig {
 pub struct WatchConfig {
     /// How often a kind whose CRD is absent is looked for again (default `5m`).
     pub crd_recheck_interval: Option<String>,
+    /// How long a list (or discovery) may go unanswered before the kind is in error
+    /// (default `60s`); the watch keeps trying.
+    pub list_timeout: Option<String>,
 }
 
 /// One cluster to watch.
@@ -325,7 +328,7 @@ const RULES_KEYS: &[&str] = &[
     "backoff_min",
     "backoff_max",
 ];
-const WATCH_KEYS: &[&str] = &["crd_recheck_interval"];
+const WATCH_KEYS: &[&str] = &["crd_recheck_interval", "list_timeout"];
 const HISTORY_KEYS: &[&str] = &["retention"];
 const AUTH_KEYS: &[&str] = &[
     "mode",
@@ -633,6 +636,9 @@ impl Config {
         if let Err(p) = self.crd_recheck_interval() {
             out.extend(p.0);
         }
+        if let Err(p) = self.list_timeout() {
+            out.extend(p.0);
+        }
         if let Err(p) = self.history_retention() {
             out.extend(p.0);
         }
@@ -698,19 +704,16 @@ impl Config {
 
     /// `watch.crd_recheck_interval`, default 5 minutes.
     pub fn crd_recheck_interval(&self) -> Result<std::time::Duration, Problems> {
-        match &self.watch.crd_recheck_interval {
-            None => Ok(std::time::Duration::from_secs(300)),
-            Some(v) => parse_duration(v)
-                .ok()
-                .and_then(|d| d.to_std().ok())
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| {
-                    Problems(vec![problem(
-                        "watch.crd_recheck_interval",
-                        format!("{v:?} is not a positive duration like 30s or 5m"),
-                    )])
-                }),
-        }
+        positive_duration(
+            "watch.crd_recheck_interval",
+            self.watch.crd_recheck_interval.as_deref(),
+            300,
+        )
+    }
+
+    /// `watch.list_timeout`, default 60 seconds.
+    pub fn list_timeout(&self) -> Result<std::time::Duration, Problems> {
+        positive_duration("watch.list_timeout", self.watch.list_timeout.as_deref(), 60)
     }
 
     /// `history.retention`, default 180 days.
@@ -782,6 +785,27 @@ fn apply_env(doc: &mut toml::Table, env: &[(String, String)], out: &mut Vec<Prob
 }
 
 /// Parses `a.b.c.d/n` or an IPv6 CIDR.
+/// A positive duration setting (`30s`, `5m`), `default_secs` when unset.
+fn positive_duration(
+    key: &str,
+    value: Option<&str>,
+    default_secs: u64,
+) -> Result<std::time::Duration, Problems> {
+    match value {
+        None => Ok(std::time::Duration::from_secs(default_secs)),
+        Some(v) => parse_duration(v)
+            .ok()
+            .and_then(|d| d.to_std().ok())
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                Problems(vec![problem(
+                    key,
+                    format!("{v:?} is not a positive duration like 30s or 5m"),
+                )])
+            }),
+    }
+}
+
 pub fn parse_cidr(s: &str) -> Option<(std::net::IpAddr, u8)> {
     let (ip, len) = s.split_once('/')?;
     let ip: std::net::IpAddr = ip.parse().ok()?;
@@ -877,7 +901,7 @@ namespaces = ["*"]
 
     #[test]
     fn rule_thresholds_and_watch_settings_are_durations() {
-        let c = Config::parse("[rules]\nchallenge_stuck_after = \"30m\"\nexpiry_floor = \"10d\"\n[watch]\ncrd_recheck_interval = \"30s\"\n", &[]).unwrap();
+        let c = Config::parse("[rules]\nchallenge_stuck_after = \"30m\"\nexpiry_floor = \"10d\"\n[watch]\ncrd_recheck_interval = \"30s\"\nlist_timeout = \"15s\"\n", &[]).unwrap();
         let t = c.thresholds().unwrap();
         assert_eq!(t.challenge_stuck_after, chrono::Duration::minutes(30));
         assert_eq!(t.expiry_floor, Some(chrono::Duration::days(10)));
@@ -885,6 +909,12 @@ namespaces = ["*"]
             c.crd_recheck_interval().unwrap(),
             std::time::Duration::from_secs(30)
         );
+        assert_eq!(
+            c.list_timeout().unwrap(),
+            std::time::Duration::from_secs(15)
+        );
+        let err = Config::parse("[watch]\nlist_timeout = \"0s\"\n", &[]).unwrap_err();
+        assert_eq!(err.0[0].key, "watch.list_timeout");
         let err = Config::parse("[rules]\nbackoff_min = \"soon\"\nbogus = 1\n", &[]).unwrap_err();
         assert_eq!(err.0[0].key, "rules.bogus");
         let err = Config::parse("[rules]\nbackoff_min = \"soon\"\n", &[]).unwrap_err();

@@ -188,6 +188,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
     let settings = clusters::WatchSettings {
         thresholds: c.thresholds()?,
         crd_recheck: c.crd_recheck_interval()?,
+        list_timeout: c.list_timeout()?,
         now: clusters::wall_clock(),
         history_retention: c.history_retention()?,
         budget_interval: std::time::Duration::from_secs(30),

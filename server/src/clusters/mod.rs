@@ -86,6 +86,9 @@ pub struct WatchSettings {
     pub thresholds: Thresholds,
     /// How often an absent CRD is looked for again.
     pub crd_recheck: Duration,
+    /// How long a list or discovery may go unanswered before the kind is in error (the
+    /// request itself goes on: kube's read timeout is minutes, for watches).
+    pub list_timeout: Duration,
     /// The clock of rules, sync times, history and pages.
     pub now: Now,
     /// How long the ACME history is kept.
@@ -102,11 +105,43 @@ impl Default for WatchSettings {
         WatchSettings {
             thresholds: Thresholds::default(),
             crd_recheck: Duration::from_secs(300),
+            list_timeout: Duration::from_secs(60),
             now: wall_clock(),
             history_retention: chrono::Duration::days(180),
             budget_interval: Duration::from_secs(30),
             findings_ttl: Duration::from_secs(5),
         }
+    }
+}
+
+/// Asks the API server for its version every `list_timeout` (at most every 15 s): an idle
+/// watch on a server that stopped answering would otherwise look healthy forever. A probe
+/// that fails or gets no answer within `list_timeout` puts the cluster in error; the first
+/// answer after that clears it and restarts the watches.
+async fn probe(
+    record: Arc<ClusterRecord>,
+    client: Client,
+    list_timeout: Duration,
+    shutdown: CancellationToken,
+) {
+    let every = list_timeout.min(Duration::from_secs(15));
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+        let answer = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            a = tokio::time::timeout(list_timeout, client.apiserver_version()) => a,
+        };
+        record.probed(match answer {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(format!("the API server's /version failed: {e}")),
+            Err(_) => Err(format!(
+                "the API server did not answer /version within {}s (watch.list_timeout)",
+                list_timeout.as_secs_f64()
+            )),
+        });
     }
 }
 
@@ -155,12 +190,21 @@ impl Registry {
                     for spec in KINDS {
                         record.set_kind(spec.kind, lookout_app::model::KindState::Listing, 0);
                     }
+                    tasks.push(tokio::spawn(probe(
+                        record.clone(),
+                        client.clone(),
+                        settings.list_timeout,
+                        shutdown.clone(),
+                    )));
                     for spec in KINDS {
                         tasks.push(tokio::spawn(watch::run(
                             record.clone(),
                             client.clone(),
                             *spec,
-                            settings.crd_recheck,
+                            watch::Timing {
+                                crd_recheck: settings.crd_recheck,
+                                list_timeout: settings.list_timeout,
+                            },
                             shutdown.clone(),
                         )));
                     }

@@ -65,6 +65,9 @@ pub struct ClusterRecord {
     derived: Mutex<Option<Arc<Derived>>>,
     /// Whether a background recomputation of `derived` is running.
     refreshing: AtomicBool,
+    /// Bumped when the API server answers again after it did not: the watchers start over
+    /// with fresh requests.
+    reconnects: tokio::sync::watch::Sender<u64>,
     /// How long derived data is served as it is when nothing changed; after that it is
     /// recomputed in the background (time-based rules move on) while the old is served.
     findings_ttl: Duration,
@@ -106,6 +109,7 @@ impl ClusterRecord {
             changes,
             derived: Mutex::new(None),
             refreshing: AtomicBool::new(false),
+            reconnects: tokio::sync::watch::Sender::new(0),
             findings_ttl: Duration::from_secs(5),
             events,
             history,
@@ -262,6 +266,26 @@ impl ClusterRecord {
         }
         if matches!(s.state, SyncState::Synced) {
             s.last_sync = Some((self.now)());
+        }
+    }
+
+    /// A receiver that wakes when the watchers should start over (see `probe`).
+    pub fn reconnects(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.reconnects.subscribe()
+    }
+
+    /// The outcome of a health probe of the API server: an error while it does not answer;
+    /// when it answers again, the error is cleared and the watchers start over.
+    pub fn probed(&self, result: Result<(), String>) {
+        let failing = matches!(self.kind_state("Cluster"), Some(KindState::Error { .. }));
+        match result {
+            Err(error) => self.set_kind("Cluster", KindState::Error { error }, 0),
+            Ok(()) if failing => {
+                tracing::info!(cluster = %self.name, "the API server answers again; watches start over");
+                self.set_kind("Cluster", KindState::Synced, 0);
+                self.reconnects.send_modify(|n| *n = n.wrapping_add(1));
+            }
+            Ok(()) => {}
         }
     }
 

@@ -37,6 +37,18 @@ enum Ended {
     Shutdown,
     /// The kind disappeared (its CRD was deleted).
     Gone,
+    /// Start over with fresh requests: a list went unanswered, or the API server answers
+    /// again after it did not (requests sent meanwhile may hang for minutes).
+    Restart,
+}
+
+/// How long the watch of a kind waits for things.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// How often an absent CRD is looked for again.
+    pub crd_recheck: Duration,
+    /// How long a list or discovery may go unanswered before the kind is in error.
+    pub list_timeout: Duration,
 }
 
 /// Watches one kind of one cluster until `shutdown`.
@@ -44,16 +56,26 @@ pub async fn run(
     record: Arc<ClusterRecord>,
     client: Client,
     spec: KindSpec,
-    recheck: Duration,
+    timing: Timing,
     shutdown: CancellationToken,
 ) {
+    let recheck = timing.crd_recheck;
     let span = tracing::info_span!("watch", cluster = %record.name, kind = spec.kind);
     async move {
         loop {
             if spec.crd {
                 let discovered = tokio::select! {
                     _ = shutdown.cancelled() => return,
-                    d = served(&client, &spec) => d,
+                    d = tokio::time::timeout(timing.list_timeout, served(&client, &spec)) => d,
+                };
+                let discovered = match discovered {
+                    Ok(d) => d,
+                    Err(_) => {
+                        unanswered(&record, &spec, "discovery", timing.list_timeout);
+                        Err(kube::Error::Service(
+                            "discovery timed out".to_string().into(),
+                        ))
+                    }
                 };
                 match discovered {
                     Ok(true) => {}
@@ -76,9 +98,9 @@ pub async fn run(
                     }
                 }
             }
-            match watch(&record, &client, &spec, &shutdown).await {
+            match watch(&record, &client, &spec, timing.list_timeout, &shutdown).await {
                 Ended::Shutdown => return,
-                Ended::Gone => continue,
+                Ended::Gone | Ended::Restart => continue,
             }
         }
     }
@@ -86,10 +108,30 @@ pub async fn run(
     .await
 }
 
+/// Puts a kind in error because the API server did not answer in time.
+fn unanswered(record: &ClusterRecord, spec: &KindSpec, what: &str, after: Duration) {
+    tracing::warn!(
+        ?after,
+        "no answer to the {what}; the cluster may be unreachable"
+    );
+    let count = record.read(|d| kinds::count(spec.kind, d));
+    record.set_kind(
+        spec.kind,
+        KindState::Error {
+            error: format!(
+                "no answer to the {what} within {}s (watch.list_timeout); still trying",
+                after.as_secs_f64()
+            ),
+        },
+        count,
+    );
+}
+
 async fn watch(
     record: &Arc<ClusterRecord>,
     client: &Client,
     spec: &KindSpec,
+    list_timeout: Duration,
     shutdown: &CancellationToken,
 ) -> Ended {
     let ar = spec.api_resource();
@@ -114,16 +156,26 @@ async fn watch(
     {
         record.set_kind(spec.kind, KindState::Listing, 0);
     }
+    // While a list is in progress: by when its next object must have come; None otherwise.
+    // An inactivity limit, not a total one: a slow list of a large cluster keeps going.
+    let mut list_deadline = Some(tokio::time::Instant::now() + list_timeout);
+    let mut reconnected = record.reconnects();
     loop {
         let event = tokio::select! {
             _ = shutdown.cancelled() => return Ended::Shutdown,
             ev = stream.next() => ev,
+            _ = sleep_until(list_deadline) => {
+                unanswered(record, spec, "list", list_timeout);
+                return Ended::Restart;
+            }
+            _ = reconnected.changed() => return Ended::Restart,
         };
         let Some(event) = event else {
             return Ended::Shutdown;
         };
         match event {
             Ok(Event::Init) => {
+                list_deadline = Some(tokio::time::Instant::now() + list_timeout);
                 record
                     .relists
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -132,6 +184,7 @@ async fn watch(
                 skipped = 0;
             }
             Ok(Event::InitApply(obj)) => {
+                list_deadline = Some(tokio::time::Instant::now() + list_timeout);
                 if !record
                     .with_strings(|s| kinds::apply(spec.kind, &record.name, &mut relist, &obj, s))
                 {
@@ -145,6 +198,7 @@ async fn watch(
                 }
             }
             Ok(Event::InitDone) => {
+                list_deadline = None;
                 let count = record.update(|d| {
                     kinds::replace(spec.kind, d, &mut relist);
                     kinds::count(spec.kind, d)
@@ -278,6 +332,14 @@ fn history_table(kind: &str) -> Option<&'static str> {
         "Order" => Some("orders"),
         "CertificateRequest" => Some("certificate_requests"),
         _ => None,
+    }
+}
+
+/// Sleeps until `deadline`; forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -80,6 +80,21 @@ async fn spawn_app_full(
     .await
 }
 
+/// Like [`spawn_app`], with these watch settings changed (e.g. a short list timeout).
+pub async fn spawn_app_tuned(clusters: &[&str], tune: fn(&mut WatchSettings)) -> TestApp {
+    spawn_app_opts_tuned(
+        clusters,
+        vec![],
+        true,
+        false,
+        false,
+        Auth::open(),
+        None,
+        tune,
+    )
+    .await
+}
+
 async fn spawn_app_opts(
     clusters: &[&str],
     extra: Vec<ClusterConfig>,
@@ -88,6 +103,30 @@ async fn spawn_app_opts(
     read_only: bool,
     auth: Auth,
     listener: Option<tokio::net::TcpListener>,
+) -> TestApp {
+    spawn_app_opts_tuned(
+        clusters,
+        extra,
+        install_crds,
+        controllers,
+        read_only,
+        auth,
+        listener,
+        |_| {},
+    )
+    .await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn spawn_app_opts_tuned(
+    clusters: &[&str],
+    extra: Vec<ClusterConfig>,
+    install_crds: bool,
+    controllers: bool,
+    read_only: bool,
+    auth: Auth,
+    listener: Option<tokio::net::TcpListener>,
+    tune: fn(&mut WatchSettings),
 ) -> TestApp {
     let token = CancellationToken::new();
     let opts = FleetOptions {
@@ -108,7 +147,7 @@ async fn spawn_app_opts(
         .collect();
     configs.extend(extra);
     let (base, app_token, server) =
-        start_app(&configs, &dir, &token, read_only, auth, listener).await;
+        start_app(&configs, &dir, &token, read_only, auth, listener, tune).await;
     TestApp {
         base,
         http: reqwest::Client::new(),
@@ -129,6 +168,7 @@ async fn start_app(
     read_only: bool,
     auth: Auth,
     listener: Option<tokio::net::TcpListener>,
+    tune: fn(&mut WatchSettings),
 ) -> (
     String,
     CancellationToken,
@@ -146,11 +186,12 @@ async fn start_app(
         None => tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
     };
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let settings = WatchSettings {
+    let mut settings = WatchSettings {
         crd_recheck: Duration::from_millis(500),
         budget_interval: Duration::from_millis(200),
         ..WatchSettings::default()
     };
+    tune(&mut settings);
     let app_token = parent.child_token();
     let server = tokio::spawn(app::run(
         app::Parts {
@@ -246,7 +287,7 @@ impl TestApp {
             .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
             .collect();
         let (base, app_token, server) =
-            start_app(&configs, &dir, &token, false, Auth::open(), None).await;
+            start_app(&configs, &dir, &token, false, Auth::open(), None, |_| {}).await;
         TestApp {
             base,
             http,

@@ -362,3 +362,113 @@ async fn cert_manager_missing_only_when_ingresses_ask_for_certificates() {
     );
     app.stop().await;
 }
+
+/// Sets kubesim's fault injection on cluster `i`.
+fn faults(app: &TestApp, i: usize, f: kubesim::faults::Faults) {
+    app.fleet.clusters[i].cluster.set_faults(f);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_blackholed_cluster_is_unreachable_alone_pages_never_wait_and_it_recovers() {
+    let app = spawn_app_tuned(&["zrh-prod", "gva-prod"], |s| {
+        s.list_timeout = Duration::from_secs(1)
+    })
+    .await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("before", json!({})),
+    );
+    app.eventually("the first Ingress", || async {
+        app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 1
+    })
+    .await;
+
+    // Connections are accepted and never answered; the open watches end, so every new
+    // request (the watches' and the probe's) hangs.
+    faults(
+        &app,
+        0,
+        kubesim::faults::Faults {
+            blackhole: true,
+            ..Default::default()
+        },
+    );
+    app.fleet.clusters[0].cluster.drop_watches();
+    app.eventually("zrh-prod is stale, naming the timeout", || async {
+        let c = app.json("/api/v1/clusters").await;
+        c["items"][0]["state"] == "stale"
+            && c["items"][0]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("did not answer") || e.contains("no answer"))
+    })
+    .await;
+    let f = app.json("/api/v1/findings?rule=cluster.unreachable").await;
+    assert_eq!(f["items"][0]["cluster"], "zrh-prod");
+    // Pages answer from the cache at once, the blackholed cluster's data included.
+    for path in [
+        "/",
+        "/ingresses",
+        "/clusters",
+        "/api/v1/ingresses?cluster=zrh-prod",
+    ] {
+        let t = Instant::now();
+        let r = app.get(path).await;
+        assert_eq!(r.status(), 200, "{path}");
+        assert!(
+            t.elapsed() < Duration::from_millis(900),
+            "{path} waited {:?}",
+            t.elapsed()
+        );
+    }
+    assert_eq!(
+        app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"],
+        1
+    );
+    // The other cluster is unaffected.
+    create(
+        &app,
+        1,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("elsewhere", json!({})),
+    );
+    app.eventually("gva-prod still updates", || async {
+        app.json("/api/v1/ingresses?cluster=gva-prod").await["total"] == 1
+    })
+    .await;
+    assert_eq!(
+        app.json("/api/v1/clusters").await["items"][1]["state"],
+        "synced"
+    );
+
+    // The cluster answers again: within a few list timeouts it is synced and current,
+    // without waiting for the hung requests to time out (minutes).
+    faults(&app, 0, kubesim::faults::Faults::default());
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("after", json!({})),
+    );
+    app.eventually("zrh-prod synced with the new Ingress", || async {
+        let c = app.json("/api/v1/clusters").await;
+        c["items"][0]["state"] == "synced"
+            && app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 2
+    })
+    .await;
+    assert!(
+        app.json("/api/v1/findings?rule=cluster.unreachable").await["items"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    app.stop().await;
+}

@@ -75,11 +75,14 @@ pub async fn apply(State(cluster): State<Arc<Cluster>>, req: Request, next: Next
         f.throttle_lists_retry_after,
         req.method() == axum::http::Method::GET,
     ) {
+        // As API priority and fairness answers: the header and the Status's retryAfterSeconds.
+        cluster.count_throttled();
         let mut resp = ApiError::new(
             429,
             "TooManyRequests",
             "Too many requests, please try again later.",
         )
+        .with_details(json!({"retryAfterSeconds": after}))
         .into_response();
         resp.headers_mut().insert(header::RETRY_AFTER, after.into());
         return resp;

@@ -89,6 +89,8 @@ pub struct Cluster {
     window: usize,
     /// Injected faults (see [`crate::faults`]).
     faults: Mutex<crate::faults::Faults>,
+    /// Requests answered 429 by fault injection.
+    throttled: std::sync::atomic::AtomicU64,
 }
 
 fn is_dns_subdomain(name: &str) -> bool {
@@ -134,6 +136,7 @@ impl Cluster {
             watch_epoch,
             window: 20_000,
             faults: Mutex::new(crate::faults::Faults::default()),
+            throttled: std::sync::atomic::AtomicU64::new(0),
         });
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let rt = cluster
@@ -776,6 +779,16 @@ impl Cluster {
     /// Switches faults on or off.
     pub fn set_faults(&self, faults: crate::faults::Faults) {
         *self.faults.lock().expect("faults lock") = faults;
+    }
+
+    /// How many requests fault injection has answered 429 so far.
+    pub fn throttled(&self) -> u64 {
+        self.throttled.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_throttled(&self) {
+        self.throttled
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Fault injection: ends every open watch; clients resume from their resource version.

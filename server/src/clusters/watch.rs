@@ -262,6 +262,17 @@ async fn watch(
                     },
                     count,
                 );
+                if let Some(after) = retry_after(&e) {
+                    // The server said when to come back (429) and kube's client has given up
+                    // retrying on its own (it honours Retry-After too): no request before that.
+                    tracing::info!(?after, "throttled; waiting as the API server asked");
+                    tokio::select! {
+                        _ = shutdown.cancelled() => return Ended::Shutdown,
+                        _ = tokio::time::sleep(after) => {}
+                    }
+                    list_deadline =
+                        list_deadline.map(|_| tokio::time::Instant::now() + list_timeout);
+                }
             }
         }
     }
@@ -335,6 +346,19 @@ fn history_table(kind: &str) -> Option<&'static str> {
     }
 }
 
+/// How long a 429 asked the client to wait (`details.retryAfterSeconds`), at most 10 minutes.
+fn retry_after(e: &watcher::Error) -> Option<Duration> {
+    let status = match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => s,
+        watcher::Error::WatchError(s) => s,
+        _ => return None,
+    };
+    let seconds = status.details.as_ref()?.retry_after_seconds;
+    (status.code == 429 && seconds > 0).then(|| Duration::from_secs(u64::from(seconds.min(600))))
+}
+
 /// Sleeps until `deadline`; forever without one.
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
@@ -353,5 +377,37 @@ fn is_not_found(e: &watcher::Error) -> bool {
         | watcher::Error::WatchStartFailed(kube::Error::Api(s)) => s.code == 404,
         watcher::Error::WatchError(s) => s.code == 404,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(v: serde_json::Value) -> Box<kube::core::Status> {
+        Box::new(serde_json::from_value(v).unwrap())
+    }
+
+    #[test]
+    fn a_429_says_how_long_to_wait_and_nothing_else_does() {
+        let throttled =
+            status(serde_json::json!({"code": 429, "details": {"retryAfterSeconds": 3}}));
+        let e = watcher::Error::InitialListFailed(kube::Error::Api(throttled.clone()));
+        assert_eq!(retry_after(&e), Some(Duration::from_secs(3)));
+        assert_eq!(
+            retry_after(&watcher::Error::WatchError(throttled)),
+            Some(Duration::from_secs(3))
+        );
+        let huge =
+            status(serde_json::json!({"code": 429, "details": {"retryAfterSeconds": 86400}}));
+        assert_eq!(
+            retry_after(&watcher::Error::WatchError(huge)),
+            Some(Duration::from_secs(600))
+        );
+        let no_details = status(serde_json::json!({"code": 429}));
+        assert_eq!(retry_after(&watcher::Error::WatchError(no_details)), None);
+        let other = status(serde_json::json!({"code": 500, "details": {"retryAfterSeconds": 3}}));
+        assert_eq!(retry_after(&watcher::Error::WatchError(other)), None);
+        assert_eq!(retry_after(&watcher::Error::NoResourceVersion), None);
     }
 }

@@ -472,3 +472,73 @@ async fn a_blackholed_cluster_is_unreachable_alone_pages_never_wait_and_it_recov
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_throttled_relist_waits_as_long_as_the_429_asks_keeps_the_data_and_catches_up() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("before", json!({})),
+    );
+    app.eventually("the first Ingress", || async {
+        app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 1
+    })
+    .await;
+    let sim = &app.fleet.clusters[0].cluster;
+    faults(
+        &app,
+        0,
+        kubesim::faults::Faults {
+            throttle_lists_retry_after: Some(3),
+            ..Default::default()
+        },
+    );
+    // Every watch must relist, and every list is answered 429 "retry after 3 s".
+    sim.expire_watches();
+    let started = Instant::now();
+    while sim.throttled() == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no list was throttled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // One list per kind (and perhaps a probe); default backoff alone would have retried each
+    // kind at about 0.8 s and 2.4 s.
+    let kinds = lookout_server::clusters::KINDS.len() as u64;
+    let within = sim.throttled();
+    assert!(
+        within <= kinds + 2,
+        "{within} throttled requests within 2.5 s for {kinds} kinds: Retry-After not honoured"
+    );
+    // Meanwhile the cached data is served as it was.
+    assert_eq!(
+        app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"],
+        1
+    );
+    // The throttling ends: the cluster catches up with a change made meanwhile.
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("during", json!({})),
+    );
+    faults(&app, 0, kubesim::faults::Faults::default());
+    app.eventually(
+        "synced with the Ingress created while throttled",
+        || async {
+            app.json("/api/v1/clusters").await["items"][0]["state"] == "synced"
+                && app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 2
+        },
+    )
+    .await;
+    app.stop().await;
+}

@@ -19,6 +19,8 @@ struct Args {
     quick: bool,
     /// Only the one-cluster page latencies (for comparing changes to the request path).
     pages_only: bool,
+    /// Instead of the benchmarks: churn for this many minutes and watch RSS and descriptors.
+    soak_minutes: Option<f64>,
     json: PathBuf,
     lookout: PathBuf,
 }
@@ -28,6 +30,7 @@ fn args() -> Args {
     let mut a = Args {
         quick: false,
         pages_only: false,
+        soak_minutes: None,
         json: root.join("target/bench/bench.json"),
         lookout: root.join("target/release/lookout"),
     };
@@ -36,10 +39,18 @@ fn args() -> Args {
         match arg.as_str() {
             "--quick" => a.quick = true,
             "--pages-only" => a.pages_only = true,
+            "--soak" => {
+                let m: f64 = it
+                    .next()
+                    .and_then(|m| m.parse().ok())
+                    .filter(|m: &f64| *m > 0.0)
+                    .expect("--soak MINUTES (a positive number)");
+                a.soak_minutes = Some(m);
+            }
             "--json" => a.json = it.next().expect("--json FILE").into(),
             "--lookout" => a.lookout = it.next().expect("--lookout BINARY").into(),
             other => {
-                panic!("unknown argument {other} (takes --quick, --pages-only, --json FILE, --lookout BINARY)")
+                panic!("unknown argument {other} (takes --quick, --pages-only, --soak MINUTES, --json FILE, --lookout BINARY)")
             }
         }
     }
@@ -172,6 +183,122 @@ async fn fleet(
     let kubeconfig = dir.path().join("kubeconfig");
     fleet.write_kubeconfig(&kubeconfig).unwrap();
     (fleet, dir, kubeconfig, token)
+}
+
+/// Open file descriptors of a process.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// The soak: 2,000 Ingresses with their chains, then for `minutes` a steady churn — an
+/// Ingress created and an old one deleted, a Challenge created and an old one deleted (the
+/// history writer records both), watches dropped every minute and a 410 relist every five —
+/// while a client reads pages. RSS, heap and open descriptors are sampled every 15 s.
+async fn soak(a: &Args, minutes: f64) {
+    let (f, _d, kc, token) = fleet(1, 2_000).await;
+    let (l, ready) = start_lookout(&a.lookout, &f, &kc).await;
+    println!(
+        "soak: {minutes} min of churn against 2,000 Ingresses (ready in {:.1} s)\n",
+        ready.as_secs_f64()
+    );
+    println!("| minute | RSS MiB | heap MiB | open fds | cached objects | changes |\n|---:|---:|---:|---:|---:|---:|");
+    let cluster = f.clusters[0].cluster.clone();
+    let ingresses = cluster.resolve("networking.k8s.io", "ingresses").unwrap();
+    let challenges = cluster
+        .resolve("acme.cert-manager.io", "challenges")
+        .unwrap();
+    let opts = kubesim::WriteOpts::system();
+    let reader = {
+        let base = l.base.clone();
+        tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            loop {
+                for path in [
+                    "/",
+                    "/ingresses?namespace=tenant-1",
+                    "/challenges",
+                    "/api/v1/findings",
+                ] {
+                    let _ = client
+                        .get(format!("{base}{path}"))
+                        .send()
+                        .await
+                        .map(|r| r.bytes());
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        })
+    };
+    let started = Instant::now();
+    let until = started + Duration::from_secs_f64(minutes * 60.0);
+    let mut samples: Vec<(f64, u64, u64, usize)> = Vec::new();
+    let mut next_sample = started;
+    let (mut i, mut changes) = (0usize, 0usize);
+    while Instant::now() < until {
+        let ns = format!("tenant-{}", i % 10);
+        let _ = cluster.create(&ingresses, Some(&ns), json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": format!("soak-{i}"), "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+            "spec": {"rules": [{"host": format!("soak-{i}.example.com")}], "tls": [{"hosts": [format!("soak-{i}.example.com")], "secretName": format!("soak-{i}-tls")}]}}), &opts);
+        let _ = cluster.create(&challenges, Some(&ns), json!({"apiVersion": "acme.cert-manager.io/v1", "kind": "Challenge",
+            "metadata": {"name": format!("soak-{i}"), "uid": format!("00000000-0000-4000-a000-{i:012x}")},
+            "spec": {"dnsName": format!("soak-{i}.example.com"), "type": "HTTP-01", "url": "https://acme.example/chall", "token": "t", "key": "k",
+                     "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}},
+            "status": {"state": "pending", "presented": true, "processing": true}}), &opts);
+        if i >= 200 {
+            let old = i - 200;
+            let ns = format!("tenant-{}", old % 10);
+            let _ = cluster.delete(&ingresses, Some(&ns), &format!("soak-{old}"), false);
+            let _ = cluster.delete(&challenges, Some(&ns), &format!("soak-{old}"), false);
+        }
+        i += 1;
+        changes += 4;
+        if i % 1200 == 0 {
+            cluster.drop_watches();
+        }
+        if i % 6000 == 0 {
+            cluster.expire_watches();
+        }
+        if Instant::now() >= next_sample {
+            let (_, rss, _) = proc_stats(l.pid);
+            let (count, heap) = cached(&l.base).await;
+            let fds = open_fds(l.pid);
+            let minute = started.elapsed().as_secs_f64() / 60.0;
+            println!(
+                "| {minute:.2} | {} | {} | {fds} | {count} | {changes} |",
+                rss / 1024,
+                heap / (1024 * 1024)
+            );
+            samples.push((minute, rss, heap, fds));
+            next_sample += Duration::from_secs(15);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    reader.abort();
+    // Flat: the last sample against the first one taken after a minute (warm-up excluded).
+    let base = samples
+        .iter()
+        .find(|s| s.0 >= 1.0)
+        .or(samples.first())
+        .copied()
+        .unwrap();
+    let last = *samples.last().unwrap();
+    let growth = (last.1 as f64 / base.1 as f64 - 1.0) * 100.0;
+    println!(
+        "\nRSS {} → {} MiB ({growth:+.1}%), heap {} → {} MiB, open fds {} → {} over {minutes} min; {changes} changes",
+        base.1 / 1024,
+        last.1 / 1024,
+        base.2 / (1024 * 1024),
+        last.2 / (1024 * 1024),
+        base.3,
+        last.3
+    );
+    let flat = growth < 10.0 && last.3 <= base.3 + 5;
+    println!("verdict: {}", if flat { "flat" } else { "GROWING" });
+    l.stop().await;
+    token.cancel();
+    if !flat {
+        std::process::exit(1);
+    }
 }
 
 /// What Lookout says it caches (every kind) and its heap in use, from `/metrics`.
@@ -412,6 +539,10 @@ fn memory_rows(row: &mut impl FnMut(&str, String, &str, Option<bool>), what: &st
 #[tokio::main]
 async fn main() {
     let a = args();
+    if let Some(minutes) = a.soak_minutes {
+        soak(&a, minutes).await;
+        return;
+    }
     let (small, large_clusters, large) = if a.quick {
         (1_000, 4, 500)
     } else {

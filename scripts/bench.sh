@@ -3,11 +3,13 @@
 # (cold start, memory per object, page latency, SSE delivery, kubectl comparison) and the
 # history-writer throughput benchmark. Each prints a Markdown table; the fleet benchmark also
 # writes target/bench/bench.json. `--quick` runs a small version (a smoke test of the bench);
-# `--pages-only` only the one-cluster page latencies (the history benchmark still runs).
+# `--pages-only` only the one-cluster page latencies (the history benchmark still runs);
+# `--soak MINUTES` only the soak (churn; RSS, heap and descriptors must stay flat).
 # Needs kubectl on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --bin lookout --example bench --example history_throughput
 target/release/examples/bench "$@"
+case " $* " in *" --soak "*) exit 0 ;; esac
 echo
 target/release/examples/history_throughput

@@ -114,10 +114,11 @@ impl Default for WatchSettings {
     }
 }
 
-/// Asks the API server for its version every `list_timeout` (at most every 15 s): an idle
-/// watch on a server that stopped answering would otherwise look healthy forever. A probe
-/// that fails or gets no answer within `list_timeout` puts the cluster in error; the first
-/// answer after that clears it and restarts the watches.
+/// Lists one Ingress every `list_timeout` (at most every 15 s): an idle watch on a server
+/// that stopped answering would otherwise look healthy forever, and a list reaches the
+/// server's storage, which `/version` would not. A probe that fails or gets no answer within
+/// `list_timeout` puts the cluster in error; answers restart the watches that need it (see
+/// `ClusterRecord::probed`).
 async fn probe(
     record: Arc<ClusterRecord>,
     client: Client,
@@ -130,15 +131,18 @@ async fn probe(
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(every) => {}
         }
+        let ingresses: kube::Api<k8s_openapi::api::networking::v1::Ingress> =
+            kube::Api::all(client.clone());
+        let one = kube::api::ListParams::default().limit(1);
         let answer = tokio::select! {
             _ = shutdown.cancelled() => return,
-            a = tokio::time::timeout(list_timeout, client.apiserver_version()) => a,
+            a = tokio::time::timeout(list_timeout, ingresses.list(&one)) => a,
         };
         record.probed(match answer {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(format!("the API server's /version failed: {e}")),
+            Ok(Err(e)) => Err(format!("listing Ingresses failed: {e}")),
             Err(_) => Err(format!(
-                "the API server did not answer /version within {}s (watch.list_timeout)",
+                "the API server did not answer a list of Ingresses within {}s (watch.list_timeout)",
                 list_timeout.as_secs_f64()
             )),
         });

@@ -65,9 +65,10 @@ pub struct ClusterRecord {
     derived: Mutex<Option<Arc<Derived>>>,
     /// Whether a background recomputation of `derived` is running.
     refreshing: AtomicBool,
-    /// Bumped when the API server answers again after it did not: the watchers start over
-    /// with fresh requests.
-    reconnects: tokio::sync::watch::Sender<u64>,
+    /// Bumped when the API server answers the probe while something is in error: the
+    /// watchers start over with fresh requests — all of them (`true`) after the probe itself
+    /// failed (their requests may hang), else those whose kind is in error.
+    reconnects: tokio::sync::watch::Sender<(u64, bool)>,
     /// How long derived data is served as it is when nothing changed; after that it is
     /// recomputed in the background (time-based rules move on) while the old is served.
     findings_ttl: Duration,
@@ -109,7 +110,7 @@ impl ClusterRecord {
             changes,
             derived: Mutex::new(None),
             refreshing: AtomicBool::new(false),
-            reconnects: tokio::sync::watch::Sender::new(0),
+            reconnects: tokio::sync::watch::Sender::new((0, false)),
             findings_ttl: Duration::from_secs(5),
             events,
             history,
@@ -269,21 +270,35 @@ impl ClusterRecord {
         }
     }
 
-    /// A receiver that wakes when the watchers should start over (see `probe`).
-    pub fn reconnects(&self) -> tokio::sync::watch::Receiver<u64> {
+    /// A receiver that wakes when watchers should start over (see `probed`).
+    pub fn reconnects(&self) -> tokio::sync::watch::Receiver<(u64, bool)> {
         self.reconnects.subscribe()
     }
 
-    /// The outcome of a health probe of the API server: an error while it does not answer;
-    /// when it answers again, the error is cleared and the watchers start over.
+    /// The outcome of a health probe of the API server. While it fails, the cluster is in
+    /// error. When it answers: after a failed probe every watcher starts over (their requests
+    /// may hang for minutes); otherwise the watchers whose kind is in error do (a watch that
+    /// resumed quietly sends nothing that would clear its error).
     pub fn probed(&self, result: Result<(), String>) {
         let failing = matches!(self.kind_state("Cluster"), Some(KindState::Error { .. }));
+        let kind_errors = self
+            .sync
+            .read()
+            .expect("sync lock")
+            .kinds
+            .values()
+            .any(|k| k.kind != "Cluster" && matches!(k.state, KindState::Error { .. }));
         match result {
             Err(error) => self.set_kind("Cluster", KindState::Error { error }, 0),
             Ok(()) if failing => {
                 tracing::info!(cluster = %self.name, "the API server answers again; watches start over");
                 self.set_kind("Cluster", KindState::Synced, 0);
-                self.reconnects.send_modify(|n| *n = n.wrapping_add(1));
+                self.reconnects
+                    .send_modify(|(n, all)| (*n, *all) = (n.wrapping_add(1), true));
+            }
+            Ok(()) if kind_errors => {
+                self.reconnects
+                    .send_modify(|(n, all)| (*n, *all) = (n.wrapping_add(1), false));
             }
             Ok(()) => {}
         }

@@ -168,7 +168,13 @@ async fn watch(
                 unanswered(record, spec, "list", list_timeout);
                 return Ended::Restart;
             }
-            _ = reconnected.changed() => return Ended::Restart,
+            _ = reconnected.changed() => {
+                let all = reconnected.borrow_and_update().1;
+                if all || matches!(record.kind_state(spec.kind), Some(KindState::Error { .. })) {
+                    return Ended::Restart;
+                }
+                continue;
+            }
         };
         let Some(event) = event else {
             return Ended::Shutdown;

@@ -542,3 +542,45 @@ async fn a_throttled_relist_waits_as_long_as_the_429_asks_keeps_the_data_and_cat
     .await;
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_answering_500_is_stale_with_the_servers_words_and_recovers() {
+    let app = spawn_app_tuned(&["zrh-prod"], |s| s.list_timeout = Duration::from_secs(1)).await;
+    app.wait_ready().await;
+    faults(
+        &app,
+        0,
+        kubesim::faults::Faults {
+            error_500: true,
+            ..Default::default()
+        },
+    );
+    app.fleet.clusters[0].cluster.drop_watches();
+    app.eventually("stale, quoting the 500", || async {
+        let c = app.json("/api/v1/clusters").await;
+        c["items"][0]["state"] == "stale"
+            && c["items"][0]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("kubesim fault injection (error_500)"))
+    })
+    .await;
+    assert_eq!(
+        app.json("/api/v1/findings?rule=cluster.unreachable").await["items"][0]["cluster"],
+        "zrh-prod"
+    );
+    faults(&app, 0, kubesim::faults::Faults::default());
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress("after", json!({})),
+    );
+    app.eventually("synced and current again", || async {
+        app.json("/api/v1/clusters").await["items"][0]["state"] == "synced"
+            && app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 1
+    })
+    .await;
+    app.stop().await;
+}

@@ -260,6 +260,9 @@ async fn watch(
                     .watch_errors
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 tracing::warn!(error = %e, "watch failed; retrying with backoff");
+                // The server did answer: the list's inactivity limit starts again, so a real
+                // error is not replaced by "no answer" while the watcher backs off.
+                list_deadline = list_deadline.map(|_| tokio::time::Instant::now() + list_timeout);
                 let count = record.read(|d| kinds::count(spec.kind, d));
                 record.set_kind(
                     spec.kind,

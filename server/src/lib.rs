@@ -10,7 +10,7 @@
 //! - [`http`]: the axum router — pages, `/api/v1`, `/healthz`, `/readyz`, the stylesheet.
 //! - [`app`]: builds the whole application from injected parts and runs it until shutdown.
 //! - [`background`]: a low-priority thread for recomputations only time asks for.
-//! - [`memory`]: the heap in use, for `/metrics`.
+//! - [`memory`]: the heap (allocated and resident), for `/metrics`.
 //! - [`demo`]: `lookout demo`, kubesim in-process with a seeded fleet.
 
 pub mod actions;

@@ -11,24 +11,33 @@ pub fn jemalloc_is_the_allocator() {
     JEMALLOC.store(true, Ordering::Relaxed);
 }
 
-/// Bytes allocated and not freed, as jemalloc counts them; None under another allocator.
-pub fn heap_in_use() -> Option<u64> {
+/// What jemalloc holds: bytes allocated and not freed, and bytes of its pages resident in
+/// memory (allocations, its metadata, and freed pages not yet returned).
+#[derive(Debug, Clone, Copy)]
+pub struct Heap {
+    pub allocated: u64,
+    pub resident: u64,
+}
+
+/// The heap as jemalloc counts it; None under another allocator.
+pub fn heap() -> Option<Heap> {
     if !JEMALLOC.load(Ordering::Relaxed) {
         return None;
     }
-    heap_allocated()
+    jemalloc_heap()
 }
 
 #[cfg(not(target_env = "msvc"))]
-fn heap_allocated() -> Option<u64> {
+fn jemalloc_heap() -> Option<Heap> {
     // jemalloc's statistics are refreshed when the epoch advances.
     tikv_jemalloc_ctl::epoch::advance().ok()?;
-    tikv_jemalloc_ctl::stats::allocated::read()
-        .ok()
-        .map(|b| b as u64)
+    Some(Heap {
+        allocated: tikv_jemalloc_ctl::stats::allocated::read().ok()? as u64,
+        resident: tikv_jemalloc_ctl::stats::resident::read().ok()? as u64,
+    })
 }
 
 #[cfg(target_env = "msvc")]
-fn heap_allocated() -> Option<u64> {
+fn jemalloc_heap() -> Option<Heap> {
     None
 }

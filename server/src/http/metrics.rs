@@ -164,14 +164,21 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
         registry.history_queue_depth()
     );
 
-    if let Some(bytes) = crate::memory::heap_in_use() {
+    if let Some(heap) = crate::memory::heap() {
         family(
             &mut out,
             "lookout_heap_bytes",
             "gauge",
             "Heap bytes in use (allocated and not freed), as jemalloc counts them.",
         );
-        let _ = writeln!(out, "lookout_heap_bytes {bytes}");
+        let _ = writeln!(out, "lookout_heap_bytes {}", heap.allocated);
+        family(
+            &mut out,
+            "lookout_heap_resident_bytes",
+            "gauge",
+            "Bytes of jemalloc's pages resident in memory (allocations, metadata, freed pages not yet returned).",
+        );
+        let _ = writeln!(out, "lookout_heap_resident_bytes {}", heap.resident);
     }
 
     family(

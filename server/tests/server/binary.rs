@@ -215,6 +215,13 @@ async fn serve_against_kubesim_and_stop_on_sigterm() {
         (100_000..1_000_000_000).contains(&heap),
         "an implausible heap: {heap} bytes"
     );
+    let resident: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("lookout_heap_resident_bytes "))
+        .expect("lookout_heap_resident_bytes in /metrics")
+        .parse()
+        .unwrap();
+    assert!(resident >= heap, "resident {resident} < allocated {heap}");
     let status = terminate_within(&mut child, Duration::from_secs(5)).await;
     assert!(status.success(), "{status:?}");
     token.cancel();

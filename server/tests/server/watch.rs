@@ -14,6 +14,18 @@ fn ingress(name: &str, annotations: Value) -> Value {
                     "tls": [{"hosts": [format!("{name}.example.com")], "secretName": format!("{name}-tls")}]}})
 }
 
+/// Creates a plain Ingress `name` in `default` of cluster `i`.
+fn add_ingress(app: &TestApp, i: usize, name: &str) {
+    create(
+        app,
+        i,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress(name, json!({})),
+    );
+}
+
 fn rules_of(findings: &Value, name: &str) -> Vec<String> {
     findings["items"]
         .as_array()
@@ -251,14 +263,7 @@ async fn a_410_relist_loses_and_duplicates_nothing() {
 async fn a_cluster_whose_api_goes_away_is_stale_while_others_update() {
     let app = spawn_app(&["zrh-prod", "gva-prod"], vec![]).await;
     app.wait_ready().await;
-    create(
-        &app,
-        0,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("before", json!({})),
-    );
+    add_ingress(&app, 0, "before");
     app.eventually("the first Ingress", || async {
         app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 1
     })
@@ -280,14 +285,7 @@ async fn a_cluster_whose_api_goes_away_is_stale_while_others_update() {
     let f = app.json("/api/v1/findings?rule=cluster.unreachable").await;
     assert_eq!(f["items"][0]["cluster"], "zrh-prod");
     // The other cluster keeps updating.
-    create(
-        &app,
-        1,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("after", json!({})),
-    );
+    add_ingress(&app, 1, "after");
     app.eventually("gva-prod still updates", || async {
         app.json("/api/v1/ingresses?cluster=gva-prod").await["total"] == 1
     })
@@ -307,14 +305,7 @@ async fn cert_manager_missing_only_when_ingresses_ask_for_certificates() {
     let kinds = clusters["items"][0]["kinds"].as_array().unwrap();
     let cert = kinds.iter().find(|k| k["kind"] == "Certificate").unwrap();
     assert_eq!(cert["state"], "not_installed");
-    create(
-        &app,
-        0,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("plain", json!({})),
-    );
+    add_ingress(&app, 0, "plain");
     app.eventually("the plain Ingress", || async {
         app.json("/api/v1/ingresses").await["total"] == 1
     })
@@ -375,14 +366,7 @@ async fn a_blackholed_cluster_is_unreachable_alone_pages_never_wait_and_it_recov
     })
     .await;
     app.wait_ready().await;
-    create(
-        &app,
-        0,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("before", json!({})),
-    );
+    add_ingress(&app, 0, "before");
     app.eventually("the first Ingress", || async {
         app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 1
     })
@@ -430,14 +414,7 @@ async fn a_blackholed_cluster_is_unreachable_alone_pages_never_wait_and_it_recov
         1
     );
     // The other cluster is unaffected.
-    create(
-        &app,
-        1,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("elsewhere", json!({})),
-    );
+    add_ingress(&app, 1, "elsewhere");
     app.eventually("gva-prod still updates", || async {
         app.json("/api/v1/ingresses?cluster=gva-prod").await["total"] == 1
     })
@@ -450,14 +427,7 @@ async fn a_blackholed_cluster_is_unreachable_alone_pages_never_wait_and_it_recov
     // The cluster answers again: within a few list timeouts it is synced and current,
     // without waiting for the hung requests to time out (minutes).
     faults(&app, 0, kubesim::faults::Faults::default());
-    create(
-        &app,
-        0,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("after", json!({})),
-    );
+    add_ingress(&app, 0, "after");
     app.eventually("zrh-prod synced with the new Ingress", || async {
         let c = app.json("/api/v1/clusters").await;
         c["items"][0]["state"] == "synced"
@@ -477,14 +447,7 @@ async fn a_blackholed_cluster_is_unreachable_alone_pages_never_wait_and_it_recov
 async fn a_throttled_relist_waits_as_long_as_the_429_asks_keeps_the_data_and_catches_up() {
     let app = spawn_app(&["zrh-prod"], vec![]).await;
     app.wait_ready().await;
-    create(
-        &app,
-        0,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("before", json!({})),
-    );
+    add_ingress(&app, 0, "before");
     app.eventually("the first Ingress", || async {
         app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 1
     })
@@ -523,14 +486,7 @@ async fn a_throttled_relist_waits_as_long_as_the_429_asks_keeps_the_data_and_cat
         1
     );
     // The throttling ends: the cluster catches up with a change made meanwhile.
-    create(
-        &app,
-        0,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("during", json!({})),
-    );
+    add_ingress(&app, 0, "during");
     faults(&app, 0, kubesim::faults::Faults::default());
     app.eventually(
         "synced with the Ingress created while throttled",
@@ -569,14 +525,7 @@ async fn a_cluster_answering_500_is_stale_with_the_servers_words_and_recovers() 
         "zrh-prod"
     );
     faults(&app, 0, kubesim::faults::Faults::default());
-    create(
-        &app,
-        0,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress("after", json!({})),
-    );
+    add_ingress(&app, 0, "after");
     app.eventually("synced and current again", || async {
         app.json("/api/v1/clusters").await["items"][0]["state"] == "synced"
             && app.json("/api/v1/ingresses?cluster=zrh-prod").await["total"] == 1

@@ -25,7 +25,9 @@ cargo test --locked --workspace
 
 echo "== browser journeys (Playwright + Chromium, end2end/)"
 if [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -d end2end/node_modules ]; then
-  cargo build --locked --bin lookout
+  # The binary `cargo test` built above (same features as the tests): a plain `cargo build`
+  # would resolve features without the dev-dependencies and compile much of the tree again.
+  cargo test --locked --workspace --no-run --quiet
   (cd end2end && npx playwright test)
 elif [ -n "${CI:-}" ]; then
   echo "Chromium (/usr/bin/chromium) or end2end/node_modules is missing" >&2

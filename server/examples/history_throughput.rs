@@ -40,11 +40,13 @@ async fn main() -> anyhow::Result<()> {
     .await?;
     let token = CancellationToken::new();
     let (tx, rx) = mpsc::channel(10_000);
-    let writer = tokio::spawn(history::run_writer(
+    let writer = tokio::spawn(lookout_server::store::writer::run(
+        history::writer(),
         db.writer.clone(),
         rx,
         token.clone(),
         Arc::new(Utc::now),
+        db.health.clone(),
     ));
 
     // Pages reading while the writer writes.
@@ -100,10 +102,11 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     let rows = challenges + transitions;
     let expected = (n as i64) * 4;
-    println!("| events | rows written | expected rows | seconds | rows/s | concurrent reads | read errors (locked) | target |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---|");
+    let write_errors: u64 = db.health.writers().values().map(|w| w.errors).sum();
+    println!("| events | rows written | expected rows | seconds | rows/s | concurrent reads | read errors (locked) | failed writes | target |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     println!(
-        "| {} | {rows} | {expected} | {:.2} | {:.0} | {} | {} | ≥ 10,000 rows/s, 0 errors |",
+        "| {} | {rows} | {expected} | {:.2} | {:.0} | {} | {} | {write_errors} | ≥ 10,000 rows/s, 0 errors |",
         3 * n,
         elapsed.as_secs_f64(),
         rows as f64 / elapsed.as_secs_f64(),

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::actions::Actions;
 use crate::clusters::{ClusterSource, Registry, WatchSettings};
 use crate::http::{self, AppState};
+use crate::store::audit::AuditLog;
 use crate::store::{self, sync_events, Db};
 
 /// How long open requests get to finish after shutdown starts.
@@ -43,18 +44,29 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         auth,
     } = parts;
     let (events_tx, events_rx) = mpsc::channel(1024);
-    let writer = tokio::spawn(sync_events::run_writer(
-        db.writer.clone(),
+    let events = spawn_writer(
+        sync_events::writer(),
+        &db,
         events_rx,
-        shutdown.clone(),
-    ));
+        &shutdown,
+        &settings.now,
+    );
     let (history_tx, history_rx) = mpsc::channel(10_000);
-    let history = tokio::spawn(store::history::run_writer(
-        db.writer.clone(),
+    let history = spawn_writer(
+        store::history::writer(),
+        &db,
         history_rx,
-        shutdown.clone(),
-        settings.now.clone(),
-    ));
+        &shutdown,
+        &settings.now,
+    );
+    let (audit_tx, audit_rx) = mpsc::channel(1024);
+    let audit = spawn_writer(
+        store::audit::writer(),
+        &db,
+        audit_rx,
+        &shutdown,
+        &settings.now,
+    );
     let maintenance = tokio::spawn(store::history::run_maintenance(
         db.writer.clone(),
         settings.history_retention,
@@ -88,13 +100,18 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     let router = http::router(AppState {
         registry: registry.clone(),
         history: db.reader.clone(),
+        storage: db.health.clone(),
         http: Default::default(),
         banner,
         shutdown: shutdown.clone(),
         actions: Arc::new(Actions::new(
             registry.clone(),
             clients,
-            db.writer.clone(),
+            AuditLog {
+                pool: db.writer.clone(),
+                held: audit_tx,
+                health: db.health.clone(),
+            },
             read_only,
         )),
         auth: Arc::new(auth),
@@ -121,6 +138,8 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     drop(registry);
     for (name, task) in [
         ("history writer", history),
+        ("sync-event writer", events),
+        ("audit writer", audit),
         ("history maintenance", maintenance),
         ("budget", budgets),
     ] {
@@ -128,13 +147,28 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
             tracing::error!(error = %e, "the {name} ended abnormally");
         }
     }
-    if let Err(e) = writer.await {
-        tracing::error!(error = %e, "the sync-event writer ended abnormally");
-    }
     db.close().await;
     match server {
         Ok(Ok(Ok(()))) | Err(_) => Ok(()),
         Ok(Ok(Err(e))) => Err(e.into()),
         Ok(Err(e)) => Err(e.into()),
     }
+}
+
+/// Starts one database writer (see [`store::writer`]).
+fn spawn_writer<T: Send + Sync + 'static>(
+    w: store::writer::Writer<T>,
+    db: &Db,
+    rx: mpsc::Receiver<T>,
+    shutdown: &CancellationToken,
+    now: &crate::clusters::Now,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(store::writer::run(
+        w,
+        db.writer.clone(),
+        rx,
+        shutdown.clone(),
+        now.clone(),
+        db.health.clone(),
+    ))
 }

@@ -42,6 +42,8 @@ pub struct Shell {
     pub stylesheet: String,
     /// A warning shown on every page, e.g. that sign-in is off.
     pub banner: Option<String>,
+    /// Shown on every page while the database refuses writes.
+    pub storage: Option<String>,
     /// The text of the header search box.
     pub search: String,
     /// The fleet's change counter when the data was read; the live script compares it with
@@ -101,6 +103,9 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
         .banner
         .clone()
         .map(|b| view! { <div class="banner" role="alert"><span aria-hidden="true">"⚠ "</span>{b}</div> });
+    let storage = shell.storage.clone().map(|b| {
+        view! { <div class="banner banner-error" role="alert" data-testid="storage-banner"><span aria-hidden="true">"⚠ "</span>{b}</div> }
+    });
     let now = shell.now;
     let who = user_box(shell);
     let sync = (!shell.sync.is_empty()).then(|| {
@@ -131,6 +136,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
             <body data-rev=shell.rev.to_string()>
                 <a class="skip" href="#main">"Skip to content"</a>
                 {banner}
+                {storage}
                 <header>
                     {nav}
                     <div class="sync-strip">

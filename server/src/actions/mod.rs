@@ -27,11 +27,10 @@ use lookout_app::model::chain::AnnotationStatus;
 use lookout_app::model::ObjectKey;
 use lookout_app::ports::{CertificateDetail, CertificateQuery, FleetReader, IngressQuery};
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use self::kube::{CallError, Kind};
 use crate::clusters::Registry;
-use crate::store::audit;
+use crate::store::audit::{self, AuditLog};
 
 /// How many previews and results are kept for `/actions/{id}` (the audit log keeps all).
 const REMEMBERED: usize = 500;
@@ -62,8 +61,7 @@ pub enum ActionError {
 pub struct Actions {
     registry: Arc<Registry>,
     clients: HashMap<String, ::kube::Client>,
-    /// The writer pool: audit rows are writes.
-    audit: SqlitePool,
+    audit: AuditLog,
     read_only: bool,
     records: Mutex<VecDeque<Arc<Mutex<ActionRecord>>>>,
 }
@@ -98,7 +96,7 @@ impl Actions {
     pub fn new(
         registry: Arc<Registry>,
         clients: HashMap<String, ::kube::Client>,
-        audit: SqlitePool,
+        audit: AuditLog,
         read_only: bool,
     ) -> Self {
         Actions {
@@ -189,26 +187,25 @@ impl Actions {
         }
     }
 
-    /// Writes the audit row of a record; a failure is logged (the action already happened).
+    /// Writes the audit row of a record (held and written later when the database refuses
+    /// it now: the action already happened).
     async fn audit(&self, r: &ActionRecord) {
         let diff = r.diff_text();
-        let error = r.error_text();
-        let entry = audit::NewEntry {
-            at: r.at,
-            actor: &r.actor,
-            action: r.action.label(),
-            cluster: &r.cluster,
-            namespace: &r.namespace,
-            kind: &r.kind,
-            name: &r.name,
-            dry_run: r.dry_run,
-            diff: (!diff.is_empty()).then_some(diff.as_str()),
-            outcome: r.outcome.label(),
-            error: error.as_deref(),
-        };
-        if let Err(e) = audit::record(&self.audit, &entry).await {
-            tracing::error!(error = %e, action = r.action.label(), "could not write an audit row");
-        }
+        self.audit
+            .append(audit::NewEntry {
+                at: r.at,
+                actor: r.actor.clone(),
+                action: r.action.label().into(),
+                cluster: r.cluster.clone(),
+                namespace: r.namespace.clone(),
+                kind: r.kind.clone(),
+                name: r.name.clone(),
+                dry_run: r.dry_run,
+                diff: (!diff.is_empty()).then_some(diff),
+                outcome: r.outcome.label().into(),
+                error: r.error_text(),
+            })
+            .await;
     }
 
     fn record(

@@ -16,6 +16,7 @@ use lookout_app::model::Scope;
 use lookout_app::ports::{FindingQuery, FleetReader};
 
 use super::AppState;
+use crate::store::writer::WriterState;
 
 /// Requests by (method, route, status) and latency sums by route.
 #[derive(Debug, Default)]
@@ -57,6 +58,43 @@ fn label(v: &str) -> String {
 
 fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// The database writers: whether their writes go through, what they hold, failures, drops.
+fn storage(out: &mut String, writers: &BTreeMap<&'static str, WriterState>) {
+    type Value = fn(&WriterState) -> u64;
+    let metrics: [(&str, &str, &str, Value); 4] = [
+        (
+            "lookout_storage_writable",
+            "gauge",
+            "1 while the database takes this writer's writes, 0 while it refuses them.",
+            |s| u64::from(s.failure.is_none()),
+        ),
+        (
+            "lookout_storage_held",
+            "gauge",
+            "Records held in memory until the database takes writes again.",
+            |s| s.held as u64,
+        ),
+        (
+            "lookout_storage_write_errors_total",
+            "counter",
+            "Writes the database refused.",
+            |s| s.errors,
+        ),
+        (
+            "lookout_storage_dropped_total",
+            "counter",
+            "Records given up because the database refused writes for longer than the writer holds.",
+            |s| s.dropped,
+        ),
+    ];
+    for (name, kind, help, value) in metrics {
+        family(out, name, kind, help);
+        for (writer, s) in writers {
+            let _ = writeln!(out, "{name}{{writer=\"{writer}\"}} {}", value(s));
+        }
+    }
 }
 
 /// Fleet-wide numbers: only for admins of every cluster (and with sign-in off).
@@ -163,6 +201,7 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
         "lookout_history_queue_depth {}",
         registry.history_queue_depth()
     );
+    storage(&mut out, &state.storage.writers());
 
     if let Some(heap) = crate::memory::heap() {
         family(

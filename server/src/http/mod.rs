@@ -38,6 +38,8 @@ pub struct AppState {
     pub registry: Arc<Registry>,
     /// The read pool of the history database.
     pub history: sqlx::SqlitePool,
+    /// Whether the database takes the writers' writes (banner, `/metrics`).
+    pub storage: Arc<crate::store::writer::Health>,
     /// Request counts and latencies for `/metrics`.
     pub http: Arc<metrics::HttpMetrics>,
     /// Shown on every page (e.g. that sign-in is off).

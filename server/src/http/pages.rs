@@ -31,6 +31,7 @@ pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shel
         now: (state.registry.now)(),
         stylesheet: super::stylesheet_href(),
         banner: state.banner.clone(),
+        storage: storage_banner(state),
         search: String::new(),
         rev,
         script: Some(super::assets::LIVE_SCRIPT.href()),
@@ -49,6 +50,21 @@ pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shel
             .map(|d| (d.name.clone(), d.description.clone()))
             .collect(),
     }
+}
+
+/// The banner while the database refuses writes: since when, why, and what is held.
+fn storage_banner(state: &AppState) -> Option<String> {
+    let (failure, held) = state.storage.problem()?;
+    let records = if held == 1 {
+        "record is"
+    } else {
+        "records are"
+    };
+    Some(format!(
+        "History is not being saved: the database refuses writes ({}) since {} UTC. {held} {records} held in memory and will be written once it takes writes again; live data is not affected.",
+        failure.error,
+        failure.since.format("%Y-%m-%d %H:%M:%S"),
+    ))
 }
 
 pub async fn board(

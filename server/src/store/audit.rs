@@ -1,47 +1,103 @@
 //! The audit log: one row for every preview and every action taken through Lookout.
 
+use std::time::Duration;
+
 use chrono::{DateTime, SecondsFormat, Utc};
+use futures::future::BoxFuture;
 use lookout_app::model::history::AuditEntry;
 use sqlx::{Row, SqlitePool};
 
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::writer::{Health, Stamped, Writer};
+
 /// What an action or preview did, to be recorded.
 #[derive(Debug, Clone)]
-pub struct NewEntry<'a> {
+pub struct NewEntry {
     pub at: DateTime<Utc>,
-    pub actor: &'a str,
-    pub action: &'a str,
-    pub cluster: &'a str,
-    pub namespace: &'a str,
-    pub kind: &'a str,
-    pub name: &'a str,
+    pub actor: String,
+    pub action: String,
+    pub cluster: String,
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
     pub dry_run: bool,
-    pub diff: Option<&'a str>,
+    pub diff: Option<String>,
     /// `ok`, `conflict`, `refused` or `error`.
-    pub outcome: &'a str,
-    pub error: Option<&'a str>,
+    pub outcome: String,
+    pub error: Option<String>,
+}
+
+const INSERT: &str = "INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, diff, outcome, error) \
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+fn insert(e: &NewEntry) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'_>> {
+    sqlx::query(INSERT)
+        .bind(e.at.to_rfc3339_opts(SecondsFormat::Millis, true))
+        .bind(&e.actor)
+        .bind(&e.action)
+        .bind(&e.cluster)
+        .bind(&e.namespace)
+        .bind(&e.kind)
+        .bind(&e.name)
+        .bind(e.dry_run)
+        .bind(&e.diff)
+        .bind(&e.outcome)
+        .bind(&e.error)
 }
 
 /// Appends one row; returns its id.
-pub async fn record(pool: &SqlitePool, e: &NewEntry<'_>) -> Result<i64, sqlx::Error> {
-    let id = sqlx::query(
-        "INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, diff, outcome, error) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(e.at.to_rfc3339_opts(SecondsFormat::Millis, true))
-    .bind(e.actor)
-    .bind(e.action)
-    .bind(e.cluster)
-    .bind(e.namespace)
-    .bind(e.kind)
-    .bind(e.name)
-    .bind(e.dry_run)
-    .bind(e.diff)
-    .bind(e.outcome)
-    .bind(e.error)
-    .execute(pool)
-    .await?
-    .last_insert_rowid();
-    Ok(id)
+pub async fn record(pool: &SqlitePool, e: &NewEntry) -> Result<i64, sqlx::Error> {
+    Ok(insert(e).execute(pool).await?.last_insert_rowid())
+}
+
+/// Where actions write their audit rows: at once when the database takes them, else to the
+/// audit writer, which holds them until it does.
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    pub pool: SqlitePool,
+    pub held: mpsc::Sender<NewEntry>,
+    pub health: Arc<Health>,
+}
+
+impl AuditLog {
+    /// Records `e`; a refusal is reported to [`Health`] and the row handed to the writer.
+    pub async fn append(&self, e: NewEntry) {
+        let Err(error) = record(&self.pool, &e).await else {
+            return;
+        };
+        self.health.failed("audit", &error, e.at);
+        if let Err(e) = self.held.try_send(e) {
+            tracing::error!(%error, action = %e.into_inner().action, "could not write an audit row, and the audit writer holds no more");
+        }
+    }
+}
+
+/// The writer of audit rows the database refused when the action happened: they are held
+/// (up to 10,000) and written once it takes writes again, with their own times.
+pub fn writer() -> Writer<NewEntry> {
+    Writer {
+        what: "audit",
+        batch: 100,
+        linger: Duration::ZERO,
+        hold: 10_000,
+        write: write_held,
+    }
+}
+
+fn write_held<'a>(
+    pool: &'a SqlitePool,
+    entries: &'a [Stamped<NewEntry>],
+) -> BoxFuture<'a, Result<(), sqlx::Error>> {
+    Box::pin(async move {
+        let mut tx = pool.begin().await?;
+        for e in entries {
+            insert(&e.item).execute(&mut *tx).await?;
+        }
+        tx.commit().await
+    })
 }
 
 /// Filters of `/audit` and `/api/v1/audit`.

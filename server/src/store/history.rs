@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use futures::future::BoxFuture;
 use lookout_app::model::certificate::{CertificateRequestView, ChallengeView, OrderView};
 use lookout_app::model::object::Condition;
 use sqlx::{Row, SqliteConnection, SqlitePool};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::writer::{Stamped, Writer};
 use crate::clusters::Now;
 pub use lookout_app::model::history::{ChallengeRecord, TimelineEntry, Transition};
 
@@ -19,6 +20,8 @@ pub use lookout_app::model::history::{ChallengeRecord, TimelineEntry, Transition
 const BATCH: usize = 500;
 /// How long the writer gathers a batch.
 const LINGER: Duration = Duration::from_millis(100);
+/// Events held in memory while the database refuses writes.
+const HOLD: usize = 50_000;
 
 /// Something the history records.
 #[derive(Debug, Clone)]
@@ -62,60 +65,46 @@ fn opt_stamp(t: Option<DateTime<Utc>>) -> Option<String> {
     t.map(stamp)
 }
 
-/// Runs until `shutdown`, then writes what is still queued.
-pub async fn run_writer(
-    pool: SqlitePool,
-    mut rx: mpsc::Receiver<HistoryEvent>,
-    shutdown: CancellationToken,
-    now: Now,
-) {
-    loop {
-        let first = tokio::select! {
-            ev = rx.recv() => ev,
-            _ = shutdown.cancelled() => break,
-        };
-        let Some(first) = first else { return };
-        let mut batch = vec![first];
-        let deadline = tokio::time::Instant::now() + LINGER;
-        while batch.len() < BATCH {
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some(ev)) => batch.push(ev),
-                Ok(None) | Err(_) => break,
-            }
-        }
-        write_batch(&pool, batch, now()).await;
-    }
-    rx.close();
-    let mut rest = Vec::new();
-    while let Some(ev) = rx.recv().await {
-        rest.push(ev);
-    }
-    for chunk in rest.chunks(BATCH) {
-        write_batch(&pool, chunk.to_vec(), now()).await;
+/// The history's writer: batches of up to 500 events gathered for 100 ms, up to 50,000
+/// events held in memory while the database refuses writes.
+pub fn writer() -> Writer<HistoryEvent> {
+    Writer {
+        what: "history",
+        batch: BATCH,
+        linger: LINGER,
+        hold: HOLD,
+        write: write_batch,
     }
 }
 
-/// Writes one batch in one `BEGIN IMMEDIATE` transaction; a failed batch is logged with its
-/// size (the watchers resend current state on their next relist).
-async fn write_batch(pool: &SqlitePool, batch: Vec<HistoryEvent>, now: DateTime<Utc>) {
-    let size = batch.len();
-    let result: Result<(), sqlx::Error> = async {
+/// Writes one batch in one `BEGIN IMMEDIATE` transaction, each event at the time it reached
+/// the writer; on any error the transaction is rolled back and the error returned (the
+/// writer holds the batch and tries again).
+fn write_batch<'a>(
+    pool: &'a SqlitePool,
+    batch: &'a [Stamped<HistoryEvent>],
+) -> BoxFuture<'a, Result<(), sqlx::Error>> {
+    Box::pin(async move {
         let mut conn = pool.acquire().await?;
         sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
-        for ev in &batch {
-            if let Err(e) = apply(&mut conn, ev, now).await {
-                let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-                return Err(e);
+        let mut result = Ok(());
+        for ev in batch {
+            result = apply(&mut conn, &ev.item, ev.at).await;
+            if result.is_err() {
+                break;
             }
         }
-        sqlx::query("COMMIT").execute(&mut *conn).await?;
-        Ok(())
-    }
-    .await;
-    match result {
-        Ok(()) => tracing::debug!(events = size, "history batch committed"),
-        Err(e) => tracing::error!(events = size, error = %e, "could not write a history batch"),
-    }
+        if result.is_ok() {
+            result = sqlx::query("COMMIT").execute(&mut *conn).await.map(drop);
+        }
+        if result.is_err() {
+            // Also after a failed COMMIT (a full disk), which can leave the transaction open.
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+        } else {
+            tracing::debug!(events = batch.len(), "history batch committed");
+        }
+        result
+    })
 }
 
 async fn apply(

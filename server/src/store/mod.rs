@@ -4,8 +4,10 @@
 pub mod audit;
 pub mod history;
 pub mod sync_events;
+pub mod writer;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::sqlite::{
@@ -28,6 +30,8 @@ pub struct Db {
     pub writer: SqlitePool,
     /// Read-only connections for pages and the API.
     pub reader: SqlitePool,
+    /// Whether the writers' writes go through.
+    pub health: Arc<writer::Health>,
 }
 
 impl Db {
@@ -55,7 +59,11 @@ impl Db {
             .connect_with(options.read_only(true))
             .await
             .map_err(open_err)?;
-        Ok(Db { writer, reader })
+        Ok(Db {
+            writer,
+            reader,
+            health: Arc::default(),
+        })
     }
 
     /// Closes both pools, checkpointing the WAL.

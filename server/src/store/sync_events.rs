@@ -1,9 +1,12 @@
 //! `cluster_sync_events`: the writer task that records sync-state changes, and its reads.
 
+use std::time::Duration;
+
 use chrono::{DateTime, SecondsFormat, Utc};
+use futures::future::BoxFuture;
 use sqlx::SqlitePool;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+
+use super::writer::{Stamped, Writer};
 
 /// A cluster entered a new sync state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,39 +18,37 @@ pub struct SyncEvent {
     pub at: DateTime<Utc>,
 }
 
-async fn insert(pool: &SqlitePool, ev: &SyncEvent) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO cluster_sync_events (cluster, state, error, at) VALUES (?, ?, ?, ?)")
-        .bind(&ev.cluster)
-        .bind(ev.state)
-        .bind(&ev.error)
-        .bind(ev.at.to_rfc3339_opts(SecondsFormat::Millis, true))
-        .execute(pool)
-        .await?;
-    Ok(())
+/// The sync-event writer: every change as it comes, up to 10,000 held while the database
+/// refuses writes.
+pub fn writer() -> Writer<SyncEvent> {
+    Writer {
+        what: "sync events",
+        batch: 100,
+        linger: Duration::ZERO,
+        hold: 10_000,
+        write: insert,
+    }
 }
 
-/// Drains `rx` into the database until `shutdown`, then writes what is still queued.
-pub async fn run_writer(
-    pool: SqlitePool,
-    mut rx: mpsc::Receiver<SyncEvent>,
-    shutdown: CancellationToken,
-) {
-    loop {
-        let ev = tokio::select! {
-            ev = rx.recv() => ev,
-            _ = shutdown.cancelled() => break,
-        };
-        let Some(ev) = ev else { return };
-        if let Err(e) = insert(&pool, &ev).await {
-            tracing::error!(cluster = %ev.cluster, error = %e, "could not record a sync-state change");
+fn insert<'a>(
+    pool: &'a SqlitePool,
+    events: &'a [Stamped<SyncEvent>],
+) -> BoxFuture<'a, Result<(), sqlx::Error>> {
+    Box::pin(async move {
+        let mut tx = pool.begin().await?;
+        for ev in events.iter().map(|s| &s.item) {
+            sqlx::query(
+                "INSERT INTO cluster_sync_events (cluster, state, error, at) VALUES (?, ?, ?, ?)",
+            )
+            .bind(&ev.cluster)
+            .bind(ev.state)
+            .bind(&ev.error)
+            .bind(ev.at.to_rfc3339_opts(SecondsFormat::Millis, true))
+            .execute(&mut *tx)
+            .await?;
         }
-    }
-    rx.close();
-    while let Some(ev) = rx.recv().await {
-        if let Err(e) = insert(&pool, &ev).await {
-            tracing::error!(cluster = %ev.cluster, error = %e, "could not record a sync-state change at shutdown");
-        }
-    }
+        tx.commit().await
+    })
 }
 
 /// The most recent `limit` changes of one cluster, newest first.
@@ -84,6 +85,8 @@ pub async fn recent(
 mod tests {
     use super::*;
     use crate::store::Db;
+    use tokio::sync::mpsc;
+    use tokio_util::sync::CancellationToken;
 
     #[tokio::test]
     async fn queued_events_are_written_before_the_writer_stops() {
@@ -104,7 +107,16 @@ mod tests {
             .unwrap();
         }
         token.cancel();
-        run_writer(db.writer.clone(), rx, token).await;
+        let health = std::sync::Arc::new(crate::store::writer::Health::default());
+        crate::store::writer::run(
+            writer(),
+            db.writer.clone(),
+            rx,
+            token,
+            crate::clusters::wall_clock(),
+            health,
+        )
+        .await;
         let rows = recent(&db.reader, "zrh", 10).await.unwrap();
         assert_eq!(rows.len(), 3);
     }

@@ -13,25 +13,6 @@ const EIP: &str = "acme.cert-manager.io/http01-edit-in-place";
 const OVERRIDE: &str = "acme.cert-manager.io/http01-override-ingress-name";
 const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
 
-impl TestApp {
-    async fn post(&self, path: &str, body: Value) -> reqwest::Response {
-        self.http
-            .post(format!("{}{path}", self.base))
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    async fn delete(&self, path: &str) -> reqwest::Response {
-        self.http
-            .delete(format!("{}{path}", self.base))
-            .send()
-            .await
-            .unwrap()
-    }
-}
-
 /// A browser: keeps cookies, does not follow redirects; with the CSRF token of its forms.
 pub async fn browser(app: &TestApp) -> (reqwest::Client, String) {
     let client = reqwest::Client::builder()

@@ -10,7 +10,7 @@ use lookout_server::auth::Auth;
 use lookout_server::clusters::{self, ClusterSource, WatchSettings};
 use lookout_server::config::ClusterConfig;
 use lookout_server::{app, store};
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 pub struct TestApp {
@@ -91,6 +91,24 @@ pub async fn spawn_app_tuned(clusters: &[&str], tune: fn(&mut WatchSettings)) ->
         Auth::open(),
         None,
         tune,
+        tempfile::tempdir().unwrap(),
+    )
+    .await
+}
+
+/// Like [`spawn_app`], with the database (and kubeconfig) in `dir`, e.g. a small filesystem
+/// mounted there.
+pub async fn spawn_app_in(clusters: &[&str], dir: tempfile::TempDir) -> TestApp {
+    spawn_app_opts_tuned(
+        clusters,
+        vec![],
+        true,
+        false,
+        false,
+        Auth::open(),
+        None,
+        |_| {},
+        dir,
     )
     .await
 }
@@ -113,6 +131,7 @@ async fn spawn_app_opts(
         auth,
         listener,
         |_| {},
+        tempfile::tempdir().unwrap(),
     )
     .await
 }
@@ -127,6 +146,7 @@ async fn spawn_app_opts_tuned(
     auth: Auth,
     listener: Option<tokio::net::TcpListener>,
     tune: fn(&mut WatchSettings),
+    dir: tempfile::TempDir,
 ) -> TestApp {
     let token = CancellationToken::new();
     let opts = FleetOptions {
@@ -138,7 +158,6 @@ async fn spawn_app_opts_tuned(
     let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())
         .await
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     fleet.write_kubeconfig(&kubeconfig).unwrap();
     let mut configs: Vec<ClusterConfig> = clusters
@@ -390,4 +409,60 @@ pub fn create(
         .unwrap_or_else(|| panic!("{plural} is served"));
     c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
         .unwrap();
+}
+
+/// An Ingress `name` (host `NAME.example.com`, class cilium, TLS) with these annotations.
+pub fn ingress(name: &str, annotations: Value) -> Value {
+    json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+           "metadata": {"name": name, "annotations": annotations},
+           "spec": {"ingressClassName": "cilium", "rules": [{"host": format!("{name}.example.com")}],
+                    "tls": [{"hosts": [format!("{name}.example.com")], "secretName": format!("{name}-tls")}]}})
+}
+
+/// Creates a plain Ingress `name` in `default` of cluster `i`.
+pub fn add_ingress(app: &TestApp, i: usize, name: &str) {
+    create(
+        app,
+        i,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        ingress(name, json!({})),
+    );
+}
+
+impl TestApp {
+    /// POSTs `body` as JSON.
+    pub async fn post(&self, path: &str, body: Value) -> reqwest::Response {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn delete(&self, path: &str) -> reqwest::Response {
+        self.http
+            .delete(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+/// Challenge `name`'s row in `/api/v1/challenges` and the states of its transitions.
+pub async fn challenge_history(app: &TestApp, name: &str) -> Option<(Value, Vec<String>)> {
+    let list = app.json("/api/v1/challenges?per_page=1000").await;
+    let row = list["items"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == name)?
+        .clone();
+    let states = row["transitions"]
+        .as_array()?
+        .iter()
+        .map(|t| t["state"].as_str().unwrap_or_default().to_string())
+        .collect();
+    Some((row, states))
 }

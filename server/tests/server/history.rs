@@ -23,17 +23,7 @@ fn challenge_status(app: &TestApp, name: &str, status: Value) {
 }
 
 async fn states(app: &TestApp, name: &str) -> Option<(Vec<String>, Option<String>)> {
-    let list = app.json("/api/v1/challenges?per_page=1000").await;
-    let row = list["items"]
-        .as_array()?
-        .iter()
-        .find(|c| c["name"] == name)?
-        .clone();
-    let states = row["transitions"]
-        .as_array()?
-        .iter()
-        .map(|t| t["state"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let (row, states) = challenge_history(app, name).await?;
     Some((states, row["deleted_at"].as_str().map(str::to_string)))
 }
 

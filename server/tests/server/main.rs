@@ -10,5 +10,6 @@ mod http;
 mod live;
 mod oidc;
 mod pages;
+mod storage;
 mod tenancy;
 mod watch;

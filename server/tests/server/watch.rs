@@ -7,25 +7,6 @@ use serde_json::{json, Value};
 
 use crate::helpers::*;
 
-fn ingress(name: &str, annotations: Value) -> Value {
-    json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-           "metadata": {"name": name, "annotations": annotations},
-           "spec": {"ingressClassName": "cilium", "rules": [{"host": format!("{name}.example.com")}],
-                    "tls": [{"hosts": [format!("{name}.example.com")], "secretName": format!("{name}-tls")}]}})
-}
-
-/// Creates a plain Ingress `name` in `default` of cluster `i`.
-fn add_ingress(app: &TestApp, i: usize, name: &str) {
-    create(
-        app,
-        i,
-        "networking.k8s.io",
-        "ingresses",
-        Some("default"),
-        ingress(name, json!({})),
-    );
-}
-
 fn rules_of(findings: &Value, name: &str) -> Vec<String> {
     findings["items"]
         .as_array()

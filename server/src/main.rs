@@ -177,7 +177,9 @@ fn serve_checks(c: &Config) -> Result<(), Problems> {
 async fn serve(c: Config) -> anyhow::Result<()> {
     let token = CancellationToken::new();
     on_signal(token.clone());
-    let db = store::Db::open(&c.database_url).await?;
+    // A database that cannot be opened now (read-only or full filesystem, a lock) is shown
+    // and opened later; a bad URL or a migration that does not fit stops here.
+    let db = store::Db::open_or_retry(&c.database_url).await?;
     let listener = tokio::net::TcpListener::bind(c.listen_addr())
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", c.listen))?;

@@ -100,7 +100,7 @@ pub async fn certificate(
     let timeline =
         history::certificate_timeline(&state.history, &key.cluster, &key.namespace, &key.name)
             .await
-            .map_err(|e| AppError::Internal(e.into()))?;
+            .map_err(AppError::storage)?;
     Ok(Json(CertificateWithHistory { detail, timeline }))
 }
 
@@ -151,7 +151,7 @@ pub async fn visible_challenges(
         &history::ChallengeFilter::of(&q, HISTORY_ROW_LIMIT),
     )
     .await
-    .map_err(|e| AppError::Internal(e.into()))?;
+    .map_err(AppError::storage)?;
     let mut rows: Vec<ChallengeRecord> = rows
         .into_iter()
         .filter(|r| scope.sees(&r.cluster, &r.namespace))
@@ -172,7 +172,7 @@ pub async fn visible_audit(
         &audit::AuditFilter::of(&q, HISTORY_ROW_LIMIT),
     )
     .await
-    .map_err(|e| AppError::Internal(e.into()))?;
+    .map_err(AppError::storage)?;
     Ok((
         rows.into_iter()
             .filter(|r| scope.sees(&r.cluster, &r.namespace))

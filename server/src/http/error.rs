@@ -43,9 +43,18 @@ pub enum AppError {
     /// that does not decode, a method the route does not take), with what was wrong.
     #[error("{message}")]
     Rejected { status: StatusCode, message: String },
+    /// The history database cannot be read now (it could not be opened, an I/O error).
+    #[error("The history database cannot be read now ({0}). Live data — triage, Ingresses, Certificates — is still served; try again once the banner is gone.")]
+    Storage(String),
 }
 
 impl AppError {
+    /// A failed read of the history database.
+    pub fn storage(e: sqlx::Error) -> Self {
+        tracing::warn!(error = %e, "could not read the history database");
+        AppError::Storage(crate::store::writer::describe(&e))
+    }
+
     pub fn bad(param: &str, message: impl Into<String>) -> Self {
         AppError::BadRequest {
             param: param.to_string(),
@@ -65,6 +74,7 @@ impl AppError {
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             AppError::Rejected { status, .. } => *status,
+            AppError::Storage(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -85,6 +95,7 @@ impl AppError {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
                 _ => "bad_request",
             },
+            AppError::Storage(_) => "storage_unavailable",
         }
     }
 
@@ -136,6 +147,7 @@ impl IntoResponse for AppError {
                     AppError::Upstream(_) => "The cluster said no",
                     AppError::UnsupportedMediaType(_) => "Unsupported body",
                     AppError::Unauthorized(_) => "Sign-in required",
+                    AppError::Storage(_) => "History unavailable",
                     AppError::Rejected { status, .. } => {
                         status.canonical_reason().unwrap_or("Bad request")
                     }

@@ -34,6 +34,60 @@ pub struct Db {
     pub health: Arc<writer::Health>,
 }
 
+impl StoreError {
+    /// Whether the cause may go away by itself or by an operator's hand while Lookout runs:
+    /// the file cannot be opened or created, the filesystem is read-only or full, another
+    /// process holds a lock, an I/O error. A bad URL or a migration that does not fit the
+    /// database is not.
+    pub fn is_transient(&self) -> bool {
+        let sql = match self {
+            StoreError::Open { source, .. } => source,
+            StoreError::Migrate(
+                sqlx::migrate::MigrateError::Execute(e)
+                | sqlx::migrate::MigrateError::ExecuteMigration(e, _),
+            ) => e,
+            StoreError::Migrate(_) => return false,
+        };
+        match sql {
+            sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+            sqlx::Error::Database(d) => {
+                // SQLite's primary result codes: PERM, BUSY, LOCKED, READONLY, IOERR, FULL,
+                // CANTOPEN.
+                let code = d.code().and_then(|c| c.parse::<i32>().ok()).unwrap_or(0) & 0xff;
+                matches!(code, 3 | 5 | 6 | 8 | 10 | 13 | 14)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What the two pools connect with.
+fn options(url: &str) -> Result<SqliteConnectOptions, StoreError> {
+    Ok(SqliteConnectOptions::from_str(url)
+        .map_err(|source| StoreError::Open {
+            url: url.to_string(),
+            source,
+        })?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(5))
+        .foreign_keys(true))
+}
+
+fn writer_pool() -> SqlitePoolOptions {
+    SqlitePoolOptions::new().max_connections(1)
+}
+
+fn reader_pool() -> SqlitePoolOptions {
+    SqlitePoolOptions::new().max_connections(4)
+}
+
+/// The first pause before opening again a database that could not be opened; it doubles up
+/// to a minute.
+const REOPEN_MIN: Duration = Duration::from_secs(2);
+const REOPEN_MAX: Duration = Duration::from_secs(60);
+
 impl Db {
     /// Opens (creating if missing) the database at `url` and applies pending migrations.
     pub async fn open(url: &str) -> Result<Db, StoreError> {
@@ -41,21 +95,13 @@ impl Db {
             url: url.to_string(),
             source,
         };
-        let options = SqliteConnectOptions::from_str(url)
-            .map_err(open_err)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5))
-            .foreign_keys(true);
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
+        let options = options(url)?;
+        let writer = writer_pool()
             .connect_with(options.clone())
             .await
             .map_err(open_err)?;
         sqlx::migrate!("../migrations").run(&writer).await?;
-        let reader = SqlitePoolOptions::new()
-            .max_connections(4)
+        let reader = reader_pool()
             .connect_with(options.read_only(true))
             .await
             .map_err(open_err)?;
@@ -64,6 +110,49 @@ impl Db {
             reader,
             health: Arc::default(),
         })
+    }
+
+    /// Like [`Db::open`], but a database that cannot be opened for a transient reason (see
+    /// [`StoreError::is_transient`]) does not stop Lookout: it serves the live data, shows the
+    /// fault (as writer `database` in [`writer::Health`]), lets its writers hold what they
+    /// cannot write, and tries again — after 2 s, doubling to a minute — until the database
+    /// opens and is migrated. Any other error is returned.
+    pub async fn open_or_retry(url: &str) -> Result<Db, StoreError> {
+        let error = match Db::open(url).await {
+            Ok(db) => return Ok(db),
+            Err(e) if e.is_transient() => e,
+            Err(e) => return Err(e),
+        };
+        let options = options(url)?;
+        let health = Arc::new(writer::Health::default());
+        health.failed_because("database", error.to_string(), chrono::Utc::now());
+        let db = Db {
+            writer: writer_pool().connect_lazy_with(options.clone()),
+            reader: reader_pool().connect_lazy_with(options.read_only(true)),
+            health,
+        };
+        let (pool, health) = (db.writer.clone(), db.health.clone());
+        tokio::spawn(async move {
+            let mut pause = REOPEN_MIN;
+            while !pool.is_closed() {
+                tokio::time::sleep(pause).await;
+                match sqlx::migrate!("../migrations").run(&pool).await {
+                    Ok(()) => {
+                        health.recovered("database");
+                        return;
+                    }
+                    Err(e) => {
+                        health.failed_because(
+                            "database",
+                            StoreError::from(e).to_string(),
+                            chrono::Utc::now(),
+                        );
+                        pause = (pause * 2).min(REOPEN_MAX);
+                    }
+                }
+            }
+        });
+        Ok(db)
     }
 
     /// Closes both pools, checkpointing the WAL.

@@ -72,6 +72,9 @@ pub struct WriterState {
 #[derive(Debug, Default)]
 pub struct Health {
     writers: Mutex<BTreeMap<&'static str, WriterState>>,
+    /// Woken when a failure ends, so the other failing writers try again at once instead
+    /// of at the end of their pause.
+    cleared: tokio::sync::Notify,
 }
 
 impl Health {
@@ -86,7 +89,11 @@ impl Health {
 
     /// A write of `what` failed with `error`.
     pub fn failed(&self, what: &'static str, error: &sqlx::Error, now: DateTime<Utc>) {
-        let error = describe(error);
+        self.failed_because(what, describe(error), now);
+    }
+
+    /// `what` failed; `error` says why.
+    pub fn failed_because(&self, what: &'static str, error: String, now: DateTime<Utc>) {
         self.update(what, |s| {
             s.errors += 1;
             match &mut s.failure {
@@ -105,9 +112,15 @@ impl Health {
             if held == 0 {
                 if let Some(f) = s.failure.take() {
                     tracing::info!(writer = what, since = %f.since, "the database takes writes again; everything held is written");
+                    self.cleared.notify_waiters();
                 }
             }
         });
+    }
+
+    /// `what` works again (for a task that holds nothing, such as opening the database).
+    pub fn recovered(&self, what: &'static str) {
+        self.wrote(what, 0);
     }
 
     fn holding(&self, what: &'static str, held: usize, dropped: u64) {
@@ -182,6 +195,7 @@ pub async fn run<T: Send + Sync + 'static>(
                     continue;
                 }
                 _ = tokio::time::sleep_until(retry_at) => {}
+                _ = health.cleared.notified() => {}
                 _ = shutdown.cancelled() => break,
             }
         }

@@ -1,7 +1,5 @@
 //! The `lookout` binary: check-config, serve, demo, shutdown on SIGTERM.
 
-//! same way `main` starts it (on port 0), plus the `lookout` binary itself.
-
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,7 +10,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-fn lookout() -> tokio::process::Command {
+pub fn lookout() -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lookout"));
     cmd.env_remove("LOOKOUT_LISTEN")
         .env("LOOKOUT_LOG", "warn")
@@ -121,7 +119,7 @@ async fn a_failed_migration_stops_with_a_clear_message() {
     );
 }
 
-async fn wait_http_ok(url: &str) {
+pub async fn wait_http_ok(url: &str) {
     let http = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -138,7 +136,7 @@ async fn wait_http_ok(url: &str) {
     }
 }
 
-async fn terminate_within(
+pub async fn terminate_within(
     child: &mut tokio::process::Child,
     limit: Duration,
 ) -> std::process::ExitStatus {

@@ -7,19 +7,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use std::sync::Arc;
 
+use kubesim::{Clock, Fleet, FleetOptions};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::binary::{lookout, terminate_within, wait_http_ok};
 use crate::helpers::*;
 
-/// A tmpfs of `size` mounted on a directory, unmounted on drop.
+/// A tmpfs mounted on a directory, unmounted on drop.
 struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    /// Mounts one, or None where this process may not mount (not root): the test then
-    /// cannot run, which is an error under CI.
-    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+    /// Mounts one with these options (`size=4m`, `size=4m,ro`), or None where this process
+    /// may not mount (not root): the test then cannot run, which is an error under CI.
+    fn mount(at: &Path, options: &str) -> Option<Tmpfs> {
         let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
             .arg(at)
             .status()
             .is_ok_and(|s| s.success());
@@ -73,7 +78,17 @@ fn set_state(app: &TestApp, name: &str, state: &str) {
 
 /// The value of `name{writer="WRITER"}` in /metrics.
 async fn storage_metric(app: &TestApp, name: &str, writer: &str) -> Option<f64> {
-    let text = app.get("/metrics").await.text().await.unwrap();
+    metric_at(&app.base, name, writer).await
+}
+
+/// The value of `name{writer="WRITER"}` in the /metrics of the server at `base`.
+async fn metric_at(base: &str, name: &str, writer: &str) -> Option<f64> {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .ok()?
+        .text()
+        .await
+        .ok()?;
     let prefix = format!("{name}{{writer=\"{writer}\"}} ");
     text.lines()
         .find_map(|l| l.strip_prefix(&prefix))
@@ -118,7 +133,7 @@ async fn page_with(app: &TestApp, path: &str, text: &str) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_disk_holds_the_history_keeps_pages_live_and_writes_it_all_once_space_returns() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(mount) = Tmpfs::mount(dir.path(), "4m") else {
+    let Some(mount) = Tmpfs::mount(dir.path(), "size=4m") else {
         return;
     };
     let app = spawn_app_in(&["zrh-prod"], dir).await;
@@ -307,4 +322,119 @@ async fn a_database_locked_by_another_process_holds_history_and_audit_until_it_l
     })
     .await;
     app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_on_a_read_only_filesystem_serves_live_data_and_opens_the_database_once_writable() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let Some(mount) = Tmpfs::mount(&data, "size=4m,ro") else {
+        return;
+    };
+    let token = CancellationToken::new();
+    let fleet = Fleet::start(
+        &FleetOptions::numbered(1),
+        Arc::new(Clock::Real),
+        token.clone(),
+    )
+    .await
+    .unwrap();
+    let kc = dir.path().join("kubeconfig");
+    fleet.write_kubeconfig(&kc).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let db = data.join("lookout.db");
+    let config = dir.path().join("lookout.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{db}\"\n[[clusters]]\nname = \"one\"\nkubeconfig = \"{kc}\"\ncontext = \"sim-1\"\n",
+            db = db.display(),
+            kc = kc.display()
+        ),
+    )
+    .unwrap();
+    let mut child = lookout()
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    wait_http_ok(&format!("{base}/readyz")).await;
+
+    // Live data is served; the history says why it is not there.
+    let ingresses = reqwest::get(format!("{base}/api/v1/ingresses"))
+        .await
+        .unwrap();
+    assert_eq!(ingresses.status(), 200);
+    let page = reqwest::get(&base).await.unwrap().text().await.unwrap();
+    assert!(
+        page.contains("data-testid=\"storage-banner\"")
+            && page.contains("unable to open database file"),
+        "the banner names the fault"
+    );
+    assert_eq!(
+        metric_at(&base, "lookout_storage_writable", "database").await,
+        Some(0.0)
+    );
+    let history = reqwest::get(format!("{base}/api/v1/challenges"))
+        .await
+        .unwrap();
+    assert_eq!(history.status(), 503);
+    let body: Value = history.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "storage_unavailable", "{body}");
+
+    // The filesystem becomes writable: the database is created, migrated and written.
+    let remounted = Command::new("mount")
+        .args(["-o", "remount,rw"])
+        .arg(&data)
+        .status()
+        .unwrap();
+    assert!(remounted.success());
+    within(
+        60,
+        "the database opens and the held sync events are written",
+        || async {
+            metric_at(&base, "lookout_storage_writable", "database").await == Some(1.0)
+                && metric_at(&base, "lookout_storage_writable", "sync events").await == Some(1.0)
+                && metric_at(&base, "lookout_storage_held", "sync events").await == Some(0.0)
+                && !reqwest::get(&base)
+                    .await
+                    .unwrap()
+                    .text()
+                    .await
+                    .unwrap()
+                    .contains("storage-banner")
+        },
+    )
+    .await;
+    let history = reqwest::get(format!("{base}/api/v1/challenges"))
+        .await
+        .unwrap();
+    assert_eq!(history.status(), 200);
+    let status = terminate_within(&mut child, Duration::from_secs(5)).await;
+    assert!(status.success(), "{status:?}");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let synced: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM cluster_sync_events WHERE cluster = 'one' AND state = 'synced'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(
+        synced >= 1,
+        "the first sync, held from the start, is recorded"
+    );
+    pool.close().await;
+    token.cancel();
+    drop(mount);
 }

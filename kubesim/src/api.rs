@@ -48,6 +48,10 @@ pub fn router(cluster: Arc<Cluster>) -> Router {
             "/kubesim/faults/drop-watches",
             axum::routing::post(crate::faults::drop_watches),
         )
+        .route(
+            "/kubesim/faults/reset-versions",
+            axum::routing::post(crate::faults::reset_versions),
+        )
         .fallback(resource_request)
         .layer(axum::middleware::from_fn_with_state(
             cluster.clone(),
@@ -489,6 +493,8 @@ fn watch(
     let line = |v: &Value| Ok(Bytes::from(format!("{v}\n")));
     let start = match cluster.watch_from(&t.rt, &sel, from) {
         Ok(s) => s,
+        // A version newer than the server's is refused before the stream starts.
+        Err(e) if e.code == 504 => return e.into_response(),
         Err(e) => {
             // A real API server reports "too old" as an ERROR event inside a 200 stream.
             let ev = json!({"type": "ERROR", "object": e.to_status()});

@@ -1,6 +1,8 @@
 //! Fault injection, switchable at runtime per cluster: through the library
 //! ([`crate::store::Cluster::set_faults`]) or the admin endpoint `GET/PUT /kubesim/faults`
-//! on the cluster's own port (`POST /kubesim/faults/drop-watches` ends open watches).
+//! on the cluster's own port (`POST /kubesim/faults/drop-watches` ends open watches,
+//! `POST /kubesim/faults/reset-versions` hands out every resource version again from 1, as
+//! an API server restarted on a restored etcd).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,5 +103,10 @@ pub async fn put(State(cluster): State<Arc<Cluster>>, Json(faults): Json<Faults>
 
 pub async fn drop_watches(State(cluster): State<Arc<Cluster>>) -> StatusCode {
     cluster.drop_watches();
+    StatusCode::NO_CONTENT
+}
+
+pub async fn reset_versions(State(cluster): State<Arc<Cluster>>) -> StatusCode {
+    cluster.reset_resource_versions();
     StatusCode::NO_CONTENT
 }

@@ -35,6 +35,19 @@ impl ApiError {
     pub fn gone(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)
     }
+    /// A resource version newer than the server's, as the API server's watch cache answers
+    /// when it does not catch up with it.
+    pub fn too_large(requested: u64, current: u64) -> Self {
+        Self::new(
+            504,
+            "Timeout",
+            format!("Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details(json!({
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1
+        }))
+    }
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self

@@ -751,6 +751,7 @@ impl Cluster {
                     st.floor
                 )));
             }
+            Some(rv) if rv > st.rv => return Err(ApiError::too_large(rv, st.rv)),
             Some(rv) => st
                 .log
                 .iter()
@@ -793,6 +794,26 @@ impl Cluster {
 
     /// Fault injection: ends every open watch; clients resume from their resource version.
     pub fn drop_watches(&self) {
+        self.watch_epoch.send_modify(|e| *e += 1);
+    }
+
+    /// Fault injection: the API server comes back on an etcd restored from an older backup —
+    /// every object's resource version is handed out again from 1, lower than what clients
+    /// hold, and open watches end. A client resuming from its version is told it is too large
+    /// (504, `ResourceVersionTooLarge`) and must list again.
+    pub fn reset_resource_versions(&self) {
+        let mut st = self.lock();
+        let mut rv = 0u64;
+        for objects in st.objects.values_mut() {
+            for obj in objects.values_mut() {
+                rv += 1;
+                obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+            }
+        }
+        st.rv = rv;
+        st.floor = 0;
+        st.log.clear();
+        drop(st);
         self.watch_epoch.send_modify(|e| *e += 1);
     }
 

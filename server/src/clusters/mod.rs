@@ -69,6 +69,12 @@ async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
             })?
     };
     config.connect_timeout = Some(Duration::from_secs(10));
+    // kube's built-in retry answers 429, 503 and 504 by retrying the same request up to 15
+    // times with a delay growing to 1000 s, out of sight: a watch would sit in it for hours
+    // (e.g. resuming from a version the server no longer has: 504 ResourceVersionTooLarge)
+    // while its kind looked synced, and an action would hang. The watchers back off and
+    // honour Retry-After themselves, with the error shown; an action reports it at once.
+    config.default_retry = false;
     Client::try_from(config).map_err(|e| format!("building the client: {e}"))
 }
 

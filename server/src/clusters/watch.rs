@@ -251,6 +251,12 @@ async fn watch(
                 // The normal end of a too-old watch: the watcher relists by itself.
                 tracing::debug!(error = %e, "resource version expired; relisting");
             }
+            Err(e) if is_too_large(&e) => {
+                // The API server's versions went back (restarted on a restored or new etcd):
+                // resuming from ours can never succeed, and the watcher would retry it forever.
+                tracing::warn!(error = %e, "the API server's resource versions are behind ours; listing again");
+                return Ended::Restart;
+            }
             Err(e) => {
                 if spec.crd && is_not_found(&e) {
                     tracing::info!("the kind is no longer served");
@@ -355,15 +361,20 @@ fn history_table(kind: &str) -> Option<&'static str> {
     }
 }
 
-/// How long a 429 asked the client to wait (`details.retryAfterSeconds`), at most 10 minutes.
-fn retry_after(e: &watcher::Error) -> Option<Duration> {
-    let status = match e {
+/// The API server's answer inside a watcher error, if there is one.
+fn status_of(e: &watcher::Error) -> Option<&kube::core::Status> {
+    match e {
         watcher::Error::InitialListFailed(kube::Error::Api(s))
         | watcher::Error::WatchStartFailed(kube::Error::Api(s))
-        | watcher::Error::WatchFailed(kube::Error::Api(s)) => s,
-        watcher::Error::WatchError(s) => s,
-        _ => return None,
-    };
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some(s),
+        watcher::Error::WatchError(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// How long a 429 asked the client to wait (`details.retryAfterSeconds`), at most 10 minutes.
+fn retry_after(e: &watcher::Error) -> Option<Duration> {
+    let status = status_of(e)?;
     let seconds = status.details.as_ref()?.retry_after_seconds;
     (status.code == 429 && seconds > 0).then(|| Duration::from_secs(u64::from(seconds.min(600))))
 }
@@ -374,6 +385,17 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
+}
+
+/// A resource version newer than the server's (cause `ResourceVersionTooLarge`).
+fn is_too_large(e: &watcher::Error) -> bool {
+    status_of(e).is_some_and(|s| {
+        s.details.as_ref().is_some_and(|d| {
+            d.causes
+                .iter()
+                .any(|c| c.reason == "ResourceVersionTooLarge")
+        }) || s.message.starts_with("Too large resource version")
+    })
 }
 
 fn is_gone(e: &watcher::Error) -> bool {

@@ -104,6 +104,8 @@ pub struct WatchSettings {
     /// How long a cluster's findings are served unchanged when its data did not change;
     /// after that they are recomputed in the background (time-based rules move on).
     pub findings_ttl: Duration,
+    /// How many kinds may relist at a time across the fleet (see [`watch::RelistGate`]).
+    pub relist_concurrency: usize,
 }
 
 impl Default for WatchSettings {
@@ -116,6 +118,7 @@ impl Default for WatchSettings {
             history_retention: chrono::Duration::days(180),
             budget_interval: Duration::from_secs(30),
             findings_ttl: Duration::from_secs(5),
+            relist_concurrency: 8,
         }
     }
 }
@@ -167,6 +170,8 @@ pub struct Registry {
     /// Counts every change of any cluster's data or state; live updates wait on it.
     changes: Arc<tokio::sync::watch::Sender<u64>>,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// Relists take turns through it; `/metrics` reads it.
+    pub relists: Arc<watch::RelistGate>,
 }
 
 impl Registry {
@@ -182,6 +187,7 @@ impl Registry {
         let mut clusters = Vec::new();
         let mut tasks = Vec::new();
         let changes = Arc::new(tokio::sync::watch::Sender::new(0u64));
+        let relists = Arc::new(watch::RelistGate::new(settings.relist_concurrency));
         for source in sources {
             let record = Arc::new(
                 ClusterRecord::new(
@@ -214,6 +220,7 @@ impl Registry {
                             watch::Timing {
                                 crd_recheck: settings.crd_recheck,
                                 list_timeout: settings.list_timeout,
+                                relists: relists.clone(),
                             },
                             shutdown.clone(),
                         )));
@@ -230,6 +237,7 @@ impl Registry {
             changes,
             history,
             tasks: std::sync::Mutex::new(tasks),
+            relists,
         })
     }
 

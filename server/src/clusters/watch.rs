@@ -43,12 +43,76 @@ enum Ended {
 }
 
 /// How long the watch of a kind waits for things.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Timing {
     /// How often an absent CRD is looked for again.
     pub crd_recheck: Duration,
     /// How long a list or discovery may go unanswered before the kind is in error.
     pub list_timeout: Duration,
+    /// The fleet-wide limit on relists at a time.
+    pub relists: Arc<RelistGate>,
+}
+
+/// Limits how many kinds relist at a time across the fleet. A relist holds the kind's new
+/// list beside the data it replaces until it is done, so a 410 storm (or a network blip that
+/// ends every watch at once) relisting everything together would briefly need up to twice
+/// the cache and hit every API server at the same moment; through the gate they take turns.
+/// First lists at start do not wait (there is nothing to double).
+#[derive(Debug)]
+pub struct RelistGate {
+    slots: tokio::sync::Semaphore,
+    in_progress: std::sync::atomic::AtomicUsize,
+    waited: std::sync::atomic::AtomicU64,
+}
+
+impl RelistGate {
+    pub fn new(slots: usize) -> Self {
+        RelistGate {
+            slots: tokio::sync::Semaphore::new(slots.max(1)),
+            in_progress: Default::default(),
+            waited: Default::default(),
+        }
+    }
+
+    /// Waits for a slot; the relist holds it until the guard is dropped.
+    async fn enter(self: &Arc<Self>) -> RelistSlot {
+        use std::sync::atomic::Ordering::Relaxed;
+        let permit = match self.slots.try_acquire() {
+            Ok(p) => p,
+            Err(_) => {
+                self.waited.fetch_add(1, Relaxed);
+                self.slots
+                    .acquire()
+                    .await
+                    .expect("the gate is never closed")
+            }
+        };
+        permit.forget();
+        self.in_progress.fetch_add(1, Relaxed);
+        RelistSlot(self.clone())
+    }
+
+    /// Relists now in progress.
+    pub fn in_progress(&self) -> usize {
+        self.in_progress.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Relists that had to wait for a slot, since start.
+    pub fn waited(&self) -> u64 {
+        self.waited.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A relist's slot in the [`RelistGate`].
+struct RelistSlot(Arc<RelistGate>);
+
+impl Drop for RelistSlot {
+    fn drop(&mut self) {
+        self.0
+            .in_progress
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.slots.add_permits(1);
+    }
 }
 
 /// Watches one kind of one cluster until `shutdown`.
@@ -98,7 +162,7 @@ pub async fn run(
                     }
                 }
             }
-            match watch(&record, &client, &spec, timing.list_timeout, &shutdown).await {
+            match watch(&record, &client, &spec, &timing, &shutdown).await {
                 Ended::Shutdown => return,
                 Ended::Gone | Ended::Restart => continue,
             }
@@ -131,9 +195,12 @@ async fn watch(
     record: &Arc<ClusterRecord>,
     client: &Client,
     spec: &KindSpec,
-    list_timeout: Duration,
+    timing: &Timing,
     shutdown: &CancellationToken,
 ) -> Ended {
+    let list_timeout = timing.list_timeout;
+    // Held from a relist's start to its end (see RelistGate).
+    let mut slot: Option<RelistSlot> = None;
     let ar = spec.api_resource();
     let api: Api<DynamicObject> = match spec.namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
@@ -181,6 +248,19 @@ async fn watch(
         };
         match event {
             Ok(Event::Init) => {
+                // The list request goes out when the stream is polled next: a relist of a
+                // kind that has data waits for its turn first.
+                if slot.is_none()
+                    && matches!(
+                        record.kind_state(spec.kind),
+                        Some(KindState::Synced | KindState::Error { .. })
+                    )
+                {
+                    slot = tokio::select! {
+                        _ = shutdown.cancelled() => return Ended::Shutdown,
+                        s = timing.relists.enter() => Some(s),
+                    };
+                }
                 list_deadline = Some(tokio::time::Instant::now() + list_timeout);
                 record
                     .relists
@@ -221,6 +301,8 @@ async fn watch(
                 }
                 tracing::info!(count, skipped, "initial list done");
                 record.set_kind(spec.kind, KindState::Synced, count);
+                // The old data is gone: the next relist may start.
+                slot = None;
                 record.warm_up();
             }
             Ok(Event::Apply(obj)) => {

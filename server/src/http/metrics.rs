@@ -202,6 +202,28 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
         registry.history_queue_depth()
     );
     storage(&mut out, &state.storage.writers());
+    family(
+        &mut out,
+        "lookout_relists_in_progress",
+        "gauge",
+        "Relists under way across the fleet (at most 8 at a time; the rest wait their turn).",
+    );
+    let _ = writeln!(
+        out,
+        "lookout_relists_in_progress {}",
+        registry.relists.in_progress()
+    );
+    family(
+        &mut out,
+        "lookout_relists_waited_total",
+        "counter",
+        "Relists that waited for a turn (a 410 storm or many watches ending at once).",
+    );
+    let _ = writeln!(
+        out,
+        "lookout_relists_waited_total {}",
+        registry.relists.waited()
+    );
 
     if let Some(heap) = crate::memory::heap() {
         family(

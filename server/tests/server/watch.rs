@@ -571,3 +571,72 @@ async fn a_cluster_answering_500_is_stale_with_the_servers_words_and_recovers() 
     .await;
     app.stop().await;
 }
+
+/// A number from `/metrics`, by its whole name.
+async fn metric(app: &TestApp, name: &str) -> f64 {
+    let text = app.get("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("{name} in /metrics"))
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_410_storm_across_the_fleet_relists_a_few_kinds_at_a_time_and_loses_nothing() {
+    let clusters = ["zrh-prod", "gva-prod", "lab-dev"];
+    let app = spawn_app_tuned(&clusters, |s| s.relist_concurrency = 2).await;
+    app.wait_ready().await;
+    for i in 0..clusters.len() {
+        for n in 0..5 {
+            add_ingress(&app, i, &format!("app-{n}"));
+        }
+    }
+    app.eventually("every Ingress", || async {
+        app.json("/api/v1/ingresses").await["total"] == 15
+    })
+    .await;
+    assert_eq!(metric(&app, "lookout_relists_waited_total").await, 0.0);
+    // Slow answers, so that relists overlap unless they take turns; then every watch of
+    // every cluster expires at once, and the data changes meanwhile.
+    for i in 0..clusters.len() {
+        faults(
+            &app,
+            i,
+            kubesim::faults::Faults {
+                latency_ms: 150,
+                ..Default::default()
+            },
+        );
+    }
+    for i in 0..clusters.len() {
+        app.fleet.clusters[i].cluster.expire_watches();
+        let c = &app.fleet.clusters[i].cluster;
+        let rt = c.resolve("networking.k8s.io", "ingresses").unwrap();
+        c.delete(&rt, Some("default"), "app-0", false).unwrap();
+    }
+    let mut most = 0.0f64;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        most = most.max(metric(&app, "lookout_relists_in_progress").await);
+        let list = app.json("/api/v1/ingresses?per_page=100").await;
+        if list["total"] == 12 && metric(&app, "lookout_relists_in_progress").await == 0.0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the storm did not settle: {list}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(most <= 2.0, "at most two relists at a time, saw {most}");
+    assert!(
+        metric(&app, "lookout_relists_waited_total").await >= 1.0,
+        "relists took turns"
+    );
+    let states = app.json("/api/v1/clusters").await;
+    for c in states["items"].as_array().unwrap() {
+        assert_eq!(c["state"], "synced", "{c}");
+    }
+    app.stop().await;
+}

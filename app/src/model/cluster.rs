@@ -42,6 +42,13 @@ pub enum KindState {
     Synced,
     /// The kind's CRD is absent (re-checked periodically).
     NotInstalled,
+    /// The kind's API group is served, but not at the version Lookout reads (e.g. a
+    /// cert-manager older than 1.0 serving only `v1alpha2`): `served` lists what it offers.
+    /// Re-checked like an absent CRD.
+    UnsupportedVersion {
+        reads: String,
+        served: Vec<String>,
+    },
     Error {
         error: String,
     },

@@ -13,6 +13,10 @@ fn kind_summary(c: &ClusterView) -> String {
                 KindState::Listing => "listing".to_string(),
                 KindState::Synced => format!("{} cached", k.objects),
                 KindState::NotInstalled => "not installed".to_string(),
+                KindState::UnsupportedVersion { reads, served } => format!(
+                    "served only as {} (Lookout reads {reads}); not shown",
+                    served.join(", ")
+                ),
                 KindState::Error { error } => format!("error: {error}"),
             };
             format!("{}: {state}", k.kind)

@@ -214,10 +214,12 @@ impl ClusterRecord {
             KindState::Error { error } => Some(format!("{}: {error}", k.kind)),
             _ => None,
         });
-        let all_synced = s
-            .kinds
-            .values()
-            .all(|k| matches!(k.state, KindState::Synced | KindState::NotInstalled));
+        let all_synced = s.kinds.values().all(|k| {
+            matches!(
+                k.state,
+                KindState::Synced | KindState::NotInstalled | KindState::UnsupportedVersion { .. }
+            )
+        });
         let next = match (error, s.last_sync) {
             (Some(error), Some(since)) => SyncState::Stale { since, error },
             (Some(error), None) => SyncState::Failed { error },

@@ -24,12 +24,36 @@ use lookout_app::model::certificate::{
 use lookout_app::model::text::{Interner, Uid};
 
 /// Whether the API server serves `spec`'s kind (its CRD is installed).
-async fn served(client: &Client, spec: &KindSpec) -> Result<bool, kube::Error> {
+async fn served(client: &Client, spec: &KindSpec) -> Result<Served, kube::Error> {
     match client.list_api_group_resources(&spec.group_version()).await {
-        Ok(list) => Ok(list.resources.iter().any(|r| r.name == spec.plural)),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+        Ok(list) if list.resources.iter().any(|r| r.name == spec.plural) => Ok(Served::Yes),
+        Ok(_) => Ok(Served::No),
+        Err(kube::Error::Api(s)) if s.code == 404 => {
+            // Not at our version: is the group there at others?
+            let groups = client.list_api_groups().await?;
+            let versions: Vec<String> = groups
+                .groups
+                .iter()
+                .filter(|g| g.name == spec.group)
+                .flat_map(|g| g.versions.iter().map(|v| v.group_version.clone()))
+                .collect();
+            Ok(if versions.is_empty() {
+                Served::No
+            } else {
+                Served::OtherVersions(versions)
+            })
+        }
         Err(e) => Err(e),
     }
+}
+
+/// Whether a CRD-declared kind is served at the version Lookout reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Served {
+    Yes,
+    No,
+    /// The group is served at these group/versions only.
+    OtherVersions(Vec<String>),
 }
 
 /// How one watch run ended.
@@ -141,24 +165,38 @@ pub async fn run(
                         ))
                     }
                 };
-                match discovered {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        if record.kind_state(spec.kind) != Some(KindState::NotInstalled) {
-                            tracing::info!("CRD not installed; looking again every {recheck:?}");
-                            record.update(|d| {
-                                kinds::replace(spec.kind, d, &mut ClusterData::default())
-                            });
-                            record.set_kind(spec.kind, KindState::NotInstalled, 0);
-                        }
-                        tokio::select! {
-                            _ = shutdown.cancelled() => return,
-                            _ = tokio::time::sleep(recheck) => continue,
-                        }
-                    }
+                let absent = match discovered {
+                    Ok(Served::Yes) => None,
+                    Ok(Served::No) => Some(KindState::NotInstalled),
+                    Ok(Served::OtherVersions(served)) => Some(KindState::UnsupportedVersion {
+                        reads: spec.group_version(),
+                        served,
+                    }),
                     Err(e) => {
                         // Discovery failed (cluster down): the watcher below reports it and backs off.
                         tracing::debug!(error = %e, "discovery failed; starting the watch anyway");
+                        None
+                    }
+                };
+                if let Some(state) = absent {
+                    if record.kind_state(spec.kind).as_ref() != Some(&state) {
+                        match &state {
+                            KindState::UnsupportedVersion { served, .. } => tracing::warn!(
+                                ?served,
+                                "the kind is served only at versions Lookout does not read; looking again every {recheck:?}"
+                            ),
+                            _ => tracing::info!(
+                                "CRD not installed; looking again every {recheck:?}"
+                            ),
+                        }
+                        record.update(|d| {
+                            kinds::replace(spec.kind, d, &mut ClusterData::default())
+                        });
+                        record.set_kind(spec.kind, state, 0);
+                    }
+                    tokio::select! {
+                        _ = shutdown.cancelled() => return,
+                        _ = tokio::time::sleep(recheck) => continue,
                     }
                 }
             }
@@ -217,10 +255,12 @@ async fn watch(
     let mut skipped = 0usize;
     // UIDs seen in the relist in progress, for the history's deletions.
     let mut live: Vec<String> = Vec::new();
-    if record
-        .kind_state(spec.kind)
-        .is_none_or(|s| s == KindState::NotInstalled)
-    {
+    if record.kind_state(spec.kind).is_none_or(|s| {
+        matches!(
+            s,
+            KindState::NotInstalled | KindState::UnsupportedVersion { .. }
+        )
+    }) {
         record.set_kind(spec.kind, KindState::Listing, 0);
     }
     // While a list is in progress: by when its next object must have come; None otherwise.

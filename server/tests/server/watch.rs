@@ -640,3 +640,50 @@ async fn a_410_storm_across_the_fleet_relists_a_few_kinds_at_a_time_and_loses_no
     }
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cert_manager_served_only_at_an_unknown_version_is_named_not_mistaken_for_absent() {
+    let app = spawn_app_with(&["zrh-prod"], false).await;
+    app.wait_ready().await;
+    // cert-manager before 1.0: its Certificates at v1alpha2 only.
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c
+        .resolve("apiextensions.k8s.io", "customresourcedefinitions")
+        .unwrap();
+    c.create(
+        &rt,
+        None,
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "certificates.cert-manager.io"},
+            "spec": {"group": "cert-manager.io", "scope": "Namespaced",
+                     "names": {"plural": "certificates", "singular": "certificate", "kind": "Certificate", "listKind": "CertificateList"},
+                     "versions": [{"name": "v1alpha2", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        }),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    app.eventually("the Certificate kind names the versions served", || async {
+        let clusters = app.json("/api/v1/clusters").await;
+        clusters["items"][0]["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| {
+                k["kind"] == "Certificate"
+                    && k["state"] == "unsupported_version"
+                    && k["served"] == json!(["cert-manager.io/v1alpha2"])
+                    && k["reads"] == "cert-manager.io/v1"
+            })
+    })
+    .await;
+    let clusters = app.json("/api/v1/clusters").await;
+    assert_eq!(clusters["items"][0]["state"], "synced", "{clusters}");
+    let page = app.get("/clusters").await.text().await.unwrap();
+    assert!(
+        page.contains("served only as cert-manager.io/v1alpha2 (Lookout reads cert-manager.io/v1)"),
+        "the clusters page says so"
+    );
+    app.stop().await;
+}

@@ -201,7 +201,7 @@ async fn soak(a: &Args, minutes: f64) {
         "soak: {minutes} min of churn against 2,000 Ingresses (ready in {:.1} s)\n",
         ready.as_secs_f64()
     );
-    println!("| minute | RSS MiB | heap MiB | jemalloc resident MiB | open fds | cached objects | changes |\n|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| minute | RSS MiB | heap MiB | jemalloc resident MiB | SQLite MiB | open fds | cached objects | changes |\n|---:|---:|---:|---:|---:|---:|---:|---:|");
     let cluster = f.clusters[0].cluster.clone();
     let ingresses = cluster.resolve("networking.k8s.io", "ingresses").unwrap();
     let challenges = cluster
@@ -260,14 +260,15 @@ async fn soak(a: &Args, minutes: f64) {
         }
         if Instant::now() >= next_sample {
             let (_, rss, _) = proc_stats(l.pid);
-            let (count, heap, resident) = cached(&l.base).await;
+            let (count, heap, resident, sqlite) = cached(&l.base).await;
             let fds = open_fds(l.pid);
             let minute = started.elapsed().as_secs_f64() / 60.0;
             println!(
-                "| {minute:.2} | {} | {} | {} | {fds} | {count} | {changes} |",
+                "| {minute:.2} | {} | {} | {} | {:.1} | {fds} | {count} | {changes} |",
                 rss / 1024,
                 heap / (1024 * 1024),
-                resident / (1024 * 1024)
+                resident / (1024 * 1024),
+                sqlite as f64 / (1024.0 * 1024.0)
             );
             samples.push((minute, rss, heap, fds));
             next_sample += Duration::from_secs(15);
@@ -302,9 +303,9 @@ async fn soak(a: &Args, minutes: f64) {
     }
 }
 
-/// What Lookout says it caches (every kind), its heap in use and jemalloc's resident bytes,
-/// from `/metrics`.
-async fn cached(base: &str) -> (u64, u64, u64) {
+/// What Lookout says it caches (every kind), its heap in use, jemalloc's resident bytes and
+/// SQLite's memory, from `/metrics`.
+async fn cached(base: &str) -> (u64, u64, u64, u64) {
     let text = reqwest::get(format!("{base}/metrics"))
         .await
         .unwrap()
@@ -326,6 +327,7 @@ async fn cached(base: &str) -> (u64, u64, u64) {
         objects,
         gauge("lookout_heap_bytes"),
         gauge("lookout_heap_resident_bytes"),
+        gauge("lookout_sqlite_memory_bytes"),
     )
 }
 
@@ -334,7 +336,7 @@ async fn cached(base: &str) -> (u64, u64, u64) {
 async fn memory(l: &Lookout, base_rss: u64, ingresses_and_certificates: usize) -> Value {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (_, rss, _) = proc_stats(l.pid);
-    let (objects, heap, _) = cached(&l.base).await;
+    let (objects, heap, _, _) = cached(&l.base).await;
     let above = rss.saturating_sub(base_rss) as f64 * 1024.0;
     json!({
         "rss_kib": rss,

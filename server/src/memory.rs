@@ -41,3 +41,12 @@ fn jemalloc_heap() -> Option<Heap> {
 fn jemalloc_heap() -> Option<Heap> {
     None
 }
+
+/// Bytes SQLite has allocated (its page caches, statements, schema): it allocates with the C
+/// library's `malloc`, outside jemalloc's count.
+pub fn sqlite() -> u64 {
+    // SAFETY: sqlite3_memory_used takes no arguments and only reads SQLite's global memory
+    // statistics, which it guards itself; it is safe to call from any thread at any time.
+    let used = unsafe { libsqlite3_sys::sqlite3_memory_used() };
+    u64::try_from(used).unwrap_or(0)
+}

@@ -225,6 +225,17 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
         registry.relists.waited()
     );
 
+    family(
+        &mut out,
+        "lookout_sqlite_memory_bytes",
+        "gauge",
+        "Bytes SQLite has allocated (page caches, statements), outside jemalloc's heap.",
+    );
+    let _ = writeln!(
+        out,
+        "lookout_sqlite_memory_bytes {}",
+        crate::memory::sqlite()
+    );
     if let Some(heap) = crate::memory::heap() {
         family(
             &mut out,

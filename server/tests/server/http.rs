@@ -368,8 +368,19 @@ async fn metrics_expose_findings_sync_state_history_and_http_in_prometheus_text(
         "lookout_http_requests_total{method=\"GET\",route=\"/healthz\",status=\"200\"} 1",
         "lookout_history_queue_depth 0",
         "# TYPE lookout_watch_relists_total counter",
+        "lookout_storage_writable{writer=\"history\"} 1",
+        "lookout_storage_held{writer=\"audit\"} 0",
+        "lookout_relists_in_progress 0",
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
+    // SQLite's own memory (its caches, the schema): something, and not absurd.
+    let sqlite: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("lookout_sqlite_memory_bytes "))
+        .expect("lookout_sqlite_memory_bytes")
+        .parse()
+        .unwrap();
+    assert!((10_000..500_000_000).contains(&sqlite), "{sqlite}");
     app.stop().await;
 }

@@ -124,6 +124,15 @@ fn put<V>(
     }
 }
 
+/// Why an object cannot be cached at all, if it cannot: without a name it has no key.
+/// Everything else is projected as far as it goes (a malformed field becomes empty).
+pub fn unusable(obj: &DynamicObject) -> Option<&'static str> {
+    match obj.metadata.name.as_deref() {
+        None | Some("") => Some("no metadata.name"),
+        Some(_) => None,
+    }
+}
+
 /// Projects `obj` of `kind` into `data`; false when it was skipped (unusable or not needed).
 pub fn apply(
     kind: &str,
@@ -246,6 +255,30 @@ pub fn count(kind: &str, data: &ClusterData) -> usize {
         "Challenge" => data.challenges.len(),
         "Gateway" => data.gateways.len(),
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(v: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn only_an_object_without_a_name_is_unusable() {
+        let nameless = object(serde_json::json!({"metadata": {"namespace": "x"}}));
+        assert_eq!(unusable(&nameless), Some("no metadata.name"));
+        let empty = object(serde_json::json!({"metadata": {"name": ""}}));
+        assert_eq!(unusable(&empty), Some("no metadata.name"));
+        // Everything else is projected as far as it goes, however odd the rest.
+        let odd = object(serde_json::json!({"metadata": {"name": "ok"}, "spec": 7, "status": "?"}));
+        assert_eq!(unusable(&odd), None);
+        let mut data = ClusterData::default();
+        let mut strings = Interner::default();
+        assert!(apply("Ingress", "c", &mut data, &odd, &mut strings));
+        assert_eq!(count("Ingress", &data), 1);
     }
 }
 

@@ -77,6 +77,8 @@ pub struct ClusterRecord {
     history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
     /// Failed watch calls (410 relists excluded), for `/metrics`.
     pub watch_errors: AtomicU64,
+    /// Objects that could not be cached at all, by kind, for `/metrics`.
+    skipped: Mutex<BTreeMap<&'static str, u64>>,
     /// Initial lists and relists started, for `/metrics`.
     pub relists: AtomicU64,
     /// Times a watcher had to wait for the history writer, for `/metrics`.
@@ -115,6 +117,7 @@ impl ClusterRecord {
             events,
             history,
             watch_errors: AtomicU64::new(0),
+            skipped: Mutex::default(),
             relists: AtomicU64::new(0),
             history_waits: AtomicU64::new(0),
         }
@@ -143,6 +146,21 @@ impl ClusterRecord {
                 tracing::error!(cluster = %self.name, "the history writer has stopped; an event is not recorded")
             }
         }
+    }
+
+    /// An object of `kind` could not be cached (`why`); counted, and logged the first time.
+    pub fn skip(&self, kind: &'static str, why: &str, namespace: Option<&str>) {
+        let mut skipped = self.skipped.lock().expect("skipped lock");
+        let n = skipped.entry(kind).or_default();
+        if *n == 0 {
+            tracing::warn!(cluster = %self.name, kind, why, namespace, "an object cannot be cached and is skipped (counted in lookout_objects_skipped_total)");
+        }
+        *n += 1;
+    }
+
+    /// Objects skipped so far, by kind.
+    pub fn skipped(&self) -> BTreeMap<&'static str, u64> {
+        self.skipped.lock().expect("skipped lock").clone()
     }
 
     /// Objects cached per watched kind.
@@ -504,6 +522,19 @@ mod tests {
         )
         .with_findings_ttl(Duration::from_millis(100));
         Arc::new(record)
+    }
+
+    #[test]
+    fn skipped_objects_are_counted_by_kind() {
+        let record = record(Arc::new(AtomicI64::new(0)));
+        assert!(record.skipped().is_empty());
+        record.skip("Ingress", "no metadata.name", Some("shop"));
+        record.skip("Ingress", "no metadata.name", None);
+        record.skip("Challenge", "no metadata.name", None);
+        assert_eq!(
+            record.skipped().into_iter().collect::<Vec<_>>(),
+            [("Challenge", 1), ("Ingress", 2)]
+        );
     }
 
     fn certificate(name: &str, not_after: &str) -> DynamicObject {

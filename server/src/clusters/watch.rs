@@ -311,6 +311,10 @@ async fn watch(
             }
             Ok(Event::InitApply(obj)) => {
                 list_deadline = Some(tokio::time::Instant::now() + list_timeout);
+                if let Some(why) = kinds::unusable(&obj) {
+                    record.skip(spec.kind, why, obj.metadata.namespace.as_deref());
+                    continue;
+                }
                 if !record
                     .with_strings(|s| kinds::apply(spec.kind, &record.name, &mut relist, &obj, s))
                 {
@@ -346,6 +350,10 @@ async fn watch(
                 record.warm_up();
             }
             Ok(Event::Apply(obj)) => {
+                if let Some(why) = kinds::unusable(&obj) {
+                    record.skip(spec.kind, why, obj.metadata.namespace.as_deref());
+                    continue;
+                }
                 let count = record.update_with_strings(|d, s| {
                     kinds::apply(spec.kind, &record.name, d, &obj, s);
                     kinds::count(spec.kind, d)

@@ -192,6 +192,21 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
     }
     family(
         &mut out,
+        "lookout_objects_skipped_total",
+        "counter",
+        "Objects that could not be cached at all (no name), per cluster and kind; other malformed fields are projected as empty.",
+    );
+    for c in registry.records() {
+        for (kind, n) in c.skipped() {
+            let _ = writeln!(
+                out,
+                "lookout_objects_skipped_total{{cluster=\"{}\",kind=\"{kind}\"}} {n}",
+                label(&c.name)
+            );
+        }
+    }
+    family(
+        &mut out,
         "lookout_history_queue_depth",
         "gauge",
         "Events waiting for the history writer.",

@@ -687,3 +687,117 @@ async fn cert_manager_served_only_at_an_unknown_version_is_named_not_mistaken_fo
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_objects_are_projected_as_far_as_they_go_beside_their_neighbours() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    let huge = "x".repeat(200 * 1024);
+    let bad_ingresses = [
+        json!({"metadata": {"name": "wrong-types", "annotations": {"big": huge, "cert-manager.io/cluster-issuer": "le"}},
+               "spec": {"rules": "not a list", "tls": [{"hosts": 5, "secretName": ["x"]}], "ingressClassName": 7}}),
+        json!({"metadata": {"name": "umlaut"},
+               "spec": {"rules": [{"host": "bücher.example"}], "tls": [{"hosts": ["bücher.example"], "secretName": "b-tls"}]}}),
+    ];
+    for obj in bad_ingresses {
+        create(
+            &app,
+            0,
+            "networking.k8s.io",
+            "ingresses",
+            Some("default"),
+            obj,
+        );
+    }
+    add_ingress(&app, 0, "neighbour");
+    let certificates = [
+        (
+            json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+                   "metadata": {"name": "bad-times"},
+                   "spec": {"secretName": "bt-tls", "dnsNames": "not a list", "issuerRef": 3}}),
+            json!({"notAfter": "yesterday", "renewalTime": 12, "conditions": "ready"}),
+        ),
+        (
+            json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+                   "metadata": {"name": "fine"},
+                   "spec": {"secretName": "fine-tls", "dnsNames": ["fine.example.com"], "issuerRef": {"name": "le", "kind": "ClusterIssuer"}}}),
+            json!({"notAfter": "2099-01-01T00:00:00Z", "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "ok"}]}),
+        ),
+    ];
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("cert-manager.io", "certificates").unwrap();
+    for (obj, status) in certificates {
+        let name = obj["metadata"]["name"].as_str().unwrap().to_string();
+        create(
+            &app,
+            0,
+            "cert-manager.io",
+            "certificates",
+            Some("default"),
+            obj,
+        );
+        let opts = kubesim::WriteOpts {
+            status: true,
+            ..kubesim::WriteOpts::system()
+        };
+        c.merge_patch(
+            &rt,
+            Some("default"),
+            &name,
+            &json!({"status": status}),
+            &opts,
+        )
+        .unwrap();
+    }
+    app.eventually("every object cached with its status", || async {
+        app.json("/api/v1/ingresses").await["total"] == 3
+            && app.json("/api/v1/certificates/zrh-prod/default/fine").await["certificate"]["ready"]
+                ["status"]
+                == "True"
+    })
+    .await;
+    assert_eq!(app.json("/api/v1/certificates").await["total"], 2);
+    let clusters = app.json("/api/v1/clusters").await;
+    assert_eq!(clusters["items"][0]["state"], "synced", "{clusters}");
+    assert!(clusters["items"][0]["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|k| k["state"] != "error"));
+    let bad = app
+        .json("/api/v1/certificates/zrh-prod/default/bad-times")
+        .await;
+    assert!(
+        bad["certificate"]["not_after"].is_null(),
+        "an invalid time is left out, not guessed: {bad}"
+    );
+    let wrong = app
+        .json("/api/v1/ingresses/zrh-prod/default/wrong-types")
+        .await;
+    assert_eq!(wrong["ingress"]["hosts"], json!([]), "{wrong}");
+    // The non-ASCII host is kept as written and found by search.
+    let umlaut = app.json("/api/v1/ingresses/zrh-prod/default/umlaut").await;
+    assert_eq!(umlaut["ingress"]["hosts"], json!(["bücher.example"]));
+    let search = app.get("/search?q=b%C3%BCcher").await;
+    assert_eq!(search.status(), 200);
+    assert!(search.text().await.unwrap().contains("umlaut"));
+    for page in [
+        "/",
+        "/ingresses",
+        "/certificates",
+        "/ingresses/zrh-prod/default/wrong-types",
+    ] {
+        let resp = app.get(page).await;
+        assert_eq!(resp.status(), 200, "{page}");
+        assert!(
+            resp.text().await.unwrap().len() < 150 * 1024,
+            "{page}: the 200 KiB annotation is not echoed whole"
+        );
+    }
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        !metrics.contains("lookout_objects_skipped_total{"),
+        "nothing skipped"
+    );
+    app.stop().await;
+}

@@ -393,9 +393,10 @@ impl ClusterRecord {
         let generation = self.generation.load(Ordering::Relaxed);
         let mut cache = self.derived.lock().expect("derived lock");
         if let Some(d) = cache.as_ref().filter(|d| d.generation == generation) {
-            if d.at.elapsed() < self.findings_ttl || self.refresh_in_background(d) {
-                return d.clone();
+            if d.at.elapsed() >= self.findings_ttl {
+                self.refresh_in_background(d);
             }
+            return d.clone();
         }
         let d = Arc::new(self.derive(generation, false));
         *cache = Some(d.clone());
@@ -403,10 +404,10 @@ impl ClusterRecord {
     }
 
     /// Starts recomputing `stale` on the low-priority background thread (one at a time per
-    /// cluster); the old data is served meanwhile. Always true: there is always a thread.
-    fn refresh_in_background(self: &Arc<Self>, stale: &Derived) -> bool {
+    /// cluster); the old data is served meanwhile.
+    fn refresh_in_background(self: &Arc<Self>, stale: &Derived) {
         if self.refreshing.swap(true, Ordering::AcqRel) {
-            return true;
+            return;
         }
         let (this, generation, with_rows) =
             (self.clone(), stale.generation, stale.rows.get().is_some());
@@ -419,7 +420,6 @@ impl ClusterRecord {
             }
             this.refreshing.store(false, Ordering::Release);
         });
-        true
     }
 
     /// Computes the derived data from a copy of the data (the views are shared, only the maps

@@ -801,3 +801,48 @@ async fn malformed_objects_are_projected_as_far_as_they_go_beside_their_neighbou
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropped_watches_resume_from_their_version_without_a_relist_or_a_lost_change() {
+    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    app.wait_ready().await;
+    for name in ["a", "b", "c"] {
+        add_ingress(&app, 0, name);
+    }
+    app.eventually("three Ingresses", || async {
+        app.json("/api/v1/ingresses").await["total"] == 3
+    })
+    .await;
+    let relists = "lookout_watch_relists_total{cluster=\"zrh-prod\"}";
+    let before = metric(&app, relists).await;
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("networking.k8s.io", "ingresses").unwrap();
+    // Watches end again and again; each time a change lands before they are back.
+    for round in 0..5 {
+        c.drop_watches();
+        add_ingress(&app, 0, &format!("added-{round}"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    c.drop_watches();
+    c.delete(&rt, Some("default"), "a", false).unwrap();
+    app.eventually("every change, none lost", || async {
+        let list = app.json("/api/v1/ingresses?per_page=100").await;
+        let names: Vec<&str> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap())
+            .collect();
+        names
+            == [
+                "added-0", "added-1", "added-2", "added-3", "added-4", "b", "c",
+            ]
+    })
+    .await;
+    assert_eq!(
+        metric(&app, relists).await,
+        before,
+        "the watches resumed from their resource versions; nothing was listed again"
+    );
+    app.stop().await;
+}

@@ -7,6 +7,9 @@ use serde::Serialize;
 /// A Challenge as the history keeps it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ChallengeRecord {
+    /// The history's row id (not shown).
+    #[serde(skip)]
+    pub id: i64,
     pub cluster: String,
     pub namespace: String,
     pub name: String,

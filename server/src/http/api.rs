@@ -131,7 +131,7 @@ pub async fn challenges(
         .map(|(reason, count)| ReasonCount { reason, count })
         .collect();
     Ok(Json(ChallengeHistory {
-        page: Page::of(visible, q.page, q.per_page),
+        page: challenge_page(&state, visible, &q).await?,
         failures_by_reason,
     }))
 }
@@ -139,14 +139,28 @@ pub async fn challenges(
 /// Rows the history reads at most for one query (newest first) before paging.
 const HISTORY_ROW_LIMIT: i64 = 10_000;
 
-/// The challenge history rows the caller may see, with the requested page.
+/// The requested page of `visible`, with the transitions of its rows (only theirs are read).
+pub async fn challenge_page(
+    state: &AppState,
+    visible: Vec<ChallengeRecord>,
+    q: &ChallengeQuery,
+) -> Result<Page<ChallengeRecord>, AppError> {
+    let mut page = Page::of(visible, q.page, q.per_page);
+    history::fill_transitions(&state.history, &mut page.items)
+        .await
+        .map_err(AppError::storage)?;
+    Ok(page)
+}
+
+/// The challenge history rows the caller may see (without their transitions), sorted, with
+/// the query.
 pub async fn visible_challenges(
     state: &AppState,
     scope: &Scope,
     raw: Option<&str>,
 ) -> Result<(Vec<ChallengeRecord>, ChallengeQuery), AppError> {
     let q = query::challenge_query(raw, (state.registry.now)())?;
-    let rows = history::challenges(
+    let rows = history::challenge_rows(
         &state.history,
         &history::ChallengeFilter::of(&q, HISTORY_ROW_LIMIT),
     )

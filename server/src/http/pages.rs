@@ -280,12 +280,13 @@ pub async fn challenges(
     let (visible, q) =
         super::api::visible_challenges(&state, &caller.scope, raw.as_deref()).await?;
     let failures = pages::challenges::failures_by_reason(&visible);
+    let page = super::api::challenge_page(&state, visible, &q).await?;
     Ok(Html(pages::challenges::page(
         &shell(&state, &caller, &csrf),
         &q,
         cluster_names(&state, &caller),
         failures,
-        lookout_app::model::Page::of(visible, q.page, q.per_page),
+        page,
     )))
 }
 

@@ -512,6 +512,17 @@ pub async fn challenges(
     pool: &SqlitePool,
     f: &ChallengeFilter,
 ) -> Result<Vec<ChallengeRecord>, sqlx::Error> {
+    let mut rows = challenge_rows(pool, f).await?;
+    fill_transitions(pool, &mut rows).await?;
+    Ok(rows)
+}
+
+/// Challenges, newest first, without their transitions (see [`fill_transitions`]): a list
+/// filters, sorts, counts and pages these, then loads the transitions of one page only.
+pub async fn challenge_rows(
+    pool: &SqlitePool,
+    f: &ChallengeFilter,
+) -> Result<Vec<ChallengeRecord>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT id, cluster, namespace, name, order_name, dns_name, challenge_type, state, reason, created_at, last_seen, deleted_at FROM challenges \
          WHERE (?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR dns_name = ?3 OR dns_name LIKE '%.' || ?3) \
@@ -526,8 +537,46 @@ pub async fn challenges(
     .bind(f.limit)
     .fetch_all(pool)
     .await?;
-    // Every row's transitions in one query (not one per row: 10,000 rows were 10,001 queries).
-    let ids: Vec<i64> = rows.iter().map(|r| r.get("id")).collect();
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let state: String = r.get("state");
+            let reason: Option<String> = r.get("reason");
+            let failure = (state == "invalid" || state == "errored").then(|| {
+                lookout_app::model::reasons::ChallengeFailure::classify(
+                    reason.as_deref().unwrap_or_default(),
+                )
+                .label()
+            });
+            ChallengeRecord {
+                id: r.get("id"),
+                cluster: r.get("cluster"),
+                namespace: r.get("namespace"),
+                name: r.get("name"),
+                order: r.get("order_name"),
+                dns_name: r.get("dns_name"),
+                challenge_type: r.get("challenge_type"),
+                state,
+                reason,
+                failure,
+                created_at: r.get("created_at"),
+                last_seen: r.get("last_seen"),
+                deleted_at: r.get("deleted_at"),
+                transitions: Vec::new(),
+            }
+        })
+        .collect())
+}
+
+/// Loads the transitions of `rows` in one query (not one per row).
+pub async fn fill_transitions(
+    pool: &SqlitePool,
+    rows: &mut [ChallengeRecord],
+) -> Result<(), sqlx::Error> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let mut transitions: std::collections::HashMap<i64, Vec<Transition>> =
         std::collections::HashMap::with_capacity(ids.len());
     for t in sqlx::query("SELECT challenge_id, at, state, reason, presented, processing FROM challenge_transitions WHERE challenge_id IN (SELECT value FROM json_each(?)) ORDER BY challenge_id, at, id")
@@ -546,35 +595,10 @@ pub async fn challenges(
                 processing: t.get("processing"),
             });
     }
-    let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        let id: i64 = r.get("id");
-        let transitions = transitions.remove(&id).unwrap_or_default();
-        let state: String = r.get("state");
-        let reason: Option<String> = r.get("reason");
-        let failure = (state == "invalid" || state == "errored").then(|| {
-            lookout_app::model::reasons::ChallengeFailure::classify(
-                reason.as_deref().unwrap_or_default(),
-            )
-            .label()
-        });
-        out.push(ChallengeRecord {
-            cluster: r.get("cluster"),
-            namespace: r.get("namespace"),
-            name: r.get("name"),
-            order: r.get("order_name"),
-            dns_name: r.get("dns_name"),
-            challenge_type: r.get("challenge_type"),
-            state,
-            reason,
-            failure,
-            created_at: r.get("created_at"),
-            last_seen: r.get("last_seen"),
-            deleted_at: r.get("deleted_at"),
-            transitions,
-        });
+        r.transitions = transitions.remove(&r.id).unwrap_or_default();
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Everything the history knows about one Certificate, oldest first.

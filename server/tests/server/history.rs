@@ -91,6 +91,22 @@ async fn a_deleted_challenge_keeps_every_state_and_a_restart_adds_nothing() {
     })
     .await;
     let before = app.json("/api/v1/challenges?per_page=1000").await;
+    // A page of one row carries that row's own transitions (only the page's are read).
+    for page in [1, 2] {
+        let one = app
+            .json(&format!("/api/v1/challenges?per_page=1&page={page}"))
+            .await;
+        assert_eq!(one["total"], 2);
+        let row = &one["items"][0];
+        let same = before["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == row["name"])
+            .unwrap();
+        assert_eq!(row, same, "page {page}");
+        assert!(!row["transitions"].as_array().unwrap().is_empty());
+    }
 
     // Restart on the same database: the relist replays every live object.
     let app = app.restart().await;

@@ -86,12 +86,13 @@ fn report(problems: &Problems) -> ExitCode {
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// jemalloc's settings (`_RJEM_MALLOC_CONF` in the environment adds to them): a background
-/// thread returns freed pages to the system after a second, so what a relist freed does not
-/// stay in the RSS.
+/// jemalloc's settings (`MALLOC_CONF` in the environment adds to them): a background thread
+/// returns freed pages to the system after a second, so what a relist freed does not stay in
+/// the RSS. jemalloc also serves the C code's `malloc` (SQLite's caches and statements), so
+/// those are returned the same way instead of staying in glibc's arenas.
 #[cfg(not(target_env = "msvc"))]
 #[allow(non_upper_case_globals)]
-#[export_name = "_rjem_malloc_conf"]
+#[export_name = "malloc_conf"]
 pub static malloc_conf: &[u8] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 
 fn main() -> ExitCode {

@@ -1,6 +1,6 @@
-//! What the heap holds, for `/metrics`. The `lookout` binary allocates with jemalloc (see
-//! `main.rs`); tests and examples that link this library keep their own allocator, and then
-//! the heap is not reported.
+//! What the heap holds, for `/metrics`. The `lookout` binary allocates with jemalloc, for
+//! Rust and C code alike, configured in `main.rs`; the heap is reported for it only (tests and
+//! examples that link this library do not set its configuration).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -42,8 +42,8 @@ fn jemalloc_heap() -> Option<Heap> {
     None
 }
 
-/// Bytes SQLite has allocated (its page caches, statements, schema): it allocates with the C
-/// library's `malloc`, outside jemalloc's count.
+/// Bytes SQLite has allocated (its page caches, statements, schema). In the binary its
+/// `malloc` is jemalloc's too, so this is part of the heap; elsewhere it is glibc's.
 pub fn sqlite() -> u64 {
     // SAFETY: sqlite3_memory_used takes no arguments and only reads SQLite's global memory
     // statistics, which it guards itself; it is safe to call from any thread at any time.

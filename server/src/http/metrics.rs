@@ -244,7 +244,7 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
         &mut out,
         "lookout_sqlite_memory_bytes",
         "gauge",
-        "Bytes SQLite has allocated (page caches, statements), outside jemalloc's heap.",
+        "Bytes SQLite has allocated (page caches, statements); part of lookout_heap_bytes in the binary.",
     );
     let _ = writeln!(
         out,

@@ -61,6 +61,18 @@ impl StoreError {
     }
 }
 
+impl StoreError {
+    /// The cause in SQLite's words, without the database URL (for the page banner).
+    pub fn reason(&self) -> String {
+        match self {
+            StoreError::Open { source, .. } => {
+                format!("cannot open the database: {}", writer::describe(source))
+            }
+            StoreError::Migrate(_) => self.to_string(),
+        }
+    }
+}
+
 /// What the two pools connect with.
 fn options(url: &str) -> Result<SqliteConnectOptions, StoreError> {
     Ok(SqliteConnectOptions::from_str(url)
@@ -124,8 +136,11 @@ impl Db {
             Err(e) => return Err(e),
         };
         let options = options(url)?;
+        // The log has the whole error with the URL; the banner, which every signed-in user
+        // sees, only SQLite's reason.
+        tracing::error!(%error, "the database cannot be opened now; serving live data and trying again");
         let health = Arc::new(writer::Health::default());
-        health.failed_because("database", error.to_string(), chrono::Utc::now());
+        health.failed_because("database", error.reason(), chrono::Utc::now());
         let db = Db {
             writer: writer_pool().connect_lazy_with(options.clone()),
             reader: reader_pool().connect_lazy_with(options.read_only(true)),
@@ -144,7 +159,7 @@ impl Db {
                     Err(e) => {
                         health.failed_because(
                             "database",
-                            StoreError::from(e).to_string(),
+                            StoreError::from(e).reason(),
                             chrono::Utc::now(),
                         );
                         pause = (pause * 2).min(REOPEN_MAX);

@@ -380,6 +380,10 @@ async fn serve_on_a_read_only_filesystem_serves_live_data_and_opens_the_database
             && page.contains("unable to open database file"),
         "the banner names the fault"
     );
+    assert!(
+        !page.contains(&data.display().to_string()),
+        "the banner does not show where the database is"
+    );
     assert_eq!(
         metric_at(&base, "lookout_storage_writable", "database").await,
         Some(0.0)

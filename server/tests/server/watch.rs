@@ -30,6 +30,15 @@ async fn a_new_ingress_shows_its_findings_within_a_second() {
         json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory"}},
         "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered"}]}}),
     );
+    // The issuer comes through its own watch; have it cached before the Ingress arrives.
+    app.eventually("the ClusterIssuer cached", || async {
+        app.json("/api/v1/clusters").await["items"][0]["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["kind"] == "ClusterIssuer" && k["objects"] == 1)
+    })
+    .await;
     let started = Instant::now();
     create(
         &app,

@@ -408,8 +408,8 @@ async fn watch(
                     count,
                 );
                 if let Some(after) = retry_after(&e) {
-                    // The server said when to come back (429) and kube's client has given up
-                    // retrying on its own (it honours Retry-After too): no request before that.
+                    // The server said when to come back (429); kube's own retry is off (see
+                    // build_client), so the watcher waits here: no request before that.
                     tracing::info!(?after, "throttled; waiting as the API server asked");
                     tokio::select! {
                         _ = shutdown.cancelled() => return Ended::Shutdown,

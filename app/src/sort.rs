@@ -55,21 +55,6 @@ pub const FINDING_SORTS: &[&str] = &["urgency", "since", "cluster", "rule"];
 /// Keys of the challenge history; the first is the default.
 pub const CHALLENGE_SORTS: &[&str] = &["recent", "domain", "state"];
 
-/// Sorts challenge history rows: the most recently seen first (default), by DNS name or
-/// by state.
-pub fn challenges(rows: &mut [crate::model::history::ChallengeRecord], sort: Option<Sort>) {
-    let Some(sort) = sort else { return };
-    rows.sort_by(|a, b| {
-        let primary = match sort.key {
-            "domain" => a.dns_name.cmp(&b.dns_name),
-            "state" => a.state.cmp(&b.state),
-            _ => Ordering::Equal,
-        };
-        let recent = b.last_seen.cmp(&a.last_seen);
-        sort.apply(primary.then(recent))
-    });
-}
-
 /// Severity rank for "health": the most severe first, healthy last.
 fn health_rank(worst: Option<crate::model::Severity>) -> (bool, Option<crate::model::Severity>) {
     (worst.is_none(), worst)

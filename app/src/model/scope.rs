@@ -61,6 +61,10 @@ impl Scope {
         Scope { grants }
     }
 
+    pub fn grants(&self) -> &[Grant] {
+        &self.grants
+    }
+
     /// Whether any object of `cluster` may be visible.
     pub fn sees_cluster(&self, cluster: &str) -> bool {
         self.grants

@@ -9,16 +9,17 @@ use crate::model::Page;
 use crate::ports::{ChallengeQuery, CHALLENGE_OUTCOMES};
 use crate::sort::CHALLENGE_SORTS;
 
-/// Failed challenges by classified reason, most frequent first.
-pub fn failures_by_reason(rows: &[ChallengeRecord]) -> Vec<(&'static str, usize)> {
-    let mut counts: std::collections::BTreeMap<&'static str, usize> =
+/// Sums counts of failed challenges by classified reason; most frequent first, ties in
+/// the reasons' order.
+pub fn tally_failures(
+    counts: impl IntoIterator<Item = (&'static str, usize)>,
+) -> Vec<(&'static str, usize)> {
+    let mut by_reason: std::collections::BTreeMap<&'static str, usize> =
         std::collections::BTreeMap::new();
-    for r in rows {
-        if let Some(reason) = r.failure {
-            *counts.entry(reason).or_default() += 1;
-        }
+    for (reason, n) in counts {
+        *by_reason.entry(reason).or_default() += n;
     }
-    let mut out: Vec<(&'static str, usize)> = counts.into_iter().collect();
+    let mut out: Vec<(&'static str, usize)> = by_reason.into_iter().collect();
     out.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     out
 }

@@ -125,74 +125,73 @@ pub async fn challenges(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ChallengeHistory>, ApiError> {
-    let (visible, q) = visible_challenges(&state, &caller.scope, raw.as_deref()).await?;
-    let failures_by_reason = lookout_app::pages::challenges::failures_by_reason(&visible)
-        .into_iter()
-        .map(|(reason, count)| ReasonCount { reason, count })
-        .collect();
+    let (page, failures, _) = visible_challenges(&state, &caller.scope, raw.as_deref()).await?;
     Ok(Json(ChallengeHistory {
-        page: challenge_page(&state, visible, &q).await?,
-        failures_by_reason,
+        page,
+        failures_by_reason: failures
+            .into_iter()
+            .map(|(reason, count)| ReasonCount { reason, count })
+            .collect(),
     }))
 }
 
-/// Rows the history reads at most for one query (newest first) before paging.
-const HISTORY_ROW_LIMIT: i64 = 10_000;
-
-/// The requested page of `visible`, with the transitions of its rows (only theirs are read).
-pub async fn challenge_page(
-    state: &AppState,
-    visible: Vec<ChallengeRecord>,
-    q: &ChallengeQuery,
-) -> Result<Page<ChallengeRecord>, AppError> {
-    let mut page = Page::of(visible, q.page, q.per_page);
-    history::fill_transitions(&state.history, &mut page.items)
-        .await
-        .map_err(AppError::storage)?;
-    Ok(page)
-}
-
-/// The challenge history rows the caller may see (without their transitions), sorted, with
-/// the query.
+/// The requested page of the challenge history the caller may see, with its rows'
+/// transitions; the failures among every matching row by reason; and the query. SQLite
+/// filters, counts, groups and pages, so a request reads one page of rows however long the
+/// history.
 pub async fn visible_challenges(
     state: &AppState,
     scope: &Scope,
     raw: Option<&str>,
-) -> Result<(Vec<ChallengeRecord>, ChallengeQuery), AppError> {
+) -> Result<
+    (
+        Page<ChallengeRecord>,
+        Vec<(&'static str, usize)>,
+        ChallengeQuery,
+    ),
+    AppError,
+> {
     let q = query::challenge_query(raw, (state.registry.now)())?;
-    let rows = history::challenge_rows(
-        &state.history,
-        &history::ChallengeFilter::of(&q, HISTORY_ROW_LIMIT),
+    let filter = history::ChallengeFilter::of(&q, scope);
+    let pool = &state.history;
+    let (total, failures, mut items) = tokio::try_join!(
+        history::count_challenges(pool, &filter),
+        history::failures_by_reason(pool, &filter),
+        history::challenge_rows(pool, &filter),
     )
-    .await
     .map_err(AppError::storage)?;
-    let mut rows: Vec<ChallengeRecord> = rows
-        .into_iter()
-        .filter(|r| scope.sees(&r.cluster, &r.namespace))
-        .collect();
-    lookout_app::sort::challenges(&mut rows, q.sort);
-    Ok((rows, q))
+    history::fill_transitions(pool, &mut items)
+        .await
+        .map_err(AppError::storage)?;
+    let page = Page {
+        items,
+        total,
+        page: q.page,
+        per_page: q.per_page,
+    };
+    Ok((page, failures, q))
 }
 
-/// The audit rows the caller may see, newest first, with the query.
+/// The requested page of the audit rows the caller may see, newest first, with the query.
 pub async fn visible_audit(
     state: &AppState,
     scope: &Scope,
     raw: Option<&str>,
-) -> Result<(Vec<AuditEntry>, AuditQuery), AppError> {
+) -> Result<(Page<AuditEntry>, AuditQuery), AppError> {
     let q = query::audit_query(raw, (state.registry.now)())?;
-    let rows = audit::list(
-        &state.history,
-        &audit::AuditFilter::of(&q, HISTORY_ROW_LIMIT),
+    let filter = audit::AuditFilter::of(&q, scope);
+    let (total, items) = tokio::try_join!(
+        audit::count(&state.history, &filter),
+        audit::list(&state.history, &filter),
     )
-    .await
     .map_err(AppError::storage)?;
-    Ok((
-        rows.into_iter()
-            .filter(|r| scope.sees(&r.cluster, &r.namespace))
-            .collect(),
-        q,
-    ))
+    let page = Page {
+        items,
+        total,
+        page: q.page,
+        per_page: q.per_page,
+    };
+    Ok((page, q))
 }
 
 pub async fn audit(
@@ -200,8 +199,8 @@ pub async fn audit(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<AuditEntry>>, ApiError> {
-    let (rows, q) = visible_audit(&state, &caller.scope, raw.as_deref()).await?;
-    Ok(Json(Page::of(rows, q.page, q.per_page)))
+    let (page, _) = visible_audit(&state, &caller.scope, raw.as_deref()).await?;
+    Ok(Json(page))
 }
 
 /// The Let's Encrypt budgets the caller may see (see [`rate_limits`]).

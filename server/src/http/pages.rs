@@ -277,10 +277,8 @@ pub async fn challenges(
     csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    let (visible, q) =
+    let (page, failures, q) =
         super::api::visible_challenges(&state, &caller.scope, raw.as_deref()).await?;
-    let failures = pages::challenges::failures_by_reason(&visible);
-    let page = super::api::challenge_page(&state, visible, &q).await?;
     Ok(Html(pages::challenges::page(
         &shell(&state, &caller, &csrf),
         &q,
@@ -296,11 +294,11 @@ pub async fn audit(
     csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    let (rows, q) = super::api::visible_audit(&state, &caller.scope, raw.as_deref()).await?;
+    let (page, q) = super::api::visible_audit(&state, &caller.scope, raw.as_deref()).await?;
     Ok(Html(pages::audit::page(
         &shell(&state, &caller, &csrf),
         &q,
-        lookout_app::model::Page::of(rows, q.page, q.per_page),
+        page,
     )))
 }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
 use lookout_app::model::history::AuditEntry;
+use lookout_app::model::scope::Scope;
 use sqlx::{Row, SqlitePool};
 
 use std::sync::Arc;
@@ -100,7 +101,7 @@ fn write_held<'a>(
     })
 }
 
-/// Filters of `/audit` and `/api/v1/audit`.
+/// Filters and window of `/audit` and `/api/v1/audit`.
 #[derive(Debug, Clone, Default)]
 pub struct AuditFilter {
     pub cluster: Option<String>,
@@ -109,13 +110,17 @@ pub struct AuditFilter {
     pub action: Option<String>,
     pub outcome: Option<String>,
     pub since: Option<DateTime<Utc>>,
+    /// The caller's scope as [`super::scope_param`] writes it (None: everything).
+    pub scope: Option<String>,
+    /// Rows skipped before the first returned (a page's start).
+    pub offset: i64,
     /// At most this many rows (newest first).
     pub limit: i64,
 }
 
 impl AuditFilter {
-    /// The database part of a page's query, with a row limit.
-    pub fn of(q: &lookout_app::ports::AuditQuery, limit: i64) -> Self {
+    /// One page of a query, within what `scope` sees.
+    pub fn of(q: &lookout_app::ports::AuditQuery, scope: &Scope) -> Self {
         AuditFilter {
             cluster: q.cluster.clone(),
             namespace: q.namespace.clone(),
@@ -123,28 +128,59 @@ impl AuditFilter {
             action: q.action.clone(),
             outcome: q.outcome.clone(),
             since: q.since,
-            limit,
+            scope: super::scope_param(scope),
+            offset: super::page_offset(q.page, q.per_page),
+            limit: i64::try_from(q.per_page).unwrap_or(i64::MAX),
         }
     }
 }
 
-/// Audit rows, newest first.
-pub async fn list(pool: &SqlitePool, f: &AuditFilter) -> Result<Vec<AuditEntry>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT id, at, actor, action, cluster, namespace, kind, name, dry_run, diff, outcome, error FROM audit_log \
-         WHERE (?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR actor = ?3) \
-           AND (?4 IS NULL OR action = ?4) AND (?5 IS NULL OR outcome = ?5) AND (?6 IS NULL OR at >= ?6) \
-         ORDER BY at DESC, id DESC LIMIT ?7",
+/// The rows an [`AuditFilter`] matches (parameters ?1 to ?7, see [`bind_filter`]).
+fn audit_matches() -> String {
+    format!(
+        "(?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR actor = ?3) \
+         AND (?4 IS NULL OR action = ?4) AND (?5 IS NULL OR outcome = ?5) AND (?6 IS NULL OR at >= ?6) AND {}",
+        super::scope_clause(7)
     )
-    .bind(&f.cluster)
-    .bind(&f.namespace)
-    .bind(&f.actor)
-    .bind(&f.action)
-    .bind(&f.outcome)
-    .bind(f.since.map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true)))
-    .bind(f.limit)
-    .fetch_all(pool)
-    .await?;
+}
+
+fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q AuditFilter) -> SqlQuery<'q> {
+    q.bind(&f.cluster)
+        .bind(&f.namespace)
+        .bind(&f.actor)
+        .bind(&f.action)
+        .bind(&f.outcome)
+        .bind(
+            f.since
+                .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true)),
+        )
+        .bind(&f.scope)
+}
+
+type SqlQuery<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
+
+/// How many audit rows the filter matches (ignoring its window).
+pub async fn count(pool: &SqlitePool, f: &AuditFilter) -> Result<usize, sqlx::Error> {
+    let sql = format!("SELECT COUNT(*) FROM audit_log WHERE {}", audit_matches());
+    let n: i64 = bind_filter(sqlx::query(&sql), f)
+        .fetch_one(pool)
+        .await?
+        .get(0);
+    Ok(usize::try_from(n).unwrap_or_default())
+}
+
+/// Audit rows in the filter's window, newest first.
+pub async fn list(pool: &SqlitePool, f: &AuditFilter) -> Result<Vec<AuditEntry>, sqlx::Error> {
+    let sql = format!(
+        "SELECT id, at, actor, action, cluster, namespace, kind, name, dry_run, diff, outcome, error FROM audit_log \
+         WHERE {} ORDER BY at DESC, id DESC LIMIT ?8 OFFSET ?9",
+        audit_matches()
+    );
+    let rows = bind_filter(sqlx::query(&sql), f)
+        .bind(f.limit)
+        .bind(f.offset)
+        .fetch_all(pool)
+        .await?;
     Ok(rows
         .into_iter()
         .map(|r| AuditEntry {

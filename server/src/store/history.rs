@@ -15,6 +15,10 @@ use tokio_util::sync::CancellationToken;
 use super::writer::{Stamped, Writer};
 use crate::clusters::Now;
 pub use lookout_app::model::history::{ChallengeRecord, TimelineEntry, Transition};
+use lookout_app::model::reasons::ChallengeFailure;
+use lookout_app::model::scope::Scope;
+use lookout_app::ports::ChallengeQuery;
+use lookout_app::sort::Sort;
 
 /// Events a batch holds at most.
 const BATCH: usize = 500;
@@ -480,7 +484,7 @@ pub async fn prune(pool: &SqlitePool, cutoff: DateTime<Utc>) -> Result<u64, sqlx
     Ok(n)
 }
 
-/// Filters of `/api/v1/challenges`.
+/// Filters, order and window of `/challenges` and `/api/v1/challenges`.
 #[derive(Debug, Clone, Default)]
 pub struct ChallengeFilter {
     pub cluster: Option<String>,
@@ -489,25 +493,69 @@ pub struct ChallengeFilter {
     /// `valid`, `invalid`, `errored`, `pending`, …
     pub outcome: Option<String>,
     pub since: Option<DateTime<Utc>>,
-    /// At most this many rows (newest first).
+    /// The caller's scope as [`super::scope_param`] writes it (None: everything).
+    pub scope: Option<String>,
+    /// None: the most recently seen first.
+    pub sort: Option<Sort>,
+    /// Rows skipped before the first returned (a page's start).
+    pub offset: i64,
+    /// At most this many rows.
     pub limit: i64,
 }
 
 impl ChallengeFilter {
-    /// The database part of a page's query, with a row limit.
-    pub fn of(q: &lookout_app::ports::ChallengeQuery, limit: i64) -> Self {
+    /// One page of a query, within what `scope` sees.
+    pub fn of(q: &ChallengeQuery, scope: &Scope) -> Self {
         ChallengeFilter {
             cluster: q.cluster.clone(),
             namespace: q.namespace.clone(),
             domain: q.domain.clone(),
             outcome: q.outcome.clone(),
             since: q.since,
-            limit,
+            scope: super::scope_param(scope),
+            sort: q.sort,
+            offset: super::page_offset(q.page, q.per_page),
+            limit: i64::try_from(q.per_page).unwrap_or(i64::MAX),
         }
     }
 }
 
-/// Challenges, newest first, with their transitions.
+/// The rows a [`ChallengeFilter`] matches (parameters ?1 to ?6, see [`bind_filter`]).
+fn challenge_matches() -> String {
+    format!(
+        "(?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) \
+         AND (?3 IS NULL OR dns_name = ?3 OR dns_name LIKE '%.' || ?3) \
+         AND (?4 IS NULL OR state = ?4) AND (?5 IS NULL OR last_seen >= ?5) AND {}",
+        super::scope_clause(6)
+    )
+}
+
+fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q ChallengeFilter) -> SqlQuery<'q> {
+    q.bind(&f.cluster)
+        .bind(&f.namespace)
+        .bind(&f.domain)
+        .bind(&f.outcome)
+        .bind(f.since.map(stamp))
+        .bind(&f.scope)
+}
+
+type SqlQuery<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
+
+/// `ORDER BY` of a challenge list: the sort key, then the most recently seen first (the
+/// reverse of both when reversed); the row id breaks ties so pages never overlap.
+fn challenge_order(sort: Option<Sort>) -> &'static str {
+    let (key, reversed) = sort.map_or(("recent", false), |s| (s.key, s.reversed));
+    match (key, reversed) {
+        ("domain", false) => "dns_name ASC, last_seen DESC, id DESC",
+        ("domain", true) => "dns_name DESC, last_seen ASC, id ASC",
+        ("state", false) => "state ASC, last_seen DESC, id DESC",
+        ("state", true) => "state DESC, last_seen ASC, id ASC",
+        (_, false) => "last_seen DESC, id DESC",
+        (_, true) => "last_seen ASC, id ASC",
+    }
+}
+
+/// Challenges in the filter's order and window, with their transitions.
 pub async fn challenges(
     pool: &SqlitePool,
     f: &ChallengeFilter,
@@ -517,37 +565,70 @@ pub async fn challenges(
     Ok(rows)
 }
 
-/// Challenges, newest first, without their transitions (see [`fill_transitions`]): a list
-/// filters, sorts, counts and pages these, then loads the transitions of one page only.
+/// How many challenges the filter matches (ignoring its window).
+pub async fn count_challenges(
+    pool: &SqlitePool,
+    f: &ChallengeFilter,
+) -> Result<usize, sqlx::Error> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM challenges WHERE {}",
+        challenge_matches()
+    );
+    let n: i64 = bind_filter(sqlx::query(&sql), f)
+        .fetch_one(pool)
+        .await?
+        .get(0);
+    Ok(usize::try_from(n).unwrap_or_default())
+}
+
+/// The failed challenges the filter matches (ignoring its window), counted by classified
+/// reason, most frequent first. SQLite groups them by their reason text; only the distinct
+/// texts come back to be classified.
+pub async fn failures_by_reason(
+    pool: &SqlitePool,
+    f: &ChallengeFilter,
+) -> Result<Vec<(&'static str, usize)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT reason, COUNT(*) FROM challenges WHERE {} AND state IN ('invalid', 'errored') GROUP BY reason",
+        challenge_matches()
+    );
+    let rows = bind_filter(sqlx::query(&sql), f).fetch_all(pool).await?;
+    Ok(lookout_app::pages::challenges::tally_failures(
+        rows.iter().map(|r| {
+            let reason: Option<String> = r.get(0);
+            let n: i64 = r.get(1);
+            (
+                ChallengeFailure::classify(reason.as_deref().unwrap_or_default()).label(),
+                usize::try_from(n).unwrap_or_default(),
+            )
+        }),
+    ))
+}
+
+/// Challenges in the filter's order and window, without their transitions (see
+/// [`fill_transitions`]).
 pub async fn challenge_rows(
     pool: &SqlitePool,
     f: &ChallengeFilter,
 ) -> Result<Vec<ChallengeRecord>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT id, cluster, namespace, name, order_name, dns_name, challenge_type, state, reason, created_at, last_seen, deleted_at FROM challenges \
-         WHERE (?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR dns_name = ?3 OR dns_name LIKE '%.' || ?3) \
-           AND (?4 IS NULL OR state = ?4) AND (?5 IS NULL OR last_seen >= ?5) \
-         ORDER BY last_seen DESC, id DESC LIMIT ?6",
-    )
-    .bind(&f.cluster)
-    .bind(&f.namespace)
-    .bind(&f.domain)
-    .bind(&f.outcome)
-    .bind(f.since.map(stamp))
-    .bind(f.limit)
-    .fetch_all(pool)
-    .await?;
+    let sql = format!(
+        "SELECT id, cluster, namespace, name, order_name, dns_name, challenge_type, state, reason, created_at, last_seen, deleted_at \
+         FROM challenges WHERE {} ORDER BY {} LIMIT ?7 OFFSET ?8",
+        challenge_matches(),
+        challenge_order(f.sort)
+    );
+    let rows = bind_filter(sqlx::query(&sql), f)
+        .bind(f.limit)
+        .bind(f.offset)
+        .fetch_all(pool)
+        .await?;
     Ok(rows
         .into_iter()
         .map(|r| {
             let state: String = r.get("state");
             let reason: Option<String> = r.get("reason");
-            let failure = (state == "invalid" || state == "errored").then(|| {
-                lookout_app::model::reasons::ChallengeFailure::classify(
-                    reason.as_deref().unwrap_or_default(),
-                )
-                .label()
-            });
+            let failure = (state == "invalid" || state == "errored")
+                .then(|| ChallengeFailure::classify(reason.as_deref().unwrap_or_default()).label());
             ChallengeRecord {
                 id: r.get("id"),
                 cluster: r.get("cluster"),
@@ -832,6 +913,144 @@ pub async fn run_budgets(
 mod tests {
     use super::*;
     use crate::store::Db;
+
+    /// Challenges `(cluster, namespace, dns_name, state, reason, last_seen minute)`.
+    async fn seed(db: &Db, rows: &[(&str, &str, &str, &str, &str, u32)]) {
+        for (i, (cluster, ns, host, state, reason, minute)) in rows.iter().enumerate() {
+            sqlx::query("INSERT INTO challenges (cluster, namespace, name, uid, dns_name, challenge_type, state, reason, presented, processing, last_seen) VALUES (?, ?, ?, ?, ?, 'HTTP-01', ?, ?, 0, 0, ?)")
+                .bind(cluster)
+                .bind(ns)
+                .bind(format!("c{i}"))
+                .bind(format!("u{i}"))
+                .bind(host)
+                .bind(state)
+                .bind(reason)
+                .bind(format!("2026-06-01T10:{minute:02}:00.000Z"))
+                .execute(&db.writer)
+                .await
+                .unwrap();
+        }
+    }
+
+    fn names(rows: &[ChallengeRecord]) -> Vec<&str> {
+        rows.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn sqlite_filters_scopes_sorts_counts_groups_and_pages_the_challenges() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        let redirect = "Invalid response: 'Redirect' to https://x/";
+        seed(
+            &db,
+            &[
+                ("zrh-prod", "acme-web", "b.acme.example", "valid", "", 1),
+                (
+                    "zrh-prod",
+                    "acme-web",
+                    "a.acme.example",
+                    "invalid",
+                    redirect,
+                    2,
+                ),
+                (
+                    "zrh-prod",
+                    "acme-api",
+                    "c.acme.example",
+                    "invalid",
+                    "Timeout after 30s",
+                    3,
+                ),
+                (
+                    "zrh-prod",
+                    "globex",
+                    "g.globex.example",
+                    "invalid",
+                    redirect,
+                    4,
+                ),
+                (
+                    "gva-prod",
+                    "acme-web",
+                    "d.acme.example",
+                    "errored",
+                    "404 Not Found",
+                    5,
+                ),
+                (
+                    "zrh-prod",
+                    "acme-web",
+                    "e.acme.example",
+                    "errored",
+                    "got 'Redirect'",
+                    5,
+                ),
+            ],
+        )
+        .await;
+        let all = ChallengeFilter {
+            limit: 100,
+            ..Default::default()
+        };
+        let everything = challenge_rows(&db.reader, &all).await.unwrap();
+        assert_eq!(
+            names(&everything),
+            ["c5", "c4", "c3", "c2", "c1", "c0"],
+            "the most recently seen first; the newer row first on a tie"
+        );
+        assert_eq!(count_challenges(&db.reader, &all).await.unwrap(), 6);
+        assert_eq!(
+            failures_by_reason(&db.reader, &all).await.unwrap(),
+            [
+                ("redirect to HTTPS", 3),
+                ("404 not found", 1),
+                ("timeout", 1)
+            ],
+            "two texts of one reason counted together"
+        );
+
+        // A customer's scope: acme namespaces of zrh clusters only.
+        let customer = Scope::from_grants(vec![lookout_app::model::scope::Grant {
+            clusters: vec!["zrh-*".into()],
+            namespaces: vec!["acme-*".into()],
+        }]);
+        let q = |sort: Option<&str>, page: usize, per_page: usize| ChallengeQuery {
+            sort: sort.and_then(|s| Sort::parse(s, lookout_app::sort::CHALLENGE_SORTS)),
+            page,
+            per_page,
+            ..Default::default()
+        };
+        let theirs = ChallengeFilter::of(&q(None, 1, 50), &customer);
+        assert_eq!(
+            names(&challenge_rows(&db.reader, &theirs).await.unwrap()),
+            ["c5", "c2", "c1", "c0"]
+        );
+        assert_eq!(count_challenges(&db.reader, &theirs).await.unwrap(), 4);
+        assert_eq!(
+            failures_by_reason(&db.reader, &theirs).await.unwrap(),
+            [("redirect to HTTPS", 2), ("timeout", 1)]
+        );
+
+        // Pages of two in each order: consecutive, no overlap, the same rows as one page.
+        for (sort, expected) in [
+            (Some("domain"), vec!["c1", "c0", "c2", "c5"]),
+            (Some("-domain"), vec!["c5", "c2", "c0", "c1"]),
+            (Some("state"), vec!["c5", "c2", "c1", "c0"]),
+            (Some("-state"), vec!["c0", "c1", "c2", "c5"]),
+            (Some("-recent"), vec!["c0", "c1", "c2", "c5"]),
+        ] {
+            let mut paged = Vec::new();
+            for page in 1..=3 {
+                let f = ChallengeFilter::of(&q(sort, page, 2), &customer);
+                paged.extend(challenge_rows(&db.reader, &f).await.unwrap());
+            }
+            assert_eq!(names(&paged), expected, "{sort:?}");
+        }
+        let nobody = ChallengeFilter::of(&q(None, 1, 50), &Scope::default());
+        assert_eq!(count_challenges(&db.reader, &nobody).await.unwrap(), 0);
+    }
 
     #[tokio::test]
     async fn retention_deletes_only_what_is_older_than_the_cutoff() {

@@ -331,6 +331,35 @@ async fn cached(base: &str) -> (u64, u64, u64, u64) {
     )
 }
 
+/// Deletes the fleet's ClusterIssuer and waits until Lookout reports at least `expected`
+/// findings; returns how many.
+async fn failing(base: &str, cluster: &kubesim::store::Cluster, expected: usize) -> u64 {
+    let issuers = cluster
+        .resolve("cert-manager.io", "clusterissuers")
+        .unwrap();
+    cluster
+        .delete(&issuers, None, "letsencrypt-prod", false)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let found: Value = reqwest::get(format!("{base}/api/v1/findings?per_page=1"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let total = found["total"].as_u64().unwrap_or(0);
+        if total >= expected as u64 {
+            return total;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {total} findings a minute after the issuer was deleted"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Steady memory: RSS above the empty-cluster baseline per cached Ingress/Certificate (the
 /// target), and RSS and heap per cached object of every kind.
 async fn memory(l: &Lookout, base_rss: u64, ingresses_and_certificates: usize) -> Value {
@@ -589,6 +618,16 @@ async fn main() {
     let m = memory(&l, base_rss, 2 * small).await;
     memory_rows(&mut row, "1 cluster", &m);
     out["one_cluster"]["memory"] = m;
+    // The same cluster failing: its ClusterIssuer deleted, every Ingress raises
+    // issuer.missing (a finding per Ingress held in memory). The pages below run on it.
+    let findings = failing(&l.base, &f.clusters[0].cluster, small).await;
+    let m = memory(&l, base_rss, 2 * small).await;
+    memory_rows(
+        &mut row,
+        &format!("1 cluster with its issuer deleted ({findings} findings)"),
+        &m,
+    );
+    out["one_cluster"]["memory_failing"] = m;
     for (name, path) in [
         ("triage board", "/"),
         (

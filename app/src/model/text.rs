@@ -20,11 +20,18 @@ pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
             .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
-/// Hands out one shared copy of each distinct string.
+/// Hands out one shared copy of each distinct string. Strings nobody else holds any more
+/// are forgotten on [`Interner::prune`], and by the interner itself whenever it has doubled
+/// since the last prune, so objects that come and go never grow it without bound.
 #[derive(Debug, Default)]
 pub struct Interner {
     set: HashSet<Text>,
+    /// Strings kept by the last prune.
+    kept: usize,
 }
+
+/// Strings an interner may gain beyond twice what its last prune kept before it prunes.
+const PRUNE_SLACK: usize = 1024;
 
 impl Interner {
     /// The shared copy of `s`.
@@ -32,14 +39,19 @@ impl Interner {
         if let Some(t) = self.set.get(s) {
             return t.clone();
         }
+        if self.set.len() >= 2 * self.kept + PRUNE_SLACK {
+            self.prune();
+        }
         let t: Text = Arc::from(s);
         self.set.insert(t.clone());
         t
     }
 
-    /// Forgets strings no view uses any more.
+    /// Forgets strings nobody else holds (no view uses them any more).
     pub fn prune(&mut self) {
         self.set.retain(|t| Arc::strong_count(t) > 1);
+        self.set.shrink_to_fit();
+        self.kept = self.set.len();
     }
 
     pub fn len(&self) -> usize {
@@ -120,6 +132,18 @@ mod tests {
         drop((a, b));
         i.prune();
         assert!(i.is_empty());
+    }
+
+    #[test]
+    fn strings_of_objects_that_come_and_go_do_not_accumulate() {
+        let mut i = Interner::default();
+        let kept: Vec<Text> = (0..3000).map(|n| i.get(&format!("kept-{n}"))).collect();
+        for n in 0..100_000 {
+            drop(i.get(&format!("gone-{n}")));
+            assert!(i.len() <= 2 * 3000 + PRUNE_SLACK + 1, "{} after {n}", i.len());
+        }
+        let again = i.get("kept-7");
+        assert!(Arc::ptr_eq(&again, &kept[7]), "what is held stays shared");
     }
 
     #[test]

@@ -15,15 +15,17 @@ pub struct Populated {
     pub certificates: usize,
 }
 
-/// Creates `ingresses` Ingresses over `namespaces` namespaces, each with an issued
-/// Certificate, its Secret's metadata and its CertificateRequest. Needs the cert-manager CRDs.
+/// Creates the ready ClusterIssuer `letsencrypt-prod` and `ingresses` Ingresses over
+/// `namespaces` namespaces, each with a Certificate issued by it, its Secret's metadata and
+/// its CertificateRequest: a healthy fleet. Needs the cert-manager CRDs.
 pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Populated {
     let rt = |g: &str, p: &str| {
         cluster
             .resolve(g, p)
             .unwrap_or_else(|| panic!("{p} must be served to populate"))
     };
-    let (ns_rt, ing_rt, cert_rt, cr_rt, secret_rt) = (
+    let (issuer_rt, ns_rt, ing_rt, cert_rt, cr_rt, secret_rt) = (
+        rt("cert-manager.io", "clusterissuers"),
         rt("", "namespaces"),
         rt("networking.k8s.io", "ingresses"),
         rt("cert-manager.io", "certificates"),
@@ -39,6 +41,20 @@ pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Popul
         ..user.clone()
     };
     let now = cluster.clock.now();
+    let issuer = "letsencrypt-prod";
+    if let Ok(created) = cluster.create(
+        &issuer_rt,
+        None,
+        json!({"metadata": {"name": issuer},
+            "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com",
+                "privateKeySecretRef": {"name": issuer}, "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}}),
+        &user,
+    ) {
+        let status = json!({"status": {"acme": {"uri": "https://acme-v02.api.letsencrypt.org/acme/acct/1"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered", "message": "The ACME account was registered with the ACME server",
+                "lastTransitionTime": rfc3339(now), "observedGeneration": created["metadata"]["generation"]}]}});
+        let _ = cluster.merge_patch(&issuer_rt, None, issuer, &status, &status_opts);
+    }
     let namespaces = namespaces.max(1);
     for n in 0..namespaces {
         let _ = cluster.create(

@@ -22,8 +22,9 @@ pub(crate) struct Ctx<'a> {
     pub now: DateTime<Utc>,
     pub t: &'a Thresholds,
     pub out: Vec<Finding>,
-    /// One copy of each name, title and remediation the findings repeat: a cluster where
-    /// every Certificate is broken the same way holds one copy of the text, not thousands.
+    /// One copy of each name, title, message and remediation the findings repeat: a cluster
+    /// where every Ingress names the same missing issuer holds one copy of the text, not
+    /// thousands.
     strings: Interner,
 }
 
@@ -55,7 +56,7 @@ impl Ctx<'_> {
             kind: s.get(about.kind),
             name: s.get(about.name),
             title: s.get(&title),
-            message: message.into(),
+            message: s.get(&message),
             remediation: s.get(remediation),
             since,
         });
@@ -99,6 +100,8 @@ pub fn evaluate(
     ingress::check(&mut ctx);
     tailscale::check(&mut ctx);
     sort_by_urgency(&mut ctx.out);
+    // Kept until the next change: without the slack of its growth.
+    ctx.out.shrink_to_fit();
     ctx.out
 }
 

@@ -276,7 +276,7 @@ async fn soak(a: &Args, minutes: f64) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     reader.abort();
-    // Flat: the last sample against the first one taken after a minute (warm-up excluded).
+    // From the first sample after a minute to the last: everything, warm-up included.
     let base = samples
         .iter()
         .find(|s| s.0 >= 1.0)
@@ -294,7 +294,29 @@ async fn soak(a: &Args, minutes: f64) {
         base.3,
         last.3
     );
-    let flat = growth < 10.0 && last.3 <= base.3 + 5;
+    // Flat: the first third is warm-up (bounded caches fill as the history grows: SQLite's
+    // page cache of each connection, the allocator's per-thread caches); a leak keeps
+    // growing after it. The median of the last third against the median of the middle
+    // third (medians, so one sample taken during a page render does not decide).
+    let third = |k: usize| {
+        let mut part: Vec<(u64, usize)> = samples
+            .iter()
+            .filter(|s| (s.0 * 3.0 / minutes).floor() as usize == k)
+            .map(|s| (s.1, s.3))
+            .collect();
+        part.sort_unstable();
+        let rss = part.get(part.len() / 2).map_or(0, |p| p.0);
+        let fds = part.iter().map(|p| p.1).max().unwrap_or(0);
+        (rss, fds)
+    };
+    let ((middle, middle_fds), (end, end_fds)) = (third(1), third(2));
+    let steady = (end as f64 / middle.max(1) as f64 - 1.0) * 100.0;
+    println!(
+        "after warm-up: median RSS {} MiB in the middle third, {} MiB in the last ({steady:+.1}%); most open fds {middle_fds} and {end_fds}",
+        middle / 1024,
+        end / 1024
+    );
+    let flat = steady < 5.0 && end_fds <= middle_fds + 5;
     println!("verdict: {}", if flat { "flat" } else { "GROWING" });
     l.stop().await;
     token.cancel();

@@ -140,7 +140,11 @@ mod tests {
         let kept: Vec<Text> = (0..3000).map(|n| i.get(&format!("kept-{n}"))).collect();
         for n in 0..100_000 {
             drop(i.get(&format!("gone-{n}")));
-            assert!(i.len() <= 2 * 3000 + PRUNE_SLACK + 1, "{} after {n}", i.len());
+            assert!(
+                i.len() <= 2 * 3000 + PRUNE_SLACK + 1,
+                "{} after {n}",
+                i.len()
+            );
         }
         let again = i.get("kept-7");
         assert!(Arc::ptr_eq(&again, &kept[7]), "what is held stays shared");

@@ -125,4 +125,23 @@ fn main() {
         (ing + cert) / 2.0,
         (ing_raw + cert_raw) / 2.0
     );
+    println!("\n| struct | bytes (without what it points to) |\n|---|---:|");
+    for (name, size) in [
+        ("IngressView", std::mem::size_of::<IngressView>()),
+        ("CertificateView", std::mem::size_of::<CertificateView>()),
+        (
+            "CertificateRequestView",
+            std::mem::size_of::<lookout_app::model::certificate::CertificateRequestView>(),
+        ),
+        (
+            "Condition",
+            std::mem::size_of::<lookout_app::model::object::Condition>(),
+        ),
+        (
+            "Finding",
+            std::mem::size_of::<lookout_app::model::Finding>(),
+        ),
+    ] {
+        println!("| {name} | {size} |");
+    }
 }

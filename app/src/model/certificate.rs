@@ -46,12 +46,12 @@ pub struct CertificateView {
     pub name: Text,
     pub uid: Uid,
     pub secret_name: Option<Text>,
-    pub dns_names: Vec<Text>,
+    pub dns_names: Box<[Text]>,
     pub issuer: Option<IssuerRef>,
     /// The controller owner (an Ingress or Gateway when made by a shim).
     pub owner: Option<Owner>,
     pub ready: Option<Condition>,
-    pub issuing: Option<Condition>,
+    pub issuing: Option<Box<Condition>>,
     pub not_before: Option<DateTime<Utc>>,
     pub not_after: Option<DateTime<Utc>>,
     pub renewal_time: Option<DateTime<Utc>>,
@@ -85,12 +85,12 @@ impl CertificateView {
             namespace: strings.get(meta.namespace.as_deref().unwrap_or_default()),
             name: strings.get(meta.name.as_deref()?),
             uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
-            secret_name: str_at(data, "/spec/secretName").map(|s| Text::from(s.as_str())),
-            dns_names,
+            secret_name: str_at(data, "/spec/secretName").map(|s| strings.get(&s)),
+            dns_names: dns_names.into(),
             issuer: issuer_ref(data, "/spec/issuerRef", strings),
             owner: controller_owner(meta, strings),
             ready: condition(&conditions, "Ready"),
-            issuing: condition(&conditions, "Issuing"),
+            issuing: condition(&conditions, "Issuing").map(Box::new),
             not_before: time_at(data, "/status/notBefore"),
             not_after: time_at(data, "/status/notAfter"),
             renewal_time: time_at(data, "/status/renewalTime"),
@@ -99,8 +99,7 @@ impl CertificateView {
                 .pointer("/status/failedIssuanceAttempts")
                 .and_then(Value::as_i64),
             last_failure_time: time_at(data, "/status/lastFailureTime"),
-            override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME)
-                .map(|s| Text::from(s.as_str())),
+            override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME).map(|s| strings.get(&s)),
             created: created(meta),
         })
     }
@@ -112,7 +111,7 @@ impl CertificateView {
 
     /// Whether a (re-)issuance is in flight.
     pub fn is_issuing(&self) -> bool {
-        self.issuing.as_ref().is_some_and(Condition::is_true)
+        self.issuing.as_deref().is_some_and(Condition::is_true)
     }
 
     /// Whether `host` is covered by a dnsName (including a one-label wildcard).
@@ -139,7 +138,7 @@ pub struct CertificateRequestView {
     /// `cert-manager.io/certificate-revision`.
     pub revision: Option<i64>,
     /// The names requested, read from the CSR in `spec.request`.
-    pub names: Vec<Text>,
+    pub names: Box<[Text]>,
     pub issuer: Option<IssuerRef>,
     pub ready: Option<Condition>,
     pub failure_time: Option<DateTime<Utc>>,

@@ -349,7 +349,7 @@ impl<'a> Index<'a> {
         ing.tls
             .iter()
             .map(|t| TlsChain {
-                hosts: t.hosts.clone(),
+                hosts: t.hosts.to_vec(),
                 secret_name: t.secret_name.clone(),
                 certificate: t
                     .secret_name
@@ -394,11 +394,11 @@ impl<'a> Index<'a> {
                     .collect();
                 if lacking.is_empty() {
                     AnnotationStatus::Set {
-                        managers: ing.edit_in_place_managers.clone(),
+                        managers: ing.edit_in_place_managers.to_vec(),
                     }
                 } else {
                     AnnotationStatus::SetNotEffective {
-                        managers: ing.edit_in_place_managers.clone(),
+                        managers: ing.edit_in_place_managers.to_vec(),
                         certificates: lacking,
                     }
                 }

@@ -44,7 +44,7 @@ impl IssuerRef {
 /// One `spec.tls` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TlsEntry {
-    pub hosts: Vec<Text>,
+    pub hosts: Box<[Text]>,
     pub secret_name: Option<Text>,
 }
 
@@ -58,17 +58,17 @@ pub struct IngressView {
     /// `spec.ingressClassName`, else the legacy annotation.
     pub class: Option<Text>,
     /// Hosts of `spec.rules`, in order, without duplicates.
-    pub hosts: Vec<Text>,
-    pub tls: Vec<TlsEntry>,
+    pub hosts: Box<[Text]>,
+    pub tls: Box<[TlsEntry]>,
     pub issuer: Option<IssuerRef>,
     /// The raw value of the edit-in-place annotation, if present.
     pub edit_in_place: Option<Text>,
     /// Field managers owning the edit-in-place annotation (from managedFields).
-    pub edit_in_place_managers: Vec<Text>,
+    pub edit_in_place_managers: Box<[Text]>,
     /// The raw value of `ingress.cilium.io/force-https`, if present.
     pub force_https: Option<Text>,
     /// Load-balancer addresses from status.
-    pub addresses: Vec<Text>,
+    pub addresses: Box<[Text]>,
     pub created: Option<DateTime<Utc>>,
 }
 
@@ -108,7 +108,10 @@ impl IngressView {
                             .collect()
                     })
                     .unwrap_or_default(),
-                secret_name: t.get("secretName").and_then(Value::as_str).map(Text::from),
+                secret_name: t
+                    .get("secretName")
+                    .and_then(Value::as_str)
+                    .map(|s| strings.get(s)),
             })
             .collect();
         let addresses = data
@@ -134,11 +137,11 @@ impl IngressView {
             name: strings.get(meta.name.as_deref()?),
             uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
             class,
-            hosts,
+            hosts: hosts.into(),
             tls,
             issuer: requested_issuer(meta, strings),
             edit_in_place,
-            edit_in_place_managers: annotation_managers(meta, EDIT_IN_PLACE, strings),
+            edit_in_place_managers: annotation_managers(meta, EDIT_IN_PLACE, strings).into(),
             force_https,
             addresses,
             created: created(meta),
@@ -156,7 +159,7 @@ impl IngressView {
 
     /// Every host the Ingress serves or asks TLS for.
     pub fn all_hosts(&self) -> Vec<Text> {
-        let mut all = self.hosts.clone();
+        let mut all = self.hosts.to_vec();
         for h in self.tls.iter().flat_map(|t| &t.hosts) {
             if !all.contains(h) {
                 all.push(h.clone());
@@ -205,8 +208,8 @@ mod tests {
             "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}
         }));
         assert_eq!(
-            v.hosts,
-            vec![
+            &*v.hosts,
+            [
                 Text::from("shop.example.com"),
                 Text::from("www.example.com")
             ]
@@ -216,7 +219,7 @@ mod tests {
         assert_eq!(v.force_https.as_deref(), Some("disabled"));
         assert_eq!(v.tls[0].secret_name.as_deref(), Some("shop-tls"));
         assert_eq!(v.class.as_deref(), Some("cilium"));
-        assert_eq!(v.addresses, vec![Text::from("192.0.2.1")]);
+        assert_eq!(&*v.addresses, [Text::from("192.0.2.1")]);
         assert!(v.matches_text("WWW.example"));
     }
 
@@ -229,9 +232,9 @@ mod tests {
         }));
         assert!(v.hosts.is_empty());
         assert_eq!(
-            v.tls,
-            vec![TlsEntry {
-                hosts: vec![],
+            &*v.tls,
+            [TlsEntry {
+                hosts: Box::default(),
                 secret_name: None
             }]
         );

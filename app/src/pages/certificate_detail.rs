@@ -66,17 +66,16 @@ pub fn page(
         );
         view! { <a href=href>{name}</a> }
     });
-    let condition = |cond: &Option<crate::model::object::Condition>| {
-        cond.as_ref()
-            .map(|r| {
-                format!(
-                    "{} ({}): {}",
-                    r.status,
-                    r.reason.as_deref().unwrap_or(""),
-                    r.message.as_deref().unwrap_or("")
-                )
-            })
-            .unwrap_or_else(|| "absent".into())
+    let condition = |cond: Option<&crate::model::object::Condition>| {
+        cond.map(|r| {
+            format!(
+                "{} ({}): {}",
+                r.status,
+                r.reason.as_deref().unwrap_or(""),
+                r.message.as_deref().unwrap_or("")
+            )
+        })
+        .unwrap_or_else(|| "absent".into())
     };
     let issuer = match (&c.issuer, &d.chain.issuer) {
         (Some(r), Some(i)) => format!(
@@ -117,8 +116,8 @@ pub fn page(
                 <dt>"Secret"</dt><dd>{c.secret_name.clone().unwrap_or_default()}</dd>
                 <dt>"DNS names"</dt><dd>{c.dns_names.join(", ")}</dd>
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
-                <dt>"Ready"</dt><dd>{condition(&c.ready)}</dd>
-                <dt>"Issuing"</dt><dd>{condition(&c.issuing)}</dd>
+                <dt>"Ready"</dt><dd>{condition(c.ready.as_ref())}</dd>
+                <dt>"Issuing"</dt><dd>{condition(c.issuing.as_deref())}</dd>
                 <dt>"Not before"</dt><dd>{time(c.not_before)}</dd>
                 <dt>"Not after"</dt><dd>{time(c.not_after)}</dd>
                 <dt>"Renewal time"</dt><dd>{time(c.renewal_time)}</dd>

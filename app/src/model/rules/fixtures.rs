@@ -52,13 +52,13 @@ impl IngressView {
             name: name.into(),
             uid: Uid::parse(&format!("uid-ing-{name}")),
             class: Some("cilium".into()),
-            hosts: vec![],
-            tls: vec![],
+            hosts: Box::default(),
+            tls: Box::default(),
             issuer: None,
             edit_in_place: None,
-            edit_in_place_managers: vec![],
+            edit_in_place_managers: Box::default(),
             force_https: None,
-            addresses: vec!["192.0.2.1".into()],
+            addresses: Box::new(["192.0.2.1".into()]),
             created: ago(Duration::days(30)),
         }
     }
@@ -80,16 +80,20 @@ impl IngressView {
         self.tls_secret(host, &secret)
     }
     pub fn tls_secret(mut self, host: &str, secret: &str) -> Self {
-        self.hosts.push(host.into());
-        self.tls.push(TlsEntry {
-            hosts: vec![host.into()],
+        let mut hosts = self.hosts.to_vec();
+        hosts.push(host.into());
+        self.hosts = hosts.into();
+        let mut tls = self.tls.to_vec();
+        tls.push(TlsEntry {
+            hosts: Box::new([host.into()]),
             secret_name: Some(secret.into()),
         });
+        self.tls = tls.into();
         self
     }
     pub fn edit_in_place(mut self, value: &str) -> Self {
         self.edit_in_place = Some(value.into());
-        self.edit_in_place_managers = vec!["lookout".into()];
+        self.edit_in_place_managers = Box::new(["lookout".into()]);
         self
     }
     pub fn class(mut self, class: &str) -> Self {
@@ -101,7 +105,7 @@ impl IngressView {
         self
     }
     pub fn without_address(mut self, created: Duration) -> Self {
-        self.addresses.clear();
+        self.addresses = Box::default();
         self.created = ago(created);
         self
     }
@@ -157,13 +161,13 @@ impl CertificateView {
     pub fn failing(mut self, attempts: i64, last: Duration) -> Self {
         self.failed_issuance_attempts = Some(attempts);
         self.last_failure_time = ago(last);
-        self.issuing = Some(cond(
+        self.issuing = Some(Box::new(cond(
             "Issuing",
             "False",
             "Failed",
             "The certificate request has failed to complete and will be retried",
             ago(last),
-        ));
+        )));
         self
     }
     pub fn without_override(mut self) -> Self {
@@ -218,7 +222,7 @@ pub fn attempt(
         }),
         state: order_state.into(),
         reason: order_reason.map(Text::from),
-        dns_names: cert.dns_names.clone(),
+        dns_names: cert.dns_names.to_vec(),
         failure_time: None,
         created: ago(Duration::minutes(30)),
     };

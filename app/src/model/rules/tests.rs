@@ -549,7 +549,7 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet() {
     let mut w = World::new();
     for i in 0..40 {
         let mut ing = IngressView::test(&format!("ts-{i}")).class("tailscale");
-        ing.addresses = vec![Text::from(format!("app{i}.tail1234.ts.net"))];
+        ing.addresses = Box::new([Text::from(format!("app{i}.tail1234.ts.net"))]);
         ing.created = super::fixtures::ago(Duration::days(2));
         w = w.ingress(ing);
     }
@@ -564,7 +564,7 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet() {
     let mut w = World::new();
     for i in 0..39 {
         let mut ing = IngressView::test(&format!("ts-{i}")).class("tailscale");
-        ing.addresses = vec![Text::from(format!("app{i}.tail1234.ts.net"))];
+        ing.addresses = Box::new([Text::from(format!("app{i}.tail1234.ts.net"))]);
         w = w.ingress(ing);
     }
     assert!(w.fired("tailscale.cert-budget").is_empty());

@@ -133,6 +133,8 @@ pub(super) fn ingress_rows(
     }
     for rows in out.values_mut() {
         rows.sort_by(|a, b| a.ingress.name.cmp(&b.ingress.name));
+        // Kept until the next change: without the slack of its growth.
+        rows.shrink_to_fit();
     }
     out
 }

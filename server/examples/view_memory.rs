@@ -76,6 +76,17 @@ fn certificate(i: usize) -> Value {
             "notBefore": "2026-01-01T00:04:00Z", "notAfter": "2026-04-01T00:04:00Z", "renewalTime": "2026-03-02T00:04:00Z", "revision": 1}})
 }
 
+fn request(i: usize) -> Value {
+    json!({"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest",
+        "metadata": {"name": format!("shop-{i}-tls-1"), "namespace": format!("tenant-{}", i % 97), "uid": format!("00000000-0000-4000-a000-{i:012x}"),
+            "resourceVersion": (9000 + i).to_string(), "generation": 1, "creationTimestamp": "2026-01-01T00:04:00Z",
+            "annotations": {"cert-manager.io/certificate-revision": "1", "cert-manager.io/certificate-name": format!("shop-{i}-tls"), "cert-manager.io/private-key-secret-name": format!("shop-{i}-tls-abcde")},
+            "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": format!("shop-{i}-tls"), "uid": format!("00000000-0000-4000-9000-{i:012x}"), "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"request": "", "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer", "group": "cert-manager.io"}, "usages": ["digital signature", "key encipherment"]},
+        "status": {"conditions": [{"type": "Approved", "status": "True", "reason": "cert-manager.io", "message": "Certificate request has been approved by cert-manager.io", "lastTransitionTime": "2026-01-01T00:04:00Z"},
+            {"type": "Ready", "status": "True", "reason": "Issued", "message": "Certificate fetched from issuer successfully", "lastTransitionTime": "2026-01-01T00:05:00Z"}]}})
+}
+
 fn measure<V>(
     n: usize,
     make: fn(usize) -> Value,
@@ -117,12 +128,16 @@ fn main() {
     let (cert, cert_raw) = measure(n, certificate, |m, d, s| {
         CertificateView::project("zrh-prod", m, d, s)
     });
+    let (req, req_raw) = measure(n, request, |m, d, s| {
+        lookout_app::model::certificate::CertificateRequestView::project(m, d, s)
+    });
     println!("| kind | objects | bytes per cached view (heap, incl. map entry) | bytes per object as JSON | target |");
     println!("|---|---:|---:|---:|---:|");
     println!("| Ingress | {n} | {ing:.0} | {ing_raw:.0} | ≤ 1024 |");
     println!("| Certificate | {n} | {cert:.0} | {cert_raw:.0} | ≤ 1024 |");
+    println!("| CertificateRequest | {n} | {req:.0} | {req_raw:.0} | |");
     println!(
-        "| average | {} | {:.0} | {:.0} | ≤ 1024 |",
+        "| average of Ingress and Certificate | {} | {:.0} | {:.0} | ≤ 1024 |",
         2 * n,
         (ing + cert) / 2.0,
         (ing_raw + cert_raw) / 2.0
@@ -138,6 +153,10 @@ fn main() {
         (
             "Condition",
             std::mem::size_of::<lookout_app::model::object::Condition>(),
+        ),
+        (
+            "Option<DateTime<Utc>>",
+            std::mem::size_of::<Option<chrono::DateTime<chrono::Utc>>>(),
         ),
         (
             "Finding",

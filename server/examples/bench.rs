@@ -387,11 +387,12 @@ async fn failing(base: &str, cluster: &kubesim::store::Cluster, expected: usize)
 async fn memory(l: &Lookout, base_rss: u64, ingresses_and_certificates: usize) -> Value {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (_, rss, _) = proc_stats(l.pid);
-    let (objects, heap, _, _) = cached(&l.base).await;
+    let (objects, heap, _, sqlite) = cached(&l.base).await;
     let above = rss.saturating_sub(base_rss) as f64 * 1024.0;
     json!({
         "rss_kib": rss,
         "heap_bytes": heap,
+        "sqlite_bytes": sqlite,
         "cached_objects": objects,
         "bytes_per_object": above / ingresses_and_certificates as f64,
         "rss_bytes_per_cached_object": above / objects.max(1) as f64,
@@ -587,9 +588,10 @@ fn memory_rows(row: &mut impl FnMut(&str, String, &str, Option<bool>), what: &st
             m["cached_objects"]
         ),
         format!(
-            "{:.0} B RSS, {:.0} B heap in use",
+            "{:.0} B RSS, {:.0} B heap in use (of which SQLite {:.1} MiB)",
             f("rss_bytes_per_cached_object"),
-            f("heap_bytes_per_cached_object")
+            f("heap_bytes_per_cached_object"),
+            f("sqlite_bytes") / (1024.0 * 1024.0)
         ),
         "",
         None,
@@ -626,10 +628,23 @@ async fn main() {
     let (l, _) = start_lookout(&a.lookout, &f, &kc).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (_, base_rss, _) = proc_stats(l.pid);
+    let (_, base_heap, _, base_sqlite) = cached(&l.base).await;
     l.stop().await;
     token.cancel();
     drop(f);
+    row(
+        "baseline: Lookout watching an empty cluster",
+        format!(
+            "{} MiB RSS, {:.1} MiB heap in use (of which SQLite {:.1} MiB)",
+            base_rss / 1024,
+            base_heap as f64 / (1024.0 * 1024.0),
+            base_sqlite as f64 / (1024.0 * 1024.0)
+        ),
+        "",
+        None,
+    );
     out["baseline_rss_kib"] = json!(base_rss);
+    out["baseline_heap_bytes"] = json!(base_heap);
 
     // One cluster.
     let (f, _d, kc, token) = fleet(1, small).await;

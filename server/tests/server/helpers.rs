@@ -258,11 +258,7 @@ impl TestApp {
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !check().await {
-            assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        within(10, what, check).await
     }
 
     pub async fn wait_ready(&self) {
@@ -409,6 +405,41 @@ pub fn create(
         .unwrap_or_else(|| panic!("{plural} is served"));
     c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
         .unwrap();
+}
+
+/// Waits up to `secs` seconds for `check` to hold (polling every 50 ms), else fails naming
+/// `what`.
+pub async fn within<F, Fut>(secs: u64, what: &str, check: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Replaces fields of an object's status in kubesim (merge patch on the status
+/// subresource, as a controller would); the object is `name` in `default` of cluster 0.
+pub fn patch_status(app: &TestApp, group: &str, plural: &str, name: &str, status: Value) {
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c
+        .resolve(group, plural)
+        .unwrap_or_else(|| panic!("{plural} is served"));
+    let opts = kubesim::WriteOpts {
+        status: true,
+        ..kubesim::WriteOpts::system()
+    };
+    c.merge_patch(
+        &rt,
+        Some("default"),
+        name,
+        &json!({ "status": status }),
+        &opts,
+    )
+    .unwrap();
 }
 
 /// An Ingress `name` (host `NAME.example.com`, class cilium, TLS) with these annotations.

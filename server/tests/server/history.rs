@@ -6,20 +6,7 @@ use serde_json::{json, Value};
 use crate::helpers::*;
 
 fn challenge_status(app: &TestApp, name: &str, status: Value) {
-    let c = &app.fleet.clusters[0].cluster;
-    let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
-    let opts = kubesim::WriteOpts {
-        status: true,
-        ..kubesim::WriteOpts::system()
-    };
-    c.merge_patch(
-        &rt,
-        Some("default"),
-        name,
-        &json!({"status": status}),
-        &opts,
-    )
-    .unwrap();
+    patch_status(app, "acme.cert-manager.io", "challenges", name, status);
 }
 
 async fn states(app: &TestApp, name: &str) -> Option<(Vec<String>, Option<String>)> {

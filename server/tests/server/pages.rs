@@ -15,21 +15,6 @@ fn owner(kind: &str, name: &str, api: &str) -> Value {
     json!([{"apiVersion": api, "kind": kind, "name": name, "uid": format!("{name}-uid"), "controller": true}])
 }
 
-fn patch_status(app: &TestApp, group: &str, plural: &str, name: &str, status: Value) {
-    let c = &app.fleet.clusters[0].cluster;
-    let rt = c.resolve(group, plural).unwrap();
-    let mut opts = kubesim::WriteOpts::system();
-    opts.status = true;
-    c.merge_patch(
-        &rt,
-        Some("default"),
-        name,
-        &json!({ "status": status }),
-        &opts,
-    )
-    .unwrap();
-}
-
 /// An Ingress → Certificate → CertificateRequest → Order → Challenge chain whose every
 /// free-text field carries hostile text, plus an Event.
 fn hostile_chain(app: &TestApp) {

@@ -60,20 +60,13 @@ fn challenge(name: &str) -> Value {
 }
 
 fn set_state(app: &TestApp, name: &str, state: &str) {
-    let c = &app.fleet.clusters[0].cluster;
-    let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
-    let opts = kubesim::WriteOpts {
-        status: true,
-        ..kubesim::WriteOpts::system()
-    };
-    c.merge_patch(
-        &rt,
-        Some("default"),
+    patch_status(
+        app,
+        "acme.cert-manager.io",
+        "challenges",
         name,
-        &json!({"status": {"state": state, "processing": state == "pending", "presented": false}}),
-        &opts,
-    )
-    .unwrap();
+        json!({"state": state, "processing": state == "pending", "presented": false}),
+    );
 }
 
 /// The value of `name{writer="WRITER"}` in /metrics.
@@ -99,19 +92,6 @@ async fn metric_at(base: &str, name: &str, writer: &str) -> Option<f64> {
 async fn recorded(app: &TestApp, name: &str) -> Option<(Vec<String>, String)> {
     let (row, states) = challenge_history(app, name).await?;
     Some((states, row["transitions"][0]["at"].as_str()?.to_string()))
-}
-
-/// Polls `check` for up to `secs` seconds.
-async fn within<F, Fut>(secs: u64, what: &str, check: F)
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// A page answers 200 within a second, shows `text`, and says whether it has the storage

@@ -18,6 +18,48 @@ pub fn lookout() -> tokio::process::Command {
     cmd
 }
 
+/// Names of the clusters [`serve_fleet`] configures, one per kubesim cluster in order.
+const CLUSTER_NAMES: [&str; 4] = ["one", "two", "three", "four"];
+
+/// Starts `lookout serve` on a free port with a config in `dir` naming every cluster of
+/// `fleet` (`one` on context `sim-1`, `two` on `sim-2`, …) and the database at `db`.
+/// Returns the process and its base URL; it may not be ready yet.
+pub fn serve_fleet(
+    fleet: &Fleet,
+    dir: &std::path::Path,
+    db: &std::path::Path,
+) -> (tokio::process::Child, String) {
+    let kc = dir.join("kubeconfig");
+    fleet.write_kubeconfig(&kc).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut config = format!(
+        "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{}\"\n",
+        db.display()
+    );
+    for (i, name) in CLUSTER_NAMES.iter().take(fleet.clusters.len()).enumerate() {
+        config.push_str(&format!(
+            "[[clusters]]\nname = \"{name}\"\nkubeconfig = \"{}\"\ncontext = \"sim-{}\"\n",
+            kc.display(),
+            i + 1
+        ));
+    }
+    let path = dir.join("lookout.toml");
+    std::fs::write(&path, config).unwrap();
+    let child = lookout()
+        .arg("serve")
+        .arg("--config")
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (child, format!("http://127.0.0.1:{port}"))
+}
+
 #[tokio::test]
 async fn check_config_reports_every_problem_and_serve_refuses_the_same() {
     let dir = tempfile::tempdir().unwrap();
@@ -163,33 +205,9 @@ async fn serve_against_kubesim_and_stop_on_sigterm() {
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    fleet.write_kubeconfig(&kc).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let config = dir.path().join("lookout.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{db}\"\n[[clusters]]\nname = \"one\"\nkubeconfig = \"{kc}\"\ncontext = \"sim-1\"\n[[clusters]]\nname = \"two\"\nkubeconfig = \"{kc}\"\ncontext = \"sim-2\"\n",
-            db = dir.path().join("l.db").display(),
-            kc = kc.display()
-        ),
-    )
-    .unwrap();
-    let mut child = lookout()
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_http_ok(&format!("http://127.0.0.1:{port}/readyz")).await;
-    let clusters: Value = reqwest::get(format!("http://127.0.0.1:{port}/api/v1/clusters"))
+    let (mut child, base) = serve_fleet(&fleet, dir.path(), &dir.path().join("l.db"));
+    wait_http_ok(&format!("{base}/readyz")).await;
+    let clusters: Value = reqwest::get(format!("{base}/api/v1/clusters"))
         .await
         .unwrap()
         .json()
@@ -197,7 +215,7 @@ async fn serve_against_kubesim_and_stop_on_sigterm() {
         .unwrap();
     assert_eq!(clusters["items"].as_array().unwrap().len(), 2);
     // The binary allocates with jemalloc and reports its heap.
-    let metrics = reqwest::get(format!("http://127.0.0.1:{port}/metrics"))
+    let metrics = reqwest::get(format!("{base}/metrics"))
         .await
         .unwrap()
         .text()

@@ -13,7 +13,7 @@ use kubesim::{Clock, Fleet, FleetOptions};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::binary::{lookout, terminate_within, wait_http_ok};
+use crate::binary::{serve_fleet, terminate_within, wait_http_ok};
 use crate::helpers::*;
 
 /// A tmpfs mounted on a directory, unmounted on drop.
@@ -320,33 +320,8 @@ async fn serve_on_a_read_only_filesystem_serves_live_data_and_opens_the_database
     )
     .await
     .unwrap();
-    let kc = dir.path().join("kubeconfig");
-    fleet.write_kubeconfig(&kc).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let db = data.join("lookout.db");
-    let config = dir.path().join("lookout.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{db}\"\n[[clusters]]\nname = \"one\"\nkubeconfig = \"{kc}\"\ncontext = \"sim-1\"\n",
-            db = db.display(),
-            kc = kc.display()
-        ),
-    )
-    .unwrap();
-    let mut child = lookout()
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
+    let (mut child, base) = serve_fleet(&fleet, dir.path(), &db);
     wait_http_ok(&format!("{base}/readyz")).await;
 
     // Live data is served; the history says why it is not there.

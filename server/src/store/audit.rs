@@ -13,6 +13,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::writer::{Health, Stamped, Writer};
+use super::SqlQuery;
 
 /// What an action or preview did, to be recorded.
 #[derive(Debug, Clone)]
@@ -121,6 +122,7 @@ pub struct AuditFilter {
 impl AuditFilter {
     /// One page of a query, within what `scope` sees.
     pub fn of(q: &lookout_app::ports::AuditQuery, scope: &Scope) -> Self {
+        let (offset, limit) = super::page_window(q.page, q.per_page);
         AuditFilter {
             cluster: q.cluster.clone(),
             namespace: q.namespace.clone(),
@@ -129,8 +131,8 @@ impl AuditFilter {
             outcome: q.outcome.clone(),
             since: q.since,
             scope: super::scope_param(scope),
-            offset: super::page_offset(q.page, q.per_page),
-            limit: i64::try_from(q.per_page).unwrap_or(i64::MAX),
+            offset,
+            limit,
         }
     }
 }
@@ -157,16 +159,10 @@ fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q AuditFilter) -> SqlQuery<'q> {
         .bind(&f.scope)
 }
 
-type SqlQuery<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
-
 /// How many audit rows the filter matches (ignoring its window).
 pub async fn count(pool: &SqlitePool, f: &AuditFilter) -> Result<usize, sqlx::Error> {
     let sql = format!("SELECT COUNT(*) FROM audit_log WHERE {}", audit_matches());
-    let n: i64 = bind_filter(sqlx::query(&sql), f)
-        .fetch_one(pool)
-        .await?
-        .get(0);
-    Ok(usize::try_from(n).unwrap_or_default())
+    super::count(pool, bind_filter(sqlx::query(&sql), f)).await
 }
 
 /// Audit rows in the filter's window, newest first.

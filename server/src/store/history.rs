@@ -13,6 +13,7 @@ use sqlx::{Row, SqliteConnection, SqlitePool};
 use tokio_util::sync::CancellationToken;
 
 use super::writer::{Stamped, Writer};
+use super::SqlQuery;
 use crate::clusters::Now;
 pub use lookout_app::model::history::{ChallengeRecord, TimelineEntry, Transition};
 use lookout_app::model::reasons::ChallengeFailure;
@@ -506,6 +507,7 @@ pub struct ChallengeFilter {
 impl ChallengeFilter {
     /// One page of a query, within what `scope` sees.
     pub fn of(q: &ChallengeQuery, scope: &Scope) -> Self {
+        let (offset, limit) = super::page_window(q.page, q.per_page);
         ChallengeFilter {
             cluster: q.cluster.clone(),
             namespace: q.namespace.clone(),
@@ -514,8 +516,8 @@ impl ChallengeFilter {
             since: q.since,
             scope: super::scope_param(scope),
             sort: q.sort,
-            offset: super::page_offset(q.page, q.per_page),
-            limit: i64::try_from(q.per_page).unwrap_or(i64::MAX),
+            offset,
+            limit,
         }
     }
 }
@@ -538,8 +540,6 @@ fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q ChallengeFilter) -> SqlQuery<'q> {
         .bind(f.since.map(stamp))
         .bind(&f.scope)
 }
-
-type SqlQuery<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
 
 /// `ORDER BY` of a challenge list: the sort key, then the most recently seen first (the
 /// reverse of both when reversed); the row id breaks ties so pages never overlap.
@@ -574,11 +574,7 @@ pub async fn count_challenges(
         "SELECT COUNT(*) FROM challenges WHERE {}",
         challenge_matches()
     );
-    let n: i64 = bind_filter(sqlx::query(&sql), f)
-        .fetch_one(pool)
-        .await?
-        .get(0);
-    Ok(usize::try_from(n).unwrap_or_default())
+    super::count(pool, bind_filter(sqlx::query(&sql), f)).await
 }
 
 /// The failed challenges the filter matches (ignoring its window), counted by classified

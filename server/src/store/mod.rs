@@ -105,9 +105,24 @@ pub fn scope_clause(n: usize) -> String {
     )
 }
 
-/// The `OFFSET` of 1-based `page` of `per_page` rows.
-pub fn page_offset(page: usize, per_page: usize) -> i64 {
-    i64::try_from(page.saturating_sub(1).saturating_mul(per_page)).unwrap_or(i64::MAX)
+/// The `(OFFSET, LIMIT)` of 1-based `page` of `per_page` rows.
+pub fn page_window(page: usize, per_page: usize) -> (i64, i64) {
+    let int = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    (
+        int(page.saturating_sub(1).saturating_mul(per_page)),
+        int(per_page),
+    )
+}
+
+/// A query with its parameters bound so far.
+pub(crate) type SqlQuery<'q> =
+    sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
+
+/// Runs a `SELECT COUNT(*) …` query.
+pub(crate) async fn count(pool: &SqlitePool, query: SqlQuery<'_>) -> Result<usize, sqlx::Error> {
+    use sqlx::Row;
+    let n: i64 = query.fetch_one(pool).await?.get(0);
+    Ok(usize::try_from(n).unwrap_or_default())
 }
 
 /// A scope glob as a SQLite `GLOB` pattern: `[` starts a character class there, so it is

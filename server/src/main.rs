@@ -84,7 +84,7 @@ fn report(problems: &Problems) -> ExitCode {
 /// as fast as glibc's allocator here, and it hands freed memory back to the system.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: lookout_server::memory::Allocator = lookout_server::memory::Allocator;
 
 /// jemalloc's settings (`MALLOC_CONF` in the environment adds to them): a background thread
 /// returns freed pages to the system after a second, so what a relist freed does not stay in
@@ -97,7 +97,10 @@ pub static malloc_conf: &[u8] = b"background_thread:true,dirty_decay_ms:1000,muz
 
 fn main() -> ExitCode {
     #[cfg(not(target_env = "msvc"))]
-    lookout_server::memory::jemalloc_is_the_allocator();
+    {
+        lookout_server::memory::jemalloc_is_the_allocator();
+        ALLOCATOR.init();
+    }
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

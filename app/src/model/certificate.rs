@@ -1,5 +1,7 @@
 //! Certificates, CertificateRequests, Orders and Challenges, projected.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
@@ -19,9 +21,9 @@ pub const ISSUE_TEMPORARY: &str = "cert-manager.io/issue-temporary-certificate";
 /// `cert-manager.io/certificate-revision` on a CertificateRequest.
 pub const REVISION: &str = "cert-manager.io/certificate-revision";
 
-fn issuer_ref(data: &Value, pointer: &str, strings: &mut Interner) -> Option<IssuerRef> {
+fn issuer_ref(data: &Value, pointer: &str, strings: &mut Interner) -> Option<Arc<IssuerRef>> {
     let r = data.pointer(pointer)?;
-    Some(IssuerRef {
+    let r = IssuerRef {
         name: strings.get(r.get("name")?.as_str()?),
         kind: strings.get(
             r.get("kind")
@@ -35,7 +37,8 @@ fn issuer_ref(data: &Value, pointer: &str, strings: &mut Interner) -> Option<Iss
                 .filter(|g| !g.is_empty())
                 .unwrap_or("cert-manager.io"),
         ),
-    })
+    };
+    Some(strings.issuer(r))
 }
 
 /// A cert-manager Certificate.
@@ -47,7 +50,8 @@ pub struct CertificateView {
     pub uid: Uid,
     pub secret_name: Option<Text>,
     pub dns_names: Box<[Text]>,
-    pub issuer: Option<IssuerRef>,
+    /// Shared by the objects that name the same issuer.
+    pub issuer: Option<Arc<IssuerRef>>,
     /// The controller owner (an Ingress or Gateway when made by a shim).
     pub owner: Option<Owner>,
     pub ready: Option<Condition>,
@@ -139,7 +143,8 @@ pub struct CertificateRequestView {
     pub revision: Option<i64>,
     /// The names requested, read from the CSR in `spec.request`.
     pub names: Box<[Text]>,
-    pub issuer: Option<IssuerRef>,
+    /// Shared by the objects that name the same issuer.
+    pub issuer: Option<Arc<IssuerRef>>,
     pub ready: Option<Condition>,
     pub failure_time: Option<DateTime<Utc>>,
     pub created: Option<DateTime<Utc>>,

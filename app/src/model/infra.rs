@@ -1,6 +1,8 @@
 //! What fronts the Ingresses: IngressClasses, Cilium's config and load-balancer Services,
 //! Gateways, and the Events about watched objects.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
@@ -124,7 +126,7 @@ pub struct ListenerView {
 pub struct GatewayView {
     pub namespace: String,
     pub name: String,
-    pub issuer: Option<IssuerRef>,
+    pub issuer: Option<Arc<IssuerRef>>,
     pub listeners: Vec<ListenerView>,
     pub created: Option<DateTime<Utc>>,
 }

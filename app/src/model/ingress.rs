@@ -1,5 +1,7 @@
 //! The compact view of an Ingress: what the rules and pages need, nothing more.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
@@ -24,7 +26,7 @@ pub const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 pub const FORCE_HTTPS: &str = "ingress.cilium.io/force-https";
 
 /// Which issuer an object asks cert-manager for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct IssuerRef {
     /// `Issuer`, `ClusterIssuer`, or an external kind.
     pub kind: Text,
@@ -60,7 +62,8 @@ pub struct IngressView {
     /// Hosts of `spec.rules`, in order, without duplicates.
     pub hosts: Box<[Text]>,
     pub tls: Box<[TlsEntry]>,
-    pub issuer: Option<IssuerRef>,
+    /// Shared by the objects that name the same issuer.
+    pub issuer: Option<Arc<IssuerRef>>,
     /// The raw value of the edit-in-place annotation, if present.
     pub edit_in_place: Option<Text>,
     /// Field managers owning the edit-in-place annotation (from managedFields).
@@ -170,21 +173,24 @@ impl IngressView {
 }
 
 /// The issuer that ingress-shim (or gateway-shim) would use, from the annotations.
-pub fn requested_issuer(meta: &ObjectMeta, strings: &mut Interner) -> Option<IssuerRef> {
+pub fn requested_issuer(meta: &ObjectMeta, strings: &mut Interner) -> Option<Arc<IssuerRef>> {
     let kind = annotation(meta, ISSUER_KIND);
     let group = annotation(meta, ISSUER_GROUP);
-    if let Some(name) = annotation(meta, CLUSTER_ISSUER) {
-        return Some(IssuerRef {
+    let r = if let Some(name) = annotation(meta, CLUSTER_ISSUER) {
+        IssuerRef {
             kind: strings.get("ClusterIssuer"),
             name: strings.get(&name),
             group: strings.get("cert-manager.io"),
-        });
-    }
-    annotation(meta, ISSUER).map(|name| IssuerRef {
-        kind: strings.get(kind.as_deref().unwrap_or("Issuer")),
-        name: strings.get(&name),
-        group: strings.get(group.as_deref().unwrap_or("cert-manager.io")),
-    })
+        }
+    } else {
+        let name = annotation(meta, ISSUER)?;
+        IssuerRef {
+            kind: strings.get(kind.as_deref().unwrap_or("Issuer")),
+            name: strings.get(&name),
+            group: strings.get(group.as_deref().unwrap_or("cert-manager.io")),
+        }
+    };
+    Some(strings.issuer(r))
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 
+use super::ingress::IssuerRef;
+
 /// An immutable string, cheap to clone and shared when interned.
 pub type Text = Arc<str>;
 
@@ -26,6 +28,8 @@ pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct Interner {
     set: HashSet<Text>,
+    /// Issuer references, shared the same way: most objects name one of a few issuers.
+    issuers: HashSet<Arc<IssuerRef>>,
     /// Strings kept by the last prune.
     kept: usize,
 }
@@ -47,10 +51,24 @@ impl Interner {
         t
     }
 
+    /// The shared copy of an issuer reference.
+    pub fn issuer(&mut self, r: IssuerRef) -> Arc<IssuerRef> {
+        if let Some(shared) = self.issuers.get(&r) {
+            return shared.clone();
+        }
+        if self.issuers.len() >= PRUNE_SLACK {
+            self.issuers.retain(|t| Arc::strong_count(t) > 1);
+        }
+        let shared = Arc::new(r);
+        self.issuers.insert(shared.clone());
+        shared
+    }
+
     /// Forgets strings nobody else holds (no view uses them any more).
     pub fn prune(&mut self) {
         self.set.retain(|t| Arc::strong_count(t) > 1);
         self.set.shrink_to_fit();
+        self.issuers.retain(|t| Arc::strong_count(t) > 1);
         self.kept = self.set.len();
     }
 

@@ -15,9 +15,10 @@ pub struct Populated {
     pub certificates: usize,
 }
 
-/// Creates the ready ClusterIssuer `letsencrypt-prod` and `ingresses` Ingresses over
-/// `namespaces` namespaces, each with a Certificate issued by it, its Secret's metadata and
-/// its CertificateRequest: a healthy fleet. Needs the cert-manager CRDs.
+/// Creates the IngressClass `cilium`, the ready ClusterIssuer `letsencrypt-prod` and
+/// `ingresses` Ingresses over `namespaces` namespaces, each with its load-balancer address and
+/// a Certificate issued by it, its Secret's metadata and its issued CertificateRequest: a
+/// healthy fleet. Needs the cert-manager CRDs.
 pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Populated {
     let rt = |g: &str, p: &str| {
         cluster
@@ -41,6 +42,13 @@ pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Popul
         ..user.clone()
     };
     let now = cluster.clock.now();
+    let class_rt = rt("networking.k8s.io", "ingressclasses");
+    let _ = cluster.create(
+        &class_rt,
+        None,
+        json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}}),
+        &user,
+    );
     let issuer = "letsencrypt-prod";
     if let Ok(created) = cluster.create(
         &issuer_rt,
@@ -76,6 +84,9 @@ pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Popul
         let Ok(ing) = cluster.create(&ing_rt, Some(&ns), ing, &user) else {
             continue;
         };
+        // Served: the ingress controller gave it the shared load-balancer address.
+        let served = json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}});
+        let _ = cluster.merge_patch(&ing_rt, Some(&ns), &name, &served, &status_opts);
         let cert = json!({"metadata": {"name": secret, "annotations": {"acme.cert-manager.io/http01-override-ingress-name": name, "cert-manager.io/issue-temporary-certificate": "true"},
                 "ownerReferences": [{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": name, "uid": ing["metadata"]["uid"], "controller": true}]},
             "spec": {"secretName": secret, "dnsNames": [host], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer", "group": "cert-manager.io"}}});
@@ -90,7 +101,18 @@ pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Popul
         let cr = json!({"metadata": {"name": format!("{secret}-1"), "annotations": {"cert-manager.io/certificate-revision": "1", "cert-manager.io/certificate-name": secret},
                 "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": secret, "uid": cert["metadata"]["uid"], "controller": true}]},
             "spec": {"request": "", "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer", "group": "cert-manager.io"}}});
-        let _ = cluster.create(&cr_rt, Some(&ns), cr, &user);
+        if cluster.create(&cr_rt, Some(&ns), cr, &user).is_ok() {
+            let issued = json!({"status": {"conditions": [
+                {"type": "Approved", "status": "True", "reason": "cert-manager.io", "message": "Certificate request has been approved by cert-manager.io", "lastTransitionTime": rfc3339(issued)},
+                {"type": "Ready", "status": "True", "reason": "Issued", "message": "Certificate fetched from issuer successfully", "lastTransitionTime": rfc3339(issued)}]}});
+            let _ = cluster.merge_patch(
+                &cr_rt,
+                Some(&ns),
+                &format!("{secret}-1"),
+                &issued,
+                &status_opts,
+            );
+        }
         made += 1;
     }
     Populated {

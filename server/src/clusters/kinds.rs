@@ -142,7 +142,8 @@ pub fn apply(
     strings: &mut Interner,
 ) -> bool {
     let (m, d) = (&obj.metadata, &obj.data);
-    match kind {
+    // The views, their strings and map entries stay: allocated apart (see memory::cached).
+    crate::memory::cached(|| match kind {
         "Ingress" => {
             let v = IngressView::project(cluster, m, d, strings);
             put(&mut data.ingresses, obj, strings, v)
@@ -193,7 +194,7 @@ pub fn apply(
             put(&mut data.gateways, obj, strings, v)
         }
         _ => false,
-    }
+    })
 }
 
 /// Removes a deleted object of `kind`.
@@ -224,7 +225,7 @@ pub fn remove(kind: &str, data: &mut ClusterData, obj: &DynamicObject) {
 /// its B-tree nodes a little over half full; built in bulk they are full.
 pub fn replace(kind: &str, data: &mut ClusterData, relisted: &mut ClusterData) {
     fn compact<V>(views: &mut Views<V>) -> Views<V> {
-        std::mem::take(views).into_iter().collect()
+        crate::memory::cached(|| std::mem::take(views).into_iter().collect())
     }
     match kind {
         "Ingress" => data.ingresses = compact(&mut relisted.ingresses),

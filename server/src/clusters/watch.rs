@@ -320,11 +320,13 @@ async fn watch(
                 {
                     skipped += 1;
                 }
-                if let Some(ev) = history_event(record, spec.kind, &obj, false) {
+                if let Some(view) = Recorded::cached(spec.kind, &relist, &obj) {
                     live.push(
                         Uid::parse(obj.metadata.uid.as_deref().unwrap_or_default()).to_string(),
                     );
-                    record.record_history(ev).await;
+                    record
+                        .record_history(history_event(record, view, false))
+                        .await;
                 }
             }
             Ok(Event::InitDone) => {
@@ -354,12 +356,17 @@ async fn watch(
                     record.skip(spec.kind, why, obj.metadata.namespace.as_deref());
                     continue;
                 }
-                let count = record.update_with_strings(|d, s| {
+                let (count, recorded) = record.update_with_strings(|d, s| {
                     kinds::apply(spec.kind, &record.name, d, &obj, s);
-                    kinds::count(spec.kind, d)
+                    (
+                        kinds::count(spec.kind, d),
+                        Recorded::cached(spec.kind, d, &obj),
+                    )
                 });
-                if let Some(ev) = history_event(record, spec.kind, &obj, false) {
-                    record.record_history(ev).await;
+                if let Some(view) = recorded {
+                    record
+                        .record_history(history_event(record, view, false))
+                        .await;
                 }
                 if record.kind_state(spec.kind) == Some(KindState::Synced) {
                     record.set_count(spec.kind, count);
@@ -372,8 +379,10 @@ async fn watch(
                     kinds::remove(spec.kind, d, &obj);
                     kinds::count(spec.kind, d)
                 });
-                if let Some(ev) = history_event(record, spec.kind, &obj, true) {
-                    record.record_history(ev).await;
+                if let Some(view) = Recorded::deleted(spec.kind, &obj) {
+                    record
+                        .record_history(history_event(record, view, true))
+                        .await;
                 }
                 record.set_count(spec.kind, count);
             }
@@ -423,29 +432,67 @@ async fn watch(
     }
 }
 
+/// The view of an object of a kind the history records.
+enum Recorded {
+    Challenge(Arc<ChallengeView>),
+    Order(Arc<OrderView>),
+    Request(Arc<CertificateRequestView>),
+    Certificate(Arc<CertificateView>),
+}
+
+impl Recorded {
+    /// The view just cached for `obj` in `data`: one projection serves the cache and the
+    /// history (a second copy per object, freed once written, would also leave the
+    /// allocator's pages for the cached ones half empty).
+    fn cached(kind: &str, data: &ClusterData, obj: &DynamicObject) -> Option<Recorded> {
+        let key = lookout_app::model::data::key(
+            obj.metadata.namespace.as_deref().unwrap_or_default(),
+            obj.metadata.name.as_deref().unwrap_or_default(),
+        );
+        Some(match kind {
+            "Challenge" => Recorded::Challenge(data.challenges.get(&key)?.clone()),
+            "Order" => Recorded::Order(data.orders.get(&key)?.clone()),
+            "CertificateRequest" => Recorded::Request(data.requests.get(&key)?.clone()),
+            "Certificate" => Recorded::Certificate(data.certificates.get(&key)?.clone()),
+            _ => return None,
+        })
+    }
+
+    /// The view of a deleted object, which is no longer cached.
+    fn deleted(kind: &str, obj: &DynamicObject) -> Option<Recorded> {
+        let mut strings = Interner::default();
+        let (m, d) = (&obj.metadata, &obj.data);
+        Some(match kind {
+            "Challenge" => {
+                Recorded::Challenge(Arc::new(ChallengeView::project(m, d, &mut strings)?))
+            }
+            "Order" => Recorded::Order(Arc::new(OrderView::project(m, d, &mut strings)?)),
+            "CertificateRequest" => Recorded::Request(Arc::new(CertificateRequestView::project(
+                m,
+                d,
+                &mut strings,
+            )?)),
+            // A deleted Certificate has no readiness to record.
+            _ => return None,
+        })
+    }
+}
+
 /// The history event for an object of a recorded kind, as it now is (or was, when deleted).
-fn history_event(
-    record: &ClusterRecord,
-    kind: &str,
-    obj: &DynamicObject,
-    deleted: bool,
-) -> Option<HistoryEvent> {
-    let mut strings = Interner::default();
-    let (m, d) = (&obj.metadata, &obj.data);
+fn history_event(record: &ClusterRecord, view: Recorded, deleted: bool) -> HistoryEvent {
     let cluster = record.name.clone();
-    Some(match kind {
-        "Challenge" => HistoryEvent::Challenge {
+    match view {
+        Recorded::Challenge(view) => HistoryEvent::Challenge {
             cluster,
-            view: Arc::new(ChallengeView::project(m, d, &mut strings)?),
+            view,
             deleted,
         },
-        "Order" => HistoryEvent::Order {
+        Recorded::Order(view) => HistoryEvent::Order {
             cluster,
-            view: Arc::new(OrderView::project(m, d, &mut strings)?),
+            view,
             deleted,
         },
-        "CertificateRequest" => {
-            let view = CertificateRequestView::project(m, d, &mut strings)?;
+        Recorded::Request(view) => {
             let acme_server = view.issuer.as_ref().and_then(|r| {
                 record.read(|data| {
                     let key = if &*r.kind == "ClusterIssuer" {
@@ -463,22 +510,18 @@ fn history_event(
             });
             HistoryEvent::Request {
                 cluster,
-                view: Arc::new(view),
+                view,
                 acme_server,
                 deleted,
             }
         }
-        "Certificate" if !deleted => {
-            let view = CertificateView::project(&cluster, m, d, &mut strings)?;
-            HistoryEvent::Readiness {
-                namespace: view.namespace.to_string(),
-                name: view.name.to_string(),
-                ready: view.ready,
-                cluster,
-            }
-        }
-        _ => return None,
-    })
+        Recorded::Certificate(view) => HistoryEvent::Readiness {
+            namespace: view.namespace.to_string(),
+            name: view.name.to_string(),
+            ready: view.ready.clone(),
+            cluster,
+        },
+    }
 }
 
 /// After a relist, which history table learns that objects missing from it were deleted.

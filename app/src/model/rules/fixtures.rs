@@ -67,11 +67,11 @@ impl IngressView {
         self
     }
     pub fn with_issuer(mut self, name: &str) -> Self {
-        self.issuer = Some(IssuerRef {
+        self.issuer = Some(Arc::new(IssuerRef {
             kind: "ClusterIssuer".into(),
             name: name.into(),
             group: "cert-manager.io".into(),
-        });
+        }));
         self
     }
     /// Adds a rule and a TLS entry for `host`, with secret `<name>-tls`.

@@ -108,7 +108,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     Severity::Warning,
                     about(),
                     format!("Ingress class {class:?} does not exist"),
-                    format!("The Ingress names class {class:?}; the cluster has IngressClasses {}.", data.ingress_classes.values().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")),
+                    format!("The Ingress names class {class:?}; {}.", known_classes(data)),
                     "Fix spec.ingressClassName (or the kubernetes.io/ingress.class annotation); no controller serves this Ingress.",
                     None,
                 );
@@ -203,4 +203,17 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
             );
         }
     }
+}
+
+/// The IngressClasses a cluster has, for a message.
+fn known_classes(data: &crate::model::data::ClusterData) -> String {
+    if data.ingress_classes.is_empty() {
+        return "the cluster has no IngressClass".to_string();
+    }
+    let names: Vec<&str> = data
+        .ingress_classes
+        .values()
+        .map(|c| c.name.as_str())
+        .collect();
+    format!("the cluster has IngressClasses {}", names.join(", "))
 }

@@ -471,6 +471,18 @@ fn unknown_class() {
         .ingress(IngressView::test("a"))
         .fired("ingress.unknown-class")
         .is_empty());
+    // The message names the classes there are, or says there are none.
+    let message = |w: &World| {
+        w.findings()
+            .into_iter()
+            .find(|f| f.rule == "ingress.unknown-class")
+            .map(|f| f.message.to_string())
+            .unwrap()
+    };
+    assert!(message(&w).ends_with("the cluster has IngressClasses cilium."));
+    let mut none = World::new().ingress(IngressView::test("a").class("nginx"));
+    none.data.ingress_classes.clear();
+    assert!(message(&none).ends_with("the cluster has no IngressClass."));
 }
 
 #[test]

@@ -54,6 +54,17 @@ mod arena {
     /// jemalloc, with a separate arena for the cache's allocations (see [`super::cached`]).
     pub struct Allocator;
 
+    /// Bytes allocated in the cache's arena (small and large regions), as of the last epoch.
+    pub(super) fn allocated() -> Option<u64> {
+        let arena = CACHE_ARENA.load(Ordering::Relaxed).checked_sub(1)?;
+        let read = |what: &str| {
+            let name = format!("stats.arenas.{arena}.{what}.allocated\0");
+            // SAFETY: these statistics are size_t values, which usize reads.
+            unsafe { tikv_jemalloc_ctl::raw::read::<usize>(name.as_bytes()) }.ok()
+        };
+        Some((read("small")? + read("large")?) as u64)
+    }
+
     /// The cache's arena index + 1; 0 until [`Allocator::init`] (everything in the default
     /// arenas).
     static CACHE_ARENA: AtomicU32 = AtomicU32::new(0);
@@ -134,6 +145,8 @@ mod arena {
 pub struct Heap {
     pub allocated: u64,
     pub resident: u64,
+    /// Of `allocated`, the bytes in the cache's own arena (see [`cached`]); None without it.
+    pub cache: Option<u64>,
 }
 
 /// The heap as jemalloc counts it; None under another allocator.
@@ -151,6 +164,7 @@ fn jemalloc_heap() -> Option<Heap> {
     Some(Heap {
         allocated: tikv_jemalloc_ctl::stats::allocated::read().ok()? as u64,
         resident: tikv_jemalloc_ctl::stats::resident::read().ok()? as u64,
+        cache: arena::allocated(),
     })
 }
 

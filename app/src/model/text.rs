@@ -169,6 +169,47 @@ mod tests {
     }
 
     #[test]
+    fn issuer_references_are_shared_and_do_not_accumulate() {
+        let mut i = Interner::default();
+        let r = |name: &str, i: &mut Interner| IssuerRef {
+            kind: i.get("ClusterIssuer"),
+            name: i.get(name),
+            group: i.get("cert-manager.io"),
+        };
+        let a = {
+            let v = r("letsencrypt-prod", &mut i);
+            i.issuer(v)
+        };
+        let b = {
+            let v = r("letsencrypt-prod", &mut i);
+            i.issuer(v)
+        };
+        assert!(Arc::ptr_eq(&a, &b));
+        let other = {
+            let v = r("letsencrypt-staging", &mut i);
+            i.issuer(v)
+        };
+        assert!(!Arc::ptr_eq(&a, &other));
+        for n in 0..10_000 {
+            let v = r(&format!("gone-{n}"), &mut i);
+            drop(i.issuer(v));
+            assert!(
+                i.issuers.len() <= PRUNE_SLACK + 1,
+                "{} after {n}",
+                i.issuers.len()
+            );
+        }
+        let again = {
+            let v = r("letsencrypt-prod", &mut i);
+            i.issuer(v)
+        };
+        assert!(Arc::ptr_eq(&again, &a), "what is held stays shared");
+        drop((a, b, other, again));
+        i.prune();
+        assert!(i.issuers.is_empty());
+    }
+
+    #[test]
     fn uuids_round_trip_and_others_hash_consistently() {
         let s = "0685e8bb-0000-4000-8000-00000000000b";
         assert_eq!(Uid::parse(s).to_string(), s);

@@ -266,6 +266,15 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
             "Bytes of jemalloc's pages resident in memory (allocations, metadata, freed pages not yet returned).",
         );
         let _ = writeln!(out, "lookout_heap_resident_bytes {}", heap.resident);
+        if let Some(cache) = heap.cache {
+            family(
+                &mut out,
+                "lookout_heap_cache_bytes",
+                "gauge",
+                "Of lookout_heap_bytes, the bytes in the cache's own allocator arena (the watched objects' views, their strings and maps).",
+            );
+            let _ = writeln!(out, "lookout_heap_cache_bytes {cache}");
+        }
     }
 
     family(

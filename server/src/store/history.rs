@@ -183,60 +183,48 @@ async fn challenge(
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     let uid = v.uid.to_string();
-    let existing = sqlx::query("SELECT id, state, reason, presented, processing FROM challenges WHERE cluster = ? AND uid = ?")
-        .bind(cluster)
-        .bind(&uid)
-        .fetch_optional(&mut *conn)
-        .await?;
     let (state, reason) = (v.state.to_string(), v.reason.as_deref().map(str::to_string));
-    let id = match existing {
-        Some(row) => {
-            let id: i64 = row.get("id");
-            let same = row.get::<String, _>("state") == state
-                && row.get::<Option<String>, _>("reason") == reason
-                && row.get::<bool, _>("presented") == v.presented
-                && row.get::<bool, _>("processing") == v.processing;
-            if deleted {
-                return mark_deleted(conn, "challenges", id, now).await;
-            }
-            if same {
-                return Ok(());
-            }
-            sqlx::query("UPDATE challenges SET state = ?, reason = ?, presented = ?, processing = ?, last_seen = ?, deleted_at = NULL WHERE id = ?")
-                .bind(&state)
-                .bind(&reason)
-                .bind(v.presented)
-                .bind(v.processing)
-                .bind(stamp(now))
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
-            id
-        }
-        None => {
-            let row = sqlx::query(
-                "INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, reason, presented, processing, created_at, last_seen, deleted_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            )
+    if deleted {
+        let existing = sqlx::query("SELECT id FROM challenges WHERE cluster = ? AND uid = ?")
             .bind(cluster)
-            .bind(&*v.namespace)
-            .bind(&*v.name)
             .bind(&uid)
-            .bind(v.owner.as_ref().map(|o| o.name.to_string()))
-            .bind(&*v.dns_name)
-            .bind(&*v.challenge_type)
-            .bind(&state)
-            .bind(&reason)
-            .bind(v.presented)
-            .bind(v.processing)
-            .bind(opt_stamp(v.created))
-            .bind(stamp(now))
-            .bind(deleted.then(|| stamp(now)))
-            .fetch_one(&mut *conn)
+            .fetch_optional(&mut *conn)
             .await?;
-            row.get("id")
+        if let Some(row) = existing {
+            return mark_deleted(conn, "challenges", row.get("id"), now).await;
         }
+    }
+    // One statement inserts a new Challenge or updates a changed one, and returns its id
+    // only then: an event that changes nothing (a relist, a replayed watch event) writes
+    // nothing and adds no transition.
+    let changed = sqlx::query(
+        "INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, reason, presented, processing, created_at, last_seen, deleted_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (cluster, uid) DO UPDATE SET state = excluded.state, reason = excluded.reason, presented = excluded.presented, \
+           processing = excluded.processing, last_seen = excluded.last_seen, deleted_at = NULL \
+         WHERE (state, reason, presented, processing) IS NOT (excluded.state, excluded.reason, excluded.presented, excluded.processing) \
+         RETURNING id",
+    )
+    .bind(cluster)
+    .bind(&*v.namespace)
+    .bind(&*v.name)
+    .bind(&uid)
+    .bind(v.owner.as_ref().map(|o| o.name.to_string()))
+    .bind(&*v.dns_name)
+    .bind(&*v.challenge_type)
+    .bind(&state)
+    .bind(&reason)
+    .bind(v.presented)
+    .bind(v.processing)
+    .bind(opt_stamp(v.created))
+    .bind(stamp(now))
+    .bind(deleted.then(|| stamp(now)))
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = changed else {
+        return Ok(());
     };
+    let id: i64 = row.get("id");
     sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, reason, presented, processing) VALUES (?, ?, ?, ?, ?, ?)")
         .bind(id)
         .bind(stamp(now))

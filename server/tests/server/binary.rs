@@ -243,6 +243,63 @@ async fn serve_against_kubesim_and_stop_on_sigterm() {
     token.cancel();
 }
 
+/// A gauge of `/metrics` without labels.
+fn gauge(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("{name} in /metrics"))
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_scale_generators_fleet_is_healthy_and_cached_in_its_own_arena() {
+    let token = CancellationToken::new();
+    let fleet = Fleet::start(
+        &FleetOptions::numbered(1),
+        Arc::new(Clock::Real),
+        token.clone(),
+    )
+    .await
+    .unwrap();
+    let made = kubesim::sim::scale::populate(&fleet.clusters[0].cluster, 4, 400);
+    assert_eq!(made.ingresses, 400);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, base) = serve_fleet(&fleet, dir.path(), &dir.path().join("l.db"));
+    wait_http_ok(&format!("{base}/readyz")).await;
+    // What benchmarks call a healthy fleet is one: served, issued, nothing to report.
+    let findings: Value = reqwest::get(format!("{base}/api/v1/findings"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(findings["total"], 0, "{findings}");
+    let ingresses: Value = reqwest::get(format!("{base}/api/v1/ingresses?per_page=1"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ingresses["total"], 400);
+    // The views live in the cache's arena: 400 Ingresses, Certificates and requests take
+    // well over 200 KB there (about 1 KB each), and the arena is part of the heap.
+    let metrics = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let cache = gauge(&metrics, "lookout_heap_cache_bytes");
+    let heap = gauge(&metrics, "lookout_heap_bytes");
+    assert!(cache > 200_000, "the cache arena holds {cache} bytes");
+    assert!(cache < heap, "cache arena {cache} >= heap {heap}");
+    let status = terminate_within(&mut child, Duration::from_secs(5)).await;
+    assert!(status.success(), "{status:?}");
+    token.cancel();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
     let mut child = lookout()

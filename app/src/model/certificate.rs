@@ -12,7 +12,7 @@ use super::object::{
     annotation, condition, conditions_at, controller_owner, created, str_at, strings_at, time_at,
     Condition, Owner,
 };
-use super::text::{Interner, Text, Uid};
+use super::text::{Interner, Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-override-ingress-name`, set by ingress-shim at creation.
 pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
@@ -49,7 +49,7 @@ pub struct CertificateView {
     pub name: Text,
     pub uid: Uid,
     pub secret_name: Option<Text>,
-    pub dns_names: Box<[Text]>,
+    pub dns_names: Texts,
     /// Shared by the objects that name the same issuer.
     pub issuer: Option<Arc<IssuerRef>>,
     /// The controller owner (an Ingress or Gateway when made by a shim).
@@ -90,7 +90,7 @@ impl CertificateView {
             name: strings.get(meta.name.as_deref()?),
             uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
             secret_name: str_at(data, "/spec/secretName").map(|s| strings.get(&s)),
-            dns_names: dns_names.into(),
+            dns_names: strings.list(dns_names),
             issuer: issuer_ref(data, "/spec/issuerRef", strings),
             owner: controller_owner(meta, strings),
             ready: condition(&conditions, "Ready"),
@@ -142,7 +142,7 @@ pub struct CertificateRequestView {
     /// `cert-manager.io/certificate-revision`.
     pub revision: Option<i64>,
     /// The names requested, read from the CSR in `spec.request`.
-    pub names: Box<[Text]>,
+    pub names: Texts,
     /// Shared by the objects that name the same issuer.
     pub issuer: Option<Arc<IssuerRef>>,
     pub ready: Option<Condition>,
@@ -159,10 +159,14 @@ impl CertificateRequestView {
             uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
             owner: controller_owner(meta, strings),
             revision: annotation(meta, REVISION).and_then(|r| r.parse().ok()),
-            names: super::csr::requested_names(&str_at(data, "/spec/request").unwrap_or_default())
-                .iter()
-                .map(|n| strings.get(n))
-                .collect(),
+            names: {
+                let names =
+                    super::csr::requested_names(&str_at(data, "/spec/request").unwrap_or_default())
+                        .iter()
+                        .map(|n| strings.get(n))
+                        .collect();
+                strings.list(names)
+            },
             issuer: issuer_ref(data, "/spec/issuerRef", strings),
             ready: condition(&conditions, "Ready"),
             failure_time: time_at(data, "/status/failureTime"),

@@ -12,7 +12,7 @@ use super::data::{key, ClusterData, ClusterFacts};
 use super::infra::{boolish, EventView, GatewayView, CILIUM_CONTROLLER};
 use super::ingress::{IngressView, IssuerRef};
 use super::issuer::{AcmeServer, IssuerView};
-use super::text::{Text, Uid};
+use super::text::{Text, Texts, Uid};
 
 /// The edit-in-place annotation, as the Ingress list shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -21,11 +21,11 @@ pub enum AnnotationStatus {
     /// The Ingress asks cert-manager for no certificate.
     NotRequested,
     /// `"true"`, owned by these field managers.
-    Set { managers: Vec<Text> },
+    Set { managers: Texts },
     /// `"true"`, but the Certificate was created without the override annotation.
     SetNotEffective {
-        managers: Vec<Text>,
-        certificates: Vec<Text>,
+        managers: Texts,
+        certificates: Texts,
     },
     /// Asks for a certificate, annotation absent.
     Missing,
@@ -394,12 +394,12 @@ impl<'a> Index<'a> {
                     .collect();
                 if lacking.is_empty() {
                     AnnotationStatus::Set {
-                        managers: ing.edit_in_place_managers.to_vec(),
+                        managers: ing.edit_in_place_managers.clone(),
                     }
                 } else {
                     AnnotationStatus::SetNotEffective {
-                        managers: ing.edit_in_place_managers.to_vec(),
-                        certificates: lacking,
+                        managers: ing.edit_in_place_managers.clone(),
+                        certificates: lacking.into(),
                     }
                 }
             }

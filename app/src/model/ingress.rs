@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::object::{annotation, annotation_managers, created, str_at};
-use super::text::{Interner, Text, Uid};
+use super::text::{Interner, Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-edit-in-place`.
 pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
@@ -46,7 +46,7 @@ impl IssuerRef {
 /// One `spec.tls` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TlsEntry {
-    pub hosts: Box<[Text]>,
+    pub hosts: Texts,
     pub secret_name: Option<Text>,
 }
 
@@ -60,18 +60,18 @@ pub struct IngressView {
     /// `spec.ingressClassName`, else the legacy annotation.
     pub class: Option<Text>,
     /// Hosts of `spec.rules`, in order, without duplicates.
-    pub hosts: Box<[Text]>,
+    pub hosts: Texts,
     pub tls: Box<[TlsEntry]>,
     /// Shared by the objects that name the same issuer.
     pub issuer: Option<Arc<IssuerRef>>,
     /// The raw value of the edit-in-place annotation, if present.
     pub edit_in_place: Option<Text>,
     /// Field managers owning the edit-in-place annotation (from managedFields).
-    pub edit_in_place_managers: Box<[Text]>,
+    pub edit_in_place_managers: Texts,
     /// The raw value of `ingress.cilium.io/force-https`, if present.
     pub force_https: Option<Text>,
     /// Load-balancer addresses from status.
-    pub addresses: Box<[Text]>,
+    pub addresses: Texts,
     pub created: Option<DateTime<Utc>>,
 }
 
@@ -101,8 +101,8 @@ impl IngressView {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .map(|t| TlsEntry {
-                hosts: t
+            .map(|t| {
+                let hosts = t
                     .get("hosts")
                     .and_then(Value::as_array)
                     .map(|a| {
@@ -110,11 +110,14 @@ impl IngressView {
                             .filter_map(|h| h.as_str().map(|h| strings.get(h)))
                             .collect()
                     })
-                    .unwrap_or_default(),
-                secret_name: t
-                    .get("secretName")
-                    .and_then(Value::as_str)
-                    .map(|s| strings.get(s)),
+                    .unwrap_or_default();
+                TlsEntry {
+                    hosts: strings.list(hosts),
+                    secret_name: t
+                        .get("secretName")
+                        .and_then(Value::as_str)
+                        .map(|s| strings.get(s)),
+                }
             })
             .collect();
         let addresses = data
@@ -129,6 +132,7 @@ impl IngressView {
                     .map(|a| strings.get(a))
             })
             .collect();
+        let addresses = strings.list(addresses);
         let mut note = |key: &str| annotation(meta, key).map(|v| strings.get(&v));
         let (edit_in_place, force_https) = (note(EDIT_IN_PLACE), note(FORCE_HTTPS));
         let class = str_at(data, "/spec/ingressClassName")
@@ -140,11 +144,14 @@ impl IngressView {
             name: strings.get(meta.name.as_deref()?),
             uid: Uid::parse(meta.uid.as_deref().unwrap_or_default()),
             class,
-            hosts: hosts.into(),
+            hosts: strings.list(hosts),
             tls,
             issuer: requested_issuer(meta, strings),
             edit_in_place,
-            edit_in_place_managers: annotation_managers(meta, EDIT_IN_PLACE, strings).into(),
+            edit_in_place_managers: {
+                let managers = annotation_managers(meta, EDIT_IN_PLACE, strings);
+                strings.list(managers)
+            },
             force_https,
             addresses,
             created: created(meta),
@@ -157,13 +164,13 @@ impl IngressView {
         has(&self.name)
             || has(&self.namespace)
             || self.hosts.iter().any(|h| has(h))
-            || self.tls.iter().flat_map(|t| &t.hosts).any(|h| has(h))
+            || self.tls.iter().flat_map(|t| t.hosts.iter()).any(|h| has(h))
     }
 
     /// Every host the Ingress serves or asks TLS for.
     pub fn all_hosts(&self) -> Vec<Text> {
         let mut all = self.hosts.to_vec();
-        for h in self.tls.iter().flat_map(|t| &t.hosts) {
+        for h in self.tls.iter().flat_map(|t| t.hosts.iter()) {
             if !all.contains(h) {
                 all.push(h.clone());
             }
@@ -240,7 +247,7 @@ mod tests {
         assert_eq!(
             &*v.tls,
             [TlsEntry {
-                hosts: Box::default(),
+                hosts: Default::default(),
                 secret_name: None
             }]
         );

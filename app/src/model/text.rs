@@ -12,6 +12,10 @@ use super::ingress::IssuerRef;
 /// An immutable string, cheap to clone and shared when interned.
 pub type Text = Arc<str>;
 
+/// An immutable list of strings, shared when interned: the hosts of an Ingress, its TLS
+/// entry, its Certificate and the Certificate's request are usually one and the same list.
+pub type Texts = Arc<[Text]>;
+
 /// Whether `needle` occurs in `hay`, ASCII letters compared without case (no allocation:
 /// list filters call this for every row).
 pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
@@ -30,8 +34,12 @@ pub struct Interner {
     set: HashSet<Text>,
     /// Issuer references, shared the same way: most objects name one of a few issuers.
     issuers: HashSet<Arc<IssuerRef>>,
+    /// Lists of strings (hosts, addresses, field managers).
+    lists: HashSet<Texts>,
     /// Strings kept by the last prune.
     kept: usize,
+    /// Lists kept by the last prune.
+    kept_lists: usize,
 }
 
 /// Strings an interner may gain beyond twice what its last prune kept before it prunes.
@@ -64,11 +72,28 @@ impl Interner {
         shared
     }
 
+    /// The shared copy of a list of (interned) strings.
+    pub fn list(&mut self, items: Vec<Text>) -> Texts {
+        if let Some(shared) = self.lists.get(items.as_slice()) {
+            return shared.clone();
+        }
+        if self.lists.len() >= 2 * self.kept_lists + PRUNE_SLACK {
+            self.lists.retain(|t| Arc::strong_count(t) > 1);
+            self.kept_lists = self.lists.len();
+        }
+        let shared: Texts = items.into();
+        self.lists.insert(shared.clone());
+        shared
+    }
+
     /// Forgets strings nobody else holds (no view uses them any more).
     pub fn prune(&mut self) {
         self.set.retain(|t| Arc::strong_count(t) > 1);
         self.set.shrink_to_fit();
         self.issuers.retain(|t| Arc::strong_count(t) > 1);
+        self.lists.retain(|t| Arc::strong_count(t) > 1);
+        self.lists.shrink_to_fit();
+        self.kept_lists = self.lists.len();
         self.kept = self.set.len();
     }
 
@@ -207,6 +232,38 @@ mod tests {
         drop((a, b, other, again));
         i.prune();
         assert!(i.issuers.is_empty());
+    }
+
+    #[test]
+    fn lists_are_shared_and_do_not_accumulate() {
+        let mut i = Interner::default();
+        let hosts = |i: &mut Interner| vec![i.get("shop.example.com")];
+        let a = {
+            let v = hosts(&mut i);
+            i.list(v)
+        };
+        let b = {
+            let v = hosts(&mut i);
+            i.list(v)
+        };
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(&*a, [Text::from("shop.example.com")]);
+        let empty = i.list(Vec::new());
+        assert!(empty.is_empty() && Arc::ptr_eq(&empty, &i.list(Vec::new())));
+        for n in 0..10_000 {
+            let v = vec![i.get(&format!("gone-{n}"))];
+            drop(i.list(v));
+            assert!(
+                i.lists.len() <= 2 * 2 + PRUNE_SLACK + 1,
+                "{} after {n}",
+                i.lists.len()
+            );
+        }
+        let again = {
+            let v = hosts(&mut i);
+            i.list(v)
+        };
+        assert!(Arc::ptr_eq(&again, &a), "what is held stays shared");
     }
 
     #[test]

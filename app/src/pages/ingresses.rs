@@ -67,7 +67,7 @@ pub fn query_string(q: &IngressQuery) -> String {
 
 /// The annotation status in words, with the managers that own it.
 pub fn annotation_text(a: &AnnotationStatus) -> String {
-    let managers = |m: &Vec<crate::model::text::Text>| {
+    let managers = |m: &[crate::model::text::Text]| {
         if m.is_empty() {
             String::new()
         } else {

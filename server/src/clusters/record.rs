@@ -39,7 +39,7 @@ struct Derived {
 pub struct CachedIngressRow {
     pub ingress: Arc<lookout_app::model::IngressView>,
     pub annotation: lookout_app::model::chain::AnnotationStatus,
-    pub chain: Vec<(lookout_app::model::Severity, bool)>,
+    pub chain: Box<[(lookout_app::model::Severity, bool)]>,
 }
 
 /// The Ingress rows of a cluster by namespace, each namespace's rows in name order (so the

@@ -253,8 +253,9 @@ async fn watch(
     // The relist in progress; swapped in whole at InitDone so pages never see half a list.
     let mut relist = ClusterData::default();
     let mut skipped = 0usize;
-    // UIDs seen in the relist in progress, for the history's deletions.
-    let mut live: Vec<String> = Vec::new();
+    // UIDs seen in the relist in progress, for the history's deletions (kinds it records).
+    let mut live: Vec<Uid> = Vec::new();
+    let recorded_table = history_table(spec.kind);
     if record.kind_state(spec.kind).is_none_or(|s| {
         matches!(
             s,
@@ -321,9 +322,9 @@ async fn watch(
                     skipped += 1;
                 }
                 if let Some(view) = Recorded::cached(spec.kind, &relist, &obj) {
-                    live.push(
-                        Uid::parse(obj.metadata.uid.as_deref().unwrap_or_default()).to_string(),
-                    );
+                    if recorded_table.is_some() {
+                        live.push(Uid::parse(obj.metadata.uid.as_deref().unwrap_or_default()));
+                    }
                     record
                         .record_history(history_event(record, view, false))
                         .await;
@@ -336,7 +337,7 @@ async fn watch(
                     kinds::count(spec.kind, d)
                 });
                 record.prune_strings();
-                if let Some(table) = history_table(spec.kind) {
+                if let Some(table) = recorded_table {
                     record
                         .record_history(HistoryEvent::Relisted {
                             cluster: record.name.clone(),

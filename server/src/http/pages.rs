@@ -191,7 +191,7 @@ async fn host_history(
 ) -> Result<Vec<lookout_app::model::history::ChallengeRecord>, String> {
     const PER_HOST: i64 = 20;
     let mut rows = Vec::new();
-    for host in &ingress.hosts {
+    for host in ingress.hosts.iter() {
         let filter = crate::store::history::ChallengeFilter {
             cluster: Some(ingress.cluster.to_string()),
             namespace: Some(ingress.namespace.to_string()),

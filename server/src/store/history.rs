@@ -9,6 +9,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
 use lookout_app::model::certificate::{CertificateRequestView, ChallengeView, OrderView};
 use lookout_app::model::object::Condition;
+use lookout_app::model::text::Uid;
 use sqlx::{Row, SqliteConnection, SqlitePool};
 use tokio_util::sync::CancellationToken;
 
@@ -58,7 +59,7 @@ pub enum HistoryEvent {
     Relisted {
         cluster: String,
         table: &'static str,
-        live: Vec<String>,
+        live: Vec<Uid>,
     },
 }
 

@@ -52,13 +52,13 @@ impl IngressView {
             name: name.into(),
             uid: Uid::parse(&format!("uid-ing-{name}")),
             class: Some("cilium".into()),
-            hosts: Box::default(),
+            hosts: Default::default(),
             tls: Box::default(),
             issuer: None,
             edit_in_place: None,
-            edit_in_place_managers: Box::default(),
+            edit_in_place_managers: Default::default(),
             force_https: None,
-            addresses: Box::new(["192.0.2.1".into()]),
+            addresses: std::sync::Arc::from(["192.0.2.1".into()]),
             created: ago(Duration::days(30)),
         }
     }
@@ -85,7 +85,7 @@ impl IngressView {
         self.hosts = hosts.into();
         let mut tls = self.tls.to_vec();
         tls.push(TlsEntry {
-            hosts: Box::new([host.into()]),
+            hosts: std::sync::Arc::from([host.into()]),
             secret_name: Some(secret.into()),
         });
         self.tls = tls.into();
@@ -93,7 +93,7 @@ impl IngressView {
     }
     pub fn edit_in_place(mut self, value: &str) -> Self {
         self.edit_in_place = Some(value.into());
-        self.edit_in_place_managers = Box::new(["lookout".into()]);
+        self.edit_in_place_managers = std::sync::Arc::from(["lookout".into()]);
         self
     }
     pub fn class(mut self, class: &str) -> Self {
@@ -105,7 +105,7 @@ impl IngressView {
         self
     }
     pub fn without_address(mut self, created: Duration) -> Self {
-        self.addresses = Box::default();
+        self.addresses = Default::default();
         self.created = ago(created);
         self
     }

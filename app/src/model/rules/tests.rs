@@ -496,7 +496,7 @@ fn annotation_status_reports_managers() {
     assert_eq!(
         idx.annotation_status(&ing),
         AnnotationStatus::Set {
-            managers: vec!["lookout".into()]
+            managers: std::sync::Arc::from(["lookout".into()])
         }
     );
     let chains = idx.tls_chains(&ing);
@@ -561,7 +561,7 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet() {
     let mut w = World::new();
     for i in 0..40 {
         let mut ing = IngressView::test(&format!("ts-{i}")).class("tailscale");
-        ing.addresses = Box::new([Text::from(format!("app{i}.tail1234.ts.net"))]);
+        ing.addresses = std::sync::Arc::from([Text::from(format!("app{i}.tail1234.ts.net"))]);
         ing.created = super::fixtures::ago(Duration::days(2));
         w = w.ingress(ing);
     }
@@ -576,7 +576,7 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet() {
     let mut w = World::new();
     for i in 0..39 {
         let mut ing = IngressView::test(&format!("ts-{i}")).class("tailscale");
-        ing.addresses = Box::new([Text::from(format!("app{i}.tail1234.ts.net"))]);
+        ing.addresses = std::sync::Arc::from([Text::from(format!("app{i}.tail1234.ts.net"))]);
         w = w.ingress(ing);
     }
     assert!(w.fired("tailscale.cert-budget").is_empty());

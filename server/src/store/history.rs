@@ -195,16 +195,15 @@ async fn challenge(
             return mark_deleted(conn, "challenges", row.get("id"), now).await;
         }
     }
-    // One statement inserts a new Challenge or updates a changed one, and returns its id
-    // only then: an event that changes nothing (a relist, a replayed watch event) writes
-    // nothing and adds no transition.
-    let changed = sqlx::query(
+    // One statement inserts a new Challenge or updates a changed one; an event that changes
+    // nothing (a relist, a replayed watch event) writes nothing. SQLite's triggers add the
+    // transition (migration 0005).
+    sqlx::query(
         "INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, reason, presented, processing, created_at, last_seen, deleted_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          ON CONFLICT (cluster, uid) DO UPDATE SET state = excluded.state, reason = excluded.reason, presented = excluded.presented, \
            processing = excluded.processing, last_seen = excluded.last_seen, deleted_at = NULL \
-         WHERE (state, reason, presented, processing) IS NOT (excluded.state, excluded.reason, excluded.presented, excluded.processing) \
-         RETURNING id",
+         WHERE (state, reason, presented, processing) IS NOT (excluded.state, excluded.reason, excluded.presented, excluded.processing)",
     )
     .bind(cluster)
     .bind(&*v.namespace)
@@ -220,21 +219,8 @@ async fn challenge(
     .bind(opt_stamp(v.created))
     .bind(stamp(now))
     .bind(deleted.then(|| stamp(now)))
-    .fetch_optional(&mut *conn)
+    .execute(&mut *conn)
     .await?;
-    let Some(row) = changed else {
-        return Ok(());
-    };
-    let id: i64 = row.get("id");
-    sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, reason, presented, processing) VALUES (?, ?, ?, ?, ?, ?)")
-        .bind(id)
-        .bind(stamp(now))
-        .bind(&state)
-        .bind(&reason)
-        .bind(v.presented)
-        .bind(v.processing)
-        .execute(&mut *conn)
-        .await?;
     Ok(())
 }
 
@@ -1055,6 +1041,11 @@ mod tests {
                 .await
                 .unwrap();
         }
+        // Only the transitions below (not the ones the insert trigger added).
+        sqlx::query("DELETE FROM challenge_transitions")
+            .execute(&db.writer)
+            .await
+            .unwrap();
         sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, presented, processing) VALUES (3, ?, 'pending', 0, 0), (3, ?, 'valid', 0, 0)")
             .bind(old)
             .bind(new)

@@ -383,6 +383,7 @@ impl ClusterRecord {
         let this = self.clone();
         runtime.spawn_blocking(move || {
             this.ingress_rows();
+            crate::memory::release_thread_cache();
         });
     }
 
@@ -413,6 +414,7 @@ impl ClusterRecord {
             (self.clone(), stale.generation, stale.rows.get().is_some());
         crate::background::run(move || {
             let fresh = Arc::new(this.derive(generation, with_rows));
+            crate::memory::release_thread_cache();
             let mut cache = this.derived.lock().expect("derived lock");
             // A change in the meantime was computed by a reader; keep that.
             if cache.as_ref().is_some_and(|d| d.generation == generation) {

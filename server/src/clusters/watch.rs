@@ -346,6 +346,8 @@ async fn watch(
                         })
                         .await;
                 }
+                // The list's JSON is freed: give the memory back instead of caching it here.
+                crate::memory::release_thread_cache();
                 tracing::info!(count, skipped, "initial list done");
                 record.set_kind(spec.kind, KindState::Synced, count);
                 // The old data is gone: the next relist may start.

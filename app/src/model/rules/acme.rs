@@ -6,6 +6,7 @@ use super::{at, span, About, Ctx};
 use crate::model::certificate::ChallengeView;
 use crate::model::finding::Severity;
 use crate::model::reasons::{is_rate_limited, parse_retry_after, ChallengeFailure};
+use crate::model::text::Text;
 use crate::model::thresholds::Thresholds;
 
 /// Whether a Challenge counts as failing: final failure, or a self-check failing too long.
@@ -144,9 +145,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 
 fn push_rate_limited(
     ctx: &mut Ctx<'_>,
-    namespace: &str,
+    namespace: &Text,
     kind: &str,
-    name: &str,
+    name: &Text,
     text: &str,
     since: Option<chrono::DateTime<chrono::Utc>>,
 ) {

@@ -3,13 +3,15 @@
 use super::{About, Ctx};
 use crate::model::cluster::{KindState, SyncState};
 use crate::model::finding::Severity;
+use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let facts = ctx.idx.facts;
+    let (cluster, name) = (Text::from(""), Text::from(facts.name.as_str()));
     let about = || About {
-        namespace: "",
+        namespace: &cluster,
         kind: "Cluster",
-        name: &facts.name,
+        name: &name,
     };
     match &facts.state {
         SyncState::Stale { since, error } => ctx.push(

@@ -7,6 +7,7 @@ use super::{span, About, Ctx};
 use crate::model::chain::AnnotationStatus;
 use crate::model::finding::Severity;
 use crate::model::ingress::EDIT_IN_PLACE;
+use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let now = ctx.now;
@@ -163,7 +164,7 @@ fn shared_secrets(ctx: &mut Ctx<'_>) {
             ctx.push(
                 "ingress.shared-secret",
                 Severity::Warning,
-                About { namespace: &ns, kind: "Ingress", name },
+                About { namespace: &Text::from(ns.as_str()), kind: "Ingress", name: &Text::from(name.as_str()) },
                 format!("TLS Secret {secret} is shared by {} TLS entries", users.len()),
                 format!("In namespace {ns}, the TLS entries of {} all use secretName {secret}. ingress-shim refuses duplicate secretNames in one Ingress, and Certificates sharing one Secret fight over it (Ready reason IncorrectCertificate).", users.join(", ")),
                 "Give each TLS entry its own secretName (one Certificate per Secret).",
@@ -195,7 +196,7 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
             ctx.push(
                 "ingress.shared-host-https-redirect",
                 Severity::Warning,
-                About { namespace: ns, kind: "Ingress", name },
+                About { namespace: &Text::from(ns.as_str()), kind: "Ingress", name: &Text::from(name.as_str()) },
                 format!("{} Ingresses serve {host} with HTTPS enforced", ings.len()),
                 format!("{host} is served by {}. Cilium merges them into one virtual host, so one Ingress's HTTPS redirect applies to all of them — including cert-manager's /.well-known/acme-challenge path on a solver Ingress (cilium/cilium#35347).", list.join(", ")),
                 "Use acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress that owns the certificate, or serve the host from one Ingress.",

@@ -105,7 +105,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         ctx.push(
             "issuer.not-ready",
             Severity::Critical,
-            About { namespace: &ns, kind: &kind, name: &name },
+            About { namespace: &Text::from(ns.as_str()), kind: &kind, name: &Text::from(name.as_str()) },
             format!("{kind} {name} is not ready; {} object(s) depend on it", users.len()),
             format!("Ready is {status} ({reason}): {message}. Used by: {}.", users.join(", ")),
             "Check the issuer's ACME account registration (server URL, email, account key Secret) and its events; issuance through it cannot succeed until it is Ready.",

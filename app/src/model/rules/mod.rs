@@ -13,7 +13,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use super::chain::Index;
 use super::data::{ClusterData, ClusterFacts};
 use super::finding::{sort_by_urgency, Finding, Severity};
-use super::text::Interner;
+use super::text::{Interner, Text};
 use super::thresholds::Thresholds;
 
 /// What a rule needs, and where it puts its findings.
@@ -28,11 +28,12 @@ pub(crate) struct Ctx<'a> {
     strings: Interner,
 }
 
-/// The object a finding is about.
+/// The object a finding is about. Its namespace and name are the view's own shared strings,
+/// so a finding holds no copy of them.
 pub(crate) struct About<'s> {
-    pub namespace: &'s str,
+    pub namespace: &'s Text,
     pub kind: &'s str,
-    pub name: &'s str,
+    pub name: &'s Text,
 }
 
 impl Ctx<'_> {
@@ -52,9 +53,9 @@ impl Ctx<'_> {
             rule,
             severity,
             cluster: s.get(&self.idx.facts.name),
-            namespace: s.get(about.namespace),
+            namespace: about.namespace.clone(),
             kind: s.get(about.kind),
-            name: s.get(about.name),
+            name: about.name.clone(),
             title: s.get(&title),
             message: s.get(&message),
             remediation: s.get(remediation),

@@ -9,6 +9,7 @@ use chrono::Duration;
 use super::{About, Ctx};
 use crate::model::budget::registered_domain;
 use crate::model::finding::Severity;
+use crate::model::text::Text;
 
 /// The per-registered-domain capacity and the share at which the rule warns.
 const CAPACITY: usize = 50;
@@ -33,7 +34,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         ctx.push(
             "tailscale.cert-budget",
             Severity::Warning,
-            About { namespace: &ns, kind: "Ingress", name: &name },
+            About { namespace: &Text::from(ns.as_str()), kind: "Ingress", name: &Text::from(name.as_str()) },
             format!("{} new Tailscale hostnames in {tailnet} this week (limit {CAPACITY})", ingresses.len()),
             format!(
                 "{} Tailscale Ingresses with hostnames under {tailnet} were created in the last 7 days. Each new hostname needs a new Let's Encrypt certificate, and {tailnet} is one registered domain: {CAPACITY} new certificates per 7 days.",

@@ -1,6 +1,8 @@
-//! What the heap holds, for `/metrics`. The `lookout` binary allocates with jemalloc, for
-//! Rust and C code alike, configured in `main.rs`; the heap is reported for it only (tests and
-//! examples that link this library do not set its configuration).
+//! The heap: what it holds, for `/metrics`, and where the cache's data is allocated. The
+//! `lookout` binary allocates with jemalloc ([`Allocator`]: a separate arena for the cache),
+//! for Rust and C code alike, configured in `main.rs`; the heap is reported for it only (tests
+//! and examples that link this library use the system allocator, where [`cached`] and
+//! [`release_thread_cache`] change nothing).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +24,8 @@ thread_local! {
 /// allocations come from an arena of their own, so they do not share the allocator's pages
 /// with the short-lived data around them (a list's JSON, a page being rendered, the history
 /// writer's statements); sharing leaves those pages partly empty once the short-lived data is
-/// freed, which was a quarter of the cache's memory. Elsewhere it just runs `f`.
+/// freed (about 200 bytes per cached Ingress or Certificate, measured). Nests; elsewhere it
+/// just runs `f`.
 pub fn cached<T>(f: impl FnOnce() -> T) -> T {
     struct Restore(bool);
     impl Drop for Restore {
@@ -206,4 +209,29 @@ pub fn sqlite() -> u64 {
     // statistics, which it guards itself; it is safe to call from any thread at any time.
     let used = unsafe { libsqlite3_sys::sqlite3_memory_used() };
     u64::try_from(used).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_marks_only_its_own_work_and_restores_on_panic() {
+        assert!(!caching());
+        cached(|| {
+            assert!(caching());
+            cached(|| assert!(caching()));
+            assert!(caching(), "a nested scope leaves the outer one marked");
+        });
+        assert!(!caching());
+        let panicked = std::panic::catch_unwind(|| cached(|| panic!("projection failed")));
+        assert!(panicked.is_err());
+        assert!(
+            !caching(),
+            "a panic inside does not leave the thread marked"
+        );
+        std::thread::spawn(|| assert!(!caching(), "other threads are not marked"))
+            .join()
+            .unwrap();
+    }
 }

@@ -109,9 +109,50 @@ async fn readyz(State(state): State<AppState>) -> Response {
         let pending = state.registry.pending().join(", ");
         (
             StatusCode::SERVICE_UNAVAILABLE,
+            Expected,
             format!("waiting for the first sync of: {pending}"),
         )
             .into_response()
+    }
+}
+
+/// Marks a 5xx response as an expected answer rather than a failure of the server (`/readyz`
+/// while clusters sync), so the request log does not report it as an error on every start.
+#[derive(Debug, Clone, Copy)]
+struct Expected;
+
+impl axum::response::IntoResponseParts for Expected {
+    type Error = std::convert::Infallible;
+
+    fn into_response_parts(
+        self,
+        mut res: axum::response::ResponseParts,
+    ) -> Result<axum::response::ResponseParts, Self::Error> {
+        res.extensions_mut().insert(self);
+        Ok(res)
+    }
+}
+
+/// tower-http's classification of server errors, except responses marked [`Expected`].
+#[derive(Debug, Clone, Copy)]
+struct Failures;
+
+impl tower_http::classify::ClassifyResponse for Failures {
+    type FailureClass = tower_http::classify::ServerErrorsFailureClass;
+    type ClassifyEos = tower_http::classify::NeverClassifyEos<Self::FailureClass>;
+
+    fn classify_response<B>(
+        self,
+        res: &axum::http::Response<B>,
+    ) -> tower_http::classify::ClassifiedResponse<Self::FailureClass, Self::ClassifyEos> {
+        if res.extensions().get::<Expected>().is_some() {
+            return tower_http::classify::ClassifiedResponse::Ready(Ok(()));
+        }
+        tower_http::classify::ServerErrorsAsFailures::new().classify_response(res)
+    }
+
+    fn classify_error<E: std::fmt::Display + 'static>(self, error: &E) -> Self::FailureClass {
+        tower_http::classify::ServerErrorsAsFailures::new().classify_error(error)
     }
 }
 
@@ -245,7 +286,9 @@ pub fn router(state: AppState) -> Router {
             metrics::track,
         ))
         .layer(CompressionLayer::new())
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new(
+            tower_http::classify::SharedClassifier::new(Failures),
+        ))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_secs(30),

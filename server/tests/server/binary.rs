@@ -243,6 +243,71 @@ async fn serve_against_kubesim_and_stop_on_sigterm() {
     token.cancel();
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn not_ready_while_syncing_is_not_logged_as_an_error() {
+    // An API server that accepts connections and never answers: the first sync waits.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: silent\n  cluster:\n    server: http://{}\ncontexts:\n- name: silent\n  context:\n    cluster: silent\n    user: u\nusers:\n- name: u\n  user: {{}}\ncurrent-context: silent\n",
+            silent.local_addr().unwrap()
+        ),
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = dir.path().join("lookout.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{}\"\n[[clusters]]\nname = \"silent\"\nkubeconfig = \"{}\"\ncontext = \"silent\"\n",
+            dir.path().join("l.db").display(),
+            kc.display()
+        ),
+    )
+    .unwrap();
+    let mut child = lookout()
+        .args(["serve", "--config"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let http = reqwest::Client::new();
+    let mut not_ready = 0;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while not_ready < 3 && Instant::now() < deadline {
+        if let Ok(r) = http
+            .get(format!("http://127.0.0.1:{port}/readyz"))
+            .send()
+            .await
+        {
+            assert_eq!(r.status(), 503, "ready with a cluster that never answered");
+            assert!(r.text().await.unwrap().contains("silent"));
+            not_ready += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(not_ready, 3, "/readyz never answered");
+    let mut stderr = child.stderr.take().unwrap();
+    let status = terminate_within(&mut child, Duration::from_secs(5)).await;
+    assert!(status.success(), "{status:?}");
+    let mut log = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log)
+        .await
+        .unwrap();
+    // The expected 503 is an answer, not a failure of the server.
+    assert!(!log.contains("response failed"), "{log}");
+    assert!(!log.contains("ERROR"), "{log}");
+    drop(silent);
+}
+
 /// A gauge of `/metrics` without labels.
 fn gauge(metrics: &str, name: &str) -> u64 {
     metrics

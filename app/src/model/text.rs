@@ -1,8 +1,10 @@
 //! Compact text for cached views: shared immutable strings, interned when they repeat
 //! (namespaces, classes, issuers, managers, hosts), and UIDs as 128-bit numbers.
 
+use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::fmt;
+use std::hash::Hash;
 use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
@@ -26,37 +28,68 @@ pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
             .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
-/// Hands out one shared copy of each distinct string. Strings nobody else holds any more
-/// are forgotten on [`Interner::prune`], and by the interner itself whenever it has doubled
-/// since the last prune, so objects that come and go never grow it without bound.
+/// Hands out one shared copy of each distinct string (and list of strings, and issuer
+/// reference). Values nobody else holds any more are forgotten on [`Interner::prune`], and by
+/// the interner itself whenever it has doubled since the last prune, so objects that come and
+/// go never grow it without bound.
 #[derive(Debug, Default)]
 pub struct Interner {
-    set: HashSet<Text>,
-    /// Issuer references, shared the same way: most objects name one of a few issuers.
-    issuers: HashSet<Arc<IssuerRef>>,
+    strings: Shared<str>,
     /// Lists of strings (hosts, addresses, field managers).
-    lists: HashSet<Texts>,
-    /// Strings kept by the last prune.
-    kept: usize,
-    /// Lists kept by the last prune.
-    kept_lists: usize,
+    lists: Shared<[Text]>,
+    /// Issuer references: most objects name one of a few issuers.
+    issuers: HashSet<Arc<IssuerRef>>,
 }
 
-/// Strings an interner may gain beyond twice what its last prune kept before it prunes.
+/// Values a set may gain beyond twice what its last prune kept before it prunes.
 const PRUNE_SLACK: usize = 1024;
 
-impl Interner {
-    /// The shared copy of `s`.
-    pub fn get(&mut self, s: &str) -> Text {
-        if let Some(t) = self.set.get(s) {
-            return t.clone();
+/// One shared copy of each distinct value, forgetting the ones nobody else holds whenever it
+/// has doubled since it last did.
+#[derive(Debug)]
+struct Shared<T: ?Sized> {
+    set: HashSet<Arc<T>>,
+    /// Values kept by the last prune.
+    kept: usize,
+}
+
+impl<T: ?Sized> Default for Shared<T> {
+    fn default() -> Self {
+        Shared {
+            set: HashSet::new(),
+            kept: 0,
+        }
+    }
+}
+
+impl<T: ?Sized + Hash + Eq> Shared<T> {
+    fn get<V: Borrow<T> + Into<Arc<T>>>(&mut self, value: V) -> Arc<T> {
+        if let Some(shared) = self.set.get(value.borrow()) {
+            return shared.clone();
         }
         if self.set.len() >= 2 * self.kept + PRUNE_SLACK {
             self.prune();
         }
-        let t: Text = Arc::from(s);
-        self.set.insert(t.clone());
-        t
+        let shared = value.into();
+        self.set.insert(shared.clone());
+        shared
+    }
+
+    fn prune(&mut self) {
+        self.set.retain(|t| Arc::strong_count(t) > 1);
+        self.set.shrink_to_fit();
+        self.kept = self.set.len();
+    }
+
+    fn len(&self) -> usize {
+        self.set.len()
+    }
+}
+
+impl Interner {
+    /// The shared copy of `s`.
+    pub fn get(&mut self, s: &str) -> Text {
+        self.strings.get(s)
     }
 
     /// The shared copy of an issuer reference.
@@ -74,35 +107,22 @@ impl Interner {
 
     /// The shared copy of a list of (interned) strings.
     pub fn list(&mut self, items: Vec<Text>) -> Texts {
-        if let Some(shared) = self.lists.get(items.as_slice()) {
-            return shared.clone();
-        }
-        if self.lists.len() >= 2 * self.kept_lists + PRUNE_SLACK {
-            self.lists.retain(|t| Arc::strong_count(t) > 1);
-            self.kept_lists = self.lists.len();
-        }
-        let shared: Texts = items.into();
-        self.lists.insert(shared.clone());
-        shared
+        self.lists.get(items)
     }
 
-    /// Forgets strings nobody else holds (no view uses them any more).
+    /// Forgets values nobody else holds (no view uses them any more).
     pub fn prune(&mut self) {
-        self.set.retain(|t| Arc::strong_count(t) > 1);
-        self.set.shrink_to_fit();
+        self.strings.prune();
+        self.lists.prune();
         self.issuers.retain(|t| Arc::strong_count(t) > 1);
-        self.lists.retain(|t| Arc::strong_count(t) > 1);
-        self.lists.shrink_to_fit();
-        self.kept_lists = self.lists.len();
-        self.kept = self.set.len();
     }
 
     pub fn len(&self) -> usize {
-        self.set.len()
+        self.strings.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty()
+        self.strings.len() == 0
     }
 }
 

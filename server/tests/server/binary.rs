@@ -21,6 +21,19 @@ pub fn lookout() -> tokio::process::Command {
 /// Names of the clusters [`serve_fleet`] configures, one per kubesim cluster in order.
 const CLUSTER_NAMES: [&str; 4] = ["one", "two", "three", "four"];
 
+/// A kubesim fleet of `clusters` clusters on the real clock, and the token that stops it.
+pub async fn start_fleet(clusters: usize) -> (Fleet, CancellationToken) {
+    let token = CancellationToken::new();
+    let fleet = Fleet::start(
+        &FleetOptions::numbered(clusters),
+        Arc::new(Clock::Real),
+        token.clone(),
+    )
+    .await
+    .unwrap();
+    (fleet, token)
+}
+
 /// Starts `lookout serve` on a free port with a config in `dir` naming every cluster of
 /// `fleet` (`one` on context `sim-1`, `two` on `sim-2`, …) and the database at `db`.
 /// Returns the process and its base URL; it may not be ready yet.
@@ -31,6 +44,27 @@ pub fn serve_fleet(
 ) -> (tokio::process::Child, String) {
     let kc = dir.join("kubeconfig");
     fleet.write_kubeconfig(&kc).unwrap();
+    let contexts: Vec<String> = (1..=fleet.clusters.len())
+        .map(|i| format!("sim-{i}"))
+        .collect();
+    let clusters: Vec<(&str, &str)> = CLUSTER_NAMES
+        .iter()
+        .copied()
+        .zip(contexts.iter().map(String::as_str))
+        .collect();
+    serve(dir, db, &kc, &clusters, Stdio::null())
+}
+
+/// Starts `lookout serve` on a free port with a config in `dir`: the database at `db` and
+/// `clusters` as (name, context) of `kubeconfig`. Returns the process and its base URL; it
+/// may not be ready yet.
+fn serve(
+    dir: &std::path::Path,
+    db: &std::path::Path,
+    kubeconfig: &std::path::Path,
+    clusters: &[(&str, &str)],
+    stderr: Stdio,
+) -> (tokio::process::Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -40,11 +74,10 @@ pub fn serve_fleet(
         "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{}\"\n",
         db.display()
     );
-    for (i, name) in CLUSTER_NAMES.iter().take(fleet.clusters.len()).enumerate() {
+    for (name, context) in clusters {
         config.push_str(&format!(
-            "[[clusters]]\nname = \"{name}\"\nkubeconfig = \"{}\"\ncontext = \"sim-{}\"\n",
-            kc.display(),
-            i + 1
+            "[[clusters]]\nname = \"{name}\"\nkubeconfig = \"{}\"\ncontext = \"{context}\"\n",
+            kubeconfig.display(),
         ));
     }
     let path = dir.join("lookout.toml");
@@ -54,10 +87,25 @@ pub fn serve_fleet(
         .arg("--config")
         .arg(&path)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     (child, format!("http://127.0.0.1:{port}"))
+}
+
+/// The JSON body of a GET.
+async fn get_json(url: &str) -> Value {
+    reqwest::get(url).await.unwrap().json().await.unwrap()
+}
+
+/// A gauge of `/metrics` without labels.
+fn gauge(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("{name} in /metrics"))
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -196,23 +244,11 @@ pub async fn terminate_within(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_against_kubesim_and_stop_on_sigterm() {
-    let token = CancellationToken::new();
-    let fleet = Fleet::start(
-        &FleetOptions::numbered(2),
-        Arc::new(Clock::Real),
-        token.clone(),
-    )
-    .await
-    .unwrap();
+    let (fleet, token) = start_fleet(2).await;
     let dir = tempfile::tempdir().unwrap();
     let (mut child, base) = serve_fleet(&fleet, dir.path(), &dir.path().join("l.db"));
     wait_http_ok(&format!("{base}/readyz")).await;
-    let clusters: Value = reqwest::get(format!("{base}/api/v1/clusters"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let clusters = get_json(&format!("{base}/api/v1/clusters")).await;
     assert_eq!(clusters["items"].as_array().unwrap().len(), 2);
     // The binary allocates with jemalloc and reports its heap.
     let metrics = reqwest::get(format!("{base}/metrics"))
@@ -221,22 +257,12 @@ async fn serve_against_kubesim_and_stop_on_sigterm() {
         .text()
         .await
         .unwrap();
-    let heap: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("lookout_heap_bytes "))
-        .expect("lookout_heap_bytes in /metrics")
-        .parse()
-        .unwrap();
+    let heap = gauge(&metrics, "lookout_heap_bytes");
     assert!(
         (100_000..1_000_000_000).contains(&heap),
         "an implausible heap: {heap} bytes"
     );
-    let resident: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("lookout_heap_resident_bytes "))
-        .expect("lookout_heap_resident_bytes in /metrics")
-        .parse()
-        .unwrap();
+    let resident = gauge(&metrics, "lookout_heap_resident_bytes");
     assert!(resident >= heap, "resident {resident} < allocated {heap}");
     let status = terminate_within(&mut child, Duration::from_secs(5)).await;
     assert!(status.success(), "{status:?}");
@@ -257,37 +283,18 @@ async fn not_ready_while_syncing_is_not_logged_as_an_error() {
         ),
     )
     .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let config = dir.path().join("lookout.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{}\"\n[[clusters]]\nname = \"silent\"\nkubeconfig = \"{}\"\ncontext = \"silent\"\n",
-            dir.path().join("l.db").display(),
-            kc.display()
-        ),
-    )
-    .unwrap();
-    let mut child = lookout()
-        .args(["serve", "--config"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, base) = serve(
+        dir.path(),
+        &dir.path().join("l.db"),
+        &kc,
+        &[("silent", "silent")],
+        Stdio::piped(),
+    );
     let http = reqwest::Client::new();
     let mut not_ready = 0;
     let deadline = Instant::now() + Duration::from_secs(20);
     while not_ready < 3 && Instant::now() < deadline {
-        if let Ok(r) = http
-            .get(format!("http://127.0.0.1:{port}/readyz"))
-            .send()
-            .await
-        {
+        if let Ok(r) = http.get(format!("{base}/readyz")).send().await {
             assert_eq!(r.status(), 503, "ready with a cluster that never answered");
             assert!(r.text().await.unwrap().contains("silent"));
             not_ready += 1;
@@ -308,45 +315,18 @@ async fn not_ready_while_syncing_is_not_logged_as_an_error() {
     drop(silent);
 }
 
-/// A gauge of `/metrics` without labels.
-fn gauge(metrics: &str, name: &str) -> u64 {
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-        .unwrap_or_else(|| panic!("{name} in /metrics"))
-        .parse()
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_scale_generators_fleet_is_healthy_and_cached_in_its_own_arena() {
-    let token = CancellationToken::new();
-    let fleet = Fleet::start(
-        &FleetOptions::numbered(1),
-        Arc::new(Clock::Real),
-        token.clone(),
-    )
-    .await
-    .unwrap();
+    let (fleet, token) = start_fleet(1).await;
     let made = kubesim::sim::scale::populate(&fleet.clusters[0].cluster, 4, 400);
     assert_eq!(made.ingresses, 400);
     let dir = tempfile::tempdir().unwrap();
     let (mut child, base) = serve_fleet(&fleet, dir.path(), &dir.path().join("l.db"));
     wait_http_ok(&format!("{base}/readyz")).await;
     // What benchmarks call a healthy fleet is one: served, issued, nothing to report.
-    let findings: Value = reqwest::get(format!("{base}/api/v1/findings"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let findings = get_json(&format!("{base}/api/v1/findings")).await;
     assert_eq!(findings["total"], 0, "{findings}");
-    let ingresses: Value = reqwest::get(format!("{base}/api/v1/ingresses?per_page=1"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ingresses = get_json(&format!("{base}/api/v1/ingresses?per_page=1")).await;
     assert_eq!(ingresses["total"], 400);
     // The views live in the cache's arena: 400 Ingresses, Certificates and requests take
     // well over 200 KB there (about 1 KB each), and the arena is part of the heap.

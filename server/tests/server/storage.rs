@@ -7,13 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use std::sync::Arc;
-
-use kubesim::{Clock, Fleet, FleetOptions};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
-use crate::binary::{serve_fleet, terminate_within, wait_http_ok};
+use crate::binary::{serve_fleet, start_fleet, terminate_within, wait_http_ok};
 use crate::helpers::*;
 
 /// A tmpfs mounted on a directory, unmounted on drop.
@@ -312,14 +308,7 @@ async fn serve_on_a_read_only_filesystem_serves_live_data_and_opens_the_database
     let Some(mount) = Tmpfs::mount(&data, "size=4m,ro") else {
         return;
     };
-    let token = CancellationToken::new();
-    let fleet = Fleet::start(
-        &FleetOptions::numbered(1),
-        Arc::new(Clock::Real),
-        token.clone(),
-    )
-    .await
-    .unwrap();
+    let (fleet, token) = start_fleet(1).await;
     let db = data.join("lookout.db");
     let (mut child, base) = serve_fleet(&fleet, dir.path(), &db);
     wait_http_ok(&format!("{base}/readyz")).await;

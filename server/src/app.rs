@@ -161,7 +161,7 @@ fn spawn_writer<T: Send + Sync + 'static>(
     db: &Db,
     rx: mpsc::Receiver<T>,
     shutdown: &CancellationToken,
-    now: &crate::clusters::Now,
+    now: &crate::clock::Now,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(store::writer::run(
         w,

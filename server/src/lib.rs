@@ -9,6 +9,7 @@
 //! - [`store`]: SQLite (WAL, one writer, a read pool, embedded migrations).
 //! - [`http`]: the axum router — pages, `/api/v1`, `/healthz`, `/readyz`, the stylesheet.
 //! - [`app`]: builds the whole application from injected parts and runs it until shutdown.
+//! - [`clock`]: where "now" comes from (the wall clock, or the demo's).
 //! - [`background`]: a low-priority thread for recomputations only time asks for.
 //! - [`memory`]: the heap (allocated and resident), for `/metrics`.
 //! - [`demo`]: `lookout demo`, kubesim in-process with a seeded fleet.
@@ -17,6 +18,7 @@ pub mod actions;
 pub mod app;
 pub mod auth;
 pub mod background;
+pub mod clock;
 pub mod clusters;
 pub mod config;
 pub mod demo;

@@ -44,8 +44,18 @@ enum Command {
 }
 
 fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LOOKOUT_LOG")
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("LOOKOUT_LOG")
         .unwrap_or_else(|_| "info,sqlx=warn,kube=warn,tower_http=info".into());
+    // kube's client logs every failed request at ERROR, once per kind and retry: a cluster
+    // that stays unreachable would flood the log. The watchers say it once, then once a
+    // minute (clusters::complaints). Named in LOOKOUT_LOG, it is logged as asked.
+    if !std::env::var("LOOKOUT_LOG").is_ok_and(|v| v.contains("kube_client")) {
+        filter = filter.add_directive(
+            "kube_client::client::builder=off"
+                .parse()
+                .expect("a valid directive"),
+        );
+    }
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -195,7 +205,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
         thresholds: c.thresholds()?,
         crd_recheck: c.crd_recheck_interval()?,
         list_timeout: c.list_timeout()?,
-        now: clusters::wall_clock(),
+        now: lookout_server::clock::wall_clock(),
         history_retention: c.history_retention()?,
         budget_interval: std::time::Duration::from_secs(30),
         ..clusters::WatchSettings::default()

@@ -423,7 +423,7 @@ impl<'a> Index<'a> {
         let cilium = controller.as_deref() == Some(CILIUM_CONTROLLER)
             || (controller.is_none() && class.as_deref() == Some("cilium"));
         let overrides = &self.facts.overrides;
-        let cfg = self.data.cilium.as_ref();
+        let cfg = self.data.cilium();
         let (enforce_https, source) = match ing.force_https.as_deref().and_then(boolish) {
             Some(v) if cilium => (
                 Some(v),

@@ -3,6 +3,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::kind::Kind;
+
 /// Where a cluster's cached data stands.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -57,7 +59,7 @@ pub enum KindState {
 /// A watched kind and how many objects of it are cached.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KindStatus {
-    pub kind: String,
+    pub kind: Kind,
     #[serde(flatten)]
     pub state: KindState,
     pub objects: usize,
@@ -76,4 +78,14 @@ pub struct ClusterView {
     pub kinds: Vec<KindStatus>,
     /// Ingresses visible to the caller.
     pub ingresses: usize,
+}
+
+/// A cluster entered a new sync state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncEvent {
+    pub cluster: String,
+    /// `connecting`, `synced`, `stale` or `failed`.
+    pub state: &'static str,
+    pub error: Option<String>,
+    pub at: DateTime<Utc>,
 }

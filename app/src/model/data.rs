@@ -10,6 +10,7 @@ use super::cluster::{KindState, KindStatus, SyncState};
 use super::infra::{CiliumConfig, EventView, GatewayView, IngressClassView, LoadBalancerView};
 use super::ingress::IngressView;
 use super::issuer::IssuerView;
+use super::kind::Kind;
 use super::text::Text;
 
 /// `(namespace, name)`; the namespace is empty for cluster-scoped objects. Shares the
@@ -30,8 +31,9 @@ pub struct ClusterData {
     pub ingresses: Views<IngressView>,
     pub ingress_classes: Views<IngressClassView>,
     pub load_balancers: Views<LoadBalancerView>,
-    /// `kube-system/cilium-config`, when it exists.
-    pub cilium: Option<CiliumConfig>,
+    /// `kube-system/cilium-config`, when it exists (the watch selects it alone; see
+    /// [`ClusterData::cilium`]).
+    pub cilium_configs: Views<CiliumConfig>,
     pub certificates: Views<CertificateView>,
     pub requests: Views<CertificateRequestView>,
     pub orders: Views<OrderView>,
@@ -40,6 +42,13 @@ pub struct ClusterData {
     pub cluster_issuers: Views<IssuerView>,
     pub gateways: Views<GatewayView>,
     pub events: Views<EventView>,
+}
+
+impl ClusterData {
+    /// `kube-system/cilium-config`, when it exists.
+    pub fn cilium(&self) -> Option<&CiliumConfig> {
+        self.cilium_configs.values().next().map(|c| &**c)
+    }
 }
 
 /// Per-cluster settings from Lookout's config that override what the cluster says.
@@ -74,12 +83,12 @@ pub struct ClusterFacts {
 
 impl ClusterFacts {
     /// The state of one watched kind, if it is watched.
-    pub fn kind(&self, kind: &str) -> Option<&KindState> {
+    pub fn kind(&self, kind: Kind) -> Option<&KindState> {
         self.kinds.iter().find(|k| k.kind == kind).map(|k| &k.state)
     }
 
     /// Whether a kind is installed and listed (its data can be trusted to be complete).
-    pub fn synced(&self, kind: &str) -> bool {
+    pub fn synced(&self, kind: Kind) -> bool {
         matches!(self.kind(kind), Some(KindState::Synced))
     }
 }

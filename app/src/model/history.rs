@@ -1,8 +1,16 @@
 //! What the history returns: Challenges with their transitions, a Certificate's timeline, recent
 //! changes and audit rows.
-//! The server's store fills these; pages and the API show them.
+//! The server's store fills these; pages and the API show them. [`HistoryEvent`] is what the
+//! watchers hand the history's writer.
+
+use std::sync::Arc;
 
 use serde::Serialize;
+
+use super::certificate::{CertificateRequestView, ChallengeView, OrderView};
+use super::kind::Kind;
+use super::object::Condition;
+use super::text::Uid;
 
 /// A Challenge as the history keeps it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -82,4 +90,38 @@ pub struct AuditEntry {
     /// `ok`, `conflict`, `refused` or `error`.
     pub outcome: String,
     pub error: Option<String>,
+}
+
+/// Something the history records.
+#[derive(Debug, Clone)]
+pub enum HistoryEvent {
+    Challenge {
+        cluster: String,
+        view: Arc<ChallengeView>,
+        deleted: bool,
+    },
+    Order {
+        cluster: String,
+        view: Arc<OrderView>,
+        deleted: bool,
+    },
+    Request {
+        cluster: String,
+        view: Arc<CertificateRequestView>,
+        acme_server: Option<String>,
+        deleted: bool,
+    },
+    /// A Certificate's Ready condition as now seen (None when it has none).
+    Readiness {
+        cluster: String,
+        namespace: String,
+        name: String,
+        ready: Option<Condition>,
+    },
+    /// A relist of `kind` finished: its objects not among `live` uids were deleted meanwhile.
+    Relisted {
+        cluster: String,
+        kind: Kind,
+        live: Vec<Uid>,
+    },
 }

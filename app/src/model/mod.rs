@@ -11,6 +11,7 @@ pub mod history;
 pub mod infra;
 pub mod ingress;
 pub mod issuer;
+pub mod kind;
 pub mod object;
 pub mod reasons;
 pub mod rules;
@@ -21,6 +22,7 @@ pub mod thresholds;
 pub use cluster::{ClusterView, KindState, KindStatus, SyncState};
 pub use finding::{Finding, Severity};
 pub use ingress::{IngressView, IssuerRef, TlsEntry};
+pub use kind::Kind;
 pub use scope::Scope;
 
 use serde::{Deserialize, Serialize};

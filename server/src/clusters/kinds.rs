@@ -1,29 +1,34 @@
-//! The watched kinds of DESIGN.md §4 and where each one's projections live.
+//! The watched kinds of DESIGN.md §4: for each, where its objects come from, how one becomes a
+//! compact view and where the views live. Adding a kind is one [`Projection`] here and one
+//! line in [`WATCHED`] (plus its variant in `lookout_app::model::Kind` and its map in
+//! `ClusterData`); the watcher, the sync state and `/metrics` follow from it.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::DynamicObject;
 use kube::core::{ApiResource, GroupVersionKind};
 use lookout_app::model::certificate::{
     CertificateRequestView, CertificateView, ChallengeView, OrderView,
 };
 use lookout_app::model::data::{ClusterData, Key, Views};
+use lookout_app::model::history::HistoryEvent;
 use lookout_app::model::infra::{
     CiliumConfig, EventView, GatewayView, IngressClassView, LoadBalancerView,
 };
 use lookout_app::model::issuer::IssuerView;
 use lookout_app::model::text::Interner;
-use lookout_app::model::IngressView;
+use lookout_app::model::{IngressView, Kind};
+use serde_json::Value;
 
-/// One watched kind.
+/// Where the API server serves a kind, and how much of it Lookout watches.
 #[derive(Debug, Clone, Copy)]
-pub struct KindSpec {
-    /// Shown in the UI and used in metrics.
-    pub kind: &'static str,
+pub(crate) struct Source {
     pub group: &'static str,
     pub version: &'static str,
     pub plural: &'static str,
-    /// Declared by a CRD that may be absent.
+    /// Declared by a CRD that may be absent (looked for before watching).
     pub crd: bool,
     /// Watch one namespace only.
     pub namespace: Option<&'static str>,
@@ -31,10 +36,28 @@ pub struct KindSpec {
     pub field_selector: Option<&'static str>,
 }
 
-impl KindSpec {
-    pub fn api_resource(&self) -> ApiResource {
+impl Source {
+    const fn core(group: &'static str, plural: &'static str) -> Source {
+        Source {
+            group,
+            version: "v1",
+            plural,
+            crd: false,
+            namespace: None,
+            field_selector: None,
+        }
+    }
+
+    const fn custom(group: &'static str, plural: &'static str) -> Source {
+        Source {
+            crd: true,
+            ..Source::core(group, plural)
+        }
+    }
+
+    pub fn resource(&self, kind: Kind) -> ApiResource {
         ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk(self.group, self.version, self.kind),
+            &GroupVersionKind::gvk(self.group, self.version, kind.name()),
             self.plural,
         )
     }
@@ -49,53 +72,162 @@ impl KindSpec {
     }
 }
 
-const fn core(kind: &'static str, group: &'static str, plural: &'static str) -> KindSpec {
-    KindSpec {
-        kind,
-        group,
-        version: "v1",
-        plural,
-        crd: false,
-        namespace: None,
-        field_selector: None,
+/// One watched kind, typed: how an object becomes a view and which map of [`ClusterData`]
+/// holds the views.
+pub(crate) trait Projection: Send + Sync + 'static {
+    const KIND: Kind;
+    const API: Source;
+    type View: Send + Sync + 'static;
+
+    /// The compact view of an object, or None when Lookout does not need it.
+    fn project(
+        cluster: &str,
+        meta: &ObjectMeta,
+        data: &Value,
+        strings: &mut Interner,
+    ) -> Option<Self::View>;
+
+    fn views(data: &ClusterData) -> &Views<Self::View>;
+
+    fn views_mut(data: &mut ClusterData) -> &mut Views<Self::View>;
+
+    /// What the history records of a view as it now is (or was, when `deleted`); None for
+    /// kinds the history does not keep.
+    fn history(
+        _cluster: &str,
+        _view: &Arc<Self::View>,
+        _deleted: bool,
+        _data: &ClusterData,
+    ) -> Option<HistoryEvent> {
+        None
     }
+
+    /// What the history keeps of this kind.
+    const KEPT: Kept = Kept::Nothing;
 }
 
-const fn custom(kind: &'static str, group: &'static str, plural: &'static str) -> KindSpec {
-    KindSpec {
-        kind,
-        group,
-        version: "v1",
-        plural,
-        crd: true,
-        namespace: None,
-        field_selector: None,
-    }
+/// What the history keeps of a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kept {
+    Nothing,
+    /// Each state a live object is seen in (a Certificate's readiness).
+    States,
+    /// Each state, and when the object was deleted: after a relist the history learns which
+    /// of them went unseen.
+    Objects,
 }
 
-/// Every kind Lookout watches in each cluster.
-pub const KINDS: &[KindSpec] = &[
-    core("Ingress", "networking.k8s.io", "ingresses"),
-    core("IngressClass", "networking.k8s.io", "ingressclasses"),
-    core("Service", "", "services"),
-    KindSpec {
-        namespace: Some("kube-system"),
-        field_selector: Some("metadata.name=cilium-config"),
-        ..core("ConfigMap", "", "configmaps")
-    },
-    core("Event", "", "events"),
-    custom("Certificate", "cert-manager.io", "certificates"),
-    custom(
-        "CertificateRequest",
-        "cert-manager.io",
-        "certificaterequests",
-    ),
-    custom("Issuer", "cert-manager.io", "issuers"),
-    custom("ClusterIssuer", "cert-manager.io", "clusterissuers"),
-    custom("Order", "acme.cert-manager.io", "orders"),
-    custom("Challenge", "acme.cert-manager.io", "challenges"),
-    custom("Gateway", "gateway.networking.k8s.io", "gateways"),
-];
+/// What the watcher needs of a kind, without its types (one watcher serves every kind).
+pub(crate) trait Watched: Send + Sync {
+    fn kind(&self) -> Kind;
+    fn api(&self) -> Source;
+    /// Projects `obj` into `data`; false when it was skipped (not needed).
+    fn apply(
+        &self,
+        cluster: &str,
+        data: &mut ClusterData,
+        obj: &DynamicObject,
+        strings: &mut Interner,
+    ) -> bool;
+    /// Removes a deleted object.
+    fn remove(&self, data: &mut ClusterData, obj: &DynamicObject);
+    /// Moves this kind's views from a finished relist into the live data. The map is rebuilt
+    /// in bulk on the way: filled one insert at a time in key order (as a list arrives) its
+    /// B-tree nodes are a little over half full; built in bulk they are full.
+    fn replace(&self, data: &mut ClusterData, relisted: &mut ClusterData);
+    /// How many objects of this kind are cached.
+    fn count(&self, data: &ClusterData) -> usize;
+    /// The history event of `obj`: its view as cached in `cached` (one projection serves the
+    /// cache and the history), or, once deleted and no longer cached, a fresh projection.
+    /// `live` is the cluster's current data, for what the event adds from other kinds.
+    fn history(
+        &self,
+        cluster: &str,
+        obj: &DynamicObject,
+        deleted: bool,
+        cached: &ClusterData,
+        live: &ClusterData,
+    ) -> Option<HistoryEvent>;
+    /// What the history keeps of this kind.
+    fn kept(&self) -> Kept;
+}
+
+/// A [`Projection`] as a [`Watched`] kind.
+struct Of<P>(PhantomData<P>);
+
+impl<P: Projection> Watched for Of<P> {
+    fn kind(&self) -> Kind {
+        P::KIND
+    }
+
+    fn api(&self) -> Source {
+        P::API
+    }
+
+    fn apply(
+        &self,
+        cluster: &str,
+        data: &mut ClusterData,
+        obj: &DynamicObject,
+        strings: &mut Interner,
+    ) -> bool {
+        // The views, their strings and map entries stay: allocated apart (see memory::cached).
+        crate::memory::cached(|| {
+            let view = P::project(cluster, &obj.metadata, &obj.data, strings);
+            let k = key(obj, strings);
+            let views = P::views_mut(data);
+            match view {
+                Some(v) => {
+                    views.insert(k, Arc::new(v));
+                    true
+                }
+                None => {
+                    views.remove(&k);
+                    false
+                }
+            }
+        })
+    }
+
+    fn remove(&self, data: &mut ClusterData, obj: &DynamicObject) {
+        drop(P::views_mut(data).remove(&lookup(obj)));
+    }
+
+    fn replace(&self, data: &mut ClusterData, relisted: &mut ClusterData) {
+        let fresh = std::mem::take(P::views_mut(relisted));
+        *P::views_mut(data) = crate::memory::cached(|| fresh.into_iter().collect());
+    }
+
+    fn count(&self, data: &ClusterData) -> usize {
+        P::views(data).len()
+    }
+
+    fn history(
+        &self,
+        cluster: &str,
+        obj: &DynamicObject,
+        deleted: bool,
+        cached: &ClusterData,
+        live: &ClusterData,
+    ) -> Option<HistoryEvent> {
+        match P::KEPT {
+            Kept::Nothing => return None,
+            Kept::States if deleted => return None,
+            Kept::States | Kept::Objects => {}
+        }
+        let view = if deleted {
+            let mut strings = Interner::default();
+            Arc::new(P::project(cluster, &obj.metadata, &obj.data, &mut strings)?)
+        } else {
+            P::views(cached).get(&lookup(obj))?.clone()
+        };
+        P::history(cluster, &view, deleted, live)
+    }
+
+    fn kept(&self) -> Kept {
+        P::KEPT
+    }
+}
 
 /// The key of an object, sharing the interned namespace and name with its view.
 fn key(obj: &DynamicObject, strings: &mut Interner) -> Key {
@@ -105,23 +237,12 @@ fn key(obj: &DynamicObject, strings: &mut Interner) -> Key {
     )
 }
 
-fn put<V>(
-    map: &mut Views<V>,
-    obj: &DynamicObject,
-    strings: &mut Interner,
-    view: Option<V>,
-) -> bool {
-    let k = key(obj, strings);
-    match view {
-        Some(v) => {
-            map.insert(k, Arc::new(v));
-            true
-        }
-        None => {
-            map.remove(&k);
-            false
-        }
-    }
+/// The key of an object, for a lookup.
+fn lookup(obj: &DynamicObject) -> Key {
+    lookout_app::model::data::key(
+        obj.metadata.namespace.as_deref().unwrap_or_default(),
+        obj.metadata.name.as_deref().unwrap_or_default(),
+    )
 }
 
 /// Why an object cannot be cached at all, if it cannot: without a name it has no key.
@@ -133,139 +254,144 @@ pub fn unusable(obj: &DynamicObject) -> Option<&'static str> {
     }
 }
 
-/// Projects `obj` of `kind` into `data`; false when it was skipped (unusable or not needed).
-pub fn apply(
-    kind: &str,
-    cluster: &str,
-    data: &mut ClusterData,
-    obj: &DynamicObject,
-    strings: &mut Interner,
-) -> bool {
-    let (m, d) = (&obj.metadata, &obj.data);
-    // The views, their strings and map entries stay: allocated apart (see memory::cached).
-    crate::memory::cached(|| match kind {
-        "Ingress" => {
-            let v = IngressView::project(cluster, m, d, strings);
-            put(&mut data.ingresses, obj, strings, v)
+/// Every kind Lookout watches in each cluster.
+pub(crate) const WATCHED: &[&dyn Watched] = &[
+    &Of::<Ingresses>(PhantomData),
+    &Of::<IngressClasses>(PhantomData),
+    &Of::<LoadBalancers>(PhantomData),
+    &Of::<CiliumConfigs>(PhantomData),
+    &Of::<Events>(PhantomData),
+    &Of::<Certificates>(PhantomData),
+    &Of::<CertificateRequests>(PhantomData),
+    &Of::<Issuers>(PhantomData),
+    &Of::<ClusterIssuers>(PhantomData),
+    &Of::<Orders>(PhantomData),
+    &Of::<Challenges>(PhantomData),
+    &Of::<Gateways>(PhantomData),
+];
+
+/// How many kinds each cluster watches.
+pub fn watched_kinds() -> usize {
+    WATCHED.len()
+}
+
+/// Declares a kind's marker type and its [`Projection`].
+macro_rules! projection {
+    ($(#[$doc:meta])* $marker:ident: $kind:ident at $api:expr, $view:ty, $field:ident,
+     |$cluster:ident, $meta:ident, $data:ident, $strings:ident| $project:expr $(, $($extra:tt)*)?) => {
+        $(#[$doc])*
+        pub(crate) struct $marker;
+
+        impl Projection for $marker {
+            const KIND: Kind = Kind::$kind;
+            const API: Source = $api;
+            type View = $view;
+
+            #[allow(unused_variables)]
+            fn project($cluster: &str, $meta: &ObjectMeta, $data: &Value, $strings: &mut Interner) -> Option<$view> {
+                $project
+            }
+
+            fn views(data: &ClusterData) -> &Views<$view> {
+                &data.$field
+            }
+
+            fn views_mut(data: &mut ClusterData) -> &mut Views<$view> {
+                &mut data.$field
+            }
+
+            $($($extra)*)?
         }
-        "IngressClass" => put(
-            &mut data.ingress_classes,
-            obj,
-            strings,
-            IngressClassView::project(m, d),
-        ),
-        "Service" => put(
-            &mut data.load_balancers,
-            obj,
-            strings,
-            LoadBalancerView::project(m, d),
-        ),
-        "ConfigMap" => {
-            data.cilium = Some(CiliumConfig::project(d));
-            true
-        }
-        "Event" => put(&mut data.events, obj, strings, EventView::project(m, d)),
-        "Certificate" => {
-            let v = CertificateView::project(cluster, m, d, strings);
-            put(&mut data.certificates, obj, strings, v)
-        }
-        "CertificateRequest" => {
-            let v = CertificateRequestView::project(m, d, strings);
-            put(&mut data.requests, obj, strings, v)
-        }
-        "Issuer" => {
-            let v = IssuerView::project("Issuer", m, d, strings);
-            put(&mut data.issuers, obj, strings, v)
-        }
-        "ClusterIssuer" => {
-            let v = IssuerView::project("ClusterIssuer", m, d, strings);
-            put(&mut data.cluster_issuers, obj, strings, v)
-        }
-        "Order" => {
-            let v = OrderView::project(m, d, strings);
-            put(&mut data.orders, obj, strings, v)
-        }
-        "Challenge" => {
-            let v = ChallengeView::project(m, d, strings);
-            put(&mut data.challenges, obj, strings, v)
-        }
-        "Gateway" => {
-            let v = GatewayView::project(m, d, strings);
-            put(&mut data.gateways, obj, strings, v)
-        }
-        _ => false,
+    };
+}
+
+projection!(Ingresses: Ingress at Source::core("networking.k8s.io", "ingresses"), IngressView, ingresses,
+    |cluster, m, d, s| IngressView::project(cluster, m, d, s));
+projection!(IngressClasses: IngressClass at Source::core("networking.k8s.io", "ingressclasses"), IngressClassView, ingress_classes,
+    |cluster, m, d, s| IngressClassView::project(m, d));
+projection!(
+    /// Cilium's LoadBalancer Services (the others are not kept).
+    LoadBalancers: Service at Source::core("", "services"), LoadBalancerView, load_balancers,
+    |cluster, m, d, s| LoadBalancerView::project(m, d));
+projection!(
+    /// `kube-system/cilium-config` alone.
+    CiliumConfigs: ConfigMap at Source {
+        namespace: Some("kube-system"),
+        field_selector: Some("metadata.name=cilium-config"),
+        ..Source::core("", "configmaps")
+    }, CiliumConfig, cilium_configs,
+    |cluster, m, d, s| Some(CiliumConfig::project(d)));
+projection!(Events: Event at Source::core("", "events"), EventView, events,
+    |cluster, m, d, s| EventView::project(m, d));
+projection!(Certificates: Certificate at Source::custom("cert-manager.io", "certificates"), CertificateView, certificates,
+|cluster, m, d, s| CertificateView::project(cluster, m, d, s),
+const KEPT: Kept = Kept::States;
+fn history(cluster: &str, view: &Arc<CertificateView>, _: bool, _: &ClusterData) -> Option<HistoryEvent> {
+    Some(HistoryEvent::Readiness {
+        cluster: cluster.to_string(),
+        namespace: view.namespace.to_string(),
+        name: view.name.to_string(),
+        ready: view.ready.clone(),
     })
-}
+});
+projection!(CertificateRequests: CertificateRequest at Source::custom("cert-manager.io", "certificaterequests"), CertificateRequestView, requests,
+|cluster, m, d, s| CertificateRequestView::project(m, d, s),
+const KEPT: Kept = Kept::Objects;
+fn history(cluster: &str, view: &Arc<CertificateRequestView>, deleted: bool, data: &ClusterData) -> Option<HistoryEvent> {
+    let acme_server = view.issuer.as_ref().and_then(|r| {
+        let (issuers, namespace) = if &*r.kind == "ClusterIssuer" {
+            (&data.cluster_issuers, "")
+        } else {
+            (&data.issuers, &*view.namespace)
+        };
+        let key = lookout_app::model::data::key(namespace, &r.name);
+        issuers.get(&key).and_then(|i| i.acme_server_url.clone())
+    });
+    Some(HistoryEvent::Request {
+        cluster: cluster.to_string(),
+        view: view.clone(),
+        acme_server,
+        deleted,
+    })
+});
+projection!(Issuers: Issuer at Source::custom("cert-manager.io", "issuers"), IssuerView, issuers,
+    |cluster, m, d, s| IssuerView::project("Issuer", m, d, s));
+projection!(ClusterIssuers: ClusterIssuer at Source::custom("cert-manager.io", "clusterissuers"), IssuerView, cluster_issuers,
+    |cluster, m, d, s| IssuerView::project("ClusterIssuer", m, d, s));
+projection!(Orders: Order at Source::custom("acme.cert-manager.io", "orders"), OrderView, orders,
+|cluster, m, d, s| OrderView::project(m, d, s),
+const KEPT: Kept = Kept::Objects;
+fn history(cluster: &str, view: &Arc<OrderView>, deleted: bool, _: &ClusterData) -> Option<HistoryEvent> {
+    Some(HistoryEvent::Order { cluster: cluster.to_string(), view: view.clone(), deleted })
+});
+projection!(Challenges: Challenge at Source::custom("acme.cert-manager.io", "challenges"), ChallengeView, challenges,
+|cluster, m, d, s| ChallengeView::project(m, d, s),
+const KEPT: Kept = Kept::Objects;
+fn history(cluster: &str, view: &Arc<ChallengeView>, deleted: bool, _: &ClusterData) -> Option<HistoryEvent> {
+    Some(HistoryEvent::Challenge { cluster: cluster.to_string(), view: view.clone(), deleted })
+});
+projection!(Gateways: Gateway at Source::custom("gateway.networking.k8s.io", "gateways"), GatewayView, gateways,
+    |cluster, m, d, s| GatewayView::project(m, d, s));
 
-/// Removes a deleted object of `kind`.
-pub fn remove(kind: &str, data: &mut ClusterData, obj: &DynamicObject) {
-    let k = lookout_app::model::data::key(
-        obj.metadata.namespace.as_deref().unwrap_or_default(),
-        obj.metadata.name.as_deref().unwrap_or_default(),
-    );
-    match kind {
-        "Ingress" => drop(data.ingresses.remove(&k)),
-        "IngressClass" => drop(data.ingress_classes.remove(&k)),
-        "Service" => drop(data.load_balancers.remove(&k)),
-        "ConfigMap" => data.cilium = None,
-        "Event" => drop(data.events.remove(&k)),
-        "Certificate" => drop(data.certificates.remove(&k)),
-        "CertificateRequest" => drop(data.requests.remove(&k)),
-        "Issuer" => drop(data.issuers.remove(&k)),
-        "ClusterIssuer" => drop(data.cluster_issuers.remove(&k)),
-        "Order" => drop(data.orders.remove(&k)),
-        "Challenge" => drop(data.challenges.remove(&k)),
-        "Gateway" => drop(data.gateways.remove(&k)),
-        _ => {}
-    }
-}
-
-/// Moves one kind's views from a finished relist into the live data. The maps are rebuilt in
-/// bulk on the way: a map filled one insert at a time in key order (as a list arrives) leaves
-/// its B-tree nodes a little over half full; built in bulk they are full.
-pub fn replace(kind: &str, data: &mut ClusterData, relisted: &mut ClusterData) {
-    fn compact<V>(views: &mut Views<V>) -> Views<V> {
-        crate::memory::cached(|| std::mem::take(views).into_iter().collect())
-    }
-    match kind {
-        "Ingress" => data.ingresses = compact(&mut relisted.ingresses),
-        "IngressClass" => data.ingress_classes = compact(&mut relisted.ingress_classes),
-        "Service" => data.load_balancers = compact(&mut relisted.load_balancers),
-        "ConfigMap" => data.cilium = relisted.cilium.take(),
-        "Event" => data.events = compact(&mut relisted.events),
-        "Certificate" => data.certificates = compact(&mut relisted.certificates),
-        "CertificateRequest" => data.requests = compact(&mut relisted.requests),
-        "Issuer" => data.issuers = compact(&mut relisted.issuers),
-        "ClusterIssuer" => data.cluster_issuers = compact(&mut relisted.cluster_issuers),
-        "Order" => data.orders = compact(&mut relisted.orders),
-        "Challenge" => data.challenges = compact(&mut relisted.challenges),
-        "Gateway" => data.gateways = compact(&mut relisted.gateways),
-        _ => {}
-    }
-}
-
-/// How many objects of `kind` are cached.
-pub fn count(kind: &str, data: &ClusterData) -> usize {
-    match kind {
-        "Ingress" => data.ingresses.len(),
-        "IngressClass" => data.ingress_classes.len(),
-        "Service" => data.load_balancers.len(),
-        "ConfigMap" => usize::from(data.cilium.is_some()),
-        "Event" => data.events.len(),
-        "Certificate" => data.certificates.len(),
-        "CertificateRequest" => data.requests.len(),
-        "Issuer" => data.issuers.len(),
-        "ClusterIssuer" => data.cluster_issuers.len(),
-        "Order" => data.orders.len(),
-        "Challenge" => data.challenges.len(),
-        "Gateway" => data.gateways.len(),
-        _ => 0,
-    }
+/// The watched kind `kind`.
+#[cfg(test)]
+pub(crate) fn watched(kind: Kind) -> &'static dyn Watched {
+    *WATCHED
+        .iter()
+        .find(|w| w.kind() == kind)
+        .expect("every kind is watched")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_is_watched_once() {
+        let mut watched: Vec<Kind> = WATCHED.iter().map(|w| w.kind()).collect();
+        watched.sort();
+        assert_eq!(watched, Kind::ALL);
+    }
 
     fn object(v: serde_json::Value) -> DynamicObject {
         serde_json::from_value(v).unwrap()
@@ -282,8 +408,9 @@ mod tests {
         assert_eq!(unusable(&odd), None);
         let mut data = ClusterData::default();
         let mut strings = Interner::default();
-        assert!(apply("Ingress", "c", &mut data, &odd, &mut strings));
-        assert_eq!(count("Ingress", &data), 1);
+        let ingresses = watched(Kind::Ingress);
+        assert!(ingresses.apply("c", &mut data, &odd, &mut strings));
+        assert_eq!(ingresses.count(&data), 1);
     }
 }
 
@@ -518,7 +645,7 @@ mod fuzz {
         #[test]
         fn hostile_objects_never_panic_and_never_hide_a_neighbour(
             bodies in prop::collection::vec(
-                (0..KINDS.len(), prop::collection::vec((any::<usize>(), prop::option::of(value())), 0..4), value(), annotation()),
+                (0..WATCHED.len(), prop::collection::vec((any::<usize>(), prop::option::of(value())), 0..4), value(), annotation()),
                 1..12,
             )
         ) {
@@ -526,15 +653,15 @@ mod fuzz {
             let mut strings = Interner::default();
             // A well-formed Ingress next to the hostile ones must always be there.
             let good = object("Ingress", 9999, json!({"spec": {"rules": [{"host": "ok.example.com"}]}}), Value::Null);
-            prop_assert!(apply("Ingress", "c", &mut data, &good, &mut strings));
+            prop_assert!(watched(Kind::Ingress).apply("c", &mut data, &good, &mut strings));
             for (i, (k, mutations, random, annotation)) in bodies.into_iter().enumerate() {
-                let kind = KINDS[k].kind;
+                let kind = WATCHED[k].kind().name();
                 // Every third object is random structure; the others are real objects broken
                 // in a few places.
                 let body = if i % 3 == 2 { random } else { mutated(kind, &mutations) };
                 let obj = object(kind, i, body, annotation);
-                let _ = apply(kind, "c", &mut data, &obj, &mut strings);
-                let _ = count(kind, &data);
+                let _ = WATCHED[k].apply("c", &mut data, &obj, &mut strings);
+                let _ = WATCHED[k].count(&data);
             }
             prop_assert!(data.ingresses.values().any(|v| &*v.name == "o-9999"));
             let facts = lookout_app::model::data::ClusterFacts {

@@ -1,6 +1,7 @@
 //! The cluster registry: one record per configured cluster, each with its own kube client,
 //! one watcher per kind, sync state and cached views. Clusters fail independently.
 
+mod complaints;
 mod kinds;
 mod read;
 mod record;
@@ -17,11 +18,13 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use kinds::KINDS;
+pub use kinds::watched_kinds;
 pub use record::ClusterRecord;
 
+use crate::clock::Now;
 use crate::config::ClusterConfig;
-use crate::store::sync_events::SyncEvent;
+use lookout_app::model::cluster::SyncEvent;
+use lookout_app::model::history::HistoryEvent;
 
 /// How a cluster is reached: a client, or why none could be built.
 pub struct ClusterSource {
@@ -78,14 +81,6 @@ async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
     Client::try_from(config).map_err(|e| format!("building the client: {e}"))
 }
 
-/// Where "now" comes from: the wall clock, or a simulated one (the demo).
-pub type Now = Arc<dyn Fn() -> chrono::DateTime<chrono::Utc> + Send + Sync>;
-
-/// The wall clock.
-pub fn wall_clock() -> Now {
-    Arc::new(chrono::Utc::now)
-}
-
 /// How the watchers behave.
 #[derive(Clone)]
 pub struct WatchSettings {
@@ -114,7 +109,7 @@ impl Default for WatchSettings {
             thresholds: Thresholds::default(),
             crd_recheck: Duration::from_secs(300),
             list_timeout: Duration::from_secs(60),
-            now: wall_clock(),
+            now: crate::clock::wall_clock(),
             history_retention: chrono::Duration::days(180),
             budget_interval: Duration::from_secs(30),
             findings_ttl: Duration::from_secs(5),
@@ -164,7 +159,7 @@ pub struct Registry {
     /// The clock pages and rules use.
     pub now: Now,
     /// The history writer's queue, for its depth in `/metrics`.
-    history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
+    history: Option<mpsc::Sender<HistoryEvent>>,
     /// The Let's Encrypt budgets, recomputed from the history.
     budgets: std::sync::RwLock<Vec<lookout_app::model::budget::Budget>>,
     /// Counts every change of any cluster's data or state; live updates wait on it.
@@ -180,7 +175,7 @@ impl Registry {
         sources: Vec<ClusterSource>,
         settings: WatchSettings,
         events: mpsc::Sender<SyncEvent>,
-        history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
+        history: Option<mpsc::Sender<HistoryEvent>>,
         shutdown: CancellationToken,
     ) -> Arc<Registry> {
         let thresholds = Arc::new(settings.thresholds);
@@ -203,8 +198,8 @@ impl Registry {
             );
             match source.client {
                 Ok(client) => {
-                    for spec in KINDS {
-                        record.set_kind(spec.kind, lookout_app::model::KindState::Listing, 0);
+                    for kind in kinds::WATCHED {
+                        record.set_kind(kind.kind(), lookout_app::model::KindState::Listing, 0);
                     }
                     tasks.push(tokio::spawn(probe(
                         record.clone(),
@@ -212,11 +207,11 @@ impl Registry {
                         settings.list_timeout,
                         shutdown.clone(),
                     )));
-                    for spec in KINDS {
+                    for kind in kinds::WATCHED {
                         tasks.push(tokio::spawn(watch::run(
                             record.clone(),
                             client.clone(),
-                            *spec,
+                            *kind,
                             watch::Timing {
                                 crd_recheck: settings.crd_recheck,
                                 list_timeout: settings.list_timeout,

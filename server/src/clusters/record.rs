@@ -10,10 +10,13 @@ use lookout_app::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
 use lookout_app::model::rules::evaluate;
 use lookout_app::model::text::{Interner, Text};
 use lookout_app::model::thresholds::Thresholds;
-use lookout_app::model::{ClusterView, Finding, KindState, KindStatus, Scope, SyncState};
+use lookout_app::model::{ClusterView, Finding, Kind, KindState, KindStatus, Scope, SyncState};
 use tokio::sync::mpsc;
 
-use crate::store::sync_events::SyncEvent;
+use super::complaints::Complaints;
+use crate::clock::Now;
+use lookout_app::model::cluster::SyncEvent;
+use lookout_app::model::history::HistoryEvent;
 
 /// What is known about one cluster's sync.
 #[derive(Debug)]
@@ -21,7 +24,10 @@ struct SyncRecord {
     state: SyncState,
     last_sync: Option<DateTime<Utc>>,
     last_error: Option<String>,
-    kinds: BTreeMap<&'static str, KindStatus>,
+    kinds: BTreeMap<Kind, KindStatus>,
+    /// Why the API server cannot be reached (no client could be built, or the health probe
+    /// fails); None while it answers.
+    unreachable: Option<String>,
 }
 
 /// What is derived from the cluster's data at one generation: its findings and, once a list
@@ -51,7 +57,7 @@ pub struct ClusterRecord {
     pub name: String,
     pub overrides: ClusterOverrides,
     thresholds: Arc<Thresholds>,
-    now: super::Now,
+    now: Now,
     sync: RwLock<SyncRecord>,
     /// Every watched kind, projected.
     data: RwLock<ClusterData>,
@@ -74,15 +80,17 @@ pub struct ClusterRecord {
     findings_ttl: Duration,
     events: mpsc::Sender<SyncEvent>,
     /// Where history events go; None when history is off.
-    history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
+    history: Option<mpsc::Sender<HistoryEvent>>,
     /// Failed watch calls (410 relists excluded), for `/metrics`.
     pub watch_errors: AtomicU64,
     /// Objects that could not be cached at all, by kind, for `/metrics`.
-    skipped: Mutex<BTreeMap<&'static str, u64>>,
+    skipped: Mutex<BTreeMap<Kind, u64>>,
     /// Initial lists and relists started, for `/metrics`.
     pub relists: AtomicU64,
     /// Times a watcher had to wait for the history writer, for `/metrics`.
     pub history_waits: AtomicU64,
+    /// Failures not yet mentioned in the log (see [`super::complaints`]).
+    complaints: Mutex<Complaints>,
 }
 
 impl ClusterRecord {
@@ -90,9 +98,9 @@ impl ClusterRecord {
         name: String,
         overrides: ClusterOverrides,
         thresholds: Arc<Thresholds>,
-        now: super::Now,
+        now: Now,
         events: mpsc::Sender<SyncEvent>,
-        history: Option<mpsc::Sender<crate::store::history::HistoryEvent>>,
+        history: Option<mpsc::Sender<HistoryEvent>>,
         changes: Arc<tokio::sync::watch::Sender<u64>>,
     ) -> Self {
         ClusterRecord {
@@ -105,6 +113,7 @@ impl ClusterRecord {
                 last_sync: None,
                 last_error: None,
                 kinds: BTreeMap::new(),
+                unreachable: None,
             }),
             data: RwLock::new(ClusterData::default()),
             strings: Mutex::new(Interner::default()),
@@ -120,6 +129,7 @@ impl ClusterRecord {
             skipped: Mutex::default(),
             relists: AtomicU64::new(0),
             history_waits: AtomicU64::new(0),
+            complaints: Mutex::default(),
         }
     }
 
@@ -131,7 +141,7 @@ impl ClusterRecord {
 
     /// Hands a history event to the writer. A full queue makes the watcher wait (and says
     /// so) rather than drop the event.
-    pub async fn record_history(&self, ev: crate::store::history::HistoryEvent) {
+    pub async fn record_history(&self, ev: HistoryEvent) {
         let Some(tx) = &self.history else { return };
         match tx.try_send(ev) {
             Ok(()) => {}
@@ -149,29 +159,42 @@ impl ClusterRecord {
     }
 
     /// An object of `kind` could not be cached (`why`); counted, and logged the first time.
-    pub fn skip(&self, kind: &'static str, why: &str, namespace: Option<&str>) {
+    pub fn skip(&self, kind: Kind, why: &str, namespace: Option<&str>) {
         let mut skipped = self.skipped.lock().expect("skipped lock");
         let n = skipped.entry(kind).or_default();
         if *n == 0 {
-            tracing::warn!(cluster = %self.name, kind, why, namespace, "an object cannot be cached and is skipped (counted in lookout_objects_skipped_total)");
+            tracing::warn!(cluster = %self.name, kind = kind.name(), why, namespace, "an object cannot be cached and is skipped (counted in lookout_objects_skipped_total)");
         }
         *n += 1;
     }
 
+    /// A watch or probe failed (`what`): logged at once when the cluster was healthy, then at
+    /// most once a minute with the number of failures held back. The state change itself is
+    /// logged by `settle`; every failure is counted in `/metrics` and shown on the pages.
+    pub fn complain(&self, kind: Kind, what: &str) {
+        let held = self
+            .complaints
+            .lock()
+            .expect("complaints lock")
+            .failed(Instant::now());
+        if let Some(held) = held {
+            tracing::warn!(cluster = %self.name, kind = kind.name(), held_back = held, "{what}");
+        }
+    }
+
     /// Objects skipped so far, by kind.
-    pub fn skipped(&self) -> BTreeMap<&'static str, u64> {
+    pub fn skipped(&self) -> BTreeMap<Kind, u64> {
         self.skipped.lock().expect("skipped lock").clone()
     }
 
     /// Objects cached per watched kind.
-    pub fn kind_counts(&self) -> Vec<(String, usize)> {
+    pub fn kind_counts(&self) -> Vec<(Kind, usize)> {
         self.sync
             .read()
             .expect("sync lock")
             .kinds
             .values()
-            .filter(|k| k.kind != "Cluster")
-            .map(|k| (k.kind.clone(), k.objects))
+            .map(|k| (k.kind, k.objects))
             .collect()
     }
 
@@ -212,25 +235,48 @@ impl ClusterRecord {
     }
 
     /// Changes the state of one kind and recomputes the cluster's state from all kinds.
-    pub fn set_kind(&self, kind: &'static str, state: KindState, objects: usize) {
-        let now = (self.now)();
+    pub fn set_kind(&self, kind: Kind, state: KindState, objects: usize) {
         let mut s = self.sync.write().expect("sync lock");
         if let KindState::Error { error } = &state {
             s.last_error = Some(error.clone());
         }
         let status = KindStatus {
-            kind: kind.to_string(),
+            kind,
             state,
             objects,
         };
-        if s.kinds.get(kind) == Some(&status) {
+        if s.kinds.get(&kind) == Some(&status) {
             // A retry that failed the same way again: nothing to tell anyone.
             return;
         }
         s.kinds.insert(kind, status);
-        let error = s.kinds.values().find_map(|k| match &k.state {
-            KindState::Error { error } => Some(format!("{}: {error}", k.kind)),
-            _ => None,
+        self.settle(s);
+    }
+
+    /// Records whether the API server can be reached (`Err` says why not) and recomputes the
+    /// cluster's state.
+    fn set_reachable(&self, reachable: Result<(), String>) {
+        let mut s = self.sync.write().expect("sync lock");
+        let unreachable = reachable.err();
+        if s.unreachable == unreachable {
+            return;
+        }
+        if let Some(error) = &unreachable {
+            s.last_error = Some(error.clone());
+        }
+        s.unreachable = unreachable;
+        self.settle(s);
+    }
+
+    /// Derives the cluster's state from the API server's and every kind's, and tells the
+    /// sync-event writer and the live updates when it changed.
+    fn settle(&self, mut s: std::sync::RwLockWriteGuard<'_, SyncRecord>) {
+        let now = (self.now)();
+        let error = s.unreachable.clone().or_else(|| {
+            s.kinds.values().find_map(|k| match &k.state {
+                KindState::Error { error } => Some(format!("{}: {error}", k.kind)),
+                _ => None,
+            })
         });
         let all_synced = s.kinds.values().all(|k| {
             matches!(
@@ -248,11 +294,19 @@ impl ClusterRecord {
             s.last_sync = Some(now);
         }
         if std::mem::discriminant(&next) != std::mem::discriminant(&s.state) {
-            tracing::info!(cluster = %self.name, from = s.state.label(), to = next.label(), "cluster sync state changed");
             let error = match &next {
                 SyncState::Stale { error, .. } | SyncState::Failed { error } => Some(error.clone()),
                 _ => None,
             };
+            match &error {
+                Some(error) => {
+                    tracing::warn!(cluster = %self.name, from = s.state.label(), to = next.label(), error, "cluster sync state changed")
+                }
+                None => {
+                    tracing::info!(cluster = %self.name, from = s.state.label(), to = next.label(), "cluster sync state changed");
+                    self.complaints.lock().expect("complaints lock").recovered();
+                }
+            }
             let ev = SyncEvent {
                 cluster: self.name.clone(),
                 state: next.label(),
@@ -280,9 +334,9 @@ impl ClusterRecord {
     }
 
     /// Updates a kind's object count without changing its state.
-    pub fn set_count(&self, kind: &'static str, objects: usize) {
+    pub fn set_count(&self, kind: Kind, objects: usize) {
         let mut s = self.sync.write().expect("sync lock");
-        if let Some(k) = s.kinds.get_mut(kind) {
+        if let Some(k) = s.kinds.get_mut(&kind) {
             k.objects = objects;
         }
         if matches!(s.state, SyncState::Synced) {
@@ -300,19 +354,19 @@ impl ClusterRecord {
     /// may hang for minutes); otherwise the watchers whose kind is in error do (a watch that
     /// resumed quietly sends nothing that would clear its error).
     pub fn probed(&self, result: Result<(), String>) {
-        let failing = matches!(self.kind_state("Cluster"), Some(KindState::Error { .. }));
-        let kind_errors = self
-            .sync
-            .read()
-            .expect("sync lock")
-            .kinds
-            .values()
-            .any(|k| k.kind != "Cluster" && matches!(k.state, KindState::Error { .. }));
+        let (failing, kind_errors) = {
+            let s = self.sync.read().expect("sync lock");
+            let kind_errors = s
+                .kinds
+                .values()
+                .any(|k| matches!(k.state, KindState::Error { .. }));
+            (s.unreachable.is_some(), kind_errors)
+        };
         match result {
-            Err(error) => self.set_kind("Cluster", KindState::Error { error }, 0),
+            Err(error) => self.set_reachable(Err(error)),
             Ok(()) if failing => {
                 tracing::info!(cluster = %self.name, "the API server answers again; watches start over");
-                self.set_kind("Cluster", KindState::Synced, 0);
+                self.set_reachable(Ok(()));
                 self.reconnects
                     .send_modify(|(n, all)| (*n, *all) = (n.wrapping_add(1), true));
             }
@@ -326,16 +380,16 @@ impl ClusterRecord {
 
     /// Marks the whole cluster failed (no client could be built).
     pub fn fail(&self, error: String) {
-        self.set_kind("Cluster", KindState::Error { error }, 0);
+        self.set_reachable(Err(error));
     }
 
     /// The state of one kind.
-    pub fn kind_state(&self, kind: &str) -> Option<KindState> {
+    pub fn kind_state(&self, kind: Kind) -> Option<KindState> {
         self.sync
             .read()
             .expect("sync lock")
             .kinds
-            .get(kind)
+            .get(&kind)
             .map(|k| k.state.clone())
     }
 
@@ -480,11 +534,7 @@ impl ClusterRecord {
             last_error: s.last_error.clone(),
             // Object counts are the whole cluster's: only for callers who see all of it.
             kinds: if scope.sees_cluster_wide(&self.name) {
-                s.kinds
-                    .values()
-                    .filter(|k| k.kind != "Cluster")
-                    .cloned()
-                    .collect()
+                s.kinds.values().cloned().collect()
             } else {
                 Vec::new()
             },
@@ -511,7 +561,7 @@ mod tests {
     /// A record whose clock the test moves, with a short findings lifetime.
     fn record(clock: Arc<AtomicI64>) -> Arc<ClusterRecord> {
         let (events, _) = mpsc::channel(16);
-        let now: super::super::Now =
+        let now: Now =
             Arc::new(move || Utc.timestamp_opt(clock.load(Ordering::Relaxed), 0).unwrap());
         let record = ClusterRecord::new(
             "zrh".into(),
@@ -530,12 +580,12 @@ mod tests {
     fn skipped_objects_are_counted_by_kind() {
         let record = record(Arc::new(AtomicI64::new(0)));
         assert!(record.skipped().is_empty());
-        record.skip("Ingress", "no metadata.name", Some("shop"));
-        record.skip("Ingress", "no metadata.name", None);
-        record.skip("Challenge", "no metadata.name", None);
+        record.skip(Kind::Ingress, "no metadata.name", Some("shop"));
+        record.skip(Kind::Ingress, "no metadata.name", None);
+        record.skip(Kind::Challenge, "no metadata.name", None);
         assert_eq!(
             record.skipped().into_iter().collect::<Vec<_>>(),
-            [("Challenge", 1), ("Ingress", 2)]
+            [(Kind::Challenge, 1), (Kind::Ingress, 2)]
         );
     }
 
@@ -570,8 +620,7 @@ mod tests {
         let r = record(clock.clone());
         let add = |name: &str| {
             r.update_with_strings(|d, s| {
-                super::super::kinds::apply(
-                    "Certificate",
+                super::super::kinds::watched(Kind::Certificate).apply(
                     "zrh",
                     d,
                     &certificate(name, "2027-01-01T00:00:00Z"),

@@ -15,18 +15,15 @@ use lookout_app::model::KindState;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::kinds::{self, KindSpec};
+use super::kinds::{self, Kept, Source, Watched};
 use super::record::ClusterRecord;
-use crate::store::history::HistoryEvent;
-use lookout_app::model::certificate::{
-    CertificateRequestView, CertificateView, ChallengeView, OrderView,
-};
-use lookout_app::model::text::{Interner, Uid};
+use lookout_app::model::history::HistoryEvent;
+use lookout_app::model::text::Uid;
 
-/// Whether the API server serves `spec`'s kind (its CRD is installed).
-async fn served(client: &Client, spec: &KindSpec) -> Result<Served, kube::Error> {
-    match client.list_api_group_resources(&spec.group_version()).await {
-        Ok(list) if list.resources.iter().any(|r| r.name == spec.plural) => Ok(Served::Yes),
+/// Whether the API server serves a kind at `api` (its CRD is installed).
+async fn served(client: &Client, api: &Source) -> Result<Served, kube::Error> {
+    match client.list_api_group_resources(&api.group_version()).await {
+        Ok(list) if list.resources.iter().any(|r| r.name == api.plural) => Ok(Served::Yes),
         Ok(_) => Ok(Served::No),
         Err(kube::Error::Api(s)) if s.code == 404 => {
             // Not at our version: is the group there at others?
@@ -34,7 +31,7 @@ async fn served(client: &Client, spec: &KindSpec) -> Result<Served, kube::Error>
             let versions: Vec<String> = groups
                 .groups
                 .iter()
-                .filter(|g| g.name == spec.group)
+                .filter(|g| g.name == api.group)
                 .flat_map(|g| g.versions.iter().map(|v| v.group_version.clone()))
                 .collect();
             Ok(if versions.is_empty() {
@@ -143,23 +140,24 @@ impl Drop for RelistSlot {
 pub async fn run(
     record: Arc<ClusterRecord>,
     client: Client,
-    spec: KindSpec,
+    kind: &'static dyn Watched,
     timing: Timing,
     shutdown: CancellationToken,
 ) {
     let recheck = timing.crd_recheck;
-    let span = tracing::info_span!("watch", cluster = %record.name, kind = spec.kind);
+    let api = kind.api();
+    let span = tracing::info_span!("watch", cluster = %record.name, kind = kind.kind().name());
     async move {
         loop {
-            if spec.crd {
+            if api.crd {
                 let discovered = tokio::select! {
                     _ = shutdown.cancelled() => return,
-                    d = tokio::time::timeout(timing.list_timeout, served(&client, &spec)) => d,
+                    d = tokio::time::timeout(timing.list_timeout, served(&client, &api)) => d,
                 };
                 let discovered = match discovered {
                     Ok(d) => d,
                     Err(_) => {
-                        unanswered(&record, &spec, "discovery", timing.list_timeout);
+                        unanswered(&record, kind, "discovery", timing.list_timeout);
                         Err(kube::Error::Service(
                             "discovery timed out".to_string().into(),
                         ))
@@ -169,7 +167,7 @@ pub async fn run(
                     Ok(Served::Yes) => None,
                     Ok(Served::No) => Some(KindState::NotInstalled),
                     Ok(Served::OtherVersions(served)) => Some(KindState::UnsupportedVersion {
-                        reads: spec.group_version(),
+                        reads: api.group_version(),
                         served,
                     }),
                     Err(e) => {
@@ -179,7 +177,7 @@ pub async fn run(
                     }
                 };
                 if let Some(state) = absent {
-                    if record.kind_state(spec.kind).as_ref() != Some(&state) {
+                    if record.kind_state(kind.kind()).as_ref() != Some(&state) {
                         match &state {
                             KindState::UnsupportedVersion { served, .. } => tracing::warn!(
                                 ?served,
@@ -189,10 +187,8 @@ pub async fn run(
                                 "CRD not installed; looking again every {recheck:?}"
                             ),
                         }
-                        record.update(|d| {
-                            kinds::replace(spec.kind, d, &mut ClusterData::default())
-                        });
-                        record.set_kind(spec.kind, state, 0);
+                        record.update(|d| kind.replace(d, &mut ClusterData::default()));
+                        record.set_kind(kind.kind(), state, 0);
                     }
                     tokio::select! {
                         _ = shutdown.cancelled() => return,
@@ -200,7 +196,7 @@ pub async fn run(
                     }
                 }
             }
-            match watch(&record, &client, &spec, &timing, &shutdown).await {
+            match watch(&record, &client, kind, &timing, &shutdown).await {
                 Ended::Shutdown => return,
                 Ended::Gone | Ended::Restart => continue,
             }
@@ -211,14 +207,14 @@ pub async fn run(
 }
 
 /// Puts a kind in error because the API server did not answer in time.
-fn unanswered(record: &ClusterRecord, spec: &KindSpec, what: &str, after: Duration) {
-    tracing::warn!(
-        ?after,
-        "no answer to the {what}; the cluster may be unreachable"
+fn unanswered(record: &ClusterRecord, kind: &dyn Watched, what: &str, after: Duration) {
+    record.complain(
+        kind.kind(),
+        &format!("no answer to the {what} within {after:?}; the cluster may be unreachable"),
     );
-    let count = record.read(|d| kinds::count(spec.kind, d));
+    let count = record.read(|d| kind.count(d));
     record.set_kind(
-        spec.kind,
+        kind.kind(),
         KindState::Error {
             error: format!(
                 "no answer to the {what} within {}s (watch.list_timeout); still trying",
@@ -232,14 +228,15 @@ fn unanswered(record: &ClusterRecord, spec: &KindSpec, what: &str, after: Durati
 async fn watch(
     record: &Arc<ClusterRecord>,
     client: &Client,
-    spec: &KindSpec,
+    kind: &'static dyn Watched,
     timing: &Timing,
     shutdown: &CancellationToken,
 ) -> Ended {
+    let spec = kind.api();
     let list_timeout = timing.list_timeout;
     // Held from a relist's start to its end (see RelistGate).
     let mut slot: Option<RelistSlot> = None;
-    let ar = spec.api_resource();
+    let ar = spec.resource(kind.kind());
     let api: Api<DynamicObject> = match spec.namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
         None => Api::all_with(client.clone(), &ar),
@@ -255,14 +252,14 @@ async fn watch(
     let mut skipped = 0usize;
     // UIDs seen in the relist in progress, for the history's deletions (kinds it records).
     let mut live: Vec<Uid> = Vec::new();
-    let recorded_table = history_table(spec.kind);
-    if record.kind_state(spec.kind).is_none_or(|s| {
+    let kept = kind.kept();
+    if record.kind_state(kind.kind()).is_none_or(|s| {
         matches!(
             s,
             KindState::NotInstalled | KindState::UnsupportedVersion { .. }
         )
     }) {
-        record.set_kind(spec.kind, KindState::Listing, 0);
+        record.set_kind(kind.kind(), KindState::Listing, 0);
     }
     // While a list is in progress: by when its next object must have come; None otherwise.
     // An inactivity limit, not a total one: a slow list of a large cluster keeps going.
@@ -273,12 +270,12 @@ async fn watch(
             _ = shutdown.cancelled() => return Ended::Shutdown,
             ev = stream.next() => ev,
             _ = sleep_until(list_deadline) => {
-                unanswered(record, spec, "list", list_timeout);
+                unanswered(record, kind, "list", list_timeout);
                 return Ended::Restart;
             }
             _ = reconnected.changed() => {
                 let all = reconnected.borrow_and_update().1;
-                if all || matches!(record.kind_state(spec.kind), Some(KindState::Error { .. })) {
+                if all || matches!(record.kind_state(kind.kind()), Some(KindState::Error { .. })) {
                     return Ended::Restart;
                 }
                 continue;
@@ -293,7 +290,7 @@ async fn watch(
                 // kind that has data waits for its turn first.
                 if slot.is_none()
                     && matches!(
-                        record.kind_state(spec.kind),
+                        record.kind_state(kind.kind()),
                         Some(KindState::Synced | KindState::Error { .. })
                     )
                 {
@@ -313,35 +310,33 @@ async fn watch(
             Ok(Event::InitApply(obj)) => {
                 list_deadline = Some(tokio::time::Instant::now() + list_timeout);
                 if let Some(why) = kinds::unusable(&obj) {
-                    record.skip(spec.kind, why, obj.metadata.namespace.as_deref());
+                    record.skip(kind.kind(), why, obj.metadata.namespace.as_deref());
                     continue;
                 }
-                if !record
-                    .with_strings(|s| kinds::apply(spec.kind, &record.name, &mut relist, &obj, s))
-                {
+                if !record.with_strings(|s| kind.apply(&record.name, &mut relist, &obj, s)) {
                     skipped += 1;
                 }
-                if let Some(view) = Recorded::cached(spec.kind, &relist, &obj) {
-                    if recorded_table.is_some() {
+                let event = record
+                    .read(|current| kind.history(&record.name, &obj, false, &relist, current));
+                if let Some(event) = event {
+                    if kept == Kept::Objects {
                         live.push(Uid::parse(obj.metadata.uid.as_deref().unwrap_or_default()));
                     }
-                    record
-                        .record_history(history_event(record, view, false))
-                        .await;
+                    record.record_history(event).await;
                 }
             }
             Ok(Event::InitDone) => {
                 list_deadline = None;
                 let count = record.update(|d| {
-                    kinds::replace(spec.kind, d, &mut relist);
-                    kinds::count(spec.kind, d)
+                    kind.replace(d, &mut relist);
+                    kind.count(d)
                 });
                 record.prune_strings();
-                if let Some(table) = recorded_table {
+                if kept == Kept::Objects {
                     record
                         .record_history(HistoryEvent::Relisted {
                             cluster: record.name.clone(),
-                            table,
+                            kind: kind.kind(),
                             live: std::mem::take(&mut live),
                         })
                         .await;
@@ -349,45 +344,38 @@ async fn watch(
                 // The list's JSON is freed: give the memory back instead of caching it here.
                 crate::memory::release_thread_cache();
                 tracing::info!(count, skipped, "initial list done");
-                record.set_kind(spec.kind, KindState::Synced, count);
+                record.set_kind(kind.kind(), KindState::Synced, count);
                 // The old data is gone: the next relist may start.
                 slot = None;
                 record.warm_up();
             }
             Ok(Event::Apply(obj)) => {
                 if let Some(why) = kinds::unusable(&obj) {
-                    record.skip(spec.kind, why, obj.metadata.namespace.as_deref());
+                    record.skip(kind.kind(), why, obj.metadata.namespace.as_deref());
                     continue;
                 }
-                let (count, recorded) = record.update_with_strings(|d, s| {
-                    kinds::apply(spec.kind, &record.name, d, &obj, s);
-                    (
-                        kinds::count(spec.kind, d),
-                        Recorded::cached(spec.kind, d, &obj),
-                    )
+                let (count, event) = record.update_with_strings(|d, s| {
+                    kind.apply(&record.name, d, &obj, s);
+                    (kind.count(d), kind.history(&record.name, &obj, false, d, d))
                 });
-                if let Some(view) = recorded {
-                    record
-                        .record_history(history_event(record, view, false))
-                        .await;
+                if let Some(event) = event {
+                    record.record_history(event).await;
                 }
-                if record.kind_state(spec.kind) == Some(KindState::Synced) {
-                    record.set_count(spec.kind, count);
+                if record.kind_state(kind.kind()) == Some(KindState::Synced) {
+                    record.set_count(kind.kind(), count);
                 } else {
-                    record.set_kind(spec.kind, KindState::Synced, count);
+                    record.set_kind(kind.kind(), KindState::Synced, count);
                 }
             }
             Ok(Event::Delete(obj)) => {
-                let count = record.update(|d| {
-                    kinds::remove(spec.kind, d, &obj);
-                    kinds::count(spec.kind, d)
+                let (count, event) = record.update(|d| {
+                    kind.remove(d, &obj);
+                    (kind.count(d), kind.history(&record.name, &obj, true, d, d))
                 });
-                if let Some(view) = Recorded::deleted(spec.kind, &obj) {
-                    record
-                        .record_history(history_event(record, view, true))
-                        .await;
+                if let Some(event) = event {
+                    record.record_history(event).await;
                 }
-                record.set_count(spec.kind, count);
+                record.set_count(kind.kind(), count);
             }
             Err(e) if is_gone(&e) => {
                 // The normal end of a too-old watch: the watcher relists by itself.
@@ -407,13 +395,16 @@ async fn watch(
                 record
                     .watch_errors
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                tracing::warn!(error = %e, "watch failed; retrying with backoff");
+                record.complain(
+                    kind.kind(),
+                    &format!("watch failed, retrying with backoff: {e}"),
+                );
                 // The server did answer: the list's inactivity limit starts again, so a real
                 // error is not replaced by "no answer" while the watcher backs off.
                 list_deadline = list_deadline.map(|_| tokio::time::Instant::now() + list_timeout);
-                let count = record.read(|d| kinds::count(spec.kind, d));
+                let count = record.read(|d| kind.count(d));
                 record.set_kind(
-                    spec.kind,
+                    kind.kind(),
                     KindState::Error {
                         error: e.to_string(),
                     },
@@ -432,108 +423,6 @@ async fn watch(
                 }
             }
         }
-    }
-}
-
-/// The view of an object of a kind the history records.
-enum Recorded {
-    Challenge(Arc<ChallengeView>),
-    Order(Arc<OrderView>),
-    Request(Arc<CertificateRequestView>),
-    Certificate(Arc<CertificateView>),
-}
-
-impl Recorded {
-    /// The view just cached for `obj` in `data`: one projection serves the cache and the
-    /// history (a second copy per object, freed once written, would also leave the
-    /// allocator's pages for the cached ones half empty).
-    fn cached(kind: &str, data: &ClusterData, obj: &DynamicObject) -> Option<Recorded> {
-        let key = lookout_app::model::data::key(
-            obj.metadata.namespace.as_deref().unwrap_or_default(),
-            obj.metadata.name.as_deref().unwrap_or_default(),
-        );
-        Some(match kind {
-            "Challenge" => Recorded::Challenge(data.challenges.get(&key)?.clone()),
-            "Order" => Recorded::Order(data.orders.get(&key)?.clone()),
-            "CertificateRequest" => Recorded::Request(data.requests.get(&key)?.clone()),
-            "Certificate" => Recorded::Certificate(data.certificates.get(&key)?.clone()),
-            _ => return None,
-        })
-    }
-
-    /// The view of a deleted object, which is no longer cached.
-    fn deleted(kind: &str, obj: &DynamicObject) -> Option<Recorded> {
-        let mut strings = Interner::default();
-        let (m, d) = (&obj.metadata, &obj.data);
-        Some(match kind {
-            "Challenge" => {
-                Recorded::Challenge(Arc::new(ChallengeView::project(m, d, &mut strings)?))
-            }
-            "Order" => Recorded::Order(Arc::new(OrderView::project(m, d, &mut strings)?)),
-            "CertificateRequest" => Recorded::Request(Arc::new(CertificateRequestView::project(
-                m,
-                d,
-                &mut strings,
-            )?)),
-            // A deleted Certificate has no readiness to record.
-            _ => return None,
-        })
-    }
-}
-
-/// The history event for an object of a recorded kind, as it now is (or was, when deleted).
-fn history_event(record: &ClusterRecord, view: Recorded, deleted: bool) -> HistoryEvent {
-    let cluster = record.name.clone();
-    match view {
-        Recorded::Challenge(view) => HistoryEvent::Challenge {
-            cluster,
-            view,
-            deleted,
-        },
-        Recorded::Order(view) => HistoryEvent::Order {
-            cluster,
-            view,
-            deleted,
-        },
-        Recorded::Request(view) => {
-            let acme_server = view.issuer.as_ref().and_then(|r| {
-                record.read(|data| {
-                    let key = if &*r.kind == "ClusterIssuer" {
-                        lookout_app::model::data::key("", &r.name)
-                    } else {
-                        lookout_app::model::data::key(&view.namespace, &r.name)
-                    };
-                    let issuers = if &*r.kind == "ClusterIssuer" {
-                        &data.cluster_issuers
-                    } else {
-                        &data.issuers
-                    };
-                    issuers.get(&key).and_then(|i| i.acme_server_url.clone())
-                })
-            });
-            HistoryEvent::Request {
-                cluster,
-                view,
-                acme_server,
-                deleted,
-            }
-        }
-        Recorded::Certificate(view) => HistoryEvent::Readiness {
-            namespace: view.namespace.to_string(),
-            name: view.name.to_string(),
-            ready: view.ready.clone(),
-            cluster,
-        },
-    }
-}
-
-/// After a relist, which history table learns that objects missing from it were deleted.
-fn history_table(kind: &str) -> Option<&'static str> {
-    match kind {
-        "Challenge" => Some("challenges"),
-        "Order" => Some("orders"),
-        "CertificateRequest" => Some("certificate_requests"),
-        _ => None,
     }
 }
 

@@ -2,21 +2,20 @@
 //! (`BEGIN IMMEDIATE`, about every 100 ms or 500 events), idempotent by comparing with the
 //! stored state; retention and WAL checkpoints; and the queries the API reads.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
 use lookout_app::model::certificate::{CertificateRequestView, ChallengeView, OrderView};
 use lookout_app::model::object::Condition;
-use lookout_app::model::text::Uid;
 use sqlx::{Row, SqliteConnection, SqlitePool};
 use tokio_util::sync::CancellationToken;
 
 use super::writer::{Stamped, Writer};
 use super::SqlQuery;
-use crate::clusters::Now;
-pub use lookout_app::model::history::{ChallengeRecord, TimelineEntry, Transition};
+use crate::clock::Now;
+pub use lookout_app::model::history::{ChallengeRecord, HistoryEvent, TimelineEntry, Transition};
+use lookout_app::model::kind::Kind;
 use lookout_app::model::reasons::ChallengeFailure;
 use lookout_app::model::scope::Scope;
 use lookout_app::ports::ChallengeQuery;
@@ -28,40 +27,6 @@ const BATCH: usize = 500;
 const LINGER: Duration = Duration::from_millis(100);
 /// Events held in memory while the database refuses writes.
 const HOLD: usize = 50_000;
-
-/// Something the history records.
-#[derive(Debug, Clone)]
-pub enum HistoryEvent {
-    Challenge {
-        cluster: String,
-        view: Arc<ChallengeView>,
-        deleted: bool,
-    },
-    Order {
-        cluster: String,
-        view: Arc<OrderView>,
-        deleted: bool,
-    },
-    Request {
-        cluster: String,
-        view: Arc<CertificateRequestView>,
-        acme_server: Option<String>,
-        deleted: bool,
-    },
-    /// A Certificate's Ready condition as now seen (None when it has none).
-    Readiness {
-        cluster: String,
-        namespace: String,
-        name: String,
-        ready: Option<Condition>,
-    },
-    /// A relist finished: objects of `table` not among `live` uids were deleted meanwhile.
-    Relisted {
-        cluster: String,
-        table: &'static str,
-        live: Vec<Uid>,
-    },
-}
 
 fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
@@ -143,9 +108,16 @@ async fn apply(
         } => readiness(conn, cluster, namespace, name, ready.as_ref(), now).await,
         HistoryEvent::Relisted {
             cluster,
-            table,
+            kind,
             live,
         } => {
+            let table = match kind {
+                Kind::Challenge => "challenges",
+                Kind::Order => "orders",
+                Kind::CertificateRequest => "certificate_requests",
+                // Only the kinds above have a table; the watcher sends no other.
+                _ => return Ok(()),
+            };
             let sql = format!("UPDATE {table} SET deleted_at = ? WHERE cluster = ? AND deleted_at IS NULL AND uid NOT IN (SELECT value FROM json_each(?))");
             let live = serde_json::to_string(live).unwrap_or_else(|_| "[]".into());
             sqlx::query(&sql)

@@ -8,15 +8,7 @@ use sqlx::SqlitePool;
 
 use super::writer::{Stamped, Writer};
 
-/// A cluster entered a new sync state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SyncEvent {
-    pub cluster: String,
-    /// `connecting`, `synced`, `stale` or `failed`.
-    pub state: &'static str,
-    pub error: Option<String>,
-    pub at: DateTime<Utc>,
-}
+pub use lookout_app::model::cluster::SyncEvent;
 
 /// The sync-event writer: every change as it comes, up to 10,000 held while the database
 /// refuses writes.
@@ -113,7 +105,7 @@ mod tests {
             db.writer.clone(),
             rx,
             token,
-            crate::clusters::wall_clock(),
+            crate::clock::wall_clock(),
             health,
         )
         .await;

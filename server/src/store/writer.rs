@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::clusters::Now;
+use crate::clock::Now;
 
 /// The first pause after a failed write; it doubles up to [`RETRY_MAX`].
 const RETRY_MIN: Duration = Duration::from_millis(500);
@@ -315,7 +315,7 @@ mod tests {
             pool.clone(),
             rx,
             token.clone(),
-            crate::clusters::wall_clock(),
+            crate::clock::wall_clock(),
             health.clone(),
         ));
         REFUSE.store(true, Ordering::SeqCst);

@@ -316,6 +316,67 @@ async fn not_ready_while_syncing_is_not_logged_as_an_error() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_cluster_is_logged_when_its_state_changes_not_on_every_retry() {
+    // A port nobody listens on: every request of every kind is refused at once, and the
+    // watchers retry with backoff (from 0.8 s) the whole time.
+    let refused = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: http://{refused}\ncontexts:\n- name: gone\n  context:\n    cluster: gone\n    user: u\nusers:\n- name: u\n  user: {{}}\ncurrent-context: gone\n"
+        ),
+    )
+    .unwrap();
+    let (mut child, base) = serve(
+        dir.path(),
+        &dir.path().join("l.db"),
+        &kc,
+        &[("gone", "gone")],
+        Stdio::piped(),
+    );
+    wait_http_ok(&format!("{base}/readyz")).await;
+    // Long enough for every kind to fail several times.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let metrics = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let failures: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("lookout_watch_errors_total{cluster=\"gone\"} "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(failures >= 24, "every kind retried: {failures} failures");
+    let mut stderr = child.stderr.take().unwrap();
+    let status = terminate_within(&mut child, Duration::from_secs(5)).await;
+    assert!(status.success(), "{status:?}");
+    let mut log = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log)
+        .await
+        .unwrap();
+    let loud: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+        .collect();
+    // The state change (connecting → failed) and the first failure; the next reminder comes
+    // after a minute.
+    assert!(
+        (1..=2).contains(&loud.len()),
+        "{failures} failures logged as {} lines:\n{log}",
+        loud.len()
+    );
+    assert!(log.contains("cluster sync state changed"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_scale_generators_fleet_is_healthy_and_cached_in_its_own_arena() {
     let (fleet, token) = start_fleet(1).await;
     let made = kubesim::sim::scale::populate(&fleet.clusters[0].cluster, 4, 400);

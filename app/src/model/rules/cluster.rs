@@ -3,6 +3,7 @@
 use super::{About, Ctx};
 use crate::model::cluster::{KindState, SyncState};
 use crate::model::finding::Severity;
+use crate::model::kind::Kind;
 use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
@@ -42,7 +43,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         .values()
         .filter(|i| i.issuer.is_some())
         .count();
-    if matches!(facts.kind("Certificate"), Some(KindState::NotInstalled)) && asking > 0 {
+    if matches!(facts.kind(Kind::Certificate), Some(KindState::NotInstalled)) && asking > 0 {
         ctx.push(
             "cluster.cert-manager-missing",
             Severity::Warning,
@@ -57,8 +58,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let proxy = facts.overrides.proxy_protocol.or(ctx
         .idx
         .data
-        .cilium
-        .as_ref()
+        .cilium()
         .and_then(|c| c.proxy_protocol));
     let lbs: Vec<_> = ctx.idx.data.load_balancers.values().collect();
     if proxy == Some(true) && !lbs.is_empty() && lbs.iter().all(|l| l.ipv4_only()) {

@@ -15,6 +15,7 @@ use crate::model::finding::Finding;
 use crate::model::infra::{CiliumConfig, IngressClassView, LoadBalancerView};
 use crate::model::ingress::{IngressView, IssuerRef, TlsEntry};
 use crate::model::issuer::{AcmeServer, IssuerView, LE_PRODUCTION, LE_STAGING};
+use crate::model::kind::Kind;
 use crate::model::object::{Condition, Owner};
 use crate::model::text::{Text, Uid};
 use crate::model::thresholds::Thresholds;
@@ -282,27 +283,14 @@ pub struct World {
 
 impl World {
     pub fn new() -> Self {
-        let kinds = [
-            "Ingress",
-            "IngressClass",
-            "Service",
-            "ConfigMap",
-            "Event",
-            "Certificate",
-            "CertificateRequest",
-            "Order",
-            "Challenge",
-            "Issuer",
-            "ClusterIssuer",
-            "Gateway",
-        ]
-        .iter()
-        .map(|k| KindStatus {
-            kind: k.to_string(),
-            state: KindState::Synced,
-            objects: 0,
-        })
-        .collect();
+        let kinds = Kind::ALL
+            .iter()
+            .map(|k| KindStatus {
+                kind: *k,
+                state: KindState::Synced,
+                objects: 0,
+            })
+            .collect();
         let mut data = ClusterData::default();
         data.ingress_classes.insert(
             key("", "cilium"),
@@ -312,11 +300,14 @@ impl World {
                 is_default: true,
             }),
         );
-        data.cilium = Some(CiliumConfig {
-            present: true,
-            enforce_https: Some(true),
-            proxy_protocol: Some(false),
-        });
+        data.cilium_configs.insert(
+            key("kube-system", "cilium-config"),
+            Arc::new(CiliumConfig {
+                present: true,
+                enforce_https: Some(true),
+                proxy_protocol: Some(false),
+            }),
+        );
         for (n, url) in [
             ("letsencrypt-prod", LE_PRODUCTION),
             ("letsencrypt-staging", LE_STAGING),
@@ -382,7 +373,7 @@ impl World {
             .insert(key("kube-system", "cilium-ingress"), Arc::new(lb));
         self
     }
-    pub fn kind_state(mut self, kind: &str, state: KindState) -> Self {
+    pub fn kind_state(mut self, kind: Kind, state: KindState) -> Self {
         for k in self.facts.kinds.iter_mut().filter(|k| k.kind == kind) {
             k.state = state.clone();
         }

@@ -7,6 +7,7 @@ use super::{span, About, Ctx};
 use crate::model::chain::AnnotationStatus;
 use crate::model::finding::Severity;
 use crate::model::ingress::EDIT_IN_PLACE;
+use crate::model::kind::Kind;
 use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
@@ -99,7 +100,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         }
 
         if let Some(class) = &ing.class {
-            if facts.synced("IngressClass")
+            if facts.synced(Kind::IngressClass)
                 && !data
                     .ingress_classes
                     .contains_key(&crate::model::data::key("", class))
@@ -116,7 +117,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             }
         }
 
-        if facts.synced("Certificate") {
+        if facts.synced(Kind::Certificate) {
             for t in &ing.tls {
                 let Some(secret) = &t.secret_name else {
                     continue;

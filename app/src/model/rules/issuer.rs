@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use super::{About, Ctx};
 use crate::model::finding::Severity;
 use crate::model::ingress::IssuerRef;
+use crate::model::kind::Kind;
 use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let facts = ctx.idx.facts;
-    if !(facts.synced("Issuer") && facts.synced("ClusterIssuer")) {
+    if !(facts.synced(Kind::Issuer) && facts.synced(Kind::ClusterIssuer)) {
         return;
     }
     let data = ctx.idx.data;

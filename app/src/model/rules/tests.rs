@@ -7,6 +7,7 @@ use crate::model::certificate::CertificateView;
 use crate::model::cluster::{KindState, SyncState};
 use crate::model::ingress::IngressView;
 use crate::model::issuer::LE_PRODUCTION;
+use crate::model::kind::Kind;
 
 fn shop() -> IngressView {
     IngressView::test("shop")
@@ -51,7 +52,7 @@ fn cluster_unreachable_when_stale_or_failed() {
 #[test]
 fn cert_manager_missing_only_when_ingresses_ask_for_certificates() {
     let w = World::new()
-        .kind_state("Certificate", KindState::NotInstalled)
+        .kind_state(Kind::Certificate, KindState::NotInstalled)
         .ingress(IngressView::test("plain").tls("a.example.com"));
     assert!(w.fired("cluster.cert-manager-missing").is_empty());
     let w = w.ingress(shop());
@@ -65,7 +66,9 @@ fn cert_manager_missing_only_when_ingresses_ask_for_certificates() {
 fn ipv6_proxy_protocol_needs_proxy_protocol_and_ipv4_only() {
     let mut w = World::new().load_balancer(&["IPv4"]);
     assert!(w.fired("cluster.ipv6-proxy-protocol").is_empty());
-    w.data.cilium.as_mut().unwrap().proxy_protocol = Some(true);
+    for c in w.data.cilium_configs.values_mut() {
+        std::sync::Arc::make_mut(c).proxy_protocol = Some(true);
+    }
     assert_eq!(
         w.fired("cluster.ipv6-proxy-protocol"),
         one("warning", "Cluster", "zrh")

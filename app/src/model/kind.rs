@@ -1,0 +1,80 @@
+//! The kinds Lookout watches (DESIGN.md §4), as a type: a misspelt kind does not compile, and
+//! a `match` on it tells every place a new kind must be handled.
+
+use serde::Serialize;
+
+/// One watched kind. Variants are in name order, so maps keyed by `Kind` list them as the
+/// pages and `/api/v1/clusters` always have.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, strum::VariantArray,
+)]
+pub enum Kind {
+    Certificate,
+    CertificateRequest,
+    Challenge,
+    ClusterIssuer,
+    /// Only `kube-system/cilium-config`.
+    ConfigMap,
+    Event,
+    Gateway,
+    Ingress,
+    IngressClass,
+    Issuer,
+    Order,
+    /// Only Cilium's LoadBalancer Services.
+    Service,
+}
+
+impl Kind {
+    /// Every kind, in name order.
+    pub const ALL: &'static [Kind] = <Kind as strum::VariantArray>::VARIANTS;
+
+    /// The Kubernetes kind name (`Ingress`, `CertificateRequest`, …).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Certificate => "Certificate",
+            Kind::CertificateRequest => "CertificateRequest",
+            Kind::Challenge => "Challenge",
+            Kind::ClusterIssuer => "ClusterIssuer",
+            Kind::ConfigMap => "ConfigMap",
+            Kind::Event => "Event",
+            Kind::Gateway => "Gateway",
+            Kind::Ingress => "Ingress",
+            Kind::IngressClass => "IngressClass",
+            Kind::Issuer => "Issuer",
+            Kind::Order => "Order",
+            Kind::Service => "Service",
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_serializes_and_prints_as_its_kubernetes_name() {
+        assert_eq!(
+            serde_json::to_value(Kind::CertificateRequest).unwrap(),
+            "CertificateRequest"
+        );
+        assert_eq!(Kind::IngressClass.to_string(), "IngressClass");
+        let mut sorted = [
+            Kind::Service,
+            Kind::Ingress,
+            Kind::Certificate,
+            Kind::ConfigMap,
+        ];
+        sorted.sort();
+        let names: Vec<_> = sorted.iter().map(|k| k.name()).collect();
+        let mut by_name = names.clone();
+        by_name.sort();
+        assert_eq!(names, by_name, "variants are declared in name order");
+    }
+}

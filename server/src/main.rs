@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use lookout_server::config::{Config, Problem, Problems};
+use lookout_server::config::{AuthMode, Config, Problem, Problems};
 use lookout_server::{app, clusters, demo, store};
 use tokio_util::sync::CancellationToken;
 
@@ -128,7 +128,7 @@ async fn run() -> ExitCode {
                         "{}: OK ({} cluster(s), auth mode {:?}, listen {})",
                         file.display(),
                         c.clusters.len(),
-                        c.auth.mode,
+                        c.auth.mode.label(),
                         c.listen
                     );
                     ExitCode::SUCCESS
@@ -172,7 +172,7 @@ async fn run() -> ExitCode {
 /// What `serve` refuses beyond the config's own validity.
 fn serve_checks(c: &Config) -> Result<(), Problems> {
     let mut out = Vec::new();
-    if c.auth.mode == "none"
+    if c.auth.mode == AuthMode::None
         && !c.listen_addr().ip().is_loopback()
         && !c.auth.allow_unauthenticated_remote
     {
@@ -199,14 +199,14 @@ async fn serve(c: Config) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", c.listen))?;
     let clusters = clusters::connect(&c.clusters).await;
     tracing::info!(listen = %c.listen, clusters = c.clusters.len(), "serving");
-    let banner = (c.auth.mode == "none").then(|| "Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
+    let banner = (c.auth.mode == AuthMode::None).then(|| "Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
     let auth = lookout_server::auth::Auth::from_config(&c).await?;
     let settings = clusters::WatchSettings {
-        thresholds: c.thresholds()?,
-        crd_recheck: c.crd_recheck_interval()?,
-        list_timeout: c.list_timeout()?,
+        thresholds: c.thresholds(),
+        crd_recheck: c.watch.crd_recheck_interval,
+        list_timeout: c.watch.list_timeout,
         now: lookout_server::clock::wall_clock(),
-        history_retention: c.history_retention()?,
+        history_retention: c.history_retention(),
         budget_interval: std::time::Duration::from_secs(30),
         ..clusters::WatchSettings::default()
     };

@@ -36,13 +36,8 @@ pub const CSRF_COOKIE: &str = "lookout_csrf";
 /// The demo's identity choice.
 pub const DEMO_COOKIE: &str = "lookout_demo_identity";
 
-/// How callers are identified.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    None,
-    Proxy,
-    Oidc,
-}
+/// How callers are identified (`auth.mode`).
+pub use crate::config::AuthMode as Mode;
 
 /// One `[[access]]` rule.
 #[derive(Debug, Clone)]
@@ -186,11 +181,7 @@ impl Auth {
     /// Builds the settings from a validated config; OIDC discovery happens here.
     pub async fn from_config(c: &Config) -> anyhow::Result<Auth> {
         let a: &AuthConfig = &c.auth;
-        let mode = match a.mode.as_str() {
-            "proxy" => Mode::Proxy,
-            "oidc" => Mode::Oidc,
-            _ => Mode::None,
-        };
+        let mode = a.mode;
         let key = match &a.session_key {
             Some(k) => Key::from(&base64::engine::general_purpose::STANDARD.decode(k.trim())?),
             None => {
@@ -200,12 +191,7 @@ impl Auth {
                 Key::generate()
             }
         };
-        let ttl = match &a.session_ttl {
-            Some(t) => lookout_app::model::thresholds::parse_duration(t)
-                .map_err(|e| anyhow::anyhow!("auth.session_ttl: {e}"))?
-                .to_std()?,
-            None => Duration::from_secs(12 * 3600),
-        };
+        let ttl = a.session_ttl;
         let oidc = match (&a.oidc, mode) {
             (Some(o), Mode::Oidc) => {
                 let public = a.public_url.clone().unwrap_or_default();
@@ -225,12 +211,10 @@ impl Auth {
             rules: c
                 .access
                 .iter()
-                .filter_map(|r| {
-                    Some(Rule {
-                        groups: r.groups.clone(),
-                        role: Role::parse(&r.role)?,
-                        grant: grant(&r.clusters, &r.namespaces),
-                    })
+                .map(|r| Rule {
+                    groups: r.groups.clone(),
+                    role: r.role,
+                    grant: grant(&r.clusters, &r.namespaces),
                 })
                 .collect(),
             tokens: c
@@ -244,10 +228,7 @@ impl Auth {
                     Some(Token {
                         name: t.name.clone(),
                         sha256: sha,
-                        access: Access::new(vec![(
-                            Role::parse(&t.role)?,
-                            grant(&t.clusters, &t.namespaces),
-                        )]),
+                        access: Access::new(vec![(t.role, grant(&t.clusters, &t.namespaces))]),
                     })
                 })
                 .collect(),

@@ -1,0 +1,350 @@
+//! The configuration: a TOML file, then `LOOKOUT_*` environment overrides, then flags.
+//! Every problem is collected, each naming its key, before anything starts.
+//!
+//! - this module: the types and their defaults; serde parses durations
+//!   (`humantime_serde`: `90s`, `15m`, `1h30m`, `7d`) and enums (`auth.mode`, roles);
+//! - [`env`]: which `LOOKOUT_*` variable overrides which key;
+//! - [`load`]: text → [`Config`], reporting every unknown key and wrong value at once;
+//! - [`validate`]: what the types alone cannot say (addresses, URLs, names, combinations).
+//!
+//! Every key is documented in `docs/configuration.md`.
+
+mod env;
+mod load;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lookout_app::model::data::ClusterOverrides;
+use lookout_app::model::scope::Role;
+use lookout_app::model::thresholds::Thresholds;
+use serde::Deserialize;
+
+pub use env::ENV_OVERRIDES;
+pub use load::{Problem, Problems};
+
+/// Everything `lookout serve` needs.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Address the HTTP server listens on.
+    pub listen: String,
+    /// `sqlite://PATH` of the history database (created if missing).
+    pub database_url: String,
+    /// Hide every action and refuse action API calls.
+    pub read_only: bool,
+    pub clusters: Vec<ClusterConfig>,
+    pub auth: AuthConfig,
+    pub access: Vec<AccessRule>,
+    /// API bearer tokens for scripts, stored hashed.
+    pub tokens: Vec<TokenConfig>,
+    /// Thresholds of the health rules.
+    pub rules: RulesConfig,
+    /// How the watchers behave.
+    pub watch: WatchConfig,
+    /// The ACME history in SQLite.
+    pub history: HistoryConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8080".into(),
+            database_url: "sqlite://lookout.db".into(),
+            read_only: false,
+            clusters: Vec::new(),
+            auth: AuthConfig::default(),
+            access: Vec::new(),
+            tokens: Vec::new(),
+            rules: RulesConfig::default(),
+            watch: WatchConfig::default(),
+            history: HistoryConfig::default(),
+        }
+    }
+}
+
+/// `[history]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HistoryConfig {
+    /// How long history is kept.
+    #[serde(with = "humantime_serde")]
+    pub retention: Duration,
+}
+
+impl Default for HistoryConfig {
+    fn default() -> Self {
+        HistoryConfig {
+            retention: Duration::from_secs(180 * 86_400),
+        }
+    }
+}
+
+/// `[rules]`: thresholds of the health rules; unset ones keep [`Thresholds::default`].
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct RulesConfig {
+    #[serde(with = "humantime_serde")]
+    pub not_ready_critical_after: Option<Duration>,
+    #[serde(with = "humantime_serde")]
+    pub challenge_failing_after: Option<Duration>,
+    #[serde(with = "humantime_serde")]
+    pub challenge_stuck_after: Option<Duration>,
+    #[serde(with = "humantime_serde")]
+    pub no_address_after: Option<Duration>,
+    #[serde(with = "humantime_serde")]
+    pub expiry_critical: Option<Duration>,
+    /// `0s` or unset: no floor.
+    #[serde(with = "humantime_serde")]
+    pub expiry_floor: Option<Duration>,
+    #[serde(with = "humantime_serde")]
+    pub renewal_grace: Option<Duration>,
+    #[serde(with = "humantime_serde")]
+    pub backoff_min: Option<Duration>,
+    #[serde(with = "humantime_serde")]
+    pub backoff_max: Option<Duration>,
+}
+
+/// `[watch]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WatchConfig {
+    /// How often a kind whose CRD is absent is looked for again.
+    #[serde(with = "humantime_serde")]
+    pub crd_recheck_interval: Duration,
+    /// How long a list (or discovery) may go unanswered before the kind is in error; the
+    /// watch keeps trying.
+    #[serde(with = "humantime_serde")]
+    pub list_timeout: Duration,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig {
+            crd_recheck_interval: Duration::from_secs(300),
+            list_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// One cluster to watch.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// Shown in the UI and used in URLs.
+    pub name: String,
+    /// Path of a kubeconfig file.
+    pub kubeconfig: Option<PathBuf>,
+    /// Context in that kubeconfig; its current context when absent.
+    pub context: Option<String>,
+    /// Use the pod's service account instead of a kubeconfig.
+    #[serde(default)]
+    pub in_cluster: bool,
+    /// Overrides Cilium's `enforce-ingress-https` read from the cluster.
+    pub enforce_https: Option<bool>,
+    /// Overrides Cilium's `enable-ingress-proxy-protocol` read from the cluster.
+    pub proxy_protocol: Option<bool>,
+    /// Production clusters get `cert.staging-issuer` findings.
+    #[serde(default = "yes")]
+    pub production: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl ClusterConfig {
+    /// A cluster reached through a kubeconfig context, with default settings.
+    pub fn from_kubeconfig(name: &str, kubeconfig: &Path, context: &str) -> Self {
+        ClusterConfig {
+            name: name.to_string(),
+            kubeconfig: Some(kubeconfig.to_path_buf()),
+            context: Some(context.to_string()),
+            in_cluster: false,
+            enforce_https: None,
+            proxy_protocol: None,
+            production: true,
+        }
+    }
+
+    /// The per-cluster overrides the rules use.
+    pub fn overrides(&self) -> ClusterOverrides {
+        ClusterOverrides {
+            enforce_https: self.enforce_https,
+            proxy_protocol: self.proxy_protocol,
+            production: self.production,
+        }
+    }
+}
+
+/// How callers are identified (`auth.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Nobody signs in; everyone is an admin of everything (the demo, a laptop).
+    #[default]
+    None,
+    /// A reverse proxy in front (oauth2-proxy and the like) names the user and groups in
+    /// headers, believed only from `trusted_proxies`.
+    Proxy,
+    /// Lookout signs users in with an OpenID Connect provider itself.
+    Oidc,
+}
+
+impl AuthMode {
+    /// The value as written in the config.
+    pub fn label(self) -> &'static str {
+        match self {
+            AuthMode::None => "none",
+            AuthMode::Proxy => "proxy",
+            AuthMode::Oidc => "oidc",
+        }
+    }
+}
+
+/// `[auth]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    pub mode: AuthMode,
+    /// CIDRs whose identity headers are believed (`proxy` mode).
+    pub trusted_proxies: Vec<String>,
+    pub user_header: String,
+    /// Comma-separated groups.
+    pub groups_header: String,
+    /// With `mode = "none"`, allow listening on a non-loopback address anyway.
+    pub allow_unauthenticated_remote: bool,
+    /// Base64 of at least 64 random bytes that sign and encrypt session cookies. Without it a
+    /// new key is made at every start (everyone signs in again after a restart).
+    pub session_key: Option<String>,
+    /// How long a sign-in lasts.
+    #[serde(with = "humantime_serde")]
+    pub session_ttl: Duration,
+    /// The URL browsers reach Lookout at (e.g. `https://lookout.example.com`); an `https`
+    /// URL makes cookies `Secure`. Needed for `oidc`.
+    pub public_url: Option<String>,
+    /// `[auth.oidc]`, for `mode = "oidc"`.
+    pub oidc: Option<OidcConfig>,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            mode: AuthMode::None,
+            trusted_proxies: Vec::new(),
+            user_header: "X-Forwarded-User".into(),
+            groups_header: "X-Forwarded-Groups".into(),
+            allow_unauthenticated_remote: false,
+            session_key: None,
+            session_ttl: Duration::from_secs(12 * 3600),
+            public_url: None,
+            oidc: None,
+        }
+    }
+}
+
+/// `[auth.oidc]`: an OpenID Connect provider (authorization code flow with PKCE).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OidcConfig {
+    /// The issuer; its `/.well-known/openid-configuration` is read at start.
+    pub issuer_url: String,
+    pub client_id: String,
+    /// Empty or absent for a public client (PKCE alone).
+    pub client_secret: Option<String>,
+    /// The ID-token claim that lists the user's groups.
+    #[serde(default = "default_groups_claim")]
+    pub groups_claim: String,
+    /// Scopes asked for besides `openid`.
+    #[serde(default = "default_scopes")]
+    pub scopes: Vec<String>,
+}
+
+fn default_groups_claim() -> String {
+    "groups".into()
+}
+
+fn default_scopes() -> Vec<String> {
+    vec!["profile".into(), "email".into()]
+}
+
+/// `[[tokens]]`: a bearer token for the API, with its role and scope.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Shown in the audit log as the actor (`token:NAME`).
+    pub name: String,
+    /// Hex SHA-256 of the token (`printf %s TOKEN | sha256sum`).
+    pub sha256: String,
+    pub role: Role,
+    #[serde(default = "everything")]
+    pub clusters: Vec<String>,
+    #[serde(default = "everything")]
+    pub namespaces: Vec<String>,
+}
+
+/// `[[access]]`: groups → role × scope.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AccessRule {
+    pub groups: Vec<String>,
+    pub role: Role,
+    #[serde(default = "everything")]
+    pub clusters: Vec<String>,
+    #[serde(default = "everything")]
+    pub namespaces: Vec<String>,
+}
+
+fn everything() -> Vec<String> {
+    vec!["*".into()]
+}
+
+impl Config {
+    /// The rule thresholds: the defaults, overridden by `[rules]` (checked by `validate`).
+    pub fn thresholds(&self) -> Thresholds {
+        let mut t = Thresholds::default();
+        let r = &self.rules;
+        for (value, slot) in [
+            (r.not_ready_critical_after, &mut t.not_ready_critical_after),
+            (r.challenge_failing_after, &mut t.challenge_failing_after),
+            (r.challenge_stuck_after, &mut t.challenge_stuck_after),
+            (r.no_address_after, &mut t.no_address_after),
+            (r.expiry_critical, &mut t.expiry_critical),
+            (r.renewal_grace, &mut t.renewal_grace),
+            (r.backoff_min, &mut t.backoff_min),
+            (r.backoff_max, &mut t.backoff_max),
+        ] {
+            if let Some(v) = value.and_then(|v| chrono::Duration::from_std(v).ok()) {
+                *slot = v;
+            }
+        }
+        t.expiry_floor = r
+            .expiry_floor
+            .filter(|d| !d.is_zero())
+            .and_then(|d| chrono::Duration::from_std(d).ok());
+        t
+    }
+
+    /// `history.retention` as the history counts it.
+    pub fn history_retention(&self) -> chrono::Duration {
+        chrono::Duration::from_std(self.history.retention).unwrap_or(chrono::Duration::MAX)
+    }
+
+    /// The listen address (validated).
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.listen.parse().expect("validated at load")
+    }
+}
+
+/// Parses `a.b.c.d/n` or an IPv6 CIDR.
+pub fn parse_cidr(s: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (ip, len) = s.split_once('/')?;
+    let ip: std::net::IpAddr = ip.parse().ok()?;
+    let len: u8 = len.parse().ok()?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    (len <= max).then_some((ip, len))
+}

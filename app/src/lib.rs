@@ -10,11 +10,9 @@
 //! - [`pages`]: one module per page, each rendering a whole HTML document with Leptos (SSR
 //!   only: there is no WebAssembly target, so nothing hydrates).
 //! - [`components`]: view pieces shared by pages (the shell, times, badges).
-//! - [`sort`]: the sort orders of the lists (`sort=key`, `sort=-key`).
 
 pub mod actions;
 pub mod components;
 pub mod model;
 pub mod pages;
 pub mod ports;
-pub mod sort;

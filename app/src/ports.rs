@@ -1,163 +1,19 @@
-//! The traits the server implements for the pages and the JSON API, and the view types they
-//! return. Every read takes the caller's [`Scope`]: there is no unscoped query.
+//! The traits the server implements for the pages and the JSON API; they return the read
+//! model's view types. Every read takes the caller's [`Scope`]: there is no unscoped query.
 
-use serde::Serialize;
+use crate::model::read::views::{
+    CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, IngressDetail, IngressQuery,
+    IngressRow,
+};
+use std::future::Future;
+use std::pin::Pin;
 
-use crate::model::certificate::CertificateView;
-use crate::model::chain::{AnnotationStatus, CertificateChain, ControllerInfo, TlsChain};
-use crate::model::infra::EventView;
-use crate::model::issuer::AcmeServer;
-use crate::model::{ClusterView, Finding, IngressView, ObjectKey, Page, Scope, Severity};
+use chrono::{DateTime, Utc};
 
-/// Filters of `/api/v1/findings` and the triage board.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FindingQuery {
-    pub cluster: Option<String>,
-    pub namespace: Option<String>,
-    pub severity: Option<Severity>,
-    /// A rule id.
-    pub rule: Option<String>,
-    /// None: by urgency.
-    pub sort: Option<crate::sort::Sort>,
-    /// 1-based; the reader returns every match, the caller pages.
-    pub page: usize,
-    pub per_page: usize,
-}
-
-/// Filters of the Ingress list (`/ingresses`, `/api/v1/ingresses`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IngressQuery {
-    pub cluster: Option<String>,
-    pub namespace: Option<String>,
-    /// Free text: name, namespace or host contains it.
-    pub q: Option<String>,
-    /// An annotation status: `not-requested`, `set`, `set-not-effective`, `missing`, `invalid`.
-    pub status: Option<String>,
-    /// None: by cluster, namespace, name.
-    pub sort: Option<crate::sort::Sort>,
-    /// 1-based.
-    pub page: usize,
-    pub per_page: usize,
-}
-
-/// Filters of the Certificate list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CertificateQuery {
-    pub cluster: Option<String>,
-    pub namespace: Option<String>,
-    /// Name, namespace or a dnsName contains it.
-    pub q: Option<String>,
-    /// `ready`, `not-ready`, `expired` or `failing`.
-    pub status: Option<String>,
-    /// None: by cluster, namespace, name.
-    pub sort: Option<crate::sort::Sort>,
-    pub page: usize,
-    pub per_page: usize,
-}
-
-/// Filters of the challenge history (`/challenges`, `/api/v1/challenges`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ChallengeQuery {
-    pub cluster: Option<String>,
-    pub namespace: Option<String>,
-    /// A DNS name; its subdomains match too.
-    pub domain: Option<String>,
-    /// A Challenge state: `valid`, `invalid`, `errored`, `pending`, …
-    pub outcome: Option<String>,
-    pub since: Option<chrono::DateTime<chrono::Utc>>,
-    /// `since` as the caller wrote it (`24h` or a time), to show it back in the form.
-    pub since_text: Option<String>,
-    /// None: the most recently seen first.
-    pub sort: Option<crate::sort::Sort>,
-    pub page: usize,
-    pub per_page: usize,
-}
-
-/// The Challenge states `outcome=` accepts.
-pub const CHALLENGE_OUTCOMES: &[&str] = &[
-    "valid",
-    "invalid",
-    "errored",
-    "pending",
-    "processing",
-    "ready",
-    "expired",
-];
-
-/// Filters of the audit log (`/audit`, `/api/v1/audit`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AuditQuery {
-    pub cluster: Option<String>,
-    pub namespace: Option<String>,
-    pub actor: Option<String>,
-    pub action: Option<String>,
-    /// `ok`, `conflict`, `refused` or `error`.
-    pub outcome: Option<String>,
-    pub since: Option<chrono::DateTime<chrono::Utc>>,
-    pub since_text: Option<String>,
-    pub page: usize,
-    pub per_page: usize,
-}
-
-/// The outcomes an audit row can have.
-pub const AUDIT_OUTCOMES: &[&str] = &["ok", "conflict", "refused", "error"];
-
-/// The annotation statuses `status=` accepts.
-pub const INGRESS_STATUSES: &[&str] = &[
-    "not-requested",
-    "set",
-    "set-not-effective",
-    "missing",
-    "invalid",
-];
-/// The certificate statuses `status=` accepts.
-pub const CERTIFICATE_STATUSES: &[&str] = &["ready", "not-ready", "expired", "failing"];
-
-/// A row of the Ingress list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct IngressRow {
-    /// Shared with the cache: a row costs a pointer, not a copy of the Ingress.
-    #[serde(flatten)]
-    pub ingress: std::sync::Arc<IngressView>,
-    pub annotation: AnnotationStatus,
-    /// The most severe finding on this Ingress or its chain, if any.
-    pub worst: Option<Severity>,
-    pub findings: usize,
-}
-
-/// The chain view of one Ingress.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct IngressDetail {
-    pub ingress: IngressView,
-    pub annotation: AnnotationStatus,
-    pub controller: ControllerInfo,
-    /// One entry per `spec.tls` entry, with the Certificate and its attempts.
-    pub tls: Vec<TlsChain>,
-    /// Findings on the Ingress and every object of its chain.
-    pub findings: Vec<Finding>,
-    pub events: Vec<EventView>,
-}
-
-/// A row of the Certificate list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CertificateRow {
-    #[serde(flatten)]
-    pub certificate: CertificateView,
-    pub server: AcmeServer,
-    /// The owning Ingress, if ingress-shim made it.
-    pub ingress: Option<String>,
-    pub worst: Option<Severity>,
-}
-
-/// The chain view of one Certificate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CertificateDetail {
-    #[serde(flatten)]
-    pub chain: CertificateChain,
-    pub ingress: Option<String>,
-    pub findings: Vec<Finding>,
-    pub events: Vec<EventView>,
-}
+use crate::model::budget::Budget;
+use crate::model::history::{AuditEntry, ChallengeRecord, RecentChange, TimelineEntry};
+use crate::model::read::views::{AuditQuery, ChallengeQuery};
+use crate::model::{ClusterView, Finding, ObjectKey, Page, Scope};
 
 /// Reads the cached state of the fleet.
 pub trait FleetReader: Send + Sync {
@@ -171,4 +27,66 @@ pub trait FleetReader: Send + Sync {
     fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail>;
     fn certificates(&self, scope: &Scope, query: &CertificateQuery) -> Page<CertificateRow>;
     fn certificate(&self, scope: &Scope, key: &ObjectKey) -> Option<CertificateDetail>;
+}
+
+/// The history could not be read: why, in words for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryUnavailable(pub String);
+
+/// A read of the history under way.
+pub type Reading<'a, T> = Pin<Box<dyn Future<Output = Result<T, HistoryUnavailable>> + Send + 'a>>;
+
+/// One page of the challenge history, and the failures among every match by reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChallengePage {
+    pub page: Page<ChallengeRecord>,
+    /// Failed challenges by classified reason (redirect to HTTPS, 404, …), most frequent
+    /// first.
+    pub failures: Vec<(&'static str, usize)>,
+}
+
+/// Reads the history (SQLite). Each read returns only what the scope sees; the adapter
+/// applies it in its queries.
+pub trait HistoryReader: Send + Sync {
+    /// The page of Challenges `query` asks for.
+    fn challenges<'a>(
+        &'a self,
+        scope: &'a Scope,
+        query: &'a ChallengeQuery,
+    ) -> Reading<'a, ChallengePage>;
+    /// The page of audit rows `query` asks for, newest first.
+    fn audit<'a>(
+        &'a self,
+        scope: &'a Scope,
+        query: &'a AuditQuery,
+    ) -> Reading<'a, Page<AuditEntry>>;
+    /// What changed since `since`, newest first, at most `limit` lines.
+    fn recent_changes<'a>(
+        &'a self,
+        scope: &'a Scope,
+        since: DateTime<Utc>,
+        limit: usize,
+    ) -> Reading<'a, Vec<RecentChange>>;
+    /// Everything the history knows about one Certificate, oldest first.
+    fn certificate_timeline<'a>(
+        &'a self,
+        scope: &'a Scope,
+        certificate: &'a ObjectKey,
+    ) -> Reading<'a, Vec<TimelineEntry>>;
+    /// The Challenges for `hosts` (exactly those names) in one namespace, newest first, at
+    /// most `per_host` of each.
+    fn host_challenges<'a>(
+        &'a self,
+        scope: &'a Scope,
+        cluster: &'a str,
+        namespace: &'a str,
+        hosts: Vec<String>,
+        per_host: usize,
+    ) -> Reading<'a, Vec<ChallengeRecord>>;
+}
+
+/// Reads the Let's Encrypt budgets (recomputed from the history).
+pub trait BudgetReader: Send + Sync {
+    /// The budgets the scope may see.
+    fn budgets(&self, scope: &Scope) -> Vec<Budget>;
 }

@@ -11,8 +11,12 @@ use std::time::Instant;
 use chrono::Utc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lookout_app::model::certificate::ChallengeView;
+use lookout_app::model::read::views::ChallengeQuery;
 use lookout_app::model::text::Interner;
-use lookout_server::store::history::{self, ChallengeFilter, HistoryEvent};
+use lookout_app::model::Scope;
+use lookout_app::ports::HistoryReader;
+use lookout_server::store::history::{self, HistoryEvent};
+use lookout_server::store::reads::HistoryStore;
 use lookout_server::store::Db;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -53,22 +57,25 @@ async fn main() -> anyhow::Result<()> {
     let reads = Arc::new(AtomicU64::new(0));
     let read_errors = Arc::new(AtomicU64::new(0));
     let reader = {
-        let (pool, reads, errors, stop) = (
-            db.reader.clone(),
+        let (history, reads, errors, stop) = (
+            HistoryStore::new(db.reader.clone()),
             reads.clone(),
             read_errors.clone(),
             token.clone(),
         );
         tokio::spawn(async move {
-            let filter = ChallengeFilter {
-                limit: 100,
+            // The first page of everything, as the challenge list reads it.
+            let everything = Scope::everything();
+            let query = ChallengeQuery {
+                page: 1,
+                per_page: 100,
                 ..Default::default()
             };
             while !stop.is_cancelled() {
-                match history::challenges(&pool, &filter).await {
+                match history.challenges(&everything, &query).await {
                     Ok(_) => reads.fetch_add(1, Ordering::Relaxed),
                     Err(e) => {
-                        eprintln!("read error: {e}");
+                        eprintln!("read error: {}", e.0);
                         errors.fetch_add(1, Ordering::Relaxed)
                     }
                 };

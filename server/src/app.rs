@@ -99,7 +99,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     ));
     let router = http::router(AppState {
         registry: registry.clone(),
-        history: db.reader.clone(),
+        history: store::reads::HistoryStore::new(db.reader.clone()),
         storage: db.health.clone(),
         http: Default::default(),
         banner,

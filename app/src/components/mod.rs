@@ -283,7 +283,7 @@ pub fn query_string(params: &[(&str, Option<&str>)]) -> String {
 pub fn sort_header(
     label: &'static str,
     key: &'static str,
-    current: Option<crate::sort::Sort>,
+    current: Option<crate::model::read::sort::Sort>,
     default_key: &'static str,
     filters: &str,
 ) -> impl IntoView {

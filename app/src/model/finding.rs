@@ -88,6 +88,15 @@ pub struct Finding {
     pub since: Option<DateTime<Utc>>,
 }
 
+impl Finding {
+    /// Whether only callers who see every namespace of its cluster may see it: a finding
+    /// about a cluster-scoped object may name objects of any namespace. That its cluster is
+    /// unreachable is told to anyone who sees the cluster at all.
+    pub fn needs_whole_cluster(&self) -> bool {
+        self.namespace.is_empty() && self.rule != "cluster.unreachable"
+    }
+}
+
 /// Orders findings by urgency: severity, then the oldest first, then by object.
 pub fn sort_by_urgency(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {

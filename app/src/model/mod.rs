@@ -13,6 +13,7 @@ pub mod ingress;
 pub mod issuer;
 pub mod kind;
 pub mod object;
+pub mod read;
 pub mod reasons;
 pub mod rules;
 pub mod scope;

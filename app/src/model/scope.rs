@@ -81,21 +81,6 @@ impl Scope {
         })
     }
 
-    /// Whether a finding is visible: namespaced ones by their namespace; cluster-wide ones
-    /// only to callers who see the whole cluster, except that anyone who sees the cluster
-    /// learns that it is unreachable.
-    pub fn sees_finding(&self, f: &crate::model::Finding) -> bool {
-        if f.namespace.is_empty() {
-            if f.rule == "cluster.unreachable" {
-                self.sees_cluster(&f.cluster)
-            } else {
-                self.sees_cluster_wide(&f.cluster)
-            }
-        } else {
-            self.sees(&f.cluster, &f.namespace)
-        }
-    }
-
     /// Whether objects in `namespace` of `cluster` are visible.
     pub fn sees(&self, cluster: &str, namespace: &str) -> bool {
         self.grants.iter().any(|g| {

@@ -5,9 +5,9 @@ use leptos::prelude::*;
 
 use crate::components::{document, query_string, Nav, Pager, Shell};
 use crate::model::history::AuditEntry;
+use crate::model::read::views::{AuditQuery, AUDIT_OUTCOMES};
 use crate::model::Page;
 use crate::pages::ingresses::encode;
-use crate::ports::{AuditQuery, AUDIT_OUTCOMES};
 
 fn filters(q: &AuditQuery) -> String {
     query_string(&[

@@ -10,9 +10,9 @@ use chrono::{DateTime, Utc};
 use crate::components::{document, Nav, Pager, Shell, Time};
 use crate::model::finding::RULE_IDS;
 use crate::model::history::RecentChange;
+use crate::model::read::views::FindingQuery;
 use crate::model::{ClusterView, Finding, Page, Severity, SyncState};
 use crate::pages::clusters::clusters_table;
-use crate::ports::FindingQuery;
 
 fn count(findings: &[Finding], cluster: &str, severity: Severity) -> usize {
     findings

@@ -5,9 +5,9 @@ use leptos::prelude::*;
 
 use crate::components::{document, query_string, sort_header, Nav, Pager, Shell};
 use crate::model::history::ChallengeRecord;
+use crate::model::read::sort::CHALLENGE_SORTS;
+use crate::model::read::views::{ChallengeQuery, CHALLENGE_OUTCOMES};
 use crate::model::Page;
-use crate::ports::{ChallengeQuery, CHALLENGE_OUTCOMES};
-use crate::sort::CHALLENGE_SORTS;
 
 /// Sums counts of failed challenges by classified reason; most frequent first, ties in
 /// the reasons' order.

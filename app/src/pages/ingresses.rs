@@ -6,10 +6,10 @@ use crate::actions::ActionKind;
 use crate::components::findings::SeverityBadge;
 use crate::components::{document, sort_header, Nav, Pager, Shell};
 use crate::model::chain::AnnotationStatus;
+use crate::model::read::sort::INGRESS_SORTS;
+use crate::model::read::views::{IngressQuery, IngressRow, INGRESS_STATUSES};
 use crate::model::{IngressView, Page};
 use crate::pages::action::action_form;
-use crate::ports::{IngressQuery, IngressRow, INGRESS_STATUSES};
-use crate::sort::INGRESS_SORTS;
 
 /// `cluster/namespace/name` as a detail-page URL, each part percent-encoded.
 pub fn detail_href(i: &IngressView) -> String {
@@ -231,7 +231,7 @@ mod tests {
             cluster: Some("zrh".into()),
             q: Some("shop&x".into()),
             status: Some("missing".into()),
-            sort: crate::sort::Sort::parse("-host", INGRESS_SORTS),
+            sort: crate::model::read::sort::Sort::parse("-host", INGRESS_SORTS),
             ..Default::default()
         };
         assert_eq!(filters(&q), "cluster=zrh&q=shop%26x&status=missing");

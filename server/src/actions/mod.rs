@@ -24,8 +24,9 @@ use lookout_app::actions::{
 };
 use lookout_app::model::budget::{impact, Planned};
 use lookout_app::model::chain::AnnotationStatus;
+use lookout_app::model::read::views::{CertificateDetail, CertificateQuery, IngressQuery};
 use lookout_app::model::ObjectKey;
-use lookout_app::ports::{CertificateDetail, CertificateQuery, FleetReader, IngressQuery};
+use lookout_app::ports::FleetReader;
 use serde_json::json;
 
 use self::kube::{CallError, Kind};
@@ -169,7 +170,7 @@ impl Actions {
         &self,
         caller: &Caller,
         key: &ObjectKey,
-    ) -> Result<lookout_app::ports::IngressDetail, ActionError> {
+    ) -> Result<lookout_app::model::read::views::IngressDetail, ActionError> {
         self.check_writable()?;
         let detail = self
             .registry
@@ -549,7 +550,7 @@ impl Actions {
         may_act(caller, key)?;
         let mut r = self.record(caller, ActionKind::Renew, "Certificate", key, dry_run);
         r.budget = impact(
-            &self.registry.budgets(),
+            &self.registry.fleet_budgets(),
             &Self::planned(&detail).into_iter().collect::<Vec<_>>(),
         );
         r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
@@ -739,7 +740,7 @@ impl Actions {
                 (
                     "Certificate",
                     keys,
-                    impact(&self.registry.budgets(), &planned),
+                    impact(&self.registry.fleet_budgets(), &planned),
                 )
             }
             _ => ("Ingress", self.bulk_ingresses(caller, target), Vec::new()),

@@ -676,7 +676,7 @@ mod fuzz {
                 chrono::Utc::now(),
                 &Default::default(),
             );
-            let rows = super::super::read::ingress_rows(&findings, &facts, &data);
+            let rows = lookout_app::model::read::lists::ingress_rows(&findings, &facts, &data);
             prop_assert!(rows.values().flatten().any(|r| &*r.ingress.name == "o-9999"));
         }
     }

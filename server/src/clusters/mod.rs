@@ -293,8 +293,9 @@ impl Registry {
         *self.changes.borrow()
     }
 
-    /// The current budgets.
-    pub fn budgets(&self) -> Vec<lookout_app::model::budget::Budget> {
+    /// Every budget of the fleet, whoever may see it: for the rules and the actions' previews.
+    /// Pages read them through `BudgetReader`, scoped.
+    pub fn fleet_budgets(&self) -> Vec<lookout_app::model::budget::Budget> {
         self.budgets.read().expect("budgets lock").clone()
     }
 

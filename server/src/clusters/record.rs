@@ -7,10 +7,12 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use lookout_app::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
+use lookout_app::model::read::lists::IngressRows;
+use lookout_app::model::read::Visibility;
 use lookout_app::model::rules::evaluate;
-use lookout_app::model::text::{Interner, Text};
+use lookout_app::model::text::Interner;
 use lookout_app::model::thresholds::Thresholds;
-use lookout_app::model::{ClusterView, Finding, Kind, KindState, KindStatus, Scope, SyncState};
+use lookout_app::model::{ClusterView, Finding, Kind, KindState, KindStatus, SyncState};
 use tokio::sync::mpsc;
 
 use super::complaints::Complaints;
@@ -38,19 +40,6 @@ struct Derived {
     findings: Arc<Vec<Finding>>,
     rows: OnceLock<Arc<IngressRows>>,
 }
-
-/// An Ingress row computed once per data generation for every caller: the findings of its
-/// chain are kept as (severity, visible only cluster-wide) so each caller's scope can be
-/// applied to them.
-pub struct CachedIngressRow {
-    pub ingress: Arc<lookout_app::model::IngressView>,
-    pub annotation: lookout_app::model::chain::AnnotationStatus,
-    pub chain: Box<[(lookout_app::model::Severity, bool)]>,
-}
-
-/// The Ingress rows of a cluster by namespace, each namespace's rows in name order (so the
-/// list's default order needs no sorting and a namespace filter reads only its namespace).
-pub type IngressRows = BTreeMap<Text, Vec<CachedIngressRow>>;
 
 /// One configured cluster.
 pub struct ClusterRecord {
@@ -506,19 +495,20 @@ impl ClusterRecord {
         data: &ClusterData,
     ) -> Arc<IngressRows> {
         let started = Instant::now();
-        let rows = super::read::ingress_rows(findings, facts, data);
+        let rows = lookout_app::model::read::lists::ingress_rows(findings, facts, data);
         tracing::debug!(cluster = %self.name, ingresses = data.ingresses.len(), ms = started.elapsed().as_millis() as u64, "Ingress rows built");
         Arc::new(rows)
     }
 
-    pub fn view(&self, scope: &Scope) -> ClusterView {
+    /// The cluster as a caller who sees `visible` of it may see it.
+    pub fn view(&self, visible: &Visibility<'_>) -> ClusterView {
         let ingresses = self.read(|d| {
-            if scope.sees_cluster_wide(&self.name) {
+            if visible.whole_cluster() {
                 return d.ingresses.len();
             }
             d.ingresses
                 .keys()
-                .filter(|(ns, _)| scope.sees(&self.name, ns))
+                .filter(|(ns, _)| visible.namespace(ns))
                 .count()
         });
         let s = self.sync.read().expect("sync lock");
@@ -533,7 +523,7 @@ impl ClusterRecord {
             last_sync,
             last_error: s.last_error.clone(),
             // Object counts are the whole cluster's: only for callers who see all of it.
-            kinds: if scope.sees_cluster_wide(&self.name) {
+            kinds: if visible.whole_cluster() {
                 s.kinds.values().cloned().collect()
             } else {
                 Vec::new()

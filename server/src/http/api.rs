@@ -1,22 +1,20 @@
-//! `/api/v1` JSON handlers: thin — parse, read through the ports, return view types.
+//! `/api/v1` JSON handlers: thin — parse, load the view (see [`super::load`], shared with the
+//! pages), return it.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::Json;
-use lookout_app::model::history::AuditEntry;
-use lookout_app::model::{ClusterView, Finding, ObjectKey, Page};
-use lookout_app::ports::{
-    AuditQuery, CertificateDetail, CertificateRow, ChallengeQuery, IngressDetail, IngressRow,
+use lookout_app::model::budget::Budget;
+use lookout_app::model::history::{AuditEntry, ChallengeRecord, TimelineEntry};
+use lookout_app::model::read::views::{
+    CertificateDetail, CertificateRow, IngressDetail, IngressRow,
 };
+use lookout_app::model::{ClusterView, Finding, ObjectKey, Page};
 use serde::Serialize;
 
 use super::error::ApiError;
-use super::{query, AppError, AppState};
+use super::{load, query, AppError, AppState};
 use crate::auth::Caller;
-use crate::store::audit;
-use crate::store::history::{self, ChallengeRecord, TimelineEntry};
-use lookout_app::model::budget::Budget;
-use lookout_app::model::Scope;
 
 /// A list response.
 #[derive(Serialize)]
@@ -51,7 +49,7 @@ pub async fn ingresses(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<IngressRow>>, ApiError> {
     let q = query::ingress_query(raw.as_deref())?;
-    Ok(Json(state.fleet().ingresses(&caller.scope, &q)))
+    Ok(Json(load::ingresses(&state, &caller.scope, &q)))
 }
 
 pub async fn ingress(
@@ -59,14 +57,12 @@ pub async fn ingress(
     caller: Caller,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Json<IngressDetail>, ApiError> {
-    Ok(Json(state.ingress_detail(
-        &caller.scope,
-        &ObjectKey {
-            cluster,
-            namespace,
-            name,
-        },
-    )?))
+    let key = ObjectKey {
+        cluster,
+        namespace,
+        name,
+    };
+    Ok(Json(load::ingress(&state, &caller.scope, &key)?))
 }
 
 pub async fn certificates(
@@ -75,7 +71,7 @@ pub async fn certificates(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<CertificateRow>>, ApiError> {
     let q = query::certificate_query(raw.as_deref())?;
-    Ok(Json(state.fleet().certificates(&caller.scope, &q)))
+    Ok(Json(load::certificates(&state, &caller.scope, &q)))
 }
 
 /// A Certificate's chain plus what the history remembers about it.
@@ -96,12 +92,11 @@ pub async fn certificate(
         namespace,
         name,
     };
-    let detail = state.certificate_detail(&caller.scope, &key)?;
-    let timeline =
-        history::certificate_timeline(&state.history, &key.cluster, &key.namespace, &key.name)
-            .await
-            .map_err(AppError::storage)?;
-    Ok(Json(CertificateWithHistory { detail, timeline }))
+    let (detail, timeline) = load::certificate(&state, &caller.scope, &key).await?;
+    Ok(Json(CertificateWithHistory {
+        detail,
+        timeline: timeline.map_err(AppError::from)?,
+    }))
 }
 
 /// The challenge history, with the failures among the matching rows grouped by reason.
@@ -125,73 +120,16 @@ pub async fn challenges(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ChallengeHistory>, ApiError> {
-    let (page, failures, _) = visible_challenges(&state, &caller.scope, raw.as_deref()).await?;
+    let q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
+    let history = load::challenges(&state, &caller.scope, &q).await?;
     Ok(Json(ChallengeHistory {
-        page,
-        failures_by_reason: failures
+        page: history.page,
+        failures_by_reason: history
+            .failures
             .into_iter()
             .map(|(reason, count)| ReasonCount { reason, count })
             .collect(),
     }))
-}
-
-/// The requested page of the challenge history the caller may see, with its rows'
-/// transitions; the failures among every matching row by reason; and the query. SQLite
-/// filters, counts, groups and pages, so a request reads one page of rows however long the
-/// history.
-pub async fn visible_challenges(
-    state: &AppState,
-    scope: &Scope,
-    raw: Option<&str>,
-) -> Result<
-    (
-        Page<ChallengeRecord>,
-        Vec<(&'static str, usize)>,
-        ChallengeQuery,
-    ),
-    AppError,
-> {
-    let q = query::challenge_query(raw, (state.registry.now)())?;
-    let filter = history::ChallengeFilter::of(&q, scope);
-    let pool = &state.history;
-    let (total, failures, mut items) = tokio::try_join!(
-        history::count_challenges(pool, &filter),
-        history::failures_by_reason(pool, &filter),
-        history::challenge_rows(pool, &filter),
-    )
-    .map_err(AppError::storage)?;
-    history::fill_transitions(pool, &mut items)
-        .await
-        .map_err(AppError::storage)?;
-    let page = Page {
-        items,
-        total,
-        page: q.page,
-        per_page: q.per_page,
-    };
-    Ok((page, failures, q))
-}
-
-/// The requested page of the audit rows the caller may see, newest first, with the query.
-pub async fn visible_audit(
-    state: &AppState,
-    scope: &Scope,
-    raw: Option<&str>,
-) -> Result<(Page<AuditEntry>, AuditQuery), AppError> {
-    let q = query::audit_query(raw, (state.registry.now)())?;
-    let filter = audit::AuditFilter::of(&q, scope);
-    let (total, items) = tokio::try_join!(
-        audit::count(&state.history, &filter),
-        audit::list(&state.history, &filter),
-    )
-    .map_err(AppError::storage)?;
-    let page = Page {
-        items,
-        total,
-        page: q.page,
-        per_page: q.per_page,
-    };
-    Ok((page, q))
 }
 
 pub async fn audit(
@@ -199,26 +137,11 @@ pub async fn audit(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<AuditEntry>>, ApiError> {
-    let (page, _) = visible_audit(&state, &caller.scope, raw.as_deref()).await?;
-    Ok(Json(page))
+    let q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
+    Ok(Json(load::audit(&state, &caller.scope, &q).await?))
 }
 
-/// The Let's Encrypt budgets the caller may see (see [`rate_limits`]).
-pub fn visible_budgets(state: &AppState, scope: &Scope) -> Vec<Budget> {
-    state
-        .registry
-        .budgets()
-        .into_iter()
-        .filter(|b| {
-            b.latest
-                .as_ref()
-                .is_some_and(|o| scope.sees_cluster_wide(&o.cluster))
-        })
-        .collect()
-}
-
-/// The Let's Encrypt budgets. They are fleet-wide (Let's Encrypt counts across accounts),
-/// so only a caller who sees every namespace of the budget's latest cluster gets it.
+/// The Let's Encrypt budgets the caller may see.
 pub async fn rate_limits(
     State(state): State<AppState>,
     caller: Caller,
@@ -226,7 +149,7 @@ pub async fn rate_limits(
 ) -> Result<Json<Items<Budget>>, ApiError> {
     query::parse(raw.as_deref(), &[])?;
     Ok(Json(Items {
-        items: visible_budgets(&state, &caller.scope),
+        items: load::budgets(&state, &caller.scope),
     }))
 }
 

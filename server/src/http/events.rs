@@ -39,7 +39,7 @@ fn message(state: &AppState, scope: &Scope) -> Event {
             .registry
             .records()
             .iter()
-            .filter(|c| scope.sees_cluster(&c.name))
+            .filter(|c| lookout_app::model::read::Visibility::of(scope, &c.name).is_some())
             .map(|c| ClusterChange {
                 name: c.name.clone(),
                 state: c.state_label(),

@@ -12,8 +12,9 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use lookout_app::model::read::views::FindingQuery;
 use lookout_app::model::Scope;
-use lookout_app::ports::{FindingQuery, FleetReader};
+use lookout_app::ports::FleetReader;
 
 use super::AppState;
 use crate::store::writer::WriterState;

@@ -8,6 +8,7 @@ mod api;
 mod assets;
 mod error;
 mod events;
+mod load;
 mod metrics;
 mod pages;
 mod query;
@@ -21,9 +22,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use lookout_app::model::ObjectKey;
-use lookout_app::model::Scope;
-use lookout_app::ports::{CertificateDetail, FleetReader, IngressDetail};
+use lookout_app::ports::FleetReader;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
@@ -36,8 +35,8 @@ pub use metrics::HttpMetrics;
 #[derive(Clone)]
 pub struct AppState {
     pub registry: Arc<Registry>,
-    /// The read pool of the history database.
-    pub history: sqlx::SqlitePool,
+    /// The history, read within the caller's scope.
+    pub history: crate::store::reads::HistoryStore,
     /// Whether the database takes the writers' writes (banner, `/metrics`).
     pub storage: Arc<crate::store::writer::Health>,
     /// Request counts and latencies for `/metrics`.
@@ -62,34 +61,6 @@ impl AppState {
     /// The fleet as the pages read it.
     pub fn fleet(&self) -> &dyn FleetReader {
         self.registry.as_ref()
-    }
-
-    /// One Ingress with its chain, or the 404 that pages and the API share.
-    pub fn ingress_detail(
-        &self,
-        scope: &Scope,
-        key: &ObjectKey,
-    ) -> Result<IngressDetail, AppError> {
-        self.fleet().ingress(scope, key).ok_or_else(|| {
-            AppError::NotFound(format!(
-                "There is no Ingress {}/{} in cluster {}.",
-                key.namespace, key.name, key.cluster
-            ))
-        })
-    }
-
-    /// One Certificate with its chain, or the 404 that pages and the API share.
-    pub fn certificate_detail(
-        &self,
-        scope: &Scope,
-        key: &ObjectKey,
-    ) -> Result<CertificateDetail, AppError> {
-        self.fleet().certificate(scope, key).ok_or_else(|| {
-            AppError::NotFound(format!(
-                "There is no Certificate {}/{} in cluster {}.",
-                key.namespace, key.name, key.cluster
-            ))
-        })
     }
 }
 

@@ -1,4 +1,5 @@
-//! Page handlers: parse, read through the ports, render, set the status.
+//! Page handlers: parse the query, load the view (see [`super::load`], shared with the API),
+//! render, set the status.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
@@ -6,10 +7,11 @@ use axum::response::Html;
 use lookout_app::components::{Nav, Shell, SyncLine, UserInfo};
 
 use crate::auth::{Caller, CsrfToken};
-use lookout_app::model::ObjectKey;
+use lookout_app::model::read::views::{CertificateQuery, IngressQuery};
+use lookout_app::model::{ObjectKey, Page};
 use lookout_app::pages;
 
-use super::{query, AppError, AppState};
+use super::{load, query, AppError, AppState};
 
 /// The frame of every page. The change counter is read before the page's data, so a change
 /// that lands while the page renders makes the live script fetch it again.
@@ -75,59 +77,24 @@ pub async fn board(
 ) -> Result<Html<String>, AppError> {
     let q = query::finding_query(raw.as_deref())?;
     let shell = shell(&state, &caller, &csrf);
-    let scope = caller.scope.clone();
-    let clusters = state.fleet().clusters(&scope);
-    let findings = state.fleet().findings(&scope, &q);
-    let recent = recent_changes(&state, &scope, shell.now).await;
+    let board = load::board(&state, &caller.scope, &q, shell.now).await;
     Ok(Html(pages::board::page(
-        &shell, &q, clusters, findings, recent,
+        &shell,
+        &q,
+        board.clusters,
+        board.findings,
+        board.recent,
     )))
 }
 
 /// The names of the clusters the caller sees, for the filter forms.
 fn cluster_names(state: &AppState, caller: &Caller) -> Vec<String> {
-    let scope = &caller.scope;
     state
-        .registry
-        .cluster_names()
+        .fleet()
+        .clusters(&caller.scope)
         .into_iter()
-        .filter(|c| scope.sees_cluster(c))
+        .map(|c| c.name)
         .collect()
-}
-
-/// How far back the board's "what changed recently" looks, and how many lines it shows.
-const RECENT_WINDOW: chrono::Duration = chrono::Duration::hours(24);
-const RECENT_LINES: usize = 30;
-
-/// The caller's recent changes; the board still renders when the history cannot be read.
-async fn recent_changes(
-    state: &AppState,
-    scope: &lookout_app::model::Scope,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<Vec<lookout_app::model::history::RecentChange>, String> {
-    // A caller who sees everything needs only the lines shown; others' are filtered below.
-    let limit = if scope.sees_everything() {
-        RECENT_LINES as i64
-    } else {
-        1000
-    };
-    let rows = crate::store::history::recent_changes(&state.history, now - RECENT_WINDOW, limit)
-        .await
-        .map_err(|e| {
-            tracing::warn!(error = %e, "could not read the recent changes");
-            format!("the history could not be read ({e})")
-        })?;
-    Ok(rows
-        .into_iter()
-        .filter(|r| {
-            if r.namespace.is_empty() {
-                scope.sees_cluster(&r.cluster)
-            } else {
-                scope.sees(&r.cluster, &r.namespace)
-            }
-        })
-        .take(RECENT_LINES)
-        .collect())
 }
 
 pub async fn clusters(
@@ -152,7 +119,7 @@ pub async fn ingresses(
 ) -> Result<Html<String>, AppError> {
     let q = query::ingress_query(raw.as_deref())?;
     let names = cluster_names(&state, &caller);
-    let page = state.fleet().ingresses(&caller.scope, &q);
+    let page = load::ingresses(&state, &caller.scope, &q);
     Ok(Html(pages::ingresses::page(
         &shell(&state, &caller, &csrf),
         &q,
@@ -167,52 +134,19 @@ pub async fn ingress(
     csrf: CsrfToken,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
 ) -> Result<Html<String>, AppError> {
-    let detail = state.ingress_detail(
-        &caller.scope,
-        &ObjectKey {
-            cluster,
-            namespace,
-            name,
-        },
-    )?;
-    let history = host_history(&state, &detail.ingress).await;
+    let key = ObjectKey {
+        cluster,
+        namespace,
+        name,
+    };
+    let detail = load::ingress(&state, &caller.scope, &key)?;
+    // The page shows the live chain even when the history cannot be read.
+    let history = load::ingress_history(&state, &caller.scope, &detail).await;
     Ok(Html(pages::ingress_detail::page(
         &shell(&state, &caller, &csrf),
         detail,
         history,
     )))
-}
-
-/// Challenges the history has for an Ingress's hosts in its namespace, newest first; the
-/// page still renders when the history cannot be read.
-async fn host_history(
-    state: &AppState,
-    ingress: &lookout_app::model::IngressView,
-) -> Result<Vec<lookout_app::model::history::ChallengeRecord>, String> {
-    const PER_HOST: i64 = 20;
-    let mut rows = Vec::new();
-    for host in ingress.hosts.iter() {
-        let filter = crate::store::history::ChallengeFilter {
-            cluster: Some(ingress.cluster.to_string()),
-            namespace: Some(ingress.namespace.to_string()),
-            domain: Some(host.to_ascii_lowercase()),
-            limit: PER_HOST,
-            ..Default::default()
-        };
-        let found = crate::store::history::challenges(&state.history, &filter)
-            .await
-            .map_err(|e| {
-                tracing::warn!(error = %e, "could not read the challenge history");
-                format!("{e}")
-            })?;
-        rows.extend(
-            found
-                .into_iter()
-                .filter(|r| r.dns_name == host.to_ascii_lowercase()),
-        );
-    }
-    rows.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
-    Ok(rows)
 }
 
 pub async fn certificates(
@@ -222,11 +156,11 @@ pub async fn certificates(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::certificate_query(raw.as_deref())?;
-    let scope = caller.scope.clone();
     // Every match, for the expiry chart; the table shows one page of them.
-    let all = state.fleet().certificates(
-        &scope,
-        &lookout_app::ports::CertificateQuery {
+    let all = load::certificates(
+        &state,
+        &caller.scope,
+        &CertificateQuery {
             page: 1,
             per_page: usize::MAX,
             ..q.clone()
@@ -239,7 +173,7 @@ pub async fn certificates(
         &q,
         names,
         expiries,
-        lookout_app::model::Page::of(all.items, q.page, q.per_page),
+        Page::of(all.items, q.page, q.per_page),
     )))
 }
 
@@ -254,20 +188,12 @@ pub async fn certificate(
         namespace,
         name,
     };
-    let detail = state.certificate_detail(&caller.scope, &key)?;
     // The page shows the live chain even when the history cannot be read.
-    let timeline = crate::store::history::certificate_timeline(
-        &state.history,
-        &key.cluster,
-        &key.namespace,
-        &key.name,
-    )
-    .await
-    .map_err(|e| e.to_string());
+    let (detail, timeline) = load::certificate(&state, &caller.scope, &key).await?;
     Ok(Html(pages::certificate_detail::page(
         &shell(&state, &caller, &csrf),
         detail,
-        timeline,
+        timeline.map_err(|e| e.0),
     )))
 }
 
@@ -277,14 +203,14 @@ pub async fn challenges(
     csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    let (page, failures, q) =
-        super::api::visible_challenges(&state, &caller.scope, raw.as_deref()).await?;
+    let q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
+    let history = load::challenges(&state, &caller.scope, &q).await?;
     Ok(Html(pages::challenges::page(
         &shell(&state, &caller, &csrf),
         &q,
         cluster_names(&state, &caller),
-        failures,
-        page,
+        history.failures,
+        history.page,
     )))
 }
 
@@ -294,7 +220,8 @@ pub async fn audit(
     csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    let (page, q) = super::api::visible_audit(&state, &caller.scope, raw.as_deref()).await?;
+    let q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
+    let page = load::audit(&state, &caller.scope, &q).await?;
     Ok(Html(pages::audit::page(
         &shell(&state, &caller, &csrf),
         &q,
@@ -309,26 +236,28 @@ pub async fn search(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let text = query::search_query(raw.as_deref())?;
-    let scope = caller.scope.clone();
+    let scope = &caller.scope;
     let per_page = pages::search::RESULTS_PER_KIND;
     let (ingresses, certificates) = match &text {
         None => (
-            lookout_app::model::Page::of(Vec::new(), 1, per_page),
-            lookout_app::model::Page::of(Vec::new(), 1, per_page),
+            Page::of(Vec::new(), 1, per_page),
+            Page::of(Vec::new(), 1, per_page),
         ),
         Some(t) => (
-            state.fleet().ingresses(
-                &scope,
-                &lookout_app::ports::IngressQuery {
+            load::ingresses(
+                &state,
+                scope,
+                &IngressQuery {
                     q: Some(t.clone()),
                     page: 1,
                     per_page,
                     ..Default::default()
                 },
             ),
-            state.fleet().certificates(
-                &scope,
-                &lookout_app::ports::CertificateQuery {
+            load::certificates(
+                &state,
+                scope,
+                &CertificateQuery {
                     q: Some(t.clone()),
                     page: 1,
                     per_page,
@@ -354,7 +283,7 @@ pub async fn rate_limits(
     query::parse(raw.as_deref(), &[])?;
     Ok(Html(pages::rate_limits::page(
         &shell(&state, &caller, &csrf),
-        super::api::visible_budgets(&state, &caller.scope),
+        load::budgets(&state, &caller.scope),
     )))
 }
 

@@ -3,12 +3,14 @@
 use std::collections::HashMap;
 
 use lookout_app::model::finding::RULE_IDS;
-use lookout_app::model::Severity;
-use lookout_app::ports::{
+use lookout_app::model::read::sort::{
+    Sort, CERTIFICATE_SORTS, CHALLENGE_SORTS, FINDING_SORTS, INGRESS_SORTS,
+};
+use lookout_app::model::read::views::{
     AuditQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery, AUDIT_OUTCOMES,
     CERTIFICATE_STATUSES, CHALLENGE_OUTCOMES, INGRESS_STATUSES,
 };
-use lookout_app::sort::{Sort, CERTIFICATE_SORTS, CHALLENGE_SORTS, FINDING_SORTS, INGRESS_SORTS};
+use lookout_app::model::Severity;
 
 use super::AppError;
 

@@ -121,7 +121,7 @@ pub struct AuditFilter {
 
 impl AuditFilter {
     /// One page of a query, within what `scope` sees.
-    pub fn of(q: &lookout_app::ports::AuditQuery, scope: &Scope) -> Self {
+    pub fn of(q: &lookout_app::model::read::views::AuditQuery, scope: &Scope) -> Self {
         let (offset, limit) = super::page_window(q.page, q.per_page);
         AuditFilter {
             cluster: q.cluster.clone(),

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod history;
+pub mod reads;
 pub mod sync_events;
 pub mod writer;
 
@@ -103,6 +104,12 @@ pub fn scope_clause(n: usize) -> String {
         "(?{n} IS NULL OR EXISTS (SELECT 1 FROM json_each(?{n}) AS g \
            WHERE cluster GLOB json_extract(g.value, '$[0]') AND namespace GLOB json_extract(g.value, '$[1]')))"
     )
+}
+
+/// A time as the history stores it: RFC 3339 in UTC with milliseconds, so that text order is
+/// time order.
+pub(crate) fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// The `(OFFSET, LIMIT)` of 1-based `page` of `per_page` rows.

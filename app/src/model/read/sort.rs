@@ -4,9 +4,9 @@
 
 use std::cmp::Ordering;
 
+use super::views::{CertificateRow, IngressRow};
 use crate::model::finding::sort_by_urgency;
 use crate::model::Finding;
-use crate::ports::{CertificateRow, IngressRow};
 
 /// A sort order from the query string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,256 @@
+//! Each list and chain view, built from one cluster's cached data and findings as one
+//! caller may see them.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::chain::{certificate_objects, chain_events, ingress_objects, FindingIndex};
+use super::views::{
+    CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, IngressDetail, IngressQuery,
+    IngressRow,
+};
+use super::Visibility;
+use crate::model::certificate::CertificateView;
+use crate::model::chain::{AnnotationStatus, Index};
+use crate::model::data::{key, ClusterData, ClusterFacts};
+use crate::model::issuer::AcmeServer;
+use crate::model::text::Text;
+use crate::model::{Finding, IngressView, Page, Severity};
+
+/// An Ingress row computed once per data generation for every caller: the findings of its
+/// chain are kept as (severity, visible only with the whole cluster) so each caller's
+/// visibility can be applied to them.
+pub struct CachedIngressRow {
+    pub ingress: Arc<IngressView>,
+    pub annotation: AnnotationStatus,
+    pub chain: Box<[(Severity, bool)]>,
+}
+
+/// The Ingress rows of a cluster by namespace, each namespace's rows in name order (so the
+/// list's default order needs no sorting and a namespace filter reads only its namespace).
+pub type IngressRows = BTreeMap<Text, Vec<CachedIngressRow>>;
+
+/// The Ingress rows of one cluster, for every caller.
+pub fn ingress_rows(findings: &[Finding], facts: &ClusterFacts, data: &ClusterData) -> IngressRows {
+    let by_object = FindingIndex::new(findings);
+    let idx = Index::new(facts, data);
+    let mut out = IngressRows::new();
+    for ing in data.ingresses.values() {
+        let objects = ingress_objects(&idx, ing);
+        out.entry(ing.namespace.clone())
+            .or_default()
+            .push(CachedIngressRow {
+                ingress: ing.clone(),
+                annotation: idx.annotation_status(ing),
+                chain: by_object
+                    .of(&objects)
+                    .map(|f| (f.severity, f.needs_whole_cluster()))
+                    .collect(),
+            });
+    }
+    for rows in out.values_mut() {
+        rows.sort_by(|a, b| a.ingress.name.cmp(&b.ingress.name));
+        // Kept until the next change: without the slack of its growth.
+        rows.shrink_to_fit();
+    }
+    out
+}
+
+/// The page of the Ingress list that `q` asks for, from the visible clusters' rows in
+/// configuration order (`clusters` names them all, for sorting by cluster).
+pub fn ingress_page<'a>(
+    visible: impl IntoIterator<Item = (Visibility<'a>, &'a IngressRows)>,
+    q: &IngressQuery,
+    clusters: &[String],
+) -> Page<IngressRow> {
+    // Candidates in the default order: clusters as configured, then namespace, then name.
+    let mut matching = Vec::new();
+    for (v, rows) in visible {
+        let namespaces: Box<dyn Iterator<Item = (&Text, &Vec<CachedIngressRow>)>> =
+            match &q.namespace {
+                Some(ns) => Box::new(rows.get_key_value(ns.as_str()).into_iter()),
+                None => Box::new(rows.iter()),
+            };
+        for (ns, rows) in namespaces {
+            if !v.namespace(ns) {
+                continue;
+            }
+            matching.extend(
+                rows.iter()
+                    .filter(|r| {
+                        q.q.as_ref().is_none_or(|t| r.ingress.matches_text(t))
+                            && q.status.as_ref().is_none_or(|s| s == r.annotation.label())
+                    })
+                    .map(|r| (r, v.whole_cluster())),
+            );
+        }
+    }
+    let row = |(r, whole): &(&CachedIngressRow, bool)| {
+        let seen = r.chain.iter().filter(|(_, wide)| *whole || !wide);
+        IngressRow {
+            ingress: r.ingress.clone(),
+            annotation: r.annotation.clone(),
+            worst: seen.clone().map(|(s, _)| *s).min(),
+            findings: seen.count(),
+        }
+    };
+    let (page, per_page) = (q.page.max(1), q.per_page.max(1));
+    if q.sort.is_none() {
+        // Already in order: only the page's rows are made.
+        return Page {
+            items: matching
+                .iter()
+                .skip((page - 1).saturating_mul(per_page))
+                .take(per_page)
+                .map(row)
+                .collect(),
+            total: matching.len(),
+            page,
+            per_page,
+        };
+    }
+    let mut rows: Vec<IngressRow> = matching.iter().map(row).collect();
+    super::sort::ingresses(&mut rows, q.sort, clusters);
+    Page::of(rows, page, per_page)
+}
+
+/// One Ingress with its chain, as the caller may see it; None when it is not there or not
+/// visible.
+pub fn ingress_detail(
+    visible: &Visibility<'_>,
+    facts: &ClusterFacts,
+    data: &ClusterData,
+    findings: &[Finding],
+    namespace: &str,
+    name: &str,
+) -> Option<IngressDetail> {
+    if !visible.namespace(namespace) {
+        return None;
+    }
+    let ing = data.ingresses.get(&key(namespace, name))?;
+    let idx = Index::new(facts, data);
+    let objects = ingress_objects(&idx, ing);
+    Some(IngressDetail {
+        ingress: ing.as_ref().clone(),
+        annotation: idx.annotation_status(ing),
+        controller: idx.controller_of(ing),
+        tls: idx.tls_chains(ing),
+        findings: FindingIndex::new(findings).about(visible, &objects),
+        events: chain_events(&idx, &objects),
+    })
+}
+
+/// Adds the Certificates of one cluster that the caller sees and `q` selects to `out`.
+pub fn certificate_rows(
+    visible: &Visibility<'_>,
+    facts: &ClusterFacts,
+    data: &ClusterData,
+    findings: &[Finding],
+    q: &CertificateQuery,
+    now: DateTime<Utc>,
+    out: &mut Vec<CertificateRow>,
+) {
+    let by_object = FindingIndex::new(findings);
+    let idx = Index::new(facts, data);
+    for ((ns, _), cert) in &data.certificates {
+        if !visible.namespace(ns) || q.namespace.as_ref().is_some_and(|x| **x != **ns) {
+            continue;
+        }
+        if q.q
+            .as_ref()
+            .is_some_and(|t| !certificate_matches_text(cert, t))
+        {
+            continue;
+        }
+        if q.status
+            .as_ref()
+            .is_some_and(|s| !certificate_status_matches(cert, s, now))
+        {
+            continue;
+        }
+        let mut objects = HashSet::new();
+        certificate_objects(&idx, cert, &mut objects);
+        let chain_issuer = cert
+            .issuer
+            .as_ref()
+            .and_then(|r| idx.issuer(&cert.namespace, r));
+        out.push(CertificateRow {
+            certificate: cert.as_ref().clone(),
+            server: chain_issuer
+                .map(|i| i.server)
+                .unwrap_or(AcmeServer::NotAcme),
+            ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
+            worst: by_object
+                .about(visible, &objects)
+                .iter()
+                .map(|f| f.severity)
+                .min(),
+        });
+    }
+}
+
+/// The page of the Certificate list `q` asks for, from every visible cluster's rows.
+pub fn certificate_page(
+    mut rows: Vec<CertificateRow>,
+    q: &CertificateQuery,
+    clusters: &[String],
+) -> Page<CertificateRow> {
+    super::sort::certificates(&mut rows, q.sort, clusters);
+    Page::of(rows, q.page.max(1), q.per_page.max(1))
+}
+
+/// One Certificate with its chain, as the caller may see it; None when it is not there or
+/// not visible.
+pub fn certificate_detail(
+    visible: &Visibility<'_>,
+    facts: &ClusterFacts,
+    data: &ClusterData,
+    findings: &[Finding],
+    namespace: &str,
+    name: &str,
+) -> Option<CertificateDetail> {
+    if !visible.namespace(namespace) {
+        return None;
+    }
+    let cert = data.certificates.get(&key(namespace, name))?;
+    let idx = Index::new(facts, data);
+    let mut objects = HashSet::new();
+    certificate_objects(&idx, cert, &mut objects);
+    Some(CertificateDetail {
+        chain: idx.certificate_chain(cert),
+        ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
+        findings: FindingIndex::new(findings).about(visible, &objects),
+        events: chain_events(&idx, &objects),
+    })
+}
+
+/// Whether the caller sees `f` and the board's filters select it.
+pub fn finding_selected(visible: &Visibility<'_>, q: &FindingQuery, f: &Finding) -> bool {
+    visible.finding(f)
+        && q.cluster.as_ref().is_none_or(|c| **c == *f.cluster)
+        && q.namespace.as_ref().is_none_or(|ns| **ns == *f.namespace)
+        && q.severity.is_none_or(|s| s == f.severity)
+        && q.rule.as_ref().is_none_or(|r| r == f.rule)
+}
+
+/// Name, namespace or a dnsName contains `q` (ignoring case).
+fn certificate_matches_text(c: &CertificateView, q: &str) -> bool {
+    let q = q.to_ascii_lowercase();
+    [&*c.name, &*c.namespace]
+        .into_iter()
+        .chain(c.dns_names.iter().map(|n| &**n))
+        .any(|h| h.to_ascii_lowercase().contains(&q))
+}
+
+fn certificate_status_matches(c: &CertificateView, status: &str, now: DateTime<Utc>) -> bool {
+    let expired = c.not_after.is_some_and(|na| na <= now);
+    match status {
+        "ready" => c.is_ready(),
+        "not-ready" => !c.is_ready(),
+        "expired" => expired,
+        "failing" => c.failed_issuance_attempts.unwrap_or(0) >= 1,
+        _ => true,
+    }
+}

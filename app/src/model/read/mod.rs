@@ -1,0 +1,67 @@
+//! The read model: what a caller sees of the fleet's cached data — which objects make up a
+//! chain, the findings of a chain, the rows of each list with their filters, sort orders and
+//! pages, and the chain views. Pure: the server's registry hands in each cluster's data and
+//! findings and gets back view types; pages and the JSON API show the same ones.
+//!
+//! [`Visibility`] is the one place where a caller's [`Scope`] meets the fleet's data: every
+//! list, detail and count here goes through it.
+//!
+//! - [`views`]: the filters of each list and the rows and views returned.
+//! - [`chain`]: the objects of an Ingress's or Certificate's chain, and their findings.
+//! - [`lists`]: the Ingress rows kept per cluster, and each list and detail built from them.
+//! - [`sort`]: the sort orders of the lists.
+
+pub mod chain;
+pub mod lists;
+pub mod sort;
+pub mod views;
+
+use crate::model::{Finding, Scope};
+
+/// What one caller sees of one cluster.
+#[derive(Debug, Clone, Copy)]
+pub struct Visibility<'a> {
+    scope: &'a Scope,
+    cluster: &'a str,
+    /// Every namespace, and so its cluster-scoped objects and what their findings name.
+    whole: bool,
+}
+
+impl<'a> Visibility<'a> {
+    /// What `scope` sees of `cluster`; None when it sees nothing there.
+    pub fn of(scope: &'a Scope, cluster: &'a str) -> Option<Self> {
+        scope.sees_cluster(cluster).then(|| Visibility {
+            scope,
+            cluster,
+            whole: scope.sees_cluster_wide(cluster),
+        })
+    }
+
+    /// Whether the caller sees every namespace of the cluster (object counts per kind, findings
+    /// about cluster-scoped objects).
+    pub fn whole_cluster(&self) -> bool {
+        self.whole
+    }
+
+    /// Whether objects in `namespace` are visible.
+    pub fn namespace(&self, namespace: &str) -> bool {
+        self.whole || self.scope.sees(self.cluster, namespace)
+    }
+
+    /// Whether a finding of this cluster is visible: a namespaced one by its namespace, a
+    /// cluster-wide one only with the whole cluster (see [`Finding::needs_whole_cluster`]).
+    pub fn finding(&self, f: &Finding) -> bool {
+        if f.needs_whole_cluster() {
+            self.whole
+        } else if f.namespace.is_empty() {
+            true
+        } else {
+            self.namespace(&f.namespace)
+        }
+    }
+}
+
+/// Whether `scope` sees `f`, a finding of any cluster (the fleet-wide budget findings).
+pub fn sees_finding(scope: &Scope, f: &Finding) -> bool {
+    Visibility::of(scope, &f.cluster).is_some_and(|v| v.finding(f))
+}

@@ -1,0 +1,140 @@
+//! One loader per view, shared by its page and its `/api/v1` endpoint, so that the two can
+//! never disagree. Loaders read through the ports only (`FleetReader`, `HistoryReader`,
+//! `BudgetReader`), each taking the caller's scope; none applies a scope itself.
+
+use chrono::{DateTime, Utc};
+use lookout_app::model::budget::Budget;
+use lookout_app::model::history::{AuditEntry, RecentChange, TimelineEntry};
+use lookout_app::model::read::views::{
+    AuditQuery, CertificateDetail, CertificateQuery, CertificateRow, ChallengeQuery, FindingQuery,
+    IngressDetail, IngressQuery, IngressRow,
+};
+use lookout_app::model::{ClusterView, Finding, ObjectKey, Page, Scope};
+use lookout_app::ports::{BudgetReader, ChallengePage, HistoryReader, HistoryUnavailable};
+
+use super::{AppError, AppState};
+
+impl From<HistoryUnavailable> for AppError {
+    fn from(e: HistoryUnavailable) -> Self {
+        AppError::Storage(e.0)
+    }
+}
+
+/// How far back the board's "what changed recently" looks, and how many lines it shows.
+const RECENT_WINDOW: chrono::Duration = chrono::Duration::hours(24);
+const RECENT_LINES: usize = 30;
+
+/// The triage board: the clusters, the findings the filters select, and what changed in
+/// the last day (an error instead when the history cannot be read: the board still shows).
+pub(super) struct Board {
+    pub clusters: Vec<ClusterView>,
+    pub findings: Vec<Finding>,
+    pub recent: Result<Vec<RecentChange>, String>,
+}
+
+pub(super) async fn board(
+    state: &AppState,
+    scope: &Scope,
+    q: &FindingQuery,
+    now: DateTime<Utc>,
+) -> Board {
+    Board {
+        clusters: state.fleet().clusters(scope),
+        findings: state.fleet().findings(scope, q),
+        recent: state
+            .history
+            .recent_changes(scope, now - RECENT_WINDOW, RECENT_LINES)
+            .await
+            .map_err(|e| format!("the history could not be read ({})", e.0)),
+    }
+}
+
+pub(super) fn ingresses(state: &AppState, scope: &Scope, q: &IngressQuery) -> Page<IngressRow> {
+    state.fleet().ingresses(scope, q)
+}
+
+/// One Ingress with its chain, or the 404 that the page and the API share.
+pub(super) fn ingress(
+    state: &AppState,
+    scope: &Scope,
+    key: &ObjectKey,
+) -> Result<IngressDetail, AppError> {
+    state.fleet().ingress(scope, key).ok_or_else(|| {
+        AppError::NotFound(format!(
+            "There is no Ingress {}/{} in cluster {}.",
+            key.namespace, key.name, key.cluster
+        ))
+    })
+}
+
+/// The Challenges the history has for an Ingress's hosts in its namespace, newest first.
+pub(super) async fn ingress_history(
+    state: &AppState,
+    scope: &Scope,
+    detail: &IngressDetail,
+) -> Result<Vec<lookout_app::model::history::ChallengeRecord>, String> {
+    const PER_HOST: usize = 20;
+    let ing = &detail.ingress;
+    state
+        .history
+        .host_challenges(
+            scope,
+            &ing.cluster,
+            &ing.namespace,
+            ing.hosts.iter().map(|h| h.to_string()).collect(),
+            PER_HOST,
+        )
+        .await
+        .map_err(|e| e.0)
+}
+
+pub(super) fn certificates(
+    state: &AppState,
+    scope: &Scope,
+    q: &CertificateQuery,
+) -> Page<CertificateRow> {
+    state.fleet().certificates(scope, q)
+}
+
+/// One Certificate with its chain, or the 404 that the page and the API share; and what the
+/// history remembers of it (or why it cannot be read).
+pub(super) async fn certificate(
+    state: &AppState,
+    scope: &Scope,
+    key: &ObjectKey,
+) -> Result<
+    (
+        CertificateDetail,
+        Result<Vec<TimelineEntry>, HistoryUnavailable>,
+    ),
+    AppError,
+> {
+    let detail = state.fleet().certificate(scope, key).ok_or_else(|| {
+        AppError::NotFound(format!(
+            "There is no Certificate {}/{} in cluster {}.",
+            key.namespace, key.name, key.cluster
+        ))
+    })?;
+    let timeline = state.history.certificate_timeline(scope, key).await;
+    Ok((detail, timeline))
+}
+
+pub(super) async fn challenges(
+    state: &AppState,
+    scope: &Scope,
+    q: &ChallengeQuery,
+) -> Result<ChallengePage, AppError> {
+    Ok(state.history.challenges(scope, q).await?)
+}
+
+pub(super) async fn audit(
+    state: &AppState,
+    scope: &Scope,
+    q: &AuditQuery,
+) -> Result<Page<AuditEntry>, AppError> {
+    Ok(state.history.audit(scope, q).await?)
+}
+
+pub(super) fn budgets(state: &AppState, scope: &Scope) -> Vec<Budget> {
+    state.registry.budgets(scope)
+}

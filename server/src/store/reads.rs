@@ -1,0 +1,600 @@
+//! The history's reads, as `lookout_app::ports::HistoryReader`: each query carries the
+//! caller's scope as SQL (see [`super::scope_clause`]), so what the pages and the API get is
+//! only ever what the caller may see. One page of rows is read, however long the history.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use lookout_app::model::history::{
+    AuditEntry, ChallengeRecord, RecentChange, TimelineEntry, Transition,
+};
+use lookout_app::model::read::sort::Sort;
+use lookout_app::model::read::views::{AuditQuery, ChallengeQuery};
+use lookout_app::model::reasons::ChallengeFailure;
+use lookout_app::model::scope::Scope;
+use lookout_app::model::{ObjectKey, Page};
+use lookout_app::ports::{ChallengePage, HistoryReader, HistoryUnavailable, Reading};
+use sqlx::{Row, SqlitePool};
+
+use super::{audit, stamp, SqlQuery};
+
+/// The history database's read pool, as the pages and the API read it.
+#[derive(Clone)]
+pub struct HistoryStore {
+    pool: SqlitePool,
+}
+
+impl HistoryStore {
+    pub fn new(pool: SqlitePool) -> Self {
+        HistoryStore { pool }
+    }
+}
+
+/// A failed read, logged with its cause and told to the user in a sentence.
+fn unavailable(e: sqlx::Error) -> HistoryUnavailable {
+    tracing::warn!(error = %e, "could not read the history database");
+    HistoryUnavailable(super::writer::describe(&e))
+}
+
+impl HistoryReader for HistoryStore {
+    fn challenges<'a>(
+        &'a self,
+        scope: &'a Scope,
+        q: &'a ChallengeQuery,
+    ) -> Reading<'a, ChallengePage> {
+        Box::pin(async move {
+            let filter = ChallengeFilter::of(q, scope);
+            let pool = &self.pool;
+            let (total, failures, mut items) = tokio::try_join!(
+                count_challenges(pool, &filter),
+                failures_by_reason(pool, &filter),
+                challenge_rows(pool, &filter),
+            )
+            .map_err(unavailable)?;
+            fill_transitions(pool, &mut items)
+                .await
+                .map_err(unavailable)?;
+            Ok(ChallengePage {
+                page: Page {
+                    items,
+                    total,
+                    page: q.page,
+                    per_page: q.per_page,
+                },
+                failures,
+            })
+        })
+    }
+
+    fn audit<'a>(&'a self, scope: &'a Scope, q: &'a AuditQuery) -> Reading<'a, Page<AuditEntry>> {
+        Box::pin(async move {
+            let filter = audit::AuditFilter::of(q, scope);
+            let (total, items) = tokio::try_join!(
+                audit::count(&self.pool, &filter),
+                audit::list(&self.pool, &filter),
+            )
+            .map_err(unavailable)?;
+            Ok(Page {
+                items,
+                total,
+                page: q.page,
+                per_page: q.per_page,
+            })
+        })
+    }
+
+    fn recent_changes<'a>(
+        &'a self,
+        scope: &'a Scope,
+        since: DateTime<Utc>,
+        limit: usize,
+    ) -> Reading<'a, Vec<RecentChange>> {
+        Box::pin(async move {
+            recent_changes(&self.pool, scope, since, limit)
+                .await
+                .map_err(unavailable)
+        })
+    }
+
+    fn certificate_timeline<'a>(
+        &'a self,
+        scope: &'a Scope,
+        c: &'a ObjectKey,
+    ) -> Reading<'a, Vec<TimelineEntry>> {
+        Box::pin(async move {
+            if !scope.sees(&c.cluster, &c.namespace) {
+                return Ok(Vec::new());
+            }
+            certificate_timeline(&self.pool, &c.cluster, &c.namespace, &c.name)
+                .await
+                .map_err(unavailable)
+        })
+    }
+
+    fn host_challenges<'a>(
+        &'a self,
+        scope: &'a Scope,
+        cluster: &'a str,
+        namespace: &'a str,
+        hosts: Vec<String>,
+        per_host: usize,
+    ) -> Reading<'a, Vec<ChallengeRecord>> {
+        Box::pin(async move {
+            let mut rows = Vec::new();
+            for host in hosts {
+                let host = host.to_ascii_lowercase();
+                let filter = ChallengeFilter {
+                    cluster: Some(cluster.to_string()),
+                    namespace: Some(namespace.to_string()),
+                    domain: Some(host.clone()),
+                    scope: super::scope_param(scope),
+                    limit: i64::try_from(per_host).unwrap_or(i64::MAX),
+                    ..Default::default()
+                };
+                let mut found = challenge_rows(&self.pool, &filter)
+                    .await
+                    .map_err(unavailable)?;
+                fill_transitions(&self.pool, &mut found)
+                    .await
+                    .map_err(unavailable)?;
+                // The domain filter matches subdomains too: this host's own only.
+                rows.extend(found.into_iter().filter(|r| r.dns_name == host));
+            }
+            rows.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
+            Ok(rows)
+        })
+    }
+}
+
+/// Filters, order and window of `/challenges` and `/api/v1/challenges`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ChallengeFilter {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    pub domain: Option<String>,
+    /// `valid`, `invalid`, `errored`, `pending`, …
+    pub outcome: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    /// The caller's scope as [`super::scope_param`] writes it (None: everything).
+    pub scope: Option<String>,
+    /// None: the most recently seen first.
+    pub sort: Option<Sort>,
+    /// Rows skipped before the first returned (a page's start).
+    pub offset: i64,
+    /// At most this many rows.
+    pub limit: i64,
+}
+
+impl ChallengeFilter {
+    /// One page of a query, within what `scope` sees.
+    pub fn of(q: &ChallengeQuery, scope: &Scope) -> Self {
+        let (offset, limit) = super::page_window(q.page, q.per_page);
+        ChallengeFilter {
+            cluster: q.cluster.clone(),
+            namespace: q.namespace.clone(),
+            domain: q.domain.clone(),
+            outcome: q.outcome.clone(),
+            since: q.since,
+            scope: super::scope_param(scope),
+            sort: q.sort,
+            offset,
+            limit,
+        }
+    }
+}
+
+/// The rows a [`ChallengeFilter`] matches (parameters ?1 to ?6, see [`bind_filter`]).
+fn challenge_matches() -> String {
+    format!(
+        "(?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) \
+         AND (?3 IS NULL OR dns_name = ?3 OR dns_name LIKE '%.' || ?3) \
+         AND (?4 IS NULL OR state = ?4) AND (?5 IS NULL OR last_seen >= ?5) AND {}",
+        super::scope_clause(6)
+    )
+}
+
+fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q ChallengeFilter) -> SqlQuery<'q> {
+    q.bind(&f.cluster)
+        .bind(&f.namespace)
+        .bind(&f.domain)
+        .bind(&f.outcome)
+        .bind(f.since.map(stamp))
+        .bind(&f.scope)
+}
+
+/// `ORDER BY` of a challenge list: the sort key, then the most recently seen first (the
+/// reverse of both when reversed); the row id breaks ties so pages never overlap.
+fn challenge_order(sort: Option<Sort>) -> &'static str {
+    let (key, reversed) = sort.map_or(("recent", false), |s| (s.key, s.reversed));
+    match (key, reversed) {
+        ("domain", false) => "dns_name ASC, last_seen DESC, id DESC",
+        ("domain", true) => "dns_name DESC, last_seen ASC, id ASC",
+        ("state", false) => "state ASC, last_seen DESC, id DESC",
+        ("state", true) => "state DESC, last_seen ASC, id ASC",
+        (_, false) => "last_seen DESC, id DESC",
+        (_, true) => "last_seen ASC, id ASC",
+    }
+}
+
+/// How many challenges the filter matches (ignoring its window).
+async fn count_challenges(pool: &SqlitePool, f: &ChallengeFilter) -> Result<usize, sqlx::Error> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM challenges WHERE {}",
+        challenge_matches()
+    );
+    super::count(pool, bind_filter(sqlx::query(&sql), f)).await
+}
+
+/// The failed challenges the filter matches (ignoring its window), counted by classified
+/// reason, most frequent first. SQLite groups them by their reason text; only the distinct
+/// texts come back to be classified.
+async fn failures_by_reason(
+    pool: &SqlitePool,
+    f: &ChallengeFilter,
+) -> Result<Vec<(&'static str, usize)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT reason, COUNT(*) FROM challenges WHERE {} AND state IN ('invalid', 'errored') GROUP BY reason",
+        challenge_matches()
+    );
+    let rows = bind_filter(sqlx::query(&sql), f).fetch_all(pool).await?;
+    Ok(lookout_app::pages::challenges::tally_failures(
+        rows.iter().map(|r| {
+            let reason: Option<String> = r.get(0);
+            let n: i64 = r.get(1);
+            (
+                ChallengeFailure::classify(reason.as_deref().unwrap_or_default()).label(),
+                usize::try_from(n).unwrap_or_default(),
+            )
+        }),
+    ))
+}
+
+/// Challenges in the filter's order and window, without their transitions (see
+/// [`fill_transitions`]).
+async fn challenge_rows(
+    pool: &SqlitePool,
+    f: &ChallengeFilter,
+) -> Result<Vec<ChallengeRecord>, sqlx::Error> {
+    let sql = format!(
+        "SELECT id, cluster, namespace, name, order_name, dns_name, challenge_type, state, reason, created_at, last_seen, deleted_at \
+         FROM challenges WHERE {} ORDER BY {} LIMIT ?7 OFFSET ?8",
+        challenge_matches(),
+        challenge_order(f.sort)
+    );
+    let rows = bind_filter(sqlx::query(&sql), f)
+        .bind(f.limit)
+        .bind(f.offset)
+        .fetch_all(pool)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let state: String = r.get("state");
+            let reason: Option<String> = r.get("reason");
+            let failure = (state == "invalid" || state == "errored")
+                .then(|| ChallengeFailure::classify(reason.as_deref().unwrap_or_default()).label());
+            ChallengeRecord {
+                id: r.get("id"),
+                cluster: r.get("cluster"),
+                namespace: r.get("namespace"),
+                name: r.get("name"),
+                order: r.get("order_name"),
+                dns_name: r.get("dns_name"),
+                challenge_type: r.get("challenge_type"),
+                state,
+                reason,
+                failure,
+                created_at: r.get("created_at"),
+                last_seen: r.get("last_seen"),
+                deleted_at: r.get("deleted_at"),
+                transitions: Vec::new(),
+            }
+        })
+        .collect())
+}
+
+/// Loads the transitions of `rows` in one query (not one per row).
+async fn fill_transitions(
+    pool: &SqlitePool,
+    rows: &mut [ChallengeRecord],
+) -> Result<(), sqlx::Error> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let mut transitions: HashMap<i64, Vec<Transition>> = HashMap::with_capacity(ids.len());
+    for t in sqlx::query("SELECT challenge_id, at, state, reason, presented, processing FROM challenge_transitions WHERE challenge_id IN (SELECT value FROM json_each(?)) ORDER BY challenge_id, at, id")
+        .bind(serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into()))
+        .fetch_all(pool)
+        .await?
+    {
+        transitions
+            .entry(t.get("challenge_id"))
+            .or_default()
+            .push(Transition {
+                at: t.get("at"),
+                state: t.get("state"),
+                reason: t.get("reason"),
+                presented: t.get("presented"),
+                processing: t.get("processing"),
+            });
+    }
+    for r in rows {
+        r.transitions = transitions.remove(&r.id).unwrap_or_default();
+    }
+    Ok(())
+}
+
+/// Everything the history knows about one Certificate, oldest first.
+async fn certificate_timeline(
+    pool: &SqlitePool,
+    cluster: &str,
+    ns: &str,
+    name: &str,
+) -> Result<Vec<TimelineEntry>, sqlx::Error> {
+    let mut out: Vec<TimelineEntry> = Vec::new();
+    for r in sqlx::query("SELECT at, status, reason, message FROM certificate_readiness WHERE cluster = ? AND namespace = ? AND name = ?").bind(cluster).bind(ns).bind(name).fetch_all(pool).await? {
+        let reason: Option<String> = r.get("reason");
+        out.push(TimelineEntry { at: r.get("at"), kind: "readiness", name: name.to_string(), state: format!("Ready {}", r.get::<String, _>("status")), detail: reason });
+    }
+    let requests = sqlx::query("SELECT name, outcome, message, created_at, finished_at, last_seen FROM certificate_requests WHERE cluster = ? AND namespace = ? AND certificate = ?")
+        .bind(cluster)
+        .bind(ns)
+        .bind(name)
+        .fetch_all(pool)
+        .await?;
+    for r in &requests {
+        let cr: String = r.get("name");
+        out.push(TimelineEntry {
+            at: r
+                .get::<Option<String>, _>("created_at")
+                .unwrap_or_else(|| r.get("last_seen")),
+            kind: "request",
+            name: cr.clone(),
+            state: "created".into(),
+            detail: None,
+        });
+        if let Some(done) = r.get::<Option<String>, _>("finished_at") {
+            out.push(TimelineEntry {
+                at: done,
+                kind: "request",
+                name: cr.clone(),
+                state: r.get("outcome"),
+                detail: r.get("message"),
+            });
+        }
+        let orders: Vec<(i64, String)> = sqlx::query(
+            "SELECT id, name FROM orders WHERE cluster = ? AND namespace = ? AND request = ?",
+        )
+        .bind(cluster)
+        .bind(ns)
+        .bind(&cr)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|o| (o.get("id"), o.get("name")))
+        .collect();
+        for (order_id, order) in orders {
+            for t in
+                sqlx::query("SELECT at, state, reason FROM order_transitions WHERE order_id = ?")
+                    .bind(order_id)
+                    .fetch_all(pool)
+                    .await?
+            {
+                out.push(TimelineEntry {
+                    at: t.get("at"),
+                    kind: "order",
+                    name: order.clone(),
+                    state: t.get("state"),
+                    detail: t.get("reason"),
+                });
+            }
+            for c in sqlx::query("SELECT c.name, c.dns_name, t.at, t.state, t.reason FROM challenges c JOIN challenge_transitions t ON t.challenge_id = c.id WHERE c.cluster = ? AND c.namespace = ? AND c.order_name = ?")
+                .bind(cluster)
+                .bind(ns)
+                .bind(&order)
+                .fetch_all(pool)
+                .await?
+            {
+                let state: String = c.get("state");
+                out.push(TimelineEntry { at: c.get("at"), kind: "challenge", name: format!("{} ({})", c.get::<String, _>("name"), c.get::<String, _>("dns_name")), state: if state.is_empty() { "created".into() } else { state }, detail: c.get("reason") });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.at.cmp(&b.at));
+    Ok(out)
+}
+
+/// What changed since `since` that `scope` sees, newest first, at most `limit` rows. A line
+/// about the cluster itself (its sync state) is seen by anyone who sees the cluster.
+async fn recent_changes(
+    pool: &SqlitePool,
+    scope: &Scope,
+    since: DateTime<Utc>,
+    limit: usize,
+) -> Result<Vec<RecentChange>, sqlx::Error> {
+    let sql = "SELECT * FROM (\
+         SELECT at, cluster, namespace, 'Certificate' AS kind, name, 'Ready ' || status AS what, reason AS detail \
+           FROM certificate_readiness WHERE at >= ?1 \
+         UNION ALL \
+         SELECT t.at, c.cluster, c.namespace, 'Challenge', c.name || ' (' || c.dns_name || ')', \
+                CASE t.state WHEN '' THEN 'created' ELSE t.state END, t.reason \
+           FROM challenge_transitions t JOIN challenges c ON c.id = t.challenge_id WHERE t.at >= ?1 \
+         UNION ALL \
+         SELECT deleted_at, cluster, namespace, 'Challenge', name || ' (' || dns_name || ')', 'deleted', \
+                CASE state WHEN '' THEN NULL ELSE 'last state ' || state END \
+           FROM challenges WHERE deleted_at >= ?1 \
+         UNION ALL \
+         SELECT at, cluster, '', 'Cluster', cluster, state, error FROM cluster_sync_events WHERE at >= ?1 \
+         UNION ALL \
+         SELECT at, cluster, namespace, kind, name, \
+                action || CASE dry_run WHEN 1 THEN ' (preview)' ELSE '' END || ': ' || outcome, error \
+           FROM audit_log WHERE at >= ?1\
+         ) WHERE (?3 IS NULL OR EXISTS (SELECT 1 FROM json_each(?3) AS g \
+           WHERE cluster GLOB json_extract(g.value, '$[0]') \
+             AND (namespace = '' OR namespace GLOB json_extract(g.value, '$[1]')))) \
+         ORDER BY at DESC LIMIT ?2";
+    let rows = sqlx::query(sql)
+        .bind(stamp(since))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .bind(super::scope_param(scope))
+        .fetch_all(pool)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| RecentChange {
+            at: r.get("at"),
+            cluster: r.get("cluster"),
+            namespace: r.get("namespace"),
+            kind: r.get("kind"),
+            name: r.get("name"),
+            what: r.get("what"),
+            detail: r.get("detail"),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Db;
+
+    /// Challenges `(cluster, namespace, dns_name, state, reason, last_seen minute)`.
+    async fn seed(db: &Db, rows: &[(&str, &str, &str, &str, &str, u32)]) {
+        for (i, (cluster, ns, host, state, reason, minute)) in rows.iter().enumerate() {
+            sqlx::query("INSERT INTO challenges (cluster, namespace, name, uid, dns_name, challenge_type, state, reason, presented, processing, last_seen) VALUES (?, ?, ?, ?, ?, 'HTTP-01', ?, ?, 0, 0, ?)")
+                .bind(cluster)
+                .bind(ns)
+                .bind(format!("c{i}"))
+                .bind(format!("u{i}"))
+                .bind(host)
+                .bind(state)
+                .bind(reason)
+                .bind(format!("2026-06-01T10:{minute:02}:00.000Z"))
+                .execute(&db.writer)
+                .await
+                .unwrap();
+        }
+    }
+
+    fn names(rows: &[ChallengeRecord]) -> Vec<&str> {
+        rows.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn sqlite_filters_scopes_sorts_counts_groups_and_pages_the_challenges() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        let redirect = "Invalid response: 'Redirect' to https://x/";
+        seed(
+            &db,
+            &[
+                ("zrh-prod", "acme-web", "b.acme.example", "valid", "", 1),
+                (
+                    "zrh-prod",
+                    "acme-web",
+                    "a.acme.example",
+                    "invalid",
+                    redirect,
+                    2,
+                ),
+                (
+                    "zrh-prod",
+                    "acme-api",
+                    "c.acme.example",
+                    "invalid",
+                    "Timeout after 30s",
+                    3,
+                ),
+                (
+                    "zrh-prod",
+                    "globex",
+                    "g.globex.example",
+                    "invalid",
+                    redirect,
+                    4,
+                ),
+                (
+                    "gva-prod",
+                    "acme-web",
+                    "d.acme.example",
+                    "errored",
+                    "404 Not Found",
+                    5,
+                ),
+                (
+                    "zrh-prod",
+                    "acme-web",
+                    "e.acme.example",
+                    "errored",
+                    "got 'Redirect'",
+                    5,
+                ),
+            ],
+        )
+        .await;
+        let all = ChallengeFilter {
+            limit: 100,
+            ..Default::default()
+        };
+        let everything = challenge_rows(&db.reader, &all).await.unwrap();
+        assert_eq!(
+            names(&everything),
+            ["c5", "c4", "c3", "c2", "c1", "c0"],
+            "the most recently seen first; the newer row first on a tie"
+        );
+        assert_eq!(count_challenges(&db.reader, &all).await.unwrap(), 6);
+        assert_eq!(
+            failures_by_reason(&db.reader, &all).await.unwrap(),
+            [
+                ("redirect to HTTPS", 3),
+                ("404 not found", 1),
+                ("timeout", 1)
+            ],
+            "two texts of one reason counted together"
+        );
+
+        // A customer's scope: acme namespaces of zrh clusters only.
+        let customer = Scope::from_grants(vec![lookout_app::model::scope::Grant {
+            clusters: vec!["zrh-*".into()],
+            namespaces: vec!["acme-*".into()],
+        }]);
+        let q = |sort: Option<&str>, page: usize, per_page: usize| ChallengeQuery {
+            sort: sort
+                .and_then(|s| Sort::parse(s, lookout_app::model::read::sort::CHALLENGE_SORTS)),
+            page,
+            per_page,
+            ..Default::default()
+        };
+        let theirs = ChallengeFilter::of(&q(None, 1, 50), &customer);
+        assert_eq!(
+            names(&challenge_rows(&db.reader, &theirs).await.unwrap()),
+            ["c5", "c2", "c1", "c0"]
+        );
+        assert_eq!(count_challenges(&db.reader, &theirs).await.unwrap(), 4);
+        assert_eq!(
+            failures_by_reason(&db.reader, &theirs).await.unwrap(),
+            [("redirect to HTTPS", 2), ("timeout", 1)]
+        );
+
+        // Pages of two in each order: consecutive, no overlap, the same rows as one page.
+        for (sort, expected) in [
+            (Some("domain"), vec!["c1", "c0", "c2", "c5"]),
+            (Some("-domain"), vec!["c5", "c2", "c0", "c1"]),
+            (Some("state"), vec!["c5", "c2", "c1", "c0"]),
+            (Some("-state"), vec!["c0", "c1", "c2", "c5"]),
+            (Some("-recent"), vec!["c0", "c1", "c2", "c5"]),
+        ] {
+            let mut paged = Vec::new();
+            for page in 1..=3 {
+                let f = ChallengeFilter::of(&q(sort, page, 2), &customer);
+                paged.extend(challenge_rows(&db.reader, &f).await.unwrap());
+            }
+            assert_eq!(names(&paged), expected, "{sort:?}");
+        }
+        let nobody = ChallengeFilter::of(&q(None, 1, 50), &Scope::default());
+        assert_eq!(count_challenges(&db.reader, &nobody).await.unwrap(), 0);
+    }
+}

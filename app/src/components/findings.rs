@@ -4,8 +4,8 @@ use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 use super::Time;
+use crate::components::encode;
 use crate::model::{Finding, Severity};
-use crate::pages::ingresses::encode;
 
 /// A severity as icon and word (never colour alone).
 #[component]

@@ -273,7 +273,7 @@ pub fn Pager(page: usize, pages: usize, total: usize, base_query: String) -> imp
 pub fn query_string(params: &[(&str, Option<&str>)]) -> String {
     params
         .iter()
-        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", crate::pages::ingresses::encode(v))))
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
         .collect::<Vec<_>>()
         .join("&")
 }
@@ -311,6 +311,26 @@ pub fn sort_header(
         <th scope="col" aria-sort=aria>
             <a href=href data-testid=format!("sort-{key}")>{label}<span aria-hidden="true">{arrow}</span></a>
         </th>
+    }
+}
+
+/// Percent-encodes everything but unreserved URL characters.
+pub fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    encode_into(&mut out, s);
+    out
+}
+
+pub(crate) fn encode_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 15)] as char);
+        }
     }
 }
 

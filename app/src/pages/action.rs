@@ -5,9 +5,9 @@
 use leptos::prelude::*;
 
 use crate::actions::{ActionKind, ActionRecord, Outcome, Step};
+use crate::components::encode;
 use crate::components::{document, Nav, Shell};
 use crate::model::budget::Impact;
-use crate::pages::ingresses::encode;
 
 /// An outcome as icon and word.
 pub fn outcome_badge(o: Outcome) -> impl IntoView {

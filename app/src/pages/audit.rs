@@ -3,11 +3,11 @@
 
 use leptos::prelude::*;
 
+use crate::components::encode;
 use crate::components::{document, query_string, Nav, Pager, Shell};
 use crate::model::history::AuditEntry;
 use crate::model::read::views::{AuditQuery, AUDIT_OUTCOMES};
 use crate::model::Page;
-use crate::pages::ingresses::encode;
 
 fn filters(q: &AuditQuery) -> String {
     query_string(&[

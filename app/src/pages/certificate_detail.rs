@@ -4,13 +4,13 @@ use leptos::prelude::*;
 
 use crate::actions::ActionKind;
 use crate::components::charts::lifetime_bar;
+use crate::components::encode;
 use crate::components::findings::findings_table;
 use crate::components::{document, Nav, Shell, Time};
 use crate::model::history::TimelineEntry;
 use crate::model::read::views::CertificateDetail;
 use crate::pages::action::action_form;
 use crate::pages::ingress_detail::{attempts, events_table};
-use crate::pages::ingresses::encode;
 
 /// The history of a Certificate as a table, oldest first.
 fn timeline_table(timeline: Result<Vec<TimelineEntry>, String>) -> impl IntoView {

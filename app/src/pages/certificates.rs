@@ -4,13 +4,13 @@ use leptos::prelude::*;
 
 use crate::actions::ActionKind;
 use crate::components::charts::expiry_chart;
+use crate::components::encode;
 use crate::components::findings::SeverityBadge;
 use crate::components::{document, sort_header, Nav, Pager, Shell, Time};
 use crate::model::read::sort::CERTIFICATE_SORTS;
 use crate::model::read::views::{CertificateQuery, CertificateRow, CERTIFICATE_STATUSES};
 use crate::model::Page;
 use crate::pages::action::action_form;
-use crate::pages::ingresses::encode;
 
 /// The Ready condition in words: "ready", "not ready: <reason>" or "unknown".
 pub fn ready_text(ready: Option<&crate::model::object::Condition>) -> String {

@@ -9,13 +9,14 @@ use crate::model::history::ChallengeRecord;
 use crate::pages::action::action_form;
 use crate::pages::challenges::challenge_rows;
 
+use crate::components::encode;
 use crate::components::findings::findings_table;
 use crate::components::{document, Nav, Shell, Time};
 use crate::model::chain::{CertificateChain, TlsChain};
 use crate::model::infra::EventView;
 use crate::model::read::views::IngressDetail;
 use crate::model::reasons::ChallengeFailure;
-use crate::pages::ingresses::{annotation_text, encode};
+use crate::pages::ingresses::annotation_text;
 
 /// The attempts of a Certificate: requests, orders, challenges.
 pub fn attempts(chain: &CertificateChain, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {

@@ -17,29 +17,9 @@ pub fn detail_href(i: &IngressView) -> String {
     out.push_str("/ingresses");
     for part in [&i.cluster, &i.namespace, &i.name] {
         out.push('/');
-        encode_into(&mut out, part);
+        crate::components::encode_into(&mut out, part);
     }
     out
-}
-
-/// Percent-encodes everything but unreserved URL characters.
-pub fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    encode_into(&mut out, s);
-    out
-}
-
-fn encode_into(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push('%');
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 15)] as char);
-        }
-    }
 }
 
 /// The filters as a query string (without `sort` and `page`), for links that keep them.
@@ -223,6 +203,7 @@ pub fn page(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::components::encode;
 
     #[test]
     fn urls_encode_every_part() {

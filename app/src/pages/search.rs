@@ -4,11 +4,12 @@
 
 use leptos::prelude::*;
 
+use crate::components::encode;
 use crate::components::findings::SeverityBadge;
 use crate::components::{document, query_string, Shell};
 use crate::model::read::views::{CertificateRow, IngressRow};
 use crate::model::Page;
-use crate::pages::ingresses::{annotation_text, detail_href, encode};
+use crate::pages::ingresses::{annotation_text, detail_href};
 
 /// How many results of each kind the page lists before linking to the full list.
 pub const RESULTS_PER_KIND: usize = 50;

@@ -1,13 +1,10 @@
 //! Sign-in with an OpenID Connect provider: the authorization code flow with PKCE, through
-//! the `openidconnect` crate. `/auth/login` sends the browser to the provider with a fresh
-//! state, nonce and PKCE challenge (kept in an encrypted cookie); `/auth/callback` checks the
-//! state, exchanges the code with the PKCE verifier, verifies the ID token (signature,
-//! issuer, audience, expiry, nonce) and starts a session with the user's groups, read from
-//! the configured claim.
+//! the `openidconnect` crate. [`Provider::begin`] makes the provider's URL with a fresh
+//! state, nonce and PKCE challenge (the [`Flow`] the browser keeps meanwhile);
+//! [`Provider::finish`] checks the state, exchanges the code with the PKCE verifier, verifies
+//! the ID token (signature, issuer, audience, expiry, nonce) and reads the user's name and
+//! groups (from the configured claim). The routes are `crate::http::session`.
 
-use axum::extract::{Query, State};
-use axum::response::{IntoResponse, Redirect, Response};
-use axum_extra::extract::cookie::{Cookie, PrivateCookieJar};
 use base64::Engine;
 use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
 use openidconnect::{
@@ -18,10 +15,15 @@ use openidconnect::{
 use serde::{Deserialize, Serialize};
 
 use crate::config::OidcConfig;
-use crate::http::{AppError, AppState};
 
-/// The cookie that carries the flow's state between login and callback.
-const FLOW_COOKIE: &str = "lookout_oidc_flow";
+/// Why a sign-in did not finish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignInError {
+    /// The user's sign-in was not accepted: start again (the sentence says why).
+    Refused(String),
+    /// The provider could not be used.
+    Provider(String),
+}
 
 type Client = CoreClient<
     EndpointSet,
@@ -40,9 +42,10 @@ pub struct Provider {
     scopes: Vec<String>,
 }
 
-/// What the flow cookie holds.
+/// A sign-in under way, kept by the browser (in an encrypted cookie) between the way to
+/// the provider and the way back.
 #[derive(Serialize, Deserialize)]
-struct Flow {
+pub struct Flow {
     state: String,
     nonce: String,
     verifier: String,
@@ -85,149 +88,98 @@ impl Provider {
     }
 }
 
-#[derive(Deserialize)]
-pub struct LoginQuery {
-    return_to: Option<String>,
-}
-
 /// A path on this site to go back to (never another site).
-fn local_path(p: Option<String>) -> String {
+pub fn local_path(p: Option<String>) -> String {
     p.filter(|p| p.starts_with('/') && !p.starts_with("//") && !p.contains('\\'))
         .unwrap_or_else(|| "/".into())
 }
 
-/// `GET /auth/login`: off to the provider.
-pub async fn login(
-    State(state): State<AppState>,
-    jar: PrivateCookieJar,
-    Query(q): Query<LoginQuery>,
-) -> Result<Response, AppError> {
-    let Some(p) = state.auth.oidc.as_ref() else {
-        return Err(AppError::NotFound(
-            "Sign-in with OpenID Connect is not configured (auth.mode is not \"oidc\").".into(),
-        ));
-    };
-    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
-    let mut request = p
-        .client
-        .authorize_url(
-            CoreAuthenticationFlow::AuthorizationCode,
-            CsrfToken::new_random,
-            Nonce::new_random,
-        )
-        .set_pkce_challenge(challenge);
-    for s in &p.scopes {
-        request = request.add_scope(Scope::new(s.clone()));
-    }
-    let (url, csrf, nonce) = request.url();
-    let flow = Flow {
-        state: csrf.secret().clone(),
-        nonce: nonce.secret().clone(),
-        verifier: verifier.secret().clone(),
-        return_to: local_path(q.return_to),
-    };
-    let mut cookie = state.auth.cookie(
-        FLOW_COOKIE,
-        serde_json::to_string(&flow).expect("the flow serializes"),
-    );
-    cookie.set_max_age(time::Duration::minutes(10));
-    Ok((jar.add(cookie), Redirect::to(url.as_str())).into_response())
-}
-
-#[derive(Deserialize)]
-pub struct CallbackQuery {
-    code: Option<String>,
-    state: Option<String>,
-    error: Option<String>,
-    error_description: Option<String>,
-}
-
-/// `GET /auth/callback`: back from the provider.
-pub async fn callback(
-    State(state): State<AppState>,
-    jar: PrivateCookieJar,
-    Query(q): Query<CallbackQuery>,
-) -> Result<Response, AppError> {
-    let Some(p) = state.auth.oidc.as_ref() else {
-        return Err(AppError::NotFound(
-            "Sign-in with OpenID Connect is not configured.".into(),
-        ));
-    };
-    if let Some(e) = q.error {
-        return Err(AppError::Unauthorized(format!(
-            "the provider refused the sign-in: {e}{}",
-            q.error_description
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default()
-        )));
-    }
-    let flow: Flow = jar
-        .get(FLOW_COOKIE)
-        .and_then(|c| serde_json::from_str(c.value()).ok())
-        .ok_or_else(|| {
-            AppError::Unauthorized(
-                "the sign-in took too long or cookies are off; start again".into(),
+impl Provider {
+    /// The provider's sign-in URL, and the flow to keep until the browser comes back.
+    pub fn begin(&self, return_to: Option<String>) -> (String, Flow) {
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+        let mut request = self
+            .client
+            .authorize_url(
+                CoreAuthenticationFlow::AuthorizationCode,
+                CsrfToken::new_random,
+                Nonce::new_random,
             )
-        })?;
-    let jar = jar.remove(Cookie::build(FLOW_COOKIE).path("/"));
-    if q.state.as_deref() != Some(flow.state.as_str()) {
-        return Err(AppError::Unauthorized(
-            "the sign-in's state does not match; start again".into(),
-        ));
+            .set_pkce_challenge(challenge);
+        for s in &self.scopes {
+            request = request.add_scope(Scope::new(s.clone()));
+        }
+        let (url, csrf, nonce) = request.url();
+        let flow = Flow {
+            state: csrf.secret().clone(),
+            nonce: nonce.secret().clone(),
+            verifier: verifier.secret().clone(),
+            return_to: local_path(return_to),
+        };
+        (url.to_string(), flow)
     }
-    let code = q.code.ok_or_else(|| AppError::bad("code", "missing"))?;
-    let token = p
-        .client
-        .exchange_code(AuthorizationCode::new(code))
-        .map_err(|e| AppError::Upstream(format!("the provider has no token endpoint: {e}")))?
-        .set_pkce_verifier(PkceCodeVerifier::new(flow.verifier))
-        .request_async(&p.http)
-        .await
-        .map_err(|e| {
-            AppError::Unauthorized(format!("the provider did not accept the code: {e}"))
-        })?;
-    let id_token = token
-        .id_token()
-        .ok_or_else(|| AppError::Unauthorized("the provider sent no ID token".into()))?;
-    let claims = id_token
-        .claims(&p.client.id_token_verifier(), &Nonce::new(flow.nonce))
-        .map_err(|e| AppError::Unauthorized(format!("the ID token is not valid: {e}")))?;
-    let name = claims
-        .preferred_username()
-        .map(|u| u.to_string())
-        .or_else(|| claims.email().map(|e| e.to_string()))
-        .unwrap_or_else(|| claims.subject().to_string());
-    // The signature is verified: the payload's other claims can be read as they are.
-    let groups = id_token
-        .to_string()
-        .split('.')
-        .nth(1)
-        .and_then(|b| {
-            base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(b)
-                .ok()
-        })
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v.get(&p.groups_claim).cloned())
-        .map(|g| match g {
-            serde_json::Value::Array(a) => a
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect(),
-            serde_json::Value::String(s) => s.split(',').map(|x| x.trim().to_string()).collect(),
-            _ => Vec::new(),
-        })
-        .unwrap_or_default();
-    tracing::info!(user = %name, ?groups, "signed in");
-    let jar = jar.add(state.auth.session_cookie(name, groups));
-    Ok((jar, Redirect::to(&flow.return_to)).into_response())
-}
 
-/// `POST /auth/logout`: ends the session.
-pub async fn logout(jar: PrivateCookieJar, body: axum::body::Bytes) -> Result<Response, AppError> {
-    let form: std::collections::HashMap<String, String> =
-        form_urlencoded::parse(&body).into_owned().collect();
-    super::check_csrf(&jar, form.get("csrf").map(String::as_str))?;
-    let jar = jar.remove(Cookie::build(super::SESSION_COOKIE).path("/"));
-    Ok((jar, Redirect::to("/auth/signed-out")).into_response())
+    /// The user's name and groups once the browser is back with `code` and `state`.
+    pub async fn finish(
+        &self,
+        flow: Flow,
+        code: String,
+        state: Option<&str>,
+    ) -> Result<(String, Vec<String>), SignInError> {
+        if state != Some(flow.state.as_str()) {
+            return Err(SignInError::Refused(
+                "the sign-in's state does not match; start again".into(),
+            ));
+        }
+        let token = self
+            .client
+            .exchange_code(AuthorizationCode::new(code))
+            .map_err(|e| SignInError::Provider(format!("the provider has no token endpoint: {e}")))?
+            .set_pkce_verifier(PkceCodeVerifier::new(flow.verifier))
+            .request_async(&self.http)
+            .await
+            .map_err(|e| {
+                SignInError::Refused(format!("the provider did not accept the code: {e}"))
+            })?;
+        let id_token = token
+            .id_token()
+            .ok_or_else(|| SignInError::Refused("the provider sent no ID token".into()))?;
+        let claims = id_token
+            .claims(&self.client.id_token_verifier(), &Nonce::new(flow.nonce))
+            .map_err(|e| SignInError::Refused(format!("the ID token is not valid: {e}")))?;
+        let name = claims
+            .preferred_username()
+            .map(|u| u.to_string())
+            .or_else(|| claims.email().map(|e| e.to_string()))
+            .unwrap_or_else(|| claims.subject().to_string());
+        // The signature is verified: the payload's other claims can be read as they are.
+        let groups = id_token
+            .to_string()
+            .split('.')
+            .nth(1)
+            .and_then(|b| {
+                base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .decode(b)
+                    .ok()
+            })
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v.get(&self.groups_claim).cloned())
+            .map(|g| match g {
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect(),
+                serde_json::Value::String(s) => {
+                    s.split(',').map(|x| x.trim().to_string()).collect()
+                }
+                _ => Vec::new(),
+            })
+            .unwrap_or_default();
+        Ok((name, groups))
+    }
+
+    /// Where the browser goes back to afterwards.
+    pub fn return_to(flow: &Flow) -> &str {
+        &flow.return_to
+    }
 }

@@ -14,9 +14,10 @@ use lookout_app::pages;
 use serde::Deserialize;
 
 use super::error::ApiError;
+use super::session::CsrfToken;
 use super::{query, AppError, AppState};
 use crate::actions::{ActionError, BulkTarget};
-use crate::auth::{Caller, CsrfToken};
+use crate::auth::Caller;
 use axum_extra::extract::cookie::PrivateCookieJar;
 
 impl From<ActionError> for AppError {
@@ -325,7 +326,7 @@ pub async fn post_action(
     body: Bytes,
 ) -> Result<Response, AppError> {
     let form = parse_form(&body)?;
-    crate::auth::check_csrf(&jar, form.csrf.as_deref())?;
+    super::session::check_csrf(&jar, form.csrf.as_deref())?;
     let dry_run = !form.apply;
     let id = match form.action {
         ActionKind::EditInPlace => {

@@ -13,6 +13,7 @@ mod metrics;
 mod pages;
 mod query;
 mod rejections;
+pub mod session;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,12 +50,6 @@ pub struct AppState {
     pub actions: Arc<crate::actions::Actions>,
     /// Sign-in, roles and scopes.
     pub auth: Arc<crate::auth::Auth>,
-}
-
-impl axum::extract::FromRef<AppState> for axum_extra::extract::cookie::Key {
-    fn from_ref(state: &AppState) -> Self {
-        state.auth.key()
-    }
 }
 
 impl AppState {
@@ -214,11 +209,11 @@ pub fn routes() -> Vec<Route> {
                 .post(api::not_found)
                 .delete(api::not_found),
         ),
-        route("/auth/login", GET, get(crate::auth::oidc::login)),
-        route("/auth/callback", GET, get(crate::auth::oidc::callback)),
-        route("/auth/logout", POST, post(crate::auth::oidc::logout)),
-        route("/auth/demo", POST, post(crate::auth::switch_demo_identity)),
-        route("/auth/signed-out", GET, get(crate::auth::signed_out)),
+        route("/auth/login", GET, get(session::login)),
+        route("/auth/callback", GET, get(session::callback)),
+        route("/auth/logout", POST, post(session::logout)),
+        route("/auth/demo", POST, post(session::switch_demo_identity)),
+        route("/auth/signed-out", GET, get(session::signed_out)),
         route(
             assets::STYLESHEET.path(),
             GET,
@@ -250,7 +245,7 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(rejections::explain))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::auth::authenticate,
+            session::authenticate,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.http.clone(),

@@ -6,7 +6,8 @@ use axum::http::Uri;
 use axum::response::Html;
 use lookout_app::components::{Nav, Shell, SyncLine, UserInfo};
 
-use crate::auth::{Caller, CsrfToken};
+use super::session::CsrfToken;
+use crate::auth::Caller;
 use lookout_app::model::read::views::{CertificateQuery, IngressQuery};
 use lookout_app::model::{ObjectKey, Page};
 use lookout_app::pages;

@@ -1,0 +1,385 @@
+//! Sign-in over HTTP: every request passes [`authenticate`], which reads the credentials a
+//! request carries (bearer token, a trusted proxy's headers, the session and demo cookies),
+//! asks `crate::auth` who that is, and hands handlers a [`Caller`] (and the [`CsrfToken`] of
+//! the browser's forms). The same middleware refuses state-changing requests from other
+//! sites and sets the security headers. The sign-in routes (`/auth/…`) are here too.
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, FromRequestParts, Query, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum_extra::extract::cookie::{Cookie, Key, PrivateCookieJar, SameSite};
+use serde::Deserialize;
+
+use super::{ApiError, AppError, AppState};
+use crate::auth::oidc::{Flow, Provider, SignInError};
+use crate::auth::{constant_time_eq, random_token, Auth, Caller, Credentials, Identity, Mode};
+
+/// The session cookie: encrypted and authenticated, HttpOnly, SameSite=Lax.
+pub const SESSION_COOKIE: &str = "lookout_session";
+/// The CSRF cookie: a random value, encrypted; forms carry it back in a hidden field.
+pub const CSRF_COOKIE: &str = "lookout_csrf";
+/// The demo's identity choice.
+pub const DEMO_COOKIE: &str = "lookout_demo_identity";
+/// The sign-in under way, between `/auth/login` and `/auth/callback`.
+const FLOW_COOKIE: &str = "lookout_oidc_flow";
+
+impl axum::extract::FromRef<AppState> for Key {
+    fn from_ref(state: &AppState) -> Self {
+        Key::from(state.auth.session_key())
+    }
+}
+
+/// A cookie with Lookout's attributes: Path=/, HttpOnly, SameSite=Lax, Secure on HTTPS.
+fn cookie(auth: &Auth, name: &'static str, value: String) -> Cookie<'static> {
+    Cookie::build((name, value))
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(auth.secure)
+        .build()
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            // Only routes `authenticate` lets through without an identity get here; they see
+            // nothing.
+            .unwrap_or_else(Caller::nobody))
+    }
+}
+
+impl FromRequestParts<AppState> for CsrfToken {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<CsrfToken>()
+            .cloned()
+            .unwrap_or(CsrfToken(String::new())))
+    }
+}
+
+/// The CSRF token of this request's browser (for the forms of the page).
+#[derive(Debug, Clone)]
+pub struct CsrfToken(pub String);
+
+/// Paths anyone may reach: health, assets, and the sign-in flow itself.
+fn public(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz" | "/favicon.ico")
+        || path.starts_with("/style/")
+        || path.starts_with("/assets/")
+        || path.starts_with("/auth/")
+}
+
+/// Refuses a state-changing request a browser sent from another site: browsers name the
+/// origin of every cross-site POST/DELETE in `Origin` (or `Sec-Fetch-Site`). Clients that
+/// send neither are not browsers.
+pub fn same_origin(headers: &HeaderMap) -> Result<(), AppError> {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        let ok = host
+            .is_some_and(|h| origin == format!("http://{h}") || origin == format!("https://{h}"));
+        return if ok {
+            Ok(())
+        } else {
+            Err(AppError::Forbidden(format!(
+                "a request from {origin} is not accepted; use Lookout's own pages"
+            )))
+        };
+    }
+    match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        Some("same-origin" | "none") | None => Ok(()),
+        Some(other) => Err(AppError::Forbidden(format!(
+            "a {other} request is not accepted; use Lookout's own pages"
+        ))),
+    }
+}
+
+/// Checks the CSRF field of a browser form against the caller's CSRF cookie.
+pub fn check_csrf(jar: &PrivateCookieJar, submitted: Option<&str>) -> Result<(), AppError> {
+    let expected = jar.get(CSRF_COOKIE).map(|c| c.value().to_string());
+    match (expected, submitted) {
+        (Some(e), Some(s)) if constant_time_eq(e.as_bytes(), s.as_bytes()) => Ok(()),
+        (None, _) => Err(AppError::Forbidden(
+            "the form's security token is missing (cookies off?); reload the page and try again"
+                .into(),
+        )),
+        _ => Err(AppError::Forbidden(
+            "the form's security token does not match; reload the page and try again".into(),
+        )),
+    }
+}
+
+/// The security headers of every response. The pages carry no inline script or style, so the
+/// policy allows only Lookout's own files.
+fn secure_headers(headers: &mut HeaderMap) {
+    let set = |h: &mut HeaderMap, name: &'static str, value: &'static str| {
+        h.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    };
+    set(headers, "content-security-policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    set(headers, "x-content-type-options", "nosniff");
+    set(headers, "referrer-policy", "same-origin");
+    set(headers, "x-frame-options", "DENY");
+}
+
+/// Identifies the caller of every request (see the module documentation).
+pub async fn authenticate(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    jar: PrivateCookieJar,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let path = req.uri().path().to_string();
+    let api = path.starts_with("/api/");
+    let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let result = (|| -> Result<Option<Identity>, AppError> {
+        if changes_state {
+            same_origin(req.headers())?;
+        }
+        if public(&path) {
+            return Ok(None);
+        }
+        let headers = req.headers();
+        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let (session, demo) = (jar.get(SESSION_COOKIE), jar.get(DEMO_COOKIE));
+        let credentials = Credentials {
+            authorization: text(header::AUTHORIZATION.as_str()),
+            peer: peer.ip(),
+            proxy_user: text(&state.auth.user_header),
+            proxy_groups: text(&state.auth.groups_header),
+            session: session.as_ref().map(|c| c.value()),
+            demo_choice: demo.as_ref().map(|c| c.value()),
+        };
+        let identity = state
+            .auth
+            .identify(&credentials)
+            .map_err(|r| AppError::Unauthorized(r.0))?;
+        match identity {
+            Some(id) => Ok(Some(id)),
+            None => Err(AppError::Unauthorized(match state.auth.mode {
+                Mode::Oidc => "sign in first".into(),
+                _ => "no identity: the request did not come through the trusted auth proxy".into(),
+            })),
+        }
+    })();
+    let mut jar = jar;
+    let mut response = match result {
+        Ok(identity) => {
+            if let Some(id) = identity {
+                req.extensions_mut().insert(Caller::new(id));
+            }
+            // Every browser gets a CSRF token for its forms.
+            let csrf = match jar.get(CSRF_COOKIE) {
+                Some(c) => c.value().to_string(),
+                None => {
+                    let t = random_token();
+                    jar = jar.add(cookie(&state.auth, CSRF_COOKIE, t.clone()));
+                    t
+                }
+            };
+            req.extensions_mut().insert(CsrfToken(csrf));
+            (jar, next.run(req).await).into_response()
+        }
+        Err(AppError::Unauthorized(_))
+            if !api && state.auth.mode == Mode::Oidc && !changes_state =>
+        {
+            // A page: off to the provider, and back here afterwards.
+            let back = req
+                .uri()
+                .path_and_query()
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "/".into());
+            axum::response::Redirect::to(&format!(
+                "/auth/login?return_to={}",
+                lookout_app::components::encode(&back)
+            ))
+            .into_response()
+        }
+        Err(e) if api => ApiError(e).into_response(),
+        Err(e) => e.into_response(),
+    };
+    secure_headers(response.headers_mut());
+    if response.status() == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"lookout\""),
+        );
+    }
+    response
+}
+
+#[derive(Deserialize)]
+pub struct DemoForm {
+    identity: String,
+    csrf: String,
+}
+
+/// `POST /auth/demo`: the demo visitor switches identity.
+pub async fn switch_demo_identity(
+    State(state): State<AppState>,
+    jar: PrivateCookieJar,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<DemoForm>,
+) -> Result<Response, AppError> {
+    check_csrf(&jar, Some(&form.csrf))?;
+    if !state.auth.demo.iter().any(|d| d.name == form.identity) {
+        return Err(AppError::bad(
+            "identity",
+            format!("{:?} is not one of the demo's identities", form.identity),
+        ));
+    }
+    let back = headers
+        .get(header::REFERER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(url_path)
+        .unwrap_or_else(|| "/".into());
+    let jar = jar.add(cookie(&state.auth, DEMO_COOKIE, form.identity));
+    Ok((jar, axum::response::Redirect::to(&back)).into_response())
+}
+
+/// The path and query of a URL on any host (to go back to it on this site).
+fn url_path(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let path = &rest[rest.find('/')?..];
+    (path.starts_with('/') && !path.starts_with("//")).then(|| path.to_string())
+}
+
+/// `GET /auth/signed-out`.
+pub async fn signed_out() -> axum::response::Html<String> {
+    axum::response::Html(lookout_app::pages::error::error(
+        &super::error_shell(),
+        200,
+        "Signed out",
+        "You are signed out. Open any page to sign in again.",
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct LoginQuery {
+    return_to: Option<String>,
+}
+
+/// The provider, or the 404 of a Lookout without OIDC sign-in.
+fn provider(state: &AppState) -> Result<&Provider, AppError> {
+    state.auth.oidc.as_ref().ok_or_else(|| {
+        AppError::NotFound(
+            "Sign-in with OpenID Connect is not configured (auth.mode is not \"oidc\").".into(),
+        )
+    })
+}
+
+/// `GET /auth/login`: off to the provider.
+pub async fn login(
+    State(state): State<AppState>,
+    jar: PrivateCookieJar,
+    Query(q): Query<LoginQuery>,
+) -> Result<Response, AppError> {
+    let (url, flow) = provider(&state)?.begin(q.return_to);
+    let mut flow_cookie = cookie(
+        &state.auth,
+        FLOW_COOKIE,
+        serde_json::to_string(&flow).expect("the flow serializes"),
+    );
+    flow_cookie.set_max_age(time::Duration::minutes(10));
+    Ok((jar.add(flow_cookie), Redirect::to(&url)).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct CallbackQuery {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// `GET /auth/callback`: back from the provider.
+pub async fn callback(
+    State(state): State<AppState>,
+    jar: PrivateCookieJar,
+    Query(q): Query<CallbackQuery>,
+) -> Result<Response, AppError> {
+    let p = provider(&state)?;
+    if let Some(e) = q.error {
+        return Err(AppError::Unauthorized(format!(
+            "the provider refused the sign-in: {e}{}",
+            q.error_description
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        )));
+    }
+    let flow: Flow = jar
+        .get(FLOW_COOKIE)
+        .and_then(|c| serde_json::from_str(c.value()).ok())
+        .ok_or_else(|| {
+            AppError::Unauthorized(
+                "the sign-in took too long or cookies are off; start again".into(),
+            )
+        })?;
+    let jar = jar.remove(Cookie::build(FLOW_COOKIE).path("/"));
+    let code = q.code.ok_or_else(|| AppError::bad("code", "missing"))?;
+    let back = Provider::return_to(&flow).to_string();
+    let (name, groups) = p
+        .finish(flow, code, q.state.as_deref())
+        .await
+        .map_err(|e| match e {
+            SignInError::Refused(m) => AppError::Unauthorized(m),
+            SignInError::Provider(m) => AppError::Upstream(m),
+        })?;
+    tracing::info!(user = %name, ?groups, "signed in");
+    let ttl = state.auth.session_ttl();
+    let mut session = cookie(
+        &state.auth,
+        SESSION_COOKIE,
+        state.auth.session_value(name, groups),
+    );
+    session.set_max_age(time::Duration::seconds(ttl.as_secs() as i64));
+    Ok((jar.add(session), Redirect::to(&back)).into_response())
+}
+
+/// `POST /auth/logout`: ends the session.
+pub async fn logout(jar: PrivateCookieJar, body: axum::body::Bytes) -> Result<Response, AppError> {
+    let form: std::collections::HashMap<String, String> =
+        form_urlencoded::parse(&body).into_owned().collect();
+    check_csrf(&jar, form.get("csrf").map(String::as_str))?;
+    let jar = jar.remove(Cookie::build(SESSION_COOKIE).path("/"));
+    Ok((jar, Redirect::to("/auth/signed-out")).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cross_site_post_is_refused_and_a_same_site_one_accepted() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
+        assert!(same_origin(&h).is_ok(), "no Origin: not a browser");
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://127.0.0.1:8080"),
+        );
+        assert!(same_origin(&h).is_ok());
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://evil.example"),
+        );
+        assert!(same_origin(&h).is_err());
+        h.remove(header::ORIGIN);
+        h.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
+        assert!(same_origin(&h).is_err());
+    }
+}

@@ -2,12 +2,42 @@
 # Runs every test of the project: formatting, lints, unit tests, the integration tests
 # (kubesim driven by kube-rs and kubectl; lookout against kubesim; sign-in against a real
 # OpenID Connect provider; the lookout binary) and the browser journeys (end2end/).
-# Needs: the Rust toolchain, kubectl, Node.js and Debian's chromium (under CI=true a missing
-# one fails; otherwise the journeys are skipped with a note).
-# The npm packages of end2end/ (the OpenID Connect provider) are installed from the lock file
-# when they are missing.
+#
+# On a fresh machine it first installs what the tests need and is missing: kubectl
+# (Debian's kubernetes-client) and Chromium (Debian's chromium) through apt, and the npm
+# packages of end2end/ (the OpenID Connect provider, Playwright, axe-core) from their lock
+# file, without downloading a browser. Installing needs root (or sudo) and Debian's
+# registry; when it cannot be done the script says so, and under CI=true it fails rather
+# than skip anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+ci() { [ "${CI:-}" = "true" ]; }
+
+# apt-get as root, or through sudo when there is one; false when neither is possible.
+apt_install() {
+  local runner=()
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 || return 1
+    runner=(sudo)
+  fi
+  if [ -z "${APT_UPDATED:-}" ]; then
+    "${runner[@]}" apt-get update -qq || return 1
+    APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive "${runner[@]}" apt-get install -y -qq "$@"
+}
+
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "== kubectl not found; installing Debian's kubernetes-client"
+  apt_install kubernetes-client || echo "could not install kubectl (needs root or sudo and apt)" >&2
+fi
+
+CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+if [ ! -x "$CHROMIUM" ]; then
+  echo "== Chromium not found at $CHROMIUM; installing Debian's chromium"
+  apt_install chromium || echo "could not install chromium (needs root or sudo and apt)" >&2
+fi
 
 if [ ! -d end2end/node_modules ] && command -v npm >/dev/null 2>&1; then
   echo "== npm ci (end2end)"
@@ -21,17 +51,18 @@ echo "== cargo clippy -D warnings"
 cargo clippy --locked --all-targets -- -D warnings
 
 echo "== cargo test"
+# Under CI=true the kubectl tests fail when kubectl is missing instead of skipping.
 cargo test --locked --workspace
 
 echo "== browser journeys (Playwright + Chromium, end2end/)"
-if [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -d end2end/node_modules ]; then
+if [ -x "$CHROMIUM" ] && [ -d end2end/node_modules ]; then
   # The binary `cargo test` built above (same features as the tests): a plain `cargo build`
   # would resolve features without the dev-dependencies and compile much of the tree again.
   cargo test --locked --workspace --no-run --quiet
   (cd end2end && npx playwright test)
-elif [ -n "${CI:-}" ]; then
-  echo "Chromium (/usr/bin/chromium) or end2end/node_modules is missing" >&2
+elif ci; then
+  echo "Chromium ($CHROMIUM) or end2end/node_modules is missing" >&2
   exit 1
 else
-  echo "skipped: install Debian's chromium package (and npm) to run them"
+  echo "skipped: Chromium or the npm packages could not be installed (see above)"
 fi

@@ -384,3 +384,35 @@ async fn metrics_expose_findings_sync_state_history_and_http_in_prometheus_text(
     assert!((10_000..500_000_000).contains(&sqlite), "{sqlite}");
     app.stop().await;
 }
+
+#[test]
+fn every_route_is_documented_in_the_api_docs() {
+    let docs = include_str!("../../../docs/api.md");
+    let mut checked = 0;
+    for route in lookout_server::http::routes() {
+        // The catch-all that answers 404 for unknown API paths, and the content-hashed assets.
+        if route.path.contains("{*")
+            || route.path.starts_with("/style/")
+            || route.path.starts_with("/assets/")
+        {
+            continue;
+        }
+        if route.path.starts_with("/api/") {
+            for method in route.methods {
+                assert!(
+                    docs.contains(&format!("`{method} {}`", route.path)),
+                    "{method} {} is not in docs/api.md",
+                    route.path
+                );
+            }
+        } else {
+            assert!(
+                docs.contains(&format!("`{}`", route.path)),
+                "{} is not in docs/api.md",
+                route.path
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 30, "only {checked} routes");
+}

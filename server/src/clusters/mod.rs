@@ -2,9 +2,11 @@
 //! one watcher per kind, sync state and cached views. Clusters fail independently.
 
 mod complaints;
+mod counters;
 mod kinds;
 mod read;
 mod record;
+mod sync;
 mod watch;
 
 use std::sync::Arc;

@@ -1,6 +1,5 @@
 //! One configured cluster: its sync state per kind, its cached data, and its findings.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
@@ -12,31 +11,22 @@ use lookout_app::model::read::Visibility;
 use lookout_app::model::rules::evaluate;
 use lookout_app::model::text::Interner;
 use lookout_app::model::thresholds::Thresholds;
-use lookout_app::model::{ClusterView, Finding, Kind, KindState, KindStatus, SyncState};
+use lookout_app::model::{ClusterView, Finding, Kind, KindState, SyncState};
 use tokio::sync::mpsc;
 
 use super::complaints::Complaints;
+use super::counters::Counters;
+use super::sync::{Moved, SyncStatus};
 use crate::clock::Now;
 use lookout_app::model::cluster::SyncEvent;
 use lookout_app::model::history::HistoryEvent;
-
-/// What is known about one cluster's sync.
-#[derive(Debug)]
-struct SyncRecord {
-    state: SyncState,
-    last_sync: Option<DateTime<Utc>>,
-    last_error: Option<String>,
-    kinds: BTreeMap<Kind, KindStatus>,
-    /// Why the API server cannot be reached (no client could be built, or the health probe
-    /// fails); None while it answers.
-    unreachable: Option<String>,
-}
 
 /// What is derived from the cluster's data at one generation: its findings and, once a list
 /// asked for them, the Ingress rows.
 struct Derived {
     generation: u64,
-    at: Instant,
+    /// When it was computed (tokio's clock, so tests can move it).
+    at: tokio::time::Instant,
     findings: Arc<Vec<Finding>>,
     rows: OnceLock<Arc<IngressRows>>,
 }
@@ -47,7 +37,7 @@ pub struct ClusterRecord {
     pub overrides: ClusterOverrides,
     thresholds: Arc<Thresholds>,
     now: Now,
-    sync: RwLock<SyncRecord>,
+    sync: RwLock<SyncStatus>,
     /// Every watched kind, projected.
     data: RwLock<ClusterData>,
     /// Shared copies of the strings the views repeat.
@@ -70,14 +60,8 @@ pub struct ClusterRecord {
     events: mpsc::Sender<SyncEvent>,
     /// Where history events go; None when history is off.
     history: Option<mpsc::Sender<HistoryEvent>>,
-    /// Failed watch calls (410 relists excluded), for `/metrics`.
-    pub watch_errors: AtomicU64,
-    /// Objects that could not be cached at all, by kind, for `/metrics`.
-    skipped: Mutex<BTreeMap<Kind, u64>>,
-    /// Initial lists and relists started, for `/metrics`.
-    pub relists: AtomicU64,
-    /// Times a watcher had to wait for the history writer, for `/metrics`.
-    pub history_waits: AtomicU64,
+    /// What `/metrics` counts.
+    pub counters: Counters,
     /// Failures not yet mentioned in the log (see [`super::complaints`]).
     complaints: Mutex<Complaints>,
 }
@@ -97,13 +81,7 @@ impl ClusterRecord {
             overrides,
             thresholds,
             now,
-            sync: RwLock::new(SyncRecord {
-                state: SyncState::Connecting,
-                last_sync: None,
-                last_error: None,
-                kinds: BTreeMap::new(),
-                unreachable: None,
-            }),
+            sync: RwLock::new(SyncStatus::new()),
             data: RwLock::new(ClusterData::default()),
             strings: Mutex::new(Interner::default()),
             generation: AtomicU64::new(0),
@@ -114,10 +92,7 @@ impl ClusterRecord {
             findings_ttl: Duration::from_secs(5),
             events,
             history,
-            watch_errors: AtomicU64::new(0),
-            skipped: Mutex::default(),
-            relists: AtomicU64::new(0),
-            history_waits: AtomicU64::new(0),
+            counters: Counters::default(),
             complaints: Mutex::default(),
         }
     }
@@ -135,7 +110,7 @@ impl ClusterRecord {
         match tx.try_send(ev) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(ev)) => {
-                self.history_waits.fetch_add(1, Ordering::Relaxed);
+                self.counters.history_waits.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(cluster = %self.name, "the history writer is behind; this watcher waits for it");
                 if tx.send(ev).await.is_err() {
                     tracing::error!(cluster = %self.name, "the history writer has stopped; an event is not recorded");
@@ -149,12 +124,9 @@ impl ClusterRecord {
 
     /// An object of `kind` could not be cached (`why`); counted, and logged the first time.
     pub fn skip(&self, kind: Kind, why: &str, namespace: Option<&str>) {
-        let mut skipped = self.skipped.lock().expect("skipped lock");
-        let n = skipped.entry(kind).or_default();
-        if *n == 0 {
+        if self.counters.skip(kind) {
             tracing::warn!(cluster = %self.name, kind = kind.name(), why, namespace, "an object cannot be cached and is skipped (counted in lookout_objects_skipped_total)");
         }
-        *n += 1;
     }
 
     /// A watch or probe failed (`what`): logged at once when the cluster was healthy, then at
@@ -169,11 +141,6 @@ impl ClusterRecord {
         if let Some(held) = held {
             tracing::warn!(cluster = %self.name, kind = kind.name(), held_back = held, "{what}");
         }
-    }
-
-    /// Objects skipped so far, by kind.
-    pub fn skipped(&self) -> BTreeMap<Kind, u64> {
-        self.skipped.lock().expect("skipped lock").clone()
     }
 
     /// Objects cached per watched kind.
@@ -225,80 +192,48 @@ impl ClusterRecord {
 
     /// Changes the state of one kind and recomputes the cluster's state from all kinds.
     pub fn set_kind(&self, kind: Kind, state: KindState, objects: usize) {
-        let mut s = self.sync.write().expect("sync lock");
-        if let KindState::Error { error } = &state {
-            s.last_error = Some(error.clone());
-        }
-        let status = KindStatus {
-            kind,
-            state,
-            objects,
-        };
-        if s.kinds.get(&kind) == Some(&status) {
-            // A retry that failed the same way again: nothing to tell anyone.
-            return;
-        }
-        s.kinds.insert(kind, status);
-        self.settle(s);
+        let now = (self.now)();
+        let changed = self
+            .sync
+            .write()
+            .expect("sync lock")
+            .set_kind(kind, state, objects, now);
+        self.after_sync_change(changed, now);
     }
 
     /// Records whether the API server can be reached (`Err` says why not) and recomputes the
     /// cluster's state.
     fn set_reachable(&self, reachable: Result<(), String>) {
-        let mut s = self.sync.write().expect("sync lock");
-        let unreachable = reachable.err();
-        if s.unreachable == unreachable {
-            return;
-        }
-        if let Some(error) = &unreachable {
-            s.last_error = Some(error.clone());
-        }
-        s.unreachable = unreachable;
-        self.settle(s);
+        let now = (self.now)();
+        let changed = self
+            .sync
+            .write()
+            .expect("sync lock")
+            .set_reachable(reachable, now);
+        self.after_sync_change(changed, now);
     }
 
-    /// Derives the cluster's state from the API server's and every kind's, and tells the
-    /// sync-event writer and the live updates when it changed.
-    fn settle(&self, mut s: std::sync::RwLockWriteGuard<'_, SyncRecord>) {
-        let now = (self.now)();
-        let error = s.unreachable.clone().or_else(|| {
-            s.kinds.values().find_map(|k| match &k.state {
-                KindState::Error { error } => Some(format!("{}: {error}", k.kind)),
-                _ => None,
-            })
-        });
-        let all_synced = s.kinds.values().all(|k| {
-            matches!(
-                k.state,
-                KindState::Synced | KindState::NotInstalled | KindState::UnsupportedVersion { .. }
-            )
-        });
-        let next = match (error, s.last_sync) {
-            (Some(error), Some(since)) => SyncState::Stale { since, error },
-            (Some(error), None) => SyncState::Failed { error },
-            (None, _) if all_synced => SyncState::Synced,
-            (None, _) => s.state.clone(),
-        };
-        if matches!(next, SyncState::Synced) {
-            s.last_sync = Some(now);
-        }
-        if std::mem::discriminant(&next) != std::mem::discriminant(&s.state) {
-            let error = match &next {
+    /// After a change of the sync state (None: nothing changed): when the cluster moved to
+    /// another state, logs it and tells the sync-event writer; wakes the live updates.
+    fn after_sync_change(&self, changed: Option<Option<Moved>>, now: DateTime<Utc>) {
+        let Some(moved) = changed else { return };
+        if let Some(Moved { from, to }) = moved {
+            let error = match &to {
                 SyncState::Stale { error, .. } | SyncState::Failed { error } => Some(error.clone()),
                 _ => None,
             };
             match &error {
                 Some(error) => {
-                    tracing::warn!(cluster = %self.name, from = s.state.label(), to = next.label(), error, "cluster sync state changed")
+                    tracing::warn!(cluster = %self.name, from, to = to.label(), error, "cluster sync state changed")
                 }
                 None => {
-                    tracing::info!(cluster = %self.name, from = s.state.label(), to = next.label(), "cluster sync state changed");
+                    tracing::info!(cluster = %self.name, from, to = to.label(), "cluster sync state changed");
                     self.complaints.lock().expect("complaints lock").recovered();
                 }
             }
             let ev = SyncEvent {
                 cluster: self.name.clone(),
-                state: next.label(),
+                state: to.label(),
                 error,
                 at: now,
             };
@@ -306,8 +241,6 @@ impl ClusterRecord {
                 tracing::warn!(cluster = %self.name, error = %e, "the sync-event writer is behind; this state change is not recorded");
             }
         }
-        s.state = next;
-        drop(s);
         self.changed();
     }
 
@@ -324,13 +257,11 @@ impl ClusterRecord {
 
     /// Updates a kind's object count without changing its state.
     pub fn set_count(&self, kind: Kind, objects: usize) {
-        let mut s = self.sync.write().expect("sync lock");
-        if let Some(k) = s.kinds.get_mut(&kind) {
-            k.objects = objects;
-        }
-        if matches!(s.state, SyncState::Synced) {
-            s.last_sync = Some((self.now)());
-        }
+        let now = (self.now)();
+        self.sync
+            .write()
+            .expect("sync lock")
+            .set_count(kind, objects, now);
     }
 
     /// A receiver that wakes when watchers should start over (see `probed`).
@@ -345,11 +276,7 @@ impl ClusterRecord {
     pub fn probed(&self, result: Result<(), String>) {
         let (failing, kind_errors) = {
             let s = self.sync.read().expect("sync lock");
-            let kind_errors = s
-                .kinds
-                .values()
-                .any(|k| matches!(k.state, KindState::Error { .. }));
-            (s.unreachable.is_some(), kind_errors)
+            (s.unreachable.is_some(), s.kind_errors())
         };
         match result {
             Err(error) => self.set_reachable(Err(error)),
@@ -482,7 +409,7 @@ impl ClusterRecord {
         }
         Derived {
             generation,
-            at: Instant::now(),
+            at: tokio::time::Instant::now(),
             findings,
             rows,
         }
@@ -548,7 +475,7 @@ mod tests {
 
     use super::*;
 
-    /// A record whose clock the test moves, with a short findings lifetime.
+    /// A record whose clock the test moves.
     fn record(clock: Arc<AtomicI64>) -> Arc<ClusterRecord> {
         let (events, _) = mpsc::channel(16);
         let now: Now =
@@ -561,20 +488,19 @@ mod tests {
             events,
             None,
             Arc::new(tokio::sync::watch::Sender::new(0)),
-        )
-        .with_findings_ttl(Duration::from_millis(100));
+        );
         Arc::new(record)
     }
 
     #[test]
     fn skipped_objects_are_counted_by_kind() {
         let record = record(Arc::new(AtomicI64::new(0)));
-        assert!(record.skipped().is_empty());
+        assert!(record.counters.skipped().is_empty());
         record.skip(Kind::Ingress, "no metadata.name", Some("shop"));
         record.skip(Kind::Ingress, "no metadata.name", None);
         record.skip(Kind::Challenge, "no metadata.name", None);
         assert_eq!(
-            record.skipped().into_iter().collect::<Vec<_>>(),
+            record.counters.skipped().into_iter().collect::<Vec<_>>(),
             [(Kind::Challenge, 1), (Kind::Ingress, 2)]
         );
     }
@@ -600,7 +526,7 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test(flavor = "multi_thread")]
+    #[tokio::test(start_paused = true)]
     async fn a_change_shows_at_once_and_time_moves_findings_on_in_the_background() {
         let t0 = Utc
             .with_ymd_and_hms(2026, 12, 31, 0, 0, 0)
@@ -626,15 +552,21 @@ mod tests {
         // lifetime, then once more while a recomputation runs, then the new ones.
         clock.store(t0 + 2 * 86_400, Ordering::Relaxed);
         assert!(expired(&r.findings()).is_empty(), "within the lifetime");
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        tokio::time::advance(Duration::from_secs(4)).await;
+        assert!(
+            expired(&r.findings()).is_empty(),
+            "within the lifetime (5 s)"
+        );
+        tokio::time::advance(Duration::from_secs(2)).await;
         assert!(expired(&r.findings()).is_empty(), "stale while recomputing");
+        // The recomputation runs on the background thread, in real time.
         let deadline = Instant::now() + Duration::from_secs(10);
         while expired(&r.findings()).is_empty() {
             assert!(
                 Instant::now() < deadline,
                 "the background recomputation never landed"
             );
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(expired(&r.findings()), ["a"]);
 

@@ -301,6 +301,7 @@ async fn watch(
                 }
                 list_deadline = Some(tokio::time::Instant::now() + list_timeout);
                 record
+                    .counters
                     .relists
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 relist = ClusterData::default();
@@ -393,6 +394,7 @@ async fn watch(
                     return Ended::Gone;
                 }
                 record
+                    .counters
                     .watch_errors
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 record.complain(

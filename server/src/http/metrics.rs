@@ -178,17 +178,17 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
         let _ = writeln!(
             out,
             "lookout_watch_errors_total{{cluster=\"{name}\"}} {}",
-            c.watch_errors.load(Ordering::Relaxed)
+            c.counters.watch_errors.load(Ordering::Relaxed)
         );
         let _ = writeln!(
             out,
             "lookout_watch_relists_total{{cluster=\"{name}\"}} {}",
-            c.relists.load(Ordering::Relaxed)
+            c.counters.relists.load(Ordering::Relaxed)
         );
         let _ = writeln!(
             out,
             "lookout_history_waits_total{{cluster=\"{name}\"}} {}",
-            c.history_waits.load(Ordering::Relaxed)
+            c.counters.history_waits.load(Ordering::Relaxed)
         );
     }
     family(
@@ -198,7 +198,7 @@ pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) 
         "Objects that could not be cached at all (no name), per cluster and kind; other malformed fields are projected as empty.",
     );
     for c in registry.records() {
-        for (kind, n) in c.skipped() {
+        for (kind, n) in c.counters.skipped() {
             let _ = writeln!(
                 out,
                 "lookout_objects_skipped_total{{cluster=\"{}\",kind=\"{kind}\"}} {n}",

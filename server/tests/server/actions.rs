@@ -129,7 +129,7 @@ async fn the_fix_is_previewed_then_applied_by_field_manager_lookout_and_survives
     if !kubectl_available() {
         return;
     }
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let kc = shop(&app).await;
     let path = "/api/v1/ingresses/zrh-prod/shop/web/edit-in-place";
@@ -215,7 +215,7 @@ async fn undo_removes_only_what_lookout_owns() {
     if !kubectl_available() {
         return;
     }
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let kc = shop(&app).await;
     let path = "/api/v1/ingresses/zrh-prod/shop/web/edit-in-place";
@@ -257,7 +257,7 @@ async fn a_field_owned_by_another_manager_is_a_conflict_that_names_it() {
     if !kubectl_available() {
         return;
     }
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let kc = shop(&app).await;
     let kc2 = kc.clone();
@@ -307,7 +307,7 @@ async fn a_field_owned_by_another_manager_is_a_conflict_that_names_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn actions_on_missing_objects_are_404s_and_bad_bodies_are_named() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     for (path, body) in [
         (
@@ -381,7 +381,7 @@ async fn actions_on_missing_objects_are_404s_and_bad_bodies_are_named() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_refused_before_a_handler_say_why_in_lookouts_own_shape() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let api_error = |v: Value| {
         (
@@ -465,7 +465,7 @@ async fn requests_refused_before_a_handler_say_why_in_lookouts_own_shape() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn read_only_hides_every_action_and_refuses_the_api_with_405() {
-    let app = spawn_app_read_only(&["zrh-prod"]).await;
+    let app = app_with(&["zrh-prod"]).read_only().await;
     app.wait_ready().await;
     create(
         &app,
@@ -530,7 +530,7 @@ async fn the_browser_flow_previews_applies_and_refuses_forms_from_other_sites() 
     if !kubectl_available() {
         return;
     }
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let kc = shop(&app).await;
     let detail = app
@@ -609,7 +609,7 @@ async fn bulk_edit_in_place_previews_every_item_then_fixes_them() {
     if !kubectl_available() {
         return;
     }
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let kc = app.kubeconfig();
     let kc2 = kc.clone();
@@ -764,7 +764,7 @@ async fn renew_sets_issuing_like_cmctl_and_respects_the_exact_set_budget() {
     if !kubectl_available() {
         return;
     }
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let kc = shop(&app).await;
     failing_web_tls_with_a_full_budget(&app, json!({"conditions": [
@@ -860,7 +860,7 @@ async fn bulk_renew_covers_the_failing_certificates_and_checks_their_budgets_tog
     if !kubectl_available() {
         return;
     }
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let kc = shop(&app).await;
     failing_web_tls_with_a_full_budget(&app, json!({"conditions": [

@@ -26,119 +26,30 @@ pub struct TestApp {
     pub clusters: Vec<String>,
 }
 
-/// Starts kubesim with `clusters` and the application against them; `extra` are added as
-/// further (e.g. broken) cluster configs.
-pub async fn spawn_app(clusters: &[&str], extra: Vec<ClusterConfig>) -> TestApp {
-    spawn_app_full(clusters, extra, true, false).await
+/// Starts kubesim with `clusters` (with the cert-manager CRDs, without controllers) and the
+/// application against them, with default settings.
+pub async fn spawn_app(clusters: &[&str]) -> TestApp {
+    app_with(clusters).await
 }
 
-/// Like [`spawn_app`], choosing whether kubesim installs the cert-manager CRDs.
-pub async fn spawn_app_with(clusters: &[&str], install_crds: bool) -> TestApp {
-    spawn_app_full(clusters, vec![], install_crds, false).await
+/// An application that differs from [`spawn_app`]'s: set what differs, then `.await` it.
+pub fn app_with(clusters: &[&str]) -> AppOptions {
+    AppOptions {
+        clusters: clusters.iter().map(|c| c.to_string()).collect(),
+        extra: Vec::new(),
+        install_crds: true,
+        controllers: false,
+        read_only: false,
+        auth: Auth::open(),
+        listener: None,
+        tune: |_| {},
+        dir: None,
+    }
 }
 
-/// Like [`spawn_app`], with kubesim's cert-manager, Cilium and Let's Encrypt controllers.
-pub async fn spawn_app_with_controllers(clusters: &[&str]) -> TestApp {
-    spawn_app_full(clusters, vec![], true, true).await
-}
-
-/// Like [`spawn_app`], with `read_only = true`.
-pub async fn spawn_app_read_only(clusters: &[&str]) -> TestApp {
-    spawn_app_opts(clusters, vec![], true, false, true, Auth::open(), None).await
-}
-
-/// Like [`spawn_app`], with these sign-in settings.
-pub async fn spawn_app_with_auth(clusters: &[&str], auth: Auth) -> TestApp {
-    spawn_app_opts(clusters, vec![], true, false, false, auth, None).await
-}
-
-/// Like [`spawn_app_with_auth`], serving on a listener bound beforehand (its URL had to be
-/// known to build `auth`, e.g. for an OIDC redirect).
-pub async fn spawn_app_on(
-    clusters: &[&str],
-    auth: Auth,
-    listener: tokio::net::TcpListener,
-) -> TestApp {
-    spawn_app_opts(clusters, vec![], true, false, false, auth, Some(listener)).await
-}
-
-async fn spawn_app_full(
-    clusters: &[&str],
-    extra: Vec<ClusterConfig>,
-    install_crds: bool,
-    controllers: bool,
-) -> TestApp {
-    spawn_app_opts(
-        clusters,
-        extra,
-        install_crds,
-        controllers,
-        false,
-        Auth::open(),
-        None,
-    )
-    .await
-}
-
-/// Like [`spawn_app`], with these watch settings changed (e.g. a short list timeout).
-pub async fn spawn_app_tuned(clusters: &[&str], tune: fn(&mut WatchSettings)) -> TestApp {
-    spawn_app_opts_tuned(
-        clusters,
-        vec![],
-        true,
-        false,
-        false,
-        Auth::open(),
-        None,
-        tune,
-        tempfile::tempdir().unwrap(),
-    )
-    .await
-}
-
-/// Like [`spawn_app`], with the database (and kubeconfig) in `dir`, e.g. a small filesystem
-/// mounted there.
-pub async fn spawn_app_in(clusters: &[&str], dir: tempfile::TempDir) -> TestApp {
-    spawn_app_opts_tuned(
-        clusters,
-        vec![],
-        true,
-        false,
-        false,
-        Auth::open(),
-        None,
-        |_| {},
-        dir,
-    )
-    .await
-}
-
-async fn spawn_app_opts(
-    clusters: &[&str],
-    extra: Vec<ClusterConfig>,
-    install_crds: bool,
-    controllers: bool,
-    read_only: bool,
-    auth: Auth,
-    listener: Option<tokio::net::TcpListener>,
-) -> TestApp {
-    spawn_app_opts_tuned(
-        clusters,
-        extra,
-        install_crds,
-        controllers,
-        read_only,
-        auth,
-        listener,
-        |_| {},
-        tempfile::tempdir().unwrap(),
-    )
-    .await
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn spawn_app_opts_tuned(
-    clusters: &[&str],
+/// What a test application starts with (see [`app_with`]).
+pub struct AppOptions {
+    clusters: Vec<String>,
     extra: Vec<ClusterConfig>,
     install_crds: bool,
     controllers: bool,
@@ -146,36 +57,108 @@ async fn spawn_app_opts_tuned(
     auth: Auth,
     listener: Option<tokio::net::TcpListener>,
     tune: fn(&mut WatchSettings),
-    dir: tempfile::TempDir,
-) -> TestApp {
-    let token = CancellationToken::new();
-    let opts = FleetOptions {
-        names: clusters.iter().map(|s| s.to_string()).collect(),
-        install_crds,
-        controllers,
-        ..FleetOptions::numbered(0)
-    };
-    let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())
-        .await
-        .unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    fleet.write_kubeconfig(&kubeconfig).unwrap();
-    let mut configs: Vec<ClusterConfig> = clusters
-        .iter()
-        .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
-        .collect();
-    configs.extend(extra);
-    let (base, app_token, server) =
-        start_app(&configs, &dir, &token, read_only, auth, listener, tune).await;
-    TestApp {
-        base,
-        http: reqwest::Client::new(),
-        fleet,
-        dir,
-        token,
-        app_token,
-        server,
-        clusters: clusters.iter().map(|c| c.to_string()).collect(),
+    dir: Option<tempfile::TempDir>,
+}
+
+impl AppOptions {
+    /// Further cluster configs after kubesim's (e.g. broken ones).
+    pub fn extra(mut self, extra: Vec<ClusterConfig>) -> Self {
+        self.extra = extra;
+        self
+    }
+
+    /// kubesim starts without the cert-manager CRDs.
+    pub fn without_crds(mut self) -> Self {
+        self.install_crds = false;
+        self
+    }
+
+    /// kubesim runs its cert-manager, Cilium and Let's Encrypt controllers.
+    pub fn with_controllers(mut self) -> Self {
+        self.controllers = true;
+        self
+    }
+
+    /// `read_only = true`.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// These sign-in settings.
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Serves on a listener bound beforehand (its URL had to be known to build the sign-in
+    /// settings, e.g. for an OIDC redirect).
+    pub fn listener(mut self, listener: tokio::net::TcpListener) -> Self {
+        self.listener = Some(listener);
+        self
+    }
+
+    /// Changes the watch settings (e.g. a short list timeout).
+    pub fn tune(mut self, tune: fn(&mut WatchSettings)) -> Self {
+        self.tune = tune;
+        self
+    }
+
+    /// The database (and kubeconfig) in `dir`, e.g. a small filesystem mounted there.
+    pub fn dir(mut self, dir: tempfile::TempDir) -> Self {
+        self.dir = Some(dir);
+        self
+    }
+
+    async fn spawn(self) -> TestApp {
+        let token = CancellationToken::new();
+        let opts = FleetOptions {
+            names: self.clusters.clone(),
+            install_crds: self.install_crds,
+            controllers: self.controllers,
+            ..FleetOptions::numbered(0)
+        };
+        let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())
+            .await
+            .unwrap();
+        let dir = self.dir.unwrap_or_else(|| tempfile::tempdir().unwrap());
+        let kubeconfig = dir.path().join("kubeconfig");
+        fleet.write_kubeconfig(&kubeconfig).unwrap();
+        let mut configs: Vec<ClusterConfig> = self
+            .clusters
+            .iter()
+            .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
+            .collect();
+        configs.extend(self.extra);
+        let (base, app_token, server) = start_app(
+            &configs,
+            &dir,
+            &token,
+            self.read_only,
+            self.auth,
+            self.listener,
+            self.tune,
+        )
+        .await;
+        TestApp {
+            base,
+            http: reqwest::Client::new(),
+            fleet,
+            dir,
+            token,
+            app_token,
+            server,
+            clusters: self.clusters,
+        }
+    }
+}
+
+impl std::future::IntoFuture for AppOptions {
+    type Output = TestApp;
+    type IntoFuture = std::pin::Pin<Box<dyn std::future::Future<Output = TestApp> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.spawn())
     }
 }
 

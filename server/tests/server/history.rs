@@ -16,7 +16,7 @@ async fn states(app: &TestApp, name: &str) -> Option<(Vec<String>, Option<String
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_deleted_challenge_keeps_every_state_and_a_restart_adds_nothing() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let c = &app.fleet.clusters[0].cluster;
     let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
@@ -117,7 +117,7 @@ async fn a_deleted_challenge_keeps_every_state_and_a_restart_adds_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_challenge_deleted_while_lookout_was_down_is_marked_deleted() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let c = app.fleet.clusters[0].cluster.clone();
     let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
@@ -142,7 +142,7 @@ async fn a_challenge_deleted_while_lookout_was_down_is_marked_deleted() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_the_budget() {
-    let app = spawn_app_with_controllers(&["zrh-prod"]).await;
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
     app.wait_ready().await;
     let c = &app.fleet.clusters[0].cluster;
     let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
@@ -217,7 +217,7 @@ async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_th
 
 #[tokio::test(flavor = "multi_thread")]
 async fn failed_authorizations_count_against_the_per_name_budget() {
-    let app = spawn_app_with_controllers(&["zrh-prod"]).await;
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
     app.wait_ready().await;
     let c = &app.fleet.clusters[0].cluster;
     let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {

@@ -13,7 +13,7 @@ async fn ingresses_created_with_kubectl_appear_in_the_api_and_pages() {
     if !kubectl_available() {
         return;
     }
-    let app = spawn_app(&["zrh-prod", "gva-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod", "gva-prod"]).await;
     app.wait_ready().await;
     let kc = app.kubeconfig();
     let kc2 = kc.clone();
@@ -124,7 +124,7 @@ async fn an_unreachable_cluster_is_listed_with_its_error_and_the_rest_keep_servi
         ClusterConfig::from_kubeconfig("dead", &dead, "dead"),
         ClusterConfig::from_kubeconfig("typo", &dead, "no-such-context"),
     ];
-    let app = spawn_app(&["zrh-prod"], extra).await;
+    let app = app_with(&["zrh-prod"]).extra(extra).await;
     app.wait_ready().await;
     let clusters = app.json("/api/v1/clusters").await;
     let by_name = |n: &str| {
@@ -170,14 +170,12 @@ async fn readyz_waits_for_a_cluster_that_does_not_answer() {
         format!("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: s\n  context:\n    cluster: s\n    user: u\nusers:\n- name: u\n  user: {{}}\ncurrent-context: s\n"),
     )
     .unwrap();
-    let app = spawn_app(
-        &["zrh-prod"],
-        vec![ClusterConfig {
+    let app = app_with(&["zrh-prod"])
+        .extra(vec![ClusterConfig {
             context: None,
             ..ClusterConfig::from_kubeconfig("silent", &kc, "")
-        }],
-    )
-    .await;
+        }])
+        .await;
     app.eventually("zrh-prod synced", || async {
         app.json("/api/v1/clusters").await["items"][0]["state"] == "synced"
     })
@@ -196,7 +194,7 @@ async fn readyz_waits_for_a_cluster_that_does_not_answer() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unknown_pages_and_objects_are_real_404s() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let page = app.get("/no/such/page").await;
     assert_eq!(page.status(), 404);
@@ -223,7 +221,7 @@ async fn unknown_pages_and_objects_are_real_404s() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_parameters_are_400s_that_name_the_parameter() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     let page = app.get("/ingresses?page=zero").await;
     assert_eq!(page.status(), 400);
     let html = page.text().await.unwrap();
@@ -244,7 +242,7 @@ async fn bad_parameters_are_400s_that_name_the_parameter() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cluster_provided_text_is_escaped() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let cluster = &app.fleet.clusters[0].cluster;
     let rt = cluster.resolve("networking.k8s.io", "ingresses").unwrap();
@@ -287,7 +285,7 @@ async fn cluster_provided_text_is_escaped() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stylesheet_is_cached_and_responses_are_compressed() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     let html = app.get("/clusters").await.text().await.unwrap();
     let href = html
         .split("href=\"/style/")
@@ -322,7 +320,7 @@ async fn stylesheet_is_cached_and_responses_are_compressed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sync_state_changes_are_recorded_in_sqlite() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let dir = app.stop().await;
     let db = store::Db::open(&format!(
@@ -339,7 +337,7 @@ async fn sync_state_changes_are_recorded_in_sqlite() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_expose_findings_sync_state_history_and_http_in_prometheus_text() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     assert_eq!(app.get("/healthz").await.status(), 200);
     let cluster = &app.fleet.clusters[0].cluster;

@@ -74,7 +74,7 @@ fn page_rev(html: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_change_reaches_the_stream_and_moves_the_revision_pages_carry() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let html = app.get("/ingresses").await.text().await.unwrap();
     assert!(html.contains("<script src=\"/assets/live.js?v="));
@@ -115,7 +115,7 @@ async fn a_change_reaches_the_stream_and_moves_the_revision_pages_carry() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_burst_of_changes_is_coalesced_to_at_most_four_messages_a_second() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let mut events = Events::open(&app).await;
     events
@@ -169,7 +169,7 @@ async fn a_burst_of_changes_is_coalesced_to_at_most_four_messages_a_second() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn open_streams_end_at_shutdown_instead_of_holding_it_up() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let mut events = Events::open(&app).await;
     events
@@ -193,7 +193,7 @@ async fn open_streams_end_at_shutdown_instead_of_holding_it_up() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_live_script_is_served_with_a_versioned_immutable_url() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     let html = app.get("/clusters").await.text().await.unwrap();
     let at = html.find("/assets/live.js?v=").unwrap();
     let href = &html[at..at + html[at..].find('"').unwrap()];

@@ -209,7 +209,7 @@ namespaces = ["acme-*"]
     )
     .unwrap();
     let auth = Auth::from_config(&config).await.unwrap();
-    let app = spawn_app_on(&["zrh-prod"], auth, listener).await;
+    let app = app_with(&["zrh-prod"]).auth(auth).listener(listener).await;
     for (ns, host) in [
         ("acme-shop", "shop.acme.example"),
         ("globex-web", "www.globex.example"),
@@ -329,12 +329,10 @@ async fn a_forged_callback_is_refused() {
         &[],
     )
     .unwrap();
-    let app = spawn_app_on(
-        &["zrh-prod"],
-        Auth::from_config(&config).await.unwrap(),
-        listener,
-    )
-    .await;
+    let app = app_with(&["zrh-prod"])
+        .auth(Auth::from_config(&config).await.unwrap())
+        .listener(listener)
+        .await;
     let client = browser();
     // No flow started in this browser: a code from elsewhere is not accepted.
     let r = client

@@ -130,7 +130,7 @@ async fn record_hostile_audit_row(app: &TestApp) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_page_shows_hostile_cluster_text_escaped() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     hostile_chain(&app);
     record_hostile_audit_row(&app).await;
@@ -219,7 +219,7 @@ async fn every_page_shows_hostile_cluster_text_escaped() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn each_page_answers_with_its_own_content() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     for (name, host) in [
         ("alpha", "a.shop.example"),
@@ -318,7 +318,7 @@ async fn each_page_answers_with_its_own_content() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sort_orders_are_in_the_query_string_and_bad_ones_are_named() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     for (name, host) in [
         ("alpha", "z.example"),

@@ -112,7 +112,7 @@ async fn a_full_disk_holds_the_history_keeps_pages_live_and_writes_it_all_once_s
     let Some(mount) = Tmpfs::mount(dir.path(), "size=4m") else {
         return;
     };
-    let app = spawn_app_in(&["zrh-prod"], dir).await;
+    let app = app_with(&["zrh-prod"]).dir(dir).await;
     app.wait_ready().await;
     assert_eq!(
         storage_metric(&app, "lookout_storage_writable", "history").await,
@@ -238,7 +238,7 @@ impl Drop for Locker {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_database_locked_by_another_process_holds_history_and_audit_until_it_lets_go() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     add_ingress(&app, 0, "web");
     within(10, "the Ingress is live", || async {

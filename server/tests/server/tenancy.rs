@@ -125,7 +125,9 @@ impl TestApp {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn proxy_headers_are_believed_only_from_trusted_addresses() {
-    let app = spawn_app_with_auth(&["zrh-prod"], auth("10.9.9.9/32").await).await;
+    let app = app_with(&["zrh-prod"])
+        .auth(auth("10.9.9.9/32").await)
+        .await;
     app.wait_ready().await;
     let r = app.get_as("/api/v1/ingresses", "mallory", "oncall").await;
     assert_eq!(
@@ -144,7 +146,9 @@ async fn proxy_headers_are_believed_only_from_trusted_addresses() {
     assert_eq!(app.get("/healthz").await.status(), 200, "health stays open");
     app.stop().await;
 
-    let app = spawn_app_with_auth(&["zrh-prod"], auth("127.0.0.1/32").await).await;
+    let app = app_with(&["zrh-prod"])
+        .auth(auth("127.0.0.1/32").await)
+        .await;
     app.wait_ready().await;
     let r = app.get_as("/api/v1/ingresses", "sue", "support").await;
     assert_eq!(r.status(), 200);
@@ -177,7 +181,9 @@ async fn proxy_headers_are_believed_only_from_trusted_addresses() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bearer_tokens_carry_their_own_role_and_scope() {
-    let app = spawn_app_with_auth(&["zrh-prod"], auth("127.0.0.1/32").await).await;
+    let app = app_with(&["zrh-prod"])
+        .auth(auth("127.0.0.1/32").await)
+        .await;
     app.wait_ready().await;
     two_tenants(&app);
     app.eventually("both Ingresses", || async {
@@ -243,7 +249,9 @@ const GLOBEX: &[&str] = &["www.globex.example", "globex diff"];
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
-    let app = spawn_app_with_auth(&["zrh-prod"], auth("127.0.0.1/32").await).await;
+    let app = app_with(&["zrh-prod"])
+        .auth(auth("127.0.0.1/32").await)
+        .await;
     app.wait_ready().await;
     two_tenants(&app);
     app.eventually("both tenants are cached and in the history", || async {
@@ -436,7 +444,7 @@ async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_response_carries_the_security_headers_and_pages_have_no_inline_script() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     for path in [
         "/",

@@ -19,7 +19,7 @@ fn rules_of(findings: &Value, name: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_ingress_shows_its_findings_within_a_second() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     create(
         &app,
@@ -81,7 +81,7 @@ async fn a_new_ingress_shows_its_findings_within_a_second() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     create(
         &app,
@@ -200,7 +200,7 @@ async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_410_relist_loses_and_duplicates_nothing() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     for i in 0..20 {
         create(
@@ -251,7 +251,7 @@ async fn a_410_relist_loses_and_duplicates_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_api_server_back_with_lower_resource_versions_is_listed_again_at_once() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     for name in ["kept", "removed"] {
         add_ingress(&app, 0, name);
@@ -308,7 +308,7 @@ async fn an_api_server_back_with_lower_resource_versions_is_listed_again_at_once
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cluster_whose_api_goes_away_is_stale_while_others_update() {
-    let app = spawn_app(&["zrh-prod", "gva-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod", "gva-prod"]).await;
     app.wait_ready().await;
     add_ingress(&app, 0, "before");
     app.eventually("the first Ingress", || async {
@@ -346,7 +346,7 @@ async fn a_cluster_whose_api_goes_away_is_stale_while_others_update() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cert_manager_missing_only_when_ingresses_ask_for_certificates() {
-    let app = spawn_app_with(&["bare"], false).await;
+    let app = app_with(&["bare"]).without_crds().await;
     app.wait_ready().await;
     let clusters = app.json("/api/v1/clusters").await;
     let kinds = clusters["items"][0]["kinds"].as_array().unwrap();
@@ -408,10 +408,9 @@ fn faults(app: &TestApp, i: usize, f: kubesim::faults::Faults) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_blackholed_cluster_is_unreachable_alone_pages_never_wait_and_it_recovers() {
-    let app = spawn_app_tuned(&["zrh-prod", "gva-prod"], |s| {
-        s.list_timeout = Duration::from_secs(1)
-    })
-    .await;
+    let app = app_with(&["zrh-prod", "gva-prod"])
+        .tune(|s| s.list_timeout = Duration::from_secs(1))
+        .await;
     app.wait_ready().await;
     add_ingress(&app, 0, "before");
     app.eventually("the first Ingress", || async {
@@ -492,7 +491,7 @@ async fn a_blackholed_cluster_is_unreachable_alone_pages_never_wait_and_it_recov
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_throttled_relist_waits_as_long_as_the_429_asks_keeps_the_data_and_catches_up() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     add_ingress(&app, 0, "before");
     app.eventually("the first Ingress", || async {
@@ -548,7 +547,9 @@ async fn a_throttled_relist_waits_as_long_as_the_429_asks_keeps_the_data_and_cat
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cluster_answering_500_is_stale_with_the_servers_words_and_recovers() {
-    let app = spawn_app_tuned(&["zrh-prod"], |s| s.list_timeout = Duration::from_secs(1)).await;
+    let app = app_with(&["zrh-prod"])
+        .tune(|s| s.list_timeout = Duration::from_secs(1))
+        .await;
     app.wait_ready().await;
     faults(
         &app,
@@ -594,7 +595,7 @@ async fn metric(app: &TestApp, name: &str) -> f64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_410_storm_across_the_fleet_relists_a_few_kinds_at_a_time_and_loses_nothing() {
     let clusters = ["zrh-prod", "gva-prod", "lab-dev"];
-    let app = spawn_app_tuned(&clusters, |s| s.relist_concurrency = 2).await;
+    let app = app_with(&clusters).tune(|s| s.relist_concurrency = 2).await;
     app.wait_ready().await;
     for i in 0..clusters.len() {
         for n in 0..5 {
@@ -661,7 +662,7 @@ async fn a_410_storm_across_the_fleet_relists_a_few_kinds_at_a_time_and_loses_no
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cert_manager_served_only_at_an_unknown_version_is_named_not_mistaken_for_absent() {
-    let app = spawn_app_with(&["zrh-prod"], false).await;
+    let app = app_with(&["zrh-prod"]).without_crds().await;
     app.wait_ready().await;
     // cert-manager before 1.0: its Certificates at v1alpha2 only.
     let c = &app.fleet.clusters[0].cluster;
@@ -708,7 +709,7 @@ async fn cert_manager_served_only_at_an_unknown_version_is_named_not_mistaken_fo
 
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_objects_are_projected_as_far_as_they_go_beside_their_neighbours() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     let huge = "x".repeat(200 * 1024);
     let bad_ingresses = [
@@ -809,7 +810,7 @@ async fn malformed_objects_are_projected_as_far_as_they_go_beside_their_neighbou
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dropped_watches_resume_from_their_version_without_a_relist_or_a_lost_change() {
-    let app = spawn_app(&["zrh-prod"], vec![]).await;
+    let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     for name in ["a", "b", "c"] {
         add_ingress(&app, 0, name);

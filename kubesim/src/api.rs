@@ -42,20 +42,20 @@ pub fn router(cluster: Arc<Cluster>) -> Router {
         .route("/openapi/v3/{*gv}", get(openapi_v3_gv))
         .route(
             "/kubesim/faults",
-            get(crate::faults::get).put(crate::faults::put),
+            get(crate::admin::get).put(crate::admin::put),
         )
         .route(
             "/kubesim/faults/drop-watches",
-            axum::routing::post(crate::faults::drop_watches),
+            axum::routing::post(crate::admin::drop_watches),
         )
         .route(
             "/kubesim/faults/reset-versions",
-            axum::routing::post(crate::faults::reset_versions),
+            axum::routing::post(crate::admin::reset_versions),
         )
         .fallback(resource_request)
         .layer(axum::middleware::from_fn_with_state(
             cluster.clone(),
-            crate::faults::apply,
+            crate::admin::apply,
         ))
         .with_state(cluster)
 }

@@ -13,8 +13,10 @@
 //!   pieces.
 //! - [`fleet`]: several clusters on their own ports, and the kubeconfig that reaches them.
 //! - [`sim`]: controllers that behave like cert-manager, Cilium and Let's Encrypt.
-//! - [`faults`]: fault injection per cluster (library API and admin endpoint).
+//! - [`faults`]: the faults a cluster can have; [`admin`]: applying them to API requests, and
+//!   the admin endpoint that sets them.
 
+pub mod admin;
 pub mod api;
 pub mod clock;
 pub mod crds;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lookout_app::model::certificate::CertificateView;
 use lookout_app::model::data::Key;
-use lookout_app::model::text::Interner;
+use lookout_app::model::interner::Interner;
 use lookout_app::model::IngressView;
 use serde_json::{json, Value};
 

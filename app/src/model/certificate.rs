@@ -8,11 +8,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ingress::IssuerRef;
+use super::interner::Interner;
 use super::object::{
     annotation, condition, conditions_at, controller_owner, created, str_at, strings_at, time_at,
     Condition, Owner,
 };
-use super::text::{Interner, Text, Texts, Uid};
+use super::text::{Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-override-ingress-name`, set by ingress-shim at creation.
 pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";

@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ingress::{requested_issuer, IssuerRef};
+use super::interner::Interner;
 use super::object::{annotation, created, parse_time, str_at, strings_at};
-use super::text::Interner;
 
 /// Cilium's ingress controller string.
 pub const CILIUM_CONTROLLER: &str = "cilium.io/ingress-controller";

@@ -7,8 +7,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::interner::Interner;
 use super::object::{annotation, annotation_managers, created, str_at};
-use super::text::{Interner, Text, Texts, Uid};
+use super::text::{Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-edit-in-place`.
 pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
@@ -25,23 +26,7 @@ pub const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 /// Cilium's per-Ingress HTTPS redirect switch.
 pub const FORCE_HTTPS: &str = "ingress.cilium.io/force-https";
 
-/// Which issuer an object asks cert-manager for.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct IssuerRef {
-    /// `Issuer`, `ClusterIssuer`, or an external kind.
-    pub kind: Text,
-    pub name: Text,
-    /// `cert-manager.io` for the built-in kinds.
-    pub group: Text,
-}
-
-impl IssuerRef {
-    /// Whether this names cert-manager's own Issuer or ClusterIssuer.
-    pub fn is_cert_manager(&self) -> bool {
-        (self.group.is_empty() || &*self.group == "cert-manager.io")
-            && (&*self.kind == "Issuer" || &*self.kind == "ClusterIssuer")
-    }
-}
+pub use super::refs::IssuerRef;
 
 /// One `spec.tls` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

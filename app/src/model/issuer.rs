@@ -4,8 +4,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::interner::Interner;
 use super::object::{condition, conditions_at, str_at, Condition};
-use super::text::Interner;
 
 /// Let's Encrypt's production directory.
 pub const LE_PRODUCTION: &str = "https://acme-v02.api.letsencrypt.org/directory";

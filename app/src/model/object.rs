@@ -6,7 +6,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::text::{Interner, Text, Uid};
+use super::interner::Interner;
+use super::text::{Text, Uid};
 
 /// A status condition (`Ready`, `Issuing`, …).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use lookout_app::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
+use lookout_app::model::interner::Interner;
 use lookout_app::model::read::lists::IngressRows;
 use lookout_app::model::read::Visibility;
 use lookout_app::model::rules::evaluate;
-use lookout_app::model::text::Interner;
 use lookout_app::model::thresholds::Thresholds;
 use lookout_app::model::{ClusterView, Finding, Kind, KindState, SyncState};
 use tokio::sync::mpsc;

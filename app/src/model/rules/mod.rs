@@ -13,7 +13,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use super::chain::Index;
 use super::data::{ClusterData, ClusterFacts};
 use super::finding::{sort_by_urgency, Finding, Severity};
-use super::text::{Interner, Text};
+use super::interner::Interner;
+use super::text::Text;
 use super::thresholds::Thresholds;
 
 /// What a rule needs, and where it puts its findings.

@@ -17,8 +17,8 @@ use lookout_app::model::history::HistoryEvent;
 use lookout_app::model::infra::{
     CiliumConfig, EventView, GatewayView, IngressClassView, LoadBalancerView,
 };
+use lookout_app::model::interner::Interner;
 use lookout_app::model::issuer::IssuerView;
-use lookout_app::model::text::Interner;
 use lookout_app::model::{IngressView, Kind};
 use serde_json::Value;
 

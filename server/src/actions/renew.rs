@@ -1,0 +1,133 @@
+//! Renewing a Certificate as `cmctl renew` does, after a Let's Encrypt budget check.
+
+use super::*;
+
+impl Actions {
+    /// What renewing these Certificates costs of the budgets.
+    pub(super) fn planned(detail: &CertificateDetail) -> Option<Planned> {
+        let server = detail.chain.issuer.as_ref()?.acme_server_url.clone()?;
+        let c = &detail.chain.certificate;
+        Some(Planned {
+            server: server.to_string(),
+            names: c.dns_names.iter().map(|n| n.to_string()).collect(),
+            renewal: c.not_after.is_some() || c.revision.is_some(),
+        })
+    }
+
+    /// Triggers re-issuance like `cmctl renew`, after the budget check.
+    pub async fn renew(
+        &self,
+        caller: &Caller,
+        key: &ObjectKey,
+        dry_run: bool,
+        confirm_budget: bool,
+    ) -> Result<ActionRecord, ActionError> {
+        self.renew_as(caller, key, dry_run, confirm_budget, false)
+            .await
+    }
+
+    pub(super) async fn renew_as(
+        &self,
+        caller: &Caller,
+        key: &ObjectKey,
+        dry_run: bool,
+        confirm_budget: bool,
+        item: bool,
+    ) -> Result<ActionRecord, ActionError> {
+        self.check_writable()?;
+        let detail = self
+            .registry
+            .certificate(&caller.scope, key)
+            .ok_or_else(|| not_found("Certificate", key))?;
+        may_act(caller, key)?;
+        let mut r = self.record(caller, ActionKind::Renew, "Certificate", key, dry_run);
+        r.budget = impact(
+            &self.registry.fleet_budgets(),
+            &Self::planned(&detail).into_iter().collect::<Vec<_>>(),
+        );
+        r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
+        if r.needs_confirmation && !confirm_budget && !dry_run {
+            r.outcome = Outcome::Refused;
+            r.message = budget_message(&r);
+            return Ok(self.finish(r, item).await);
+        }
+        let s = match self.client_or_step(key, Kind::Certificate, "set Issuing=True") {
+            Ok(client) => self.renew_step(&client, key, dry_run).await,
+            Err(s) => *s,
+        };
+        if s.outcome == Outcome::NotFound {
+            return Err(not_found("Certificate", key));
+        }
+        r.steps.push(s);
+        Ok(self.finish(r, item).await)
+    }
+
+    async fn renew_step(&self, client: &kube::Client, key: &ObjectKey, dry_run: bool) -> Step {
+        let mut s = step(
+            Kind::Certificate,
+            &key.namespace,
+            &key.name,
+            "set condition Issuing=True, reason ManuallyTriggered, on the status (as cmctl renew)",
+        );
+        for _ in 0..RENEW_ATTEMPTS {
+            let mut live =
+                match requests::get(client, Kind::Certificate, &key.namespace, &key.name).await {
+                    Ok(o) => o,
+                    Err(e) => return failed(s, e),
+                };
+            let conditions: Vec<serde_json::Value> = live
+                .data
+                .pointer("/status/conditions")
+                .and_then(|c| c.as_array())
+                .cloned()
+                .unwrap_or_default();
+            let issuing = conditions.iter().find(|c| c["type"] == "Issuing");
+            if let Some(i) = issuing.filter(|i| i["status"] == "True") {
+                s.outcome = Outcome::Refused;
+                s.message = Some(format!(
+                    "already being issued (Issuing=True, {}); cert-manager ignores another trigger",
+                    i["reason"].as_str().unwrap_or("no reason")
+                ));
+                return s;
+            }
+            let mut next: Vec<serde_json::Value> = conditions
+                .iter()
+                .filter(|c| c["type"] != "Issuing")
+                .cloned()
+                .collect();
+            next.push(json!({
+                "type": "Issuing",
+                "status": "True",
+                "reason": "ManuallyTriggered",
+                "message": "Certificate re-issuance manually triggered",
+                "lastTransitionTime": self.now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                "observedGeneration": live.metadata.generation.unwrap_or(0),
+            }));
+            s.diff = match issuing {
+                Some(old) => vec![
+                    format!(
+                        "- status.conditions[Issuing]: {} ({})",
+                        old["status"].as_str().unwrap_or(""),
+                        old["reason"].as_str().unwrap_or("")
+                    ),
+                    "+ status.conditions[Issuing]: True (ManuallyTriggered)".into(),
+                ],
+                None => vec!["+ status.conditions[Issuing]: True (ManuallyTriggered)".into()],
+            };
+            if !live.data["status"].is_object() {
+                live.data["status"] = json!({});
+            }
+            live.data["status"]["conditions"] = json!(next);
+            match requests::replace_status(client, Kind::Certificate, &live, dry_run).await {
+                Ok(_) => return s,
+                Err(CallError::Stale) => continue,
+                Err(e) => return failed(s, e),
+            }
+        }
+        s.outcome = Outcome::Error;
+        s.message = Some(format!(
+            "the Certificate kept changing; gave up after {RENEW_ATTEMPTS} attempts"
+        ));
+        s
+    }
+}

@@ -3,7 +3,8 @@
 //!
 //! # Layout
 //!
-//! - [`store`]: one cluster's objects, resource versions, watch window and write verbs.
+//! - [`store`]: one cluster's objects and resource versions; its write verbs
+//!   (`store/writes.rs`) and watch window (`store/watches.rs`).
 //! - [`fields`]: managedFields and server-side apply.
 //! - [`api`]: the HTTP router (URL parsing, content types, watch streams).
 //! - [`discovery`]: `/version`, `/api`, `/apis`, OpenAPI documents.

@@ -1,7 +1,7 @@
 //! Actions against kubesim, checked with kubectl as an independent client: the
 //! edit-in-place fix with field manager `lookout`, the Certificate override, Argo CD-style
-//! re-applies, undo, conflicts, renew with its budget check, bulk runs, the browser's form
-//! flow, read-only mode and the audit log.
+//! re-applies, undo, conflicts, the browser's form flow, read-only mode and the audit log.
+//! Renew and the bulk runs are in `bulk.rs`.
 
 use std::path::Path;
 
@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 
 use crate::helpers::*;
 
-const EIP: &str = "acme.cert-manager.io/http01-edit-in-place";
-const OVERRIDE: &str = "acme.cert-manager.io/http01-override-ingress-name";
-const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
+pub(crate) const EIP: &str = "acme.cert-manager.io/http01-edit-in-place";
+pub(crate) const OVERRIDE: &str = "acme.cert-manager.io/http01-override-ingress-name";
+pub(crate) const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
 
 /// A browser: keeps cookies, does not follow redirects; with the CSRF token of its forms.
 pub async fn browser(app: &TestApp) -> (reqwest::Client, String) {
@@ -37,7 +37,7 @@ pub async fn browser(app: &TestApp) -> (reqwest::Client, String) {
     (client, token)
 }
 
-fn get_json(kc: &Path, kind: &str, ns: &str, name: &str) -> Value {
+pub(crate) fn get_json(kc: &Path, kind: &str, ns: &str, name: &str) -> Value {
     serde_json::from_str(&kubectl_output(
         kc,
         "zrh-prod",
@@ -57,7 +57,7 @@ fn get_json(kc: &Path, kind: &str, ns: &str, name: &str) -> Value {
 }
 
 /// The managers (and operations) that own an annotation, read from kubectl's output.
-fn owners(obj: &Value, key: &str) -> Vec<(String, String)> {
+pub(crate) fn owners(obj: &Value, key: &str) -> Vec<(String, String)> {
     obj["metadata"]["managedFields"]
         .as_array()
         .into_iter()
@@ -75,7 +75,7 @@ fn owners(obj: &Value, key: &str) -> Vec<(String, String)> {
 /// An Ingress in `shop` that asks for a certificate and lacks the annotation, applied with
 /// kubectl as field manager `argocd-controller`, plus its Certificate as ingress-shim makes
 /// it but without the override (it was created before the annotation existed).
-async fn shop(app: &TestApp) -> std::path::PathBuf {
+pub(crate) async fn shop(app: &TestApp) -> std::path::PathBuf {
     let kc = app.kubeconfig();
     let kc2 = kc.clone();
     tokio::task::spawn_blocking(move || {
@@ -601,322 +601,5 @@ async fn the_browser_flow_previews_applies_and_refuses_forms_from_other_sites() 
         "true"
     );
     assert_eq!(app.get("/actions/nonexistent").await.status(), 404);
-    app.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn bulk_edit_in_place_previews_every_item_then_fixes_them() {
-    if !kubectl_available() {
-        return;
-    }
-    let app = spawn_app(&["zrh-prod"]).await;
-    app.wait_ready().await;
-    let kc = app.kubeconfig();
-    let kc2 = kc.clone();
-    tokio::task::spawn_blocking(move || {
-        kubectl(&kc2, "zrh-prod", &["create", "namespace", "acme"], None);
-        for (name, host) in [("one", "one.acme.example"), ("two", "two.acme.example")] {
-            kubectl(
-                &kc2,
-                "zrh-prod",
-                &["apply", "--server-side", "-f", "-"],
-                Some(&ingress_yaml("acme", name, host)),
-            );
-        }
-        kubectl(
-            &kc2,
-            "zrh-prod",
-            &["apply", "--server-side", "-f", "-"],
-            Some(&ingress_yaml("default", "other", "other.example")),
-        );
-    })
-    .await
-    .unwrap();
-    app.eventually("three Ingresses", || async {
-        app.json("/api/v1/ingresses").await["total"] == 3
-    })
-    .await;
-
-    let preview: Value = app
-        .post(
-            "/api/v1/bulk/edit-in-place",
-            json!({"cluster": "zrh-prod", "namespace": "acme", "dry_run": true}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(preview["total"], 2);
-    assert_eq!(preview["items"].as_array().unwrap().len(), 2);
-    assert!(preview["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|i| i["outcome"] == "ok" && i["dry_run"] == true));
-    assert!(get_json(&kc, "ingress", "acme", "one")["metadata"]["annotations"][EIP].is_null());
-
-    let run: Value = app
-        .post(
-            "/api/v1/bulk/edit-in-place",
-            json!({"cluster": "zrh-prod", "namespace": "acme"}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(run["outcome"], "ok");
-    assert_eq!(run["message"], "2 of 2 items ok");
-    for name in ["one", "two"] {
-        assert_eq!(
-            get_json(&kc, "ingress", "acme", name)["metadata"]["annotations"][EIP],
-            "true"
-        );
-    }
-    assert!(
-        get_json(&kc, "ingress", "default", "other")["metadata"]["annotations"][EIP].is_null(),
-        "outside the namespace: untouched"
-    );
-    let audit = app.json("/api/v1/audit").await;
-    let rows = audit["items"].as_array().unwrap();
-    let count = |action: &str, dry_run: bool| {
-        rows.iter()
-            .filter(|i| i["action"] == action && i["dry_run"] == dry_run)
-            .count()
-    };
-    assert_eq!(count("bulk-edit-in-place", true), 1, "the preview: one row");
-    assert_eq!(count("bulk-edit-in-place", false), 1, "the run");
-    assert_eq!(count("edit-in-place", false), 2, "each item that ran");
-    assert_eq!(
-        rows.len(),
-        4,
-        "items of a preview are not audited one by one"
-    );
-    let page = app
-        .get(&format!("/actions/{}", run["id"].as_str().unwrap()))
-        .await
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(page.matches("data-testid=\"bulk-item\"").count(), 2);
-    assert!(page.contains("2 of 2 done"));
-    app.stop().await;
-}
-
-/// Issued certificates for `names` recorded in the history, as if Lookout had seen them.
-async fn seed_issuances(app: &TestApp, names: &str, n: usize) {
-    let pool = sqlx::SqlitePool::connect(&format!(
-        "sqlite://{}",
-        app.dir.path().join("lookout.db").display()
-    ))
-    .await
-    .unwrap();
-    for i in 0..n {
-        let at = (chrono::Utc::now() - chrono::Duration::hours(i as i64 + 1))
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        sqlx::query(
-            "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at) \
-             VALUES ('zrh-prod', 'shop', ?, ?, 'web-tls', ?, 'ClusterIssuer', 'letsencrypt-prod', ?, ?, 'issued', NULL, NULL, ?, ?, ?, ?)",
-        )
-        .bind(format!("web-tls-{i}"))
-        .bind(format!("uid-{i}"))
-        .bind(i as i64 + 1)
-        .bind(PROD)
-        .bind(json!([names]).to_string())
-        .bind(&at)
-        .bind(&at)
-        .bind(&at)
-        .bind(&at)
-        .execute(&pool)
-        .await
-        .unwrap();
-    }
-    pool.close().await;
-}
-
-/// The Let's Encrypt production ClusterIssuer, `web-tls` with this status, and five
-/// issuances of its names this week in the history.
-async fn failing_web_tls_with_a_full_budget(app: &TestApp, status: Value) {
-    create(
-        app,
-        0,
-        "cert-manager.io",
-        "clusterissuers",
-        None,
-        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
-    );
-    let c = &app.fleet.clusters[0].cluster;
-    let rt = c.resolve("cert-manager.io", "certificates").unwrap();
-    let mut opts = kubesim::WriteOpts::system();
-    opts.status = true;
-    c.merge_patch(
-        &rt,
-        Some("shop"),
-        "web-tls",
-        &json!({ "status": status }),
-        &opts,
-    )
-    .unwrap();
-    seed_issuances(app, "web.shop.example", 5).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn renew_sets_issuing_like_cmctl_and_respects_the_exact_set_budget() {
-    if !kubectl_available() {
-        return;
-    }
-    let app = spawn_app(&["zrh-prod"]).await;
-    app.wait_ready().await;
-    let kc = shop(&app).await;
-    failing_web_tls_with_a_full_budget(&app, json!({"conditions": [
-        {"type": "Ready", "status": "False", "reason": "Failed", "message": "the last attempt failed"},
-        {"type": "Issuing", "status": "False", "reason": "Failed", "message": "order invalid"}],
-        "notAfter": "2026-12-20T00:00:00Z", "revision": 3})).await;
-    app.eventually("the budget is full", || async {
-        app.json("/api/v1/rate-limits").await["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|b| b["limit"] == "exact-set" && b["used"] == 5)
-    })
-    .await;
-    let path = "/api/v1/certificates/zrh-prod/shop/web-tls/renew";
-
-    let preview: Value = app
-        .post(path, json!({"dry_run": true}))
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(preview["needs_confirmation"], true);
-    let set = preview["budget"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["limit"] == "exact-set")
-        .unwrap();
-    assert_eq!(
-        (
-            set["used"].clone(),
-            set["after"].clone(),
-            set["exceeds"].clone()
-        ),
-        (json!(5), json!(6), json!(true))
-    );
-    assert!(
-        !preview["budget"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|b| b["limit"] == "registered-domain"),
-        "a renewal is exempt from the registered-domain limit"
-    );
-
-    let refused = app.post(path, json!({"dry_run": false})).await;
-    assert_eq!(refused.status(), 409);
-    let body: Value = refused.json().await.unwrap();
-    assert_eq!(body["error"]["code"], "budget_exceeded");
-    assert!(body["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("web.shop.example would be 6 of 5"));
-    assert_eq!(
-        get_json(&kc, "certificate", "shop", "web-tls")["status"]["conditions"][1]["status"],
-        "False",
-        "not triggered"
-    );
-
-    let done = app
-        .post(path, json!({"dry_run": false, "confirm_budget": true}))
-        .await;
-    assert_eq!(done.status(), 200);
-    let cert = get_json(&kc, "certificate", "shop", "web-tls");
-    let conditions = cert["status"]["conditions"].as_array().unwrap();
-    let issuing = conditions.iter().find(|c| c["type"] == "Issuing").unwrap();
-    assert_eq!(issuing["status"], "True");
-    assert_eq!(issuing["reason"], "ManuallyTriggered");
-    assert_eq!(
-        issuing["message"],
-        "Certificate re-issuance manually triggered"
-    );
-    assert!(
-        conditions
-            .iter()
-            .any(|c| c["type"] == "Ready" && c["reason"] == "Failed"),
-        "other conditions kept"
-    );
-    assert_eq!(conditions.len(), 2);
-
-    let again = app.post(path, json!({"confirm_budget": true})).await;
-    assert_eq!(again.status(), 409, "already issuing");
-    assert_eq!(
-        again.json::<Value>().await.unwrap()["error"]["code"],
-        "refused"
-    );
-    app.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn bulk_renew_covers_the_failing_certificates_and_checks_their_budgets_together() {
-    if !kubectl_available() {
-        return;
-    }
-    let app = spawn_app(&["zrh-prod"]).await;
-    app.wait_ready().await;
-    let kc = shop(&app).await;
-    failing_web_tls_with_a_full_budget(&app, json!({"conditions": [
-        {"type": "Ready", "status": "False", "reason": "Failed", "message": "the last attempt failed"}],
-        "notAfter": "2026-12-20T00:00:00Z", "revision": 1})).await;
-    app.eventually("the budget is full and the Certificate failing", || async {
-        let full = app.json("/api/v1/rate-limits").await["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|b| b["limit"] == "exact-set" && b["used"] == 5);
-        full && app.json("/api/v1/certificates?status=not-ready").await["total"] == 1
-    })
-    .await;
-
-    let preview: Value = app
-        .post(
-            "/api/v1/bulk/renew",
-            json!({"namespace": "shop", "dry_run": true}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(preview["total"], 1);
-    assert_eq!(preview["needs_confirmation"], true);
-    assert_eq!(preview["items"][0]["name"], "web-tls");
-    assert_eq!(preview["items"][0]["outcome"], "ok");
-
-    let refused = app
-        .post("/api/v1/bulk/renew", json!({"namespace": "shop"}))
-        .await;
-    assert_eq!(refused.status(), 409);
-    assert_eq!(
-        refused.json::<Value>().await.unwrap()["error"]["code"],
-        "budget_exceeded"
-    );
-
-    let run: Value = app
-        .post(
-            "/api/v1/bulk/renew",
-            json!({"namespace": "shop", "confirm_budget": true}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(run["message"], "1 of 1 items ok");
-    let cert = get_json(&kc, "certificate", "shop", "web-tls");
-    let issuing = cert["status"]["conditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["type"] == "Issuing")
-        .cloned()
-        .unwrap();
-    assert_eq!(issuing["reason"], "ManuallyTriggered");
     app.stop().await;
 }

@@ -480,3 +480,13 @@ pub async fn challenge_history(app: &TestApp, name: &str) -> Option<(Value, Vec<
         .collect();
     Some((row, states))
 }
+
+/// A number from `/metrics`, by its whole name.
+pub async fn metric(app: &TestApp, name: &str) -> f64 {
+    let text = app.get("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("{name} in /metrics"))
+        .parse()
+        .unwrap()
+}

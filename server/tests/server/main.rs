@@ -4,6 +4,8 @@
 
 mod actions;
 mod binary;
+mod bulk;
+mod faults;
 mod helpers;
 mod history;
 mod http;

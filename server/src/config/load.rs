@@ -1,8 +1,7 @@
-//! Text → [`Config`]: TOML, then the environment overrides, then serde, then [`validate`].
-//! Every unknown key and every wrong value is reported, not just the first: each one serde
-//! finds is noted with its path, taken out of the document, and the document read again.
-//!
-//! [`validate`]: super::validate
+//! Text → [`Config`]: TOML, then the environment overrides, then serde, then
+//! `Config::validate`. Every unknown key and every wrong value is reported, not just the
+//! first: each one serde finds is noted with its path, taken out of the document, and the
+//! document read again.
 
 use std::fmt;
 use std::path::Path;

@@ -3,9 +3,9 @@
 //!
 //! - this module: the types and their defaults; serde parses durations
 //!   (`humantime_serde`: `90s`, `15m`, `1h30m`, `7d`) and enums (`auth.mode`, roles);
-//! - [`env`]: which `LOOKOUT_*` variable overrides which key;
-//! - [`load`]: text → [`Config`], reporting every unknown key and wrong value at once;
-//! - [`validate`]: what the types alone cannot say (addresses, URLs, names, combinations).
+//! - `env.rs`: which `LOOKOUT_*` variable overrides which key;
+//! - `load.rs`: text → [`Config`], reporting every unknown key and wrong value at once;
+//! - `validate.rs`: what the types alone cannot say (addresses, URLs, names, combinations).
 //!
 //! Every key is documented in `docs/configuration.md`.
 

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::actions::Actions;
 use crate::clusters::{ClusterSource, Registry, WatchSettings};
+use crate::fleet::{Budgets, Changes};
 use crate::http::{self, AppState};
 use crate::store::audit::AuditLog;
 use crate::store::{self, sync_events, Db};
@@ -79,16 +80,19 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         .iter()
         .filter_map(|c| c.client.as_ref().ok().map(|k| (c.name.clone(), k.clone())))
         .collect();
+    let changes = Changes::default();
+    let fleet_budgets = Arc::new(Budgets::new(changes.clone()));
     let registry = Registry::start(
         clusters,
         settings,
         events_tx,
         Some(history_tx),
+        (changes.clone(), fleet_budgets.clone()),
         shutdown.clone(),
     );
     let publish = {
-        let registry = registry.clone();
-        move |b| registry.set_budgets(b)
+        let fleet_budgets = fleet_budgets.clone();
+        move |b| fleet_budgets.set(b)
     };
     let budgets = tokio::spawn(store::history::run_budgets(
         db.reader.clone(),
@@ -99,6 +103,8 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     ));
     let router = http::router(AppState {
         registry: registry.clone(),
+        changes: changes.clone(),
+        budgets: fleet_budgets.clone(),
         history: store::reads::HistoryStore::new(db.reader.clone()),
         storage: db.health.clone(),
         http: Default::default(),
@@ -106,6 +112,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         shutdown: shutdown.clone(),
         actions: Arc::new(Actions::new(
             registry.clone(),
+            (changes, fleet_budgets),
             clients,
             AuditLog {
                 pool: db.writer.clone(),

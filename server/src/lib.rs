@@ -6,7 +6,7 @@
 //! - [`config`]: the TOML file, `LOOKOUT_*` overrides and validation that names every key.
 //! - [`clusters`]: the registry of clusters — kube clients, one generic watcher per kind
 //!   ([`clusters`]'s `kinds.rs` lists the kinds), sync state, the cache and what is derived
-//!   from it; implements the app's `FleetReader` and `BudgetReader` ports.
+//!   from it; implements the app's `FleetReader` port.
 //! - [`store`]: SQLite (WAL, one writer task per table group, a read pool, embedded
 //!   migrations); `store::reads` implements the `HistoryReader` port.
 //! - [`actions`]: the fixes (server-side apply as `lookout`), undo, renew, bulk runs.
@@ -14,6 +14,7 @@
 //! - [`http`]: the axum router — pages, `/api/v1`, sign-in (`http::session`), `/metrics`,
 //!   `/healthz`, `/readyz`, the assets; one loader per view (`http::load`).
 //! - [`app`]: builds the whole application from injected parts and runs it until shutdown.
+//! - [`fleet`]: what is the whole fleet's: the change counter and the Let's Encrypt budgets.
 //! - [`clock`]: where "now" comes from (the wall clock, or the demo's).
 //! - [`background`]: a low-priority thread for recomputations only time asks for.
 //! - [`memory`]: the binary's global allocator is jemalloc (see `main.rs`); this module gives
@@ -33,6 +34,7 @@ pub mod clock;
 pub mod clusters;
 pub mod config;
 pub mod demo;
+pub mod fleet;
 pub mod http;
 pub mod memory;
 pub mod store;

@@ -6,6 +6,7 @@ pub mod findings;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
+use crate::model::choice::Choice;
 use crate::model::SyncState;
 
 /// The sections of the navigation bar.
@@ -280,17 +281,18 @@ pub fn query_string(params: &[(&str, Option<&str>)]) -> String {
 
 /// A column header that sorts by `key`: a link to sort by it, or to reverse it when it is
 /// the current order; `aria-sort` says which column is sorted and how.
-pub fn sort_header(
+pub fn sort_header<K: Choice>(
     label: &'static str,
-    key: &'static str,
-    current: Option<crate::model::read::sort::Sort>,
-    default_key: &'static str,
+    key: K,
+    current: Option<crate::model::read::sort::Sort<K>>,
     filters: &str,
 ) -> impl IntoView {
+    // The first key is the list's default order.
     let (active, reversed) = match current {
         Some(s) => (s.key == key, s.reversed),
-        None => (key == default_key, false),
+        None => (key == K::ALL[0], false),
     };
+    let key = key.label();
     let next = if active && !reversed {
         format!("-{key}")
     } else {

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::choice::{choice, Choice};
+
 use super::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
 use super::data::{key, ClusterData, ClusterFacts};
 use super::infra::{boolish, EventView, GatewayView, CILIUM_CONTROLLER};
@@ -33,15 +35,31 @@ pub enum AnnotationStatus {
     Invalid { value: Text },
 }
 
+choice!(
+    /// Which [`AnnotationStatus`] an Ingress has, without its details (`status=` filters by
+    /// it).
+    AnnotationState {
+        NotRequested = "not-requested",
+        Set = "set",
+        SetNotEffective = "set-not-effective",
+        Missing = "missing",
+        Invalid = "invalid",
+    }
+);
+
 impl AnnotationStatus {
-    pub fn label(&self) -> &'static str {
+    pub fn state(&self) -> AnnotationState {
         match self {
-            AnnotationStatus::NotRequested => "not-requested",
-            AnnotationStatus::Set { .. } => "set",
-            AnnotationStatus::SetNotEffective { .. } => "set-not-effective",
-            AnnotationStatus::Missing => "missing",
-            AnnotationStatus::Invalid { .. } => "invalid",
+            AnnotationStatus::NotRequested => AnnotationState::NotRequested,
+            AnnotationStatus::Set { .. } => AnnotationState::Set,
+            AnnotationStatus::SetNotEffective { .. } => AnnotationState::SetNotEffective,
+            AnnotationStatus::Missing => AnnotationState::Missing,
+            AnnotationStatus::Invalid { .. } => AnnotationState::Invalid,
         }
+    }
+
+    pub fn label(&self) -> &'static str {
+        self.state().label()
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod budget;
 pub mod certificate;
 pub mod chain;
+pub mod choice;
 pub mod cluster;
 pub mod csr;
 pub mod data;

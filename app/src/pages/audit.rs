@@ -5,8 +5,9 @@ use leptos::prelude::*;
 
 use crate::components::encode;
 use crate::components::{document, query_string, Nav, Pager, Shell};
+use crate::model::choice::Choice;
 use crate::model::history::AuditEntry;
-use crate::model::read::views::{AuditQuery, AUDIT_OUTCOMES};
+use crate::model::read::views::{AuditOutcome, AuditQuery};
 use crate::model::Page;
 
 fn filters(q: &AuditQuery) -> String {
@@ -15,7 +16,7 @@ fn filters(q: &AuditQuery) -> String {
         ("namespace", q.namespace.as_deref()),
         ("actor", q.actor.as_deref()),
         ("action", q.action.as_deref()),
-        ("outcome", q.outcome.as_deref()),
+        ("outcome", q.outcome.map(|o| o.label())),
         ("since", q.since_text.as_deref()),
     ])
 }
@@ -51,11 +52,11 @@ fn object_link(e: &AuditEntry) -> impl IntoView {
 }
 
 pub fn page(shell: &Shell, query: &AuditQuery, rows: Page<AuditEntry>) -> String {
-    let outcome_options = AUDIT_OUTCOMES
+    let outcome_options = AuditOutcome::ALL
         .iter()
         .map(|o| {
-            let selected = query.outcome.as_deref() == Some(*o);
-            view! { <option value=*o selected=selected>{*o}</option> }
+            let (o, selected) = (o.label(), query.outcome == Some(*o));
+            view! { <option value=o selected=selected>{o}</option> }
         })
         .collect_view();
     let items = rows

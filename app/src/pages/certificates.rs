@@ -7,8 +7,9 @@ use crate::components::charts::expiry_chart;
 use crate::components::encode;
 use crate::components::findings::SeverityBadge;
 use crate::components::{document, sort_header, Nav, Pager, Shell, Time};
-use crate::model::read::sort::CERTIFICATE_SORTS;
-use crate::model::read::views::{CertificateQuery, CertificateRow, CERTIFICATE_STATUSES};
+use crate::model::choice::Choice;
+use crate::model::read::sort::CertificateSort;
+use crate::model::read::views::{CertificateQuery, CertificateRow, CertificateStatus};
 use crate::model::Page;
 use crate::pages::action::action_form;
 
@@ -32,7 +33,7 @@ fn filters(q: &CertificateQuery) -> String {
         ("cluster", q.cluster.as_deref()),
         ("namespace", q.namespace.as_deref()),
         ("q", q.q.as_deref()),
-        ("status", q.status.as_deref()),
+        ("status", q.status.map(|s| s.label())),
     ])
 }
 
@@ -64,11 +65,11 @@ pub fn page(
             view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
         })
         .collect_view();
-    let status_options = CERTIFICATE_STATUSES
+    let status_options = CertificateStatus::ALL
         .iter()
         .map(|s| {
-            let selected = query.status.as_deref() == Some(*s);
-            view! { <option value=*s selected=selected>{*s}</option> }
+            let (s, selected) = (s.label(), query.status == Some(*s));
+            view! { <option value=s selected=selected>{s}</option> }
         })
         .collect_view();
     let rows = certificates
@@ -114,7 +115,7 @@ pub fn page(
             "Preview: renew every Certificate here that is not ready or failing".into(),
         )
     });
-    let header = |label, key| sort_header(label, key, query.sort, CERTIFICATE_SORTS[0], &base);
+    let header = |label, key| sort_header(label, key, query.sort, &base);
     document(
         &Shell {
             title: "Certificates".into(),
@@ -145,9 +146,9 @@ pub fn page(
                 <caption class="visually-hidden">"Certificates"</caption>
                 <thead>
                     <tr>
-                        {header("Cluster", "cluster")}{header("Namespace", "namespace")}{header("Name", "name")}
-                        <th scope="col">"DNS names"</th><th scope="col">"Ready"</th>{header("Expires", "expiry")}
-                        <th scope="col">"Issuer"</th>{header("Health", "health")}
+                        {header("Cluster", CertificateSort::Cluster)}{header("Namespace", CertificateSort::Namespace)}{header("Name", CertificateSort::Name)}
+                        <th scope="col">"DNS names"</th><th scope="col">"Ready"</th>{header("Expires", CertificateSort::Expiry)}
+                        <th scope="col">"Issuer"</th>{header("Health", CertificateSort::Health)}
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>

@@ -4,9 +4,10 @@
 use leptos::prelude::*;
 
 use crate::components::{document, query_string, sort_header, Nav, Pager, Shell};
+use crate::model::choice::Choice;
 use crate::model::history::ChallengeRecord;
-use crate::model::read::sort::CHALLENGE_SORTS;
-use crate::model::read::views::{ChallengeQuery, CHALLENGE_OUTCOMES};
+use crate::model::read::sort::ChallengeSort;
+use crate::model::read::views::{ChallengeQuery, ChallengeState};
 use crate::model::Page;
 
 /// Sums counts of failed challenges by classified reason; most frequent first, ties in
@@ -54,7 +55,7 @@ fn filters(q: &ChallengeQuery) -> String {
         ("cluster", q.cluster.as_deref()),
         ("namespace", q.namespace.as_deref()),
         ("domain", q.domain.as_deref()),
-        ("outcome", q.outcome.as_deref()),
+        ("outcome", q.outcome.map(|o| o.label())),
         ("since", q.since_text.as_deref()),
     ])
 }
@@ -74,15 +75,15 @@ pub fn page(
         .collect::<Vec<_>>()
         .join("&");
     let pager = view! { <Pager page=rows.page pages=rows.pages() total=rows.total base_query=pager_query/> };
-    let header = |label, key| sort_header(label, key, query.sort, CHALLENGE_SORTS[0], &base);
+    let header = |label, key| sort_header(label, key, query.sort, &base);
     let option = |value: &str, selected: bool| view! { <option value=value.to_string() selected=selected>{value.to_string()}</option> };
     let cluster_options = clusters
         .iter()
         .map(|c| option(c, query.cluster.as_deref() == Some(c.as_str())))
         .collect_view();
-    let outcome_options = CHALLENGE_OUTCOMES
+    let outcome_options = ChallengeState::ALL
         .iter()
-        .map(|o| option(o, query.outcome.as_deref() == Some(*o)))
+        .map(|o| option(o.label(), query.outcome == Some(*o)))
         .collect_view();
     let no_failures = failures
         .is_empty()
@@ -127,8 +128,8 @@ pub fn page(
             <table>
                 <caption class="visually-hidden">"Challenges"</caption>
                 <thead><tr>
-                    <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th>{header("DNS name", "domain")}<th scope="col">"Type"</th>
-                    {header("State", "state")}<th scope="col">"Failure"</th><th scope="col">"Reason"</th><th scope="col">"History"</th>{header("Last seen", "recent")}
+                    <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th>{header("DNS name", ChallengeSort::Domain)}<th scope="col">"Type"</th>
+                    {header("State", ChallengeSort::State)}<th scope="col">"Failure"</th><th scope="col">"Reason"</th><th scope="col">"History"</th>{header("Last seen", ChallengeSort::Recent)}
                 </tr></thead>
                 <tbody>{items}</tbody>
             </table>

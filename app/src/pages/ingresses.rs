@@ -5,9 +5,11 @@ use leptos::prelude::*;
 use crate::actions::ActionKind;
 use crate::components::findings::SeverityBadge;
 use crate::components::{document, sort_header, Nav, Pager, Shell};
+use crate::model::chain::AnnotationState;
 use crate::model::chain::AnnotationStatus;
-use crate::model::read::sort::INGRESS_SORTS;
-use crate::model::read::views::{IngressQuery, IngressRow, INGRESS_STATUSES};
+use crate::model::choice::Choice;
+use crate::model::read::sort::IngressSort;
+use crate::model::read::views::{IngressQuery, IngressRow};
 use crate::model::{IngressView, Page};
 use crate::pages::action::action_form;
 
@@ -28,7 +30,7 @@ pub fn filters(q: &IngressQuery) -> String {
         ("cluster", q.cluster.as_deref()),
         ("namespace", q.namespace.as_deref()),
         ("q", q.q.as_deref()),
-        ("status", q.status.as_deref()),
+        ("status", q.status.map(|s| s.label())),
     ])
 }
 
@@ -81,11 +83,11 @@ pub fn page(
             view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
         })
         .collect_view();
-    let status_options = INGRESS_STATUSES
+    let status_options = AnnotationState::ALL
         .iter()
         .map(|s| {
-            let selected = query.status.as_deref() == Some(*s);
-            view! { <option value=*s selected=selected>{*s}</option> }
+            let (s, selected) = (s.label(), query.status == Some(*s));
+            view! { <option value=s selected=selected>{s}</option> }
         })
         .collect_view();
     let rows = ingresses
@@ -149,7 +151,7 @@ pub fn page(
             format!("Preview: add edit-in-place to every Ingress {scope} that needs it"),
         )
     });
-    let header = |label, key| sort_header(label, key, query.sort, INGRESS_SORTS[0], &base);
+    let header = |label, key| sort_header(label, key, query.sort, &base);
     document(
         &Shell {
             title: "Ingresses".into(),
@@ -182,15 +184,15 @@ pub fn page(
                 <caption class="visually-hidden">"Ingresses"</caption>
                 <thead>
                     <tr>
-                        {header("Cluster", "cluster")}
-                        {header("Namespace", "namespace")}
-                        {header("Name", "name")}
-                        {header("Hosts", "host")}
+                        {header("Cluster", IngressSort::Cluster)}
+                        {header("Namespace", IngressSort::Namespace)}
+                        {header("Name", IngressSort::Name)}
+                        {header("Hosts", IngressSort::Host)}
                         <th scope="col">"Class"</th>
                         <th scope="col">"TLS secrets"</th>
                         <th scope="col">"Issuer"</th>
                         <th scope="col">"Edit-in-place"</th>
-                        {header("Health", "health")}
+                        {header("Health", IngressSort::Health)}
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
@@ -211,8 +213,8 @@ mod tests {
         let q = IngressQuery {
             cluster: Some("zrh".into()),
             q: Some("shop&x".into()),
-            status: Some("missing".into()),
-            sort: crate::model::read::sort::Sort::parse("-host", INGRESS_SORTS),
+            status: Some(AnnotationState::Missing),
+            sort: crate::model::read::sort::Sort::parse("-host"),
             ..Default::default()
         };
         assert_eq!(filters(&q), "cluster=zrh&q=shop%26x&status=missing");

@@ -2,6 +2,7 @@
 //! sees, previewed as a whole, with per-item outcomes and progress.
 
 use super::*;
+use lookout_app::model::read::views::CertificateStatus;
 
 impl Actions {
     /// The Ingresses a bulk edit-in-place covers: those that ask for a certificate and lack
@@ -37,13 +38,13 @@ impl Actions {
     /// The Certificates a bulk renew covers: those that are not ready or failing.
     fn bulk_certificates(&self, caller: &Caller, target: &BulkTarget) -> Vec<CertificateDetail> {
         let mut keys: Vec<ObjectKey> = Vec::new();
-        for status in ["not-ready", "failing"] {
+        for status in [CertificateStatus::NotReady, CertificateStatus::Failing] {
             let page = self.registry.certificates(
                 &caller.scope,
                 &CertificateQuery {
                     cluster: target.cluster.clone(),
                     namespace: target.namespace.clone(),
-                    status: Some(status.into()),
+                    status: Some(status),
                     page: 1,
                     per_page: usize::MAX,
                     ..Default::default()
@@ -102,11 +103,7 @@ impl Actions {
                         name: d.chain.certificate.name.to_string(),
                     })
                     .collect();
-                (
-                    "Certificate",
-                    keys,
-                    impact(&self.registry.fleet_budgets(), &planned),
-                )
+                ("Certificate", keys, impact(&self.budgets.all(), &planned))
             }
             _ => ("Ingress", self.bulk_ingresses(caller, target), Vec::new()),
         };
@@ -145,7 +142,7 @@ impl Actions {
                 r.clone()
             };
             self.audit(&done).await;
-            self.registry.touch();
+            self.changes.touch();
             return done;
         }
         for key in keys {
@@ -167,7 +164,7 @@ impl Actions {
                 r.items.push(item);
                 r.message = format!("{} of {} items done", r.items.len(), r.total);
             }
-            self.registry.touch();
+            self.changes.touch();
         }
         let done = {
             let mut r = shared.lock().expect("record lock");
@@ -191,7 +188,7 @@ impl Actions {
             r.clone()
         };
         self.audit(&done).await;
-        self.registry.touch();
+        self.changes.touch();
         done
     }
 }

@@ -64,6 +64,10 @@ pub enum ActionError {
 /// Runs actions and remembers their previews and results.
 pub struct Actions {
     registry: Arc<Registry>,
+    /// Woken as a bulk run makes progress (its page updates live).
+    changes: crate::fleet::Changes,
+    /// What a renew would cost is checked against these.
+    budgets: Arc<crate::fleet::Budgets>,
     clients: HashMap<String, kube::Client>,
     audit: AuditLog,
     read_only: bool,
@@ -99,12 +103,15 @@ fn owners_text(owners: &[(String, String)]) -> String {
 impl Actions {
     pub fn new(
         registry: Arc<Registry>,
+        fleet: (crate::fleet::Changes, Arc<crate::fleet::Budgets>),
         clients: HashMap<String, kube::Client>,
         audit: AuditLog,
         read_only: bool,
     ) -> Self {
         Actions {
             registry,
+            changes: fleet.0,
+            budgets: fleet.1,
             clients,
             audit,
             read_only,

@@ -42,7 +42,7 @@ impl Actions {
         may_act(caller, key)?;
         let mut r = self.record(caller, ActionKind::Renew, "Certificate", key, dry_run);
         r.budget = impact(
-            &self.registry.fleet_budgets(),
+            &self.budgets.all(),
             &Self::planned(&detail).into_iter().collect::<Vec<_>>(),
         );
         r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);

@@ -162,10 +162,8 @@ pub struct Registry {
     pub now: Now,
     /// The history writer's queue, for its depth in `/metrics`.
     history: Option<mpsc::Sender<HistoryEvent>>,
-    /// The Let's Encrypt budgets, recomputed from the history.
-    budgets: std::sync::RwLock<Vec<lookout_app::model::budget::Budget>>,
-    /// Counts every change of any cluster's data or state; live updates wait on it.
-    changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// The fleet's Let's Encrypt budgets (their findings are the board's too).
+    budgets: Arc<crate::fleet::Budgets>,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
     /// Relists take turns through it; `/metrics` reads it.
     pub relists: Arc<watch::RelistGate>,
@@ -178,12 +176,13 @@ impl Registry {
         settings: WatchSettings,
         events: mpsc::Sender<SyncEvent>,
         history: Option<mpsc::Sender<HistoryEvent>>,
+        fleet: (crate::fleet::Changes, Arc<crate::fleet::Budgets>),
         shutdown: CancellationToken,
     ) -> Arc<Registry> {
+        let (changes, budgets) = fleet;
         let thresholds = Arc::new(settings.thresholds);
         let mut clusters = Vec::new();
         let mut tasks = Vec::new();
-        let changes = Arc::new(tokio::sync::watch::Sender::new(0u64));
         let relists = Arc::new(watch::RelistGate::new(settings.relist_concurrency));
         for source in sources {
             let record = Arc::new(
@@ -230,8 +229,7 @@ impl Registry {
         Arc::new(Registry {
             clusters,
             now: settings.now.clone(),
-            budgets: std::sync::RwLock::new(Vec::new()),
-            changes,
+            budgets,
             history,
             tasks: std::sync::Mutex::new(tasks),
             relists,
@@ -271,34 +269,9 @@ impl Registry {
             .unwrap_or(0)
     }
 
-    /// Replaces the budgets (from the history task).
-    pub fn set_budgets(&self, budgets: Vec<lookout_app::model::budget::Budget>) {
-        let mut current = self.budgets.write().expect("budgets lock");
-        if *current != budgets {
-            *current = budgets;
-            self.changes.send_modify(|n| *n = n.wrapping_add(1));
-        }
-    }
-
-    /// A receiver that wakes on every change anywhere in the fleet.
-    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.changes.subscribe()
-    }
-
-    /// Wakes the live-update streams (an action made progress).
-    pub fn touch(&self) {
-        self.changes.send_modify(|n| *n = n.wrapping_add(1));
-    }
-
-    /// The fleet-wide change counter now.
-    pub fn revision(&self) -> u64 {
-        *self.changes.borrow()
-    }
-
     /// Every budget of the fleet, whoever may see it: for the rules and the actions' previews.
-    /// Pages read them through `BudgetReader`, scoped.
     pub fn fleet_budgets(&self) -> Vec<lookout_app::model::budget::Budget> {
-        self.budgets.read().expect("budgets lock").clone()
+        self.budgets.all()
     }
 
     /// The cluster names, in configuration order.

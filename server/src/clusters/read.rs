@@ -4,14 +4,13 @@
 
 use std::sync::Arc;
 
-use lookout_app::model::budget::Budget;
 use lookout_app::model::read::views::{
     CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, IngressDetail, IngressQuery,
     IngressRow,
 };
 use lookout_app::model::read::{lists, Visibility};
 use lookout_app::model::{Finding, ObjectKey, Page, Scope};
-use lookout_app::ports::{BudgetReader, FleetReader};
+use lookout_app::ports::FleetReader;
 
 use super::record::ClusterRecord;
 use super::Registry;
@@ -109,20 +108,5 @@ impl FleetReader for Registry {
         c.read(|data| {
             lists::certificate_detail(&visible, &facts, data, &findings, &key.namespace, &key.name)
         })
-    }
-}
-
-impl BudgetReader for Registry {
-    /// Budgets are fleet-wide (Let's Encrypt counts across accounts), so only a caller who
-    /// sees every namespace of the budget's latest cluster gets one.
-    fn budgets(&self, scope: &Scope) -> Vec<Budget> {
-        self.fleet_budgets()
-            .into_iter()
-            .filter(|b| {
-                b.latest.as_ref().is_some_and(|o| {
-                    Visibility::of(scope, &o.cluster).is_some_and(|v| v.whole_cluster())
-                })
-            })
-            .collect()
     }
 }

@@ -44,8 +44,8 @@ pub struct ClusterRecord {
     strings: Mutex<Interner>,
     /// Bumped on every change of data or state; keys the derived data.
     generation: AtomicU64,
-    /// The fleet-wide change counter that live updates (SSE) wait on.
-    changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// The fleet's change counter that live updates (SSE) wait on.
+    changes: crate::fleet::Changes,
     /// Findings and rows at the latest generation a reader asked for.
     derived: Mutex<Option<Arc<Derived>>>,
     /// Whether a background recomputation of `derived` is running.
@@ -74,7 +74,7 @@ impl ClusterRecord {
         now: Now,
         events: mpsc::Sender<SyncEvent>,
         history: Option<mpsc::Sender<HistoryEvent>>,
-        changes: Arc<tokio::sync::watch::Sender<u64>>,
+        changes: crate::fleet::Changes,
     ) -> Self {
         ClusterRecord {
             name,
@@ -247,7 +247,7 @@ impl ClusterRecord {
     /// Invalidates the findings cache and wakes the live-update streams.
     fn changed(&self) {
         self.generation.fetch_add(1, Ordering::Relaxed);
-        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        self.changes.touch();
     }
 
     /// The generation of this cluster's data and state (for live updates).
@@ -487,7 +487,7 @@ mod tests {
             now,
             events,
             None,
-            Arc::new(tokio::sync::watch::Sender::new(0)),
+            crate::fleet::Changes::default(),
         );
         Arc::new(record)
     }

@@ -34,7 +34,7 @@ struct Change {
 
 fn message(state: &AppState, scope: &Scope) -> Event {
     let change = Change {
-        rev: state.registry.revision(),
+        rev: state.changes.revision(),
         clusters: state
             .registry
             .records()
@@ -58,7 +58,7 @@ pub async fn stream(
     caller: crate::auth::Caller,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let scope = caller.scope;
-    let mut changes = state.registry.subscribe();
+    let mut changes = state.changes.subscribe();
     changes.borrow_and_update();
     let shutdown = state.shutdown.clone();
     let first = message(&state, &scope);

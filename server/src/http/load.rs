@@ -136,5 +136,5 @@ pub(super) async fn audit(
 }
 
 pub(super) fn budgets(state: &AppState, scope: &Scope) -> Vec<Budget> {
-    state.registry.budgets(scope)
+    state.budgets.budgets(scope)
 }

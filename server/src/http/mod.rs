@@ -36,6 +36,10 @@ pub use metrics::HttpMetrics;
 #[derive(Clone)]
 pub struct AppState {
     pub registry: Arc<Registry>,
+    /// The fleet's change counter (live updates).
+    pub changes: crate::fleet::Changes,
+    /// The fleet's Let's Encrypt budgets.
+    pub budgets: Arc<crate::fleet::Budgets>,
     /// The history, read within the caller's scope.
     pub history: crate::store::reads::HistoryStore,
     /// Whether the database takes the writers' writes (banner, `/metrics`).

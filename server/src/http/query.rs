@@ -2,13 +2,11 @@
 
 use std::collections::HashMap;
 
+use lookout_app::model::choice::Choice;
 use lookout_app::model::finding::RULE_IDS;
-use lookout_app::model::read::sort::{
-    Sort, CERTIFICATE_SORTS, CHALLENGE_SORTS, FINDING_SORTS, INGRESS_SORTS,
-};
+use lookout_app::model::read::sort::Sort;
 use lookout_app::model::read::views::{
-    AuditQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery, AUDIT_OUTCOMES,
-    CERTIFICATE_STATUSES, CHALLENGE_OUTCOMES, INGRESS_STATUSES,
+    AuditQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery,
 };
 use lookout_app::model::Severity;
 
@@ -60,32 +58,29 @@ fn text(params: &HashMap<String, String>, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// A parameter that must be one of `allowed`.
-fn one_of(
-    params: &HashMap<String, String>,
-    name: &str,
-    allowed: &[&str],
-) -> Result<Option<String>, AppError> {
+/// A parameter that must be one of the values of `C`.
+fn one_of<C: Choice>(params: &HashMap<String, String>, name: &str) -> Result<Option<C>, AppError> {
     match text(params, name) {
         None => Ok(None),
-        Some(v) if allowed.contains(&v.as_str()) => Ok(Some(v)),
-        Some(v) => Err(AppError::bad(
-            name,
-            format!("{v:?} is not one of: {}", allowed.join(", ")),
-        )),
+        Some(v) => C::parse(&v).map(Some).ok_or_else(|| {
+            AppError::bad(
+                name,
+                format!("{v:?} is not one of: {}", C::labels().join(", ")),
+            )
+        }),
     }
 }
 
-/// A `sort` parameter: one of `keys`, optionally with a leading `-`.
-fn sort(params: &HashMap<String, String>, keys: &[&'static str]) -> Result<Option<Sort>, AppError> {
+/// A `sort` parameter: a key of `K`, optionally with a leading `-`.
+fn sort<K: Choice>(params: &HashMap<String, String>) -> Result<Option<Sort<K>>, AppError> {
     match text(params, "sort") {
         None => Ok(None),
-        Some(v) => Sort::parse(&v, keys).map(Some).ok_or_else(|| {
+        Some(v) => Sort::parse(&v).map(Some).ok_or_else(|| {
             AppError::bad(
                 "sort",
                 format!(
                     "{v:?} is not one of: {} (a leading - reverses)",
-                    keys.join(", ")
+                    K::labels().join(", ")
                 ),
             )
         }),
@@ -110,8 +105,8 @@ pub fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
         q: text(&p, "q"),
-        status: one_of(&p, "status", INGRESS_STATUSES)?,
-        sort: sort(&p, INGRESS_SORTS)?,
+        status: one_of(&p, "status")?,
+        sort: sort(&p)?,
         page: number(&p, "page", 1, 1_000_000)?,
         per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
     })
@@ -135,8 +130,8 @@ pub fn certificate_query(raw: Option<&str>) -> Result<CertificateQuery, AppError
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
         q: text(&p, "q"),
-        status: one_of(&p, "status", CERTIFICATE_STATUSES)?,
-        sort: sort(&p, CERTIFICATE_SORTS)?,
+        status: one_of(&p, "status")?,
+        sort: sort(&p)?,
         page: number(&p, "page", 1, 1_000_000)?,
         per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
     })
@@ -185,10 +180,10 @@ pub fn challenge_query(
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
         domain: text(&p, "domain").map(|d| d.to_ascii_lowercase()),
-        outcome: one_of(&p, "outcome", CHALLENGE_OUTCOMES)?,
+        outcome: one_of(&p, "outcome")?,
         since,
         since_text,
-        sort: sort(&p, CHALLENGE_SORTS)?,
+        sort: sort(&p)?,
         page: number(&p, "page", 1, 1_000_000)?,
         per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
     })
@@ -218,7 +213,7 @@ pub fn audit_query(
         namespace: text(&p, "namespace"),
         actor: text(&p, "actor"),
         action: text(&p, "action"),
-        outcome: one_of(&p, "outcome", AUDIT_OUTCOMES)?,
+        outcome: one_of(&p, "outcome")?,
         since,
         since_text,
         page: number(&p, "page", 1, 1_000_000)?,
@@ -249,10 +244,25 @@ pub fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError> {
     Ok(FindingQuery {
         cluster: text(&p, "cluster"),
         namespace: text(&p, "namespace"),
-        severity: one_of(&p, "severity", &["critical", "warning", "info"])?
-            .and_then(|s| Severity::parse(&s)),
-        rule: one_of(&p, "rule", RULE_IDS)?,
-        sort: sort(&p, FINDING_SORTS)?,
+        severity: match text(&p, "severity") {
+            None => None,
+            Some(v) => Some(Severity::parse(&v).ok_or_else(|| {
+                AppError::bad(
+                    "severity",
+                    format!("{v:?} is not one of: critical, warning, info"),
+                )
+            })?),
+        },
+        rule: match text(&p, "rule") {
+            Some(v) if !RULE_IDS.contains(&v.as_str()) => {
+                return Err(AppError::bad(
+                    "rule",
+                    format!("{v:?} is not one of: {}", RULE_IDS.join(", ")),
+                ))
+            }
+            rule => rule,
+        },
+        sort: sort(&p)?,
         page: number(&p, "page", 1, 1_000_000)?,
         per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
     })

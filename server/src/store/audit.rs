@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
+use lookout_app::model::choice::Choice;
 use lookout_app::model::history::AuditEntry;
 use lookout_app::model::scope::Scope;
 use sqlx::{Row, SqlitePool};
@@ -128,7 +129,7 @@ impl AuditFilter {
             namespace: q.namespace.clone(),
             actor: q.actor.clone(),
             action: q.action.clone(),
-            outcome: q.outcome.clone(),
+            outcome: q.outcome.map(|o| o.label().to_string()),
             since: q.since,
             scope: super::scope_param(scope),
             offset,

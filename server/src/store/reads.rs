@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use lookout_app::model::choice::Choice;
 use lookout_app::model::history::{
     AuditEntry, ChallengeRecord, RecentChange, TimelineEntry, Transition,
 };
-use lookout_app::model::read::sort::Sort;
-use lookout_app::model::read::views::{AuditQuery, ChallengeQuery};
+use lookout_app::model::read::sort::{ChallengeSort, Sort};
+use lookout_app::model::read::views::{AuditQuery, ChallengeQuery, ChallengeState};
 use lookout_app::model::reasons::ChallengeFailure;
 use lookout_app::model::scope::Scope;
 use lookout_app::model::{ObjectKey, Page};
@@ -152,13 +153,12 @@ pub(crate) struct ChallengeFilter {
     pub cluster: Option<String>,
     pub namespace: Option<String>,
     pub domain: Option<String>,
-    /// `valid`, `invalid`, `errored`, `pending`, …
-    pub outcome: Option<String>,
+    pub outcome: Option<ChallengeState>,
     pub since: Option<DateTime<Utc>>,
     /// The caller's scope as [`super::scope_param`] writes it (None: everything).
     pub scope: Option<String>,
     /// None: the most recently seen first.
-    pub sort: Option<Sort>,
+    pub sort: Option<Sort<ChallengeSort>>,
     /// Rows skipped before the first returned (a page's start).
     pub offset: i64,
     /// At most this many rows.
@@ -173,7 +173,7 @@ impl ChallengeFilter {
             cluster: q.cluster.clone(),
             namespace: q.namespace.clone(),
             domain: q.domain.clone(),
-            outcome: q.outcome.clone(),
+            outcome: q.outcome,
             since: q.since,
             scope: super::scope_param(scope),
             sort: q.sort,
@@ -197,22 +197,22 @@ fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q ChallengeFilter) -> SqlQuery<'q> {
     q.bind(&f.cluster)
         .bind(&f.namespace)
         .bind(&f.domain)
-        .bind(&f.outcome)
+        .bind(f.outcome.map(|o| o.label()))
         .bind(f.since.map(stamp))
         .bind(&f.scope)
 }
 
 /// `ORDER BY` of a challenge list: the sort key, then the most recently seen first (the
 /// reverse of both when reversed); the row id breaks ties so pages never overlap.
-fn challenge_order(sort: Option<Sort>) -> &'static str {
-    let (key, reversed) = sort.map_or(("recent", false), |s| (s.key, s.reversed));
+fn challenge_order(sort: Option<Sort<ChallengeSort>>) -> &'static str {
+    let (key, reversed) = sort.map_or((ChallengeSort::Recent, false), |s| (s.key, s.reversed));
     match (key, reversed) {
-        ("domain", false) => "dns_name ASC, last_seen DESC, id DESC",
-        ("domain", true) => "dns_name DESC, last_seen ASC, id ASC",
-        ("state", false) => "state ASC, last_seen DESC, id DESC",
-        ("state", true) => "state DESC, last_seen ASC, id ASC",
-        (_, false) => "last_seen DESC, id DESC",
-        (_, true) => "last_seen ASC, id ASC",
+        (ChallengeSort::Domain, false) => "dns_name ASC, last_seen DESC, id DESC",
+        (ChallengeSort::Domain, true) => "dns_name DESC, last_seen ASC, id ASC",
+        (ChallengeSort::State, false) => "state ASC, last_seen DESC, id DESC",
+        (ChallengeSort::State, true) => "state DESC, last_seen ASC, id ASC",
+        (ChallengeSort::Recent, false) => "last_seen DESC, id DESC",
+        (ChallengeSort::Recent, true) => "last_seen ASC, id ASC",
     }
 }
 
@@ -562,8 +562,7 @@ mod tests {
             namespaces: vec!["acme-*".into()],
         }]);
         let q = |sort: Option<&str>, page: usize, per_page: usize| ChallengeQuery {
-            sort: sort
-                .and_then(|s| Sort::parse(s, lookout_app::model::read::sort::CHALLENGE_SORTS)),
+            sort: sort.and_then(Sort::parse),
             page,
             per_page,
             ..Default::default()

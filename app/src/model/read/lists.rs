@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 
 use super::chain::{certificate_objects, chain_events, ingress_objects, FindingIndex};
 use super::views::{
-    CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, IngressDetail, IngressQuery,
-    IngressRow,
+    CertificateDetail, CertificateQuery, CertificateRow, CertificateStatus, FindingQuery,
+    IngressDetail, IngressQuery, IngressRow,
 };
 use super::Visibility;
 use crate::model::certificate::CertificateView;
@@ -81,7 +81,7 @@ pub fn ingress_page<'a>(
                 rows.iter()
                     .filter(|r| {
                         q.q.as_ref().is_none_or(|t| r.ingress.matches_text(t))
-                            && q.status.as_ref().is_none_or(|s| s == r.annotation.label())
+                            && q.status.is_none_or(|s| s == r.annotation.state())
                     })
                     .map(|r| (r, v.whole_cluster())),
             );
@@ -165,7 +165,6 @@ pub fn certificate_rows(
             continue;
         }
         if q.status
-            .as_ref()
             .is_some_and(|s| !certificate_status_matches(cert, s, now))
         {
             continue;
@@ -244,13 +243,15 @@ fn certificate_matches_text(c: &CertificateView, q: &str) -> bool {
         .any(|h| h.to_ascii_lowercase().contains(&q))
 }
 
-fn certificate_status_matches(c: &CertificateView, status: &str, now: DateTime<Utc>) -> bool {
-    let expired = c.not_after.is_some_and(|na| na <= now);
+fn certificate_status_matches(
+    c: &CertificateView,
+    status: CertificateStatus,
+    now: DateTime<Utc>,
+) -> bool {
     match status {
-        "ready" => c.is_ready(),
-        "not-ready" => !c.is_ready(),
-        "expired" => expired,
-        "failing" => c.failed_issuance_attempts.unwrap_or(0) >= 1,
-        _ => true,
+        CertificateStatus::Ready => c.is_ready(),
+        CertificateStatus::NotReady => !c.is_ready(),
+        CertificateStatus::Expired => c.not_after.is_some_and(|na| na <= now),
+        CertificateStatus::Failing => c.failed_issuance_attempts.unwrap_or(0) >= 1,
     }
 }

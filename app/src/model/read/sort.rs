@@ -5,34 +5,33 @@
 use std::cmp::Ordering;
 
 use super::views::{CertificateRow, IngressRow};
+use crate::model::choice::{choice, Choice};
 use crate::model::finding::sort_by_urgency;
 use crate::model::Finding;
 
-/// A sort order from the query string.
+/// A sort order from the query string: `sort=key` or `sort=-key` (reversed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sort {
-    pub key: &'static str,
+pub struct Sort<K> {
+    pub key: K,
     pub reversed: bool,
 }
 
-impl Sort {
-    /// Parses `key` or `-key` against the keys a list accepts.
-    pub fn parse(value: &str, keys: &[&'static str]) -> Option<Sort> {
+impl<K: Choice> Sort<K> {
+    /// Parses `key` or `-key`.
+    pub fn parse(value: &str) -> Option<Sort<K>> {
         let (name, reversed) = match value.strip_prefix('-') {
             Some(rest) => (rest, true),
             None => (value, false),
         };
-        keys.iter()
-            .find(|k| **k == name)
-            .map(|key| Sort { key, reversed })
+        K::parse(name).map(|key| Sort { key, reversed })
     }
 
     /// As a query-string value.
     pub fn param(&self) -> String {
         if self.reversed {
-            format!("-{}", self.key)
+            format!("-{}", self.key.label())
         } else {
-            self.key.to_string()
+            self.key.label().to_string()
         }
     }
 
@@ -45,15 +44,25 @@ impl Sort {
     }
 }
 
-/// Keys of the Ingress list; the first is the default.
-pub const INGRESS_SORTS: &[&str] = &["cluster", "namespace", "name", "host", "health"];
-/// Keys of the Certificate list; the first is the default.
-pub const CERTIFICATE_SORTS: &[&str] = &["cluster", "namespace", "name", "expiry", "health"];
-/// Keys of the findings (triage board); the first is the default.
-pub const FINDING_SORTS: &[&str] = &["urgency", "since", "cluster", "rule"];
+choice!(
+    /// Keys of the Ingress list; the first is the default.
+    IngressSort { Cluster = "cluster", Namespace = "namespace", Name = "name", Host = "host", Health = "health" }
+);
 
-/// Keys of the challenge history; the first is the default.
-pub const CHALLENGE_SORTS: &[&str] = &["recent", "domain", "state"];
+choice!(
+    /// Keys of the Certificate list; the first is the default.
+    CertificateSort { Cluster = "cluster", Namespace = "namespace", Name = "name", Expiry = "expiry", Health = "health" }
+);
+
+choice!(
+    /// Keys of the findings (triage board); the first is the default.
+    FindingSort { Urgency = "urgency", Since = "since", Cluster = "cluster", Rule = "rule" }
+);
+
+choice!(
+    /// Keys of the challenge history; the first is the default.
+    ChallengeSort { Recent = "recent", Domain = "domain", State = "state" }
+);
 
 /// Severity rank for "health": the most severe first, healthy last.
 fn health_rank(worst: Option<crate::model::Severity>) -> (bool, Option<crate::model::Severity>) {
@@ -61,7 +70,11 @@ fn health_rank(worst: Option<crate::model::Severity>) -> (bool, Option<crate::mo
 }
 
 /// Sorts Ingress rows; `cluster_order` is the configured order of the clusters.
-pub fn ingresses(rows: &mut [IngressRow], sort: Option<Sort>, cluster_order: &[String]) {
+pub fn ingresses(
+    rows: &mut [IngressRow],
+    sort: Option<Sort<IngressSort>>,
+    cluster_order: &[String],
+) {
     let rank = |c: &str| cluster_order.iter().position(|n| n == c);
     let identity = |r: &IngressRow| {
         let i = &r.ingress;
@@ -74,20 +87,24 @@ pub fn ingresses(rows: &mut [IngressRow], sort: Option<Sort>, cluster_order: &[S
     rows.sort_by(|a, b| {
         let (x, y) = (&a.ingress, &b.ingress);
         let primary = match sort.key {
-            "namespace" => x.namespace.cmp(&y.namespace),
-            "name" => x.name.cmp(&y.name),
-            "host" => x.hosts.first().cmp(&y.hosts.first()),
-            "health" => health_rank(a.worst)
+            IngressSort::Cluster => Ordering::Equal,
+            IngressSort::Namespace => x.namespace.cmp(&y.namespace),
+            IngressSort::Name => x.name.cmp(&y.name),
+            IngressSort::Host => x.hosts.first().cmp(&y.hosts.first()),
+            IngressSort::Health => health_rank(a.worst)
                 .cmp(&health_rank(b.worst))
                 .then(b.findings.cmp(&a.findings)),
-            _ => Ordering::Equal,
         };
         sort.apply(primary.then_with(|| identity(a).cmp(&identity(b))))
     });
 }
 
 /// Sorts Certificate rows; "expiry" puts the soonest `notAfter` first and unknown last.
-pub fn certificates(rows: &mut [CertificateRow], sort: Option<Sort>, cluster_order: &[String]) {
+pub fn certificates(
+    rows: &mut [CertificateRow],
+    sort: Option<Sort<CertificateSort>>,
+    cluster_order: &[String],
+) {
     let rank = |c: &str| cluster_order.iter().position(|n| n == c);
     let identity = |r: &CertificateRow| {
         let c = &r.certificate;
@@ -100,28 +117,28 @@ pub fn certificates(rows: &mut [CertificateRow], sort: Option<Sort>, cluster_ord
     rows.sort_by(|a, b| {
         let (x, y) = (&a.certificate, &b.certificate);
         let primary = match sort.key {
-            "namespace" => x.namespace.cmp(&y.namespace),
-            "name" => x.name.cmp(&y.name),
-            "expiry" => {
+            CertificateSort::Cluster => Ordering::Equal,
+            CertificateSort::Namespace => x.namespace.cmp(&y.namespace),
+            CertificateSort::Name => x.name.cmp(&y.name),
+            CertificateSort::Expiry => {
                 (x.not_after.is_none(), x.not_after).cmp(&(y.not_after.is_none(), y.not_after))
             }
-            "health" => health_rank(a.worst).cmp(&health_rank(b.worst)),
-            _ => Ordering::Equal,
+            CertificateSort::Health => health_rank(a.worst).cmp(&health_rank(b.worst)),
         };
         sort.apply(primary.then_with(|| identity(a).cmp(&identity(b))))
     });
 }
 
 /// Sorts findings: by urgency (default), by `since` (newest first), cluster or rule.
-pub fn findings(findings: &mut [Finding], sort: Option<Sort>) {
+pub fn findings(findings: &mut [Finding], sort: Option<Sort<FindingSort>>) {
     sort_by_urgency(findings);
     let Some(sort) = sort else { return };
     findings.sort_by(|a, b| {
         let primary = match sort.key {
-            "since" => (b.since.is_some(), b.since).cmp(&(a.since.is_some(), a.since)),
-            "cluster" => a.cluster.cmp(&b.cluster),
-            "rule" => a.rule.cmp(b.rule),
-            _ => Ordering::Equal,
+            FindingSort::Urgency => Ordering::Equal,
+            FindingSort::Since => (b.since.is_some(), b.since).cmp(&(a.since.is_some(), a.since)),
+            FindingSort::Cluster => a.cluster.cmp(&b.cluster),
+            FindingSort::Rule => a.rule.cmp(b.rule),
         };
         sort.apply(primary)
     });
@@ -135,15 +152,15 @@ mod tests {
     #[test]
     fn keys_parse_with_an_optional_minus_and_nothing_else() {
         assert_eq!(
-            Sort::parse("-expiry", CERTIFICATE_SORTS),
+            Sort::<CertificateSort>::parse("-expiry"),
             Some(Sort {
-                key: "expiry",
+                key: CertificateSort::Expiry,
                 reversed: true
             })
         );
-        assert_eq!(Sort::parse("host", INGRESS_SORTS).unwrap().param(), "host");
-        assert_eq!(Sort::parse("expiry", INGRESS_SORTS), None);
-        assert_eq!(Sort::parse("--name", INGRESS_SORTS), None);
+        assert_eq!(Sort::<IngressSort>::parse("host").unwrap().param(), "host");
+        assert_eq!(Sort::<IngressSort>::parse("expiry"), None);
+        assert_eq!(Sort::<IngressSort>::parse("--name"), None);
     }
 
     fn finding(name: &str, severity: Severity, since: Option<i64>) -> Finding {
@@ -175,12 +192,12 @@ mod tests {
             names(&fs),
             ["old-critical", "new-critical", "unknown", "old-warning"]
         );
-        findings(&mut fs, Sort::parse("since", FINDING_SORTS));
+        findings(&mut fs, Sort::parse("since"));
         assert_eq!(
             names(&fs),
             ["new-critical", "old-critical", "old-warning", "unknown"]
         );
-        findings(&mut fs, Sort::parse("-since", FINDING_SORTS));
+        findings(&mut fs, Sort::parse("-since"));
         assert_eq!(
             names(&fs),
             ["unknown", "old-warning", "old-critical", "new-critical"]

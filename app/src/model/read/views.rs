@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::model::certificate::CertificateView;
 use crate::model::chain::{AnnotationStatus, CertificateChain, ControllerInfo, TlsChain};
+use crate::model::choice::choice;
 use crate::model::infra::EventView;
 use crate::model::issuer::AcmeServer;
 use crate::model::{Finding, IngressView, Severity};
@@ -18,7 +19,7 @@ pub struct FindingQuery {
     /// A rule id.
     pub rule: Option<String>,
     /// None: by urgency.
-    pub sort: Option<super::sort::Sort>,
+    pub sort: Option<super::sort::Sort<super::sort::FindingSort>>,
     /// 1-based; the reader returns every match, the caller pages.
     pub page: usize,
     pub per_page: usize,
@@ -31,10 +32,9 @@ pub struct IngressQuery {
     pub namespace: Option<String>,
     /// Free text: name, namespace or host contains it.
     pub q: Option<String>,
-    /// An annotation status: `not-requested`, `set`, `set-not-effective`, `missing`, `invalid`.
-    pub status: Option<String>,
+    pub status: Option<crate::model::chain::AnnotationState>,
     /// None: by cluster, namespace, name.
-    pub sort: Option<super::sort::Sort>,
+    pub sort: Option<super::sort::Sort<super::sort::IngressSort>>,
     /// 1-based.
     pub page: usize,
     pub per_page: usize,
@@ -47,10 +47,9 @@ pub struct CertificateQuery {
     pub namespace: Option<String>,
     /// Name, namespace or a dnsName contains it.
     pub q: Option<String>,
-    /// `ready`, `not-ready`, `expired` or `failing`.
-    pub status: Option<String>,
+    pub status: Option<CertificateStatus>,
     /// None: by cluster, namespace, name.
-    pub sort: Option<super::sort::Sort>,
+    pub sort: Option<super::sort::Sort<super::sort::CertificateSort>>,
     pub page: usize,
     pub per_page: usize,
 }
@@ -62,27 +61,28 @@ pub struct ChallengeQuery {
     pub namespace: Option<String>,
     /// A DNS name; its subdomains match too.
     pub domain: Option<String>,
-    /// A Challenge state: `valid`, `invalid`, `errored`, `pending`, …
-    pub outcome: Option<String>,
+    pub outcome: Option<ChallengeState>,
     pub since: Option<chrono::DateTime<chrono::Utc>>,
     /// `since` as the caller wrote it (`24h` or a time), to show it back in the form.
     pub since_text: Option<String>,
     /// None: the most recently seen first.
-    pub sort: Option<super::sort::Sort>,
+    pub sort: Option<super::sort::Sort<super::sort::ChallengeSort>>,
     pub page: usize,
     pub per_page: usize,
 }
 
-/// The Challenge states `outcome=` accepts.
-pub const CHALLENGE_OUTCOMES: &[&str] = &[
-    "valid",
-    "invalid",
-    "errored",
-    "pending",
-    "processing",
-    "ready",
-    "expired",
-];
+choice!(
+    /// A Challenge state, for `outcome=`.
+    ChallengeState {
+        Valid = "valid",
+        Invalid = "invalid",
+        Errored = "errored",
+        Pending = "pending",
+        Processing = "processing",
+        Ready = "ready",
+        Expired = "expired",
+    }
+);
 
 /// Filters of the audit log (`/audit`, `/api/v1/audit`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -91,27 +91,32 @@ pub struct AuditQuery {
     pub namespace: Option<String>,
     pub actor: Option<String>,
     pub action: Option<String>,
-    /// `ok`, `conflict`, `refused` or `error`.
-    pub outcome: Option<String>,
+    pub outcome: Option<AuditOutcome>,
     pub since: Option<chrono::DateTime<chrono::Utc>>,
     pub since_text: Option<String>,
     pub page: usize,
     pub per_page: usize,
 }
 
-/// The outcomes an audit row can have.
-pub const AUDIT_OUTCOMES: &[&str] = &["ok", "conflict", "refused", "error"];
+choice!(
+    /// The outcome of an audited action, for `outcome=`.
+    AuditOutcome {
+        Ok = "ok",
+        Conflict = "conflict",
+        Refused = "refused",
+        Error = "error",
+    }
+);
 
-/// The annotation statuses `status=` accepts.
-pub const INGRESS_STATUSES: &[&str] = &[
-    "not-requested",
-    "set",
-    "set-not-effective",
-    "missing",
-    "invalid",
-];
-/// The certificate statuses `status=` accepts.
-pub const CERTIFICATE_STATUSES: &[&str] = &["ready", "not-ready", "expired", "failing"];
+choice!(
+    /// What a Certificate is, for `status=`.
+    CertificateStatus {
+        Ready = "ready",
+        NotReady = "not-ready",
+        Expired = "expired",
+        Failing = "failing",
+    }
+);
 
 /// A row of the Ingress list.
 #[derive(Debug, Clone, PartialEq, Serialize)]

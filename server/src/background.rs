@@ -9,7 +9,7 @@ type Job = Box<dyn FnOnce() + Send>;
 static QUEUE: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
 
 /// Runs `job` on the background thread (started on first use), after the jobs before it.
-pub fn run(job: impl FnOnce() + Send + 'static) {
+pub(crate) fn run(job: impl FnOnce() + Send + 'static) {
     let queue = QUEUE.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()

@@ -23,18 +23,26 @@
 //!   and reports the heap for `/metrics`.
 //! - [`demo`]: `lookout demo`, kubesim in-process with a seeded fleet.
 //!
+//! Items are `pub(crate)` unless the binary, the integration tests or the examples use them
+//! (`unreachable_pub` is on).
+//!
 //! Dependencies: `http → {clusters, store, actions, auth} → lookout_app`; `clusters` and
 //! `store` never import each other; no cycles (docs/architecture.md).
 
-pub mod actions;
+#![warn(unreachable_pub)]
+
+mod actions;
 pub mod app;
 pub mod auth;
-pub mod background;
+mod background;
 pub mod clock;
-pub mod clusters;
+mod clusters;
 pub mod config;
 pub mod demo;
-pub mod fleet;
-pub mod http;
+mod fleet;
+mod http;
 pub mod memory;
 pub mod store;
+
+pub use clusters::{connect, watched_kinds, ClusterSource, WatchSettings};
+pub use http::{routes, Route};

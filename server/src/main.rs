@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use lookout_server::config::{AuthMode, Config, Problem, Problems};
-use lookout_server::{app, clusters, demo, store};
+use lookout_server::{app, demo, store, WatchSettings};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
@@ -197,18 +197,18 @@ async fn serve(c: Config) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(c.listen_addr())
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", c.listen))?;
-    let clusters = clusters::connect(&c.clusters).await;
+    let clusters = lookout_server::connect(&c.clusters).await;
     tracing::info!(listen = %c.listen, clusters = c.clusters.len(), "serving");
     let banner = (c.auth.mode == AuthMode::None).then(|| "Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
     let auth = lookout_server::auth::Auth::from_config(&c).await?;
-    let settings = clusters::WatchSettings {
+    let settings = WatchSettings {
         thresholds: c.thresholds(),
         crd_recheck: c.watch.crd_recheck_interval,
         list_timeout: c.watch.list_timeout,
         now: lookout_server::clock::wall_clock(),
         history_retention: c.history_retention(),
         budget_interval: std::time::Duration::from_secs(30),
-        ..clusters::WatchSettings::default()
+        ..WatchSettings::default()
     };
     app::run(
         app::Parts {

@@ -15,7 +15,7 @@
 mod bulk;
 mod edit_in_place;
 mod renew;
-pub mod requests;
+pub(crate) mod requests;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -41,7 +41,7 @@ const REMEMBERED: usize = 500;
 /// How often a renew re-reads the Certificate when it changed under it.
 const RENEW_ATTEMPTS: usize = 5;
 
-pub use crate::auth::Caller;
+pub(crate) use crate::auth::Caller;
 
 /// The objects a bulk run covers (both empty: everything the caller sees).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,13 +11,13 @@ use serde_json::{json, Value};
 
 /// The two kinds actions change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Ingress,
     Certificate,
 }
 
 impl Kind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Ingress => "Ingress",
             Kind::Certificate => "Certificate",
@@ -45,7 +45,7 @@ impl Kind {
 
 /// Why a call to the cluster failed.
 #[derive(Debug)]
-pub enum CallError {
+pub(crate) enum CallError {
     NotFound,
     /// 409 from server-side apply: another manager owns a field with another value.
     Conflict(String),
@@ -69,7 +69,7 @@ impl From<kube::Error> for CallError {
 }
 
 /// The object as the cluster has it now.
-pub async fn get(
+pub(crate) async fn get(
     client: &Client,
     kind: Kind,
     ns: &str,
@@ -80,7 +80,7 @@ pub async fn get(
 
 /// Server-side apply of just these annotations (an empty map gives up every field Lookout
 /// owns on the object), as field manager `lookout`, never forced.
-pub async fn apply_annotations(
+pub(crate) async fn apply_annotations(
     client: &Client,
     kind: Kind,
     ns: &str,
@@ -104,7 +104,7 @@ pub async fn apply_annotations(
 
 /// Replaces the status of `obj` (a PUT to the status subresource). `obj` carries its
 /// resourceVersion, so a change made meanwhile is a [`CallError::Stale`].
-pub async fn replace_status(
+pub(crate) async fn replace_status(
     client: &Client,
     kind: Kind,
     obj: &DynamicObject,
@@ -123,12 +123,12 @@ pub async fn replace_status(
 }
 
 /// The object's annotations.
-pub fn annotations(obj: &DynamicObject) -> BTreeMap<String, String> {
+pub(crate) fn annotations(obj: &DynamicObject) -> BTreeMap<String, String> {
     obj.metadata.annotations.clone().unwrap_or_default()
 }
 
 /// The field managers (with their operation) that own `metadata.annotations[key]`.
-pub fn annotation_owners(obj: &DynamicObject, key: &str) -> Vec<(String, String)> {
+pub(crate) fn annotation_owners(obj: &DynamicObject, key: &str) -> Vec<(String, String)> {
     let field = format!("f:{key}");
     obj.metadata
         .managed_fields
@@ -151,7 +151,7 @@ pub fn annotation_owners(obj: &DynamicObject, key: &str) -> Vec<(String, String)
 }
 
 /// Whether Lookout (with server-side apply) owns any field of the object.
-pub fn lookout_owns_something(obj: &DynamicObject) -> bool {
+pub(crate) fn lookout_owns_something(obj: &DynamicObject) -> bool {
     obj.metadata.managed_fields.iter().flatten().any(|m| {
         m.manager.as_deref() == Some(FIELD_MANAGER)
             && m.operation.as_deref() == Some("Apply")
@@ -160,7 +160,7 @@ pub fn lookout_owns_something(obj: &DynamicObject) -> bool {
 }
 
 /// `+`/`-`/`~` lines for the annotations that differ between two objects.
-pub fn annotation_diff(
+pub(crate) fn annotation_diff(
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
 ) -> Vec<String> {

@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use kinds::watched_kinds;
-pub use record::ClusterRecord;
+pub(crate) use record::ClusterRecord;
 
 use crate::clock::Now;
 use crate::config::ClusterConfig;

@@ -28,7 +28,7 @@ pub(super) struct Moved {
 }
 
 impl SyncStatus {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         SyncStatus {
             state: SyncState::Connecting,
             last_sync: None,
@@ -40,7 +40,7 @@ impl SyncStatus {
 
     /// Sets the state of one kind. None when nothing changed (a retry that failed the same
     /// way again); else whether the cluster moved to another state.
-    pub fn set_kind(
+    pub(super) fn set_kind(
         &mut self,
         kind: Kind,
         state: KindState,
@@ -64,7 +64,7 @@ impl SyncStatus {
 
     /// Records whether the API server can be reached (`Err` says why not). None when nothing
     /// changed; else whether the cluster moved to another state.
-    pub fn set_reachable(
+    pub(super) fn set_reachable(
         &mut self,
         reachable: Result<(), String>,
         now: DateTime<Utc>,
@@ -81,7 +81,7 @@ impl SyncStatus {
     }
 
     /// Updates a kind's object count without changing its state.
-    pub fn set_count(&mut self, kind: Kind, objects: usize, now: DateTime<Utc>) {
+    pub(super) fn set_count(&mut self, kind: Kind, objects: usize, now: DateTime<Utc>) {
         if let Some(k) = self.kinds.get_mut(&kind) {
             k.objects = objects;
         }
@@ -91,7 +91,7 @@ impl SyncStatus {
     }
 
     /// Whether any kind is in error.
-    pub fn kind_errors(&self) -> bool {
+    pub(super) fn kind_errors(&self) -> bool {
         self.kinds
             .values()
             .any(|k| matches!(k.state, KindState::Error { .. }))

@@ -65,7 +65,7 @@ enum Ended {
 
 /// How long the watch of a kind waits for things.
 #[derive(Debug, Clone)]
-pub struct Timing {
+pub(super) struct Timing {
     /// How often an absent CRD is looked for again.
     pub crd_recheck: Duration,
     /// How long a list or discovery may go unanswered before the kind is in error.
@@ -137,7 +137,7 @@ impl Drop for RelistSlot {
 }
 
 /// Watches one kind of one cluster until `shutdown`.
-pub async fn run(
+pub(super) async fn run(
     record: Arc<ClusterRecord>,
     client: Client,
     kind: &'static dyn Watched,

@@ -19,14 +19,14 @@ fn ar(group: &str, kind: &str, plural: &str) -> ApiResource {
 }
 
 /// One cluster's API, as the demo's "user" uses it.
-pub struct Seeder {
+pub(super) struct Seeder {
     client: Client,
     /// The simulated clock's now, for status timestamps.
     now: chrono::DateTime<chrono::Utc>,
 }
 
 impl Seeder {
-    pub fn new(client: Client, now: chrono::DateTime<chrono::Utc>) -> Self {
+    pub(super) fn new(client: Client, now: chrono::DateTime<chrono::Utc>) -> Self {
         Seeder { client, now }
     }
 
@@ -74,7 +74,7 @@ impl Seeder {
         Ok(())
     }
 
-    pub async fn namespaces(&self, names: &[&str]) -> anyhow::Result<()> {
+    pub(super) async fn namespaces(&self, names: &[&str]) -> anyhow::Result<()> {
         for n in names {
             self.create(
                 &ar("", "Namespace", "namespaces"),
@@ -87,7 +87,7 @@ impl Seeder {
     }
 
     /// Cilium: config, IngressClass and the shared load-balancer Service.
-    pub async fn cilium(
+    pub(super) async fn cilium(
         &self,
         enforce_https: bool,
         proxy_protocol: bool,
@@ -114,7 +114,7 @@ impl Seeder {
     }
 
     /// An ACME ClusterIssuer; `wait` sets the solver's `waitInsteadOfSelfCheck`.
-    pub async fn cluster_issuer(
+    pub(super) async fn cluster_issuer(
         &self,
         name: &str,
         server: &str,
@@ -131,7 +131,7 @@ impl Seeder {
     }
 
     /// A namespaced Issuer whose only solver is DNS-01 (never presented here).
-    pub async fn dns01_issuer(&self, ns: &str, name: &str) -> anyhow::Result<()> {
+    pub(super) async fn dns01_issuer(&self, ns: &str, name: &str) -> anyhow::Result<()> {
         let issuer = json!({"metadata": {"name": name}, "spec": {"acme": {"server": kubesim::sim::letsencrypt::PRODUCTION, "email": "dns@example.com",
             "privateKeySecretRef": {"name": format!("{name}-account")}, "solvers": [{"dns01": {"route53": {"region": "eu-central-1"}}}]}}});
         self.create(&ar(CM, "Issuer", "issuers"), Some(ns), issuer)
@@ -139,7 +139,7 @@ impl Seeder {
     }
 
     /// An Ingress with one TLS entry covering `hosts` (secret `<name>-tls` unless given).
-    pub async fn ingress(
+    pub(super) async fn ingress(
         &self,
         ns: &str,
         name: &str,
@@ -165,7 +165,12 @@ impl Seeder {
     }
 
     /// Adds annotations to an Ingress with server-side apply (as `kubectl apply --server-side`).
-    pub async fn annotate(&self, ns: &str, name: &str, annotations: Value) -> anyhow::Result<()> {
+    pub(super) async fn annotate(
+        &self,
+        ns: &str,
+        name: &str,
+        annotations: Value,
+    ) -> anyhow::Result<()> {
         let body = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": name, "namespace": ns, "annotations": annotations}});
         self.api(&ar("networking.k8s.io", "Ingress", "ingresses"), Some(ns))
             .patch(name, &PatchParams::apply("kubectl"), &Patch::Apply(body))
@@ -174,7 +179,7 @@ impl Seeder {
     }
 
     /// Waits (a few seconds at most) until ingress-shim created a Certificate.
-    pub async fn wait_for_certificate(&self, ns: &str, name: &str) -> anyhow::Result<()> {
+    pub(super) async fn wait_for_certificate(&self, ns: &str, name: &str) -> anyhow::Result<()> {
         let api = self.api(&ar(CM, "Certificate", "certificates"), Some(ns));
         for _ in 0..100 {
             if api.get_opt(name).await?.is_some() {
@@ -186,7 +191,7 @@ impl Seeder {
     }
 
     /// A Certificate issued long ago (its status and Secret as cert-manager left them).
-    pub async fn old_certificate(
+    pub(super) async fn old_certificate(
         &self,
         ns: &str,
         name: &str,
@@ -214,7 +219,7 @@ impl Seeder {
     }
 
     /// Removes cert-manager's CRDs (the cluster without cert-manager).
-    pub async fn uninstall_cert_manager(&self) -> anyhow::Result<()> {
+    pub(super) async fn uninstall_cert_manager(&self) -> anyhow::Result<()> {
         let api = self.api(
             &ar(
                 "apiextensions.k8s.io",
@@ -248,7 +253,7 @@ fn fixed(name: &str) -> Value {
 /// zrh-prod: Cilium with HTTPS enforcement, dual-stack; the issuer asks the CA without a
 /// self-check (`waitInsteadOfSelfCheck`), so a missing edit-in-place fails validation and
 /// backs off — fix it and the next attempt (1 h later, a minute at 60×) succeeds.
-pub async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
+pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
     s.namespaces(&[
         "acme-shop",
         "acme-blog",
@@ -422,7 +427,7 @@ pub async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
 /// gva-prod: PROXY protocol on an IPv4-only cluster, so the issuer skips the in-cluster
 /// self-check (`waitInsteadOfSelfCheck: 0s`, cert-manager#466); a broken issuer; expired and expiring
 /// certificates; a DNS-01 issuer whose challenge never gets presented.
-pub async fn geneva(s: &Seeder) -> anyhow::Result<()> {
+pub(super) async fn geneva(s: &Seeder) -> anyhow::Result<()> {
     s.namespaces(&["initech-api", "acme-shop", "hooli-search"])
         .await?;
     s.cilium(true, true, false).await?;
@@ -543,7 +548,7 @@ pub async fn geneva(s: &Seeder) -> anyhow::Result<()> {
 }
 
 /// lab-dev: no cert-manager, yet an Ingress asks for a certificate.
-pub async fn lab(s: &Seeder) -> anyhow::Result<()> {
+pub(super) async fn lab(s: &Seeder) -> anyhow::Result<()> {
     s.uninstall_cert_manager().await?;
     s.namespaces(&["team-lab"]).await?;
     s.cilium(false, false, false).await?;
@@ -572,7 +577,7 @@ pub async fn lab(s: &Seeder) -> anyhow::Result<()> {
 /// `globex-web/promo` that used up its exact-set budget (kubesim's Let's Encrypt counts the
 /// same five), so the budget page, the `acme.rate-limit-budget` finding and a renew's
 /// preview tell the story.
-pub async fn history(
+pub(super) async fn history(
     db: &crate::store::Db,
     now: chrono::DateTime<chrono::Utc>,
 ) -> anyhow::Result<()> {

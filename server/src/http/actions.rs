@@ -130,7 +130,7 @@ fn key((cluster, namespace, name): (String, String, String)) -> ObjectKey {
     }
 }
 
-pub async fn api_edit_in_place(
+pub(super) async fn api_edit_in_place(
     State(state): State<AppState>,
     caller: Caller,
     Path(path): Path<(String, String, String)>,
@@ -146,7 +146,7 @@ pub async fn api_edit_in_place(
     api_answer(r)
 }
 
-pub async fn api_undo_edit_in_place(
+pub(super) async fn api_undo_edit_in_place(
     State(state): State<AppState>,
     caller: Caller,
     Path(path): Path<(String, String, String)>,
@@ -172,7 +172,7 @@ pub async fn api_undo_edit_in_place(
     api_answer(r)
 }
 
-pub async fn api_renew(
+pub(super) async fn api_renew(
     State(state): State<AppState>,
     caller: Caller,
     Path(path): Path<(String, String, String)>,
@@ -211,7 +211,7 @@ async fn api_bulk(
     api_answer(r)
 }
 
-pub async fn api_bulk_edit_in_place(
+pub(super) async fn api_bulk_edit_in_place(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
@@ -220,7 +220,7 @@ pub async fn api_bulk_edit_in_place(
     api_bulk(state, caller, ActionKind::BulkEditInPlace, headers, body).await
 }
 
-pub async fn api_bulk_renew(
+pub(super) async fn api_bulk_renew(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
@@ -241,7 +241,7 @@ fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionR
         .ok_or_else(|| AppError::NotFound(format!("There is no action {id} (previews and results are kept for the last 500 actions; the audit log keeps every one).")))
 }
 
-pub async fn api_action(
+pub(super) async fn api_action(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -319,7 +319,7 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
 
 /// `POST /actions`: a form from a page. Runs the preview or the action and sends the browser
 /// to its page; a bulk run goes on in the background and its page shows the progress.
-pub async fn post_action(
+pub(super) async fn post_action(
     State(state): State<AppState>,
     caller: Caller,
     jar: PrivateCookieJar,
@@ -370,7 +370,7 @@ pub async fn post_action(
 }
 
 /// `GET /actions/{id}`: a preview (with the button that runs it) or a result.
-pub async fn action_page(
+pub(super) async fn action_page(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,

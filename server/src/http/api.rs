@@ -18,11 +18,11 @@ use crate::auth::Caller;
 
 /// A list response.
 #[derive(Serialize)]
-pub struct Items<T> {
+pub(super) struct Items<T> {
     pub items: Vec<T>,
 }
 
-pub async fn clusters(
+pub(super) async fn clusters(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(raw): RawQuery,
@@ -33,7 +33,7 @@ pub async fn clusters(
     }))
 }
 
-pub async fn findings(
+pub(super) async fn findings(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(raw): RawQuery,
@@ -43,7 +43,7 @@ pub async fn findings(
     Ok(Json(Page::of(all, q.page, q.per_page)))
 }
 
-pub async fn ingresses(
+pub(super) async fn ingresses(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(raw): RawQuery,
@@ -52,7 +52,7 @@ pub async fn ingresses(
     Ok(Json(load::ingresses(&state, &caller.scope, &q)))
 }
 
-pub async fn ingress(
+pub(super) async fn ingress(
     State(state): State<AppState>,
     caller: Caller,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
@@ -65,7 +65,7 @@ pub async fn ingress(
     Ok(Json(load::ingress(&state, &caller.scope, &key)?))
 }
 
-pub async fn certificates(
+pub(super) async fn certificates(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(raw): RawQuery,
@@ -76,13 +76,13 @@ pub async fn certificates(
 
 /// A Certificate's chain plus what the history remembers about it.
 #[derive(Serialize)]
-pub struct CertificateWithHistory {
+pub(super) struct CertificateWithHistory {
     #[serde(flatten)]
     pub detail: CertificateDetail,
     pub timeline: Vec<TimelineEntry>,
 }
 
-pub async fn certificate(
+pub(super) async fn certificate(
     State(state): State<AppState>,
     caller: Caller,
     Path((cluster, namespace, name)): Path<(String, String, String)>,
@@ -101,7 +101,7 @@ pub async fn certificate(
 
 /// The challenge history, with the failures among the matching rows grouped by reason.
 #[derive(Serialize)]
-pub struct ChallengeHistory {
+pub(super) struct ChallengeHistory {
     #[serde(flatten)]
     pub page: Page<ChallengeRecord>,
     /// Failed challenges by classified reason (redirect to HTTPS, 404, …), most frequent first.
@@ -110,12 +110,12 @@ pub struct ChallengeHistory {
 
 /// How many failed challenges share a classified reason.
 #[derive(Serialize)]
-pub struct ReasonCount {
+pub(super) struct ReasonCount {
     pub reason: &'static str,
     pub count: usize,
 }
 
-pub async fn challenges(
+pub(super) async fn challenges(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(raw): RawQuery,
@@ -132,7 +132,7 @@ pub async fn challenges(
     }))
 }
 
-pub async fn audit(
+pub(super) async fn audit(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(raw): RawQuery,
@@ -142,7 +142,7 @@ pub async fn audit(
 }
 
 /// The Let's Encrypt budgets the caller may see.
-pub async fn rate_limits(
+pub(super) async fn rate_limits(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(raw): RawQuery,
@@ -153,6 +153,6 @@ pub async fn rate_limits(
     }))
 }
 
-pub async fn not_found(uri: Uri) -> ApiError {
+pub(super) async fn not_found(uri: Uri) -> ApiError {
     AppError::NotFound(format!("no API endpoint at {}", uri.path())).into()
 }

@@ -8,7 +8,7 @@ use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
 /// A file compiled into the binary.
-pub struct Asset {
+pub(super) struct Asset {
     path: &'static str,
     body: &'static str,
     content_type: &'static str,
@@ -23,14 +23,14 @@ fn version_of(body: &str) -> String {
     format!("{:012x}", hash & 0xffff_ffff_ffff)
 }
 
-pub static STYLESHEET: Asset = Asset {
+pub(super) static STYLESHEET: Asset = Asset {
     path: "/style/lookout.css",
     body: include_str!("../../../style/lookout.css"),
     content_type: "text/css; charset=utf-8",
     version: LazyLock::new(|| version_of(STYLESHEET.body)),
 };
 
-pub static LIVE_SCRIPT: Asset = Asset {
+pub(super) static LIVE_SCRIPT: Asset = Asset {
     path: "/assets/live.js",
     body: include_str!("../../assets/live.js"),
     content_type: "text/javascript; charset=utf-8",
@@ -38,23 +38,23 @@ pub static LIVE_SCRIPT: Asset = Asset {
 };
 
 #[derive(serde::Deserialize)]
-pub struct VersionQuery {
+pub(super) struct VersionQuery {
     v: Option<String>,
 }
 
 impl Asset {
     /// The URL with its version.
-    pub fn href(&self) -> String {
+    pub(super) fn href(&self) -> String {
         format!("{}?v={}", self.path, *self.version)
     }
 
     /// The route this asset is served on.
-    pub fn path(&self) -> &'static str {
+    pub(super) fn path(&self) -> &'static str {
         self.path
     }
 
     /// The response: forever-cacheable under its versioned URL, revalidated otherwise.
-    pub fn respond(&self, Query(q): Query<VersionQuery>) -> Response {
+    pub(super) fn respond(&self, Query(q): Query<VersionQuery>) -> Response {
         let cache = if q.v.as_deref() == Some(self.version.as_str()) {
             "public, max-age=31536000, immutable"
         } else {

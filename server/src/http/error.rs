@@ -11,16 +11,13 @@ use serde_json::json;
 
 /// Why a request failed, in words for the caller.
 #[derive(Debug, thiserror::Error)]
-pub enum AppError {
+pub(crate) enum AppError {
     /// The object or route does not exist, or the caller may not see it (indistinguishable).
     #[error("{0}")]
     NotFound(String),
     /// A query parameter or body field is malformed; names the parameter.
     #[error("{param}: {message}")]
     BadRequest { param: String, message: String },
-    /// Something broke inside; logged with its cause, shown as a sentence.
-    #[error("internal error")]
-    Internal(#[source] anyhow::Error),
     /// Actions are turned off (`read_only = true`).
     #[error("Lookout runs read-only (read_only = true): actions are turned off.")]
     ReadOnly,
@@ -49,13 +46,7 @@ pub enum AppError {
 }
 
 impl AppError {
-    /// A failed read of the history database.
-    pub fn storage(e: sqlx::Error) -> Self {
-        tracing::warn!(error = %e, "could not read the history database");
-        AppError::Storage(crate::store::writer::describe(&e))
-    }
-
-    pub fn bad(param: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn bad(param: &str, message: impl Into<String>) -> Self {
         AppError::BadRequest {
             param: param.to_string(),
             message: message.into(),
@@ -66,7 +57,6 @@ impl AppError {
         match self {
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::BadRequest { .. } => StatusCode::BAD_REQUEST,
-            AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             AppError::ReadOnly => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Conflict { .. } => StatusCode::CONFLICT,
             AppError::Upstream(_) => StatusCode::BAD_GATEWAY,
@@ -82,7 +72,6 @@ impl AppError {
         match self {
             AppError::NotFound(_) => "not_found",
             AppError::BadRequest { .. } => "bad_request",
-            AppError::Internal(_) => "internal",
             AppError::ReadOnly => "read_only",
             AppError::Conflict { code, .. } => code,
             AppError::Upstream(_) => "cluster_error",
@@ -100,17 +89,11 @@ impl AppError {
     }
 
     fn user_message(&self) -> String {
-        match self {
-            AppError::Internal(e) => {
-                tracing::error!(error = ?e, "request failed");
-                "Lookout hit an internal error; it has been logged. Try again, and if it persists, check the server log.".into()
-            }
-            other => other.to_string(),
-        }
+        self.to_string()
     }
 
     /// As a JSON API response.
-    pub fn into_api(self) -> Response {
+    pub(crate) fn into_api(self) -> Response {
         let status = self.status();
         let body = json!({"error": {"code": self.code(), "message": self.user_message()}});
         (status, Json(body)).into_response()
@@ -118,7 +101,7 @@ impl AppError {
 }
 
 /// The shell of error pages (they have no data of their own).
-pub fn error_shell() -> Shell {
+pub(crate) fn error_shell() -> Shell {
     Shell {
         title: String::new(),
         active: Nav::None,
@@ -136,9 +119,6 @@ impl IntoResponse for AppError {
             AppError::NotFound(what) => pages::error::not_found(&shell, what),
             AppError::BadRequest { .. } => {
                 pages::error::error(&shell, 400, "Bad request", &self.user_message())
-            }
-            AppError::Internal(_) => {
-                pages::error::error(&shell, 500, "Internal error", &self.user_message())
             }
             other => {
                 let title = match other {
@@ -161,7 +141,7 @@ impl IntoResponse for AppError {
 }
 
 /// An [`AppError`] answered as JSON.
-pub struct ApiError(pub AppError);
+pub(crate) struct ApiError(pub AppError);
 
 impl From<AppError> for ApiError {
     fn from(e: AppError) -> Self {

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::AppState;
 
 /// The shortest time between two messages of one stream (at most 4 flushes a second).
-pub const FLUSH_INTERVAL: Duration = Duration::from_millis(250);
+pub(super) const FLUSH_INTERVAL: Duration = Duration::from_millis(250);
 
 #[derive(Serialize)]
 struct ClusterChange {
@@ -53,7 +53,7 @@ fn message(state: &AppState, scope: &Scope) -> Event {
         .expect("a change serializes")
 }
 
-pub async fn stream(
+pub(super) async fn stream(
     State(state): State<AppState>,
     caller: crate::auth::Caller,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {

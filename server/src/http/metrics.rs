@@ -27,7 +27,11 @@ pub struct HttpMetrics {
 }
 
 /// Counts every request by its route pattern (not its raw path, which would be unbounded).
-pub async fn track(State(metrics): State<Arc<HttpMetrics>>, req: Request, next: Next) -> Response {
+pub(super) async fn track(
+    State(metrics): State<Arc<HttpMetrics>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let route = req
         .extensions()
         .get::<MatchedPath>()
@@ -99,7 +103,7 @@ fn storage(out: &mut String, writers: &BTreeMap<&'static str, WriterState>) {
 }
 
 /// Fleet-wide numbers: only for admins of every cluster (and with sign-in off).
-pub async fn render(State(state): State<AppState>, caller: crate::auth::Caller) -> Response {
+pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::Caller) -> Response {
     if !caller.identity.access.is_fleet_admin() {
         return super::AppError::Forbidden(
             "/metrics shows the whole fleet: it needs the admin role over every cluster and namespace (e.g. an API token with role = \"admin\")".into(),

@@ -13,7 +13,7 @@ mod metrics;
 mod pages;
 mod query;
 mod rejections;
-pub mod session;
+pub(crate) mod session;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,8 +29,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::clusters::Registry;
 
-pub use error::{error_shell, ApiError, AppError};
-pub use metrics::HttpMetrics;
+pub(crate) use error::{error_shell, ApiError, AppError};
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -64,7 +63,7 @@ impl AppState {
 }
 
 /// The stylesheet URL with its version.
-pub fn stylesheet_href() -> String {
+pub(crate) fn stylesheet_href() -> String {
     assets::STYLESHEET.href()
 }
 
@@ -240,7 +239,7 @@ pub fn routes() -> Vec<Route> {
 }
 
 /// The whole HTTP application.
-pub fn router(state: AppState) -> Router {
+pub(crate) fn router(state: AppState) -> Router {
     routes()
         .into_iter()
         .fold(Router::new(), |r, route| r.route(route.path, route.handler))

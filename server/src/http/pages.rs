@@ -70,7 +70,7 @@ fn storage_banner(state: &AppState) -> Option<String> {
     ))
 }
 
-pub async fn board(
+pub(super) async fn board(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -98,7 +98,7 @@ fn cluster_names(state: &AppState, caller: &Caller) -> Vec<String> {
         .collect()
 }
 
-pub async fn clusters(
+pub(super) async fn clusters(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -112,7 +112,7 @@ pub async fn clusters(
     )))
 }
 
-pub async fn ingresses(
+pub(super) async fn ingresses(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -129,7 +129,7 @@ pub async fn ingresses(
     )))
 }
 
-pub async fn ingress(
+pub(super) async fn ingress(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -150,7 +150,7 @@ pub async fn ingress(
     )))
 }
 
-pub async fn certificates(
+pub(super) async fn certificates(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -178,7 +178,7 @@ pub async fn certificates(
     )))
 }
 
-pub async fn certificate(
+pub(super) async fn certificate(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -198,7 +198,7 @@ pub async fn certificate(
     )))
 }
 
-pub async fn challenges(
+pub(super) async fn challenges(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -215,7 +215,7 @@ pub async fn challenges(
     )))
 }
 
-pub async fn audit(
+pub(super) async fn audit(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -230,7 +230,7 @@ pub async fn audit(
     )))
 }
 
-pub async fn search(
+pub(super) async fn search(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -275,7 +275,7 @@ pub async fn search(
     )))
 }
 
-pub async fn rate_limits(
+pub(super) async fn rate_limits(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
@@ -288,6 +288,6 @@ pub async fn rate_limits(
     )))
 }
 
-pub async fn not_found(uri: Uri) -> AppError {
+pub(super) async fn not_found(uri: Uri) -> AppError {
     AppError::NotFound(format!("There is no page at {}.", uri.path()))
 }

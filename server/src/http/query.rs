@@ -13,11 +13,14 @@ use lookout_app::model::Severity;
 use super::AppError;
 
 /// Rows per page unless `per_page` says otherwise.
-pub const DEFAULT_PER_PAGE: usize = 100;
+pub(super) const DEFAULT_PER_PAGE: usize = 100;
 const MAX_PER_PAGE: usize = 1000;
 
 /// Decodes `a=1&b=2`; a parameter given twice or not in `known` is an error.
-pub fn parse(raw: Option<&str>, known: &[&str]) -> Result<HashMap<String, String>, AppError> {
+pub(super) fn parse(
+    raw: Option<&str>,
+    known: &[&str],
+) -> Result<HashMap<String, String>, AppError> {
     let mut out = HashMap::new();
     for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
         if !known.contains(&k.as_ref()) {
@@ -88,7 +91,7 @@ fn sort<K: Choice>(params: &HashMap<String, String>) -> Result<Option<Sort<K>>, 
 }
 
 /// The Ingress list filters, from `/ingresses` or `/api/v1/ingresses`.
-pub fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
+pub(super) fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
     let p = parse(
         raw,
         &[
@@ -113,7 +116,7 @@ pub fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
 }
 
 /// The Certificate list filters.
-pub fn certificate_query(raw: Option<&str>) -> Result<CertificateQuery, AppError> {
+pub(super) fn certificate_query(raw: Option<&str>) -> Result<CertificateQuery, AppError> {
     let p = parse(
         raw,
         &[
@@ -158,7 +161,7 @@ fn since(
 }
 
 /// The challenge history filters.
-pub fn challenge_query(
+pub(super) fn challenge_query(
     raw: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<ChallengeQuery, AppError> {
@@ -190,7 +193,7 @@ pub fn challenge_query(
 }
 
 /// The audit log filters.
-pub fn audit_query(
+pub(super) fn audit_query(
     raw: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<AuditQuery, AppError> {
@@ -222,13 +225,13 @@ pub fn audit_query(
 }
 
 /// The search page's one parameter.
-pub fn search_query(raw: Option<&str>) -> Result<Option<String>, AppError> {
+pub(super) fn search_query(raw: Option<&str>) -> Result<Option<String>, AppError> {
     let p = parse(raw, &["q"])?;
     Ok(text(&p, "q"))
 }
 
 /// The findings filters (`/api/v1/findings`, the triage board).
-pub fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError> {
+pub(super) fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError> {
     let p = parse(
         raw,
         &[

@@ -11,13 +11,13 @@ use axum::response::{IntoResponse, Response};
 use super::error::{ApiError, AppError};
 
 /// The largest request body Lookout takes. Its forms and JSON bodies are a few hundred bytes.
-pub const MAX_BODY: usize = 64 * 1024;
+pub(super) const MAX_BODY: usize = 64 * 1024;
 
 /// How much of a refusal's own text is kept as its message.
 const MAX_TEXT: usize = 4 * 1024;
 
 /// Rewrites axum's plain-text (or empty) client errors into Lookout's errors.
-pub async fn explain(req: Request, next: Next) -> Response {
+pub(super) async fn explain(req: Request, next: Next) -> Response {
     let api = req.uri().path().starts_with("/api/");
     let method = req.method().clone();
     let resp = next.run(req).await;

@@ -19,11 +19,11 @@ use crate::auth::oidc::{Flow, Provider, SignInError};
 use crate::auth::{constant_time_eq, random_token, Auth, Caller, Credentials, Identity, Mode};
 
 /// The session cookie: encrypted and authenticated, HttpOnly, SameSite=Lax.
-pub const SESSION_COOKIE: &str = "lookout_session";
+pub(crate) const SESSION_COOKIE: &str = "lookout_session";
 /// The CSRF cookie: a random value, encrypted; forms carry it back in a hidden field.
-pub const CSRF_COOKIE: &str = "lookout_csrf";
+pub(crate) const CSRF_COOKIE: &str = "lookout_csrf";
 /// The demo's identity choice.
-pub const DEMO_COOKIE: &str = "lookout_demo_identity";
+pub(crate) const DEMO_COOKIE: &str = "lookout_demo_identity";
 /// The sign-in under way, between `/auth/login` and `/auth/callback`.
 const FLOW_COOKIE: &str = "lookout_oidc_flow";
 
@@ -71,7 +71,7 @@ impl FromRequestParts<AppState> for CsrfToken {
 
 /// The CSRF token of this request's browser (for the forms of the page).
 #[derive(Debug, Clone)]
-pub struct CsrfToken(pub String);
+pub(crate) struct CsrfToken(pub String);
 
 /// Paths anyone may reach: health, assets, and the sign-in flow itself.
 fn public(path: &str) -> bool {
@@ -84,7 +84,7 @@ fn public(path: &str) -> bool {
 /// Refuses a state-changing request a browser sent from another site: browsers name the
 /// origin of every cross-site POST/DELETE in `Origin` (or `Sec-Fetch-Site`). Clients that
 /// send neither are not browsers.
-pub fn same_origin(headers: &HeaderMap) -> Result<(), AppError> {
+pub(crate) fn same_origin(headers: &HeaderMap) -> Result<(), AppError> {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
         let ok = host
@@ -106,7 +106,7 @@ pub fn same_origin(headers: &HeaderMap) -> Result<(), AppError> {
 }
 
 /// Checks the CSRF field of a browser form against the caller's CSRF cookie.
-pub fn check_csrf(jar: &PrivateCookieJar, submitted: Option<&str>) -> Result<(), AppError> {
+pub(crate) fn check_csrf(jar: &PrivateCookieJar, submitted: Option<&str>) -> Result<(), AppError> {
     let expected = jar.get(CSRF_COOKIE).map(|c| c.value().to_string());
     match (expected, submitted) {
         (Some(e), Some(s)) if constant_time_eq(e.as_bytes(), s.as_bytes()) => Ok(()),
@@ -136,7 +136,7 @@ fn secure_headers(headers: &mut HeaderMap) {
 }
 
 /// Identifies the caller of every request (see the module documentation).
-pub async fn authenticate(
+pub(crate) async fn authenticate(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     jar: PrivateCookieJar,
@@ -223,13 +223,13 @@ pub async fn authenticate(
 }
 
 #[derive(Deserialize)]
-pub struct DemoForm {
+pub(crate) struct DemoForm {
     identity: String,
     csrf: String,
 }
 
 /// `POST /auth/demo`: the demo visitor switches identity.
-pub async fn switch_demo_identity(
+pub(crate) async fn switch_demo_identity(
     State(state): State<AppState>,
     jar: PrivateCookieJar,
     headers: HeaderMap,
@@ -259,7 +259,7 @@ fn url_path(url: &str) -> Option<String> {
 }
 
 /// `GET /auth/signed-out`.
-pub async fn signed_out() -> axum::response::Html<String> {
+pub(crate) async fn signed_out() -> axum::response::Html<String> {
     axum::response::Html(lookout_app::pages::error::error(
         &super::error_shell(),
         200,
@@ -269,7 +269,7 @@ pub async fn signed_out() -> axum::response::Html<String> {
 }
 
 #[derive(Deserialize)]
-pub struct LoginQuery {
+pub(crate) struct LoginQuery {
     return_to: Option<String>,
 }
 
@@ -283,7 +283,7 @@ fn provider(state: &AppState) -> Result<&Provider, AppError> {
 }
 
 /// `GET /auth/login`: off to the provider.
-pub async fn login(
+pub(crate) async fn login(
     State(state): State<AppState>,
     jar: PrivateCookieJar,
     Query(q): Query<LoginQuery>,
@@ -299,7 +299,7 @@ pub async fn login(
 }
 
 #[derive(Deserialize)]
-pub struct CallbackQuery {
+pub(crate) struct CallbackQuery {
     code: Option<String>,
     state: Option<String>,
     error: Option<String>,
@@ -307,7 +307,7 @@ pub struct CallbackQuery {
 }
 
 /// `GET /auth/callback`: back from the provider.
-pub async fn callback(
+pub(crate) async fn callback(
     State(state): State<AppState>,
     jar: PrivateCookieJar,
     Query(q): Query<CallbackQuery>,
@@ -351,7 +351,10 @@ pub async fn callback(
 }
 
 /// `POST /auth/logout`: ends the session.
-pub async fn logout(jar: PrivateCookieJar, body: axum::body::Bytes) -> Result<Response, AppError> {
+pub(crate) async fn logout(
+    jar: PrivateCookieJar,
+    body: axum::body::Bytes,
+) -> Result<Response, AppError> {
     let form: std::collections::HashMap<String, String> =
         form_urlencoded::parse(&body).into_owned().collect();
     check_csrf(&jar, form.get("csrf").map(String::as_str))?;

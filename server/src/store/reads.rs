@@ -167,7 +167,7 @@ pub(crate) struct ChallengeFilter {
 
 impl ChallengeFilter {
     /// One page of a query, within what `scope` sees.
-    pub fn of(q: &ChallengeQuery, scope: &Scope) -> Self {
+    pub(crate) fn of(q: &ChallengeQuery, scope: &Scope) -> Self {
         let (offset, limit) = super::page_window(q.page, q.per_page);
         ChallengeFilter {
             cluster: q.cluster.clone(),

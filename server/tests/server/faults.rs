@@ -124,7 +124,7 @@ async fn a_throttled_relist_waits_as_long_as_the_429_asks_keeps_the_data_and_cat
     tokio::time::sleep(Duration::from_millis(2500)).await;
     // One list per kind (and perhaps a probe); default backoff alone would have retried each
     // kind at about 0.8 s and 2.4 s.
-    let kinds = lookout_server::clusters::watched_kinds() as u64;
+    let kinds = lookout_server::watched_kinds() as u64;
     let within = sim.throttled();
     assert!(
         within <= kinds + 2,

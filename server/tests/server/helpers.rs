@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use kubesim::{Clock, Fleet, FleetOptions};
 use lookout_server::auth::Auth;
-use lookout_server::clusters::{self, ClusterSource, WatchSettings};
 use lookout_server::config::ClusterConfig;
 use lookout_server::{app, store};
+use lookout_server::{ClusterSource, WatchSettings};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -176,7 +176,7 @@ async fn start_app(
     CancellationToken,
     tokio::task::JoinHandle<anyhow::Result<()>>,
 ) {
-    let sources: Vec<ClusterSource> = clusters::connect(configs).await;
+    let sources: Vec<ClusterSource> = lookout_server::connect(configs).await;
     let db = store::Db::open(&format!(
         "sqlite://{}",
         dir.path().join("lookout.db").display()

@@ -387,7 +387,7 @@ async fn metrics_expose_findings_sync_state_history_and_http_in_prometheus_text(
 fn every_route_is_documented_in_the_api_docs() {
     let docs = include_str!("../../../docs/api.md");
     let mut checked = 0;
-    for route in lookout_server::http::routes() {
+    for route in lookout_server::routes() {
         // The catch-all that answers 404 for unknown API paths, and the content-hashed assets.
         if route.path.contains("{*")
             || route.path.starts_with("/style/")

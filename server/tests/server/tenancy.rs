@@ -333,7 +333,7 @@ async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
     assert!(wide.contains(GLOBEX[1]));
     let customer = ("carol", "customer-acme");
     let mut checked = 0;
-    for route in lookout_server::http::routes() {
+    for route in lookout_server::routes() {
         for method in route.methods {
             // Every parameter points at the other tenant's objects.
             let name = if route.path.contains("certificates") {

@@ -55,7 +55,7 @@ impl Source {
         }
     }
 
-    pub fn resource(&self, kind: Kind) -> ApiResource {
+    pub(super) fn resource(&self, kind: Kind) -> ApiResource {
         ApiResource::from_gvk_with_plural(
             &GroupVersionKind::gvk(self.group, self.version, kind.name()),
             self.plural,
@@ -63,7 +63,7 @@ impl Source {
     }
 
     /// `cert-manager.io/v1`, or `v1` for the core group.
-    pub fn group_version(&self) -> String {
+    pub(super) fn group_version(&self) -> String {
         if self.group.is_empty() {
             self.version.to_string()
         } else {
@@ -247,7 +247,7 @@ fn lookup(obj: &DynamicObject) -> Key {
 
 /// Why an object cannot be cached at all, if it cannot: without a name it has no key.
 /// Everything else is projected as far as it goes (a malformed field becomes empty).
-pub fn unusable(obj: &DynamicObject) -> Option<&'static str> {
+pub(super) fn unusable(obj: &DynamicObject) -> Option<&'static str> {
     match obj.metadata.name.as_deref() {
         None | Some("") => Some("no metadata.name"),
         Some(_) => None,

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 /// One bar of the expiry timeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExpiryBucket {
+pub(crate) struct ExpiryBucket {
     pub label: String,
     /// What the bar covers, in words (for its tooltip and the summary).
     pub title: String,
@@ -22,7 +22,7 @@ const WEEKS: i64 = 12;
 const SOON: Duration = Duration::days(14);
 
 /// Buckets `notAfter` times: expired, one per week for 12 weeks, later, unknown.
-pub fn expiry_buckets(
+pub(crate) fn expiry_buckets(
     not_after: &[Option<DateTime<Utc>>],
     now: DateTime<Utc>,
 ) -> Vec<ExpiryBucket> {
@@ -78,7 +78,10 @@ pub fn expiry_buckets(
 }
 
 /// A bar chart of [`expiry_buckets`] with a one-line summary.
-pub fn expiry_chart(not_after: &[Option<DateTime<Utc>>], now: DateTime<Utc>) -> impl IntoView {
+pub(crate) fn expiry_chart(
+    not_after: &[Option<DateTime<Utc>>],
+    now: DateTime<Utc>,
+) -> impl IntoView {
     let buckets = expiry_buckets(not_after, now);
     let max = buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1);
     let (bar_w, gap, height, top, bottom) = (38.0, 6.0, 120.0, 16.0, 18.0);
@@ -126,7 +129,7 @@ pub fn expiry_chart(not_after: &[Option<DateTime<Utc>>], now: DateTime<Utc>) -> 
 }
 
 /// One certificate's lifetime: issued → renewal time → expiry, with "now" marked.
-pub fn lifetime_bar(
+pub(crate) fn lifetime_bar(
     not_before: Option<DateTime<Utc>>,
     renewal: Option<DateTime<Utc>>,
     not_after: Option<DateTime<Utc>>,

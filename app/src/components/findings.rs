@@ -9,13 +9,13 @@ use crate::model::{Finding, Severity};
 
 /// A severity as icon and word (never colour alone).
 #[component]
-pub fn SeverityBadge(severity: Severity) -> impl IntoView {
+pub(crate) fn SeverityBadge(severity: Severity) -> impl IntoView {
     let class = format!("badge {}", severity.label());
     view! { <span class=class><span aria-hidden="true">{severity.icon()}" "</span>{severity.label()}</span> }
 }
 
 /// The page of the object a finding is about, when Lookout has one.
-pub fn object_href(f: &Finding) -> Option<String> {
+pub(crate) fn object_href(f: &Finding) -> Option<String> {
     let base = match &*f.kind {
         "Ingress" => "ingresses",
         "Certificate" => "certificates",
@@ -31,7 +31,7 @@ pub fn object_href(f: &Finding) -> Option<String> {
 }
 
 /// A table of findings; `with_remediation` adds the explanation and the fix under each row.
-pub fn findings_table(
+pub(crate) fn findings_table(
     findings: Vec<Finding>,
     now: DateTime<Utc>,
     with_remediation: bool,

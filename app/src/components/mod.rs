@@ -212,7 +212,7 @@ fn user_box(shell: &Shell) -> Option<impl IntoView> {
 }
 
 /// "3 min ago" / "in 2 h", for humans at 3 a.m.
-pub fn relative(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+pub(crate) fn relative(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let secs = (now - at).num_seconds();
     let (n, future) = (secs.unsigned_abs(), secs < 0);
     let text = match n {
@@ -239,7 +239,7 @@ pub fn Time(at: DateTime<Utc>, now: DateTime<Utc>) -> impl IntoView {
 
 /// A sync state as icon and word (never colour alone).
 #[component]
-pub fn SyncBadge(state: SyncState) -> impl IntoView {
+pub(crate) fn SyncBadge(state: SyncState) -> impl IntoView {
     let (icon, class) = match state {
         SyncState::Synced => ("✓", "badge ok"),
         SyncState::Connecting => ("…", "badge info"),
@@ -251,7 +251,7 @@ pub fn SyncBadge(state: SyncState) -> impl IntoView {
 
 /// Previous/next links that keep the other query parameters.
 #[component]
-pub fn Pager(page: usize, pages: usize, total: usize, base_query: String) -> impl IntoView {
+pub(crate) fn Pager(page: usize, pages: usize, total: usize, base_query: String) -> impl IntoView {
     let href = move |p: usize| {
         if base_query.is_empty() {
             format!("?page={p}")
@@ -271,7 +271,7 @@ pub fn Pager(page: usize, pages: usize, total: usize, base_query: String) -> imp
 }
 
 /// `k=v&…` of the parameters that are set, each value percent-encoded.
-pub fn query_string(params: &[(&str, Option<&str>)]) -> String {
+pub(crate) fn query_string(params: &[(&str, Option<&str>)]) -> String {
     params
         .iter()
         .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
@@ -281,7 +281,7 @@ pub fn query_string(params: &[(&str, Option<&str>)]) -> String {
 
 /// A column header that sorts by `key`: a link to sort by it, or to reverse it when it is
 /// the current order; `aria-sort` says which column is sorted and how.
-pub fn sort_header<K: Choice>(
+pub(crate) fn sort_header<K: Choice>(
     label: &'static str,
     key: K,
     current: Option<crate::model::read::sort::Sort<K>>,

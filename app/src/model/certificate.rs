@@ -17,10 +17,8 @@ use super::text::{Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-override-ingress-name`, set by ingress-shim at creation.
 pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
-/// `cert-manager.io/issue-temporary-certificate`.
-pub const ISSUE_TEMPORARY: &str = "cert-manager.io/issue-temporary-certificate";
 /// `cert-manager.io/certificate-revision` on a CertificateRequest.
-pub const REVISION: &str = "cert-manager.io/certificate-revision";
+pub(crate) const REVISION: &str = "cert-manager.io/certificate-revision";
 
 fn issuer_ref(data: &Value, pointer: &str, strings: &mut Interner) -> Option<Arc<IssuerRef>> {
     let r = data.pointer(pointer)?;

@@ -289,12 +289,6 @@ impl<'a> Index<'a> {
         self.data.requests.get(&key(&o.namespace, name))
     }
 
-    /// The Order a Challenge belongs to.
-    pub fn order_of_challenge(&self, ch: &ChallengeView) -> Option<&'a Arc<OrderView>> {
-        let name = owned_by(&ch.owner, "Order")?;
-        self.data.orders.get(&key(&ch.namespace, name))
-    }
-
     /// The Ingress owning a Certificate, if any.
     pub fn ingress_of(&self, c: &CertificateView) -> Option<&'a Arc<IngressView>> {
         let name = owned_by(&c.owner, "Ingress")?;

@@ -7,7 +7,7 @@ use x509_parser::prelude::FromDer;
 use x509_parser::x509::X509Name;
 
 /// DNS names (subject alternative names, else the common name); empty when unreadable.
-pub fn requested_names(spec_request: &str) -> Vec<String> {
+pub(crate) fn requested_names(spec_request: &str) -> Vec<String> {
     let Ok(pem_bytes) = base64::engine::general_purpose::STANDARD.decode(spec_request.trim())
     else {
         return Vec::new();

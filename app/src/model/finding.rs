@@ -98,7 +98,7 @@ impl Finding {
 }
 
 /// Orders findings by urgency: severity, then the oldest first, then by object.
-pub fn sort_by_urgency(findings: &mut [Finding]) {
+pub(crate) fn sort_by_urgency(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
         a.severity
             .cmp(&b.severity)

@@ -13,7 +13,7 @@ use super::interner::Interner;
 use super::object::{annotation, created, parse_time, str_at, strings_at};
 
 /// Cilium's ingress controller string.
-pub const CILIUM_CONTROLLER: &str = "cilium.io/ingress-controller";
+pub(crate) const CILIUM_CONTROLLER: &str = "cilium.io/ingress-controller";
 
 /// An IngressClass.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -193,7 +193,7 @@ pub struct EventView {
 }
 
 /// The kinds whose Events are kept.
-pub const EVENT_KINDS: &[&str] = &[
+pub(crate) const EVENT_KINDS: &[&str] = &[
     "Ingress",
     "Certificate",
     "CertificateRequest",

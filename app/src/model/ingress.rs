@@ -14,17 +14,17 @@ use super::text::{Text, Texts, Uid};
 /// `acme.cert-manager.io/http01-edit-in-place`.
 pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
 /// `cert-manager.io/cluster-issuer`.
-pub const CLUSTER_ISSUER: &str = "cert-manager.io/cluster-issuer";
+pub(crate) const CLUSTER_ISSUER: &str = "cert-manager.io/cluster-issuer";
 /// `cert-manager.io/issuer`.
-pub const ISSUER: &str = "cert-manager.io/issuer";
+pub(crate) const ISSUER: &str = "cert-manager.io/issuer";
 /// `cert-manager.io/issuer-kind` (external issuers).
-pub const ISSUER_KIND: &str = "cert-manager.io/issuer-kind";
+pub(crate) const ISSUER_KIND: &str = "cert-manager.io/issuer-kind";
 /// `cert-manager.io/issuer-group` (external issuers).
-pub const ISSUER_GROUP: &str = "cert-manager.io/issuer-group";
+pub(crate) const ISSUER_GROUP: &str = "cert-manager.io/issuer-group";
 /// The legacy class annotation, still honoured by controllers.
-pub const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
+pub(crate) const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 /// Cilium's per-Ingress HTTPS redirect switch.
-pub const FORCE_HTTPS: &str = "ingress.cilium.io/force-https";
+pub(crate) const FORCE_HTTPS: &str = "ingress.cilium.io/force-https";
 
 pub use super::refs::IssuerRef;
 
@@ -165,7 +165,10 @@ impl IngressView {
 }
 
 /// The issuer that ingress-shim (or gateway-shim) would use, from the annotations.
-pub fn requested_issuer(meta: &ObjectMeta, strings: &mut Interner) -> Option<Arc<IssuerRef>> {
+pub(crate) fn requested_issuer(
+    meta: &ObjectMeta,
+    strings: &mut Interner,
+) -> Option<Arc<IssuerRef>> {
     let kind = annotation(meta, ISSUER_KIND);
     let group = annotation(meta, ISSUER_GROUP);
     let r = if let Some(name) = annotation(meta, CLUSTER_ISSUER) {

@@ -8,9 +8,9 @@ use super::interner::Interner;
 use super::object::{condition, conditions_at, str_at, Condition};
 
 /// Let's Encrypt's production directory.
-pub const LE_PRODUCTION: &str = "https://acme-v02.api.letsencrypt.org/directory";
+pub(crate) const LE_PRODUCTION: &str = "https://acme-v02.api.letsencrypt.org/directory";
 /// Let's Encrypt's staging directory (untrusted certificates).
-pub const LE_STAGING: &str = "https://acme-staging-v02.api.letsencrypt.org/directory";
+pub(crate) const LE_STAGING: &str = "https://acme-staging-v02.api.letsencrypt.org/directory";
 
 /// Where an issuer gets certificates from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -36,28 +36,28 @@ pub struct Owner {
 }
 
 /// Parses an RFC 3339 time.
-pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse_time(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.with_timezone(&Utc))
 }
 
 /// The time at `pointer` in `v`, if it is a valid RFC 3339 string.
-pub fn time_at(v: &Value, pointer: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn time_at(v: &Value, pointer: &str) -> Option<DateTime<Utc>> {
     v.pointer(pointer)
         .and_then(Value::as_str)
         .and_then(parse_time)
 }
 
 /// The string at `pointer`, if it is one.
-pub fn str_at(v: &Value, pointer: &str) -> Option<String> {
+pub(crate) fn str_at(v: &Value, pointer: &str) -> Option<String> {
     v.pointer(pointer)
         .and_then(Value::as_str)
         .map(str::to_string)
 }
 
 /// The strings of the array at `pointer` (non-strings skipped).
-pub fn strings_at(v: &Value, pointer: &str) -> Vec<String> {
+pub(crate) fn strings_at(v: &Value, pointer: &str) -> Vec<String> {
     v.pointer(pointer)
         .and_then(Value::as_array)
         .map(|a| {
@@ -69,7 +69,7 @@ pub fn strings_at(v: &Value, pointer: &str) -> Vec<String> {
 }
 
 /// The conditions at `pointer` (usually `/status/conditions`).
-pub fn conditions_at(v: &Value, pointer: &str, strings: &mut Interner) -> Vec<Condition> {
+pub(crate) fn conditions_at(v: &Value, pointer: &str, strings: &mut Interner) -> Vec<Condition> {
     let Some(list) = v.pointer(pointer).and_then(Value::as_array) else {
         return Vec::new();
     };
@@ -113,7 +113,7 @@ pub fn created(meta: &ObjectMeta) -> Option<DateTime<Utc>> {
 }
 
 /// The owner reference marked `controller: true`.
-pub fn controller_owner(meta: &ObjectMeta, strings: &mut Interner) -> Option<Owner> {
+pub(crate) fn controller_owner(meta: &ObjectMeta, strings: &mut Interner) -> Option<Owner> {
     meta.owner_references
         .as_ref()?
         .iter()
@@ -126,7 +126,11 @@ pub fn controller_owner(meta: &ObjectMeta, strings: &mut Interner) -> Option<Own
 }
 
 /// The field managers that own `metadata.annotations[key]`.
-pub fn annotation_managers(meta: &ObjectMeta, key: &str, strings: &mut Interner) -> Vec<Text> {
+pub(crate) fn annotation_managers(
+    meta: &ObjectMeta,
+    key: &str,
+    strings: &mut Interner,
+) -> Vec<Text> {
     let field = format!("f:{key}");
     let mut managers: Vec<Text> = meta
         .managed_fields

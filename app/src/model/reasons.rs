@@ -83,7 +83,7 @@ impl ChallengeFailure {
 }
 
 /// Whether an ACME error text is a rate limit (`urn:ietf:params:acme:error:rateLimited` / 429).
-pub fn is_rate_limited(text: &str) -> bool {
+pub(crate) fn is_rate_limited(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
     t.contains("ratelimited")
         || t.contains("rate limit")
@@ -92,7 +92,7 @@ pub fn is_rate_limited(text: &str) -> bool {
 }
 
 /// The "retry after <time>" of a Let's Encrypt rate-limit message.
-pub fn parse_retry_after(text: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse_retry_after(text: &str) -> Option<DateTime<Utc>> {
     let lower = text.to_ascii_lowercase();
     let start = lower.find("retry after ")? + "retry after ".len();
     let rest = text[start..].trim();

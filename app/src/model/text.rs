@@ -12,11 +12,11 @@ pub type Text = Arc<str>;
 
 /// An immutable list of strings, shared when interned: the hosts of an Ingress, its TLS
 /// entry, its Certificate and the Certificate's request are usually one and the same list.
-pub type Texts = Arc<[Text]>;
+pub(crate) type Texts = Arc<[Text]>;
 
 /// Whether `needle` occurs in `hay`, ASCII letters compared without case (no allocation:
 /// list filters call this for every row).
-pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+pub(crate) fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
     let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
     needle.is_empty()
         || hay

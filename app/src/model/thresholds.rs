@@ -73,7 +73,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// cert-manager's next retry after `attempts` consecutive failures.
-pub fn next_retry(
+pub(crate) fn next_retry(
     last_failure: chrono::DateTime<chrono::Utc>,
     attempts: i64,
     t: &Thresholds,

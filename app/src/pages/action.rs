@@ -10,7 +10,7 @@ use crate::components::{document, Nav, Shell};
 use crate::model::budget::Impact;
 
 /// An outcome as icon and word.
-pub fn outcome_badge(o: Outcome) -> impl IntoView {
+pub(crate) fn outcome_badge(o: Outcome) -> impl IntoView {
     let (icon, class) = match o {
         Outcome::Ok => ("✓ ", "badge ok"),
         Outcome::Unchanged => ("= ", "badge info"),
@@ -92,13 +92,13 @@ fn budget_table(budget: &[Impact]) -> impl IntoView {
 
 /// What a form's button does: preview, or run (asking to confirm a budget overrun).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FormMode {
+pub(crate) enum FormMode {
     Preview,
     Apply { confirm_budget: bool },
 }
 
 /// A form that posts one action to `/actions`.
-pub fn action_form(
+pub(crate) fn action_form(
     csrf: &str,
     action: ActionKind,
     cluster: &str,

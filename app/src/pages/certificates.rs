@@ -14,7 +14,7 @@ use crate::model::Page;
 use crate::pages::action::action_form;
 
 /// The Ready condition in words: "ready", "not ready: <reason>" or "unknown".
-pub fn ready_text(ready: Option<&crate::model::object::Condition>) -> String {
+pub(crate) fn ready_text(ready: Option<&crate::model::object::Condition>) -> String {
     match ready {
         Some(r) if &*r.status == "True" => "✓ ready".into(),
         Some(r) => format!(

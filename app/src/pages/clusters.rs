@@ -26,7 +26,7 @@ fn kind_summary(c: &ClusterView) -> String {
 }
 
 /// The clusters table, shared with the triage board.
-pub fn clusters_table(
+pub(crate) fn clusters_table(
     clusters: Vec<ClusterView>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> impl IntoView {

@@ -114,7 +114,10 @@ fn tls_section(t: TlsChain, cluster: &str, now: chrono::DateTime<chrono::Utc>) -
 }
 
 /// Events, newest first.
-pub fn events_table(events: Vec<EventView>, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+pub(crate) fn events_table(
+    events: Vec<EventView>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> impl IntoView {
     let rows = events
         .into_iter()
         .map(|e| {

@@ -14,7 +14,7 @@ use crate::model::{IngressView, Page};
 use crate::pages::action::action_form;
 
 /// `cluster/namespace/name` as a detail-page URL, each part percent-encoded.
-pub fn detail_href(i: &IngressView) -> String {
+pub(crate) fn detail_href(i: &IngressView) -> String {
     let mut out = String::with_capacity(13 + i.cluster.len() + i.namespace.len() + i.name.len());
     out.push_str("/ingresses");
     for part in [&i.cluster, &i.namespace, &i.name] {
@@ -35,7 +35,7 @@ pub fn filters(q: &IngressQuery) -> String {
 }
 
 /// The filters and the sort order (without `page`), for the pager.
-pub fn query_string(q: &IngressQuery) -> String {
+pub(crate) fn query_string(q: &IngressQuery) -> String {
     let sort = q.sort.map(|s| s.param());
     [
         filters(q),
@@ -48,7 +48,7 @@ pub fn query_string(q: &IngressQuery) -> String {
 }
 
 /// The annotation status in words, with the managers that own it.
-pub fn annotation_text(a: &AnnotationStatus) -> String {
+pub(crate) fn annotation_text(a: &AnnotationStatus) -> String {
     let managers = |m: &[crate::model::text::Text]| {
         if m.is_empty() {
             String::new()

@@ -10,7 +10,7 @@ use crate::model::infra::EventView;
 use crate::model::{Finding, IngressView, IssuerRef};
 
 /// (namespace, kind, name) of an object a finding can be about.
-pub type ObjectRef = (String, String, String);
+pub(crate) type ObjectRef = (String, String, String);
 
 fn object(namespace: &str, kind: &str, name: &str) -> ObjectRef {
     (namespace.to_string(), kind.to_string(), name.to_string())
@@ -28,7 +28,11 @@ fn issuer(namespace: &str, r: &IssuerRef) -> ObjectRef {
 
 /// Adds the objects of a Certificate's chain: itself, its requests, Orders and Challenges,
 /// and its issuer.
-pub fn certificate_objects(idx: &Index<'_>, c: &CertificateView, out: &mut HashSet<ObjectRef>) {
+pub(crate) fn certificate_objects(
+    idx: &Index<'_>,
+    c: &CertificateView,
+    out: &mut HashSet<ObjectRef>,
+) {
     out.insert(object(&c.namespace, "Certificate", &c.name));
     if let Some(r) = &c.issuer {
         out.insert(issuer(&c.namespace, r));
@@ -45,7 +49,7 @@ pub fn certificate_objects(idx: &Index<'_>, c: &CertificateView, out: &mut HashS
 }
 
 /// The objects of an Ingress's chain: itself, the issuer it names and every Certificate's.
-pub fn ingress_objects(idx: &Index<'_>, ing: &IngressView) -> HashSet<ObjectRef> {
+pub(crate) fn ingress_objects(idx: &Index<'_>, ing: &IngressView) -> HashSet<ObjectRef> {
     let mut out = HashSet::new();
     out.insert(object(&ing.namespace, "Ingress", &ing.name));
     if let Some(r) = &ing.issuer {
@@ -59,7 +63,7 @@ pub fn ingress_objects(idx: &Index<'_>, ing: &IngressView) -> HashSet<ObjectRef>
 
 /// A cluster's findings by the object they are about, so a chain's findings are a few
 /// lookups rather than a scan of every finding of the cluster per object.
-pub struct FindingIndex<'a>(HashMap<(&'a str, &'a str, &'a str), Vec<&'a Finding>>);
+pub(crate) struct FindingIndex<'a>(HashMap<(&'a str, &'a str, &'a str), Vec<&'a Finding>>);
 
 impl<'a> FindingIndex<'a> {
     pub fn new(findings: &'a [Finding]) -> Self {
@@ -95,7 +99,7 @@ impl<'a> FindingIndex<'a> {
 }
 
 /// The Events about every object of a chain, newest first, at most 50.
-pub fn chain_events(idx: &Index<'_>, objects: &HashSet<ObjectRef>) -> Vec<EventView> {
+pub(crate) fn chain_events(idx: &Index<'_>, objects: &HashSet<ObjectRef>) -> Vec<EventView> {
     let mut events = Vec::new();
     for (ns, kind, name) in objects {
         events.extend(idx.events_of(kind, ns, name, 20));

@@ -60,8 +60,3 @@ impl<'a> Visibility<'a> {
         }
     }
 }
-
-/// Whether `scope` sees `f`, a finding of any cluster (the fleet-wide budget findings).
-pub fn sees_finding(scope: &Scope, f: &Finding) -> bool {
-    Visibility::of(scope, &f.cluster).is_some_and(|v| v.finding(f))
-}

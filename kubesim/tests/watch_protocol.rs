@@ -68,8 +68,8 @@ async fn watch_from_zero_sends_existing_objects_then_changes() {
     );
     let resp = reqwest::get(url).await.unwrap();
     assert_eq!(resp.status(), 200);
+    // The answer's head comes once the watch is registered: a change from now on is in it.
     let reader = tokio::spawn(read_events(resp, Duration::from_secs(5), |e| e.len() >= 2));
-    tokio::time::sleep(Duration::from_millis(100)).await;
     add_configmap(&fleet, "after");
     let (events, _) = reader.await.unwrap();
     assert_eq!(events[0]["type"], "ADDED");

@@ -16,12 +16,10 @@ pub(crate) fn SeverityBadge(severity: Severity) -> impl IntoView {
 
 /// The page of the object a finding is about, when Lookout has one.
 pub(crate) fn object_href(f: &Finding) -> Option<String> {
-    let base = match &*f.kind {
-        "Ingress" => "ingresses",
-        "Certificate" => "certificates",
-        "Cluster" => return Some("/clusters".into()),
-        _ => return None,
-    };
+    if &*f.kind == "Cluster" {
+        return Some("/clusters".into());
+    }
+    let base = super::detail_pages(&f.kind)?;
     Some(format!(
         "/{base}/{}/{}/{}",
         encode(&f.cluster),

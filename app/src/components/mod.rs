@@ -336,6 +336,16 @@ pub(crate) fn encode_into(out: &mut String, s: &str) {
     }
 }
 
+/// The list a kind's detail pages live under (`/ingresses/{cluster}/{namespace}/{name}`),
+/// for the kinds Lookout has a page for.
+pub(crate) fn detail_pages(kind: &str) -> Option<&'static str> {
+    match kind {
+        "Ingress" => Some("ingresses"),
+        "Certificate" => Some("certificates"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,11 +23,7 @@ fn filters(q: &AuditQuery) -> String {
 
 /// A link to the object an audit row is about.
 fn object_link(e: &AuditEntry) -> impl IntoView {
-    let path = match e.kind.as_str() {
-        "Ingress" => Some("ingresses"),
-        "Certificate" => Some("certificates"),
-        _ => None,
-    };
+    let path = crate::components::detail_pages(&e.kind);
     if e.name.is_empty() {
         // A bulk run: its scope.
         let scope = match e.namespace.as_str() {

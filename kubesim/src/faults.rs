@@ -1,5 +1,5 @@
 //! The faults a cluster can be told to have, switchable at runtime: through the library
-//! (`Cluster::set_faults`) or the admin endpoint (see [`crate::admin`]).
+//! (`Cluster::set_faults`) or the admin endpoint (`admin.rs`).
 
 use serde::{Deserialize, Serialize};
 

@@ -339,9 +339,9 @@ pub(crate) fn encode_into(out: &mut String, s: &str) {
 /// The list a kind's detail pages live under (`/ingresses/{cluster}/{namespace}/{name}`),
 /// for the kinds Lookout has a page for.
 pub(crate) fn detail_pages(kind: &str) -> Option<&'static str> {
-    match kind {
-        "Ingress" => Some("ingresses"),
-        "Certificate" => Some("certificates"),
+    match crate::model::Kind::from_name(kind)? {
+        crate::model::Kind::Ingress => Some("ingresses"),
+        crate::model::Kind::Certificate => Some("certificates"),
         _ => None,
     }
 }

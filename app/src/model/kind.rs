@@ -48,6 +48,13 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// The kind named `name` (`Ingress`, …), if Lookout watches it.
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+}
+
 impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -65,6 +72,11 @@ mod tests {
             "CertificateRequest"
         );
         assert_eq!(Kind::IngressClass.to_string(), "IngressClass");
+        assert_eq!(
+            Kind::from_name("CertificateRequest"),
+            Some(Kind::CertificateRequest)
+        );
+        assert_eq!(Kind::from_name("Cluster"), None);
         let mut sorted = [
             Kind::Service,
             Kind::Ingress,

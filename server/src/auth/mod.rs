@@ -6,7 +6,7 @@
 //! and turns their groups into an [`Access`] through the `[[access]]` rules. A [`Caller`]
 //! carries it to the handlers: reads take `Caller::scope`, actions check `Caller::act`.
 //! Sessions are values [`Auth::session_value`] makes and [`Auth::session`] reads back; the
-//! HTTP side (cookies, extractors, the sign-in routes, CSRF) is `crate::http::session`.
+//! HTTP side (cookies, extractors, the sign-in routes, CSRF) is `http/session.rs`.
 
 pub mod oidc;
 

@@ -3,7 +3,7 @@
 //! state, nonce and PKCE challenge (the [`Flow`] the browser keeps meanwhile);
 //! [`Provider::finish`] checks the state, exchanges the code with the PKCE verifier, verifies
 //! the ID token (signature, issuer, audience, expiry, nonce) and reads the user's name and
-//! groups (from the configured claim). The routes are `crate::http::session`.
+//! groups (from the configured claim). The routes are in `http/session.rs`.
 
 use base64::Engine;
 use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};

@@ -106,49 +106,48 @@ fn value() -> impl Strategy<Value = Value> {
 }
 
 /// A well-formed body of `kind` (spec and status), for the mutations to break.
-fn template(kind: &str) -> Value {
+fn template(kind: Kind) -> Value {
     let cond = json!([{"type": "Ready", "status": "False", "reason": "Pending", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
     let issuer = json!({"name": "le", "kind": "ClusterIssuer", "group": "cert-manager.io"});
     match kind {
-        "Ingress" => {
+        Kind::Ingress => {
             json!({"spec": {"ingressClassName": "cilium", "rules": [{"host": "a.example.com"}, {"host": "b.example.com"}],
                              "tls": [{"hosts": ["a.example.com"], "secretName": "a-tls"}]},
                     "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}, {"hostname": "lb.example"}]}}})
         }
-        "Certificate" => {
+        Kind::Certificate => {
             json!({"spec": {"secretName": "a-tls", "dnsNames": ["a.example.com"], "commonName": "a.example.com", "issuerRef": issuer},
                                  "status": {"conditions": cond, "notBefore": "2026-01-01T00:00:00Z", "notAfter": "2026-04-01T00:00:00Z",
                                             "renewalTime": "2026-03-01T00:00:00Z", "revision": 2, "failedIssuanceAttempts": 1, "lastFailureTime": "2026-01-02T00:00:00Z"}})
         }
-        "CertificateRequest" => {
+        Kind::CertificateRequest => {
             json!({"spec": {"issuerRef": issuer, "request": "AAAA"}, "status": {"conditions": cond, "failureTime": "2026-01-02T00:00:00Z"}})
         }
-        "Order" => {
+        Kind::Order => {
             json!({"spec": {"issuerRef": issuer, "dnsNames": ["a.example.com"]}, "status": {"state": "pending", "reason": "r", "url": "u"}})
         }
-        "Challenge" => {
+        Kind::Challenge => {
             json!({"spec": {"dnsName": "a.example.com", "type": "HTTP-01", "issuerRef": issuer, "solver": {"http01": {"ingress": {"name": "x"}}}},
                                "status": {"state": "pending", "presented": true, "processing": true, "reason": "Waiting for HTTP-01 challenge propagation"}})
         }
-        "Issuer" | "ClusterIssuer" => {
+        Kind::Issuer | Kind::ClusterIssuer => {
             json!({"spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}},
                                              "status": {"conditions": cond}})
         }
-        "Service" => {
+        Kind::Service => {
             json!({"spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4"]}, "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}})
         }
-        "IngressClass" => json!({"spec": {"controller": "cilium.io/ingress-controller"}}),
-        "Gateway" => {
+        Kind::IngressClass => json!({"spec": {"controller": "cilium.io/ingress-controller"}}),
+        Kind::Gateway => {
             json!({"spec": {"gatewayClassName": "cilium", "listeners": [{"name": "https", "hostname": "a.example.com", "protocol": "HTTPS", "port": 443}]}})
         }
-        "ConfigMap" => {
+        Kind::ConfigMap => {
             json!({"data": {"enforce-ingress-https": "true", "enable-ingress-proxy-protocol": "false"}})
         }
-        "Event" => {
+        Kind::Event => {
             json!({"type": "Warning", "reason": "Failed", "message": "m", "count": 3, "lastTimestamp": "2026-01-01T00:00:00Z",
                            "involvedObject": {"kind": "Certificate", "name": "a", "namespace": "ns"}})
         }
-        _ => json!({}),
     }
 }
 
@@ -171,7 +170,7 @@ fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
 
 /// `template(kind)` with each mutation applied: the node at a pointer replaced by a hostile
 /// value, or removed.
-fn mutated(kind: &str, mutations: &[(usize, Option<Value>)]) -> Value {
+fn mutated(kind: Kind, mutations: &[(usize, Option<Value>)]) -> Value {
     let mut body = template(kind);
     for (which, replacement) in mutations {
         let mut all = Vec::new();
@@ -237,11 +236,11 @@ proptest! {
         let good = object("Ingress", 9999, json!({"spec": {"rules": [{"host": "ok.example.com"}]}}), Value::Null);
         prop_assert!(watched(Kind::Ingress).apply("c", &mut data, &good, &mut strings));
         for (i, (k, mutations, random, annotation)) in bodies.into_iter().enumerate() {
-            let kind = WATCHED[k].kind().name();
+            let kind = WATCHED[k].kind();
             // Every third object is random structure; the others are real objects broken
             // in a few places.
             let body = if i % 3 == 2 { random } else { mutated(kind, &mutations) };
-            let obj = object(kind, i, body, annotation);
+            let obj = object(kind.name(), i, body, annotation);
             let _ = WATCHED[k].apply("c", &mut data, &obj, &mut strings);
             let _ = WATCHED[k].count(&data);
         }

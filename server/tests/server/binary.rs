@@ -275,14 +275,7 @@ async fn not_ready_while_syncing_is_not_logged_as_an_error() {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kc,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: silent\n  cluster:\n    server: http://{}\ncontexts:\n- name: silent\n  context:\n    cluster: silent\n    user: u\nusers:\n- name: u\n  user: {{}}\ncurrent-context: silent\n",
-            silent.local_addr().unwrap()
-        ),
-    )
-    .unwrap();
+    crate::helpers::write_kubeconfig(&kc, "silent", silent.local_addr().unwrap());
     let (mut child, base) = serve(
         dir.path(),
         &dir.path().join("l.db"),
@@ -325,13 +318,7 @@ async fn an_unreachable_cluster_is_logged_when_its_state_changes_not_on_every_re
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kc,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: http://{refused}\ncontexts:\n- name: gone\n  context:\n    cluster: gone\n    user: u\nusers:\n- name: u\n  user: {{}}\ncurrent-context: gone\n"
-        ),
-    )
-    .unwrap();
+    crate::helpers::write_kubeconfig(&kc, "gone", refused);
     let (mut child, base) = serve(
         dir.path(),
         &dir.path().join("l.db"),

@@ -490,3 +490,15 @@ pub async fn metric(app: &TestApp, name: &str) -> f64 {
         .parse()
         .unwrap()
 }
+
+/// Writes a kubeconfig with one context, `name`, for an API server at `addr` (`host:port`),
+/// without credentials.
+pub fn write_kubeconfig(path: &Path, name: &str, addr: impl std::fmt::Display) {
+    std::fs::write(
+        path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: http://{addr}\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: u\nusers:\n- name: u\n  user: {{}}\ncurrent-context: {name}\n"
+        ),
+    )
+    .unwrap();
+}

@@ -165,11 +165,7 @@ async fn readyz_waits_for_a_cluster_that_does_not_answer() {
     let port = silent.local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("silent");
-    std::fs::write(
-        &kc,
-        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: s\n  context:\n    cluster: s\n    user: u\nusers:\n- name: u\n  user: {{}}\ncurrent-context: s\n"),
-    )
-    .unwrap();
+    write_kubeconfig(&kc, "s", format!("127.0.0.1:{port}"));
     let app = app_with(&["zrh-prod"])
         .extra(vec![ClusterConfig {
             context: None,

@@ -20,6 +20,17 @@ pub trait Choice: Copy + PartialEq + std::fmt::Debug + 'static {
     }
 }
 
+/// Reads a [`Choice`] from its label; any other text is an error that lists the labels.
+pub fn deserialize<'de, C: Choice, D: serde::Deserializer<'de>>(d: D) -> Result<C, D::Error> {
+    let text = <String as serde::Deserialize>::deserialize(d)?;
+    C::parse(&text).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "{text:?} is not one of: {}",
+            C::labels().join(", ")
+        ))
+    })
+}
+
 /// Declares an enum that is a [`Choice`]: `choice!(Name { Variant = "label", … })`.
 macro_rules! choice {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $label:literal),+ $(,)? }) => {
@@ -44,6 +55,12 @@ macro_rules! choice {
                 s.serialize_str($crate::model::choice::Choice::label(*self))
             }
         }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::model::choice::deserialize(d)
+            }
+        }
     };
 }
 
@@ -64,5 +81,11 @@ mod tests {
         assert_eq!(Colour::parse("DarkBlue"), None);
         assert_eq!(Colour::labels(), ["red", "dark-blue"]);
         assert_eq!(serde_json::to_value(Colour::Red).unwrap(), "red");
+        assert_eq!(
+            serde_json::from_value::<Colour>("dark-blue".into()).unwrap(),
+            Colour::DarkBlue
+        );
+        let wrong = serde_json::from_value::<Colour>("blue".into()).unwrap_err();
+        assert_eq!(wrong.to_string(), "\"blue\" is not one of: red, dark-blue");
     }
 }

@@ -13,6 +13,16 @@ pub enum Severity {
     Info,
 }
 
+impl<'de> serde::Deserialize<'de> for Severity {
+    /// `critical`, `warning` or `info`; anything else is an error that lists them.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        Severity::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("{text:?} is not one of: critical, warning, info"))
+        })
+    }
+}
+
 impl Severity {
     pub fn parse(s: &str) -> Option<Self> {
         match s {

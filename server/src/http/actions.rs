@@ -155,11 +155,10 @@ pub(super) async fn api_undo_edit_in_place(
     body: Bytes,
 ) -> Result<Json<ActionRecord>, ApiError> {
     let mut b: DryRun = json_body(&headers, &body)?;
-    let p = query::parse(raw.as_deref(), &["dry_run"])?;
-    match p.get("dry_run").map(String::as_str) {
-        None => {}
+    let p: UndoParams = query::read(raw.as_deref())?;
+    match p.dry_run.as_deref() {
+        None | Some("false") => {}
         Some("true") => b.dry_run = true,
-        Some("false") => {}
         Some(other) => {
             return Err(AppError::bad("dry_run", format!("{other:?} is not true or false")).into())
         }
@@ -258,23 +257,33 @@ struct ActionForm {
     confirm_budget: bool,
 }
 
+/// The parameters of an undo (`?dry_run=true`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoParams {
+    dry_run: Option<String>,
+}
+
+/// The fields of an action form, as the browser sends them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FormFields {
+    csrf: Option<String>,
+    action: Option<String>,
+    cluster: Option<String>,
+    namespace: Option<String>,
+    name: Option<String>,
+    mode: Option<String>,
+    /// A checkbox: present when ticked.
+    confirm_budget: Option<String>,
+}
+
 fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
     let raw =
         std::str::from_utf8(body).map_err(|_| AppError::bad("body", "the form is not UTF-8"))?;
-    let p = query::parse(
-        Some(raw),
-        &[
-            "csrf",
-            "action",
-            "cluster",
-            "namespace",
-            "name",
-            "mode",
-            "confirm_budget",
-        ],
-    )?;
-    let text = |k: &str| p.get(k).map(|v| v.trim().to_string()).unwrap_or_default();
-    let action = match text("action").as_str() {
+    let p: FormFields = query::read(Some(raw))?;
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let action = match text(&p.action).as_str() {
         "edit-in-place" => ActionKind::EditInPlace,
         "undo-edit-in-place" => ActionKind::UndoEditInPlace,
         "renew" => ActionKind::Renew,
@@ -282,7 +291,7 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
         "bulk-renew" => ActionKind::BulkRenew,
         other => return Err(AppError::bad("action", format!("{other:?} is not one of: edit-in-place, undo-edit-in-place, renew, bulk-edit-in-place, bulk-renew"))),
     };
-    let apply = match text("mode").as_str() {
+    let apply = match text(&p.mode).as_str() {
         "preview" => false,
         "apply" => true,
         other => {
@@ -293,9 +302,9 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
         }
     };
     let key = ObjectKey {
-        cluster: text("cluster"),
-        namespace: text("namespace"),
-        name: text("name"),
+        cluster: text(&p.cluster),
+        namespace: text(&p.namespace),
+        name: text(&p.name),
     };
     if !action.is_bulk() {
         for (param, value) in [
@@ -312,8 +321,8 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
         action,
         key,
         apply,
-        confirm_budget: p.contains_key("confirm_budget"),
-        csrf: p.get("csrf").cloned(),
+        confirm_budget: p.confirm_budget.is_some(),
+        csrf: p.csrf,
     })
 }
 

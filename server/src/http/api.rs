@@ -27,7 +27,7 @@ pub(super) async fn clusters(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Items<ClusterView>>, ApiError> {
-    query::parse(raw.as_deref(), &[])?;
+    query::none(raw.as_deref())?;
     Ok(Json(Items {
         items: state.fleet().clusters(&caller.scope),
     }))
@@ -147,7 +147,7 @@ pub(super) async fn rate_limits(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Items<Budget>>, ApiError> {
-    query::parse(raw.as_deref(), &[])?;
+    query::none(raw.as_deref())?;
     Ok(Json(Items {
         items: load::budgets(&state, &caller.scope),
     }))

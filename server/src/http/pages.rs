@@ -104,7 +104,7 @@ pub(super) async fn clusters(
     csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    query::parse(raw.as_deref(), &[])?;
+    query::none(raw.as_deref())?;
     let clusters = state.fleet().clusters(&caller.scope);
     Ok(Html(pages::clusters::page(
         &shell(&state, &caller, &csrf),
@@ -281,7 +281,7 @@ pub(super) async fn rate_limits(
     csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    query::parse(raw.as_deref(), &[])?;
+    query::none(raw.as_deref())?;
     Ok(Html(pages::rate_limits::page(
         &shell(&state, &caller, &csrf),
         load::budgets(&state, &caller.scope),

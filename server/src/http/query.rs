@@ -1,163 +1,99 @@
-//! Query strings: every parameter known by name, a bad value a 400 that names it.
+//! Query strings (and form bodies): decoded by serde into the typed query of each list
+//! (`lookout_app::model::read::views`), every parameter known by name. A parameter that is
+//! unknown, given twice, or has a bad value is a 400 that names it; an empty value is no value.
 
-use std::collections::HashMap;
-
-use lookout_app::model::choice::Choice;
 use lookout_app::model::finding::RULE_IDS;
-use lookout_app::model::read::sort::Sort;
 use lookout_app::model::read::views::{
     AuditQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery,
 };
-use lookout_app::model::Severity;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use super::AppError;
 
-/// Rows per page unless `per_page` says otherwise.
-pub(super) const DEFAULT_PER_PAGE: usize = 100;
-const MAX_PER_PAGE: usize = 1000;
-
-/// Decodes `a=1&b=2`; a parameter given twice or not in `known` is an error.
-pub(super) fn parse(
-    raw: Option<&str>,
-    known: &[&str],
-) -> Result<HashMap<String, String>, AppError> {
-    let mut out = HashMap::new();
+/// Decodes `a=1&b=2` into `Q`.
+pub(super) fn read<Q: DeserializeOwned>(raw: Option<&str>) -> Result<Q, AppError> {
+    let mut fields = Map::new();
     for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
-        if !known.contains(&k.as_ref()) {
-            return Err(AppError::bad(
-                &k,
-                format!("unknown parameter (this page takes: {})", known.join(", ")),
-            ));
-        }
-        if out.insert(k.to_string(), v.to_string()).is_some() {
+        let v = v.trim();
+        let value = if v.is_empty() {
+            Value::Null
+        } else {
+            Value::String(v.to_string())
+        };
+        if fields.insert(k.to_string(), value).is_some() {
             return Err(AppError::bad(&k, "given more than once"));
         }
     }
-    Ok(out)
+    serde_path_to_error::deserialize(Value::Object(fields)).map_err(|e| {
+        let param = e.path().to_string();
+        let message = e.inner().to_string();
+        match unknown(&message) {
+            Some((name, known)) if known.is_empty() => {
+                AppError::bad(&name, "unknown parameter (this page takes none)")
+            }
+            Some((name, known)) => AppError::bad(
+                &name,
+                format!("unknown parameter (this page takes: {known})"),
+            ),
+            None => AppError::bad(&param, message),
+        }
+    })
 }
 
-fn number(
-    params: &HashMap<String, String>,
-    name: &str,
-    default: usize,
-    max: usize,
-) -> Result<usize, AppError> {
-    match params.get(name).filter(|v| !v.is_empty()) {
-        None => Ok(default),
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if n >= 1 && n <= max => Ok(n),
-            _ => Err(AppError::bad(
-                name,
-                format!("{v:?} is not a whole number between 1 and {max}"),
-            )),
-        },
-    }
+/// `("colour", "cluster, namespace, …")` from serde's "unknown field `colour`, expected one of
+/// `cluster`, `namespace`, …" (empty: "there are no fields").
+fn unknown(message: &str) -> Option<(String, String)> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (name, rest) = rest.split_once('`')?;
+    let known = rest
+        .trim_start_matches(',')
+        .trim()
+        .trim_start_matches("expected one of ")
+        .trim_start_matches("expected ")
+        .trim_start_matches("there are no fields")
+        .replace('`', "")
+        .replace(" or ", ", ");
+    Some((name.to_string(), known))
 }
 
-fn text(params: &HashMap<String, String>, name: &str) -> Option<String> {
-    params
-        .get(name)
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-}
+/// A page that takes no parameters.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Nothing {}
 
-/// A parameter that must be one of the values of `C`.
-fn one_of<C: Choice>(params: &HashMap<String, String>, name: &str) -> Result<Option<C>, AppError> {
-    match text(params, name) {
-        None => Ok(None),
-        Some(v) => C::parse(&v).map(Some).ok_or_else(|| {
-            AppError::bad(
-                name,
-                format!("{v:?} is not one of: {}", C::labels().join(", ")),
-            )
-        }),
-    }
-}
-
-/// A `sort` parameter: a key of `K`, optionally with a leading `-`.
-fn sort<K: Choice>(params: &HashMap<String, String>) -> Result<Option<Sort<K>>, AppError> {
-    match text(params, "sort") {
-        None => Ok(None),
-        Some(v) => Sort::parse(&v).map(Some).ok_or_else(|| {
-            AppError::bad(
-                "sort",
-                format!(
-                    "{v:?} is not one of: {} (a leading - reverses)",
-                    K::labels().join(", ")
-                ),
-            )
-        }),
-    }
+/// Refuses any parameter (pages and endpoints that take none).
+pub(super) fn none(raw: Option<&str>) -> Result<(), AppError> {
+    read::<Nothing>(raw).map(|Nothing {}| ())
 }
 
 /// The Ingress list filters, from `/ingresses` or `/api/v1/ingresses`.
 pub(super) fn ingress_query(raw: Option<&str>) -> Result<IngressQuery, AppError> {
-    let p = parse(
-        raw,
-        &[
-            "cluster",
-            "namespace",
-            "q",
-            "status",
-            "sort",
-            "page",
-            "per_page",
-        ],
-    )?;
-    Ok(IngressQuery {
-        cluster: text(&p, "cluster"),
-        namespace: text(&p, "namespace"),
-        q: text(&p, "q"),
-        status: one_of(&p, "status")?,
-        sort: sort(&p)?,
-        page: number(&p, "page", 1, 1_000_000)?,
-        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
-    })
+    read(raw)
 }
 
 /// The Certificate list filters.
 pub(super) fn certificate_query(raw: Option<&str>) -> Result<CertificateQuery, AppError> {
-    let p = parse(
-        raw,
-        &[
-            "cluster",
-            "namespace",
-            "q",
-            "status",
-            "sort",
-            "page",
-            "per_page",
-        ],
-    )?;
-    Ok(CertificateQuery {
-        cluster: text(&p, "cluster"),
-        namespace: text(&p, "namespace"),
-        q: text(&p, "q"),
-        status: one_of(&p, "status")?,
-        sort: sort(&p)?,
-        page: number(&p, "page", 1, 1_000_000)?,
-        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
-    })
+    read(raw)
 }
 
-/// A `since` parameter: RFC 3339, or a duration back from `now` (`24h`, `7d`).
-fn since(
-    params: &HashMap<String, String>,
+/// When `since` (RFC 3339, or a duration back from `now` such as `24h`) is.
+fn since_at(
+    text: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
-) -> Result<(Option<chrono::DateTime<chrono::Utc>>, Option<String>), AppError> {
-    let Some(v) = text(params, "since") else {
-        return Ok((None, None));
-    };
-    let at = chrono::DateTime::parse_from_rfc3339(&v)
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, AppError> {
+    let Some(v) = text else { return Ok(None) };
+    chrono::DateTime::parse_from_rfc3339(v)
         .map(|t| t.with_timezone(&chrono::Utc))
-        .or_else(|_| lookout_app::model::thresholds::parse_duration(&v).map(|d| now - d))
+        .or_else(|_| lookout_app::model::thresholds::parse_duration(v).map(|d| now - d))
+        .map(Some)
         .map_err(|_| {
             AppError::bad(
                 "since",
                 format!("{v:?} is neither an RFC 3339 time nor a duration like 24h"),
             )
-        })?;
-    Ok((Some(at), Some(v)))
+        })
 }
 
 /// The challenge history filters.
@@ -165,31 +101,10 @@ pub(super) fn challenge_query(
     raw: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<ChallengeQuery, AppError> {
-    let p = parse(
-        raw,
-        &[
-            "cluster",
-            "namespace",
-            "domain",
-            "outcome",
-            "since",
-            "sort",
-            "page",
-            "per_page",
-        ],
-    )?;
-    let (since, since_text) = since(&p, now)?;
-    Ok(ChallengeQuery {
-        cluster: text(&p, "cluster"),
-        namespace: text(&p, "namespace"),
-        domain: text(&p, "domain").map(|d| d.to_ascii_lowercase()),
-        outcome: one_of(&p, "outcome")?,
-        since,
-        since_text,
-        sort: sort(&p)?,
-        page: number(&p, "page", 1, 1_000_000)?,
-        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
-    })
+    let mut q: ChallengeQuery = read(raw)?;
+    q.since = since_at(q.since_text.as_deref(), now)?;
+    q.domain = q.domain.map(|d| d.to_ascii_lowercase());
+    Ok(q)
 }
 
 /// The audit log filters.
@@ -197,83 +112,39 @@ pub(super) fn audit_query(
     raw: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<AuditQuery, AppError> {
-    let p = parse(
-        raw,
-        &[
-            "cluster",
-            "namespace",
-            "actor",
-            "action",
-            "outcome",
-            "since",
-            "page",
-            "per_page",
-        ],
-    )?;
-    let (since, since_text) = since(&p, now)?;
-    Ok(AuditQuery {
-        cluster: text(&p, "cluster"),
-        namespace: text(&p, "namespace"),
-        actor: text(&p, "actor"),
-        action: text(&p, "action"),
-        outcome: one_of(&p, "outcome")?,
-        since,
-        since_text,
-        page: number(&p, "page", 1, 1_000_000)?,
-        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
-    })
+    let mut q: AuditQuery = read(raw)?;
+    q.since = since_at(q.since_text.as_deref(), now)?;
+    Ok(q)
 }
 
 /// The search page's one parameter.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Search {
+    q: Option<String>,
+}
+
+/// The search page's text, if any.
 pub(super) fn search_query(raw: Option<&str>) -> Result<Option<String>, AppError> {
-    let p = parse(raw, &["q"])?;
-    Ok(text(&p, "q"))
+    Ok(read::<Search>(raw)?.q)
 }
 
 /// The findings filters (`/api/v1/findings`, the triage board).
 pub(super) fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError> {
-    let p = parse(
-        raw,
-        &[
-            "cluster",
-            "namespace",
-            "severity",
+    let q: FindingQuery = read(raw)?;
+    if let Some(rule) = q.rule.as_deref().filter(|r| !RULE_IDS.contains(r)) {
+        return Err(AppError::bad(
             "rule",
-            "sort",
-            "page",
-            "per_page",
-        ],
-    )?;
-    Ok(FindingQuery {
-        cluster: text(&p, "cluster"),
-        namespace: text(&p, "namespace"),
-        severity: match text(&p, "severity") {
-            None => None,
-            Some(v) => Some(Severity::parse(&v).ok_or_else(|| {
-                AppError::bad(
-                    "severity",
-                    format!("{v:?} is not one of: critical, warning, info"),
-                )
-            })?),
-        },
-        rule: match text(&p, "rule") {
-            Some(v) if !RULE_IDS.contains(&v.as_str()) => {
-                return Err(AppError::bad(
-                    "rule",
-                    format!("{v:?} is not one of: {}", RULE_IDS.join(", ")),
-                ))
-            }
-            rule => rule,
-        },
-        sort: sort(&p)?,
-        page: number(&p, "page", 1, 1_000_000)?,
-        per_page: number(&p, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
-    })
+            format!("{rule:?} is not one of: {}", RULE_IDS.join(", ")),
+        ));
+    }
+    Ok(q)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lookout_app::model::Severity;
 
     #[test]
     fn finding_filters_reject_unknown_severities_and_rules() {
@@ -294,7 +165,10 @@ mod tests {
         let q = ingress_query(Some("cluster=zrh&q=shop%2Eexample&page=2")).unwrap();
         assert_eq!(q.cluster.as_deref(), Some("zrh"));
         assert_eq!(q.q.as_deref(), Some("shop.example"));
-        assert_eq!((q.page, q.per_page), (2, DEFAULT_PER_PAGE));
+        assert_eq!(
+            (q.page, q.per_page),
+            (2, lookout_app::model::read::views::paging::DEFAULT_PER_PAGE)
+        );
         for (raw, param) in [
             ("page=0", "page"),
             ("page=x", "page"),
@@ -307,5 +181,48 @@ mod tests {
                 other => panic!("{raw}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn unknown_parameters_are_named_with_what_the_page_takes() {
+        match none(Some("cluster=zrh")) {
+            Err(AppError::BadRequest { param, message }) => {
+                assert_eq!(param, "cluster");
+                assert_eq!(message, "unknown parameter (this page takes none)");
+            }
+            other => panic!("{other:?}"),
+        }
+        match ingress_query(Some("colour=red")) {
+            Err(AppError::BadRequest { param, message }) => {
+                assert_eq!(param, "colour");
+                assert_eq!(
+                    message,
+                    "unknown parameter (this page takes: cluster, namespace, q, status, sort, page, per_page)"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match certificate_query(Some("sort=size")) {
+            Err(AppError::BadRequest { param, message }) => {
+                assert_eq!(param, "sort");
+                assert_eq!(
+                    message,
+                    "\"size\" is not one of: cluster, namespace, name, expiry, health (a leading - reverses)"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(none(None).is_ok() && none(Some("")).is_ok());
+        let q = challenge_query(
+            Some("domain=Shop.Example&since=&outcome=invalid"),
+            chrono::Utc::now(),
+        )
+        .unwrap();
+        assert_eq!(q.domain.as_deref(), Some("shop.example"));
+        assert_eq!(
+            (q.since, q.since_text),
+            (None, None),
+            "an empty value is no value"
+        );
     }
 }

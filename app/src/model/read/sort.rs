@@ -44,6 +44,19 @@ impl<K: Choice> Sort<K> {
     }
 }
 
+impl<'de, K: Choice> serde::Deserialize<'de> for Sort<K> {
+    /// `key` or `-key`; anything else is an error that lists the keys.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Sort::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "{text:?} is not one of: {} (a leading - reverses)",
+                K::labels().join(", ")
+            ))
+        })
+    }
+}
+
 choice!(
     /// Keys of the Ingress list; the first is the default.
     IngressSort { Cluster = "cluster", Namespace = "namespace", Name = "name", Host = "host", Health = "health" }

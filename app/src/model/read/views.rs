@@ -1,7 +1,8 @@
-//! What the read model answers: the filters of each list (from the query string) and the rows
-//! and chain views it returns. Pages and the JSON API show the same types.
+//! What the read model answers: the filters of each list — deserialized from the query
+//! string, every parameter known by name (an unknown one is refused) — and the rows and chain
+//! views it returns. Pages and the JSON API show the same types.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::certificate::CertificateView;
 use crate::model::chain::{AnnotationStatus, CertificateChain, ControllerInfo, TlsChain};
@@ -10,8 +11,57 @@ use crate::model::infra::EventView;
 use crate::model::issuer::AcmeServer;
 use crate::model::{Finding, IngressView, Severity};
 
+/// Page and page size, as every list reads them: `page` from 1, `per_page` from 1 to
+/// [`MAX_PER_PAGE`] (default [`DEFAULT_PER_PAGE`]).
+pub mod paging {
+    use serde::Deserialize;
+
+    /// Rows per page unless `per_page` says otherwise.
+    pub const DEFAULT_PER_PAGE: usize = 100;
+    /// The most rows a page may have.
+    pub const MAX_PER_PAGE: usize = 1000;
+    /// The last page number anyone may ask for.
+    const MAX_PAGE: usize = 1_000_000;
+
+    pub fn first() -> usize {
+        1
+    }
+
+    pub fn default_size() -> usize {
+        DEFAULT_PER_PAGE
+    }
+
+    /// `page`: empty means the first.
+    pub fn page<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+        number(d, 1, MAX_PAGE)
+    }
+
+    /// `per_page`: empty means the default.
+    pub fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+        number(d, DEFAULT_PER_PAGE, MAX_PER_PAGE)
+    }
+
+    fn number<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        default: usize,
+        max: usize,
+    ) -> Result<usize, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(default),
+            Some(v) if v.is_empty() => Ok(default),
+            Some(v) => match v.parse::<usize>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => Err(serde::de::Error::custom(format!(
+                    "{v:?} is not a whole number between 1 and {max}"
+                ))),
+            },
+        }
+    }
+}
+
 /// Filters of `/api/v1/findings` and the triage board.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FindingQuery {
     pub cluster: Option<String>,
     pub namespace: Option<String>,
@@ -21,12 +71,15 @@ pub struct FindingQuery {
     /// None: by urgency.
     pub sort: Option<super::sort::Sort<super::sort::FindingSort>>,
     /// 1-based; the reader returns every match, the caller pages.
+    #[serde(default = "paging::first", deserialize_with = "paging::page")]
     pub page: usize,
+    #[serde(default = "paging::default_size", deserialize_with = "paging::size")]
     pub per_page: usize,
 }
 
 /// Filters of the Ingress list (`/ingresses`, `/api/v1/ingresses`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct IngressQuery {
     pub cluster: Option<String>,
     pub namespace: Option<String>,
@@ -36,12 +89,15 @@ pub struct IngressQuery {
     /// None: by cluster, namespace, name.
     pub sort: Option<super::sort::Sort<super::sort::IngressSort>>,
     /// 1-based.
+    #[serde(default = "paging::first", deserialize_with = "paging::page")]
     pub page: usize,
+    #[serde(default = "paging::default_size", deserialize_with = "paging::size")]
     pub per_page: usize,
 }
 
 /// Filters of the Certificate list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CertificateQuery {
     pub cluster: Option<String>,
     pub namespace: Option<String>,
@@ -50,24 +106,32 @@ pub struct CertificateQuery {
     pub status: Option<CertificateStatus>,
     /// None: by cluster, namespace, name.
     pub sort: Option<super::sort::Sort<super::sort::CertificateSort>>,
+    #[serde(default = "paging::first", deserialize_with = "paging::page")]
     pub page: usize,
+    #[serde(default = "paging::default_size", deserialize_with = "paging::size")]
     pub per_page: usize,
 }
 
 /// Filters of the challenge history (`/challenges`, `/api/v1/challenges`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ChallengeQuery {
     pub cluster: Option<String>,
     pub namespace: Option<String>,
     /// A DNS name; its subdomains match too.
     pub domain: Option<String>,
     pub outcome: Option<ChallengeState>,
+    /// From `since_text`, when the request is read (it may be relative to now).
+    #[serde(skip)]
     pub since: Option<chrono::DateTime<chrono::Utc>>,
     /// `since` as the caller wrote it (`24h` or a time), to show it back in the form.
+    #[serde(rename = "since")]
     pub since_text: Option<String>,
     /// None: the most recently seen first.
     pub sort: Option<super::sort::Sort<super::sort::ChallengeSort>>,
+    #[serde(default = "paging::first", deserialize_with = "paging::page")]
     pub page: usize,
+    #[serde(default = "paging::default_size", deserialize_with = "paging::size")]
     pub per_page: usize,
 }
 
@@ -85,16 +149,23 @@ choice!(
 );
 
 /// Filters of the audit log (`/audit`, `/api/v1/audit`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AuditQuery {
     pub cluster: Option<String>,
     pub namespace: Option<String>,
     pub actor: Option<String>,
     pub action: Option<String>,
     pub outcome: Option<AuditOutcome>,
+    /// From `since_text`, when the request is read (it may be relative to now).
+    #[serde(skip)]
     pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// `since` as the caller wrote it.
+    #[serde(rename = "since")]
     pub since_text: Option<String>,
+    #[serde(default = "paging::first", deserialize_with = "paging::page")]
     pub page: usize,
+    #[serde(default = "paging::default_size", deserialize_with = "paging::size")]
     pub per_page: usize,
 }
 

@@ -9,6 +9,7 @@ pub mod csr;
 pub mod data;
 pub mod finding;
 pub mod history;
+pub mod ids;
 pub mod infra;
 pub mod ingress;
 pub mod interner;
@@ -25,6 +26,7 @@ pub mod thresholds;
 
 pub use cluster::{ClusterView, KindState, KindStatus, SyncState};
 pub use finding::{Finding, Severity};
+pub use ids::{ClusterName, Namespace};
 pub use ingress::{IngressView, IssuerRef, TlsEntry};
 pub use kind::Kind;
 pub use scope::Scope;
@@ -34,8 +36,8 @@ use serde::{Deserialize, Serialize};
 /// Identifies one namespaced object in the fleet.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
-    pub cluster: String,
-    pub namespace: String,
+    pub cluster: ClusterName,
+    pub namespace: Namespace,
     pub name: String,
 }
 

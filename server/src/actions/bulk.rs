@@ -28,8 +28,8 @@ impl Actions {
                 ) && caller.act.sees(&r.ingress.cluster, &r.ingress.namespace)
             })
             .map(|r| ObjectKey {
-                cluster: r.ingress.cluster.to_string(),
-                namespace: r.ingress.namespace.to_string(),
+                cluster: r.ingress.cluster.as_ref().into(),
+                namespace: r.ingress.namespace.as_ref().into(),
                 name: r.ingress.name.to_string(),
             })
             .collect()
@@ -56,8 +56,8 @@ impl Actions {
                     .sees(&r.certificate.cluster, &r.certificate.namespace)
             }) {
                 let k = ObjectKey {
-                    cluster: row.certificate.cluster.to_string(),
-                    namespace: row.certificate.namespace.to_string(),
+                    cluster: row.certificate.cluster.as_ref().into(),
+                    namespace: row.certificate.namespace.as_ref().into(),
                     name: row.certificate.name.to_string(),
                 };
                 if !keys.contains(&k) {
@@ -87,8 +87,8 @@ impl Actions {
             )));
         }
         let key = ObjectKey {
-            cluster: target.cluster.clone().unwrap_or_default(),
-            namespace: target.namespace.clone().unwrap_or_default(),
+            cluster: target.cluster.clone().unwrap_or_default().into(),
+            namespace: target.namespace.clone().unwrap_or_default().into(),
             name: String::new(),
         };
         let (kind, keys, budget) = match action {
@@ -98,8 +98,8 @@ impl Actions {
                 let keys = certs
                     .iter()
                     .map(|d| ObjectKey {
-                        cluster: d.chain.certificate.cluster.to_string(),
-                        namespace: d.chain.certificate.namespace.to_string(),
+                        cluster: d.chain.certificate.cluster.as_ref().into(),
+                        namespace: d.chain.certificate.namespace.as_ref().into(),
                         name: d.chain.certificate.name.to_string(),
                     })
                     .collect();

@@ -486,6 +486,35 @@ mod tests {
         Box::new(serde_json::from_value(v).unwrap())
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn relists_take_turns_through_the_gate() {
+        let gate = Arc::new(RelistGate::new(2));
+        let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let started = tokio::time::Instant::now();
+        let relists: Vec<_> = (0..5)
+            .map(|_| {
+                let (gate, most) = (gate.clone(), most.clone());
+                tokio::spawn(async move {
+                    let _slot = gate.enter().await;
+                    most.fetch_max(gate.in_progress(), std::sync::atomic::Ordering::Relaxed);
+                    // A relist that takes a second.
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                })
+            })
+            .collect();
+        for r in relists {
+            r.await.unwrap();
+        }
+        assert_eq!(most.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(gate.waited(), 3, "three had to wait for a slot");
+        assert_eq!(gate.in_progress(), 0, "every slot is given back");
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(3),
+            "two at a time: three rounds"
+        );
+    }
+
     #[test]
     fn a_429_says_how_long_to_wait_and_nothing_else_does() {
         let throttled =

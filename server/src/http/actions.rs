@@ -9,7 +9,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Json;
 use lookout_app::actions::{ActionKind, ActionRecord, Outcome};
-use lookout_app::model::ObjectKey;
+use lookout_app::model::{ClusterName, Namespace, ObjectKey};
 use lookout_app::pages;
 use serde::Deserialize;
 
@@ -122,7 +122,7 @@ fn api_answer(r: ActionRecord) -> Result<Json<ActionRecord>, ApiError> {
     .into())
 }
 
-fn key((cluster, namespace, name): (String, String, String)) -> ObjectKey {
+fn key((cluster, namespace, name): (ClusterName, Namespace, String)) -> ObjectKey {
     ObjectKey {
         cluster,
         namespace,
@@ -133,7 +133,7 @@ fn key((cluster, namespace, name): (String, String, String)) -> ObjectKey {
 pub(super) async fn api_edit_in_place(
     State(state): State<AppState>,
     caller: Caller,
-    Path(path): Path<(String, String, String)>,
+    Path(path): Path<(ClusterName, Namespace, String)>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<ActionRecord>, ApiError> {
@@ -149,7 +149,7 @@ pub(super) async fn api_edit_in_place(
 pub(super) async fn api_undo_edit_in_place(
     State(state): State<AppState>,
     caller: Caller,
-    Path(path): Path<(String, String, String)>,
+    Path(path): Path<(ClusterName, Namespace, String)>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
     body: Bytes,
@@ -174,7 +174,7 @@ pub(super) async fn api_undo_edit_in_place(
 pub(super) async fn api_renew(
     State(state): State<AppState>,
     caller: Caller,
-    Path(path): Path<(String, String, String)>,
+    Path(path): Path<(ClusterName, Namespace, String)>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<ActionRecord>, ApiError> {
@@ -302,15 +302,15 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
         }
     };
     let key = ObjectKey {
-        cluster: text(&p.cluster),
-        namespace: text(&p.namespace),
+        cluster: text(&p.cluster).into(),
+        namespace: text(&p.namespace).into(),
         name: text(&p.name),
     };
     if !action.is_bulk() {
         for (param, value) in [
-            ("cluster", &key.cluster),
-            ("namespace", &key.namespace),
-            ("name", &key.name),
+            ("cluster", key.cluster.as_str()),
+            ("namespace", key.namespace.as_str()),
+            ("name", key.name.as_str()),
         ] {
             if value.is_empty() {
                 return Err(AppError::bad(param, "required"));
@@ -360,7 +360,7 @@ pub(super) async fn post_action(
                 .id
         }
         bulk => {
-            let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
+            let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
             let target = BulkTarget {
                 cluster: non_empty(&form.key.cluster),
                 namespace: non_empty(&form.key.namespace),

@@ -9,7 +9,7 @@ use lookout_app::model::history::{AuditEntry, ChallengeRecord, TimelineEntry};
 use lookout_app::model::read::views::{
     CertificateDetail, CertificateRow, IngressDetail, IngressRow,
 };
-use lookout_app::model::{ClusterView, Finding, ObjectKey, Page};
+use lookout_app::model::{ClusterName, ClusterView, Finding, Namespace, ObjectKey, Page};
 use serde::Serialize;
 
 use super::error::ApiError;
@@ -55,7 +55,7 @@ pub(super) async fn ingresses(
 pub(super) async fn ingress(
     State(state): State<AppState>,
     caller: Caller,
-    Path((cluster, namespace, name)): Path<(String, String, String)>,
+    Path((cluster, namespace, name)): Path<(ClusterName, Namespace, String)>,
 ) -> Result<Json<IngressDetail>, ApiError> {
     let key = ObjectKey {
         cluster,
@@ -85,7 +85,7 @@ pub(super) struct CertificateWithHistory {
 pub(super) async fn certificate(
     State(state): State<AppState>,
     caller: Caller,
-    Path((cluster, namespace, name)): Path<(String, String, String)>,
+    Path((cluster, namespace, name)): Path<(ClusterName, Namespace, String)>,
 ) -> Result<Json<CertificateWithHistory>, ApiError> {
     let key = ObjectKey {
         cluster,

@@ -9,7 +9,7 @@ use lookout_app::components::{Nav, Shell, SyncLine, UserInfo};
 use super::session::CsrfToken;
 use crate::auth::Caller;
 use lookout_app::model::read::views::{CertificateQuery, IngressQuery};
-use lookout_app::model::{ObjectKey, Page};
+use lookout_app::model::{ClusterName, Namespace, ObjectKey, Page};
 use lookout_app::pages;
 
 use super::{load, query, AppError, AppState};
@@ -133,7 +133,7 @@ pub(super) async fn ingress(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
-    Path((cluster, namespace, name)): Path<(String, String, String)>,
+    Path((cluster, namespace, name)): Path<(ClusterName, Namespace, String)>,
 ) -> Result<Html<String>, AppError> {
     let key = ObjectKey {
         cluster,
@@ -182,7 +182,7 @@ pub(super) async fn certificate(
     State(state): State<AppState>,
     caller: Caller,
     csrf: CsrfToken,
-    Path((cluster, namespace, name)): Path<(String, String, String)>,
+    Path((cluster, namespace, name)): Path<(ClusterName, Namespace, String)>,
 ) -> Result<Html<String>, AppError> {
     let key = ObjectKey {
         cluster,

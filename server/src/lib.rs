@@ -5,7 +5,7 @@
 //!
 //! - [`config`]: the TOML file, `LOOKOUT_*` overrides and validation that names every key.
 //! - [`clusters`]: the registry of clusters — kube clients, one generic watcher per kind
-//!   ([`clusters`]'s `kinds.rs` lists the kinds), sync state, the cache and what is derived
+//!   (`clusters/kinds/projections.rs` lists the kinds), sync state, the cache and what is derived
 //!   from it; implements the app's `FleetReader` port.
 //! - [`store`]: SQLite (WAL, one writer task per table group, a read pool, embedded
 //!   migrations); `store::reads` implements the `HistoryReader` port.

@@ -1,7 +1,7 @@
 //! The watched kinds of DESIGN.md §4: for each, where its objects come from, how one becomes a
-//! compact view and where the views live. Adding a kind is one [`Projection`] here and one
-//! line in [`WATCHED`] (plus its variant in `lookout_app::model::Kind` and its map in
-//! `ClusterData`); the watcher, the sync state and `/metrics` follow from it.
+//! compact view and where the views live. Adding a kind is one [`Projection`] and one line in
+//! `WATCHED`, both in `projections.rs` (plus its variant in `lookout_app::model::Kind` and its
+//! map in `ClusterData`); the watcher, the sync state and `/metrics` follow from it.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -9,17 +9,10 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::DynamicObject;
 use kube::core::{ApiResource, GroupVersionKind};
-use lookout_app::model::certificate::{
-    CertificateRequestView, CertificateView, ChallengeView, OrderView,
-};
 use lookout_app::model::data::{ClusterData, Key, Views};
 use lookout_app::model::history::HistoryEvent;
-use lookout_app::model::infra::{
-    CiliumConfig, EventView, GatewayView, IngressClassView, LoadBalancerView,
-};
 use lookout_app::model::interner::Interner;
-use lookout_app::model::issuer::IssuerView;
-use lookout_app::model::{IngressView, Kind};
+use lookout_app::model::Kind;
 use serde_json::Value;
 
 /// Where the API server serves a kind, and how much of it Lookout watches.
@@ -254,124 +247,14 @@ pub(super) fn unusable(obj: &DynamicObject) -> Option<&'static str> {
     }
 }
 
-/// Every kind Lookout watches in each cluster.
-pub(crate) const WATCHED: &[&dyn Watched] = &[
-    &Of::<Ingresses>(PhantomData),
-    &Of::<IngressClasses>(PhantomData),
-    &Of::<LoadBalancers>(PhantomData),
-    &Of::<CiliumConfigs>(PhantomData),
-    &Of::<Events>(PhantomData),
-    &Of::<Certificates>(PhantomData),
-    &Of::<CertificateRequests>(PhantomData),
-    &Of::<Issuers>(PhantomData),
-    &Of::<ClusterIssuers>(PhantomData),
-    &Of::<Orders>(PhantomData),
-    &Of::<Challenges>(PhantomData),
-    &Of::<Gateways>(PhantomData),
-];
+mod projections;
+
+pub(crate) use projections::WATCHED;
 
 /// How many kinds each cluster watches.
 pub fn watched_kinds() -> usize {
     WATCHED.len()
 }
-
-/// Declares a kind's marker type and its [`Projection`].
-macro_rules! projection {
-    ($(#[$doc:meta])* $marker:ident: $kind:ident at $api:expr, $view:ty, $field:ident,
-     |$cluster:ident, $meta:ident, $data:ident, $strings:ident| $project:expr $(, $($extra:tt)*)?) => {
-        $(#[$doc])*
-        pub(crate) struct $marker;
-
-        impl Projection for $marker {
-            const KIND: Kind = Kind::$kind;
-            const API: Source = $api;
-            type View = $view;
-
-            #[allow(unused_variables)]
-            fn project($cluster: &str, $meta: &ObjectMeta, $data: &Value, $strings: &mut Interner) -> Option<$view> {
-                $project
-            }
-
-            fn views(data: &ClusterData) -> &Views<$view> {
-                &data.$field
-            }
-
-            fn views_mut(data: &mut ClusterData) -> &mut Views<$view> {
-                &mut data.$field
-            }
-
-            $($($extra)*)?
-        }
-    };
-}
-
-projection!(Ingresses: Ingress at Source::core("networking.k8s.io", "ingresses"), IngressView, ingresses,
-    |cluster, m, d, s| IngressView::project(cluster, m, d, s));
-projection!(IngressClasses: IngressClass at Source::core("networking.k8s.io", "ingressclasses"), IngressClassView, ingress_classes,
-    |cluster, m, d, s| IngressClassView::project(m, d));
-projection!(
-    /// Cilium's LoadBalancer Services (the others are not kept).
-    LoadBalancers: Service at Source::core("", "services"), LoadBalancerView, load_balancers,
-    |cluster, m, d, s| LoadBalancerView::project(m, d));
-projection!(
-    /// `kube-system/cilium-config` alone.
-    CiliumConfigs: ConfigMap at Source {
-        namespace: Some("kube-system"),
-        field_selector: Some("metadata.name=cilium-config"),
-        ..Source::core("", "configmaps")
-    }, CiliumConfig, cilium_configs,
-    |cluster, m, d, s| Some(CiliumConfig::project(d)));
-projection!(Events: Event at Source::core("", "events"), EventView, events,
-    |cluster, m, d, s| EventView::project(m, d));
-projection!(Certificates: Certificate at Source::custom("cert-manager.io", "certificates"), CertificateView, certificates,
-|cluster, m, d, s| CertificateView::project(cluster, m, d, s),
-const KEPT: Kept = Kept::States;
-fn history(cluster: &str, view: &Arc<CertificateView>, _: bool, _: &ClusterData) -> Option<HistoryEvent> {
-    Some(HistoryEvent::Readiness {
-        cluster: cluster.to_string(),
-        namespace: view.namespace.to_string(),
-        name: view.name.to_string(),
-        ready: view.ready.clone(),
-    })
-});
-projection!(CertificateRequests: CertificateRequest at Source::custom("cert-manager.io", "certificaterequests"), CertificateRequestView, requests,
-|cluster, m, d, s| CertificateRequestView::project(m, d, s),
-const KEPT: Kept = Kept::Objects;
-fn history(cluster: &str, view: &Arc<CertificateRequestView>, deleted: bool, data: &ClusterData) -> Option<HistoryEvent> {
-    let acme_server = view.issuer.as_ref().and_then(|r| {
-        let (issuers, namespace) = if &*r.kind == "ClusterIssuer" {
-            (&data.cluster_issuers, "")
-        } else {
-            (&data.issuers, &*view.namespace)
-        };
-        let key = lookout_app::model::data::key(namespace, &r.name);
-        issuers.get(&key).and_then(|i| i.acme_server_url.clone())
-    });
-    Some(HistoryEvent::Request {
-        cluster: cluster.to_string(),
-        view: view.clone(),
-        acme_server,
-        deleted,
-    })
-});
-projection!(Issuers: Issuer at Source::custom("cert-manager.io", "issuers"), IssuerView, issuers,
-    |cluster, m, d, s| IssuerView::project("Issuer", m, d, s));
-projection!(ClusterIssuers: ClusterIssuer at Source::custom("cert-manager.io", "clusterissuers"), IssuerView, cluster_issuers,
-    |cluster, m, d, s| IssuerView::project("ClusterIssuer", m, d, s));
-projection!(Orders: Order at Source::custom("acme.cert-manager.io", "orders"), OrderView, orders,
-|cluster, m, d, s| OrderView::project(m, d, s),
-const KEPT: Kept = Kept::Objects;
-fn history(cluster: &str, view: &Arc<OrderView>, deleted: bool, _: &ClusterData) -> Option<HistoryEvent> {
-    Some(HistoryEvent::Order { cluster: cluster.to_string(), view: view.clone(), deleted })
-});
-projection!(Challenges: Challenge at Source::custom("acme.cert-manager.io", "challenges"), ChallengeView, challenges,
-|cluster, m, d, s| ChallengeView::project(m, d, s),
-const KEPT: Kept = Kept::Objects;
-fn history(cluster: &str, view: &Arc<ChallengeView>, deleted: bool, _: &ClusterData) -> Option<HistoryEvent> {
-    Some(HistoryEvent::Challenge { cluster: cluster.to_string(), view: view.clone(), deleted })
-});
-projection!(Gateways: Gateway at Source::custom("gateway.networking.k8s.io", "gateways"), GatewayView, gateways,
-    |cluster, m, d, s| GatewayView::project(m, d, s));
 
 /// The watched kind `kind`.
 #[cfg(test)]

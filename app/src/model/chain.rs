@@ -11,7 +11,7 @@ use super::choice::{choice, Choice};
 
 use super::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
 use super::data::{key, ClusterData, ClusterFacts};
-use super::infra::{boolish, EventView, GatewayView, CILIUM_CONTROLLER};
+use super::infra::{force_https_annotation, EventView, GatewayView, CILIUM_CONTROLLER};
 use super::ingress::{IngressView, IssuerRef};
 use super::issuer::{AcmeServer, IssuerView};
 use super::text::{Text, Texts, Uid};
@@ -436,35 +436,36 @@ impl<'a> Index<'a> {
             || (controller.is_none() && class.as_deref() == Some("cilium"));
         let overrides = &self.facts.overrides;
         let cfg = self.data.cilium();
-        let (enforce_https, source) = match ing.force_https.as_deref().and_then(boolish) {
-            Some(v) if cilium => (
-                Some(v),
-                "annotation ingress.cilium.io/force-https".to_string(),
-            ),
-            _ if !cilium => (None, "not a Cilium Ingress".to_string()),
-            _ => match (
-                overrides.enforce_https,
-                cfg.and_then(|c| c.enforce_https),
-                cfg.is_some(),
-            ) {
-                (Some(v), _, _) => (
+        let (enforce_https, source) =
+            match ing.force_https.as_deref().and_then(force_https_annotation) {
+                Some(v) if cilium => (
                     Some(v),
-                    "Lookout config (clusters[].enforce_https)".to_string(),
+                    "annotation ingress.cilium.io/force-https".to_string(),
                 ),
-                (None, Some(v), _) => (
-                    Some(v),
-                    "kube-system/cilium-config enforce-ingress-https".to_string(),
-                ),
-                (None, None, true) => (
-                    Some(true),
-                    "Cilium's default (enforce-ingress-https unset)".to_string(),
-                ),
-                (None, None, false) => (
-                    None,
-                    "unknown: kube-system/cilium-config not found".to_string(),
-                ),
-            },
-        };
+                _ if !cilium => (None, "not a Cilium Ingress".to_string()),
+                _ => match (
+                    overrides.enforce_https,
+                    cfg.and_then(|c| c.enforce_https),
+                    cfg.is_some(),
+                ) {
+                    (Some(v), _, _) => (
+                        Some(v),
+                        "Lookout config (clusters[].enforce_https)".to_string(),
+                    ),
+                    (None, Some(v), _) => (
+                        Some(v),
+                        "kube-system/cilium-config enforce-ingress-https".to_string(),
+                    ),
+                    (None, None, true) => (
+                        Some(true),
+                        "Cilium's default (enforce-ingress-https unset)".to_string(),
+                    ),
+                    (None, None, false) => (
+                        None,
+                        "unknown: kube-system/cilium-config not found".to_string(),
+                    ),
+                },
+            };
         let proxy_protocol = if cilium {
             overrides
                 .proxy_protocol

@@ -34,12 +34,25 @@ impl IngressClassView {
     }
 }
 
-/// Reads Cilium's bool-ish values (`true`, `enabled`, `1`, …).
-pub fn boolish(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" | "enabled" | "1" | "yes" | "on" => Some(true),
-        "false" | "disabled" | "0" | "no" | "off" => Some(false),
+/// A Cilium bool setting as Go's `strconv.ParseBool` reads it (Cilium's flags and
+/// `cilium-config` keys are Go bools): `1 t T TRUE true True` and `0 f F FALSE false False`;
+/// anything else is not a bool.
+pub fn go_bool(v: &str) -> Option<bool> {
+    match v {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
         _ => None,
+    }
+}
+
+/// `ingress.cilium.io/force-https` as Cilium's operator reads it
+/// (`GetAnnotationForceHTTPSEnabled`): `enabled` or `disabled`, or a Go bool; any other value
+/// counts as no annotation, so the cluster's `enforce-ingress-https` decides.
+pub fn force_https_annotation(v: &str) -> Option<bool> {
+    match v {
+        "enabled" => Some(true),
+        "disabled" => Some(false),
+        other => go_bool(other),
     }
 }
 
@@ -59,7 +72,7 @@ impl CiliumConfig {
         let key = |k: &str| {
             data.pointer(&format!("/data/{k}"))
                 .and_then(Value::as_str)
-                .and_then(boolish)
+                .and_then(go_bool)
         };
         CiliumConfig {
             present: true,
@@ -248,15 +261,36 @@ mod tests {
     }
 
     #[test]
-    fn cilium_values_are_boolish() {
+    fn cilium_settings_are_go_bools() {
         let c = CiliumConfig::project(
-            &json!({"data": {"enforce-ingress-https": "enabled", "enable-ingress-proxy-protocol": "false"}}),
+            &json!({"data": {"enforce-ingress-https": "True", "enable-ingress-proxy-protocol": "0"}}),
         );
         assert_eq!(
             (c.enforce_https, c.proxy_protocol),
             (Some(true), Some(false))
         );
-        assert_eq!(boolish("maybe"), None);
+        // Not Go bools: the operator would not read them as one.
+        for v in ["enabled", "yes", "on", "no", " true", "tRUE", ""] {
+            assert_eq!(go_bool(v), None, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn force_https_takes_enabled_disabled_or_a_go_bool_and_nothing_else() {
+        for (v, want) in [
+            ("enabled", Some(true)),
+            ("disabled", Some(false)),
+            ("true", Some(true)),
+            ("F", Some(false)),
+            ("1", Some(true)),
+            // Counted as no annotation by Cilium.
+            ("yes", None),
+            ("on", None),
+            ("Enabled", None),
+            ("off", None),
+        ] {
+            assert_eq!(force_https_annotation(v), want, "{v:?}");
+        }
     }
 
     #[test]

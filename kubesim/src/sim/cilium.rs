@@ -10,12 +10,32 @@ const MANAGER: &str = "cilium-operator-generic";
 /// Cilium's IngressClass controller string.
 pub const CONTROLLER: &str = "cilium.io/ingress-controller";
 
-fn boolish(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" | "enabled" | "1" | "yes" => Some(true),
-        "false" | "disabled" | "0" | "no" => Some(false),
-        _ => None,
+/// Go's `strconv.ParseBool`, as Cilium reads its bool settings (cilium/cilium
+/// `operator/pkg/ingress/cell.go` declares `enforce-ingress-https` and
+/// `enable-ingress-proxy-protocol` as bool flags).
+fn parse_bool(v: &str) -> Option<bool> {
+    const TRUE: [&str; 6] = ["1", "t", "T", "TRUE", "true", "True"];
+    const FALSE: [&str; 6] = ["0", "f", "F", "FALSE", "false", "False"];
+    if TRUE.contains(&v) {
+        Some(true)
+    } else if FALSE.contains(&v) {
+        Some(false)
+    } else {
+        None
     }
+}
+
+/// `ingress.cilium.io/force-https` as Cilium's operator reads it (cilium/cilium
+/// `operator/pkg/ingress/annotations/annotations.go`, `GetAnnotationForceHTTPSEnabled`):
+/// `enabled`, `disabled`, or a Go bool; anything else is as if the annotation were absent.
+fn force_https(v: &str) -> Option<bool> {
+    if v == "enabled" {
+        return Some(true);
+    }
+    if v == "disabled" {
+        return Some(false);
+    }
+    parse_bool(v)
 }
 
 /// Whether an Ingress is served by Cilium (its class, or Cilium being the default class).
@@ -47,7 +67,7 @@ pub(crate) fn enforces_https(api: &Api<'_>, ing: &Value) -> bool {
         return false;
     }
     if let Some(v) =
-        s(ing, "/metadata/annotations/ingress.cilium.io~1force-https").and_then(boolish)
+        s(ing, "/metadata/annotations/ingress.cilium.io~1force-https").and_then(force_https)
     {
         return v;
     }
@@ -55,7 +75,7 @@ pub(crate) fn enforces_https(api: &Api<'_>, ing: &Value) -> bool {
     config
         .as_ref()
         .and_then(|c| s(c, "/data/enforce-ingress-https"))
-        .and_then(boolish)
+        .and_then(parse_bool)
         .unwrap_or(true)
 }
 
@@ -67,7 +87,7 @@ pub(crate) fn proxy_protocol(api: &Api<'_>) -> bool {
     config
         .as_ref()
         .and_then(|c| s(c, "/data/enable-ingress-proxy-protocol"))
-        .and_then(boolish)
+        .and_then(parse_bool)
         .unwrap_or(false)
 }
 
@@ -143,5 +163,22 @@ pub(super) fn reconcile(api: &Api<'_>) {
             &json!({"status": {"loadBalancer": {"ingress": addresses}}}),
             MANAGER,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn force_https_reads_as_ciliums_operator_reads_it() {
+        assert_eq!(force_https("enabled"), Some(true));
+        assert_eq!(force_https("disabled"), Some(false));
+        assert_eq!(force_https("TRUE"), Some(true));
+        assert_eq!(force_https("f"), Some(false));
+        for ignored in ["yes", "no", "on", "off", "Enabled", " true"] {
+            assert_eq!(force_https(ignored), None, "{ignored:?}");
+        }
+        assert_eq!(parse_bool("enabled"), None, "not a bool flag value");
     }
 }

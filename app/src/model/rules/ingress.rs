@@ -146,6 +146,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 }
 
 /// `ingress.shared-secret`: two TLS entries in one namespace with the same secretName.
+/// ingress-shim names a Certificate after its secretName: within one Ingress a repeated
+/// secretName fails validation and the whole Ingress gets no Certificate (a `BadConfig`
+/// event); across Ingresses the first one's Certificate stands and the others are skipped
+/// without an event (cert-manager `pkg/controller/certificate-shim/sync.go`:
+/// `checkForDuplicateSecretNames`, and "refusing to update non-owned certificate").
 fn shared_secrets(ctx: &mut Ctx<'_>) {
     let mut by_secret: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for ing in ctx.idx.data.ingresses.values() {
@@ -162,13 +167,36 @@ fn shared_secrets(ctx: &mut Ctx<'_>) {
         let mut names = users.clone();
         names.dedup();
         for name in &names {
+            let repeats_within = users.iter().filter(|u| *u == name).count() > 1;
+            let others: Vec<&str> = names
+                .iter()
+                .filter(|n| *n != name)
+                .map(String::as_str)
+                .collect();
+            let (title, message, remediation) = if repeats_within {
+                (
+                    format!("secretName {secret} is used by more than one TLS entry of this Ingress"),
+                    format!("Ingress {ns}/{name} lists secretName {secret} in more than one TLS entry. ingress-shim makes one Certificate per TLS entry, named after its secretName, so it refuses the whole Ingress (Warning BadConfig: \"this secret name must only appear in a single TLS entry\") and makes no Certificate for any of its hosts."),
+                    "Give each TLS entry its own secretName, or list all its hosts in one TLS entry.",
+                )
+            } else {
+                (
+                    format!("TLS Secret {secret} is also named by {}", others.join(", ")),
+                    format!("In namespace {ns}, Ingresses {} all name secretName {secret}. ingress-shim names the Certificate after the secretName, so there is one Certificate {secret}, owned by whichever Ingress it saw first; for the others it refuses to update a Certificate it does not own and says nothing (no event). The hosts only those other Ingresses list get no certificate.", names.join(", ")),
+                    "Give each Ingress its own secretName; or, if they serve the same hosts, let one Ingress own the TLS entry.",
+                )
+            };
             ctx.push(
                 "ingress.shared-secret",
                 Severity::Warning,
-                About { namespace: &Text::from(ns.as_str()), kind: "Ingress", name: &Text::from(name.as_str()) },
-                format!("TLS Secret {secret} is shared by {} TLS entries", users.len()),
-                format!("In namespace {ns}, the TLS entries of {} all use secretName {secret}. ingress-shim refuses duplicate secretNames in one Ingress, and Certificates sharing one Secret fight over it (Ready reason IncorrectCertificate).", users.join(", ")),
-                "Give each TLS entry its own secretName (one Certificate per Secret).",
+                About {
+                    namespace: &Text::from(ns.as_str()),
+                    kind: "Ingress",
+                    name: &Text::from(name.as_str()),
+                },
+                title,
+                message,
+                remediation,
                 None,
             );
         }

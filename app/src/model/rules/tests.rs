@@ -413,6 +413,35 @@ fn shared_secret_in_one_namespace() {
     let b = IngressView::test("b").tls_secret("b.example.com", "shared-tls");
     let w = World::new().ingress(a).ingress(b.clone());
     assert_eq!(w.fired("ingress.shared-secret").len(), 2);
+    let across = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "ingress.shared-secret")
+        .unwrap();
+    assert!(
+        across
+            .message
+            .contains("owned by whichever Ingress it saw first")
+            && !across.message.contains("fight"),
+        "{}",
+        across.message
+    );
+    // Twice within one Ingress: ingress-shim refuses the whole Ingress.
+    let twice = IngressView::test("d")
+        .tls_secret("d.example.com", "d-tls")
+        .tls_secret("www.d.example.com", "d-tls");
+    let w = World::new().ingress(twice);
+    let fired = w.findings();
+    let within: Vec<_> = fired
+        .iter()
+        .filter(|f| f.rule == "ingress.shared-secret")
+        .collect();
+    assert_eq!(within.len(), 1);
+    assert!(
+        within[0].message.contains("BadConfig"),
+        "{}",
+        within[0].message
+    );
     let other_ns = IngressView::test("c")
         .in_ns("other")
         .tls_secret("c.example.com", "shared-tls");

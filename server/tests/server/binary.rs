@@ -226,6 +226,19 @@ pub async fn wait_http_ok(url: &str) {
     }
 }
 
+/// Stops `lookout serve` (started with its stderr piped) with SIGTERM, checks that it ended
+/// well, and returns what it logged.
+async fn stop_and_read_log(child: &mut tokio::process::Child) -> String {
+    let mut stderr = child.stderr.take().unwrap();
+    let status = terminate_within(child, Duration::from_secs(5)).await;
+    assert!(status.success(), "{status:?}");
+    let mut log = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log)
+        .await
+        .unwrap();
+    log
+}
+
 pub async fn terminate_within(
     child: &mut tokio::process::Child,
     limit: Duration,
@@ -295,13 +308,7 @@ async fn not_ready_while_syncing_is_not_logged_as_an_error() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(not_ready, 3, "/readyz never answered");
-    let mut stderr = child.stderr.take().unwrap();
-    let status = terminate_within(&mut child, Duration::from_secs(5)).await;
-    assert!(status.success(), "{status:?}");
-    let mut log = String::new();
-    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log)
-        .await
-        .unwrap();
+    let log = stop_and_read_log(&mut child).await;
     // The expected 503 is an answer, not a failure of the server.
     assert!(!log.contains("response failed"), "{log}");
     assert!(!log.contains("ERROR"), "{log}");
@@ -342,13 +349,7 @@ async fn an_unreachable_cluster_is_logged_when_its_state_changes_not_on_every_re
         .parse()
         .unwrap();
     assert!(failures >= 24, "every kind retried: {failures} failures");
-    let mut stderr = child.stderr.take().unwrap();
-    let status = terminate_within(&mut child, Duration::from_secs(5)).await;
-    assert!(status.success(), "{status:?}");
-    let mut log = String::new();
-    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut log)
-        .await
-        .unwrap();
+    let log = stop_and_read_log(&mut child).await;
     let loud: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("WARN") || l.contains("ERROR"))

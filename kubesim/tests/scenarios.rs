@@ -573,3 +573,49 @@ async fn proxy_protocol_breaks_the_in_cluster_self_check() {
         .to_string();
     assert!(reason.ends_with(": EOF"), "{reason}");
 }
+
+#[tokio::test]
+async fn an_ingress_naming_one_secret_twice_is_refused_with_bad_config() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    sim.create(
+        "networking.k8s.io",
+        "Ingress",
+        "ingresses",
+        Some("shop"),
+        json!({"metadata": {"name": "twice", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+               "spec": {"ingressClassName": "cilium", "rules": [{"host": "a.example.com"}, {"host": "b.example.com"}],
+                        "tls": [{"hosts": ["a.example.com"], "secretName": "twice-tls"}, {"hosts": ["b.example.com"], "secretName": "twice-tls"}]}}),
+    )
+    .await;
+    sim.run(10);
+    assert!(
+        sim.get(
+            "cert-manager.io",
+            "Certificate",
+            "certificates",
+            Some("shop"),
+            "twice-tls"
+        )
+        .await
+        .is_none(),
+        "ingress-shim makes no Certificate for a refused Ingress"
+    );
+    let events = sim
+        .api("", "Event", "events", Some("shop"))
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let bad: Vec<&Value> = events
+        .items
+        .iter()
+        .map(|e| &e.data)
+        .filter(|e| e["reason"] == "BadConfig" && e["involvedObject"]["name"] == "twice")
+        .collect();
+    assert_eq!(bad.len(), 1, "one event, not one per pass: {bad:?}");
+    assert_eq!(bad[0]["type"], "Warning");
+    assert_eq!(
+        bad[0]["message"],
+        "spec.tls[0].secretName: Invalid value: \"twice-tls\": this secret name must only appear in a single TLS entry but is also used in spec.tls[1].secretName"
+    );
+}

@@ -1,6 +1,9 @@
 //! cert-manager's ingress-shim: one Certificate per TLS entry of an annotated Ingress, named
 //! after its secretName and owned by the Ingress; the edit-in-place override annotations only
-//! when the Certificate is created (DOMAIN.md §1.8).
+//! when the Certificate is created (DOMAIN.md §1.8). An Ingress that names one secretName in
+//! two TLS entries is refused whole with a `BadConfig` event, as cert-manager's
+//! `pkg/controller/certificate-shim/sync.go` does (`validateIngressLike`,
+//! `checkForDuplicateSecretNames`).
 
 use serde_json::{json, Value};
 
@@ -34,12 +37,65 @@ fn owned_by(obj: &Value, uid: &str) -> bool {
         .any(|r| r["controller"] == json!(true) && r["uid"].as_str() == Some(uid))
 }
 
+/// Why ingress-shim refuses an Ingress whose TLS entries repeat a secretName, worded as its
+/// validation error reads (apimachinery's field error `<path>: Invalid value: "<value>":
+/// <detail>`, several joined as `[a, b]`); None when every secretName is used once.
+fn repeated_secret_names(ing: &Value) -> Option<String> {
+    let tls = ing.pointer("/spec/tls")?.as_array()?;
+    let names: Vec<&str> = tls
+        .iter()
+        .map(|t| {
+            t.get("secretName")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut errors = Vec::new();
+    let mut reported: Vec<&str> = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        if reported.contains(name) {
+            continue;
+        }
+        if let Some(j) = names.iter().skip(i + 1).position(|n| n == name) {
+            reported.push(name);
+            errors.push(format!(
+                "spec.tls[{i}].secretName: Invalid value: {name:?}: this secret name must only appear in a single TLS entry but is also used in spec.tls[{}].secretName",
+                i + 1 + j
+            ));
+        }
+    }
+    match errors.len() {
+        0 => None,
+        1 => errors.pop(),
+        _ => Some(format!("[{}]", errors.join(", "))),
+    }
+}
+
+/// Records a `BadConfig` Warning about `ing`, once (the same event is not repeated on every
+/// pass).
+fn bad_config(api: &Api<'_>, ing: &Value, message: &str) {
+    let uid = s(ing, "/metadata/uid");
+    let known = api.list("", "events").iter().any(|e| {
+        s(e, "/involvedObject/uid") == uid
+            && s(e, "/reason") == Some("BadConfig")
+            && s(e, "/message") == Some(message)
+    });
+    if !known {
+        api.event(ing, "Ingress", "Warning", "BadConfig", message, MANAGER);
+    }
+}
+
 pub(super) fn reconcile(api: &Api<'_>) {
     let certificates = api.list("cert-manager.io", "certificates");
     for ing in api.list("networking.k8s.io", "ingresses") {
         let Some(issuer) = issuer_ref(&ing) else {
             continue;
         };
+        if let Some(why) = repeated_secret_names(&ing) {
+            // The whole Ingress is refused: nothing is created, updated or deleted for it.
+            bad_config(api, &ing, &why);
+            continue;
+        }
         let ns = s(&ing, "/metadata/namespace").unwrap_or_default();
         let ing_name = s(&ing, "/metadata/name").unwrap_or_default();
         let uid = s(&ing, "/metadata/uid").unwrap_or_default();
@@ -136,5 +192,25 @@ pub(super) fn reconcile(api: &Api<'_>) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_secret_name_is_worded_as_ingress_shims_validation() {
+        let ing = json!({"spec": {"tls": [
+            {"hosts": ["a.example.com"], "secretName": "a-tls"},
+            {"hosts": ["b.example.com"], "secretName": "b-tls"},
+            {"hosts": ["www.a.example.com"], "secretName": "a-tls"},
+        ]}});
+        assert_eq!(
+            repeated_secret_names(&ing).as_deref(),
+            Some("spec.tls[0].secretName: Invalid value: \"a-tls\": this secret name must only appear in a single TLS entry but is also used in spec.tls[2].secretName")
+        );
+        let fine = json!({"spec": {"tls": [{"secretName": "a-tls"}, {"secretName": "b-tls"}]}});
+        assert_eq!(repeated_secret_names(&fine), None);
     }
 }

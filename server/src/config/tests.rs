@@ -117,6 +117,17 @@ fn wrong_values_are_all_reported_with_the_problems_of_the_rest() {
 }
 
 #[test]
+fn identity_headers_must_be_header_names() {
+    let err = Config::parse(
+        "[auth]\nuser_header = \"X Forwarded User\"\ngroups_header = \"\"\n",
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(keys(&err), vec!["auth.groups_header", "auth.user_header"]);
+    assert!(Config::parse("[auth]\nuser_header = \"X-Auth-Request-User\"\n", &[]).is_ok());
+}
+
+#[test]
 fn a_wrong_role_is_named_with_the_roles_there_are() {
     let text = "[[access]]\ngroups = [\"g\"]\nrole = \"root\"\n[[tokens]]\nname = \"ci\"\nsha256 = \"abc\"\nrole = \"superuser\"\n";
     let err = Config::parse(text, &[]).unwrap_err();

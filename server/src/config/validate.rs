@@ -97,6 +97,17 @@ impl Config {
                 ));
             }
         }
+        for (key, name) in [
+            ("auth.user_header", &a.user_header),
+            ("auth.groups_header", &a.groups_header),
+        ] {
+            if !is_header_name(name) {
+                out.push(problem(
+                    key,
+                    format!("{name:?} is not an HTTP header name (letters, digits and - such as X-Forwarded-User)"),
+                ));
+            }
+        }
         if a.mode == AuthMode::Proxy && a.trusted_proxies.is_empty() {
             out.push(problem(
                 "auth.trusted_proxies",
@@ -202,6 +213,14 @@ impl Config {
 
 /// Longer than any certificate lives: a threshold beyond it is a typo.
 const TEN_YEARS: Duration = Duration::from_secs(10 * 366 * 86_400);
+
+/// An HTTP header name: one or more token characters (RFC 9110 §5.1).
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
 
 fn is_http_url(url: &str) -> bool {
     url.starts_with("https://") || url.starts_with("http://")

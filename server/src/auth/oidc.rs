@@ -119,18 +119,13 @@ impl Provider {
         (url.to_string(), flow)
     }
 
-    /// The user's name and groups once the browser is back with `code` and `state`.
+    /// The user's name and groups once the browser is back with `code` (its `state` checked
+    /// with [`Flow::state_matches`] first).
     pub async fn finish(
         &self,
         flow: Flow,
         code: String,
-        state: Option<&str>,
     ) -> Result<(String, Vec<String>), SignInError> {
-        if state != Some(flow.state.as_str()) {
-            return Err(SignInError::Refused(
-                "the sign-in's state does not match; start again".into(),
-            ));
-        }
         let token = self
             .client
             .exchange_code(AuthorizationCode::new(code))
@@ -177,9 +172,16 @@ impl Provider {
             .unwrap_or_default();
         Ok((name, groups))
     }
+}
+
+impl Flow {
+    /// Whether the provider sent back the state this sign-in started with.
+    pub fn state_matches(&self, state: Option<&str>) -> bool {
+        state == Some(self.state.as_str())
+    }
 
     /// Where the browser goes back to afterwards.
-    pub fn return_to(flow: &Flow) -> &str {
-        &flow.return_to
+    pub fn return_to(&self) -> &str {
+        &self.return_to
     }
 }

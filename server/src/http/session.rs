@@ -330,15 +330,17 @@ pub(crate) async fn callback(
             )
         })?;
     let jar = jar.remove(Cookie::build(FLOW_COOKIE).path("/"));
+    if !flow.state_matches(q.state.as_deref()) {
+        return Err(AppError::Unauthorized(
+            "the sign-in's state does not match; start again".into(),
+        ));
+    }
     let code = q.code.ok_or_else(|| AppError::bad("code", "missing"))?;
-    let back = Provider::return_to(&flow).to_string();
-    let (name, groups) = p
-        .finish(flow, code, q.state.as_deref())
-        .await
-        .map_err(|e| match e {
-            SignInError::Refused(m) => AppError::Unauthorized(m),
-            SignInError::Provider(m) => AppError::Upstream(m),
-        })?;
+    let back = flow.return_to().to_string();
+    let (name, groups) = p.finish(flow, code).await.map_err(|e| match e {
+        SignInError::Refused(m) => AppError::Unauthorized(m),
+        SignInError::Provider(m) => AppError::Upstream(m),
+    })?;
     tracing::info!(user = %name, ?groups, "signed in");
     let ttl = state.auth.session_ttl();
     let mut session = cookie(

@@ -76,6 +76,7 @@ pub const RULE_IDS: &[&str] = &[
     "ingress.no-address",
     "ingress.unmanaged-tls",
     "ingress.unknown-class",
+    "ingress.certificate-missing",
     "tailscale.cert-budget",
 ];
 

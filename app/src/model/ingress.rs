@@ -49,6 +49,9 @@ pub struct IngressView {
     pub tls: Box<[TlsEntry]>,
     /// Shared by the objects that name the same issuer.
     pub issuer: Option<Arc<IssuerRef>>,
+    /// Why ingress-shim cannot tell which issuer the annotations mean (it then makes no
+    /// Certificate), in its own words; None when they are consistent.
+    pub issuer_conflict: Option<Text>,
     /// The raw value of the edit-in-place annotation, if present.
     pub edit_in_place: Option<Text>,
     /// Field managers owning the edit-in-place annotation (from managedFields).
@@ -132,6 +135,7 @@ impl IngressView {
             hosts: strings.list(hosts),
             tls,
             issuer: requested_issuer(meta, strings),
+            issuer_conflict: issuer_conflict(meta).map(|e| strings.get(&e)),
             edit_in_place,
             edit_in_place_managers: {
                 let managers = annotation_managers(meta, EDIT_IN_PLACE, strings);
@@ -188,6 +192,34 @@ pub(crate) fn requested_issuer(
     Some(strings.issuer(r))
 }
 
+/// Why ingress-shim refuses the issuer annotations of an object that has one, worded as it
+/// words it (cert-manager `pkg/controller/certificate-shim/sync.go`, `issuerForIngressLike`):
+/// an empty name, `issuer` with `cluster-issuer`, or `cluster-issuer` with `issuer-kind` or
+/// `issuer-group`.
+fn issuer_conflict(meta: &ObjectMeta) -> Option<String> {
+    let has = |k: &str| annotation(meta, k);
+    let (issuer, cluster) = (has(ISSUER), has(CLUSTER_ISSUER));
+    if issuer.is_none() && cluster.is_none() {
+        return None;
+    }
+    let name = cluster.as_ref().or(issuer.as_ref());
+    let mut errors = Vec::new();
+    if name.is_none_or(|n| n.is_empty()) {
+        errors.push("failed to determine issuer name to be used for ingress resource".to_string());
+    }
+    let both = |a: &str, b: &str| format!("both {a:?} and {b:?} may not be set");
+    if issuer.is_some() && cluster.is_some() {
+        errors.push(both(ISSUER, CLUSTER_ISSUER));
+    }
+    if cluster.is_some() && has(ISSUER_GROUP).is_some() {
+        errors.push(both(CLUSTER_ISSUER, ISSUER_GROUP));
+    }
+    if cluster.is_some() && has(ISSUER_KIND).is_some() {
+        errors.push(both(CLUSTER_ISSUER, ISSUER_KIND));
+    }
+    (!errors.is_empty()).then(|| errors.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +228,24 @@ mod tests {
     fn project(v: Value) -> IngressView {
         let meta: ObjectMeta = serde_json::from_value(v["metadata"].clone()).unwrap();
         IngressView::project("zrh", &meta, &v, &mut Interner::default()).unwrap()
+    }
+
+    #[test]
+    fn conflicting_issuer_annotations_are_worded_as_ingress_shim_words_them() {
+        let v = project(json!({
+            "metadata": {"name": "shop", "namespace": "acme",
+                "annotations": {CLUSTER_ISSUER: "le", ISSUER: "local", ISSUER_KIND: "Issuer"}},
+        }));
+        assert_eq!(
+            v.issuer_conflict.as_deref(),
+            Some("both \"cert-manager.io/issuer\" and \"cert-manager.io/cluster-issuer\" may not be set, both \"cert-manager.io/cluster-issuer\" and \"cert-manager.io/issuer-kind\" may not be set")
+        );
+        let fine = project(
+            json!({"metadata": {"name": "shop", "annotations": {ISSUER: "local", ISSUER_KIND: "Issuer"}}}),
+        );
+        assert_eq!(fine.issuer_conflict, None);
+        let none = project(json!({"metadata": {"name": "shop"}}));
+        assert_eq!(none.issuer_conflict, None);
     }
 
     #[test]

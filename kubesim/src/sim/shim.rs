@@ -11,7 +11,10 @@ use super::{s, Api};
 
 const MANAGER: &str = "cert-manager-ingress-shim";
 
-fn issuer_ref(ing: &Value) -> Option<Value> {
+/// The issuer an annotated Ingress asks for; None without issuer annotations; Err with
+/// ingress-shim's words when they contradict each other (cert-manager
+/// `pkg/controller/certificate-shim/sync.go`, `issuerForIngressLike`).
+fn issuer_ref(ing: &Value) -> Option<Result<Value, String>> {
     let ann = |k: &str| {
         s(
             ing,
@@ -19,14 +22,53 @@ fn issuer_ref(ing: &Value) -> Option<Value> {
         )
         .map(str::to_string)
     };
-    if let Some(name) = ann("cert-manager.io/cluster-issuer") {
-        return Some(json!({"name": name, "kind": "ClusterIssuer", "group": "cert-manager.io"}));
+    let (issuer, cluster) = (
+        ann("cert-manager.io/issuer"),
+        ann("cert-manager.io/cluster-issuer"),
+    );
+    let (kind, group) = (
+        ann("cert-manager.io/issuer-kind"),
+        ann("cert-manager.io/issuer-group"),
+    );
+    if issuer.is_none() && cluster.is_none() {
+        return None;
     }
-    let name = ann("cert-manager.io/issuer")?;
-    Some(
-        json!({"name": name, "kind": ann("cert-manager.io/issuer-kind").unwrap_or_else(|| "Issuer".into()),
-                "group": ann("cert-manager.io/issuer-group").unwrap_or_else(|| "cert-manager.io".into())}),
-    )
+    let name = cluster.clone().or(issuer.clone()).unwrap_or_default();
+    let mut errors: Vec<String> = Vec::new();
+    if name.is_empty() {
+        errors.push("failed to determine issuer name to be used for ingress resource".into());
+    }
+    let both = |a: &str, b: &str| format!("both \"{a}\" and \"{b}\" may not be set");
+    if issuer.is_some() && cluster.is_some() {
+        errors.push(both(
+            "cert-manager.io/issuer",
+            "cert-manager.io/cluster-issuer",
+        ));
+    }
+    if cluster.is_some() && group.is_some() {
+        errors.push(both(
+            "cert-manager.io/cluster-issuer",
+            "cert-manager.io/issuer-group",
+        ));
+    }
+    if cluster.is_some() && kind.is_some() {
+        errors.push(both(
+            "cert-manager.io/cluster-issuer",
+            "cert-manager.io/issuer-kind",
+        ));
+    }
+    if !errors.is_empty() {
+        return Some(Err(format!(
+            "Could not determine issuer for ingress due to bad annotations: {}",
+            errors.join(", ")
+        )));
+    }
+    Some(Ok(if cluster.is_some() {
+        json!({"name": name, "kind": "ClusterIssuer", "group": "cert-manager.io"})
+    } else {
+        json!({"name": name, "kind": kind.unwrap_or_else(|| "Issuer".into()),
+               "group": group.unwrap_or_else(|| "cert-manager.io".into())})
+    }))
 }
 
 fn owned_by(obj: &Value, uid: &str) -> bool {
@@ -88,8 +130,14 @@ fn bad_config(api: &Api<'_>, ing: &Value, message: &str) {
 pub(super) fn reconcile(api: &Api<'_>) {
     let certificates = api.list("cert-manager.io", "certificates");
     for ing in api.list("networking.k8s.io", "ingresses") {
-        let Some(issuer) = issuer_ref(&ing) else {
-            continue;
+        let issuer = match issuer_ref(&ing) {
+            None => continue,
+            Some(Ok(issuer)) => issuer,
+            Some(Err(why)) => {
+                // Refused: nothing is created, updated or deleted for this Ingress.
+                bad_config(api, &ing, &why);
+                continue;
+            }
         };
         if let Some(why) = repeated_secret_names(&ing) {
             // The whole Ingress is refused: nothing is created, updated or deleted for it.
@@ -198,6 +246,26 @@ pub(super) fn reconcile(api: &Api<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contradicting_issuer_annotations_are_refused_in_ingress_shims_words() {
+        let ing = json!({"metadata": {"annotations": {
+            "cert-manager.io/cluster-issuer": "le", "cert-manager.io/issuer": "local"}}});
+        assert_eq!(
+            issuer_ref(&ing),
+            Some(Err("Could not determine issuer for ingress due to bad annotations: both \"cert-manager.io/issuer\" and \"cert-manager.io/cluster-issuer\" may not be set".into()))
+        );
+        let external = json!({"metadata": {"annotations": {
+            "cert-manager.io/issuer": "vault", "cert-manager.io/issuer-kind": "VaultIssuer",
+            "cert-manager.io/issuer-group": "example.io"}}});
+        assert_eq!(
+            issuer_ref(&external),
+            Some(Ok(
+                json!({"name": "vault", "kind": "VaultIssuer", "group": "example.io"})
+            ))
+        );
+        assert_eq!(issuer_ref(&json!({"metadata": {}})), None);
+    }
 
     #[test]
     fn a_repeated_secret_name_is_worded_as_ingress_shims_validation() {

@@ -421,6 +421,17 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         None,
     )
     .await?;
+    // Two issuer annotations that contradict each other: ingress-shim refuses the Ingress
+    // (BadConfig) and no certificate is ever requested.
+    s.ingress(
+        "team-ml",
+        "jupyter",
+        &["jupyter.ml.example"],
+        json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "cert-manager.io/issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}),
+        Some("cilium"),
+        None,
+    )
+    .await?;
     Ok(())
 }
 

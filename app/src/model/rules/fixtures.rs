@@ -56,6 +56,7 @@ impl IngressView {
             hosts: Default::default(),
             tls: Box::default(),
             issuer: None,
+            issuer_conflict: None,
             edit_in_place: None,
             edit_in_place_managers: Default::default(),
             force_https: None,
@@ -73,6 +74,11 @@ impl IngressView {
             name: name.into(),
             group: "cert-manager.io".into(),
         }));
+        self
+    }
+    /// Issuer annotations ingress-shim refuses (`why` as it words it).
+    pub fn with_issuer_conflict(mut self, why: &str) -> Self {
+        self.issuer_conflict = Some(why.into());
         self
     }
     /// Adds a rule and a TLS entry for `host`, with secret `<name>-tls`.

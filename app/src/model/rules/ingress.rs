@@ -143,6 +143,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     }
     shared_secrets(ctx);
     shared_hosts(ctx);
+    certificate_missing(ctx);
 }
 
 /// `ingress.shared-secret`: two TLS entries in one namespace with the same secretName.
@@ -200,6 +201,56 @@ fn shared_secrets(ctx: &mut Ctx<'_>) {
                 None,
             );
         }
+    }
+}
+
+/// `ingress.certificate-missing`: the Ingress asks cert-manager for a certificate and
+/// ingress-shim makes none — its issuer annotations contradict each other (it refuses them
+/// with `BadConfig`, cert-manager `certificate-shim/sync.go` `issuerForIngressLike`), or it
+/// has no `spec.tls` to make a Certificate from (`buildCertificates` works from the TLS
+/// entries). A repeated secretName is `ingress.shared-secret`.
+fn certificate_missing(ctx: &mut Ctx<'_>) {
+    if !ctx.idx.facts.synced(Kind::Certificate) {
+        return;
+    }
+    for ing in ctx.idx.data.ingresses.values() {
+        if ing.issuer.is_none() && ing.issuer_conflict.is_none() {
+            continue;
+        }
+        let without: Vec<&str> = ing
+            .tls
+            .iter()
+            .filter_map(|t| t.secret_name.as_deref())
+            .filter(|s| ctx.idx.certificates_writing(&ing.namespace, s).is_empty())
+            .collect();
+        let (title, message, remediation) = match &ing.issuer_conflict {
+            // A Certificate made before the annotations went wrong still stands.
+            Some(_) if without.is_empty() && !ing.tls.is_empty() => continue,
+            Some(why) => (
+                "Its issuer annotations contradict each other: no Certificate is made".to_string(),
+                format!("ingress-shim refuses the annotations of Ingress {}/{} (Warning BadConfig: \"Could not determine issuer for ingress due to bad annotations: {why}\") and makes no Certificate, so {} get no certificate.", ing.namespace, ing.name, if without.is_empty() { "its hosts".to_string() } else { format!("Secret(s) {}", without.join(", ")) }),
+                "Keep one of cert-manager.io/cluster-issuer or cert-manager.io/issuer (issuer-kind and issuer-group go only with issuer), and give it a name.",
+            ),
+            None if ing.tls.is_empty() => (
+                "It asks for a certificate but has no TLS section".to_string(),
+                format!("Ingress {}/{} names an issuer, but ingress-shim makes Certificates only from spec.tls entries, and it has none: no certificate is requested and its hosts are served without one.", ing.namespace, ing.name),
+                "Add a spec.tls entry with the hosts and a secretName, or remove the issuer annotation.",
+            ),
+            None => continue,
+        };
+        ctx.push(
+            "ingress.certificate-missing",
+            Severity::Critical,
+            About {
+                namespace: &ing.namespace,
+                kind: "Ingress",
+                name: &ing.name,
+            },
+            title,
+            message,
+            remediation,
+            None,
+        );
     }
 }
 

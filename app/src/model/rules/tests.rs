@@ -453,6 +453,51 @@ fn shared_secret_in_one_namespace() {
 }
 
 #[test]
+fn certificate_missing_when_the_issuer_annotations_conflict_or_there_is_no_tls() {
+    let both =
+        "both \"cert-manager.io/issuer\" and \"cert-manager.io/cluster-issuer\" may not be set";
+    let conflict = IngressView::test("c")
+        .with_issuer("letsencrypt-prod")
+        .with_issuer_conflict(both)
+        .tls("c.example.com");
+    let w = World::new().ingress(conflict.clone());
+    let fired = w.fired("ingress.certificate-missing");
+    assert_eq!(fired.len(), 1);
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "ingress.certificate-missing")
+        .unwrap();
+    assert!(
+        f.message.contains("BadConfig") && f.message.contains(both),
+        "{}",
+        f.message
+    );
+    // A Certificate made before the annotations went wrong still writes the Secret.
+    let w = World::new()
+        .ingress(conflict.clone())
+        .certificate(CertificateView::of(&conflict));
+    assert!(w.fired("ingress.certificate-missing").is_empty());
+    // An issuer but no TLS section: nothing for ingress-shim to make a Certificate from.
+    let bare = IngressView::test("bare").with_issuer("letsencrypt-prod");
+    assert_eq!(
+        World::new()
+            .ingress(bare)
+            .fired("ingress.certificate-missing")
+            .len(),
+        1
+    );
+    // Consistent annotations and a TLS section: nothing to say here.
+    let fine = IngressView::test("fine")
+        .with_issuer("letsencrypt-prod")
+        .tls("fine.example.com");
+    assert!(World::new()
+        .ingress(fine)
+        .fired("ingress.certificate-missing")
+        .is_empty());
+}
+
+#[test]
 fn shared_host_with_https_enforcement() {
     let a = IngressView::test("a").tls("shop.example.com");
     let b = IngressView::test("b").tls_secret("shop.example.com", "b-tls");

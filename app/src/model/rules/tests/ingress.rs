@@ -1,0 +1,231 @@
+//! The `ingress.*` rules, positive and negative.
+
+use super::*;
+
+#[test]
+fn edit_in_place_missing_invalid_and_not_effective() {
+    let missing = IngressView::test("a")
+        .with_issuer("letsencrypt-prod")
+        .tls("a.example.com");
+    let w = World::new()
+        .certificate(CertificateView::of(&missing))
+        .ingress(missing);
+    assert_eq!(
+        w.fired("ingress.edit-in-place-missing"),
+        one("warning", "Ingress", "a")
+    );
+
+    let invalid = IngressView::test("b")
+        .with_issuer("letsencrypt-prod")
+        .tls("b.example.com")
+        .edit_in_place("yes");
+    let w = World::new()
+        .certificate(CertificateView::of(&invalid))
+        .ingress(invalid);
+    assert_eq!(
+        w.fired("ingress.edit-in-place-invalid"),
+        one("warning", "Ingress", "b")
+    );
+    assert!(w.fired("ingress.edit-in-place-missing").is_empty());
+
+    let set = IngressView::test("c")
+        .with_issuer("letsencrypt-prod")
+        .tls("c.example.com")
+        .edit_in_place("true");
+    let w = World::new()
+        .certificate(CertificateView::of(&set).without_override())
+        .ingress(set.clone());
+    assert_eq!(
+        w.fired("ingress.edit-in-place-not-effective"),
+        one("warning", "Ingress", "c")
+    );
+    let w = World::new()
+        .certificate(CertificateView::of(&set))
+        .ingress(set);
+    assert!(w.fired("ingress.edit-in-place-not-effective").is_empty());
+
+    let plain = IngressView::test("d").tls("d.example.com");
+    assert!(World::new()
+        .ingress(plain)
+        .findings()
+        .iter()
+        .all(|f| !f.rule.starts_with("ingress.edit-in-place")));
+}
+
+#[test]
+fn shared_secret_in_one_namespace() {
+    let a = IngressView::test("a").tls_secret("a.example.com", "shared-tls");
+    let b = IngressView::test("b").tls_secret("b.example.com", "shared-tls");
+    let w = World::new().ingress(a).ingress(b.clone());
+    assert_eq!(w.fired("ingress.shared-secret").len(), 2);
+    let across = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "ingress.shared-secret")
+        .unwrap();
+    assert!(
+        across
+            .message
+            .contains("owned by whichever Ingress it saw first")
+            && !across.message.contains("fight"),
+        "{}",
+        across.message
+    );
+    // Twice within one Ingress: ingress-shim refuses the whole Ingress.
+    let twice = IngressView::test("d")
+        .tls_secret("d.example.com", "d-tls")
+        .tls_secret("www.d.example.com", "d-tls");
+    let w = World::new().ingress(twice);
+    let fired = w.findings();
+    let within: Vec<_> = fired
+        .iter()
+        .filter(|f| f.rule == "ingress.shared-secret")
+        .collect();
+    assert_eq!(within.len(), 1);
+    assert!(
+        within[0].message.contains("BadConfig"),
+        "{}",
+        within[0].message
+    );
+    let other_ns = IngressView::test("c")
+        .in_ns("other")
+        .tls_secret("c.example.com", "shared-tls");
+    assert!(World::new()
+        .ingress(b)
+        .ingress(other_ns)
+        .fired("ingress.shared-secret")
+        .is_empty());
+}
+
+#[test]
+fn certificate_missing_when_the_issuer_annotations_conflict_or_there_is_no_tls() {
+    let both =
+        "both \"cert-manager.io/issuer\" and \"cert-manager.io/cluster-issuer\" may not be set";
+    let conflict = IngressView::test("c")
+        .with_issuer("letsencrypt-prod")
+        .with_issuer_conflict(both)
+        .tls("c.example.com");
+    let w = World::new().ingress(conflict.clone());
+    let fired = w.fired("ingress.certificate-missing");
+    assert_eq!(fired.len(), 1);
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "ingress.certificate-missing")
+        .unwrap();
+    assert!(
+        f.message.contains("BadConfig") && f.message.contains(both),
+        "{}",
+        f.message
+    );
+    // A Certificate made before the annotations went wrong still writes the Secret.
+    let w = World::new()
+        .ingress(conflict.clone())
+        .certificate(CertificateView::of(&conflict));
+    assert!(w.fired("ingress.certificate-missing").is_empty());
+    // An issuer but no TLS section: nothing for ingress-shim to make a Certificate from.
+    let bare = IngressView::test("bare").with_issuer("letsencrypt-prod");
+    assert_eq!(
+        World::new()
+            .ingress(bare)
+            .fired("ingress.certificate-missing")
+            .len(),
+        1
+    );
+    // Consistent annotations and a TLS section: nothing to say here.
+    let fine = IngressView::test("fine")
+        .with_issuer("letsencrypt-prod")
+        .tls("fine.example.com");
+    assert!(World::new()
+        .ingress(fine)
+        .fired("ingress.certificate-missing")
+        .is_empty());
+}
+
+#[test]
+fn shared_host_with_https_enforcement() {
+    let a = IngressView::test("a").tls("shop.example.com");
+    let b = IngressView::test("b").tls_secret("shop.example.com", "b-tls");
+    let w = World::new().ingress(a.clone()).ingress(b.clone());
+    assert_eq!(w.fired("ingress.shared-host-https-redirect").len(), 2);
+    let off_a = a.force_https("disabled");
+    let off_b = b.force_https("disabled");
+    assert!(World::new()
+        .ingress(off_a)
+        .ingress(off_b)
+        .fired("ingress.shared-host-https-redirect")
+        .is_empty());
+}
+
+#[test]
+fn no_address_after_five_minutes() {
+    let w = World::new().ingress(IngressView::test("a").without_address(Duration::minutes(10)));
+    assert_eq!(
+        w.fired("ingress.no-address"),
+        one("warning", "Ingress", "a")
+    );
+    let w = World::new().ingress(IngressView::test("a").without_address(Duration::minutes(1)));
+    assert!(w.fired("ingress.no-address").is_empty());
+}
+
+#[test]
+fn unmanaged_tls_when_no_certificate_writes_the_secret() {
+    let w = World::new().ingress(IngressView::test("a").tls("a.example.com"));
+    assert_eq!(
+        w.fired("ingress.unmanaged-tls"),
+        one("info", "Ingress", "a")
+    );
+    let ing = shop();
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
+    assert!(w.fired("ingress.unmanaged-tls").is_empty());
+}
+
+#[test]
+fn unknown_class() {
+    let w = World::new().ingress(IngressView::test("a").class("nginx"));
+    assert_eq!(
+        w.fired("ingress.unknown-class"),
+        one("warning", "Ingress", "a")
+    );
+    assert!(World::new()
+        .ingress(IngressView::test("a"))
+        .fired("ingress.unknown-class")
+        .is_empty());
+    // The message names the classes there are, or says there are none.
+    let message = |w: &World| {
+        w.findings()
+            .into_iter()
+            .find(|f| f.rule == "ingress.unknown-class")
+            .map(|f| f.message.to_string())
+            .unwrap()
+    };
+    assert!(message(&w).ends_with("the cluster has IngressClasses cilium."));
+    let mut none = World::new().ingress(IngressView::test("a").class("nginx"));
+    none.data.ingress_classes.clear();
+    assert!(message(&none).ends_with("the cluster has no IngressClass."));
+}
+
+#[test]
+fn annotation_status_reports_managers() {
+    use crate::model::chain::{AnnotationStatus, Index};
+    let ing = shop();
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing.clone());
+    let idx = Index::new(&w.facts, &w.data);
+    assert_eq!(
+        idx.annotation_status(&ing),
+        AnnotationStatus::Set {
+            managers: std::sync::Arc::from(["lookout".into()])
+        }
+    );
+    let chains = idx.tls_chains(&ing);
+    assert_eq!(
+        &*chains[0].certificate.as_ref().unwrap().certificate.name,
+        "shop-tls"
+    );
+    let info = idx.controller_of(&ing);
+    assert_eq!((info.cilium, info.enforce_https), (true, Some(true)));
+}

@@ -40,7 +40,7 @@ pub type Reading<'a, T> = Pin<Box<dyn Future<Output = Result<T, HistoryUnavailab
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChallengePage {
     pub page: Page<ChallengeRecord>,
-    /// Failed challenges by classified reason (redirect to HTTPS, 404, …), most frequent
+    /// Failed challenges by class (redirected, 404 not found, …), most frequent
     /// first.
     pub failures: Vec<(&'static str, usize)>,
 }

@@ -296,7 +296,16 @@ async fn failing_http01_behind_https_enforcement_succeeds_after_the_override() {
         .unwrap();
     let ch = &challenges.items[0].data;
     assert_eq!(ch["status"]["state"], "invalid", "{ch:#}");
-    assert!(ch["status"]["reason"].as_str().unwrap().contains("404"));
+    // The CA followed the redirect: cert-manager reports Boulder's detail with the https URL.
+    let reason = ch["status"]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("Error accepting authorization: acme: authorization error for shop.example.com: 403 urn:ietf:params:acme:error:unauthorized: 192.0.2."), "{reason}");
+    assert!(
+        reason.contains(
+            ": Invalid response from https://shop.example.com/.well-known/acme-challenge/"
+        ),
+        "{reason}"
+    );
+    assert!(reason.ends_with(": 404"), "{reason}");
     sim.run(3);
     let cert = sim.certificate("shop-tls").await;
     assert_eq!(cert["status"]["failedIssuanceAttempts"], 1, "{cert:#}");
@@ -356,9 +365,117 @@ async fn self_check_fails_behind_https_enforcement_without_edit_in_place() {
     let ch = &challenges.items[0].data;
     assert_eq!(ch["status"]["state"], "pending");
     assert_eq!(ch["status"]["presented"], true);
+    // cert-manager's self-check follows Cilium's 308 to HTTPS, where no route serves the
+    // token: it reports the 404, never the 308 (pkg/issuer/acme/http/http.go).
     assert_eq!(
         ch["status"]["reason"],
-        "Waiting for HTTP-01 challenge propagation: wrong status code '308', expected '200'"
+        "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
+    );
+}
+
+/// The real sequence on a cluster: the overrides reach a challenge only through a new
+/// CertificateRequest. Annotating the Ingress and the Certificate leaves the pending
+/// challenge failing; deleting the in-flight request makes cert-manager start again from the
+/// annotated Certificate, and the new challenge is solved in place.
+#[tokio::test]
+async fn a_pending_challenge_does_not_heal_until_its_request_is_replaced() {
+    let sim = Sim::start().await;
+    sim.setup(
+        json!({"http01": {"ingress": {"ingressClassName": "cilium"}}}),
+        true,
+    )
+    .await;
+    sim.ingress("shop", "shop.example.com", false).await;
+    sim.run(10);
+    let challenges = || async {
+        sim.api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| serde_json::to_value(c).unwrap())
+        .collect::<Vec<Value>>()
+    };
+    let before = challenges().await;
+    assert_eq!(before.len(), 1);
+    let old_name = before[0]["metadata"]["name"].clone();
+    assert!(before[0]["spec"]["solver"]["http01"]["ingress"]
+        .get("name")
+        .is_none());
+
+    let pp = PatchParams::apply("lookout");
+    sim.api("networking.k8s.io", "Ingress", "ingresses", Some("shop"))
+        .patch("shop", &pp, &Patch::Apply(json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "shop", "namespace": "shop", "annotations": {"acme.cert-manager.io/http01-edit-in-place": "true"}}})))
+        .await
+        .unwrap();
+    sim.api("cert-manager.io", "Certificate", "certificates", Some("shop"))
+        .patch("shop-tls", &pp, &Patch::Apply(json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "shop-tls", "namespace": "shop",
+            "annotations": {"acme.cert-manager.io/http01-override-ingress-name": "shop", "cert-manager.io/issue-temporary-certificate": "true"}}})))
+        .await
+        .unwrap();
+    // Ten minutes later the same challenge still fails its self-check, Issuing=True, and no
+    // failed attempt is counted: nothing heals by itself.
+    sim.run(600);
+    let still = challenges().await;
+    assert_eq!(still.len(), 1);
+    assert_eq!(still[0]["metadata"]["name"], old_name);
+    assert_eq!(still[0]["status"]["state"], "pending");
+    assert!(still[0]["status"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("wrong status code '404'"));
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(condition(&cert, "Issuing").unwrap()["status"], "True");
+    assert!(cert["status"].get("failedIssuanceAttempts").is_none());
+
+    // Restart: delete the in-flight CertificateRequest (its Order and Challenge go with it).
+    sim.api(
+        "cert-manager.io",
+        "CertificateRequest",
+        "certificaterequests",
+        Some("shop"),
+    )
+    .delete("shop-tls-1", &Default::default())
+    .await
+    .unwrap();
+    sim.run(5);
+    let request = sim
+        .get(
+            "cert-manager.io",
+            "CertificateRequest",
+            "certificaterequests",
+            Some("shop"),
+            "shop-tls-1",
+        )
+        .await
+        .expect("a new request");
+    assert_eq!(
+        request["metadata"]["annotations"]["acme.cert-manager.io/http01-override-ingress-name"],
+        "shop",
+        "copied from the Certificate at creation"
+    );
+    let after = challenges().await;
+    assert_eq!(after.len(), 1, "{after:#?}");
+    assert_ne!(after[0]["metadata"]["name"], old_name);
+    assert_eq!(
+        after[0]["spec"]["solver"]["http01"]["ingress"]["name"],
+        "shop"
+    );
+    assert!(after[0]["spec"]["solver"]["http01"]["ingress"]
+        .get("ingressClassName")
+        .is_none());
+    sim.run(20);
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["status"],
+        "True",
+        "{cert:#}"
     );
 }
 

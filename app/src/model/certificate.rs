@@ -7,6 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::failure::Failure;
 use super::ingress::IssuerRef;
 use super::interner::Interner;
 use super::object::{
@@ -225,10 +226,19 @@ pub struct ChallengeView {
     pub presented: bool,
     pub processing: bool,
     pub created: Option<DateTime<Utc>>,
+    /// `spec.solver.http01.ingress.name`: the Ingress the solver edits in place. cert-manager
+    /// fixes the solver when it creates the Challenge (from the Order's annotations), so this
+    /// — not the Ingress's annotation today — says how this challenge is served.
+    pub in_place_ingress: Option<Text>,
+    /// Why it fails, classified from `status.reason`: set while it is not `valid` and has a
+    /// reason (a failing self-check, or the CA's verdict).
+    pub failure: Option<Failure>,
 }
 
 impl ChallengeView {
     pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
+        let state = str_at(data, "/status/state").unwrap_or_default();
+        let reason = str_at(data, "/status/reason").filter(|r| !r.is_empty());
         Some(ChallengeView {
             namespace: strings.get(meta.namespace.as_deref().unwrap_or_default()),
             name: strings.get(meta.name.as_deref()?),
@@ -236,10 +246,15 @@ impl ChallengeView {
             owner: controller_owner(meta, strings),
             dns_name: strings.get(str_at(data, "/spec/dnsName").as_deref().unwrap_or_default()),
             challenge_type: strings.get(str_at(data, "/spec/type").as_deref().unwrap_or_default()),
-            state: strings.get(str_at(data, "/status/state").as_deref().unwrap_or_default()),
-            reason: str_at(data, "/status/reason")
-                .filter(|r| !r.is_empty())
-                .map(|r| strings.get(&r)),
+            state: strings.get(&state),
+            failure: reason
+                .as_deref()
+                .filter(|_| state != "valid")
+                .map(Failure::classify),
+            in_place_ingress: str_at(data, "/spec/solver/http01/ingress/name")
+                .filter(|n| !n.is_empty())
+                .map(|n| strings.get(&n)),
+            reason: reason.as_deref().map(|r| strings.get(r)),
             presented: data
                 .pointer("/status/presented")
                 .and_then(Value::as_bool)

@@ -283,6 +283,12 @@ impl<'a> Index<'a> {
         self.data.certificates.get(&key(&r.namespace, name))
     }
 
+    /// The Order a Challenge belongs to.
+    pub fn order_of_challenge(&self, ch: &ChallengeView) -> Option<&'a Arc<OrderView>> {
+        let name = owned_by(&ch.owner, "Order")?;
+        self.data.orders.get(&key(&ch.namespace, name))
+    }
+
     /// The CertificateRequest an Order belongs to.
     pub fn request_of_order(&self, o: &OrderView) -> Option<&'a Arc<CertificateRequestView>> {
         let name = owned_by(&o.owner, "CertificateRequest")?;

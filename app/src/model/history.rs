@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::certificate::{CertificateRequestView, ChallengeView, OrderView};
+use super::failure::Failure;
 use super::kind::Kind;
 use super::object::Condition;
 use super::text::Uid;
@@ -26,8 +27,9 @@ pub struct ChallengeRecord {
     pub challenge_type: String,
     pub state: String,
     pub reason: Option<String>,
-    /// The reason classified (redirect to HTTPS, 404, …) for failed challenges.
-    pub failure: Option<&'static str>,
+    /// The reason classified (redirected, not-found, …) while it fails: the CA's verdict on
+    /// an `invalid`/`errored` one, or the self-check's complaint on a pending one.
+    pub failure: Option<Failure>,
     pub created_at: Option<String>,
     pub last_seen: String,
     /// Set once Kubernetes deleted it.

@@ -7,6 +7,7 @@ pub mod choice;
 pub mod cluster;
 pub mod csr;
 pub mod data;
+pub mod failure;
 pub mod finding;
 pub mod history;
 pub mod ids;

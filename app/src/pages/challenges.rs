@@ -39,7 +39,7 @@ pub fn challenge_rows(rows: &[ChallengeRecord]) -> impl IntoView {
                     <td>{r.dns_name.clone()}</td>
                     <td>{r.challenge_type.clone()}</td>
                     <td>{if r.state.is_empty() { "unknown".to_string() } else { r.state.clone() }}</td>
-                    <td>{r.failure.unwrap_or("")}</td>
+                    <td title=r.failure.as_ref().map(|f| f.explanation.to_string())>{r.failure.as_ref().map(|f| f.label.to_string())}</td>
                     <td class="message">{r.reason.clone().unwrap_or_default()}</td>
                     <td>{states}</td>
                     <td>{gone}</td>

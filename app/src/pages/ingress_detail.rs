@@ -15,7 +15,6 @@ use crate::components::{document, Nav, Shell, Time};
 use crate::model::chain::{CertificateChain, TlsChain};
 use crate::model::infra::EventView;
 use crate::model::read::views::IngressDetail;
-use crate::model::reasons::ChallengeFailure;
 use crate::pages::ingresses::annotation_text;
 
 /// The attempts of a Certificate: requests, orders, challenges.
@@ -34,9 +33,9 @@ pub fn attempts(chain: &CertificateChain, now: chrono::DateTime<chrono::Utc>) ->
                         .challenges
                         .iter()
                         .map(|ch| {
-                            let why = ch.reason.as_ref().filter(|_| ch.has_failed() || !ch.state.is_empty()).map(|r| {
-                                let class = ChallengeFailure::classify(r);
-                                format!("{} — {}", r, if &*ch.state == "valid" { "ok".to_string() } else { class.explanation().to_string() })
+                            let why = ch.reason.as_ref().map(|r| match &ch.failure {
+                                Some(f) => format!("{r} — {}: {}", f.label, f.explanation),
+                                None => r.to_string(),
                             });
                             view! {
                                 <li data-testid="challenge">

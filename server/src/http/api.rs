@@ -104,7 +104,7 @@ pub(super) async fn certificate(
 pub(super) struct ChallengeHistory {
     #[serde(flatten)]
     pub page: Page<ChallengeRecord>,
-    /// Failed challenges by classified reason (redirect to HTTPS, 404, …), most frequent first.
+    /// Failed challenges by class (redirected, 404 not found, …), most frequent first.
     pub failures_by_reason: Vec<ReasonCount>,
 }
 

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use lookout_app::model::choice::Choice;
+use lookout_app::model::failure::Failure;
 use lookout_app::model::history::{
     AuditEntry, ChallengeRecord, RecentChange, TimelineEntry, Transition,
 };
 use lookout_app::model::read::sort::{ChallengeSort, Sort};
 use lookout_app::model::read::views::{AuditQuery, ChallengeQuery, ChallengeState};
-use lookout_app::model::reasons::ChallengeFailure;
 use lookout_app::model::scope::Scope;
 use lookout_app::model::{ObjectKey, Page};
 use lookout_app::ports::{ChallengePage, HistoryReader, HistoryUnavailable, Reading};
@@ -242,7 +242,9 @@ async fn failures_by_reason(
             let reason: Option<String> = r.get(0);
             let n: i64 = r.get(1);
             (
-                ChallengeFailure::classify(reason.as_deref().unwrap_or_default()).label(),
+                Failure::classify(reason.as_deref().unwrap_or_default())
+                    .class
+                    .title(),
                 usize::try_from(n).unwrap_or_default(),
             )
         }),
@@ -271,8 +273,10 @@ async fn challenge_rows(
         .map(|r| {
             let state: String = r.get("state");
             let reason: Option<String> = r.get("reason");
-            let failure = (state == "invalid" || state == "errored")
-                .then(|| ChallengeFailure::classify(reason.as_deref().unwrap_or_default()).label());
+            let failure = reason
+                .as_deref()
+                .filter(|r| !r.is_empty() && state != "valid")
+                .map(Failure::classify);
             ChallengeRecord {
                 id: r.get("id"),
                 cluster: r.get("cluster"),
@@ -487,7 +491,7 @@ mod tests {
         let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
             .await
             .unwrap();
-        let redirect = "Invalid response: 'Redirect' to https://x/";
+        let redirect = "Waiting for HTTP-01 challenge propagation: failed to perform self check GET request 'http://x/.well-known/acme-challenge/t': Get \"https://x/.well-known/acme-challenge/t\": EOF";
         seed(
             &db,
             &[
@@ -521,7 +525,7 @@ mod tests {
                     "acme-web",
                     "d.acme.example",
                     "errored",
-                    "404 Not Found",
+                    "Invalid response from http://d.acme.example/.well-known/acme-challenge/t: 404",
                     5,
                 ),
                 (
@@ -529,7 +533,7 @@ mod tests {
                     "acme-web",
                     "e.acme.example",
                     "errored",
-                    "got 'Redirect'",
+                    "failed to perform self check GET request 'http://e.acme.example/.well-known/acme-challenge/t': Get https://e.acme.example/.well-known/acme-challenge/t: stopped after 10 redirects",
                     5,
                 ),
             ],
@@ -548,11 +552,7 @@ mod tests {
         assert_eq!(count_challenges(&db.reader, &all).await.unwrap(), 6);
         assert_eq!(
             failures_by_reason(&db.reader, &all).await.unwrap(),
-            [
-                ("redirect to HTTPS", 3),
-                ("404 not found", 1),
-                ("timeout", 1)
-            ],
+            [("redirected", 3), ("404 not found", 1), ("timeout", 1)],
             "two texts of one reason counted together"
         );
 
@@ -575,7 +575,7 @@ mod tests {
         assert_eq!(count_challenges(&db.reader, &theirs).await.unwrap(), 4);
         assert_eq!(
             failures_by_reason(&db.reader, &theirs).await.unwrap(),
-            [("redirect to HTTPS", 2), ("timeout", 1)]
+            [("redirected", 2), ("timeout", 1)]
         );
 
         // Pages of two in each order: consecutive, no overlap, the same rows as one page.

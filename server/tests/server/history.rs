@@ -74,7 +74,7 @@ async fn a_deleted_challenge_keeps_every_state_and_a_restart_adds_nothing() {
     );
     app.eventually("the failure grouped", || async {
         app.json("/api/v1/challenges").await["failures_by_reason"]
-            == json!([{"reason": "404 not found", "count": 1}])
+            == json!([{"reason": "redirected", "count": 1}])
     })
     .await;
     let before = app.json("/api/v1/challenges?per_page=1000").await;
@@ -259,7 +259,8 @@ async fn failed_authorizations_count_against_the_per_name_budget() {
     let history = app
         .json("/api/v1/challenges?domain=lost.example.invalid")
         .await;
-    assert_eq!(history["items"][0]["failure"], "DNS");
+    assert_eq!(history["items"][0]["failure"]["class"], "dns");
+    assert_eq!(history["items"][0]["failure"]["label"], "DNS lookup failed");
     assert_eq!(
         history["failures_by_reason"],
         json!([{"reason": "DNS", "count": 1}])

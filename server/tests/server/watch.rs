@@ -146,7 +146,7 @@ async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
     let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
     let mut opts = kubesim::WriteOpts::system();
     opts.status = true;
-    c.merge_patch(&rt, Some("default"), "shop-tls-1-1-1", &json!({"status": {"state": "invalid", "presented": true, "reason": "Invalid response from http://shop.example.com/.well-known/acme-challenge/x: 404"}}), &opts).unwrap();
+    c.merge_patch(&rt, Some("default"), "shop-tls-1-1-1", &json!({"status": {"state": "invalid", "presented": true, "reason": "Error accepting authorization: acme: authorization error for shop.example.com: 403 urn:ietf:params:acme:error:unauthorized: 192.0.2.1: Invalid response from https://shop.example.com/.well-known/acme-challenge/x: 404"}}), &opts).unwrap();
 
     app.eventually("the chain is complete", || async {
         let d = app
@@ -159,6 +159,12 @@ async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
     })
     .await;
     let d = app.json("/api/v1/ingresses/zrh-prod/default/shop").await;
+    // The CA's verdict names the https:// URL it was redirected to: classified as such.
+    let failure =
+        &d["tls"][0]["certificate"]["requests"][0]["orders"][0]["challenges"][0]["failure"];
+    assert_eq!(failure["class"], "redirected", "{failure:#}");
+    assert_eq!(failure["label"], "redirected to HTTPS");
+    assert!(failure["explanation"].as_str().unwrap().contains("HTTPS"));
     let rules: Vec<&str> = d["findings"]
         .as_array()
         .unwrap()
@@ -178,7 +184,7 @@ async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
         .unwrap();
     assert_eq!(
         critical_missing["severity"], "critical",
-        "critical while its challenge fails"
+        "critical while a redirect fails its challenge"
     );
     let cert = app
         .json("/api/v1/certificates/zrh-prod/default/shop-tls")
@@ -192,7 +198,7 @@ async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
         .await
         .unwrap();
     assert!(
-        html.contains("404 not found") || html.contains("answers 404"),
+        html.contains("redirected to HTTPS: plain-HTTP requests"),
         "the failure reason in plain words"
     );
     app.stop().await;

@@ -4,8 +4,9 @@ use std::collections::BTreeSet;
 
 use super::{at, span, About, Ctx};
 use crate::model::certificate::ChallengeView;
+use crate::model::failure::{Failure, FailureClass};
 use crate::model::finding::Severity;
-use crate::model::reasons::{is_rate_limited, parse_retry_after, ChallengeFailure};
+use crate::model::reasons::{is_rate_limited, parse_retry_after};
 use crate::model::text::Text;
 use crate::model::thresholds::Thresholds;
 
@@ -18,12 +19,10 @@ pub(crate) fn challenge_failing(
     if ch.has_failed() {
         return true;
     }
-    let self_check = ch
-        .reason
-        .as_deref()
-        .is_some_and(|r| r.contains("propagation") || r.contains("self check"));
-    self_check
-        && ch.presented
+    // A pending challenge carries a reason only when something goes wrong: the self-check
+    // failing ("Waiting for HTTP-01 challenge propagation: …") or the solver not being
+    // presented ("Error presenting challenge: …", cert-manager's acmechallenges/sync.go).
+    ch.reason.as_deref().is_some_and(|r| !r.is_empty())
         && ch
             .created
             .is_some_and(|c| now - c > t.challenge_failing_after)
@@ -40,11 +39,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         };
         let age = ch.created.map(|c| now - c);
         if challenge_failing(ch, now, ctx.t) {
-            let reason = ch
-                .reason
+            let reason = ch.reason.as_deref().unwrap_or("(no reason given)");
+            let failure = ch
+                .failure
                 .clone()
-                .unwrap_or_else(|| "(no reason given)".into());
-            let class = ChallengeFailure::classify(&reason);
+                .unwrap_or_else(|| Failure::classify(reason));
             let what = if ch.has_failed() {
                 format!("is {}", ch.state)
             } else {
@@ -53,21 +52,20 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     age.map(span).unwrap_or_default()
                 )
             };
+            let diagnosis = diagnose(ctx, ch, &failure);
             ctx.push(
                 "acme.challenge-failing",
                 Severity::Critical,
                 about(),
                 format!(
                     "{} challenge for {} failing: {}",
-                    ch.challenge_type,
-                    ch.dns_name,
-                    class.label()
+                    ch.challenge_type, ch.dns_name, failure.label
                 ),
                 format!(
-                    "The challenge {what}: {}. Reason: {reason}",
-                    class.explanation()
+                    "The challenge {what}: {}. {}Reason: {reason}",
+                    failure.explanation, diagnosis.evidence
                 ),
-                remediation(class),
+                &diagnosis.remediation,
                 ch.created,
             );
         } else if matches!(&*ch.state, "" | "pending" | "processing")
@@ -175,12 +173,111 @@ fn push_rate_limited(
     );
 }
 
-fn remediation(class: ChallengeFailure) -> &'static str {
+/// Whether a redirect to HTTPS explains a failing HTTP-01 challenge solved by a separate
+/// solver Ingress (the case edit-in-place fixes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Redirect {
+    /// Not this challenge's problem, or not one a redirect explains.
+    No,
+    /// The text itself shows the redirect.
+    Observed,
+    /// The text shows what an HTTPS listener answers (404, another page), and the Ingress is
+    /// behind Cilium's HTTPS enforcement (`enforced`).
+    Likely,
+}
+
+pub(super) fn redirect_evidence(ch: &ChallengeView, enforced: bool) -> Redirect {
+    if !ch.challenge_type.eq_ignore_ascii_case("HTTP-01") || ch.in_place_ingress.is_some() {
+        return Redirect::No;
+    }
+    match ch.failure.as_ref().map(|f| f.class) {
+        Some(FailureClass::Redirected) => Redirect::Observed,
+        Some(FailureClass::NotFound | FailureClass::WrongContent) if enforced => Redirect::Likely,
+        _ => Redirect::No,
+    }
+}
+
+/// What a failing challenge's context adds to its text: whether the cause is the missing
+/// edit-in-place (observed or likely, with the evidence), and what to do.
+struct Diagnosis {
+    evidence: String,
+    remediation: String,
+}
+
+/// Reads a failure in its context. A redirect to HTTPS is evidence in the text itself; a
+/// bare 404 (or another page answering) is not, and becomes "likely a redirect" only when
+/// the Ingress behind it is a Cilium Ingress with HTTPS enforcement and the challenge is
+/// solved by a separate solver Ingress (cert-manager DOMAIN §9.2: its self-check follows
+/// redirects, so it reports what the HTTPS listener answered).
+fn diagnose(ctx: &Ctx<'_>, ch: &ChallengeView, failure: &Failure) -> Diagnosis {
+    let idx = &ctx.idx;
+    let request = idx
+        .order_of_challenge(ch)
+        .and_then(|o| idx.request_of_order(o));
+    let certificate = request.and_then(|r| idx.certificate_of_request(r));
+    let ingress = certificate.and_then(|c| idx.ingress_of(c));
+    let http01 = ch.challenge_type.eq_ignore_ascii_case("HTTP-01");
+    let plain = Diagnosis {
+        evidence: String::new(),
+        remediation: remediation(failure.class).to_string(),
+    };
+    if !http01 {
+        return plain;
+    }
+    if let Some(in_place) = &ch.in_place_ingress {
+        if failure.class == FailureClass::Redirected {
+            return Diagnosis {
+                evidence: format!("The challenge is already solved in place on Ingress {in_place}, yet the request was redirected: that Ingress itself redirects plain HTTP. "),
+                remediation: format!("Find what redirects http://{}/.well-known/acme-challenge/ on Ingress {in_place} (ingress.cilium.io/force-https, an ssl-redirect annotation, a policy) and exempt that path.", ch.dns_name),
+            };
+        }
+        return plain;
+    }
+    let enforced = ingress
+        .map(|ing| (ing, idx.controller_of(ing)))
+        .filter(|(_, c)| c.cilium && c.enforce_https == Some(true));
+    let evidence = match (redirect_evidence(ch, enforced.is_some()), &enforced) {
+        (Redirect::Observed, _) => "Observed: the request for the token was redirected to HTTPS, and this challenge is solved by a separate solver Ingress (its spec.solver names no Ingress to edit in place). ".to_string(),
+        (Redirect::Likely, Some((ing, c))) => format!(
+            "Likely a redirect to HTTPS: the text names no URL, but Ingress {} is a Cilium Ingress with HTTPS enforcement on ({}) and this challenge is solved by a separate solver Ingress (its spec.solver names no Ingress to edit in place); cert-manager's self-check follows the redirect and reports what the HTTPS listener answers. ",
+            ing.name, c.enforce_https_source
+        ),
+        _ => return plain,
+    };
+    let restart = match (certificate, request) {
+        (Some(c), _) if c.issuing.as_ref().is_some_and(|i| &*i.status != "True") || c.issuing.is_none() => format!("then renew Certificate {} (it is in backoff; cmctl renew does the same)", c.name),
+        (_, Some(r)) => format!("then restart the issuance by deleting CertificateRequest {}: this challenge keeps the solver cert-manager fixed when it was created and never heals by itself, renew is refused while Issuing=True, and deleting the Order or Challenge does not help — cert-manager rebuilds them from the old annotations, but makes a new request from the annotated Certificate", r.name),
+        _ => "then restart the issuance (delete the in-flight CertificateRequest)".to_string(),
+    };
+    let target = ingress.map(|i| i.name.to_string());
+    let remediation = match (target, certificate) {
+        (Some(ing), Some(c)) => format!(
+            "Set acme.cert-manager.io/http01-edit-in-place: \"true\" on Ingress {ing} and acme.cert-manager.io/http01-override-ingress-name: {ing} (with cert-manager.io/issue-temporary-certificate: \"true\") on Certificate {}, {restart}. Lookout's \"Add edit-in-place\" on the Ingress does all of it.",
+            c.name
+        ),
+        _ => format!("Serve the challenge in place: set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress and acme.cert-manager.io/http01-override-ingress-name on its Certificate, {restart}."),
+    };
+    Diagnosis {
+        evidence,
+        remediation,
+    }
+}
+
+/// What to do about a failure when its context adds nothing.
+fn remediation(class: FailureClass) -> &'static str {
+    use FailureClass::*;
     match class {
-        ChallengeFailure::RedirectToHttps | ChallengeFailure::NotFound => "Behind Cilium with HTTPS enforcement, set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress so the challenge is served by the Ingress itself; if the Certificate already exists, also add acme.cert-manager.io/http01-override-ingress-name to it. Then renew.",
-        ChallengeFailure::Timeout | ChallengeFailure::ConnectionRefused => "Make port 80 of the host's address reachable from the internet (firewall, load balancer listeners); behind PROXY protocol the in-cluster self-check may fail — see cert-manager#466.",
-        ChallengeFailure::Dns => "Point the host's DNS record at the ingress load balancer address, then renew.",
-        ChallengeFailure::Caa => "Add a CAA record allowing letsencrypt.org for the domain, or remove the restrictive one.",
-        ChallengeFailure::Other => "Read the ACME error in the reason and the Challenge's events; fix the cause, then renew.",
+        Redirected => "Exempt /.well-known/acme-challenge/ from the host's HTTPS redirect (behind Cilium: acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress), then restart the issuance.",
+        NotFound => "Check that the ingress controller routes http://<host>/.well-known/acme-challenge/<token> to cert-manager's solver: the solver Ingress's class (the issuer's http01.ingress.class or ingressClassName), and that DNS points at this controller.",
+        WrongStatus => "Fetch the challenge URL from outside and see who answers (CDN, WAF, authentication, a load balancer without healthy backends); the solver must get the request.",
+        WrongContent => "Fetch the challenge URL and see which backend answers instead of the solver (an app catch-all route, a default backend, a CDN).",
+        Timeout | ConnectionRefused | ConnectionReset => "Make port 80 of the host's address reachable (firewall, security group, load balancer listeners and health checks); behind PROXY protocol the in-cluster self-check fails while outside clients work — see cert-manager#466.",
+        Tls => "Give the host a certificate while the real one is issued (cert-manager.io/issue-temporary-certificate: \"true\"), or exempt the challenge path from the HTTPS redirect.",
+        Dns => "Point the host's DNS record at the ingress load balancer's address, then restart the issuance.",
+        Caa => "Add a CAA record allowing letsencrypt.org for the domain, or remove the restrictive one.",
+        RateLimited => "Wait for the time in the message; every retry before it counts against the same limit. Fix what made issuance repeat.",
+        Rejected => "Read the refusal: the CA will not issue for a forbidden name, and an admission webhook names the rule it applied.",
+        Dns01 => "Check the DNS-01 solver: the provider credentials and permissions, the zone it picked, and that the TXT record is visible on the zone's authoritative servers.",
+        Other => "Read the ACME error in the reason and the Challenge's events; fix the cause, then restart the issuance.",
     }
 }

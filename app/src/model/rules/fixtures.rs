@@ -177,6 +177,17 @@ impl CertificateView {
         )));
         self
     }
+    /// Issuing=True: a request is in flight.
+    pub fn issuing(mut self) -> Self {
+        self.issuing = Some(Box::new(cond(
+            "Issuing",
+            "True",
+            "DoesNotExist",
+            "Issuing certificate as Secret does not exist",
+            ago(Duration::minutes(30)),
+        )));
+        self
+    }
     pub fn without_override(mut self) -> Self {
         self.override_ingress_name = None;
         self
@@ -249,6 +260,9 @@ pub fn attempt(
         presented: true,
         processing: state == "pending",
         created: ago(age),
+        in_place_ingress: None,
+        failure: (!reason.is_empty() && state != "valid")
+            .then(|| crate::model::failure::Failure::classify(reason)),
     });
     (request, order, challenge)
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::acme::challenge_failing;
+use super::acme::{challenge_failing, redirect_evidence, Redirect};
 use super::{span, About, Ctx};
 use crate::model::chain::AnnotationStatus;
 use crate::model::finding::Severity;
@@ -32,6 +32,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             ),
             None => format!("HTTPS enforcement is {}", controller.enforce_https_source),
         };
+        let enforced = controller.cilium && controller.enforce_https == Some(true);
         match ctx.idx.annotation_status(ing) {
             AnnotationStatus::Missing => {
                 let failing: Vec<String> = ctx
@@ -40,6 +41,8 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     .into_iter()
                     .flat_map(|c| ctx.idx.challenges_under(c))
                     .filter(|ch| challenge_failing(ch, now, ctx.t))
+                    // Only failures a redirect explains are this annotation's fault.
+                    .filter(|ch| redirect_evidence(ch, enforced) != Redirect::No)
                     .map(|ch| format!("{} ({})", ch.dns_name, ch.reason.as_deref().unwrap_or(&ch.state)))
                     .collect();
                 let issuer = ing.issuer.as_ref().map(|r| format!("{} {}", r.kind, r.name)).unwrap_or_default();

@@ -41,9 +41,12 @@ pub(super) fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
     };
     let server = Server::from_url(server_url);
     let wanted = names(cert);
+    // Named after the request object (its uid), as cert-manager's hash of the request does:
+    // a request deleted and made again gets a new Order and new Challenges.
+    let cr_uid = s(cr, "/metadata/uid").unwrap_or_default();
     let order_name = format!(
         "{cr_name}-{}",
-        hash(world.seed, &[ns, cr_name]) % 10_000_000_000
+        hash(world.seed, &[ns, cr_name, cr_uid]) % 10_000_000_000
     );
     let order = match api.get(ACME, "orders", Some(ns), &order_name) {
         Some(o) => o,
@@ -58,7 +61,7 @@ pub(super) fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
             });
             let mut order = json!({
                 "apiVersion": "acme.cert-manager.io/v1", "kind": "Order",
-                "metadata": {"name": order_name, "namespace": ns, "annotations": cert.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
+                "metadata": {"name": order_name, "namespace": ns, "annotations": cr.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
                     "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest", "name": cr_name, "uid": cr.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
                 "spec": {"request": cr.pointer("/spec/request"), "issuerRef": cr.pointer("/spec/issuerRef"), "dnsNames": wanted},
             });
@@ -142,15 +145,7 @@ fn challenges(
     server: Option<Server>,
 ) {
     let (ns, order_name) = ns_name(order);
-    let solver = issuer
-        .pointer("/spec/acme/solvers/0")
-        .cloned()
-        .unwrap_or(json!({"http01": {"ingress": {}}}));
-    let override_name = s(
-        cert,
-        "/metadata/annotations/acme.cert-manager.io~1http01-override-ingress-name",
-    )
-    .is_some();
+    let solver = solver_for(issuer, order);
     let mut states = Vec::new();
     let names: Vec<String> = order
         .pointer("/spec/dnsNames")
@@ -185,14 +180,7 @@ fn challenges(
                 api.patch_status(ACME, "challenges", Some(ns), &ch_name, &json!({"status": {"processing": true, "presented": false, "state": "pending"}}), CHALLENGES).unwrap_or(created)
             }
         };
-        states.push(drive_challenge(
-            api,
-            world,
-            &ch,
-            &solver,
-            override_name,
-            server,
-        ));
+        states.push(drive_challenge(api, world, &ch, server));
     }
     let (_, cert_name) = ns_name(cert);
     if !states.is_empty() && states.iter().all(|s| s == "valid") {
@@ -228,15 +216,52 @@ fn challenges(
     }
 }
 
-/// Advances one Challenge; returns its state.
-fn drive_challenge(
-    api: &Api<'_>,
-    world: &World,
-    ch: &Value,
-    solver: &Value,
-    override_name: bool,
-    server: Option<Server>,
-) -> String {
+/// The solver of a new Challenge: the issuer's first solver with the Order's ingress
+/// overrides applied, as cert-manager's `applyIngressParameterAnnotationOverrides`
+/// (`pkg/controller/acmeorders/util.go`) does. It is written into the Challenge's spec once;
+/// annotating the Certificate later changes nothing for this Challenge.
+fn solver_for(issuer: &Value, order: &Value) -> Value {
+    let mut solver = issuer
+        .pointer("/spec/acme/solvers/0")
+        .cloned()
+        .unwrap_or(json!({"http01": {"ingress": {}}}));
+    let annotation = |key: &str| {
+        order
+            .pointer(&format!(
+                "/metadata/annotations/acme.cert-manager.io~1{key}"
+            ))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let name = annotation("http01-override-ingress-name");
+    let class = annotation("http01-override-ingress-class");
+    let class_name = annotation("http01-override-ingress-ingressclassname");
+    if let Some(ingress) = solver
+        .pointer_mut("/http01/ingress")
+        .and_then(Value::as_object_mut)
+    {
+        if name.is_some() || class.is_some() || class_name.is_some() {
+            ingress.remove("class");
+            ingress.remove("ingressClassName");
+            ingress.remove("name");
+        }
+        if let Some(n) = name {
+            ingress.insert("name".into(), json!(n));
+        }
+        if let Some(c) = class {
+            ingress.insert("class".into(), json!(c));
+        }
+        if let Some(c) = class_name {
+            ingress.insert("ingressClassName".into(), json!(c));
+        }
+    }
+    solver
+}
+
+/// Advances one Challenge; returns its state. How it is solved comes from its own spec.
+fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Server>) -> String {
+    let solver = ch.pointer("/spec/solver").cloned().unwrap_or(json!({}));
+    let in_place = s(&solver, "/http01/ingress/name").is_some_and(|n| !n.is_empty());
     let state = s(ch, "/status/state").unwrap_or("pending").to_string();
     if state == "valid" || state == "invalid" {
         return state;
@@ -253,12 +278,16 @@ fn drive_challenge(
     }
     let url = format!("http://{dns}/.well-known/acme-challenge/{token}");
     let dns_fails = dns.ends_with(".invalid");
-    let redirected = !override_name && cilium::host_redirects(api, dns);
+    // A separate solver Ingress on a host Cilium redirects: plain HTTP answers 308 to HTTPS,
+    // and the HTTPS listener has no route for the token. cert-manager's self-check follows
+    // the redirect (Go's client; pkg/issuer/acme/http/http.go) and reports the 404; Boulder
+    // follows it too and names the https:// URL (va/http.go).
+    let redirected = !in_place && cilium::host_redirects(api, dns);
     let self_check = if dns_fails {
         Err(format!("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request '{url}': Get \"{url}\": dial tcp: lookup {dns} on 10.96.0.10:53: no such host"))
     } else if redirected {
         Err(
-            "Waiting for HTTP-01 challenge propagation: wrong status code '308', expected '200'"
+            "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
                 .to_string(),
         )
     } else if cilium::proxy_protocol(api) {
@@ -270,14 +299,14 @@ fn drive_challenge(
         .get("waitInsteadOfSelfCheck")
         .and_then(Value::as_str)
         .and_then(go_duration);
+    let address = lb_address(api, dns);
     let mut status = json!({"presented": true, "processing": true, "state": "pending"});
+    // The CA's verdict as cert-manager's acme client words an AuthorizationError.
     let outcome: Option<Result<(), String>> = match (wait, &self_check) {
         (Some(w), _) if age >= w.num_seconds() => Some(if dns_fails {
-            Err(format!("DNS problem: NXDOMAIN looking up A for {dns} - check that a DNS record exists for this domain"))
+            Err(format!("acme: authorization error for {dns}: 400 urn:ietf:params:acme:error:dns: DNS problem: NXDOMAIN looking up A for {dns} - check that a DNS record exists for this domain"))
         } else if redirected {
-            Err(format!(
-                "Invalid response from https://{dns}/.well-known/acme-challenge/{token}: 404"
-            ))
+            Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {address}: Invalid response from https://{dns}/.well-known/acme-challenge/{token}: 404"))
         } else {
             Ok(())
         }),
@@ -319,8 +348,16 @@ fn drive_challenge(
                     .expect("letsencrypt lock")
                     .record_failed_authorization(srv, dns, api.now);
             }
-            api.event(ch, "Challenge", "Warning", "Failed", &format!("Accepting challenge authorization failed: acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {reason}"), "cert-manager-challenges");
-            status = json!({"presented": false, "processing": false, "state": "invalid", "reason": reason});
+            // pkg/controller/acmechallenges/sync.go handleAuthorizationError.
+            api.event(
+                ch,
+                "Challenge",
+                "Warning",
+                "Failed",
+                &format!("Accepting challenge authorization failed: {reason}"),
+                "cert-manager-challenges",
+            );
+            status = json!({"presented": false, "processing": false, "state": "invalid", "reason": format!("Error accepting authorization: {reason}")});
         }
         None => {}
     }
@@ -338,4 +375,24 @@ fn drive_challenge(
         );
     }
     status["state"].as_str().unwrap_or("pending").to_string()
+}
+
+/// The load-balancer address an Ingress serving `host` publishes (Boulder names the address
+/// it connected to), or a documentation address when none does.
+fn lb_address(api: &Api<'_>, host: &str) -> String {
+    api.list("networking.k8s.io", "ingresses")
+        .iter()
+        .filter(|ing| {
+            ing.pointer("/spec/rules")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|r| r.get("host").and_then(Value::as_str) == Some(host))
+        })
+        .find_map(|ing| {
+            s(ing, "/status/loadBalancer/ingress/0/ip")
+                .or_else(|| s(ing, "/status/loadBalancer/ingress/0/hostname"))
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "203.0.113.10".to_string())
 }

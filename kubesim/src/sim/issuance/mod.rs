@@ -277,11 +277,26 @@ fn attempt(api: &Api<'_>, world: &World, cert: &Value) {
     let cr = match existing.filter(|_| !stale) {
         Some(cr) => cr,
         None => {
+            // The Certificate's annotations are copied when the request is made, and only
+            // then (BuildAnnotationsToCopy in requestmanager_controller.go; the default
+            // --copied-annotation-prefixes leave out kubectl's, Flux's and Argo CD's).
+            let mut annotations = copied_annotations(cert);
+            annotations.insert(
+                "cert-manager.io/certificate-revision".into(),
+                json!(revision.to_string()),
+            );
+            annotations.insert("cert-manager.io/certificate-name".into(), json!(name));
+            annotations.insert(
+                "cert-manager.io/private-key-secret-name".into(),
+                json!(format!(
+                    "{name}-{}",
+                    hash(world.seed, &[ns, name]) % 100_000
+                )),
+            );
             let request = json!({
                 "apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest",
                 "metadata": {"name": cr_name, "namespace": ns,
-                    "annotations": {"cert-manager.io/certificate-revision": revision.to_string(), "cert-manager.io/certificate-name": name,
-                                    "cert-manager.io/private-key-secret-name": format!("{name}-{}", hash(world.seed, &[ns, name]) % 100_000)},
+                    "annotations": annotations,
                     "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": name, "uid": cert.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
                 "spec": {"request": csr(&names(cert)), "issuerRef": cert.pointer("/spec/issuerRef"), "usages": cert.pointer("/spec/usages"), "duration": cert.pointer("/spec/duration").cloned().unwrap_or(json!("2160h0m0s"))},
             });
@@ -316,6 +331,22 @@ fn attempt(api: &Api<'_>, world: &World, cert: &Value) {
         return fail(api, cert, &cr);
     }
     acme(api, world, cert, &cr);
+}
+
+/// The annotations cert-manager copies from a Certificate to its CertificateRequest.
+fn copied_annotations(cert: &Value) -> serde_json::Map<String, Value> {
+    const NOT_COPIED: [&str; 3] = [
+        "kubectl.kubernetes.io/",
+        "fluxcd.io/",
+        "argocd.argoproj.io/",
+    ];
+    cert.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !NOT_COPIED.iter().any(|p| k.starts_with(p)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn set_request(api: &Api<'_>, cr: &Value, status: &str, reason: &str, message: &str, failed: bool) {

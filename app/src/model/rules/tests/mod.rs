@@ -1,5 +1,6 @@
 //! Every rule, positive and negative (the `ingress.*` rules in `ingress.rs`).
 
+mod challenges;
 mod ingress;
 
 use chrono::{Duration, Utc};
@@ -197,41 +198,6 @@ fn staging_issuer_in_production_clusters_only() {
     );
     w.facts.overrides.production = false;
     assert!(w.fired("cert.staging-issuer").is_empty());
-}
-
-#[test]
-fn failing_challenge_is_classified_and_makes_missing_annotation_critical() {
-    let ing = IngressView::test("shop")
-        .in_ns("acme")
-        .with_issuer("letsencrypt-prod")
-        .tls("shop.example.com");
-    let cert = CertificateView::of(&ing);
-    let reason =
-        "Waiting for HTTP-01 challenge propagation: wrong status code '308', expected '200'";
-    let w = World::new()
-        .attempt(attempt(
-            &cert,
-            "pending",
-            None,
-            Some(("pending", reason, Duration::minutes(20))),
-        ))
-        .certificate(cert)
-        .ingress(ing);
-    assert_eq!(
-        w.fired("acme.challenge-failing"),
-        one("critical", "Challenge", "shop-tls-2-123-456")
-    );
-    let f = w
-        .findings()
-        .into_iter()
-        .find(|f| f.rule == "acme.challenge-failing")
-        .unwrap();
-    assert!(f.title.contains("redirect to HTTPS"), "{}", f.title);
-    assert_eq!(
-        w.fired("ingress.edit-in-place-missing"),
-        one("critical", "Ingress", "shop")
-    );
-    assert!(w.fired("acme.challenge-stuck").is_empty());
 }
 
 #[test]

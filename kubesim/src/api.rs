@@ -319,13 +319,17 @@ async fn resource_request(
                 .map(|o| ok(present(o, &t)))
         }),
         (&Method::PATCH, Some(name)) => patch(&cluster, &t, &name, &q, &headers, &body).map(ok),
-        (&Method::DELETE, Some(name)) => {
-            let dry_run = q.get("dryRun").map(String::as_str) == Some("All");
-            cluster.delete(&t.rt, t.namespace.as_deref(), &name, dry_run).map(|o| {
+        (&Method::DELETE, Some(name)) => delete_options(&body, &headers).and_then(|opts| {
+            // dryRun comes as a query parameter (kubectl) or in the DeleteOptions body
+            // (client libraries); both count.
+            let dry_run = q.get("dryRun").map(String::as_str) == Some("All")
+                || opts.dry_run.iter().any(|d| d == "All");
+            let pre = opts.preconditions.unwrap_or_default();
+            cluster.delete_if(&t.rt, t.namespace.as_deref(), &name, dry_run, &pre).map(|o| {
                 ok(json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                        "details": {"name": name, "group": t.rt.group, "kind": t.rt.plural, "uid": o["metadata"]["uid"]}}))
             })
-        }
+        }),
         _ => Err(ApiError::new(
             405,
             "MethodNotAllowed",
@@ -567,4 +571,25 @@ fn stream_response(rx: mpsc::Receiver<Result<Bytes, Infallible>>) -> Response {
         .header(header::CACHE_CONTROL, "no-cache")
         .body(Body::from_stream(ReceiverStream::new(rx)))
         .expect("static headers are valid")
+}
+
+/// The DeleteOptions a DELETE may carry in its body.
+#[derive(Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteOptions {
+    #[serde(default)]
+    dry_run: Vec<String>,
+    preconditions: Option<crate::store::Preconditions>,
+}
+
+fn delete_options(
+    body: &axum::body::Bytes,
+    headers: &HeaderMap,
+) -> Result<DeleteOptions, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(DeleteOptions::default());
+    }
+    let v = parse_body(body, headers, is_yaml(headers))?;
+    serde_json::from_value(v)
+        .map_err(|e| ApiError::new(400, "BadRequest", format!("invalid DeleteOptions: {e}")))
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::networking::v1::Ingress;
-use kube::api::{DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions,
+};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::watcher;
 use kube::{Api, Client};
@@ -231,6 +233,57 @@ async fn dry_run_reports_the_result_without_persisting() {
         .annotations
         .unwrap_or_default()
         .contains_key("x"));
+}
+
+/// DeleteOptions in the body, as kube-rs sends them: a dry run deletes nothing, and a uid
+/// precondition that does not match is a 409 worded as the API server's.
+#[tokio::test]
+async fn delete_honours_dry_run_and_preconditions_in_the_body() {
+    let sim = start(false).await;
+    let api: Api<Ingress> = Api::namespaced(sim.client.clone(), "default");
+    api.patch(
+        "shop",
+        &PatchParams::apply("test"),
+        &Patch::Apply(ingress("shop", json!({}))),
+    )
+    .await
+    .unwrap();
+    let uid = api.get("shop").await.unwrap().metadata.uid.unwrap();
+    api.delete("shop", &DeleteParams::default().dry_run())
+        .await
+        .unwrap();
+    assert!(
+        api.get_opt("shop").await.unwrap().is_some(),
+        "a dry run deletes nothing"
+    );
+    let wrong = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: Some("not-the-uid".into()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    match api.delete("shop", &wrong).await {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 409);
+            assert!(
+                s.message
+                    .contains("Precondition failed: UID in precondition: not-the-uid"),
+                "{}",
+                s.message
+            );
+        }
+        other => panic!("expected a 409, got {other:?}"),
+    }
+    let right = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    api.delete("shop", &right).await.unwrap();
+    assert!(api.get_opt("shop").await.unwrap().is_none());
 }
 
 #[tokio::test]

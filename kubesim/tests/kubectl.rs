@@ -277,6 +277,11 @@ async fn patch_status_subresource_and_delete() {
         ])
         .await;
     assert_eq!(ip, "192.0.2.7");
+    let preview = k
+        .ok(&["delete", "ingress", "shop", "--dry-run=server"])
+        .await;
+    assert!(preview.contains("server dry run"), "{preview}");
+    k.ok(&["get", "ingress", "shop"]).await;
     let deleted = k.ok(&["delete", "ingress", "shop"]).await;
     assert!(deleted.contains("deleted"), "{deleted}");
     let gone = k.run(&["get", "ingress", "shop"]).await;

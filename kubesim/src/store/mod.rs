@@ -17,6 +17,7 @@ mod watches;
 mod writes;
 
 pub use watches::WatchStart;
+pub use writes::Preconditions;
 
 /// A change, as a watch stream reports it.
 #[derive(Debug, Clone)]

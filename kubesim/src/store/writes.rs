@@ -360,12 +360,48 @@ impl Cluster {
         name: &str,
         dry_run: bool,
     ) -> Result<Value, ApiError> {
+        self.delete_if(rt, ns, name, dry_run, &Preconditions::default())
+    }
+
+    /// [`Cluster::delete`] with DeleteOptions' preconditions: a uid or resourceVersion that
+    /// does not match is a 409, worded as the API server's
+    /// (`staging/src/k8s.io/apiserver/pkg/storage/interfaces.go`, `Preconditions.Check`).
+    pub fn delete_if(
+        &self,
+        rt: &ResourceType,
+        ns: Option<&str>,
+        name: &str,
+        dry_run: bool,
+        pre: &Preconditions,
+    ) -> Result<Value, ApiError> {
         let mut st = self.lock();
         let key = (ns.unwrap_or("").to_string(), name.to_string());
         let old = st
             .get_obj(rt, &key)
             .cloned()
             .ok_or_else(|| ApiError::not_found(&rt.qualified(), name))?;
+        let failed = |what: &str, want: &str, have: &str| {
+            ApiError::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}",
+                    rt.qualified()
+                ),
+            )
+        };
+        if let Some(uid) = &pre.uid {
+            let have = meta_str(&old, "uid").unwrap_or_default();
+            if uid != have {
+                return Err(failed("UID", uid, have));
+            }
+        }
+        if let Some(rv) = &pre.resource_version {
+            let have = meta_str(&old, "resourceVersion").unwrap_or_default();
+            if rv != have {
+                return Err(failed("ResourceVersion", rv, have));
+            }
+        }
         if dry_run {
             return Ok(old);
         }
@@ -494,4 +530,12 @@ impl Cluster {
             }
         }
     }
+}
+
+/// `DeleteOptions.preconditions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preconditions {
+    pub uid: Option<String>,
+    pub resource_version: Option<String>,
 }

@@ -27,6 +27,8 @@ pub enum ActionKind {
     EditInPlace,
     UndoEditInPlace,
     Renew,
+    /// Deletes the in-flight CertificateRequest so that cert-manager makes a new one.
+    Restart,
     BulkEditInPlace,
     BulkRenew,
 }
@@ -37,6 +39,7 @@ impl ActionKind {
             ActionKind::EditInPlace => "edit-in-place",
             ActionKind::UndoEditInPlace => "undo-edit-in-place",
             ActionKind::Renew => "renew",
+            ActionKind::Restart => "restart",
             ActionKind::BulkEditInPlace => "bulk-edit-in-place",
             ActionKind::BulkRenew => "bulk-renew",
         }
@@ -48,6 +51,7 @@ impl ActionKind {
             ActionKind::EditInPlace => "Add edit-in-place",
             ActionKind::UndoEditInPlace => "Undo edit-in-place",
             ActionKind::Renew => "Renew",
+            ActionKind::Restart => "Restart issuance",
             ActionKind::BulkEditInPlace => "Add edit-in-place to many Ingresses",
             ActionKind::BulkRenew => "Renew many Certificates",
         }
@@ -160,8 +164,6 @@ pub struct ActionRecord {
     pub items: Vec<ActionRecord>,
     /// Items planned in a bulk run (`items.len()` of them are done).
     pub total: usize,
-    /// Offer "retry now" (renew) after the fix: the Certificate is failing.
-    pub offer_renew: Option<String>,
 }
 
 impl ActionRecord {

@@ -1,5 +1,6 @@
-// The fix flow: preview → apply → the finding clears live on a page left open, without a
-// reload; then "retry now" issues the certificate.
+// The fix flow: preview → apply (one plan: the annotation, the Certificate's overrides and
+// the renew of the Certificate in backoff) → the finding clears live on a page left open,
+// without a reload, and the certificate is issued.
 import { test, expect, finalState, accessible } from '../harness/fixtures.js';
 import { IngressPage } from '../pages/ingress.js';
 import { ActionPage } from '../pages/action.js';
@@ -20,7 +21,8 @@ test('fix, apply, and the finding clears live', async ({ page, context }) => {
   await other.previewFix.click();
   const action = new ActionPage(tab);
   await expect(action.banner).toContainText('Preview (dry run)');
-  await expect(action.steps).toHaveCount(2);
+  await expect(action.steps).toHaveCount(3);
+  await expect(action.steps.nth(2)).toContainText(/Issuing=True|in-flight CertificateRequest/);
   await expect(action.steps.first()).toContainText('+ metadata.annotations["acme.cert-manager.io/http01-edit-in-place"]: "true"');
   await accessible(tab);
   await action.apply('edit-in-place').click();
@@ -32,11 +34,7 @@ test('fix, apply, and the finding clears live', async ({ page, context }) => {
   await expect(ingress.annotation).toContainText('set (by lookout)');
   expect(await page.evaluate(() => window.notReloaded)).toBe(true);
 
-  // Retry now: the renew issues the certificate.
-  await action.preview('renew').click();
-  await expect(action.banner).toContainText('Preview (dry run)');
-  await action.apply('renew').click();
-  await expect(action.banner).toContainText('Done');
+  // The renew was part of the fix: the certificate is issued without another press.
   await expect(ingress.finding('cert.not-ready')).toHaveCount(0, { timeout: 60_000 });
   await finalState(page, 'fix');
 });

@@ -1,6 +1,6 @@
 //! `/actions/{id}`: the preview of an action (what the cluster's dry run said, what it costs
 //! of the Let's Encrypt budgets, and the button that runs it) or its result (with undo and
-//! "retry now" where they make sense). A bulk run shows each item and its progress.
+//! undo where it makes sense). A bulk run shows each item and its progress.
 
 use leptos::prelude::*;
 
@@ -269,20 +269,6 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
                 &r.name,
                 crate::pages::action::FormMode::Preview,
                 "Preview undo".into(),
-            )
-            .into_any(),
-        );
-    }
-    if let Some(cert) = r.offer_renew.as_ref().filter(|_| r.outcome.succeeded()) {
-        forms.push(
-            action_form(
-                &shell.csrf,
-                ActionKind::Renew,
-                &r.cluster,
-                &r.namespace,
-                cert,
-                crate::pages::action::FormMode::Preview,
-                format!("Preview retry now (renew {cert})"),
             )
             .into_any(),
         );

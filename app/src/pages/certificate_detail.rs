@@ -88,12 +88,28 @@ pub fn page(
         (Some(r), None) => format!("{} {} — not found", r.kind, r.name),
         _ => "none".into(),
     };
+    // While it is being issued, renew is refused (cert-manager ignores another trigger) and
+    // a pending challenge keeps the solver it was made with: restarting is what helps.
+    let issuing = c.issuing.as_ref().is_some_and(|i| &*i.status == "True");
     let renew = shell.actions.then(|| {
-        view! {
-            <section class="actions" aria-label="Actions" data-testid="certificate-actions">
+        let action = if issuing {
+            view! {
+                <h2>"Restart issuance"</h2>
+                <p>"Being issued now (Issuing=True). A pending challenge keeps the solver cert-manager gave it when it was made, so it does not heal after a fix: restarting deletes the in-flight CertificateRequest (with its Order and Challenges) and cert-manager makes a new one from the Certificate as it is now. The preview shows what it costs of the Let's Encrypt budgets."</p>
+                {action_form(&shell.csrf, ActionKind::Restart, &c.cluster, &c.namespace, &c.name, crate::pages::action::FormMode::Preview, "Preview: restart issuance".into())}
+            }
+            .into_any()
+        } else {
+            view! {
                 <h2>"Renew"</h2>
                 <p>"Like cmctl renew: asks cert-manager to issue again now. The preview shows what it costs of the Let's Encrypt budgets."</p>
                 {action_form(&shell.csrf, ActionKind::Renew, &c.cluster, &c.namespace, &c.name, crate::pages::action::FormMode::Preview, "Preview: renew".into())}
+            }
+            .into_any()
+        };
+        view! {
+            <section class="actions" aria-label="Actions" data-testid="certificate-actions">
+                {action}
             </section>
         }
     });

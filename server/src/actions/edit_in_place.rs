@@ -1,5 +1,5 @@
-//! Adding edit-in-place to an Ingress (and the override annotations to its Certificate),
-//! and undoing it.
+//! Adding edit-in-place to an Ingress (and the override annotations to its Certificate, and
+//! the restart of an issuance that would otherwise keep its old solver), and undoing it.
 
 use super::*;
 
@@ -15,6 +15,10 @@ impl Actions {
         self.edit_in_place_as(caller, key, dry_run, false).await
     }
 
+    /// The fix as one plan, applied all or nothing: the Ingress annotation, then for each of
+    /// its Certificates the override annotations and what the issuance needs (restart the
+    /// request in flight, renew one in backoff, or nothing). Every step is first tried as a
+    /// dry run; a real run changes nothing unless every step can be done.
     pub(super) async fn edit_in_place_as(
         &self,
         caller: &Caller,
@@ -31,32 +35,80 @@ impl Actions {
                 return Ok(self.finish(r, item).await);
             }
         };
-        r.steps.push(self.ingress_step(&client, key, dry_run).await);
-        if r.steps[0].outcome == Outcome::NotFound {
+        let certificates: Vec<CertificateDetail> = detail
+            .tls
+            .iter()
+            .filter_map(|t| t.certificate.as_ref())
+            .filter_map(|chain| {
+                self.registry.certificate(
+                    &caller.scope,
+                    &ObjectKey {
+                        cluster: key.cluster.clone(),
+                        namespace: key.namespace.clone(),
+                        name: chain.certificate.name.to_string(),
+                    },
+                )
+            })
+            .collect();
+        let preview = self.fix_steps(&client, key, &certificates, true).await;
+        if preview[0].outcome == Outcome::NotFound {
             return Err(not_found("Ingress", key));
         }
-        for tls in &detail.tls {
-            let Some(chain) = &tls.certificate else {
-                continue;
-            };
-            let cert = &chain.certificate;
-            r.steps.push(
-                self.certificate_override_step(
-                    &client,
-                    &key.namespace,
-                    &cert.name,
-                    &key.name,
-                    dry_run,
-                )
-                .await,
-            );
-            let failing = cert.ready.as_ref().is_none_or(|c| &*c.status != "True")
-                || cert.failed_issuance_attempts.unwrap_or(0) > 0;
-            if failing && r.offer_renew.is_none() {
-                r.offer_renew = Some(cert.name.to_string());
-            }
+        if dry_run {
+            r.steps = preview;
+            return Ok(self.finish(r, item).await);
         }
+        if let Some(blocker) = preview.iter().find(|s| !s.outcome.succeeded()) {
+            let why = format!(
+                "{} {}/{} cannot be done ({}: {})",
+                blocker.kind,
+                blocker.namespace,
+                blocker.name,
+                blocker.outcome.label(),
+                blocker.message.clone().unwrap_or_default()
+            );
+            r.message = format!("Nothing was changed: {why}. The fix is applied whole or not at all; resolve that step and run it again.");
+            r.steps = preview
+                .into_iter()
+                .map(|mut s| {
+                    if s.outcome.succeeded() {
+                        s.outcome = Outcome::Refused;
+                        s.message = Some(format!("not applied, because {why}"));
+                        s.diff.clear();
+                    }
+                    s
+                })
+                .collect();
+            return Ok(self.finish(r, item).await);
+        }
+        r.steps = self.fix_steps(&client, key, &certificates, false).await;
         Ok(self.finish(r, item).await)
+    }
+
+    /// The fix's steps, in order, as a dry run or for real.
+    async fn fix_steps(
+        &self,
+        client: &kube::Client,
+        key: &ObjectKey,
+        certificates: &[CertificateDetail],
+        dry_run: bool,
+    ) -> Vec<Step> {
+        let mut steps = vec![self.ingress_step(client, key, dry_run).await];
+        if steps[0].outcome == Outcome::NotFound {
+            return steps;
+        }
+        for cert in certificates {
+            let name = cert.chain.certificate.name.to_string();
+            steps.push(
+                self.certificate_override_step(client, &key.namespace, &name, &key.name, dry_run)
+                    .await,
+            );
+            steps.push(
+                self.issuance_step(client, key, cert, &key.name, dry_run)
+                    .await,
+            );
+        }
+        steps
     }
 
     async fn ingress_step(&self, client: &kube::Client, key: &ObjectKey, dry_run: bool) -> Step {

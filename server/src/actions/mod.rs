@@ -9,6 +9,9 @@
 //! - **renew** as `cmctl renew` does it: `Issuing=True`, reason `ManuallyTriggered`, on the
 //!   status subresource with a resourceVersion precondition, after a Let's Encrypt budget
 //!   check;
+//! - **restart** an issuance stuck with a pending challenge: delete the in-flight
+//!   CertificateRequest, so that cert-manager makes a new one from the Certificate as it is
+//!   now (the fix ends with it, or with a renew when the Certificate is in backoff);
 //! - **bulk** runs of the first and the third over a namespace, a cluster or everything the
 //!   caller sees, with per-item outcomes and progress.
 
@@ -16,6 +19,7 @@ mod bulk;
 mod edit_in_place;
 mod renew;
 pub(crate) mod requests;
+mod restart;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -244,7 +248,6 @@ impl Actions {
             needs_confirmation: false,
             items: Vec::new(),
             total: 0,
-            offer_renew: None,
         }
     }
 

@@ -62,7 +62,12 @@ impl Actions {
         Ok(self.finish(r, item).await)
     }
 
-    async fn renew_step(&self, client: &kube::Client, key: &ObjectKey, dry_run: bool) -> Step {
+    pub(super) async fn renew_step(
+        &self,
+        client: &kube::Client,
+        key: &ObjectKey,
+        dry_run: bool,
+    ) -> Step {
         let mut s = step(
             Kind::Certificate,
             &key.namespace,

@@ -1,19 +1,24 @@
 //! The Kubernetes side of the actions: reading the live object, server-side apply as field
-//! manager `lookout`, the status update of a renew, and who owns a field.
+//! manager `lookout`, the status update of a renew, deleting an in-flight request, and who
+//! owns a field.
 
 use std::collections::BTreeMap;
 
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions,
+};
 use kube::discovery::ApiResource;
 use kube::Client;
 use lookout_app::actions::FIELD_MANAGER;
 use serde_json::{json, Value};
 
-/// The two kinds actions change.
+/// The kinds actions change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Ingress,
     Certificate,
+    /// Deleted to restart an issuance.
+    CertificateRequest,
 }
 
 impl Kind {
@@ -21,6 +26,7 @@ impl Kind {
         match self {
             Kind::Ingress => "Ingress",
             Kind::Certificate => "Certificate",
+            Kind::CertificateRequest => "CertificateRequest",
         }
     }
 
@@ -28,6 +34,12 @@ impl Kind {
         let (group, version, kind, plural) = match self {
             Kind::Ingress => ("networking.k8s.io", "v1", "Ingress", "ingresses"),
             Kind::Certificate => ("cert-manager.io", "v1", "Certificate", "certificates"),
+            Kind::CertificateRequest => (
+                "cert-manager.io",
+                "v1",
+                "CertificateRequest",
+                "certificaterequests",
+            ),
         };
         ApiResource {
             group: group.into(),
@@ -76,6 +88,41 @@ pub(crate) async fn get(
     name: &str,
 ) -> Result<DynamicObject, CallError> {
     Ok(kind.api(client, ns).get(name).await?)
+}
+
+/// Every object of a kind in a namespace, as the cluster has them now.
+pub(crate) async fn list(
+    client: &Client,
+    kind: Kind,
+    ns: &str,
+) -> Result<Vec<DynamicObject>, CallError> {
+    Ok(kind
+        .api(client, ns)
+        .list(&ListParams::default())
+        .await?
+        .items)
+}
+
+/// Deletes the object if it still is the one with `uid` (a precondition: one made again
+/// meanwhile under the same name is not touched).
+pub(crate) async fn delete(
+    client: &Client,
+    kind: Kind,
+    ns: &str,
+    name: &str,
+    uid: &str,
+    dry_run: bool,
+) -> Result<(), CallError> {
+    let params = DeleteParams {
+        dry_run,
+        preconditions: Some(Preconditions {
+            uid: Some(uid.to_string()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    kind.api(client, ns).delete(name, &params).await?;
+    Ok(())
 }
 
 /// Server-side apply of just these annotations (an empty map gives up every field Lookout

@@ -187,6 +187,22 @@ pub(super) async fn api_renew(
     api_answer(r)
 }
 
+pub(super) async fn api_restart(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(path): Path<(ClusterName, Namespace, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<ActionRecord>, ApiError> {
+    let b: RenewBody = json_body(&headers, &body)?;
+    let r = state
+        .actions
+        .restart(&caller, &key(path), b.dry_run, b.confirm_budget)
+        .await
+        .map_err(AppError::from)?;
+    api_answer(r)
+}
+
 async fn api_bulk(
     state: AppState,
     caller: Caller,
@@ -287,9 +303,10 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
         "edit-in-place" => ActionKind::EditInPlace,
         "undo-edit-in-place" => ActionKind::UndoEditInPlace,
         "renew" => ActionKind::Renew,
+        "restart" => ActionKind::Restart,
         "bulk-edit-in-place" => ActionKind::BulkEditInPlace,
         "bulk-renew" => ActionKind::BulkRenew,
-        other => return Err(AppError::bad("action", format!("{other:?} is not one of: edit-in-place, undo-edit-in-place, renew, bulk-edit-in-place, bulk-renew"))),
+        other => return Err(AppError::bad("action", format!("{other:?} is not one of: edit-in-place, undo-edit-in-place, renew, restart, bulk-edit-in-place, bulk-renew"))),
     };
     let apply = match text(&p.mode).as_str() {
         "preview" => false,
@@ -356,6 +373,13 @@ pub(super) async fn post_action(
             state
                 .actions
                 .renew(&caller, &form.key, dry_run, form.confirm_budget)
+                .await?
+                .id
+        }
+        ActionKind::Restart => {
+            state
+                .actions
+                .restart(&caller, &form.key, dry_run, form.confirm_budget)
                 .await?
                 .id
         }

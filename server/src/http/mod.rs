@@ -199,6 +199,11 @@ pub fn routes() -> Vec<Route> {
             post(actions::api_renew),
         ),
         route(
+            "/api/v1/certificates/{cluster}/{namespace}/{name}/restart",
+            POST,
+            post(actions::api_restart),
+        ),
+        route(
             "/api/v1/bulk/edit-in-place",
             POST,
             post(actions::api_bulk_edit_in_place),

@@ -296,6 +296,14 @@ async fn a_field_owned_by_another_manager_is_a_conflict_that_names_it() {
         "false",
         "never forced"
     );
+    // All or nothing: the Certificate's half of the fix is not written either.
+    assert!(
+        get_json(&kc, "certificate", "shop", "web-tls")["metadata"]["annotations"][OVERRIDE]
+            .is_null(),
+        "a refused fix changes nothing"
+    );
+    let steps = body["error"]["message"].as_str().unwrap();
+    assert!(steps.contains("argocd-controller"), "{steps}");
     let audit = app.json("/api/v1/audit?outcome=conflict").await;
     assert_eq!(audit["total"], 2);
     assert!(audit["items"][0]["error"]
@@ -593,8 +601,8 @@ async fn the_browser_flow_previews_applies_and_refuses_forms_from_other_sites() 
         "undo is offered"
     );
     assert!(
-        page.contains("data-testid=\"preview-renew\""),
-        "retry now is offered for a failing Certificate"
+        page.contains("ManuallyTriggered"),
+        "the fix renewed the failing Certificate as its last step"
     );
     assert_eq!(
         get_json(&kc, "ingress", "shop", "web")["metadata"]["annotations"][EIP],

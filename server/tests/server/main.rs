@@ -12,6 +12,7 @@ mod http;
 mod live;
 mod oidc;
 mod pages;
+mod restart;
 mod storage;
 mod tenancy;
 mod watch;

@@ -1,0 +1,266 @@
+//! Restarting an issuance that cannot heal: cert-manager fixes a Challenge's solver when it
+//! creates it, from annotations copied Certificate → CertificateRequest → Order at their
+//! creation (DOMAIN §9.1). A pending challenge therefore keeps the solver it was made with;
+//! only a new CertificateRequest, made from the Certificate as it is now, brings new
+//! overrides to a challenge. Deleting the in-flight request (its Order and Challenges go with
+//! it) makes cert-manager's request manager create the next one at once, while `Issuing`
+//! stays True. A Certificate in backoff (`Issuing` not True) is renewed instead, as
+//! `cmctl renew` does.
+
+use super::*;
+
+/// What a Certificate's issuance needs after the overrides, read from the live objects.
+enum Needed {
+    /// A request in flight that predates the override: delete it (name, uid).
+    Delete { request: String, uid: String },
+    /// In backoff or not ready, no request in flight: renew.
+    Renew,
+    /// Nothing now, for the reason given.
+    Nothing(String),
+}
+
+/// The in-flight request of a Certificate: owned by it, for the revision being issued
+/// (`status.revision + 1`), as cert-manager's request manager names it.
+fn in_flight<'o>(
+    cert: &kube::api::DynamicObject,
+    requests: &'o [kube::api::DynamicObject],
+) -> Option<&'o kube::api::DynamicObject> {
+    let uid = cert.metadata.uid.as_deref()?;
+    let next = cert
+        .data
+        .pointer("/status/revision")
+        .and_then(serde_json::Value::as_i64)
+        .unwrap_or(0)
+        + 1;
+    requests.iter().find(|r| {
+        let owned = r
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.uid == uid && o.controller == Some(true));
+        let revision = r
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("cert-manager.io/certificate-revision"))
+            .and_then(|v| v.parse::<i64>().ok());
+        owned && revision == Some(next) && r.metadata.deletion_timestamp.is_none()
+    })
+}
+
+fn issuing(cert: &kube::api::DynamicObject) -> bool {
+    cert.data
+        .pointer("/status/conditions")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Issuing" && c["status"] == "True")
+}
+
+/// Whether the Certificate needs another attempt: failures counted, or not Ready.
+fn failing(cert: &kube::api::DynamicObject) -> bool {
+    let status = &cert.data["status"];
+    let ready = status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True");
+    status["failedIssuanceAttempts"].as_i64().unwrap_or(0) > 0
+        || status.get("lastFailureTime").is_some_and(|t| !t.is_null())
+        || !ready
+}
+
+impl Actions {
+    /// Reads what the issuance of `cert` needs. `override_for`: the Ingress the fix points
+    /// the Certificate at (a request that already carries it is left alone); `None` for the
+    /// plain restart, which replaces any request in flight.
+    async fn needed(
+        client: &kube::Client,
+        ns: &str,
+        cert: &str,
+        override_for: Option<&str>,
+    ) -> Result<Needed, CallError> {
+        let live = requests::get(client, Kind::Certificate, ns, cert).await?;
+        if issuing(&live) {
+            let all = requests::list(client, Kind::CertificateRequest, ns).await?;
+            let Some(request) = in_flight(&live, &all) else {
+                return Ok(Needed::Nothing(
+                    "Issuing=True and no request made yet: cert-manager makes it from the Certificate as it is now".into(),
+                ));
+            };
+            let name = request.metadata.name.clone().unwrap_or_default();
+            let carries = override_for.is_some_and(|ingress| {
+                requests::annotations(request)
+                    .get(OVERRIDE_INGRESS_NAME)
+                    .map(String::as_str)
+                    == Some(ingress)
+            });
+            if carries {
+                return Ok(Needed::Nothing(format!(
+                    "CertificateRequest {name} in flight already carries {OVERRIDE_INGRESS_NAME}"
+                )));
+            }
+            return Ok(Needed::Delete {
+                request: name,
+                uid: request.metadata.uid.clone().unwrap_or_default(),
+            });
+        }
+        if failing(&live) {
+            Ok(Needed::Renew)
+        } else {
+            Ok(Needed::Nothing(
+                "the certificate is valid and not being issued; its next renewal uses the overrides".into(),
+            ))
+        }
+    }
+
+    /// Deletes the in-flight request, with its uid as a precondition.
+    async fn delete_request_step(
+        client: &kube::Client,
+        ns: &str,
+        cert: &str,
+        request: &str,
+        uid: &str,
+        dry_run: bool,
+    ) -> Step {
+        let mut s = step(
+            Kind::CertificateRequest,
+            ns,
+            request,
+            format!("restart the issuance of Certificate {cert}: delete its in-flight CertificateRequest (with its Order and Challenges); cert-manager makes a new one from the Certificate as it is now"),
+        );
+        match requests::delete(client, Kind::CertificateRequest, ns, request, uid, dry_run).await {
+            Ok(()) => {
+                s.diff = vec![format!("- CertificateRequest {request}")];
+                s
+            }
+            Err(e) => failed(s, e),
+        }
+    }
+
+    /// The last step of the fix for one Certificate: restart, renew or nothing, whichever
+    /// its state needs. A renew that would exceed a budget is left to cert-manager's backoff.
+    pub(super) async fn issuance_step(
+        &self,
+        client: &kube::Client,
+        key: &ObjectKey,
+        detail: &CertificateDetail,
+        ingress: &str,
+        dry_run: bool,
+    ) -> Step {
+        let cert = detail.chain.certificate.name.to_string();
+        let ns = key.namespace.as_str();
+        let needed = match Self::needed(client, ns, &cert, Some(ingress)).await {
+            Ok(n) => n,
+            Err(e) => {
+                return failed(
+                    step(
+                        Kind::Certificate,
+                        ns,
+                        &cert,
+                        "restart or renew the issuance",
+                    ),
+                    e,
+                )
+            }
+        };
+        match needed {
+            Needed::Delete { request, uid } => {
+                Self::delete_request_step(client, ns, &cert, &request, &uid, dry_run).await
+            }
+            Needed::Renew => {
+                let budget = impact(
+                    &self.budgets.all(),
+                    &Self::planned(detail).into_iter().collect::<Vec<_>>(),
+                );
+                if budget.iter().any(|b| b.exceeds) {
+                    let mut s = step(Kind::Certificate, ns, &cert, "renew (it is in backoff)");
+                    s.outcome = Outcome::Unchanged;
+                    s.message = Some("not renewed now: it would exceed a Let's Encrypt budget; cert-manager retries when its backoff ends, with the overrides".into());
+                    return s;
+                }
+                let cert_key = ObjectKey {
+                    cluster: key.cluster.clone(),
+                    namespace: key.namespace.clone(),
+                    name: cert.clone(),
+                };
+                self.renew_step(client, &cert_key, dry_run).await
+            }
+            Needed::Nothing(why) => {
+                let mut s = step(
+                    Kind::Certificate,
+                    ns,
+                    &cert,
+                    "restart or renew the issuance",
+                );
+                s.outcome = Outcome::Unchanged;
+                s.message = Some(why);
+                s
+            }
+        }
+    }
+
+    /// "Restart issuance" on a Certificate: delete the in-flight CertificateRequest of an
+    /// issuance stuck with a pending or failing challenge. Refused when nothing is in flight
+    /// (renew is the action then). The same budget check, permissions and audit as renew.
+    pub async fn restart(
+        &self,
+        caller: &Caller,
+        key: &ObjectKey,
+        dry_run: bool,
+        confirm_budget: bool,
+    ) -> Result<ActionRecord, ActionError> {
+        self.check_writable()?;
+        let detail = self
+            .registry
+            .certificate(&caller.scope, key)
+            .ok_or_else(|| not_found("Certificate", key))?;
+        may_act(caller, key)?;
+        let mut r = self.record(caller, ActionKind::Restart, "Certificate", key, dry_run);
+        r.budget = impact(
+            &self.budgets.all(),
+            &Self::planned(&detail).into_iter().collect::<Vec<_>>(),
+        );
+        r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
+        if r.needs_confirmation && !confirm_budget && !dry_run {
+            r.outcome = Outcome::Refused;
+            r.message = budget_message(&r);
+            return Ok(self.finish(r, false).await);
+        }
+        let client = match self.client_or_step(key, Kind::Certificate, "restart the issuance") {
+            Ok(c) => c,
+            Err(s) => {
+                r.steps.push(*s);
+                return Ok(self.finish(r, false).await);
+            }
+        };
+        let s = match Self::needed(&client, &key.namespace, &key.name, None).await {
+            Err(CallError::NotFound) => return Err(not_found("Certificate", key)),
+            Err(e) => failed(
+                step(Kind::Certificate, &key.namespace, &key.name, "restart the issuance"),
+                e,
+            ),
+            Ok(Needed::Delete { request, uid }) => {
+                Self::delete_request_step(&client, &key.namespace, &key.name, &request, &uid, dry_run)
+                    .await
+            }
+            Ok(Needed::Renew) => refused(key, "it is not being issued (Issuing is not True): nothing to restart; renew it instead"),
+            Ok(Needed::Nothing(why)) => refused(key, &why),
+        };
+        r.steps.push(s);
+        Ok(self.finish(r, false).await)
+    }
+}
+
+fn refused(key: &ObjectKey, why: &str) -> Step {
+    let mut s = step(
+        Kind::Certificate,
+        &key.namespace,
+        &key.name,
+        "restart the issuance",
+    );
+    s.outcome = Outcome::Refused;
+    s.message = Some(why.to_string());
+    s
+}

@@ -1,0 +1,162 @@
+//! The fix on a cluster that behaves as cert-manager does (kubesim's controllers): a pending
+//! challenge behind Cilium's HTTPS enforcement does not heal from annotations alone, so the
+//! fix ends by restarting the issuance — and the certificate is issued. Also the separate
+//! "restart issuance" action, and renew refused while an issuance is in flight.
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+/// Cilium enforcing HTTPS, a production ClusterIssuer with an HTTP-01 solver, and Ingress
+/// `default/web` asking it for a certificate without edit-in-place.
+fn behind_https_enforcement(app: &TestApp) {
+    let c = &app.fleet.clusters[0].cluster;
+    let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
+        let rt = c.resolve(group, plural).unwrap();
+        c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+            .unwrap();
+    };
+    create(
+        "",
+        "configmaps",
+        Some("kube-system"),
+        json!({"metadata": {"name": "cilium-config"}, "data": {"enforce-ingress-https": "true"}}),
+    );
+    create(
+        "networking.k8s.io",
+        "ingressclasses",
+        None,
+        json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}}),
+    );
+    create(
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}}),
+    );
+    create(
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        json!({"metadata": {"name": "web", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+        "spec": {"ingressClassName": "cilium", "rules": [{"host": "web.example.com"}], "tls": [{"hosts": ["web.example.com"], "secretName": "web-tls"}]}}),
+    );
+}
+
+fn first_challenge(detail: &Value) -> &Value {
+    &detail["tls"][0]["certificate"]["requests"][0]["orders"][0]["challenges"][0]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fix_restarts_the_stuck_issuance_and_the_certificate_is_issued() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    behind_https_enforcement(&app);
+    let chain = "/api/v1/ingresses/zrh-prod/default/web";
+    app.eventually("the self-check fails as cert-manager's does", || async {
+        app.json_opt(chain).await.is_some_and(|d| {
+            first_challenge(&d)["reason"]
+                == "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
+        })
+    })
+    .await;
+    let d = app.json(chain).await;
+    let ch = first_challenge(&d);
+    assert_eq!(ch["failure"]["class"], "not-found");
+    assert!(
+        ch["in_place_ingress"].is_null(),
+        "solved by a separate solver Ingress"
+    );
+    let request = d["tls"][0]["certificate"]["requests"][0]["request"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // While it is being issued, renew is refused and restart is what is offered.
+    let renew = app
+        .post(
+            "/api/v1/certificates/zrh-prod/default/web-tls/renew",
+            json!({}),
+        )
+        .await;
+    assert_eq!(renew.status(), 409);
+    let restart: Value = app
+        .post(
+            "/api/v1/certificates/zrh-prod/default/web-tls/restart",
+            json!({"dry_run": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(restart["outcome"], "ok", "{restart:#}");
+    assert_eq!(restart["steps"][0]["kind"], "CertificateRequest");
+    assert_eq!(
+        restart["steps"][0]["diff"],
+        json!([format!("- CertificateRequest {request}")])
+    );
+    let page = app
+        .get("/certificates/zrh-prod/default/web-tls")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("Preview: restart issuance"),
+        "the Certificate page offers the restart"
+    );
+
+    // The fix, previewed: three steps, nothing changed.
+    let path = "/api/v1/ingresses/zrh-prod/default/web/edit-in-place";
+    let preview: Value = app
+        .post(path, json!({"dry_run": true}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["outcome"], "ok", "{preview:#}");
+    let kinds: Vec<&str> = preview["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["Ingress", "Certificate", "CertificateRequest"]);
+    assert_eq!(
+        preview["steps"][2]["diff"],
+        json!([format!("- CertificateRequest {request}")])
+    );
+    let uid = |d: &Value| d["tls"][0]["certificate"]["requests"][0]["request"]["uid"].clone();
+    let before = uid(&app.json(chain).await);
+    assert_eq!(
+        uid(&app.json(chain).await),
+        before,
+        "a preview deletes nothing"
+    );
+
+    // Applied: the request is replaced, the new challenge is solved in place, issued.
+    let done = app.post(path, json!({"dry_run": false})).await;
+    assert_eq!(done.status(), 200);
+    let done: Value = done.json().await.unwrap();
+    assert_eq!(done["outcome"], "ok", "{done:#}");
+    app.eventually("the certificate is issued", || async {
+        app.json_opt("/api/v1/certificates/zrh-prod/default/web-tls")
+            .await
+            .is_some_and(|c| c["certificate"]["ready"]["status"] == "True")
+    })
+    .await;
+    let audit = app.json("/api/v1/audit?action=edit-in-place").await;
+    let run = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["dry_run"] == false)
+        .expect("the run is audited");
+    let diff = run["diff"].as_str().unwrap_or_default();
+    assert!(
+        diff.contains(&format!("- CertificateRequest {request}")),
+        "{audit:#}"
+    );
+    assert!(diff.contains("http01-override-ingress-name"), "{diff}");
+    app.stop().await;
+}

@@ -29,9 +29,10 @@ for (const javaScriptEnabled of [true, false]) {
       await expect(page).toHaveURL(/\/ingresses\/zrh-prod\/acme-shop\/shop$/);
       await expect(ingress.annotation).toHaveText('missing');
       await expect(ingress.finding(rule)).toBeVisible();
-      // Why, in plain words: HTTPS enforcement redirects the challenge, which then gets a 404.
+      // Why, in plain words: HTTPS enforcement redirects the challenge — seen in the CA's
+      // verdict, which names the https:// URL it was sent to.
       await expect(ingress.evidence.filter({ hasText: 'HTTPS enforcement is on' })).toBeVisible();
-      await expect(ingress.evidence.filter({ hasText: 'the challenge URL answers 404' }).first()).toBeVisible();
+      await expect(ingress.evidence.filter({ hasText: 'Observed: the request for the token was redirected to HTTPS' }).first()).toBeVisible();
       await expect(ingress.remediation.filter({ hasText: 'acme.cert-manager.io/http01-edit-in-place' }).first()).toBeVisible();
       if (javaScriptEnabled) await accessible(page);
       await finalState(page, javaScriptEnabled ? 'triage' : 'triage-no-js');

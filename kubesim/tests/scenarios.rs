@@ -736,3 +736,56 @@ async fn an_ingress_naming_one_secret_twice_is_refused_with_bad_config() {
         "spec.tls[0].secretName: Invalid value: \"twice-tls\": this secret name must only appear in a single TLS entry but is also used in spec.tls[1].secretName"
     );
 }
+
+/// The issuer's solver is picked per name as cert-manager's solverpicker does: a `dnsZones`
+/// selector beats a solver without selector, and the Challenge's type follows the solver.
+#[tokio::test]
+async fn the_solver_is_picked_by_its_selector() {
+    let sim = Sim::start().await;
+    sim.setup(
+        json!({"dns01": {"route53": {"region": "eu-central-1"}}, "selector": {"dnsZones": ["internal.example.com"]}}),
+        false,
+    )
+    .await;
+    // A catch-all HTTP-01 solver after the zone's DNS-01 solver.
+    let rt_patch = json!({"spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [
+        {"dns01": {"route53": {"region": "eu-central-1"}}, "selector": {"dnsZones": ["internal.example.com"]}},
+        {"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}});
+    sim.api("cert-manager.io", "ClusterIssuer", "clusterissuers", None)
+        .patch(
+            "letsencrypt-prod",
+            &PatchParams::default(),
+            &Patch::Merge(rt_patch),
+        )
+        .await
+        .unwrap();
+    sim.ingress("wiki", "wiki.internal.example.com", false)
+        .await;
+    sim.ingress("web", "web.example.com", false).await;
+    sim.run(10);
+    let challenges = sim
+        .api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let type_of = |host: &str| {
+        challenges
+            .items
+            .iter()
+            .find(|c| c.data["spec"]["dnsName"] == host)
+            .map(|c| c.data["spec"]["type"].clone())
+    };
+    assert_eq!(type_of("wiki.internal.example.com"), Some(json!("DNS-01")));
+    // web.example.com took the HTTP-01 catch-all: issued (its challenge already cleaned up).
+    let web = sim.certificate("web-tls").await;
+    assert_eq!(
+        condition(&web, "Ready").unwrap()["status"],
+        "True",
+        "{web:#}"
+    );
+}

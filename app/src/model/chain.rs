@@ -11,7 +11,7 @@ use super::choice::{choice, Choice};
 
 use super::certificate::{CertificateRequestView, CertificateView, ChallengeView, OrderView};
 use super::data::{key, ClusterData, ClusterFacts};
-use super::infra::{force_https_annotation, EventView, GatewayView, CILIUM_CONTROLLER};
+use super::infra::{force_https_annotation, EventView, GatewayView, LbMode, CILIUM_CONTROLLER};
 use super::ingress::{IngressView, IssuerRef};
 use super::issuer::{AcmeServer, IssuerView};
 use super::text::{Text, Texts, Uid};
@@ -76,6 +76,8 @@ pub struct ControllerInfo {
     /// Where `enforce_https` came from.
     pub enforce_https_source: String,
     pub proxy_protocol: Option<bool>,
+    /// Cilium's load-balancer mode for it (None when not a Cilium Ingress).
+    pub lb_mode: Option<LbMode>,
 }
 
 /// An Order with its Challenges.
@@ -479,6 +481,15 @@ impl<'a> Index<'a> {
         } else {
             None
         };
+        // The annotation when it names a mode, else cilium-config, else the operator's
+        // default (cilium/cilium operator/pkg/ingress: isEffectiveLoadbalancerModeDedicated).
+        let lb_mode = cilium.then(|| {
+            ing.lb_mode
+                .as_deref()
+                .and_then(LbMode::parse)
+                .or(cfg.and_then(|c| c.default_lb_mode))
+                .unwrap_or(LbMode::Dedicated)
+        });
         ControllerInfo {
             class,
             controller,
@@ -486,6 +497,7 @@ impl<'a> Index<'a> {
             enforce_https,
             enforce_https_source: source,
             proxy_protocol,
+            lb_mode,
         }
     }
 }

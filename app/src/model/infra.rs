@@ -65,6 +65,39 @@ pub struct CiliumConfig {
     pub enforce_https: Option<bool>,
     /// `enable-ingress-proxy-protocol`.
     pub proxy_protocol: Option<bool>,
+    /// `ingress-default-lb-mode` (the operator's default is dedicated).
+    pub default_lb_mode: Option<LbMode>,
+}
+
+/// Cilium's load-balancer mode for an Ingress (cilium/cilium
+/// `operator/pkg/ingress/ingress.go`: the `ingress.cilium.io/loadbalancer-mode` annotation,
+/// else `ingress-default-lb-mode`, default `dedicated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LbMode {
+    /// Each Ingress gets its own LoadBalancer Service and address.
+    Dedicated,
+    /// Every shared-mode Ingress is served by one Service; hosts merge into one virtual host.
+    Shared,
+}
+
+impl LbMode {
+    /// The mode a value names; anything else is not a mode (Cilium falls back to its
+    /// default).
+    pub fn parse(v: &str) -> Option<Self> {
+        match v {
+            "dedicated" => Some(LbMode::Dedicated),
+            "shared" => Some(LbMode::Shared),
+            _ => None,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            LbMode::Dedicated => "dedicated",
+            LbMode::Shared => "shared",
+        }
+    }
 }
 
 impl CiliumConfig {
@@ -78,6 +111,10 @@ impl CiliumConfig {
             present: true,
             enforce_https: key("enforce-ingress-https"),
             proxy_protocol: key("enable-ingress-proxy-protocol"),
+            default_lb_mode: data
+                .pointer("/data/ingress-default-lb-mode")
+                .and_then(Value::as_str)
+                .and_then(LbMode::parse),
         }
     }
 }

@@ -25,6 +25,8 @@ pub(crate) const ISSUER_GROUP: &str = "cert-manager.io/issuer-group";
 pub(crate) const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 /// Cilium's per-Ingress HTTPS redirect switch.
 pub(crate) const FORCE_HTTPS: &str = "ingress.cilium.io/force-https";
+/// Cilium's load-balancer mode for one Ingress: `dedicated` or `shared`.
+pub(crate) const LB_MODE: &str = "ingress.cilium.io/loadbalancer-mode";
 
 pub use super::refs::IssuerRef;
 
@@ -58,6 +60,11 @@ pub struct IngressView {
     pub edit_in_place_managers: Texts,
     /// The raw value of `ingress.cilium.io/force-https`, if present.
     pub force_https: Option<Text>,
+    /// The raw value of `ingress.cilium.io/loadbalancer-mode`, if present.
+    pub lb_mode: Option<Text>,
+    /// `metadata.labels`: ingress-shim gives them to the Certificate, where an issuer's
+    /// solver selector (`matchLabels`) reads them.
+    pub labels: Arc<[(Text, Text)]>,
     /// Load-balancer addresses from status.
     pub addresses: Texts,
     pub created: Option<DateTime<Utc>>,
@@ -123,6 +130,13 @@ impl IngressView {
         let addresses = strings.list(addresses);
         let mut note = |key: &str| annotation(meta, key).map(|v| strings.get(&v));
         let (edit_in_place, force_https) = (note(EDIT_IN_PLACE), note(FORCE_HTTPS));
+        let lb_mode = note(LB_MODE);
+        let labels = meta
+            .labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| (strings.get(k), strings.get(v)))
+            .collect();
         let class = str_at(data, "/spec/ingressClassName")
             .or_else(|| annotation(meta, CLASS_ANNOTATION))
             .map(|c| strings.get(&c));
@@ -137,6 +151,8 @@ impl IngressView {
             issuer: requested_issuer(meta, strings),
             issuer_conflict: issuer_conflict(meta).map(|e| strings.get(&e)),
             edit_in_place,
+            lb_mode,
+            labels,
             edit_in_place_managers: {
                 let managers = annotation_managers(meta, EDIT_IN_PLACE, strings);
                 strings.list(managers)

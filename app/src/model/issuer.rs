@@ -58,6 +58,8 @@ pub struct IssuerView {
     pub acme_server_url: Option<String>,
     pub server: AcmeServer,
     pub ready: Option<Condition>,
+    /// `spec.acme.solvers` (empty when not ACME).
+    pub solvers: std::sync::Arc<[super::solvers::Solver]>,
 }
 
 impl IssuerView {
@@ -75,6 +77,7 @@ impl IssuerView {
             server: AcmeServer::classify(url.as_deref()),
             acme_server_url: url,
             ready: condition(&conditions_at(data, "/status/conditions", strings), "Ready"),
+            solvers: super::solvers::project(data, strings),
         })
     }
 

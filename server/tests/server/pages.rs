@@ -221,6 +221,14 @@ async fn every_page_shows_hostile_cluster_text_escaped() {
 async fn each_page_answers_with_its_own_content() {
     let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
     for (name, host) in [
         ("alpha", "a.shop.example"),
         ("bravo", "z.shop.example"),

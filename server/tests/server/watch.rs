@@ -27,7 +27,7 @@ async fn a_new_ingress_shows_its_findings_within_a_second() {
         "cert-manager.io",
         "clusterissuers",
         None,
-        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory"}},
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "solvers": [{"http01": {"ingress": {}}}]}},
         "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered"}]}}),
     );
     // The issuer comes through its own watch; have it cached before the Ingress arrives.

@@ -60,6 +60,8 @@ impl IngressView {
             edit_in_place: None,
             edit_in_place_managers: Default::default(),
             force_https: None,
+            lb_mode: None,
+            labels: Default::default(),
             addresses: std::sync::Arc::from(["192.0.2.1".into()]),
             created: ago(Duration::days(30)),
         }
@@ -269,6 +271,10 @@ pub fn attempt(
 
 pub fn cluster_issuer(name: &str, server: &str, ready: bool) -> IssuerView {
     IssuerView {
+        solvers: crate::model::solvers::project(
+            &serde_json::json!({"spec": {"acme": {"solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}}),
+            &mut crate::model::interner::Interner::default(),
+        ),
         kind: "ClusterIssuer".into(),
         namespace: None,
         name: name.into(),
@@ -325,6 +331,7 @@ impl World {
             Arc::new(CiliumConfig {
                 present: true,
                 enforce_https: Some(true),
+                default_lb_mode: None,
                 proxy_protocol: Some(false),
             }),
         );

@@ -4,10 +4,13 @@ use std::collections::BTreeMap;
 
 use super::acme::{challenge_failing, redirect_evidence, Redirect};
 use super::{span, About, Ctx};
-use crate::model::chain::AnnotationStatus;
+use crate::model::chain::{AnnotationStatus, ControllerInfo};
 use crate::model::finding::Severity;
+use crate::model::infra::LbMode;
+use crate::model::ingress::IngressView;
 use crate::model::ingress::EDIT_IN_PLACE;
 use crate::model::kind::Kind;
+use crate::model::solvers::{pick, SolverKind};
 use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
@@ -43,23 +46,35 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     .filter(|ch| challenge_failing(ch, now, ctx.t))
                     // Only failures a redirect explains are this annotation's fault.
                     .filter(|ch| redirect_evidence(ch, enforced) != Redirect::No)
-                    .map(|ch| format!("{} ({})", ch.dns_name, ch.reason.as_deref().unwrap_or(&ch.state)))
+                    .map(|ch| format!("{} ({})", ch.dns_name, ch.failure.as_ref().map(|f| f.label.to_string()).or_else(|| ch.reason.as_deref().map(str::to_string)).unwrap_or_else(|| ch.state.to_string())))
                     .collect();
-                let issuer = ing.issuer.as_ref().map(|r| format!("{} {}", r.kind, r.name)).unwrap_or_default();
-                let message = if failing.is_empty() {
-                    format!("The Ingress asks {issuer} for a certificate but lacks {EDIT_IN_PLACE}: \"true\"; {https}. HTTP-01 challenges then go through a separate solver Ingress, which Cilium's HTTPS redirect and per-host merging break.")
-                } else {
-                    format!("The Ingress asks {issuer} for a certificate but lacks {EDIT_IN_PLACE}: \"true\"; {https}. Its challenges are failing now: {}.", failing.join("; "))
-                };
-                ctx.push(
-                    "ingress.edit-in-place-missing",
-                    if failing.is_empty() { Severity::Warning } else { Severity::Critical },
-                    about(),
-                    format!("Ingress {} lacks the edit-in-place annotation", ing.name),
-                    message,
-                    "Set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress (e.g. kubectl apply --server-side with your own field manager). If its Certificate already exists, also put acme.cert-manager.io/http01-override-ingress-name: <ingress name> on the Certificate: the annotation alone does not change an existing Certificate.",
-                    ing.created,
-                );
+                // Needed as the issuer's solvers say, or shown by a challenge a redirect
+                // breaks (also when the issuer cannot be read).
+                let hosts = needs_edit_in_place(ctx, ing, &controller).or_else(|| {
+                    (!failing.is_empty()).then(|| ing.tls.iter().flat_map(|t| t.hosts.iter()).map(|h| h.to_string()).collect())
+                });
+                if let Some(hosts) = hosts {
+                    let issuer = ing.issuer.as_ref().map(|r| format!("{} {}", r.kind, r.name)).unwrap_or_default();
+                    let why = match controller.lb_mode {
+                        Some(LbMode::Shared) => "In Cilium's shared load-balancer mode the separate solver Ingress cert-manager makes merges into the host's virtual host, where the HTTPS redirect catches the challenge (cilium#35347).",
+                        Some(LbMode::Dedicated) => "In Cilium's dedicated load-balancer mode (the operator's default) the separate solver Ingress cert-manager makes gets its own load balancer and address, which the host's DNS does not point at (cert-manager#6805).",
+                        None => "The separate solver Ingress cert-manager makes is not served for this host by its controller.",
+                    };
+                    let message = if failing.is_empty() {
+                        format!("The Ingress asks {issuer} for a certificate for {} and that issuer solves them with an HTTP-01 solver Ingress, but the Ingress lacks {EDIT_IN_PLACE}: \"true\"; {https}. {why}", hosts.join(", "))
+                    } else {
+                        format!("The Ingress asks {issuer} for a certificate for {} and that issuer solves them with an HTTP-01 solver Ingress, but the Ingress lacks {EDIT_IN_PLACE}: \"true\"; {https}. {why} Its challenges are failing now: {}.", hosts.join(", "), failing.join("; "))
+                    };
+                    ctx.push(
+                        "ingress.edit-in-place-missing",
+                        if failing.is_empty() { Severity::Warning } else { Severity::Critical },
+                        about(),
+                        format!("Ingress {} lacks the edit-in-place annotation", ing.name),
+                        message,
+                        "Set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress, acme.cert-manager.io/http01-override-ingress-name: <ingress name> on its existing Certificate (the Ingress annotation alone does not change it), and restart an issuance in flight (its challenge keeps its old solver) — Lookout's \"Add edit-in-place\" does all three.",
+                        ing.created,
+                    );
+                }
             }
             AnnotationStatus::Invalid { value } => ctx.push(
                 "ingress.edit-in-place-invalid",
@@ -155,6 +170,35 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 /// event); across Ingresses the first one's Certificate stands and the others are skipped
 /// without an event (cert-manager `pkg/controller/certificate-shim/sync.go`:
 /// `checkForDuplicateSecretNames`, and "refusing to update non-owned certificate").
+/// The hosts of an Ingress whose HTTP-01 challenges would go through a separate solver
+/// Ingress behind a controller that does not serve one for the host (Cilium; GKE's
+/// ingress-gce): its issuer is an ACME issuer whose picked solver for the host is
+/// `http01.ingress` without a fixed `name`. None when edit-in-place does not matter — DNS-01,
+/// another controller, an issuer that is not ACME or not known (then `issuer.missing` speaks).
+fn needs_edit_in_place(
+    ctx: &Ctx<'_>,
+    ing: &IngressView,
+    controller: &ControllerInfo,
+) -> Option<Vec<String>> {
+    let gce = controller.controller.as_deref() == Some("k8s.io/ingress-gce")
+        || controller.class.as_deref() == Some("gce");
+    if !controller.cilium && !gce {
+        return None;
+    }
+    let issuer = ctx.idx.issuer(&ing.namespace, ing.issuer.as_ref()?)?;
+    let hosts: Vec<String> = ing
+        .tls
+        .iter()
+        .flat_map(|t| t.hosts.iter())
+        .filter(|host| {
+            pick(&issuer.solvers, host, &ing.labels)
+                .is_some_and(|s| s.kind == SolverKind::Http01Ingress && s.ingress_name.is_none())
+        })
+        .map(|h| h.to_string())
+        .collect();
+    (!hosts.is_empty()).then_some(hosts)
+}
+
 fn shared_secrets(ctx: &mut Ctx<'_>) {
     let mut by_secret: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for ing in ctx.idx.data.ingresses.values() {

@@ -61,7 +61,7 @@ pub(super) fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
             });
             let mut order = json!({
                 "apiVersion": "acme.cert-manager.io/v1", "kind": "Order",
-                "metadata": {"name": order_name, "namespace": ns, "annotations": cr.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
+                "metadata": {"name": order_name, "namespace": ns, "labels": cr.pointer("/metadata/labels").cloned().unwrap_or(json!({})), "annotations": cr.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
                     "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest", "name": cr_name, "uid": cr.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
                 "spec": {"request": cr.pointer("/spec/request"), "issuerRef": cr.pointer("/spec/issuerRef"), "dnsNames": wanted},
             });
@@ -145,7 +145,6 @@ fn challenges(
     server: Option<Server>,
 ) {
     let (ns, order_name) = ns_name(order);
-    let solver = solver_for(issuer, order);
     let mut states = Vec::new();
     let names: Vec<String> = order
         .pointer("/spec/dnsNames")
@@ -167,6 +166,7 @@ fn challenges(
         let ch = match api.get(ACME, "challenges", Some(ns), &ch_name) {
             Some(ch) => ch,
             None => {
+                let solver = solver_for(issuer, order, dns);
                 let ch = json!({
                     "apiVersion": "acme.cert-manager.io/v1", "kind": "Challenge",
                     "metadata": {"name": ch_name, "namespace": ns,
@@ -220,11 +220,8 @@ fn challenges(
 /// overrides applied, as cert-manager's `applyIngressParameterAnnotationOverrides`
 /// (`pkg/controller/acmeorders/util.go`) does. It is written into the Challenge's spec once;
 /// annotating the Certificate later changes nothing for this Challenge.
-fn solver_for(issuer: &Value, order: &Value) -> Value {
-    let mut solver = issuer
-        .pointer("/spec/acme/solvers/0")
-        .cloned()
-        .unwrap_or(json!({"http01": {"ingress": {}}}));
+fn solver_for(issuer: &Value, order: &Value, dns: &str) -> Value {
+    let mut solver = pick_solver(issuer, order, dns).unwrap_or(json!({"http01": {"ingress": {}}}));
     let annotation = |key: &str| {
         order
             .pointer(&format!(
@@ -256,6 +253,76 @@ fn solver_for(issuer: &Value, order: &Value) -> Value {
         }
     }
     solver
+}
+
+/// The issuer's solver for `dns` as cert-manager's `solverpicker.Pick`
+/// (`pkg/util/solverpicker/solverpicker.go`) chooses it: the authorization offers HTTP-01
+/// only for a name that is not a wildcard; a solver's selector must match (all
+/// `matchLabels` on the Order's labels, the name in `dnsNames`, the name in a `dnsZones`
+/// zone); a `dnsNames` match beats none, then the longest zone, then the most labels; a
+/// solver without a selector is taken only when nothing was chosen before it.
+fn pick_solver(issuer: &Value, order: &Value, dns: &str) -> Option<Value> {
+    let labels = order
+        .pointer("/metadata/labels")
+        .cloned()
+        .unwrap_or(json!({}));
+    let mut best: Option<(&Value, (u8, usize, usize))> = None;
+    for solver in issuer
+        .pointer("/spec/acme/solvers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let http = solver.get("http01").is_some();
+        if !(http && !dns.starts_with("*.") || solver.get("dns01").is_some()) {
+            continue;
+        }
+        let score = match solver.get("selector").filter(|v| !v.is_null()) {
+            None => (0, 0, 0),
+            Some(sel) => {
+                let wanted = sel.get("matchLabels").and_then(Value::as_object);
+                if !wanted
+                    .into_iter()
+                    .flatten()
+                    .all(|(k, v)| labels.get(k) == Some(v))
+                {
+                    continue;
+                }
+                let names: Vec<&str> = sel
+                    .get("dnsNames")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let named = names.contains(&dns);
+                if !names.is_empty() && !named {
+                    continue;
+                }
+                let zones: Vec<&str> = sel
+                    .get("dnsZones")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let zone = zones
+                    .iter()
+                    .filter(|z| dns == **z || dns.ends_with(&format!(".{z}")))
+                    .map(|z| z.split('.').count())
+                    .max()
+                    .unwrap_or(0);
+                if !zones.is_empty() && zone == 0 {
+                    continue;
+                }
+                (u8::from(named), zone, wanted.map_or(0, |w| w.len()))
+            }
+        };
+        if best.is_none_or(|(_, b)| score > b) {
+            best = Some((solver, score));
+        }
+    }
+    best.map(|(s, _)| s.clone())
 }
 
 /// Advances one Challenge; returns its state. How it is solved comes from its own spec.

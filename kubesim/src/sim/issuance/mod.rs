@@ -296,6 +296,7 @@ fn attempt(api: &Api<'_>, world: &World, cert: &Value) {
             let request = json!({
                 "apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest",
                 "metadata": {"name": cr_name, "namespace": ns,
+                    "labels": cert.pointer("/metadata/labels").cloned().unwrap_or(json!({})),
                     "annotations": annotations,
                     "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": name, "uid": cert.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
                 "spec": {"request": csr(&names(cert)), "issuerRef": cert.pointer("/spec/issuerRef"), "usages": cert.pointer("/spec/usages"), "duration": cert.pointer("/spec/duration").cloned().unwrap_or(json!("2160h0m0s"))},

@@ -229,3 +229,100 @@ fn annotation_status_reports_managers() {
     let info = idx.controller_of(&ing);
     assert_eq!((info.cilium, info.enforce_https), (true, Some(true)));
 }
+
+/// A ClusterIssuer `letsencrypt-prod` with these solvers (replacing the fixture's).
+fn issuer_with(solvers: serde_json::Value) -> crate::model::issuer::IssuerView {
+    let mut i = cluster_issuer("letsencrypt-prod", LE_PRODUCTION, true);
+    i.solvers = crate::model::solvers::project(
+        &serde_json::json!({"spec": {"acme": {"solvers": solvers}}}),
+        &mut crate::model::interner::Interner::default(),
+    );
+    i
+}
+
+fn missing_fired(w: &World) -> Vec<crate::model::finding::Finding> {
+    w.findings()
+        .into_iter()
+        .filter(|f| f.rule == "ingress.edit-in-place-missing")
+        .collect()
+}
+
+#[test]
+fn edit_in_place_matters_only_for_an_http01_ingress_solver_behind_cilium() {
+    let ing = || {
+        IngressView::test("a")
+            .with_issuer("letsencrypt-prod")
+            .tls("a.shop.example")
+    };
+    let world = |ing: IngressView, solvers: serde_json::Value| {
+        World::new()
+            .issuer(issuer_with(solvers))
+            .certificate(CertificateView::of(&ing))
+            .ingress(ing)
+    };
+    // DNS-01: no solver Ingress, nothing to edit in place.
+    let w = world(ing(), serde_json::json!([{"dns01": {"route53": {}}}]));
+    assert!(missing_fired(&w).is_empty());
+    // HTTP-01 in general, DNS-01 for this zone: the zone's solver is picked.
+    let w = world(
+        ing(),
+        serde_json::json!([{"http01": {"ingress": {}}}, {"dns01": {"route53": {}}, "selector": {"dnsZones": ["shop.example"]}}]),
+    );
+    assert!(missing_fired(&w).is_empty());
+    // A solver that already names the Ingress to edit.
+    let w = world(
+        ing(),
+        serde_json::json!([{"http01": {"ingress": {"name": "a"}}}]),
+    );
+    assert!(missing_fired(&w).is_empty());
+    // Another controller (ingress-nginx serves a solver Ingress on the same host).
+    let w = world(
+        ing().class("nginx"),
+        serde_json::json!([{"http01": {"ingress": {}}}]),
+    );
+    assert!(missing_fired(&w).is_empty());
+    // A solver chosen by the Ingress's labels.
+    let mut labelled = ing();
+    labelled.labels = std::sync::Arc::from([("solver".into(), "http".into())]);
+    let w = world(
+        labelled,
+        serde_json::json!([{"dns01": {"route53": {}}}, {"http01": {"ingress": {}}, "selector": {"matchLabels": {"solver": "http"}}}]),
+    );
+    assert_eq!(missing_fired(&w).len(), 1);
+    // The issuer does not exist: issuer.missing says so; this rule does not guess.
+    let w = World::new()
+        .certificate(CertificateView::of(&ing().with_issuer("nope")))
+        .ingress(ing().with_issuer("nope"));
+    assert!(missing_fired(&w).is_empty());
+    assert_eq!(w.fired("issuer.missing").len(), 1);
+}
+
+#[test]
+fn edit_in_place_missing_explains_cilium_load_balancer_mode() {
+    let ing = IngressView::test("a")
+        .with_issuer("letsencrypt-prod")
+        .tls("a.example.com");
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing.clone());
+    let f = &missing_fired(&w)[0];
+    assert!(
+        f.message
+            .contains("dedicated load-balancer mode (the operator's default)"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("cert-manager#6805"), "{}", f.message);
+    let mut shared = ing;
+    shared.lb_mode = Some("shared".into());
+    let w = World::new()
+        .certificate(CertificateView::of(&shared))
+        .ingress(shared);
+    let f = &missing_fired(&w)[0];
+    assert!(
+        f.message.contains("shared load-balancer mode"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("cilium#35347"), "{}", f.message);
+}

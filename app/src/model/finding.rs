@@ -66,6 +66,8 @@ pub const RULE_IDS: &[&str] = &[
     "acme.challenge-stuck",
     "acme.rate-limited",
     "acme.rate-limit-budget",
+    "acme.orders-budget",
+    "acme.paused",
     "issuer.missing",
     "issuer.not-ready",
     "ingress.edit-in-place-missing",

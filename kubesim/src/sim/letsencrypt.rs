@@ -1,6 +1,7 @@
-//! Let's Encrypt as the simulated clusters see it: production and staging, with the real
-//! rate limits of DOMAIN.md §3 as token buckets, shared by every cluster of a fleet (the
-//! limits are global across accounts).
+//! Let's Encrypt as the simulated clusters see it: production and staging, with Boulder's
+//! rate limits (letsencrypt/boulder `ratelimits/`: GCRA buckets; `wfe2/wfe.go` NewOrder,
+//! `ra/ra.go` countCertificateIssued and countFailedValidations), shared by every cluster of
+//! a fleet (the per-domain limits are global across accounts).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -28,77 +29,130 @@ impl Server {
     }
 }
 
-/// A limit: capacity per window (a token bucket refilling capacity/window).
+/// A limit as Boulder configures one: `count` per `period`, room for `burst`.
 #[derive(Debug, Clone, Copy)]
 struct Limit {
-    capacity: f64,
-    window: Duration,
-    /// How the window is written in messages, as Let's Encrypt does (`168h0m0s`).
-    window_text: &'static str,
+    count: i64,
+    burst: i64,
+    period: Duration,
+    /// The rate-limits page's anchor.
+    anchor: &'static str,
 }
 
-fn limits(server: Server) -> (Limit, Limit, Limit) {
-    let week = Duration::days(7);
-    let hour = Duration::hours(1);
-    match server {
-        // New certificates per registered domain, per exact set, failed authorizations per name.
-        Server::Production => (
-            Limit {
-                capacity: 50.0,
-                window: week,
-                window_text: "168h0m0s",
-            },
-            Limit {
-                capacity: 5.0,
-                window: week,
-                window_text: "168h0m0s",
-            },
-            Limit {
-                capacity: 5.0,
-                window: hour,
-                window_text: "1h0m0s",
-            },
-        ),
-        Server::Staging => (
-            Limit {
-                capacity: 30_000.0,
-                window: week,
-                window_text: "168h0m0s",
-            },
-            Limit {
-                capacity: 30_000.0,
-                window: week,
-                window_text: "168h0m0s",
-            },
-            Limit {
-                capacity: 200.0,
-                window: hour,
-                window_text: "1h0m0s",
-            },
-        ),
+impl Limit {
+    const fn new(count: i64, period: Duration, anchor: &'static str) -> Self {
+        Limit {
+            count,
+            burst: count,
+            period,
+            anchor,
+        }
+    }
+
+    /// The period as Go prints a duration in Boulder's messages (`168h0m0s`).
+    fn period_text(self) -> String {
+        let secs = self.period.num_seconds();
+        format!("{}h{}m{}s", secs / 3600, secs % 3600 / 60, secs % 60)
+    }
+
+    /// Nanoseconds between two tokens (integer division, as `limit.go` precomputes it).
+    fn step(self) -> i64 {
+        self.period
+            .num_nanoseconds()
+            .expect("a period fits in i64 ns")
+            / self.count
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    tokens: f64,
-    updated: DateTime<Utc>,
+/// The limits, by what they count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// CertificatesPerDomain (by registered domain).
+    RegisteredDomain,
+    /// CertificatesPerFQDNSet.
+    ExactSet,
+    /// FailedAuthorizationsPerDomainPerAccount.
+    FailedAuthorizations,
+    /// NewOrdersPerAccount.
+    NewOrders,
+    /// FailedAuthorizationsForPausingPerDomainPerAccount.
+    Pausing,
+    /// NewRegistrationsPerIPAddress.
+    Registrations,
 }
 
-/// What each bucket counts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum BucketKey {
-    RegisteredDomain(String),
-    ExactSet(String),
-    FailedAuthorization(String),
+fn limit(server: Server, kind: Kind) -> Limit {
+    let week = Duration::days(7);
+    let hour = Duration::hours(1);
+    let three_hours = Duration::hours(3);
+    match (server, kind) {
+        (Server::Production, Kind::RegisteredDomain) => {
+            Limit::new(50, week, "new-certificates-per-registered-domain")
+        }
+        (Server::Production, Kind::ExactSet) => {
+            Limit::new(5, week, "new-certificates-per-exact-set-of-identifiers")
+        }
+        (Server::Production, Kind::FailedAuthorizations) => {
+            Limit::new(5, hour, "authorization-failures-per-identifier-per-account")
+        }
+        (Server::Production, Kind::NewOrders) => {
+            Limit::new(300, three_hours, "new-orders-per-account")
+        }
+        (Server::Staging, Kind::RegisteredDomain | Kind::ExactSet) => {
+            Limit::new(30_000, week, "new-certificates-per-registered-domain")
+        }
+        (Server::Staging, Kind::FailedAuthorizations) => Limit::new(
+            200,
+            hour,
+            "authorization-failures-per-identifier-per-account",
+        ),
+        (Server::Staging, Kind::NewOrders) => {
+            Limit::new(1_500, three_hours, "new-orders-per-account")
+        }
+        (_, Kind::Registrations) => Limit::new(10, three_hours, "new-registrations-per-ip-address"),
+        // Boulder's configured pausing limit: 3 600 failures, one forgiven a day.
+        (_, Kind::Pausing) => Limit {
+            count: 1,
+            burst: 3_600,
+            period: Duration::days(1),
+            anchor: "",
+        },
+    }
 }
+
+/// A bucket: its theoretical arrival time in Unix nanoseconds (`gcra.go`).
+type Tat = i64;
+
+fn ns(t: DateTime<Utc>) -> i64 {
+    t.timestamp_nanos_opt().expect("a time within i64 ns")
+}
+
+/// What spending one token at `now` would give: the new TAT, or how long until it fits.
+fn try_spend(tat: Option<Tat>, l: Limit, now: DateTime<Utc>) -> Result<Tat, Duration> {
+    let now = ns(now);
+    let from = tat.unwrap_or(now).max(now);
+    let next = from + l.step();
+    let slack = now - (next - l.step() * l.burst);
+    if slack < 0 {
+        Err(Duration::nanoseconds(-slack))
+    } else {
+        Ok(next)
+    }
+}
+
+/// Who counts: (server, kind, key, account).
+type BucketKey = (Server, Kind, String, String);
 
 /// The state of both environments.
 #[derive(Debug, Default)]
 pub struct LetsEncrypt {
-    buckets: HashMap<(Server, BucketKey), Bucket>,
-    /// Exact sets issued before, for the renewal exemption of the per-domain limit.
-    issued_sets: BTreeSet<(Server, String)>,
+    tats: HashMap<BucketKey, Tat>,
+    /// When each exact set was issued (renewal = issued in the last 120 days).
+    issued: HashMap<(Server, String), Vec<DateTime<Utc>>>,
+    /// Names paused per (server, account).
+    paused: BTreeSet<(Server, String, String)>,
+    /// Per-account limits that differ from the defaults (Boulder's overrides).
+    overrides: HashMap<(Server, Kind, String), Limit>,
 }
 
 /// The registered domain of a name, by the Public Suffix List.
@@ -120,116 +174,253 @@ fn stamp(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
+/// An order's verdict: allowed, or the ACME problem a 429 carries.
+pub type Verdict = Result<(), String>;
+
 impl LetsEncrypt {
-    fn refill(
+    fn tat(&self, key: &BucketKey) -> Option<Tat> {
+        self.tats.get(key).copied()
+    }
+
+    /// The limit of a bucket: an override for its account, else the default.
+    fn limit_of(&self, key: &BucketKey) -> Limit {
+        self.overrides
+            .get(&(key.0, key.1, key.3.clone()))
+            .copied()
+            .unwrap_or_else(|| limit(key.0, key.1))
+    }
+
+    /// Overrides the new-orders limit of one account (Boulder's `NewOrdersPerAccount`
+    /// override by registration id): `count` per `period`.
+    pub fn override_new_orders(
         &mut self,
         server: Server,
-        key: &BucketKey,
-        limit: Limit,
-        now: DateTime<Utc>,
-    ) -> Bucket {
-        let b = self.buckets.entry((server, key.clone())).or_insert(Bucket {
-            tokens: limit.capacity,
-            updated: now,
-        });
-        let per_token = limit.window.num_milliseconds() as f64 / limit.capacity;
-        let gained = (now - b.updated).num_milliseconds().max(0) as f64 / per_token;
-        b.tokens = (b.tokens + gained).min(limit.capacity);
-        b.updated = now;
-        *b
+        account: &str,
+        count: i64,
+        period: Duration,
+    ) {
+        let default = limit(server, Kind::NewOrders);
+        self.overrides.insert(
+            (server, Kind::NewOrders, account.to_string()),
+            Limit {
+                count,
+                burst: count,
+                period,
+                ..default
+            },
+        );
     }
 
-    fn retry_after(limit: Limit, bucket: Bucket, now: DateTime<Utc>) -> DateTime<Utc> {
-        let per_token = limit.window.num_milliseconds() as f64 / limit.capacity;
-        now + Duration::milliseconds(((1.0 - bucket.tokens) * per_token).ceil() as i64)
+    /// Spends one if it fits (Boulder's spend-only transactions never overdraw).
+    fn spend(&mut self, key: BucketKey, now: DateTime<Utc>) -> bool {
+        match try_spend(self.tat(&key), self.limit_of(&key), now) {
+            Ok(tat) => {
+                self.tats.insert(key, tat);
+                true
+            }
+            Err(_) => false,
+        }
     }
 
-    /// Checks a new order; Err is the ACME problem text of a 429 `rateLimited`.
+    fn renewal(&self, server: Server, set: &str, now: DateTime<Utc>) -> bool {
+        self.issued
+            .get(&(server, set.to_string()))
+            .is_some_and(|ts| {
+                ts.iter()
+                    .any(|t| *t <= now && now - *t <= Duration::days(120))
+            })
+    }
+
+    /// A new order from `account` (`wfe2/wfe.go` NewOrder): a paused name is refused; an
+    /// ARI replacement (`replaces`) skips every limit; otherwise new orders per account
+    /// (not for a renewal), failed authorizations per name, certificates per registered
+    /// domain (not for a renewal) and per exact set are checked together, and only an
+    /// allowed order spends (its new order). Err is the problem a 429 carries.
     pub fn check_new_order(
         &mut self,
         server: Server,
+        account: &str,
         names: &[String],
         now: DateTime<Utc>,
-    ) -> Result<(), String> {
-        let (domain_limit, set_limit, auth_limit) = limits(server);
-        let tail = "see https://letsencrypt.org/docs/rate-limits/";
-        for n in names {
-            let key = BucketKey::FailedAuthorization(n.to_ascii_lowercase());
-            let b = self.refill(server, &key, auth_limit, now);
-            if b.tokens < 1.0 {
-                let at = Self::retry_after(auth_limit, b, now);
-                return Err(format!(
-                    "429 urn:ietf:params:acme:error:rateLimited: too many failed authorizations ({}) for \"{n}\" in the last {}, retry after {}: {tail}#authorization-failures-per-hostname-per-account",
-                    auth_limit.capacity, auth_limit.window_text, stamp(at)
-                ));
-            }
-        }
-        let set = exact_set(names);
-        let b = self.refill(server, &BucketKey::ExactSet(set.clone()), set_limit, now);
-        if b.tokens < 1.0 {
-            let at = Self::retry_after(set_limit, b, now);
+        replaces: bool,
+    ) -> Verdict {
+        let names: Vec<String> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
+        let paused: Vec<&str> = names
+            .iter()
+            .filter(|n| {
+                self.paused
+                    .contains(&(server, account.to_string(), (*n).clone()))
+            })
+            .map(String::as_str)
+            .collect();
+        if !paused.is_empty() {
             return Err(format!(
-                "429 urn:ietf:params:acme:error:rateLimited: too many certificates ({}) already issued for this exact set of identifiers in the last {}, retry after {}: {tail}#new-certificates-per-exact-set-of-identifiers",
-                set_limit.capacity, set_limit.window_text, stamp(at)
+                "429 urn:ietf:params:acme:error:rateLimited: Your account is temporarily prevented from requesting certificates for {} and possibly others. Please visit: https://portal.letsencrypt.org/sfe/v1/unpause?jwt=simulated",
+                paused.join(", ")
             ));
         }
-        if !self.issued_sets.contains(&(server, set)) {
-            for domain in names
+        if replaces {
+            return Ok(());
+        }
+        let set = exact_set(&names);
+        let renewal = self.renewal(server, &set, now);
+        let mut checks: Vec<(BucketKey, String)> = Vec::new();
+        let orders = (server, Kind::NewOrders, String::new(), account.to_string());
+        if !renewal {
+            checks.push((
+                orders.clone(),
+                "too many new orders ({n}) from this account".into(),
+            ));
+        }
+        for n in &names {
+            checks.push((
+                (
+                    server,
+                    Kind::FailedAuthorizations,
+                    n.clone(),
+                    account.to_string(),
+                ),
+                format!("too many failed authorizations ({{n}}) for \"{n}\""),
+            ));
+        }
+        if !renewal {
+            for d in names
                 .iter()
                 .map(|n| registered_domain(n))
                 .collect::<BTreeSet<_>>()
             {
-                let b = self.refill(
-                    server,
-                    &BucketKey::RegisteredDomain(domain.clone()),
-                    domain_limit,
-                    now,
-                );
-                if b.tokens < 1.0 {
-                    let at = Self::retry_after(domain_limit, b, now);
-                    return Err(format!(
-                        "429 urn:ietf:params:acme:error:rateLimited: too many certificates ({}) already issued for \"{domain}\" in the last {}, retry after {}: {tail}#new-certificates-per-registered-domain",
-                        domain_limit.capacity, domain_limit.window_text, stamp(at)
-                    ));
-                }
+                checks.push((
+                    (server, Kind::RegisteredDomain, d.clone(), String::new()),
+                    format!("too many certificates ({{n}}) already issued for \"{d}\""),
+                ));
             }
+        }
+        checks.push((
+            (server, Kind::ExactSet, set, String::new()),
+            "too many certificates ({n}) already issued for this exact set of identifiers".into(),
+        ));
+        // The strictest denial is the answer (`limiter.go` stricter: the longest wait).
+        let denied = checks
+            .iter()
+            .filter_map(|(key, what)| {
+                try_spend(self.tat(key), self.limit_of(key), now)
+                    .err()
+                    .map(|wait| (wait, key, what))
+            })
+            .max_by_key(|(wait, _, _)| *wait);
+        if let Some((wait, key, what)) = denied {
+            let l = self.limit_of(key);
+            return Err(format!(
+                "429 urn:ietf:params:acme:error:rateLimited: {} in the last {}, retry after {}: see https://letsencrypt.org/docs/rate-limits/#{}",
+                what.replace("{n}", &l.burst.to_string()),
+                l.period_text(),
+                stamp(now + wait),
+                l.anchor
+            ));
+        }
+        if !renewal {
+            self.spend(orders, now);
         }
         Ok(())
     }
 
-    /// Counts an issued certificate: the exact set always, the registered domains unless it
-    /// renews a set issued before.
+    /// An issued certificate (`ra.go` countCertificateIssued): the exact set always, each
+    /// registered domain unless it renews a set issued in the last 120 days — each only if it
+    /// has room.
     pub fn record_issuance(&mut self, server: Server, names: &[String], now: DateTime<Utc>) {
-        let (domain_limit, set_limit, _) = limits(server);
         let set = exact_set(names);
-        let renewal = !self.issued_sets.insert((server, set.clone()));
-        self.refill(server, &BucketKey::ExactSet(set.clone()), set_limit, now);
-        if let Some(b) = self.buckets.get_mut(&(server, BucketKey::ExactSet(set))) {
-            b.tokens -= 1.0;
-        }
-        if !renewal {
-            for domain in names
+        if !self.renewal(server, &set, now) {
+            for d in names
                 .iter()
                 .map(|n| registered_domain(n))
                 .collect::<BTreeSet<_>>()
             {
-                let key = BucketKey::RegisteredDomain(domain);
-                self.refill(server, &key, domain_limit, now);
-                if let Some(b) = self.buckets.get_mut(&(server, key)) {
-                    b.tokens -= 1.0;
-                }
+                self.spend((server, Kind::RegisteredDomain, d, String::new()), now);
             }
+        }
+        self.spend((server, Kind::ExactSet, set.clone(), String::new()), now);
+        self.issued.entry((server, set)).or_default().push(now);
+    }
+
+    /// A failed authorization (`ra.go` countFailedValidations): the per-account bucket of the
+    /// name, and its pausing bucket — when that one has no room, the name is paused.
+    pub fn record_failed_authorization(
+        &mut self,
+        server: Server,
+        account: &str,
+        name: &str,
+        now: DateTime<Utc>,
+    ) {
+        let name = name.to_ascii_lowercase();
+        self.spend(
+            (
+                server,
+                Kind::FailedAuthorizations,
+                name.clone(),
+                account.to_string(),
+            ),
+            now,
+        );
+        if !self.spend(
+            (server, Kind::Pausing, name.clone(), account.to_string()),
+            now,
+        ) {
+            self.paused.insert((server, account.to_string(), name));
         }
     }
 
-    /// Counts a failed authorization for `name`.
-    pub fn record_failed_authorization(&mut self, server: Server, name: &str, now: DateTime<Utc>) {
-        let (_, _, auth_limit) = limits(server);
-        let key = BucketKey::FailedAuthorization(name.to_ascii_lowercase());
-        self.refill(server, &key, auth_limit, now);
-        if let Some(b) = self.buckets.get_mut(&(server, key)) {
-            b.tokens -= 1.0;
+    /// A new ACME account from `ip` (NewRegistrationsPerIPAddress, 10 per 3 hours).
+    pub fn check_new_account(&mut self, server: Server, ip: &str, now: DateTime<Utc>) -> Verdict {
+        let key = (server, Kind::Registrations, ip.to_string(), String::new());
+        let l = limit(server, Kind::Registrations);
+        match try_spend(self.tat(&key), l, now) {
+            Ok(tat) => {
+                self.tats.insert(key, tat);
+                Ok(())
+            }
+            Err(wait) => Err(format!(
+                "429 urn:ietf:params:acme:error:rateLimited: too many new registrations ({}) from this IP address in the last {}, retry after {}: see https://letsencrypt.org/docs/rate-limits/#{}",
+                l.burst, l.period_text(), stamp(now + wait), l.anchor
+            )),
         }
+    }
+
+    /// Pauses `name` for `account`, as the CA does after endless failures (for scenarios).
+    pub fn pause(&mut self, server: Server, account: &str, name: &str) {
+        self.paused
+            .insert((server, account.to_string(), name.to_ascii_lowercase()));
+    }
+
+    /// Whether `name` is paused for `account`.
+    pub fn is_paused(&self, server: Server, account: &str, name: &str) -> bool {
+        self.paused
+            .contains(&(server, account.to_string(), name.to_ascii_lowercase()))
+    }
+
+    /// Tokens left in a bucket at `now` and when the next comes back (None when full):
+    /// what a test compares with Lookout's budgets. `key` is the registered domain, the
+    /// exact set (as [`exact_set`]), the name, or empty for new orders; `account` is empty
+    /// for the limits that are not per account.
+    pub fn remaining(
+        &self,
+        server: Server,
+        kind: Kind,
+        key: &str,
+        account: &str,
+        now: DateTime<Utc>,
+    ) -> (i64, Option<DateTime<Utc>>) {
+        let bucket = (server, kind, key.to_string(), account.to_string());
+        let l = self.limit_of(&bucket);
+        let Some(tat) = self.tat(&bucket) else {
+            return (l.burst, None);
+        };
+        let now_ns = ns(now);
+        let tat = tat.max(now_ns);
+        let left = ((now_ns - tat + l.step() * l.burst) / l.step()).clamp(0, l.burst);
+        let next = (left < l.burst).then(|| {
+            DateTime::from_timestamp_nanos(tat - l.step() * l.burst + (left + 1) * l.step())
+        });
+        (left, next)
     }
 }
 
@@ -262,12 +453,18 @@ mod tests {
         let mut le = LetsEncrypt::default();
         let names = vec!["a.example.com".to_string()];
         for i in 0..5 {
-            le.check_new_order(Server::Production, &names, t0())
+            le.check_new_order(Server::Production, "acct", &names, t0(), false)
                 .unwrap();
             le.record_issuance(Server::Production, &names, t0() + Duration::minutes(i));
         }
         let err = le
-            .check_new_order(Server::Production, &names, t0() + Duration::minutes(5))
+            .check_new_order(
+                Server::Production,
+                "acct",
+                &names,
+                t0() + Duration::minutes(5),
+                false,
+            )
             .unwrap_err();
         assert!(
             err.contains("rateLimited") && err.contains("exact set"),
@@ -276,10 +473,18 @@ mod tests {
         assert!(err.contains("retry after 2026-06-0"), "{err}");
         // One token refills every 7d/5 = 33.6 h.
         assert!(le
-            .check_new_order(Server::Production, &names, t0() + Duration::hours(35))
+            .check_new_order(
+                Server::Production,
+                "acct",
+                &names,
+                t0() + Duration::hours(35),
+                false
+            )
             .is_ok());
         // Staging is separate.
-        assert!(le.check_new_order(Server::Staging, &names, t0()).is_ok());
+        assert!(le
+            .check_new_order(Server::Staging, "acct", &names, t0(), false)
+            .is_ok());
     }
 
     #[test]
@@ -287,37 +492,140 @@ mod tests {
         let mut le = LetsEncrypt::default();
         for i in 0..50 {
             let names = vec![format!("host-{i}.example.com")];
-            le.check_new_order(Server::Production, &names, t0())
+            le.check_new_order(Server::Production, "acct", &names, t0(), false)
                 .unwrap();
             le.record_issuance(Server::Production, &names, t0());
         }
         let new = vec!["host-new.example.com".to_string()];
         let err = le
-            .check_new_order(Server::Production, &new, t0())
+            .check_new_order(Server::Production, "acct", &new, t0(), false)
             .unwrap_err();
         assert!(err.contains("\"example.com\""), "{err}");
         let renewal = vec!["host-7.example.com".to_string()];
         assert!(le
-            .check_new_order(Server::Production, &renewal, t0())
+            .check_new_order(Server::Production, "acct", &renewal, t0(), false)
             .is_ok());
+        // 121 days later it is a new certificate again.
+        let later = t0() + Duration::days(121);
+        le.record_issuance(Server::Production, &renewal, later);
+        assert_eq!(
+            le.remaining(
+                Server::Production,
+                Kind::RegisteredDomain,
+                "example.com",
+                "",
+                later
+            )
+            .0,
+            49
+        );
     }
 
     #[test]
     fn five_failed_authorizations_per_name_per_hour() {
         let mut le = LetsEncrypt::default();
         for _ in 0..5 {
-            le.record_failed_authorization(Server::Production, "a.example.com", t0());
+            le.record_failed_authorization(Server::Production, "acct", "a.example.com", t0());
         }
+        let a = ["a.example.com".to_string()];
         let err = le
-            .check_new_order(Server::Production, &["a.example.com".to_string()], t0())
+            .check_new_order(Server::Production, "acct", &a, t0(), false)
             .unwrap_err();
-        assert!(err.contains("failed authorizations"), "{err}");
+        assert!(
+            err.contains(
+                "too many failed authorizations (5) for \"a.example.com\" in the last 1h0m0s"
+            ),
+            "{err}"
+        );
+        assert!(
+            le.check_new_order(Server::Production, "other", &a, t0(), false)
+                .is_ok(),
+            "per account"
+        );
         assert!(le
             .check_new_order(
                 Server::Production,
-                &["a.example.com".to_string()],
-                t0() + Duration::minutes(13)
+                "acct",
+                &a,
+                t0() + Duration::minutes(13),
+                false
             )
             .is_ok());
+    }
+
+    #[test]
+    fn a_denied_order_costs_nothing_and_orders_per_account_refill() {
+        let mut le = LetsEncrypt::default();
+        for i in 0..300 {
+            le.check_new_order(
+                Server::Production,
+                "acct",
+                &[format!("h{i}.example.org")],
+                t0(),
+                false,
+            )
+            .unwrap();
+        }
+        let err = le
+            .check_new_order(
+                Server::Production,
+                "acct",
+                &["x.example.org".into()],
+                t0(),
+                false,
+            )
+            .unwrap_err();
+        assert!(
+            err.contains("too many new orders (300) from this account in the last 3h0m0s"),
+            "{err}"
+        );
+        assert_eq!(
+            le.remaining(Server::Production, Kind::NewOrders, "", "acct", t0())
+                .0,
+            0
+        );
+        // One back every 36 s; an ARI replacement needs none.
+        assert!(le
+            .check_new_order(
+                Server::Production,
+                "acct",
+                &["x.example.org".into()],
+                t0(),
+                true
+            )
+            .is_ok());
+        assert!(le
+            .check_new_order(
+                Server::Production,
+                "acct",
+                &["x.example.org".into()],
+                t0() + Duration::seconds(36),
+                false
+            )
+            .is_ok());
+    }
+
+    #[test]
+    fn a_name_failing_3600_times_is_paused_for_the_account() {
+        let mut le = LetsEncrypt::default();
+        for i in 0..3_601 {
+            le.record_failed_authorization(
+                Server::Production,
+                "acct",
+                "z.example.com",
+                t0() + Duration::seconds(i),
+            );
+        }
+        assert!(le.is_paused(Server::Production, "acct", "z.example.com"));
+        let err = le
+            .check_new_order(
+                Server::Production,
+                "acct",
+                &["z.example.com".into()],
+                t0() + Duration::days(1),
+                false,
+            )
+            .unwrap_err();
+        assert!(err.contains("Your account is temporarily prevented from requesting certificates for z.example.com"), "{err}");
     }
 }

@@ -94,7 +94,7 @@ impl Actions {
         let (kind, keys, budget) = match action {
             ActionKind::BulkRenew => {
                 let certs = self.bulk_certificates(caller, target);
-                let planned: Vec<Planned> = certs.iter().filter_map(Self::planned).collect();
+                let planned: Vec<Planned> = certs.iter().filter_map(|c| self.planned(c)).collect();
                 let keys = certs
                     .iter()
                     .map(|d| ObjectKey {

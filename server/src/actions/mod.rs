@@ -359,6 +359,8 @@ impl LimitLabel for lookout_app::model::budget::Impact {
             lookout_app::model::budget::Limit::RegisteredDomain => "new certificates for",
             lookout_app::model::budget::Limit::ExactSet => "certificates for the exact set",
             lookout_app::model::budget::Limit::FailedAuthorizations => "failed authorizations for",
+            lookout_app::model::budget::Limit::NewOrders => "new orders by",
+            lookout_app::model::budget::Limit::Paused => "paused by Let's Encrypt:",
         }
     }
 }

@@ -4,13 +4,29 @@ use super::*;
 
 impl Actions {
     /// What renewing these Certificates costs of the budgets.
-    pub(super) fn planned(detail: &CertificateDetail) -> Option<Planned> {
-        let server = detail.chain.issuer.as_ref()?.acme_server_url.clone()?;
+    pub(super) fn planned(&self, detail: &CertificateDetail) -> Option<Planned> {
+        let issuer = detail.chain.issuer.as_ref()?;
+        let server = issuer.acme_server_url.clone()?;
         let c = &detail.chain.certificate;
+        let names: Vec<String> = c.dns_names.iter().map(|n| n.to_string()).collect();
         Some(Planned {
             server: server.to_string(),
-            names: c.dns_names.iter().map(|n| n.to_string()).collect(),
-            renewal: c.not_after.is_some() || c.revision.is_some(),
+            account: Some(lookout_app::model::budget::account(
+                &c.cluster,
+                &c.namespace,
+                &issuer.kind,
+                &issuer.name,
+            )),
+            // A renewal for Let's Encrypt: this exact set issued in the last 120 days — the
+            // Certificate's notBefore is its latest issuance; the history may know a later one.
+            renewal: c
+                .not_before
+                .is_some_and(|nb| (self.now() - nb) < chrono::Duration::days(120))
+                || self.budgets.all().iter().any(|b| {
+                    b.limit == lookout_app::model::budget::Limit::ExactSet
+                        && b.key == lookout_app::model::budget::set_key(&names)
+                }),
+            names,
         })
     }
 
@@ -43,7 +59,7 @@ impl Actions {
         let mut r = self.record(caller, ActionKind::Renew, "Certificate", key, dry_run);
         r.budget = impact(
             &self.budgets.all(),
-            &Self::planned(&detail).into_iter().collect::<Vec<_>>(),
+            &self.planned(&detail).into_iter().collect::<Vec<_>>(),
         );
         r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
         if r.needs_confirmation && !confirm_budget && !dry_run {

@@ -172,7 +172,7 @@ impl Actions {
             Needed::Renew => {
                 let budget = impact(
                     &self.budgets.all(),
-                    &Self::planned(detail).into_iter().collect::<Vec<_>>(),
+                    &self.planned(detail).into_iter().collect::<Vec<_>>(),
                 );
                 if budget.iter().any(|b| b.exceeds) {
                     let mut s = step(Kind::Certificate, ns, &cert, "renew (it is in backoff)");
@@ -220,7 +220,7 @@ impl Actions {
         let mut r = self.record(caller, ActionKind::Restart, "Certificate", key, dry_run);
         r.budget = impact(
             &self.budgets.all(),
-            &Self::planned(&detail).into_iter().collect::<Vec<_>>(),
+            &self.planned(&detail).into_iter().collect::<Vec<_>>(),
         );
         r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
         if r.needs_confirmation && !confirm_budget && !dry_run {

@@ -278,6 +278,14 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         Some("2m"),
     )
     .await?;
+    // A second production account, used for bulk issuance.
+    s.cluster_issuer(
+        "letsencrypt-bulk",
+        kubesim::sim::letsencrypt::PRODUCTION,
+        "bulk@example.com",
+        Some("2m"),
+    )
+    .await?;
     for (ns, name, host) in [
         ("acme-shop", "api", "api.acme.example"),
         ("acme-shop", "checkout", "checkout.acme.example"),
@@ -379,6 +387,55 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         "promo",
         &["promo.globex.example"],
         fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    // A name Let's Encrypt paused for this issuer's account after months of failures.
+    {
+        let mut le = fleet
+            .world
+            .letsencrypt
+            .lock()
+            .map_err(|_| anyhow::anyhow!("letsencrypt lock poisoned"))?;
+        le.pause(
+            Server::Production,
+            &kubesim::sim::issuance::account_of(
+                "zrh-prod",
+                "",
+                "ClusterIssuer",
+                "letsencrypt-prod",
+            ),
+            "legacy.globex.example",
+        );
+        // An account whose new orders are spent for the week (a per-account override of one
+        // order a week, used up): the next order is refused.
+        let bulk =
+            kubesim::sim::issuance::account_of("zrh-prod", "", "ClusterIssuer", "letsencrypt-bulk");
+        le.override_new_orders(Server::Production, &bulk, 1, chrono::Duration::days(7));
+        le.check_new_order(
+            Server::Production,
+            &bulk,
+            &["seed.bulk.initech.example".to_string()],
+            s.now,
+            false,
+        )
+        .map_err(|e| anyhow::anyhow!("seeding the bulk account: {e}"))?;
+    }
+    s.ingress(
+        "globex-web",
+        "legacy",
+        &["legacy.globex.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    s.ingress(
+        "initech-portal",
+        "bulk",
+        &["bulk.initech.example"],
+        fixed("letsencrypt-bulk"),
         Some("cilium"),
         None,
     )

@@ -466,13 +466,14 @@ pub async fn issuances(
         .collect())
 }
 
-/// Challenges that became invalid since `since`, with the ACME server of their request.
+/// Challenges that became invalid since `since`, with the ACME server and account of their
+/// request.
 pub async fn failed_authorizations(
     pool: &SqlitePool,
     since: DateTime<Utc>,
 ) -> Result<Vec<lookout_app::model::budget::FailedAuthorization>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT c.dns_name, t.at, c.cluster, c.namespace, c.name, r.acme_server FROM challenge_transitions t \
+        "SELECT c.dns_name, t.at, c.cluster, c.namespace, c.name, r.acme_server, r.issuer_kind, r.issuer_name FROM challenge_transitions t \
          JOIN challenges c ON c.id = t.challenge_id \
          JOIN orders o ON o.cluster = c.cluster AND o.namespace = c.namespace AND o.name = c.order_name \
          JOIN certificate_requests r ON r.cluster = o.cluster AND r.namespace = o.namespace AND r.name = o.request \
@@ -489,6 +490,7 @@ pub async fn failed_authorizations(
                 .with_timezone(&Utc);
             Some(lookout_app::model::budget::FailedAuthorization {
                 server: r.get("acme_server"),
+                account: account_of(&r),
                 name: r.get("dns_name"),
                 at,
                 origin: lookout_app::model::budget::Origin {
@@ -499,6 +501,61 @@ pub async fn failed_authorizations(
                 },
             })
         })
+        .collect())
+}
+
+/// The ACME account of a request row (its issuer).
+fn account_of(r: &sqlx::sqlite::SqliteRow) -> String {
+    let kind: Option<String> = r.get("issuer_kind");
+    let name: Option<String> = r.get("issuer_name");
+    lookout_app::model::budget::account(
+        &r.get::<String, _>("cluster"),
+        &r.get::<String, _>("namespace"),
+        kind.as_deref().unwrap_or("Issuer"),
+        name.as_deref().unwrap_or_default(),
+    )
+}
+
+/// Orders created since `since`, with their request's ACME server, account and names.
+pub async fn new_orders(
+    pool: &SqlitePool,
+    since: DateTime<Utc>,
+) -> Result<Vec<lookout_app::model::budget::NewOrder>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT o.created_at, o.cluster, o.namespace, r.certificate, r.name, r.acme_server, r.issuer_kind, r.issuer_name, r.names FROM orders o \
+         JOIN certificate_requests r ON r.cluster = o.cluster AND r.namespace = o.namespace AND r.name = o.request \
+         WHERE o.created_at >= ? AND r.acme_server IS NOT NULL",
+    )
+    .bind(stamp(since))
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let at = DateTime::parse_from_rfc3339(&r.get::<Option<String>, _>("created_at")?)
+                .ok()?
+                .with_timezone(&Utc);
+            let certificate: Option<String> = r.get("certificate");
+            Some(lookout_app::model::budget::NewOrder {
+                server: r.get("acme_server"),
+                account: account_of(&r),
+                names: serde_json::from_str(&r.get::<String, _>("names")).unwrap_or_default(),
+                at,
+                // Not kept in the history yet: an ARI order counts as an ordinary one.
+                replaces: false,
+                origin: lookout_app::model::budget::Origin {
+                    cluster: r.get("cluster"),
+                    namespace: r.get("namespace"),
+                    kind: if certificate.is_some() {
+                        "Certificate".into()
+                    } else {
+                        "CertificateRequest".into()
+                    },
+                    name: certificate.unwrap_or_else(|| r.get("name")),
+                },
+            })
+        })
+        .filter(|o| !o.names.is_empty())
         .collect())
 }
 
@@ -517,12 +574,22 @@ pub async fn run_budgets(
             _ = tick.tick() => {}
         }
         let at = now();
-        // Renewal detection needs the sets issued before the window too.
-        let issued = issuances(&pool, at - chrono::Duration::days(120)).await;
-        let failed = failed_authorizations(&pool, at - chrono::Duration::hours(1)).await;
-        match (issued, failed) {
-            (Ok(i), Ok(f)) => publish(lookout_app::model::budget::compute(&i, &f, at)),
-            (Err(e), _) | (_, Err(e)) => {
+        // Renewal detection needs the sets issued in the 120 days before the oldest event
+        // that still matters (a week), and the pausing buckets need the failures of the
+        // last days (3 600 of them empty it; one comes back a day).
+        let issued = issuances(&pool, at - chrono::Duration::days(127)).await;
+        let failed = failed_authorizations(&pool, at - chrono::Duration::days(7)).await;
+        let ordered = new_orders(&pool, at - chrono::Duration::hours(3)).await;
+        match (issued, failed, ordered) {
+            (Ok(issuances), Ok(failures), Ok(orders)) => {
+                let history = lookout_app::model::budget::History {
+                    orders,
+                    issuances,
+                    failures,
+                };
+                publish(lookout_app::model::budget::compute(&history, at))
+            }
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
                 tracing::error!(error = %e, "could not compute the Let's Encrypt budgets")
             }
         }

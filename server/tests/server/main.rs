@@ -4,6 +4,7 @@
 
 mod actions;
 mod binary;
+mod budgets;
 mod bulk;
 mod faults;
 mod helpers;

@@ -162,12 +162,46 @@ fn push_rate_limited(
         ),
         None => "The message names no retry time.".to_string(),
     };
+    let failure = Failure::classify(text);
+    let about = About {
+        namespace,
+        kind,
+        name,
+    };
+    // Which limit, from Boulder's words: a paused name and the per-account order limit have
+    // rules of their own.
+    if text.contains("temporarily prevented from requesting certificates") {
+        ctx.push(
+            "acme.paused",
+            Severity::Critical,
+            about,
+            format!("Let's Encrypt paused the names of {kind} {name} for this account"),
+            format!("Observed: the CA refuses every new order for these names from this ACME account after a long run of failed validations. ACME said: {text}"),
+            "Fix why validation fails first (the Challenge's failure), then unpause at the URL in the message (Let's Encrypt's self-service portal, signed in as the account), then restart the issuance.",
+            since,
+        );
+        return;
+    }
+    let (rule, title) = if text.contains("too many new orders") {
+        (
+            "acme.orders-budget",
+            format!("Let's Encrypt refuses new orders from the account of {kind} {name}"),
+        )
+    } else {
+        (
+            "acme.rate-limited",
+            format!(
+                "Let's Encrypt rate limit hit for {kind} {name}: {}",
+                failure.label
+            ),
+        )
+    };
     ctx.push(
-        "acme.rate-limited",
+        rule,
         Severity::Critical,
-        About { namespace, kind, name },
-        format!("Let's Encrypt rate limit hit for {kind} {name}"),
-        format!("{when} ACME said: {text}"),
+        about,
+        title,
+        format!("{} {when} ACME said: {text}", failure.explanation),
         "Do not renew or recreate the Certificate before the retry time: every attempt counts against the same limit. Fix whatever caused repeated issuance (failing challenges, a Certificate being recreated), and consolidate names if you issue many certificates for one registered domain.",
         since,
     );

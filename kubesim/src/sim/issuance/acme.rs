@@ -56,7 +56,7 @@ pub(super) fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
                     .letsencrypt
                     .lock()
                     .expect("letsencrypt lock")
-                    .check_new_order(srv, &wanted, api.now)
+                    .check_new_order(srv, &account(api, ns, cr), &wanted, api.now, false)
                     .err()
             });
             let mut order = json!({
@@ -413,7 +413,7 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
                     .letsencrypt
                     .lock()
                     .expect("letsencrypt lock")
-                    .record_failed_authorization(srv, dns, api.now);
+                    .record_failed_authorization(srv, &account(api, ns, ch), dns, api.now);
             }
             // pkg/controller/acmechallenges/sync.go handleAuthorizationError.
             api.event(
@@ -442,6 +442,23 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
         );
     }
     status["state"].as_str().unwrap_or("pending").to_string()
+}
+
+/// The ACME account of an object's issuer (`spec.issuerRef`): cert-manager registers one per
+/// Issuer or ClusterIssuer, here also per cluster.
+pub fn account(api: &Api<'_>, ns: &str, obj: &Value) -> String {
+    let kind = s(obj, "/spec/issuerRef/kind").unwrap_or("Issuer");
+    let name = s(obj, "/spec/issuerRef/name").unwrap_or_default();
+    account_of(&api.cluster.name, ns, kind, name)
+}
+
+/// The account key for a cluster's issuer (`ClusterIssuer` ignores the namespace).
+pub fn account_of(cluster: &str, ns: &str, kind: &str, name: &str) -> String {
+    if kind == "ClusterIssuer" {
+        format!("{cluster}/ClusterIssuer/{name}")
+    } else {
+        format!("{cluster}/Issuer/{ns}/{name}")
+    }
 }
 
 /// The load-balancer address an Ingress serving `host` publishes (Boulder names the address

@@ -14,6 +14,8 @@ use super::letsencrypt::{rfc3339, Server};
 use super::{cilium, hash, s, time, Api, World};
 
 mod acme;
+
+pub use acme::account_of;
 use acme::acme;
 
 const ISSUING: &str = "cert-manager-certificates-issuing";

@@ -289,6 +289,30 @@ fn rate_limited_order_reports_the_certificate_and_retry_time() {
 }
 
 #[test]
+fn a_paused_name_and_the_new_orders_limit_have_rules_of_their_own() {
+    let ing = shop();
+    let cert = CertificateView::of(&ing);
+    let world = |reason: &str| {
+        World::new()
+            .attempt(attempt(&cert, "errored", Some(reason), None))
+            .certificate(cert.clone())
+            .ingress(ing.clone())
+    };
+    let w = world("Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: Your account is temporarily prevented from requesting certificates for shop.example.com and possibly others. Please visit: https://portal.letsencrypt.org/sfe/v1/unpause?jwt=x");
+    assert_eq!(
+        w.fired("acme.paused"),
+        one("critical", "Certificate", "shop-tls")
+    );
+    assert!(w.fired("acme.rate-limited").is_empty());
+    let w = world("Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many new orders (300) from this account in the last 3h0m0s, retry after 2026-06-01 15:00:00 UTC: see https://letsencrypt.org/docs/rate-limits/#new-orders-per-account");
+    assert_eq!(
+        w.fired("acme.orders-budget"),
+        one("critical", "Certificate", "shop-tls")
+    );
+    assert!(w.fired("acme.paused").is_empty() && w.fired("acme.rate-limited").is_empty());
+}
+
+#[test]
 fn missing_issuer_is_reported_once_on_the_ingress() {
     let ing = IngressView::test("shop")
         .in_ns("acme")

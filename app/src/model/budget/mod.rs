@@ -1,0 +1,543 @@
+//! Let's Encrypt budgets as Boulder computes them (letsencrypt/boulder `ratelimits/`,
+//! `wfe2/wfe.go` `NewOrder`, `ra/ra.go` `countCertificateIssued`, `countFailedValidations`),
+//! replayed from the history: token buckets (GCRA, [`gcra`]), not sliding windows.
+//!
+//! - A **new order** is checked against: new orders per account (300 / 3 h; renewals
+//!   exempt), failed authorizations per identifier per account (5 / h), new certificates per
+//!   registered domain (50 / 7 d; renewals exempt) and per exact set (5 / 7 d). Only if all
+//!   allow it is the new-orders bucket spent; a denied order costs nothing. An order that
+//!   `replaces` a certificate (ARI) skips every limit. An identifier the CA paused is refused.
+//! - An **issued certificate** spends the exact set and, unless it is a renewal, each
+//!   registered domain — each only if it still has room.
+//! - A **failed authorization** spends the identifier's failed-authorization bucket, and its
+//!   pausing bucket (3 600 failures, one back a day): when that one is empty, the CA pauses
+//!   the identifier for the account.
+//! - A **renewal** is an exact set issued in the last 120 days.
+
+mod gcra;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use gcra::{Bucket, Rate};
+
+/// Where an event happened: cluster, namespace, and the Certificate (or Challenge).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Origin {
+    pub cluster: String,
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+}
+
+/// An issued certificate, from a CertificateRequest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issuance {
+    /// The ACME directory URL.
+    pub server: String,
+    pub names: Vec<String>,
+    pub at: DateTime<Utc>,
+    pub origin: Origin,
+}
+
+/// A failed authorization, from an invalid Challenge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedAuthorization {
+    pub server: String,
+    /// The ACME account (the issuer that made the request).
+    pub account: String,
+    pub name: String,
+    pub at: DateTime<Utc>,
+    pub origin: Origin,
+}
+
+/// A new order sent to the CA, from an Order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOrder {
+    pub server: String,
+    pub account: String,
+    pub names: Vec<String>,
+    pub at: DateTime<Utc>,
+    /// `spec.replaces` (ARI): exempt from every limit.
+    pub replaces: bool,
+    pub origin: Origin,
+}
+
+/// What the budgets are computed from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct History {
+    pub orders: Vec<NewOrder>,
+    pub issuances: Vec<Issuance>,
+    pub failures: Vec<FailedAuthorization>,
+}
+
+/// Which limit a budget is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    RegisteredDomain,
+    ExactSet,
+    FailedAuthorizations,
+    NewOrders,
+    /// The identifier is paused for the account (not a count: used = capacity = 1).
+    Paused,
+}
+
+impl Limit {
+    /// The limit in words.
+    pub fn description(self) -> &'static str {
+        match self {
+            Limit::RegisteredDomain => "new certificates per registered domain (50 / 7 days)",
+            Limit::ExactSet => "certificates per exact set of names (5 / 7 days)",
+            Limit::FailedAuthorizations => "failed authorizations per name per account (5 / hour)",
+            Limit::NewOrders => "new orders per account (300 / 3 hours)",
+            Limit::Paused => "name paused by Let's Encrypt for the account",
+        }
+    }
+}
+
+/// Whether a directory URL is Let's Encrypt staging (much higher limits).
+fn staging(server: &str) -> bool {
+    server.contains("acme-staging")
+}
+
+/// Boulder's production defaults (letsencrypt.org/docs/rate-limits) and staging's.
+fn rate(server: &str, limit: Limit) -> Rate {
+    let r = |count: i64, period: Duration| Rate {
+        count,
+        burst: count,
+        period,
+    };
+    let (week, hour) = (Duration::days(7), Duration::hours(1));
+    match (staging(server), limit) {
+        (false, Limit::RegisteredDomain) => r(50, week),
+        (false, Limit::ExactSet) => r(5, week),
+        (false, Limit::FailedAuthorizations) => r(5, hour),
+        (false, Limit::NewOrders) => r(300, Duration::hours(3)),
+        (true, Limit::RegisteredDomain | Limit::ExactSet) => r(30_000, week),
+        (true, Limit::FailedAuthorizations) => r(200, hour),
+        (true, Limit::NewOrders) => r(1_500, Duration::hours(3)),
+        // FailedAuthorizationsForPausingPerDomainPerAccount: room for 3 600 failures, one
+        // back a day (Boulder's configured values).
+        (_, Limit::Paused) => Rate {
+            count: 1,
+            burst: 3_600,
+            period: Duration::days(1),
+        },
+    }
+}
+
+/// The registered domain of a name by the Public Suffix List.
+pub fn registered_domain(name: &str) -> String {
+    let n = name
+        .trim_start_matches("*.")
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    psl::domain_str(&n).map(str::to_string).unwrap_or(n)
+}
+
+/// The ACME account an issuer uses, as budgets name it: cert-manager keeps one account per
+/// Issuer or ClusterIssuer (its `privateKeySecretRef`).
+pub fn account(cluster: &str, namespace: &str, issuer_kind: &str, issuer_name: &str) -> String {
+    if issuer_kind == "ClusterIssuer" {
+        format!("ClusterIssuer {issuer_name} ({cluster})")
+    } else {
+        format!("Issuer {issuer_name} ({cluster}/{namespace})")
+    }
+}
+
+/// An exact set of names as its budget's key: lowercase, sorted, de-duplicated, joined.
+pub fn set_key(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| n.to_ascii_lowercase())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn domains(names: &[String]) -> BTreeSet<String> {
+    names.iter().map(|n| registered_domain(n)).collect()
+}
+
+/// One budget: how much of a limit is used now.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Budget {
+    pub server: String,
+    pub limit: Limit,
+    /// The registered domain, the exact set (comma-joined), the name, or the account.
+    pub key: String,
+    /// The ACME account, for the per-account limits.
+    pub account: Option<String>,
+    pub used: u32,
+    pub capacity: u32,
+    /// `used / capacity`, 0.0–1.0.
+    pub ratio: f64,
+    /// When one more becomes available (the bucket's next token).
+    pub frees_at: Option<DateTime<Utc>>,
+    /// The object of the most recent counted event.
+    pub latest: Option<Origin>,
+}
+
+/// A bucket's identity: server, limit, key, account.
+type Key = (String, Limit, String, Option<String>);
+
+/// The replay's state.
+#[derive(Default)]
+struct Replay {
+    buckets: BTreeMap<Key, (Option<Bucket>, Origin)>,
+    /// When each exact set was issued, per server.
+    issued: BTreeMap<(String, String), Vec<DateTime<Utc>>>,
+    paused: BTreeMap<(String, String, String), Origin>,
+}
+
+impl Replay {
+    fn renewal(&self, server: &str, names: &[String], at: DateTime<Utc>) -> bool {
+        self.issued
+            .get(&(server.to_string(), set_key(names)))
+            .is_some_and(|ts| {
+                ts.iter()
+                    .any(|t| *t <= at && at - *t <= Duration::days(120))
+            })
+    }
+
+    fn allows(&self, key: &Key, at: DateTime<Utc>) -> bool {
+        let bucket = self.buckets.get(key).and_then(|(b, _)| b.as_ref());
+        Bucket::allows(bucket, rate(&key.0, key.1), at)
+    }
+
+    fn spend(&mut self, key: Key, at: DateTime<Utc>, origin: &Origin) -> bool {
+        let r = rate(&key.0, key.1);
+        let entry = self.buckets.entry(key).or_insert((None, origin.clone()));
+        let spent = Bucket::spend(&mut entry.0, r, at);
+        if spent {
+            entry.1 = origin.clone();
+        }
+        spent
+    }
+
+    fn order(&mut self, o: &NewOrder) {
+        let names: Vec<String> = o.names.iter().map(|n| n.to_ascii_lowercase()).collect();
+        if names.iter().any(|n| {
+            self.paused
+                .contains_key(&(o.server.clone(), o.account.clone(), n.clone()))
+        }) || o.replaces
+        {
+            return;
+        }
+        let renewal = self.renewal(&o.server, &names, o.at);
+        let orders: Key = (
+            o.server.clone(),
+            Limit::NewOrders,
+            o.account.clone(),
+            Some(o.account.clone()),
+        );
+        let mut checks: Vec<Key> = names
+            .iter()
+            .map(|n| {
+                (
+                    o.server.clone(),
+                    Limit::FailedAuthorizations,
+                    n.clone(),
+                    Some(o.account.clone()),
+                )
+            })
+            .collect();
+        checks.push((o.server.clone(), Limit::ExactSet, set_key(&names), None));
+        if !renewal {
+            checks.push(orders.clone());
+            checks.extend(
+                domains(&names)
+                    .into_iter()
+                    .map(|d| (o.server.clone(), Limit::RegisteredDomain, d, None)),
+            );
+        }
+        if checks.iter().all(|k| self.allows(k, o.at)) && !renewal {
+            self.spend(orders, o.at, &o.origin);
+        }
+    }
+
+    fn issuance(&mut self, i: &Issuance) {
+        let renewal = self.renewal(&i.server, &i.names, i.at);
+        if !renewal {
+            for d in domains(&i.names) {
+                self.spend(
+                    (i.server.clone(), Limit::RegisteredDomain, d, None),
+                    i.at,
+                    &i.origin,
+                );
+            }
+        }
+        self.spend(
+            (i.server.clone(), Limit::ExactSet, set_key(&i.names), None),
+            i.at,
+            &i.origin,
+        );
+        self.issued
+            .entry((i.server.clone(), set_key(&i.names)))
+            .or_default()
+            .push(i.at);
+    }
+
+    fn failure(&mut self, f: &FailedAuthorization) {
+        let name = f.name.to_ascii_lowercase();
+        let account = Some(f.account.clone());
+        self.spend(
+            (
+                f.server.clone(),
+                Limit::FailedAuthorizations,
+                name.clone(),
+                account.clone(),
+            ),
+            f.at,
+            &f.origin,
+        );
+        let pausing: Key = (f.server.clone(), Limit::Paused, name.clone(), account);
+        if !self.spend(pausing, f.at, &f.origin) {
+            self.paused.insert(
+                (f.server.clone(), f.account.clone(), name),
+                f.origin.clone(),
+            );
+        }
+    }
+}
+
+/// Every budget in use at `now` (and every paused name), fullest first. Events after `now`
+/// are ignored.
+pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
+    enum Event<'h> {
+        Order(&'h NewOrder),
+        Failure(&'h FailedAuthorization),
+        Issuance(&'h Issuance),
+    }
+    let mut events: Vec<(DateTime<Utc>, u8, Event<'_>)> = Vec::new();
+    events.extend(history.orders.iter().map(|o| (o.at, 0, Event::Order(o))));
+    events.extend(
+        history
+            .failures
+            .iter()
+            .map(|f| (f.at, 1, Event::Failure(f))),
+    );
+    events.extend(
+        history
+            .issuances
+            .iter()
+            .map(|i| (i.at, 2, Event::Issuance(i))),
+    );
+    events.retain(|(at, _, _)| *at <= now);
+    events.sort_by_key(|(at, rank, _)| (*at, *rank));
+    let mut replay = Replay::default();
+    for (_, _, e) in &events {
+        match e {
+            Event::Order(o) => replay.order(o),
+            Event::Failure(f) => replay.failure(f),
+            Event::Issuance(i) => replay.issuance(i),
+        }
+    }
+    let mut out: Vec<Budget> = Vec::new();
+    for ((server, limit, key, account), (bucket, origin)) in &replay.buckets {
+        if *limit == Limit::Paused {
+            continue;
+        }
+        let r = rate(server, *limit);
+        let left = Bucket::remaining(bucket.as_ref(), r, now);
+        let used = u32::try_from(r.burst - left).unwrap_or(u32::MAX);
+        if used == 0 {
+            continue;
+        }
+        let capacity = u32::try_from(r.burst).unwrap_or(u32::MAX);
+        out.push(Budget {
+            server: server.clone(),
+            limit: *limit,
+            key: key.clone(),
+            account: account.clone(),
+            used,
+            capacity,
+            ratio: f64::from(used) / f64::from(capacity),
+            frees_at: Bucket::next_token(bucket.as_ref(), r, now),
+            latest: Some(origin.clone()),
+        });
+    }
+    for ((server, account, name), origin) in &replay.paused {
+        out.push(Budget {
+            server: server.clone(),
+            limit: Limit::Paused,
+            key: name.clone(),
+            account: Some(account.clone()),
+            used: 1,
+            capacity: 1,
+            ratio: 1.0,
+            frees_at: None,
+            latest: Some(origin.clone()),
+        });
+    }
+    out.sort_by(|a, b| b.ratio.total_cmp(&a.ratio).then(a.key.cmp(&b.key)));
+    out
+}
+
+/// The findings of the budgets: `acme.rate-limit-budget` (registered domain, exact set,
+/// failed authorizations) and `acme.orders-budget` (new orders per account) at 80 % and
+/// 100 %; `acme.paused` for a name the history shows paused.
+pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Finding> {
+    use crate::model::{Finding, Severity};
+    budgets
+        .iter()
+        .filter(|b| b.ratio >= 0.8)
+        .filter_map(|b| {
+            let origin = b.latest.clone()?;
+            let account = b.account.as_deref().unwrap_or("its account");
+            let what = match b.limit {
+                Limit::RegisteredDomain => format!("new certificates for registered domain {}", b.key),
+                Limit::ExactSet => format!("certificates for the exact set {}", b.key),
+                Limit::FailedAuthorizations => format!("failed authorizations for {} by {account}", b.key),
+                Limit::NewOrders => format!("new orders by {account}"),
+                Limit::Paused => format!("{} for {account}", b.key),
+            };
+            let frees = b.frees_at.map(|t| format!(" One more becomes available at {} (in {} min).", t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true), (t - now).num_minutes().max(0))).unwrap_or_default();
+            let (rule, title, message, remediation): (&'static str, String, String, &str) = match b.limit {
+                Limit::Paused => (
+                    "acme.paused",
+                    format!("Let's Encrypt likely paused {what}"),
+                    format!("The history shows so many failed validations of {} by {account} that Let's Encrypt pauses the name for that account: every new order for it is refused with \"Your account is temporarily prevented from requesting certificates…\" until someone unpauses it.", b.key),
+                    "Fix the failing challenge first, then unpause the name at the URL in the Order's error (Let's Encrypt's self-service portal), then restart the issuance.",
+                ),
+                Limit::NewOrders => (
+                    "acme.orders-budget",
+                    format!("{}/{} {what} used", b.used, b.capacity),
+                    format!("Let's Encrypt ({}) allows {} new orders per account in 3 hours (renewals exempt); {} are used.{frees}", b.server, b.capacity, b.used),
+                    "Find what creates orders in a loop (a Certificate recreated, a failing challenge retried, bulk issuance) and stop it; spread bulk issuance over time.",
+                ),
+                _ => (
+                    "acme.rate-limit-budget",
+                    format!("{}/{} {what} used", b.used, b.capacity),
+                    format!("Let's Encrypt ({}) allows {}; {} are used.{frees}", b.server, b.limit.description(), b.used),
+                    "Avoid renewing or recreating certificates for these names until capacity frees up; fix failing challenges before retrying; combine names into fewer certificates.",
+                ),
+            };
+            Some(Finding {
+                rule,
+                severity: if b.used >= b.capacity { Severity::Critical } else { Severity::Warning },
+                cluster: origin.cluster.into(),
+                namespace: origin.namespace.into(),
+                kind: origin.kind.into(),
+                name: origin.name.into(),
+                title: title.into(),
+                message: message.into(),
+                remediation: remediation.into(),
+                since: None,
+            })
+        })
+        .collect()
+}
+
+/// What one more issuance would do to a budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Impact {
+    pub server: String,
+    pub limit: Limit,
+    pub key: String,
+    pub used: u32,
+    pub capacity: u32,
+    /// `used` after the planned issuances.
+    pub after: u32,
+    /// Let's Encrypt would refuse at least one of them.
+    pub exceeds: bool,
+    /// When one more becomes available.
+    pub frees_at: Option<DateTime<Utc>>,
+}
+
+/// A planned issuance: its ACME server, its ACME account when known, its names, and
+/// whether it is a renewal (that exact set issued in the last 120 days).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub server: String,
+    pub account: Option<String>,
+    pub names: Vec<String>,
+    pub renewal: bool,
+}
+
+/// The budgets that `planned` issuances touch, with what they leave: each costs one of its
+/// exact set, and (unless a renewal) one per registered domain and one new order of its
+/// account; the failed-authorization budget of each name is checked (a name without room is
+/// refused), and a paused name is refused. Sorted: refused first, then fullest.
+pub fn impact(budgets: &[Budget], planned: &[Planned]) -> Vec<Impact> {
+    let mut adds: BTreeMap<(String, Limit, String, Option<String>), u32> = BTreeMap::new();
+    for p in planned.iter().filter(|p| !p.names.is_empty()) {
+        *adds
+            .entry((p.server.clone(), Limit::ExactSet, set_key(&p.names), None))
+            .or_default() += 1;
+        if !p.renewal {
+            for d in domains(&p.names) {
+                *adds
+                    .entry((p.server.clone(), Limit::RegisteredDomain, d, None))
+                    .or_default() += 1;
+            }
+            if let Some(a) = &p.account {
+                *adds
+                    .entry((
+                        p.server.clone(),
+                        Limit::NewOrders,
+                        a.clone(),
+                        Some(a.clone()),
+                    ))
+                    .or_default() += 1;
+            }
+        }
+        if let Some(a) = &p.account {
+            for n in &p.names {
+                for limit in [Limit::FailedAuthorizations, Limit::Paused] {
+                    adds.entry((
+                        p.server.clone(),
+                        limit,
+                        n.to_ascii_lowercase(),
+                        Some(a.clone()),
+                    ))
+                    .or_default();
+                }
+            }
+        }
+    }
+    let mut out: Vec<Impact> = adds
+        .into_iter()
+        .filter_map(|((server, limit, key, account), n)| {
+            let current = budgets.iter().find(|b| {
+                b.server == server && b.limit == limit && b.key == key && b.account == account
+            });
+            // Checked, not spent: shown only when it already blocks or nearly does.
+            if n == 0 && current.is_none_or(|b| b.ratio < 0.8) {
+                return None;
+            }
+            let used = current.map_or(0, |b| b.used);
+            let capacity = current.map_or_else(
+                || u32::try_from(rate(&server, limit).burst).unwrap_or(u32::MAX),
+                |b| b.capacity,
+            );
+            Some(Impact {
+                after: used + n,
+                exceeds: if n == 0 {
+                    used >= capacity
+                } else {
+                    used + n > capacity
+                },
+                frees_at: current.and_then(|b| b.frees_at),
+                server,
+                limit,
+                key,
+                used,
+                capacity,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.exceeds, f64::from(b.after) / f64::from(b.capacity))
+            .partial_cmp(&(a.exceeds, f64::from(a.after) / f64::from(a.capacity)))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,324 @@
+//! Budgets replayed as Boulder counts: buckets that refill, renewals within 120 days, ARI,
+//! per-account limits, paused names.
+
+use super::*;
+use chrono::TimeZone;
+
+const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
+const STAGING: &str = "https://acme-staging-v02.api.letsencrypt.org/directory";
+const ACCOUNT: &str = "ClusterIssuer letsencrypt-prod (zrh)";
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 6, 8, 12, 0, 0).unwrap()
+}
+
+fn origin(name: &str) -> Origin {
+    Origin {
+        cluster: "zrh".into(),
+        namespace: "acme".into(),
+        kind: "Certificate".into(),
+        name: name.into(),
+    }
+}
+
+fn issued(server: &str, names: &[&str], ago: Duration) -> Issuance {
+    Issuance {
+        server: server.into(),
+        names: names.iter().map(|s| s.to_string()).collect(),
+        at: now() - ago,
+        origin: origin("full-tls"),
+    }
+}
+
+fn ordered(names: &[&str], ago: Duration, replaces: bool) -> NewOrder {
+    NewOrder {
+        server: PROD.into(),
+        account: ACCOUNT.into(),
+        names: names.iter().map(|s| s.to_string()).collect(),
+        at: now() - ago,
+        replaces,
+        origin: origin("full-tls"),
+    }
+}
+
+fn failed(account: &str, name: &str, ago: Duration) -> FailedAuthorization {
+    FailedAuthorization {
+        server: PROD.into(),
+        account: account.into(),
+        name: name.into(),
+        at: now() - ago,
+        origin: origin("shop-tls-1-2-3"),
+    }
+}
+
+fn find<'a>(b: &'a [Budget], limit: Limit, key: &str) -> Option<&'a Budget> {
+    b.iter()
+        .find(|x| x.limit == limit && x.key == key && x.server == PROD)
+}
+
+#[test]
+fn an_exact_set_refills_one_certificate_every_33_6_hours() {
+    let history = History {
+        issuances: (0..5)
+            .map(|m| issued(PROD, &["full.example.com"], Duration::minutes(50 - m * 10)))
+            .collect(),
+        ..Default::default()
+    };
+    let b = compute(&history, now());
+    let set = find(&b, Limit::ExactSet, "full.example.com").unwrap();
+    assert_eq!((set.used, set.capacity), (5, 5));
+    // The bucket's TAT is 5 intervals after the first spend (50 min ago); the first token
+    // comes back one interval after the TAT minus the burst: 50 min ago + 33.6 h.
+    assert_eq!(
+        set.frees_at,
+        Some(now() - Duration::minutes(50) + Duration::minutes(2016))
+    );
+    // Not a sliding window: two days later two of the five are back.
+    let later = compute(&history, now() + Duration::days(2));
+    assert_eq!(
+        find(&later, Limit::ExactSet, "full.example.com")
+            .unwrap()
+            .used,
+        4
+    );
+}
+
+#[test]
+fn a_renewal_is_an_exact_set_issued_in_the_last_120_days() {
+    let history = History {
+        issuances: vec![
+            issued(PROD, &["old.example.co.uk"], Duration::days(130)),
+            issued(PROD, &["old.example.co.uk"], Duration::hours(1)), // new again: 130 > 120 days
+            issued(PROD, &["kept.example.co.uk"], Duration::days(100)),
+            issued(PROD, &["kept.example.co.uk"], Duration::hours(1)), // renewal: no domain slot
+            // Staging gets one back every 20 s: seen only right after.
+            issued(STAGING, &["old.example.co.uk"], Duration::seconds(1)),
+        ],
+        ..Default::default()
+    };
+    let b = compute(&history, now());
+    let domain = find(&b, Limit::RegisteredDomain, "example.co.uk").unwrap();
+    assert_eq!((domain.used, domain.capacity), (1, 50), "{b:#?}");
+    let staging = b
+        .iter()
+        .find(|x| x.server == STAGING && x.limit == Limit::RegisteredDomain)
+        .unwrap();
+    assert_eq!((staging.used, staging.capacity), (1, 30_000));
+}
+
+#[test]
+fn new_orders_per_account_spend_only_when_the_whole_order_is_allowed() {
+    // Five issued: the sixth order for the set is refused and costs no new order.
+    let mut history = History {
+        issuances: (0..5)
+            .map(|m| issued(PROD, &["full.example.com"], Duration::minutes(30 - m)))
+            .collect(),
+        ..Default::default()
+    };
+    // (One new order comes back every 36 s: these are seconds old.)
+    history
+        .orders
+        .push(ordered(&["full.example.com"], Duration::seconds(20), false));
+    history.orders.push(ordered(
+        &["other.example.com"],
+        Duration::seconds(20),
+        false,
+    ));
+    // An ARI replacement skips every limit; a renewal is exempt from new orders.
+    history
+        .orders
+        .push(ordered(&["third.example.com"], Duration::seconds(10), true));
+    let b = compute(&history, now());
+    let orders = b.iter().find(|x| x.limit == Limit::NewOrders).unwrap();
+    assert_eq!(
+        (orders.used, orders.capacity),
+        (1, 300),
+        "only other.example.com's order"
+    );
+    assert_eq!(orders.key, ACCOUNT);
+}
+
+#[test]
+fn failed_authorizations_count_per_name_per_account() {
+    let history = History {
+        failures: vec![
+            failed(ACCOUNT, "Shop.Example.com", Duration::minutes(5)),
+            failed(ACCOUNT, "shop.example.com", Duration::minutes(4)),
+            failed(ACCOUNT, "shop.example.com", Duration::minutes(3)),
+            failed(
+                "Issuer other (zrh/acme)",
+                "shop.example.com",
+                Duration::minutes(3),
+            ),
+        ],
+        ..Default::default()
+    };
+    let b = compute(&history, now());
+    let mine: Vec<&Budget> = b
+        .iter()
+        .filter(|x| x.limit == Limit::FailedAuthorizations)
+        .collect();
+    assert_eq!(mine.len(), 2, "one bucket per account");
+    let a = mine
+        .iter()
+        .find(|x| x.account.as_deref() == Some(ACCOUNT))
+        .unwrap();
+    // One back every 12 minutes: none back yet after 5 minutes.
+    assert_eq!((a.used, a.capacity), (3, 5));
+    // TAT = 5 min ago + 3 × 12 min; the first token back: TAT − 5 × 12 min + 3 × 12 min.
+    assert_eq!(
+        a.frees_at,
+        Some(now() - Duration::minutes(5) + Duration::minutes(12))
+    );
+    assert!(a.frees_at.unwrap() > now() && a.frees_at.unwrap() <= now() + Duration::minutes(12));
+}
+
+#[test]
+fn a_name_that_keeps_failing_for_days_is_paused() {
+    // 3 601 failures within a day: the pausing bucket (3 600, one back a day) runs out.
+    let failures: Vec<FailedAuthorization> = (0..3_601)
+        .map(|i| {
+            failed(
+                ACCOUNT,
+                "zombie.example.com",
+                Duration::seconds(20_000 - i * 5),
+            )
+        })
+        .collect();
+    let b = compute(
+        &History {
+            failures,
+            ..Default::default()
+        },
+        now(),
+    );
+    let paused = b.iter().find(|x| x.limit == Limit::Paused).unwrap();
+    assert_eq!(paused.key, "zombie.example.com");
+    let f = findings(&b, now());
+    assert!(f.iter().any(|f| f.rule == "acme.paused"), "{f:#?}");
+    // An order for it is refused by the pause: it costs no new order.
+    let mut history = History {
+        failures: (0..3_601)
+            .map(|i| {
+                failed(
+                    ACCOUNT,
+                    "zombie.example.com",
+                    Duration::seconds(20_000 - i * 5),
+                )
+            })
+            .collect(),
+        ..Default::default()
+    };
+    history.orders.push(ordered(
+        &["zombie.example.com"],
+        Duration::seconds(1),
+        false,
+    ));
+    assert!(compute(&history, now())
+        .iter()
+        .all(|x| x.limit != Limit::NewOrders));
+}
+
+#[test]
+fn budget_findings_warn_at_80_percent_and_are_critical_when_full() {
+    let four = History {
+        issuances: (0..4)
+            .map(|m| issued(PROD, &["full.example.com"], Duration::minutes(m)))
+            .collect(),
+        ..Default::default()
+    };
+    let f = findings(&compute(&four, now()), now());
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        (f[0].rule, f[0].severity.label(), &*f[0].name),
+        ("acme.rate-limit-budget", "warning", "full-tls")
+    );
+    let mut five = four.clone();
+    five.issuances
+        .push(issued(PROD, &["full.example.com"], Duration::minutes(5)));
+    assert_eq!(
+        findings(&compute(&five, now()), now())[0].severity.label(),
+        "critical"
+    );
+    let orders = History {
+        orders: (0..250)
+            .map(|i| {
+                ordered(
+                    &[&format!("h{i}.example.com")],
+                    Duration::seconds(300 - i),
+                    false,
+                )
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let f = findings(&compute(&orders, now()), now());
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "acme.orders-budget" && f.severity.label() == "warning"),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn a_renew_costs_one_of_the_exact_set_and_a_name_without_failures_left_is_refused() {
+    let history = History {
+        issuances: (1..=4)
+            .map(|h| issued(PROD, &["shop.example.co.uk"], Duration::minutes(h)))
+            .collect(),
+        failures: (1..=5)
+            .map(|m| failed(ACCOUNT, "blocked.example.co.uk", Duration::minutes(m)))
+            .collect(),
+        ..Default::default()
+    };
+    let budgets = compute(&history, now());
+    let renew = Planned {
+        server: PROD.into(),
+        account: Some(ACCOUNT.into()),
+        names: vec!["shop.example.co.uk".into()],
+        renewal: true,
+    };
+    let i = impact(&budgets, std::slice::from_ref(&renew));
+    assert_eq!(
+        i.len(),
+        1,
+        "a renewal is exempt from the domain and new-order limits"
+    );
+    assert_eq!(
+        (i[0].limit, i[0].used, i[0].after, i[0].exceeds),
+        (Limit::ExactSet, 4, 5, false)
+    );
+    assert!(
+        impact(&budgets, &[renew.clone(), renew])[0].exceeds,
+        "the sixth is refused"
+    );
+    let new = impact(
+        &budgets,
+        &[Planned {
+            server: PROD.into(),
+            account: Some(ACCOUNT.into()),
+            names: vec!["a.example.co.uk".into(), "blocked.example.co.uk".into()],
+            renewal: false,
+        }],
+    );
+    let blocked = new
+        .iter()
+        .find(|i| i.limit == Limit::FailedAuthorizations)
+        .unwrap();
+    assert!(blocked.exceeds && blocked.after == 5, "{new:#?}");
+    assert_eq!(new[0].limit, Limit::FailedAuthorizations, "refusals first");
+    let domain = new
+        .iter()
+        .find(|i| i.limit == Limit::RegisteredDomain)
+        .unwrap();
+    // shop.example.co.uk took one slot (its later issuances were renewals); the two new
+    // names take one more between them.
+    assert_eq!(
+        (domain.key.as_str(), domain.used, domain.after),
+        ("example.co.uk", 1, 2),
+        "one slot per domain"
+    );
+    assert!(new
+        .iter()
+        .any(|i| i.limit == Limit::NewOrders && i.after == 1));
+}

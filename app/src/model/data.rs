@@ -60,6 +60,8 @@ pub struct ClusterOverrides {
     pub proxy_protocol: Option<bool>,
     /// Production clusters get `cert.staging-issuer`.
     pub production: bool,
+    /// The Tailscale tailnet (`<name>.ts.net`) of its Tailscale Ingresses, when configured.
+    pub tailnet: Option<String>,
 }
 
 impl Default for ClusterOverrides {
@@ -68,6 +70,7 @@ impl Default for ClusterOverrides {
             enforce_https: None,
             proxy_protocol: None,
             production: true,
+            tailnet: None,
         }
     }
 }

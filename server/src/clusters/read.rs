@@ -58,14 +58,12 @@ impl FleetReader for Registry {
                     .cloned(),
             );
         }
-        out.extend(
-            lookout_app::model::budget::findings(&self.fleet_budgets(), (self.now)())
-                .into_iter()
-                .filter(|f| {
-                    Visibility::of(scope, &f.cluster)
-                        .is_some_and(|v| lists::finding_selected(&v, q, f))
-                }),
-        );
+        let fleet = lookout_app::model::budget::findings(&self.fleet_budgets(), (self.now)())
+            .into_iter()
+            .chain(self.tailnet_findings());
+        out.extend(fleet.filter(|f| {
+            Visibility::of(scope, &f.cluster).is_some_and(|v| lists::finding_selected(&v, q, f))
+        }));
         lookout_app::model::read::sort::findings(&mut out, q.sort);
         out
     }

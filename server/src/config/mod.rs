@@ -151,6 +151,9 @@ pub struct ClusterConfig {
     /// Production clusters get `cert.staging-issuer` findings.
     #[serde(default = "yes")]
     pub production: bool,
+    /// The Tailscale tailnet its Tailscale Ingresses get names in (`example-tailnet.ts.net`):
+    /// its Let's Encrypt budget is shared with every cluster and device of the tailnet.
+    pub tailnet: Option<String>,
 }
 
 fn yes() -> bool {
@@ -168,6 +171,7 @@ impl ClusterConfig {
             enforce_https: None,
             proxy_protocol: None,
             production: true,
+            tailnet: None,
         }
     }
 
@@ -177,6 +181,10 @@ impl ClusterConfig {
             enforce_https: self.enforce_https,
             proxy_protocol: self.proxy_protocol,
             production: self.production,
+            tailnet: self
+                .tailnet
+                .as_deref()
+                .map(|t| t.trim_end_matches('.').to_ascii_lowercase()),
         }
     }
 }

@@ -492,3 +492,25 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn a_tailnet_must_be_a_ts_net_name() {
+    let err = Config::parse(
+        "[[clusters]]\nname = \"a\"\nin_cluster = true\ntailnet = \"example.com\"\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        err.0.iter().any(|p| p.key == "clusters[0].tailnet"),
+        "{err:?}"
+    );
+    let ok = Config::parse(
+        "[[clusters]]\nname = \"a\"\nin_cluster = true\ntailnet = \"Example-Tailnet.ts.net.\"\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        ok.clusters[0].overrides().tailnet.as_deref(),
+        Some("example-tailnet.ts.net")
+    );
+}

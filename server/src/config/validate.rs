@@ -55,6 +55,16 @@ impl Config {
             {
                 out.push(problem(key("name"), format!("{:?} must be non-empty and use only letters, digits, '-', '_' and '.' (it is part of URLs)", c.name)));
             }
+            if let Some(t) = &c.tailnet {
+                let t = t.trim_end_matches('.');
+                let label = t.strip_suffix(".ts.net").unwrap_or_default();
+                if label.is_empty() || label.contains('.') {
+                    out.push(problem(
+                        key("tailnet"),
+                        format!("{t:?} is not a tailnet name like example-tailnet.ts.net"),
+                    ));
+                }
+            }
             if seen.contains(&&c.name) {
                 out.push(problem(
                     key("name"),

@@ -98,14 +98,49 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 "Put acme.cert-manager.io/http01-override-ingress-name: <ingress name> (and cert-manager.io/issue-temporary-certificate: \"true\") on the Certificate, or delete the Certificate so ingress-shim recreates it with them.",
                 None,
             ),
-            AnnotationStatus::NotRequested | AnnotationStatus::Set { .. } => {}
+            AnnotationStatus::Set { .. } => {
+                // Set and on the Certificate — but a challenge made before still has the
+                // solver it was created with (cert-manager fixes it at creation): it keeps
+                // failing until its request is replaced.
+                let stale: Vec<(String, String)> = ctx
+                    .idx
+                    .certificates_of(ing)
+                    .into_iter()
+                    .flat_map(|c| ctx.idx.challenges_under(c).into_iter().map(move |ch| (c, ch)))
+                    .filter(|(_, ch)| {
+                        ch.challenge_type.eq_ignore_ascii_case("HTTP-01")
+                            && !matches!(&*ch.state, "valid")
+                            && ch.in_place_ingress.as_deref() != Some(&*ing.name)
+                            && challenge_failing(ch, now, ctx.t)
+                    })
+                    .map(|(c, ch)| (c.name.to_string(), ch.name.to_string()))
+                    .collect();
+                if !stale.is_empty() {
+                    let (certs, challenges): (Vec<String>, Vec<String>) = stale.into_iter().unzip();
+                    ctx.push(
+                        "ingress.edit-in-place-not-effective",
+                        Severity::Critical,
+                        about(),
+                        format!("Edit-in-place is set, but failing challenge {} still uses a separate solver", challenges.join(", ")),
+                        format!(
+                            "The Ingress and Certificate {} carry edit-in-place, but Challenge {} was created before: its spec.solver names no Ingress to edit in place, and cert-manager never changes a Challenge's solver. It keeps failing until its CertificateRequest is replaced.",
+                            certs.join(", "),
+                            challenges.join(", ")
+                        ),
+                        "Restart the issuance: delete the in-flight CertificateRequest (\"Restart issuance\" on the Certificate's page); cert-manager makes a new one, and its challenge is solved in place. Renew is refused while Issuing=True.",
+                        None,
+                    );
+                }
+            }
+            AnnotationStatus::NotRequested => {}
         }
 
-        if ing.addresses.is_empty()
+        let tailscale = ing.class.as_deref() == Some("tailscale");
+        let addressless = ing.addresses.is_empty()
             && ing
                 .created
-                .is_some_and(|c| now - c > ctx.t.no_address_after)
-        {
+                .is_some_and(|c| now - c > ctx.t.no_address_after);
+        if addressless && !tailscale {
             ctx.push(
                 "ingress.no-address",
                 Severity::Warning,
@@ -113,6 +148,25 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 format!("Ingress {} has no load-balancer address", ing.name),
                 format!("status.loadBalancer.ingress is empty {} after creation (class {}).", ing.created.map(|c| span(now - c)).unwrap_or_default(), controller.class.as_deref().unwrap_or("none")),
                 "Check that the ingress controller handles this class and that its LoadBalancer Service got an address (LB IPAM pool, cloud quota).",
+                ing.created,
+            );
+        } else if addressless {
+            // The Tailscale operator publishes the hostname only once the certificate is
+            // issued (or port 80 is advertised): a missing one is a certificate problem, not a
+            // load balancer's.
+            let tailnet = facts
+                .overrides
+                .tailnet
+                .as_deref()
+                .map(|t| format!(" in tailnet {t}"))
+                .unwrap_or_default();
+            ctx.push(
+                "ingress.no-address",
+                Severity::Warning,
+                about(),
+                format!("Tailscale Ingress {} has no hostname yet", ing.name),
+                format!("The Tailscale operator publishes the Ingress's hostname only once its Let's Encrypt certificate is issued (or port 80 is advertised); {} after creation there is none{tailnet}. The usual cause is the tailnet's Let's Encrypt limit: 50 new certificates per 7 days for the whole tailnet, shared with other clusters and devices.", ing.created.map(|c| span(now - c)).unwrap_or_default()),
+                "Read the Tailscale proxy's logs for the certificate error; if the tailnet is rate limited, wait for the time it names and hold back new Tailscale Ingresses (tailscale.cert-budget shows the tailnet's week).",
                 ing.created,
             );
         }

@@ -193,3 +193,26 @@ fn real_texts_lead_to_edit_in_place_only_when_a_redirect_is_the_cause() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+#[test]
+fn a_challenge_made_before_the_fix_is_named_until_its_request_is_replaced() {
+    // Ingress and Certificate fixed, the challenge still the old one (no in-place solver).
+    let ing = shop().edit_in_place("true");
+    let w = failing(ing.clone(), NOT_FOUND, None);
+    let f: Vec<Finding> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == "ingress.edit-in-place-not-effective")
+        .collect();
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].severity, Severity::Critical);
+    assert!(f[0].title.contains("shop-tls-2-123-456"), "{}", f[0].title);
+    assert!(
+        f[0].remediation.contains("Restart issuance"),
+        "{}",
+        f[0].remediation
+    );
+    // The new challenge, solved in place: nothing to say.
+    let w = failing(ing, NOT_FOUND, Some("shop"));
+    assert!(w.fired("ingress.edit-in-place-not-effective").is_empty());
+}

@@ -326,3 +326,29 @@ fn edit_in_place_missing_explains_cilium_load_balancer_mode() {
     );
     assert!(f.message.contains("cilium#35347"), "{}", f.message);
 }
+
+#[test]
+fn a_tailscale_ingress_without_hostname_is_a_certificate_problem_not_a_load_balancer() {
+    let ing = IngressView::test("ts")
+        .class("tailscale")
+        .without_address(Duration::hours(1));
+    let mut w = World::new().ingress(ing);
+    w.facts.overrides.tailnet = Some("tail1234.ts.net".into());
+    let f: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == "ingress.no-address")
+        .collect();
+    assert_eq!(f.len(), 1);
+    assert!(f[0].title.contains("has no hostname yet"), "{}", f[0].title);
+    assert!(
+        f[0].message.contains("in tailnet tail1234.ts.net"),
+        "{}",
+        f[0].message
+    );
+    assert!(
+        !f[0].remediation.contains("LoadBalancer Service"),
+        "{}",
+        f[0].remediation
+    );
+}

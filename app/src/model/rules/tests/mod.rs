@@ -397,28 +397,64 @@ fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
 }
 
 #[test]
-fn tailscale_cert_budget_counts_new_hostnames_per_tailnet() {
+fn tailscale_cert_budget_counts_new_hostnames_per_tailnet_across_clusters() {
+    use super::tailscale::{findings, recent_ingresses};
     use crate::model::text::Text;
-    let mut w = World::new();
-    for i in 0..40 {
-        let mut ing = IngressView::test(&format!("ts-{i}")).class("tailscale");
-        ing.addresses = std::sync::Arc::from([Text::from(format!("app{i}.tail1234.ts.net"))]);
-        ing.created = super::fixtures::ago(Duration::days(2));
-        w = w.ingress(ing);
+    // A cluster with `n` named Tailscale Ingresses in tail1234 (and `waiting` without a
+    // hostname yet), created two days ago.
+    let cluster = |name: &str, n: usize, waiting: usize, tailnet: Option<&str>| {
+        let mut w = World::new();
+        w.facts.name = name.into();
+        w.facts.overrides.tailnet = tailnet.map(str::to_string);
+        for i in 0..n + waiting {
+            let mut ing = IngressView::test(&format!("{name}-ts-{i}")).class("tailscale");
+            ing.addresses = if i < n {
+                std::sync::Arc::from([Text::from(format!("{name}-{i}.tail1234.ts.net"))])
+            } else {
+                Default::default()
+            };
+            ing.created = super::fixtures::ago(Duration::days(2));
+            w = w.ingress(ing);
+        }
+        w
+    };
+    let now = super::fixtures::now();
+    let fleet = |worlds: &[&World]| {
+        let all: Vec<_> = worlds
+            .iter()
+            .flat_map(|w| recent_ingresses(&w.facts, &w.data, now))
+            .collect();
+        findings(&all)
+    };
+    // 25 + 20 in two clusters: one tailnet, one budget.
+    let (a, b) = (
+        cluster("zrh", 25, 0, None),
+        cluster("gva", 20, 3, Some("tail1234.ts.net")),
+    );
+    let f = fleet(&[&a, &b]);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].title
+            .contains("45 new Tailscale hostnames in tail1234.ts.net"),
+        "{}",
+        f[0].title
+    );
+    assert!(f[0].message.contains("in 2 cluster(s)"), "{}", f[0].message);
+    assert!(
+        f[0].message.contains("3 more are still without a hostname"),
+        "{}",
+        f[0].message
+    );
+    // Each cluster alone stays under the warning: the per-cluster rules never fire it.
+    assert!(fleet(&[&a]).is_empty());
+    assert!(a.fired("tailscale.cert-budget").is_empty());
+    // Older than a week: nothing.
+    let mut old = cluster("zrh", 45, 0, None);
+    let keys: Vec<_> = old.data.ingresses.keys().cloned().collect();
+    for k in keys {
+        let mut ing = (*old.data.ingresses[&k]).clone();
+        ing.created = super::fixtures::ago(Duration::days(8));
+        old.data.ingresses.insert(k, std::sync::Arc::new(ing));
     }
-    assert_eq!(w.fired("tailscale.cert-budget").len(), 1);
-    let f = w
-        .findings()
-        .into_iter()
-        .find(|f| f.rule == "tailscale.cert-budget")
-        .unwrap();
-    assert!(f.title.contains("tail1234.ts.net"), "{}", f.title);
-    // Older than a week, or fewer than 40: nothing.
-    let mut w = World::new();
-    for i in 0..39 {
-        let mut ing = IngressView::test(&format!("ts-{i}")).class("tailscale");
-        ing.addresses = std::sync::Arc::from([Text::from(format!("app{i}.tail1234.ts.net"))]);
-        w = w.ingress(ing);
-    }
-    assert!(w.fired("tailscale.cert-budget").is_empty());
+    assert!(fleet(&[&old]).is_empty());
 }

@@ -54,6 +54,9 @@ pub struct IngressView {
     /// Why ingress-shim cannot tell which issuer the annotations mean (it then makes no
     /// Certificate), in its own words; None when they are consistent.
     pub issuer_conflict: Option<Text>,
+    /// Why ingress-shim refuses a per-certificate annotation (duration, private key…), in its
+    /// words; None when it accepts them or the Ingress asks for no certificate.
+    pub shim_refusal: Option<Text>,
     /// The raw value of the edit-in-place annotation, if present.
     pub edit_in_place: Option<Text>,
     /// Field managers owning the edit-in-place annotation (from managedFields).
@@ -150,6 +153,11 @@ impl IngressView {
             tls,
             issuer: requested_issuer(meta, strings),
             issuer_conflict: issuer_conflict(meta).map(|e| strings.get(&e)),
+            shim_refusal: meta
+                .annotations
+                .as_ref()
+                .and_then(|a| super::shim::invalid_annotation(|k| a.get(k).map(String::as_str)))
+                .map(|e| strings.get(&e)),
             edit_in_place,
             lb_mode,
             labels,

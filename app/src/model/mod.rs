@@ -22,6 +22,7 @@ pub mod reasons;
 pub mod refs;
 pub mod rules;
 pub mod scope;
+pub mod shim;
 pub mod solvers;
 pub mod text;
 pub mod thresholds;

@@ -127,6 +127,44 @@ fn bad_config(api: &Api<'_>, ing: &Value, message: &str) {
     }
 }
 
+/// The Certificate spec fields an Ingress's per-certificate annotations set, or why
+/// ingress-shim refuses them (`pkg/controller/certificate-shim/helper.go`
+/// translateAnnotations: the whole Ingress then gets no Certificate and no event).
+fn certificate_spec_from_annotations(
+    ing: &Value,
+) -> Result<serde_json::Map<String, Value>, String> {
+    let get = |k: &str| s(ing, &format!("/metadata/annotations/cert-manager.io~1{k}"));
+    let mut spec = serde_json::Map::new();
+    for (key, field, minimum) in [
+        ("duration", "duration", chrono::Duration::hours(1)),
+        ("renew-before", "renewBefore", chrono::Duration::minutes(5)),
+    ] {
+        if let Some(v) = get(key) {
+            let d = super::issuance::go_duration(v)
+                .ok_or_else(|| format!("invalid ingress annotation \"cert-manager.io/{key}\": time: invalid duration {v:?}"))?;
+            if d < minimum {
+                return Err(format!(
+                    "invalid ingress annotation \"cert-manager.io/{key}\": {field} too short"
+                ));
+            }
+            spec.insert(field.into(), json!(v));
+        }
+    }
+    if let Some(v) = get("renew-before-percentage") {
+        let p: i32 = v.parse().map_err(|_| {
+            format!("invalid ingress annotation \"cert-manager.io/renew-before-percentage\": strconv.ParseInt: parsing {v:?}: invalid syntax")
+        })?;
+        spec.insert("renewBeforePercentage".into(), json!(p));
+    }
+    if let Some(v) = get("private-key-algorithm") {
+        if !["RSA", "ECDSA", "Ed25519"].contains(&v) {
+            return Err(format!("invalid ingress annotation \"cert-manager.io/private-key-algorithm\": invalid private key algorithm {v:?}"));
+        }
+        spec.insert("privateKey".into(), json!({"algorithm": v}));
+    }
+    Ok(spec)
+}
+
 pub(super) fn reconcile(api: &Api<'_>) {
     let certificates = api.list("cert-manager.io", "certificates");
     for ing in api.list("networking.k8s.io", "ingresses") {
@@ -144,6 +182,10 @@ pub(super) fn reconcile(api: &Api<'_>) {
             bad_config(api, &ing, &why);
             continue;
         }
+        let Ok(extra_spec) = certificate_spec_from_annotations(&ing) else {
+            // Refused without an event: cert-manager only logs it and retries.
+            continue;
+        };
         let ns = s(&ing, "/metadata/namespace").unwrap_or_default();
         let ing_name = s(&ing, "/metadata/name").unwrap_or_default();
         let uid = s(&ing, "/metadata/uid").unwrap_or_default();
@@ -177,11 +219,15 @@ pub(super) fn reconcile(api: &Api<'_>) {
                     if edit_in_place {
                         annotations = json!({"acme.cert-manager.io/http01-override-ingress-name": ing_name, "cert-manager.io/issue-temporary-certificate": "true"});
                     }
+                    let mut spec = json!({"secretName": secret, "dnsNames": hosts, "issuerRef": issuer, "usages": ["digital signature", "key encipherment"]});
+                    for (k, v) in &extra_spec {
+                        spec[k] = v.clone();
+                    }
                     let cert = json!({
                         "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
                         "metadata": {"name": secret, "namespace": ns, "annotations": annotations, "labels": ing.pointer("/metadata/labels").cloned().unwrap_or(json!({})),
                             "ownerReferences": [{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": ing_name, "uid": uid, "controller": true, "blockOwnerDeletion": true}]},
-                        "spec": {"secretName": secret, "dnsNames": hosts, "issuerRef": issuer, "usages": ["digital signature", "key encipherment"]},
+                        "spec": spec,
                     });
                     if api
                         .create("cert-manager.io", "certificates", Some(ns), cert, MANAGER)
@@ -265,6 +311,26 @@ mod tests {
             ))
         );
         assert_eq!(issuer_ref(&json!({"metadata": {}})), None);
+    }
+
+    #[test]
+    fn per_certificate_annotations_set_the_spec_or_refuse_the_ingress() {
+        let ing = |a: Value| json!({"metadata": {"annotations": a}});
+        let spec = certificate_spec_from_annotations(&ing(json!({"cert-manager.io/duration": "2160h", "cert-manager.io/renew-before-percentage": "25"}))).unwrap();
+        assert_eq!(spec["duration"], "2160h");
+        assert_eq!(spec["renewBeforePercentage"], 25);
+        let err =
+            certificate_spec_from_annotations(&ing(json!({"cert-manager.io/duration": "90d"})))
+                .unwrap_err();
+        assert!(err.contains("cert-manager.io/duration"), "{err}");
+        assert!(certificate_spec_from_annotations(&ing(
+            json!({"cert-manager.io/renew-before": "1m"})
+        ))
+        .is_err());
+        assert!(certificate_spec_from_annotations(&ing(
+            json!({"cert-manager.io/private-key-algorithm": "rsa"})
+        ))
+        .is_err());
     }
 
     #[test]

@@ -57,6 +57,7 @@ impl IngressView {
             tls: Box::default(),
             issuer: None,
             issuer_conflict: None,
+            shim_refusal: None,
             edit_in_place: None,
             edit_in_place_managers: Default::default(),
             force_https: None,

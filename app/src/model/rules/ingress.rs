@@ -329,8 +329,20 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
             Some(_) if without.is_empty() && !ing.tls.is_empty() => continue,
             Some(why) => (
                 "Its issuer annotations contradict each other: no Certificate is made".to_string(),
-                format!("ingress-shim refuses the annotations of Ingress {}/{} (Warning BadConfig: \"Could not determine issuer for ingress due to bad annotations: {why}\") and makes no Certificate, so {} get no certificate.", ing.namespace, ing.name, if without.is_empty() { "its hosts".to_string() } else { format!("Secret(s) {}", without.join(", ")) }),
+                format!("ingress-shim refuses the annotations of Ingress {}/{} (Warning BadConfig: \"Could not determine issuer for ingress due to bad annotations: {why}\") and makes no Certificate, so {} get no certificate.{}", ing.namespace, ing.name, if without.is_empty() { "its hosts".to_string() } else { format!("Secret(s) {}", without.join(", ")) }, bad_config_events(ctx, ing)),
                 "Keep one of cert-manager.io/cluster-issuer or cert-manager.io/issuer (issuer-kind and issuer-group go only with issuer), and give it a name.",
+            ),
+            None if ing.shim_refusal.is_some() && !without.is_empty() => (
+                "An annotation has a value ingress-shim refuses: no Certificate is made".to_string(),
+                format!(
+                    "ingress-shim stops at Ingress {}/{}: {}. It makes no Certificate for it (and updates none), so Secret(s) {} get no certificate. No event says so; cert-manager's controller log does.{}",
+                    ing.namespace,
+                    ing.name,
+                    ing.shim_refusal.as_deref().unwrap_or_default(),
+                    without.join(", "),
+                    bad_config_events(ctx, ing)
+                ),
+                "Fix the annotation's value (Go durations such as 2160h, not 90d; RSA, ECDSA or Ed25519; PKCS1 or PKCS8; Never or Always), or remove it.",
             ),
             None if ing.tls.is_empty() => (
                 "It asks for a certificate but has no TLS section".to_string(),
@@ -352,6 +364,22 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
             remediation,
             None,
         );
+    }
+}
+
+/// The Ingress's latest `BadConfig` events, as evidence.
+fn bad_config_events(ctx: &Ctx<'_>, ing: &IngressView) -> String {
+    let events: Vec<String> = ctx
+        .idx
+        .events_of("Ingress", &ing.namespace, &ing.name, 3)
+        .into_iter()
+        .filter(|e| e.reason == "BadConfig")
+        .map(|e| format!("\"{}\"", e.message))
+        .collect();
+    if events.is_empty() {
+        String::new()
+    } else {
+        format!(" Its BadConfig events: {}.", events.join("; "))
     }
 }
 

@@ -113,7 +113,7 @@ fn csr(names: &[String]) -> String {
 }
 
 /// Parses Go durations like `2160h`, `90m`, `1h30m`.
-fn go_duration(s: &str) -> Option<Duration> {
+pub(crate) fn go_duration(s: &str) -> Option<Duration> {
     let mut total = Duration::zero();
     let mut num = String::new();
     for c in s.chars() {
@@ -378,9 +378,16 @@ fn complete(api: &Api<'_>, cert: &Value, cr: &Value) {
     let lifetime = s(cert, "/spec/duration")
         .and_then(go_duration)
         .unwrap_or(Duration::days(90));
+    // pkg/util/pki/renewaltime.go desiredRenewalTime: renewBefore when within the lifetime,
+    // else renewBeforePercentage of it when in (0, 100), else a third.
+    let percentage = cert
+        .pointer("/spec/renewBeforePercentage")
+        .and_then(Value::as_i64)
+        .filter(|p| (1..100).contains(p));
     let renew_before = s(cert, "/spec/renewBefore")
         .and_then(go_duration)
         .filter(|rb| *rb > Duration::zero() && *rb < lifetime)
+        .or_else(|| percentage.map(|p| lifetime * i32::try_from(p).unwrap_or(33) / 100))
         .unwrap_or(lifetime / 3);
     let (not_before, not_after) = (now, now + lifetime);
     let secret_name = s(cert, "/spec/secretName").unwrap_or(name);

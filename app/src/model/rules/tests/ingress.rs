@@ -352,3 +352,31 @@ fn a_tailscale_ingress_without_hostname_is_a_certificate_problem_not_a_load_bala
         f[0].remediation
     );
 }
+
+#[test]
+fn certificate_missing_when_ingress_shim_refuses_an_annotation_value() {
+    let mut ing = IngressView::test("odd")
+        .with_issuer("letsencrypt-prod")
+        .tls("odd.example.com");
+    ing.shim_refusal = Some(
+        "invalid ingress annotation \"cert-manager.io/duration\": time: unknown unit \"d\" in duration \"90d\"".into(),
+    );
+    let w = World::new().ingress(ing.clone());
+    let f: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == "ingress.certificate-missing")
+        .collect();
+    assert_eq!(f.len(), 1);
+    assert!(
+        f[0].message.contains("unknown unit \"d\""),
+        "{}",
+        f[0].message
+    );
+    assert!(f[0].remediation.contains("2160h"), "{}", f[0].remediation);
+    // A Certificate made before the value went wrong still writes the Secret.
+    let w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
+    assert!(w.fired("ingress.certificate-missing").is_empty());
+}

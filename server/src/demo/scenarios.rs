@@ -130,6 +130,15 @@ impl Seeder {
             .await
     }
 
+    /// A namespaced ACME Issuer with an HTTP-01 solver and cert-manager's own self-check
+    /// (no `waitInsteadOfSelfCheck`): a challenge that fails it stays pending for ever.
+    pub(super) async fn http01_issuer(&self, ns: &str, name: &str) -> anyhow::Result<()> {
+        let issuer = json!({"metadata": {"name": name}, "spec": {"acme": {"server": kubesim::sim::letsencrypt::PRODUCTION, "email": "web@example.com",
+            "privateKeySecretRef": {"name": format!("{name}-account")}, "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}});
+        self.create(&ar(CM, "Issuer", "issuers"), Some(ns), issuer)
+            .await
+    }
+
     /// A namespaced Issuer whose only solver is DNS-01 (never presented here).
     pub(super) async fn dns01_issuer(&self, ns: &str, name: &str) -> anyhow::Result<()> {
         let issuer = json!({"metadata": {"name": name}, "spec": {"acme": {"server": kubesim::sim::letsencrypt::PRODUCTION, "email": "dns@example.com",
@@ -333,6 +342,19 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         "shop-api",
         &["shop.acme.example"],
         fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    // Stuck in flight behind HTTPS enforcement: the self-check fails for ever (Issuing=True,
+    // no failed attempt counted). The fix has to restart the issuance: annotating alone
+    // leaves the pending challenge with its old solver.
+    s.http01_issuer("acme-blog", "letsencrypt").await?;
+    s.ingress(
+        "acme-blog",
+        "preview",
+        &["preview.acme.example"],
+        json!({"cert-manager.io/issuer": "letsencrypt"}),
         Some("cilium"),
         None,
     )

@@ -536,6 +536,41 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+
+    // Stuck in flight (the self-check fails for ever): the fix's last step replaces the
+    // in-flight request, and the new challenge, solved in place, is issued.
+    let fix: Value = http
+        .post(format!(
+            "{url}/api/v1/ingresses/zrh-prod/acme-blog/preview/edit-in-place"
+        ))
+        .json(&json!({"dry_run": false}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(fix["outcome"], "ok", "{fix}");
+    assert_eq!(fix["steps"][2]["kind"], "CertificateRequest", "{fix}");
+    let fixed_at = Instant::now();
+    loop {
+        let cert: Value = reqwest::get(format!(
+            "{url}/api/v1/certificates/zrh-prod/acme-blog/preview-tls"
+        ))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        if cert["certificate"]["ready"]["status"] == "True" {
+            break;
+        }
+        assert!(
+            fixed_at.elapsed() < Duration::from_secs(60),
+            "preview-tls not issued a minute after the fix: {cert}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     let status = terminate_within(&mut child, Duration::from_secs(5)).await;
     assert!(status.success(), "{status:?}");
 }

@@ -408,6 +408,38 @@ async fn a_pending_challenge_does_not_heal_until_its_request_is_replaced() {
     assert!(before[0]["spec"]["solver"]["http01"]["ingress"]
         .get("name")
         .is_none());
+    let ingresses = || async {
+        sim.api("networking.k8s.io", "Ingress", "ingresses", Some("shop"))
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|c| serde_json::to_value(c).unwrap())
+            .collect::<Vec<Value>>()
+    };
+    // Solved by a separate solver Ingress, owned by the Challenge, with the solver's class.
+    let solver: Vec<Value> = ingresses()
+        .await
+        .into_iter()
+        .filter(|i| i["metadata"]["labels"]["acme.cert-manager.io/http01-solver"] == "true")
+        .collect();
+    assert_eq!(solver.len(), 1, "{solver:#?}");
+    assert!(solver[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("cm-acme-http-solver-"));
+    assert_eq!(solver[0]["spec"]["ingressClassName"], "cilium");
+    assert_eq!(
+        solver[0]["metadata"]["ownerReferences"][0]["kind"],
+        "Challenge"
+    );
+    let path = solver[0]["spec"]["rules"][0]["http"]["paths"][0].clone();
+    assert_eq!(path["pathType"], "Exact");
+    assert!(path["path"]
+        .as_str()
+        .unwrap()
+        .starts_with("/.well-known/acme-challenge/"));
 
     let pp = PatchParams::apply("lookout");
     sim.api("networking.k8s.io", "Ingress", "ingresses", Some("shop"))
@@ -470,6 +502,32 @@ async fn a_pending_challenge_does_not_heal_until_its_request_is_replaced() {
     assert!(after[0]["spec"]["solver"]["http01"]["ingress"]
         .get("ingressClassName")
         .is_none());
+    // The old solver Ingress went with its Challenge; the new one edits Ingress shop in
+    // place: the token's path first in the host's rule, written by cert-manager (an Update).
+    let all = ingresses().await;
+    assert_eq!(all.len(), 1, "no solver Ingress left: {all:#?}");
+    let token = after[0]["spec"]["token"].as_str().unwrap();
+    let shop_paths = all[0]["spec"]["rules"][0]["http"]["paths"].clone();
+    assert_eq!(
+        shop_paths[0]["path"],
+        format!("/.well-known/acme-challenge/{token}"),
+        "{shop_paths:#}"
+    );
+    let managers: Vec<(String, String)> = all[0]["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["manager"].as_str().unwrap_or_default().to_string(),
+                m["operation"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        managers.contains(&("cert-manager-challenges".to_string(), "Update".to_string())),
+        "{managers:?}"
+    );
     sim.run(20);
     let cert = sim.certificate("shop-tls").await;
     assert_eq!(
@@ -477,6 +535,10 @@ async fn a_pending_challenge_does_not_heal_until_its_request_is_replaced() {
         "True",
         "{cert:#}"
     );
+    // Cleaned up: the token's path is gone from the Ingress again.
+    let all = ingresses().await;
+    let paths = all[0]["spec"]["rules"][0]["http"]["paths"].to_string();
+    assert!(!paths.contains("acme-challenge"), "{paths}");
 }
 
 #[tokio::test]

@@ -386,6 +386,7 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
         }
     };
     if ch.pointer("/status/presented") != Some(&json!(true)) {
+        present_solver(api, world, ch, &solver);
         api.event(
             ch,
             "Challenge",
@@ -394,6 +395,9 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
             "Presented challenge using HTTP-01 challenge mechanism",
             "cert-manager-challenges",
         );
+    }
+    if outcome.is_some() {
+        clean_up_solver(api, ch, &solver);
     }
     match outcome {
         Some(Ok(())) => {
@@ -442,6 +446,144 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
         );
     }
     status["state"].as_str().unwrap_or("pending").to_string()
+}
+
+/// The solver's field manager: cert-manager's challenges controller updates without one, so
+/// the API server names it after its user agent.
+const SOLVER_MANAGER: &str = "cert-manager-challenges";
+
+/// The path the solver answers, as `ingressPath` builds it (`pkg/issuer/acme/http/ingress.go`;
+/// pathType `Exact` with the ACMEHTTP01IngressPathTypeExact gate, on by default).
+fn solver_path(token: &str, service: &str) -> Value {
+    json!({"path": format!("/.well-known/acme-challenge/{token}"), "pathType": "Exact",
+           "backend": {"service": {"name": service, "port": {"number": 8089}}}})
+}
+
+/// Presents an HTTP-01 challenge as cert-manager's solver does: with `http01.ingress.name`
+/// it adds the token's path to the rule of that host on that Ingress (an Update, first in
+/// the rule's paths: `addChallengePathToIngress`); otherwise it creates a separate Ingress
+/// `cm-acme-http-solver-…` owned by the Challenge, with the solver's class
+/// (`createIngress`). The solver pod and Service are not simulated; the Service's name is.
+fn present_solver(api: &Api<'_>, world: &World, ch: &Value, solver: &Value) {
+    let Some(cfg) = solver.pointer("/http01/ingress") else {
+        return;
+    };
+    let (ns, ch_name) = ns_name(ch);
+    let dns = s(ch, "/spec/dnsName").unwrap_or_default();
+    let token = s(ch, "/spec/token").unwrap_or_default();
+    let suffix = hash(world.seed, &[ns, ch_name, "solver"]) % 100_000;
+    let service = format!("cm-acme-http-solver-{suffix:05}");
+    let path = solver_path(token, &service);
+    if let Some(target) = s(cfg, "/name").filter(|n| !n.is_empty()) {
+        let Some(ing) = api.get("networking.k8s.io", "ingresses", Some(ns), target) else {
+            return;
+        };
+        let mut rules: Vec<Value> = ing
+            .pointer("/spec/rules")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        match rules.iter_mut().find(|r| r["host"] == dns) {
+            Some(rule) => {
+                let paths = rule
+                    .pointer_mut("/http/paths")
+                    .and_then(Value::as_array_mut);
+                match paths {
+                    Some(paths) if paths.iter().any(|p| p["path"] == path["path"]) => return,
+                    Some(paths) => paths.insert(0, path),
+                    None => rule["http"] = json!({"paths": [path]}),
+                }
+            }
+            None => rules.push(json!({"host": dns, "http": {"paths": [path]}})),
+        }
+        api.patch(
+            "networking.k8s.io",
+            "ingresses",
+            Some(ns),
+            target,
+            &json!({"spec": {"rules": rules}}),
+            SOLVER_MANAGER,
+        );
+        return;
+    }
+    let mut annotations =
+        json!({"nginx.ingress.kubernetes.io/whitelist-source-range": "0.0.0.0/0,::/0"});
+    let mut spec = json!({"rules": [{"host": dns, "http": {"paths": [path]}}]});
+    if let Some(class) = s(cfg, "/ingressClassName") {
+        spec["ingressClassName"] = json!(class);
+    } else if let Some(class) = s(cfg, "/class") {
+        annotations["kubernetes.io/ingress.class"] = json!(class);
+    }
+    let ingress = json!({
+        "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+        "metadata": {"name": service, "namespace": ns, "annotations": annotations,
+            "labels": {"acme.cert-manager.io/http01-solver": "true", "acme.cert-manager.io/http-domain": (hash(world.seed, &[dns]) % 1_000_000_000).to_string(), "acme.cert-manager.io/http-token": (hash(world.seed, &[token]) % 1_000_000_000).to_string()},
+            "ownerReferences": [{"apiVersion": "acme.cert-manager.io/v1", "kind": "Challenge", "name": ch_name, "uid": ch.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
+        "spec": spec,
+    });
+    api.create(
+        "networking.k8s.io",
+        "ingresses",
+        Some(ns),
+        ingress,
+        SOLVER_MANAGER,
+    );
+}
+
+/// Undoes [`present_solver`] once the challenge is final: the token's path leaves the edited
+/// Ingress (an Update), a separate solver Ingress is deleted (`cleanupIngresses`).
+fn clean_up_solver(api: &Api<'_>, ch: &Value, solver: &Value) {
+    let Some(cfg) = solver.pointer("/http01/ingress") else {
+        return;
+    };
+    let (ns, _) = ns_name(ch);
+    let token = s(ch, "/spec/token").unwrap_or_default();
+    let wanted = format!("/.well-known/acme-challenge/{token}");
+    if let Some(target) = s(cfg, "/name").filter(|n| !n.is_empty()) {
+        let Some(ing) = api.get("networking.k8s.io", "ingresses", Some(ns), target) else {
+            return;
+        };
+        let mut rules: Vec<Value> = ing
+            .pointer("/spec/rules")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut changed = false;
+        for rule in &mut rules {
+            if let Some(paths) = rule
+                .pointer_mut("/http/paths")
+                .and_then(Value::as_array_mut)
+            {
+                let before = paths.len();
+                paths.retain(|p| p["path"] != wanted.as_str());
+                changed |= paths.len() != before;
+            }
+        }
+        if changed {
+            api.patch(
+                "networking.k8s.io",
+                "ingresses",
+                Some(ns),
+                target,
+                &json!({"spec": {"rules": rules}}),
+                SOLVER_MANAGER,
+            );
+        }
+        return;
+    }
+    for ing in api.list("networking.k8s.io", "ingresses") {
+        let owned = ing
+            .pointer("/metadata/ownerReferences/0/uid")
+            .is_some_and(|u| Some(u) == ch.pointer("/metadata/uid"));
+        if owned && s(&ing, "/metadata/namespace") == Some(ns) {
+            api.delete(
+                "networking.k8s.io",
+                "ingresses",
+                Some(ns),
+                s(&ing, "/metadata/name").unwrap_or_default(),
+            );
+        }
+    }
 }
 
 /// The ACME account of an object's issuer (`spec.issuerRef`): cert-manager registers one per

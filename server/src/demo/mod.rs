@@ -16,6 +16,7 @@ use crate::config::ClusterConfig;
 use crate::store::Db;
 
 mod scenarios;
+mod seeder;
 
 /// The simulated clusters of the demo fleet.
 pub const CLUSTERS: [&str; 3] = ["zrh-prod", "gva-prod", "lab-dev"];
@@ -86,8 +87,8 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
             .context("a configured demo cluster")?;
         source.client.clone().map_err(|e| anyhow::anyhow!("{e}"))
     };
-    let seeder = |name: &str| -> anyhow::Result<scenarios::Seeder> {
-        Ok(scenarios::Seeder::new(client(name)?, clock.now()))
+    let seeder = |name: &str| -> anyhow::Result<seeder::Seeder> {
+        Ok(seeder::Seeder::new(client(name)?, clock.now()))
     };
     scenarios::zurich(&seeder("zrh-prod")?, &fleet)
         .await

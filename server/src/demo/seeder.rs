@@ -1,0 +1,251 @@
+//! The demo's hands: one cluster's API as the demo's "user" (and, for status, cert-manager)
+//! uses it — namespaces, Cilium, issuers, Ingresses, Certificates with their status.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::{Api, Client};
+use kubesim::sim::letsencrypt::rfc3339;
+use serde_json::{json, Value};
+
+pub(super) const CM: &str = "cert-manager.io";
+
+fn ar(group: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1", kind), plural)
+}
+
+/// One cluster's API, as the demo's "user" uses it.
+pub(super) struct Seeder {
+    client: Client,
+    /// The simulated clock's now, for status timestamps.
+    pub(super) now: chrono::DateTime<chrono::Utc>,
+}
+
+impl Seeder {
+    pub(super) fn new(client: Client, now: chrono::DateTime<chrono::Utc>) -> Self {
+        Seeder { client, now }
+    }
+
+    fn api(&self, r: &ApiResource, ns: Option<&str>) -> Api<DynamicObject> {
+        match ns {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, r),
+            None => Api::all_with(self.client.clone(), r),
+        }
+    }
+
+    async fn create(&self, r: &ApiResource, ns: Option<&str>, obj: Value) -> anyhow::Result<()> {
+        let name = obj["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let obj: DynamicObject = serde_json::from_value(obj)?;
+        self.api(r, ns)
+            .create(
+                &PostParams {
+                    field_manager: Some("kubectl-create".into()),
+                    ..Default::default()
+                },
+                &obj,
+            )
+            .await
+            .with_context(|| format!("creating {} {name}", r.kind))?;
+        Ok(())
+    }
+
+    async fn status(
+        &self,
+        r: &ApiResource,
+        ns: Option<&str>,
+        name: &str,
+        status: Value,
+    ) -> anyhow::Result<()> {
+        self.api(r, ns)
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"status": status})),
+            )
+            .await
+            .with_context(|| format!("status of {} {name}", r.kind))?;
+        Ok(())
+    }
+
+    pub(super) async fn namespaces(&self, names: &[&str]) -> anyhow::Result<()> {
+        for n in names {
+            self.create(
+                &ar("", "Namespace", "namespaces"),
+                None,
+                json!({"metadata": {"name": n}}),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Cilium: config, IngressClass and the shared load-balancer Service.
+    pub(super) async fn cilium(
+        &self,
+        enforce_https: bool,
+        proxy_protocol: bool,
+        dual_stack: bool,
+    ) -> anyhow::Result<()> {
+        let cm = json!({"metadata": {"name": "cilium-config"}, "data": {"enable-ingress-controller": "true", "enforce-ingress-https": enforce_https.to_string(), "enable-ingress-proxy-protocol": proxy_protocol.to_string()}});
+        self.create(&ar("", "ConfigMap", "configmaps"), Some("kube-system"), cm)
+            .await?;
+        let class = json!({"metadata": {"name": "cilium", "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}}, "spec": {"controller": "cilium.io/ingress-controller"}});
+        self.create(
+            &ar("networking.k8s.io", "IngressClass", "ingressclasses"),
+            None,
+            class,
+        )
+        .await?;
+        let families = if dual_stack {
+            json!(["IPv4", "IPv6"])
+        } else {
+            json!(["IPv4"])
+        };
+        let svc = json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer", "ipFamilies": families, "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}]}});
+        self.create(&ar("", "Service", "services"), Some("kube-system"), svc)
+            .await
+    }
+
+    /// An ACME ClusterIssuer; `wait` sets the solver's `waitInsteadOfSelfCheck`.
+    pub(super) async fn cluster_issuer(
+        &self,
+        name: &str,
+        server: &str,
+        email: &str,
+        wait: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let mut solver = json!({"http01": {"ingress": {"ingressClassName": "cilium"}}});
+        if let Some(w) = wait {
+            solver["waitInsteadOfSelfCheck"] = json!(w);
+        }
+        let issuer = json!({"metadata": {"name": name}, "spec": {"acme": {"server": server, "email": email, "privateKeySecretRef": {"name": format!("{name}-account")}, "solvers": [solver]}}});
+        self.create(&ar(CM, "ClusterIssuer", "clusterissuers"), None, issuer)
+            .await
+    }
+
+    /// A namespaced ACME Issuer with an HTTP-01 solver and cert-manager's own self-check
+    /// (no `waitInsteadOfSelfCheck`): a challenge that fails it stays pending for ever.
+    pub(super) async fn http01_issuer(&self, ns: &str, name: &str) -> anyhow::Result<()> {
+        let issuer = json!({"metadata": {"name": name}, "spec": {"acme": {"server": kubesim::sim::letsencrypt::PRODUCTION, "email": "web@example.com",
+            "privateKeySecretRef": {"name": format!("{name}-account")}, "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}});
+        self.create(&ar(CM, "Issuer", "issuers"), Some(ns), issuer)
+            .await
+    }
+
+    /// A namespaced Issuer whose only solver is DNS-01 (never presented here).
+    pub(super) async fn dns01_issuer(&self, ns: &str, name: &str) -> anyhow::Result<()> {
+        let issuer = json!({"metadata": {"name": name}, "spec": {"acme": {"server": kubesim::sim::letsencrypt::PRODUCTION, "email": "dns@example.com",
+            "privateKeySecretRef": {"name": format!("{name}-account")}, "solvers": [{"dns01": {"route53": {"region": "eu-central-1"}}}]}}});
+        self.create(&ar(CM, "Issuer", "issuers"), Some(ns), issuer)
+            .await
+    }
+
+    /// An Ingress with one TLS entry covering `hosts` (secret `<name>-tls` unless given).
+    pub(super) async fn ingress(
+        &self,
+        ns: &str,
+        name: &str,
+        hosts: &[&str],
+        annotations: Value,
+        class: Option<&str>,
+        secret: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let rules: Vec<Value> = hosts
+            .iter()
+            .map(|h| json!({"host": h, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": name, "port": {"number": 80}}}}]}}))
+            .collect();
+        let mut spec = json!({"rules": rules, "tls": [{"hosts": hosts, "secretName": secret.map(str::to_string).unwrap_or_else(|| format!("{name}-tls"))}]});
+        if let Some(c) = class {
+            spec["ingressClassName"] = json!(c);
+        }
+        self.create(
+            &ar("networking.k8s.io", "Ingress", "ingresses"),
+            Some(ns),
+            json!({"metadata": {"name": name, "annotations": annotations}, "spec": spec}),
+        )
+        .await
+    }
+
+    /// Adds annotations to an Ingress with server-side apply (as `kubectl apply --server-side`).
+    pub(super) async fn annotate(
+        &self,
+        ns: &str,
+        name: &str,
+        annotations: Value,
+    ) -> anyhow::Result<()> {
+        let body = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": name, "namespace": ns, "annotations": annotations}});
+        self.api(&ar("networking.k8s.io", "Ingress", "ingresses"), Some(ns))
+            .patch(name, &PatchParams::apply("kubectl"), &Patch::Apply(body))
+            .await?;
+        Ok(())
+    }
+
+    /// Waits (a few seconds at most) until ingress-shim created a Certificate.
+    pub(super) async fn wait_for_certificate(&self, ns: &str, name: &str) -> anyhow::Result<()> {
+        let api = self.api(&ar(CM, "Certificate", "certificates"), Some(ns));
+        for _ in 0..100 {
+            if api.get_opt(name).await?.is_some() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        anyhow::bail!("ingress-shim did not create Certificate {ns}/{name}")
+    }
+
+    /// A Certificate issued long ago (its status and Secret as cert-manager left them).
+    pub(super) async fn old_certificate(
+        &self,
+        ns: &str,
+        name: &str,
+        hosts: &[&str],
+        issuer: Value,
+        not_after_days: i64,
+        renewal_days: i64,
+    ) -> anyhow::Result<()> {
+        let cert = json!({"metadata": {"name": name}, "spec": {"secretName": name, "dnsNames": hosts, "issuerRef": issuer}});
+        self.create(&ar(CM, "Certificate", "certificates"), Some(ns), cert)
+            .await?;
+        let not_after = self.now + chrono::Duration::days(not_after_days);
+        let status = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired", "lastTransitionTime": rfc3339(not_after - chrono::Duration::days(90))}],
+            "notBefore": rfc3339(not_after - chrono::Duration::days(90)), "notAfter": rfc3339(not_after), "renewalTime": rfc3339(self.now + chrono::Duration::days(renewal_days)), "revision": 1});
+        self.status(
+            &ar(CM, "Certificate", "certificates"),
+            Some(ns),
+            name,
+            status,
+        )
+        .await?;
+        let secret = json!({"metadata": {"name": name, "annotations": {"cert-manager.io/certificate-name": name, "cert-manager.io/alt-names": hosts.join(",")}}, "type": "kubernetes.io/tls"});
+        self.create(&ar("", "Secret", "secrets"), Some(ns), secret)
+            .await
+    }
+
+    /// Removes cert-manager's CRDs (the cluster without cert-manager).
+    pub(super) async fn uninstall_cert_manager(&self) -> anyhow::Result<()> {
+        let api = self.api(
+            &ar(
+                "apiextensions.k8s.io",
+                "CustomResourceDefinition",
+                "customresourcedefinitions",
+            ),
+            None,
+        );
+        for crd in [
+            "certificates.cert-manager.io",
+            "certificaterequests.cert-manager.io",
+            "issuers.cert-manager.io",
+            "clusterissuers.cert-manager.io",
+            "orders.acme.cert-manager.io",
+            "challenges.acme.cert-manager.io",
+        ] {
+            api.delete(crd, &DeleteParams::default()).await?;
+        }
+        Ok(())
+    }
+}
+

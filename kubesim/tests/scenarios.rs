@@ -107,7 +107,8 @@ impl Sim {
     }
 
     async fn setup(&self, issuer_solver: Value, enforce_https: bool) {
-        self.create("", "ConfigMap", "configmaps", Some("kube-system"), json!({"metadata": {"name": "cilium-config"}, "data": {"enforce-ingress-https": enforce_https.to_string()}})).await;
+        // Shared load-balancer mode unless a test asks for Cilium's default (dedicated).
+        self.create("", "ConfigMap", "configmaps", Some("kube-system"), json!({"metadata": {"name": "cilium-config"}, "data": {"enforce-ingress-https": enforce_https.to_string(), "ingress-default-lb-mode": "shared"}})).await;
         self.create("networking.k8s.io", "IngressClass", "ingressclasses", None, json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}})).await;
         self.create("", "Service", "services", Some("kube-system"), json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4"]}})).await;
         self.create(
@@ -850,4 +851,73 @@ async fn the_solver_is_picked_by_its_selector() {
         "True",
         "{web:#}"
     );
+}
+
+/// Cilium's default, dedicated mode: each Ingress has its own address, so a separate solver
+/// Ingress is not where the host's DNS points — the challenge fails even without HTTPS
+/// enforcement, until it is solved in place (cert-manager#6805).
+#[tokio::test]
+async fn in_dedicated_mode_a_separate_solver_fails_even_without_https_enforcement() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    sim.api("", "ConfigMap", "configmaps", Some("kube-system"))
+        .patch(
+            "cilium-config",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"ingress-default-lb-mode": "dedicated"}})),
+        )
+        .await
+        .unwrap();
+    sim.ingress("web", "web.example.com", false).await;
+    sim.ingress("docs", "docs.example.com", true).await;
+    sim.run(10);
+    let challenges = sim
+        .api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let web = challenges
+        .items
+        .iter()
+        .find(|c| c.data["spec"]["dnsName"] == "web.example.com")
+        .expect("web's challenge is pending");
+    assert_eq!(
+        web.data["status"]["reason"],
+        "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
+    );
+    // Solved in place, docs is issued; each Ingress has an address of its own.
+    let docs = sim.certificate("docs-tls").await;
+    assert_eq!(
+        condition(&docs, "Ready").unwrap()["status"],
+        "True",
+        "{docs:#}"
+    );
+    let web_ing = sim
+        .get(
+            "networking.k8s.io",
+            "Ingress",
+            "ingresses",
+            Some("shop"),
+            "web",
+        )
+        .await
+        .unwrap();
+    let docs_ing = sim
+        .get(
+            "networking.k8s.io",
+            "Ingress",
+            "ingresses",
+            Some("shop"),
+            "docs",
+        )
+        .await
+        .unwrap();
+    let ip = |i: &Value| i["status"]["loadBalancer"]["ingress"][0]["ip"].clone();
+    assert!(ip(&web_ing).as_str().unwrap().starts_with("198.51.100."));
+    assert_ne!(ip(&web_ing), ip(&docs_ing));
 }

@@ -1,6 +1,7 @@
-//! Cilium's ingress controller: the shared `kube-system/cilium-ingress` load balancer gets
-//! addresses that are copied into the status of every Cilium Ingress; HTTPS enforcement
-//! (cluster-wide or per Ingress) decides whether HTTP-01 challenges can be served.
+//! Cilium's ingress controller: in shared load-balancer mode the `kube-system/cilium-ingress`
+//! load balancer's addresses are copied into the Ingress's status; in dedicated mode (the
+//! default) each Ingress gets its own address; HTTPS enforcement (cluster-wide or per
+//! Ingress) decides whether HTTP-01 challenges can be served.
 
 use serde_json::{json, Value};
 
@@ -79,6 +80,27 @@ pub(crate) fn enforces_https(api: &Api<'_>, ing: &Value) -> bool {
         .unwrap_or(true)
 }
 
+/// Whether Cilium gives an Ingress its own load balancer (cilium/cilium
+/// `operator/pkg/ingress/ingress_reconcile.go` isEffectiveLoadbalancerModeDedicated): the
+/// `ingress.cilium.io/loadbalancer-mode` annotation when it is `dedicated` or `shared`, else
+/// cilium-config's `ingress-default-lb-mode`, else dedicated (the operator's default).
+pub(crate) fn dedicated(api: &Api<'_>, ing: &Value) -> bool {
+    match s(
+        ing,
+        "/metadata/annotations/ingress.cilium.io~1loadbalancer-mode",
+    ) {
+        Some("dedicated") => true,
+        Some("shared") => false,
+        _ => {
+            let config = api.get("", "configmaps", Some("kube-system"), "cilium-config");
+            config
+                .as_ref()
+                .and_then(|c| s(c, "/data/ingress-default-lb-mode"))
+                != Some("shared")
+        }
+    }
+}
+
 /// Whether the ingress listeners accept only PROXY-protocol connections
 /// (`enable-ingress-proxy-protocol`): in-cluster requests such as cert-manager's self-check
 /// then fail (cert-manager#466).
@@ -155,12 +177,17 @@ pub(super) fn reconcile(api: &Api<'_>) {
         }
         let ns = s(&ing, "/metadata/namespace");
         let name = s(&ing, "/metadata/name").unwrap_or_default();
+        // Dedicated: its own Service and address; shared: the shared one's.
+        let own = dedicated(api, &ing).then(|| {
+            let n = super::hash(0, &[&api.cluster.name, ns.unwrap_or_default(), name]) % 250 + 2;
+            json!([{"ip": format!("198.51.100.{n}")}])
+        });
         api.patch_status(
             "networking.k8s.io",
             "ingresses",
             ns,
             name,
-            &json!({"status": {"loadBalancer": {"ingress": addresses}}}),
+            &json!({"status": {"loadBalancer": {"ingress": own.unwrap_or_else(|| json!(addresses))}}}),
             MANAGER,
         );
     }

@@ -91,7 +91,9 @@ impl Seeder {
         proxy_protocol: bool,
         dual_stack: bool,
     ) -> anyhow::Result<()> {
-        let cm = json!({"metadata": {"name": "cilium-config"}, "data": {"enable-ingress-controller": "true", "enforce-ingress-https": enforce_https.to_string(), "enable-ingress-proxy-protocol": proxy_protocol.to_string()}});
+        // Shared load-balancer mode: every Ingress behind the one cilium-ingress Service, so a
+        // host's Ingresses merge and one redirect covers them all (the seed's setup).
+        let cm = json!({"metadata": {"name": "cilium-config"}, "data": {"enable-ingress-controller": "true", "enforce-ingress-https": enforce_https.to_string(), "enable-ingress-proxy-protocol": proxy_protocol.to_string(), "ingress-default-lb-mode": "shared"}});
         self.create(&ar("", "ConfigMap", "configmaps"), Some("kube-system"), cm)
             .await?;
         let class = json!({"metadata": {"name": "cilium", "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}}, "spec": {"controller": "cilium.io/ingress-controller"}});

@@ -6,6 +6,7 @@ use super::{at, span, About, Ctx};
 use crate::model::certificate::ChallengeView;
 use crate::model::failure::{Failure, FailureClass};
 use crate::model::finding::Severity;
+use crate::model::infra::LbMode;
 use crate::model::reasons::{is_rate_limited, parse_retry_after};
 use crate::model::text::Text;
 use crate::model::thresholds::Thresholds;
@@ -216,17 +217,18 @@ pub(super) enum Redirect {
     /// The text itself shows the redirect.
     Observed,
     /// The text shows what an HTTPS listener answers (404, another page), and the Ingress is
-    /// behind Cilium's HTTPS enforcement (`enforced`).
+    /// behind Cilium's HTTPS enforcement, or in Cilium's dedicated load-balancer mode where
+    /// the separate solver Ingress gets an address of its own (`suspect`).
     Likely,
 }
 
-pub(super) fn redirect_evidence(ch: &ChallengeView, enforced: bool) -> Redirect {
+pub(super) fn redirect_evidence(ch: &ChallengeView, suspect: bool) -> Redirect {
     if !ch.challenge_type.eq_ignore_ascii_case("HTTP-01") || ch.in_place_ingress.is_some() {
         return Redirect::No;
     }
     match ch.failure.as_ref().map(|f| f.class) {
         Some(FailureClass::Redirected) => Redirect::Observed,
-        Some(FailureClass::NotFound | FailureClass::WrongContent) if enforced => Redirect::Likely,
+        Some(FailureClass::NotFound | FailureClass::WrongContent) if suspect => Redirect::Likely,
         _ => Redirect::No,
     }
 }
@@ -269,9 +271,15 @@ fn diagnose(ctx: &Ctx<'_>, ch: &ChallengeView, failure: &Failure) -> Diagnosis {
     }
     let enforced = ingress
         .map(|ing| (ing, idx.controller_of(ing)))
-        .filter(|(_, c)| c.cilium && c.enforce_https == Some(true));
+        .filter(|(_, c)| {
+            c.cilium && (c.enforce_https == Some(true) || c.lb_mode == Some(LbMode::Dedicated))
+        });
     let evidence = match (redirect_evidence(ch, enforced.is_some()), &enforced) {
         (Redirect::Observed, _) => "Observed: the request for the token was redirected to HTTPS, and this challenge is solved by a separate solver Ingress (its spec.solver names no Ingress to edit in place). ".to_string(),
+        (Redirect::Likely, Some((ing, c))) if c.enforce_https != Some(true) => format!(
+            "Likely the solver's own address: the text names no URL, but Ingress {} is a Cilium Ingress in dedicated load-balancer mode, where the separate solver Ingress cert-manager made for this challenge gets a load balancer of its own — the host's DNS points at the application's, whose listener has no route for the token (cert-manager#6805). ",
+            ing.name
+        ),
         (Redirect::Likely, Some((ing, c))) => format!(
             "Likely a redirect to HTTPS: the text names no URL, but Ingress {} is a Cilium Ingress with HTTPS enforcement on ({}) and this challenge is solved by a separate solver Ingress (its spec.solver names no Ingress to edit in place); cert-manager's self-check follows the redirect and reports what the HTTPS listener answers. ",
             ing.name, c.enforce_https_source

@@ -35,7 +35,10 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             ),
             None => format!("HTTPS enforcement is {}", controller.enforce_https_source),
         };
-        let enforced = controller.cilium && controller.enforce_https == Some(true);
+        // Where a separate solver Ingress fails: behind the redirect, or on its own address.
+        let enforced = controller.cilium
+            && (controller.enforce_https == Some(true)
+                || controller.lb_mode == Some(LbMode::Dedicated));
         match ctx.idx.annotation_status(ing) {
             AnnotationStatus::Missing => {
                 let failing: Vec<String> = ctx

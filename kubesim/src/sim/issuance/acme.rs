@@ -350,9 +350,18 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
     // the redirect (Go's client; pkg/issuer/acme/http/http.go) and reports the 404; Boulder
     // follows it too and names the https:// URL (va/http.go).
     let redirected = !in_place && cilium::host_redirects(api, dns);
+    // A separate solver Ingress of Cilium's class in dedicated mode gets its own address,
+    // which the host's DNS does not point at: the request reaches the application's
+    // listener, which has no route for the token (cert-manager#6805).
+    let own_address = !in_place
+        && solver.pointer("/http01/ingress").is_some_and(|cfg| {
+            let class = s(cfg, "/ingressClassName").or_else(|| s(cfg, "/class"));
+            let probe = json!({"spec": {"ingressClassName": class}});
+            class.is_some() && cilium::is_cilium(api, &probe) && cilium::dedicated(api, &probe)
+        });
     let self_check = if dns_fails {
         Err(format!("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request '{url}': Get \"{url}\": dial tcp: lookup {dns} on 10.96.0.10:53: no such host"))
-    } else if redirected {
+    } else if redirected || own_address {
         Err(
             "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
                 .to_string(),
@@ -374,6 +383,8 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
             Err(format!("acme: authorization error for {dns}: 400 urn:ietf:params:acme:error:dns: DNS problem: NXDOMAIN looking up A for {dns} - check that a DNS record exists for this domain"))
         } else if redirected {
             Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {address}: Invalid response from https://{dns}/.well-known/acme-challenge/{token}: 404"))
+        } else if own_address {
+            Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {address}: Invalid response from http://{dns}/.well-known/acme-challenge/{token}: 404"))
         } else {
             Ok(())
         }),

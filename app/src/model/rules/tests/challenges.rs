@@ -112,7 +112,20 @@ fn a_certificate_in_backoff_is_renewed_not_restarted() {
 
 #[test]
 fn a_404_without_https_enforcement_is_not_blamed_on_edit_in_place() {
+    // Cilium's default, dedicated mode: the separate solver Ingress has its own address.
     let w = failing(shop().force_https("disabled"), NOT_FOUND, None);
+    let f = challenge_finding(&w);
+    assert!(
+        f.message.contains("Likely the solver's own address"),
+        "{}",
+        f.message
+    );
+    assert!(suggests_edit_in_place(&f), "{}", f.remediation);
+    // Shared mode without HTTPS enforcement: the solver Ingress is served; a 404 is
+    // something else.
+    let mut shared = shop().force_https("disabled");
+    shared.lb_mode = Some("shared".into());
+    let w = failing(shared, NOT_FOUND, None);
     let f = challenge_finding(&w);
     assert!(!f.message.contains("redirect"), "{}", f.message);
     assert!(!suggests_edit_in_place(&f), "{}", f.remediation);

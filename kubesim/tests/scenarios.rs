@@ -921,3 +921,48 @@ async fn in_dedicated_mode_a_separate_solver_fails_even_without_https_enforcemen
     assert!(ip(&web_ing).as_str().unwrap().starts_with("198.51.100."));
     assert_ne!(ip(&web_ing), ip(&docs_ing));
 }
+
+/// New ACME accounts count against Let's Encrypt's registrations per IP address (10 per
+/// 3 hours): the eleventh issuer registering from one cluster is refused.
+#[tokio::test]
+async fn the_eleventh_account_from_one_address_is_refused() {
+    let sim = Sim::start().await;
+    for i in 0..11 {
+        sim.create(
+            "cert-manager.io",
+            "ClusterIssuer",
+            "clusterissuers",
+            None,
+            json!({"metadata": {"name": format!("le-{i}")}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [http01()]}}}),
+        )
+        .await;
+        sim.run(1);
+    }
+    let issuer = sim
+        .get(
+            "cert-manager.io",
+            "ClusterIssuer",
+            "clusterissuers",
+            None,
+            "le-10",
+        )
+        .await
+        .unwrap();
+    let ready = condition(&issuer, "Ready").unwrap();
+    assert_eq!(ready["status"], "False");
+    assert!(
+        ready["message"].as_str().unwrap().starts_with("Failed to register ACME account: 429 urn:ietf:params:acme:error:rateLimited: too many new registrations (10) from this IP address in the last 3h0m0s"),
+        "{ready:#}"
+    );
+    let first = sim
+        .get(
+            "cert-manager.io",
+            "ClusterIssuer",
+            "clusterissuers",
+            None,
+            "le-0",
+        )
+        .await
+        .unwrap();
+    assert_eq!(condition(&first, "Ready").unwrap()["status"], "True");
+}

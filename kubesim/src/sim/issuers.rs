@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
-use super::letsencrypt::rfc3339;
-use super::{s, Api};
+use super::letsencrypt::{rfc3339, Server};
+use super::{s, Api, World};
 
 const MANAGER: &str = "cert-manager-issuers";
 
@@ -35,7 +35,30 @@ fn registration(issuer: &Value) -> Result<String, String> {
     ))
 }
 
-pub(super) fn reconcile(api: &Api<'_>) {
+/// A first registration counts against Let's Encrypt's new registrations per IP address (10
+/// per 3 hours; `wfe2/wfe.go` NewAccount, `ratelimits/transaction.go`
+/// NewAccountLimitTransactions). The cluster's name stands for its egress address; an issuer
+/// that already has an account (`status.acme.uri`) registers nothing new.
+fn count_registration(api: &Api<'_>, world: &World, issuer: &Value) -> Result<(), String> {
+    if issuer
+        .pointer("/status/acme/uri")
+        .and_then(Value::as_str)
+        .is_some()
+    {
+        return Ok(());
+    }
+    let Some(server) = s(issuer, "/spec/acme/server").and_then(Server::from_url) else {
+        return Ok(());
+    };
+    world
+        .letsencrypt
+        .lock()
+        .expect("letsencrypt lock")
+        .check_new_account(server, &api.cluster.name, api.now)
+        .map_err(|problem| format!("Failed to register ACME account: {problem}"))
+}
+
+pub(super) fn reconcile(api: &Api<'_>, world: &World) {
     for (plural, namespaced) in [("clusterissuers", false), ("issuers", true)] {
         for issuer in api.list("cert-manager.io", plural) {
             let generation = issuer
@@ -55,7 +78,9 @@ pub(super) fn reconcile(api: &Api<'_>) {
             };
             let name = s(&issuer, "/metadata/name").unwrap_or_default();
             let now = rfc3339(api.now);
-            let status = match registration(&issuer) {
+            let status = match registration(&issuer)
+                .and_then(|uri| count_registration(api, world, &issuer).map(|()| uri))
+            {
                 Ok(uri) if issuer.pointer("/spec/acme").is_some() => {
                     json!({"acme": {"uri": uri, "lastRegisteredEmail": issuer.pointer("/spec/acme/email")},
                     "conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered", "message": "The ACME account was registered with the ACME server", "lastTransitionTime": now, "observedGeneration": generation}]})

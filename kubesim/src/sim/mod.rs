@@ -210,7 +210,7 @@ pub(crate) fn hash(seed: u64, parts: &[&str]) -> u64 {
 /// One reconcile pass of every controller over one cluster.
 pub fn step(cluster: &Cluster, world: &World) {
     let api = Api::new(cluster);
-    issuers::reconcile(&api);
+    issuers::reconcile(&api, world);
     cilium::reconcile(&api);
     if api.serves("cert-manager.io", "certificates") {
         shim::reconcile(&api);

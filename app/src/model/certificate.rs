@@ -186,6 +186,8 @@ pub struct OrderView {
     pub state: Text,
     pub reason: Option<Text>,
     pub dns_names: Vec<Text>,
+    /// `spec.replaces`: an ARI renewal of that certificate (exempt from the new-order limits).
+    pub replaces: bool,
     pub failure_time: Option<DateTime<Utc>>,
     pub created: Option<DateTime<Utc>>,
 }
@@ -205,6 +207,7 @@ impl OrderView {
                 .iter()
                 .map(|n| strings.get(n))
                 .collect(),
+            replaces: str_at(data, "/spec/replaces").is_some_and(|r| !r.is_empty()),
             failure_time: time_at(data, "/status/failureTime"),
             created: created(meta),
         })

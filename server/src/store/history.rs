@@ -223,7 +223,7 @@ async fn order(
             id
         }
         None => sqlx::query(
-            "INSERT INTO orders (cluster, namespace, name, uid, request, state, reason, created_at, last_seen, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO orders (cluster, namespace, name, uid, request, state, reason, replaces, created_at, last_seen, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(cluster)
         .bind(&*v.namespace)
@@ -232,6 +232,7 @@ async fn order(
         .bind(v.owner.as_ref().map(|o| o.name.to_string()))
         .bind(&state)
         .bind(&reason)
+        .bind(v.replaces)
         .bind(opt_stamp(v.created))
         .bind(stamp(now))
         .bind(deleted.then(|| stamp(now)))
@@ -522,7 +523,7 @@ pub async fn new_orders(
     since: DateTime<Utc>,
 ) -> Result<Vec<lookout_app::model::budget::NewOrder>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT o.created_at, o.cluster, o.namespace, r.certificate, r.name, r.acme_server, r.issuer_kind, r.issuer_name, r.names FROM orders o \
+        "SELECT o.created_at, o.cluster, o.namespace, o.replaces, r.certificate, r.name, r.acme_server, r.issuer_kind, r.issuer_name, r.names FROM orders o \
          JOIN certificate_requests r ON r.cluster = o.cluster AND r.namespace = o.namespace AND r.name = o.request \
          WHERE o.created_at >= ? AND r.acme_server IS NOT NULL",
     )
@@ -541,8 +542,7 @@ pub async fn new_orders(
                 account: account_of(&r),
                 names: serde_json::from_str(&r.get::<String, _>("names")).unwrap_or_default(),
                 at,
-                // Not kept in the history yet: an ARI order counts as an ordinary one.
-                replaces: false,
+                replaces: r.get::<bool, _>("replaces"),
                 origin: lookout_app::model::budget::Origin {
                     cluster: r.get("cluster"),
                     namespace: r.get("namespace"),
@@ -652,5 +652,63 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(transitions, 1);
+    }
+
+    /// An Order's `spec.replaces` (ARI) reaches the budgets: such an order is exempt from
+    /// the new-orders limit.
+    #[tokio::test]
+    async fn orders_are_read_for_the_budgets_with_their_account_and_ari_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        let at = "2026-06-01T10:00:00.000Z";
+        sqlx::query("INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, created_at, last_seen) \
+                     VALUES ('zrh', 'shop', 'web-tls-1', 'r1', 'web-tls', 1, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"web.example.com\"]', 'pending', ?, ?)")
+            .bind(at)
+            .bind(at)
+            .execute(&db.writer)
+            .await
+            .unwrap();
+        let mut interner = lookout_app::model::interner::Interner::default();
+        let meta = |name: &str| {
+            serde_json::from_value(serde_json::json!({"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+                "creationTimestamp": "2026-06-01T10:00:00Z",
+                "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest", "name": "web-tls-1", "uid": "r1", "controller": true}]}))
+            .unwrap()
+        };
+        let now = DateTime::parse_from_rfc3339("2026-06-01T10:00:05Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let mut conn = db.writer.acquire().await.unwrap();
+        for (name, spec) in [
+            (
+                "plain",
+                serde_json::json!({"dnsNames": ["web.example.com"]}),
+            ),
+            (
+                "ari",
+                serde_json::json!({"dnsNames": ["web.example.com"], "replaces": "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE"}),
+            ),
+        ] {
+            let view = OrderView::project(
+                &meta(name),
+                &serde_json::json!({"spec": spec}),
+                &mut interner,
+            )
+            .unwrap();
+            order(&mut conn, "zrh", &view, false, now).await.unwrap();
+        }
+        drop(conn);
+        let since = DateTime::parse_from_rfc3339("2026-06-01T00:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let mut orders = new_orders(&db.reader, since).await.unwrap();
+        orders.sort_by_key(|o| o.replaces);
+        assert_eq!(orders.len(), 2);
+        assert_eq!((orders[0].replaces, orders[1].replaces), (false, true));
+        assert_eq!(orders[0].account, "ClusterIssuer letsencrypt-prod (zrh)");
+        assert_eq!(orders[0].names, ["web.example.com"]);
+        assert_eq!(orders[0].origin.name, "web-tls");
     }
 }

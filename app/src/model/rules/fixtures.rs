@@ -244,6 +244,7 @@ pub fn attempt(
         state: order_state.into(),
         reason: order_reason.map(Text::from),
         dns_names: cert.dns_names.to_vec(),
+        replaces: false,
         failure_time: None,
         created: ago(Duration::minutes(30)),
     };

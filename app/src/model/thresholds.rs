@@ -54,17 +54,24 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             digits.push(c);
             continue;
         }
+        let too_long = || format!("{s:?} is longer than a hundred years");
         let n: i64 = digits
             .parse()
             .map_err(|_| format!("{s:?} is not a duration like 90s, 15m, 1h or 7d"))?;
         digits.clear();
-        total += match c {
-            's' => Duration::seconds(n),
-            'm' => Duration::minutes(n),
-            'h' => Duration::hours(n),
-            'd' => Duration::days(n),
+        // Checked: a huge number is an error to show, never an overflow.
+        let part = match c {
+            's' => Duration::try_seconds(n),
+            'm' => Duration::try_minutes(n),
+            'h' => Duration::try_hours(n),
+            'd' => Duration::try_days(n),
             _ => return Err(format!("{s:?}: unknown unit {c:?} (use s, m, h or d)")),
-        };
+        }
+        .ok_or_else(too_long)?;
+        total = total.checked_add(&part).ok_or_else(too_long)?;
+        if total > Duration::days(36_525) {
+            return Err(too_long());
+        }
     }
     if !digits.is_empty() {
         return Err(format!("{s:?} needs a unit (s, m, h or d)"));
@@ -100,6 +107,18 @@ mod tests {
         assert!(parse_duration("15").is_err());
         assert!(parse_duration("5w").is_err());
         assert!(parse_duration("").is_err());
+        // Huge values are errors, not overflows.
+        for huge in [
+            "99999999999999d",
+            "9223372036854775807s",
+            "36526d",
+            "100000000h1d",
+        ] {
+            assert!(
+                parse_duration(huge).unwrap_err().contains("hundred years"),
+                "{huge}"
+            );
+        }
     }
 
     #[test]

@@ -514,3 +514,15 @@ fn a_tailnet_must_be_a_ts_net_name() {
         Some("example-tailnet.ts.net")
     );
 }
+
+#[test]
+fn durations_too_long_to_count_with_are_named() {
+    let err = Config::parse(
+        "[auth]\nsession_ttl = \"99999999999999d\"\n[history]\nretention = \"9999999d\"\n",
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(keys(&err), vec!["auth.session_ttl", "history.retention"]);
+    let err = Config::parse("[auth]\nsession_ttl = \"400d\"\n", &[]).unwrap_err();
+    assert_eq!(keys(&err), vec!["auth.session_ttl"]);
+}

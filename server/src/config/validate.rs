@@ -200,7 +200,15 @@ impl Config {
                     key,
                     "must be longer than 0s (e.g. 30s, 5m, 12h, 180d)",
                 ));
+            } else if value > TEN_YEARS {
+                out.push(problem(key, "is longer than ten years"));
             }
+        }
+        // A sign-in that outlives a year is not a session.
+        if self.auth.session_ttl > Duration::from_secs(366 * 86_400)
+            && self.auth.session_ttl <= TEN_YEARS
+        {
+            out.push(problem("auth.session_ttl", "is longer than a year"));
         }
         let r = &self.rules;
         for (key, value) in [

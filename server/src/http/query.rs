@@ -84,16 +84,20 @@ fn since_at(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Option<chrono::DateTime<chrono::Utc>>, AppError> {
     let Some(v) = text else { return Ok(None) };
-    chrono::DateTime::parse_from_rfc3339(v)
-        .map(|t| t.with_timezone(&chrono::Utc))
-        .or_else(|_| lookout_app::model::thresholds::parse_duration(v).map(|d| now - d))
-        .map(Some)
-        .map_err(|_| {
-            AppError::bad(
-                "since",
-                format!("{v:?} is neither an RFC 3339 time nor a duration like 24h"),
-            )
-        })
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(v) {
+        return Ok(Some(t.with_timezone(&chrono::Utc)));
+    }
+    match lookout_app::model::thresholds::parse_duration(v) {
+        Ok(d) => now
+            .checked_sub_signed(d)
+            .map(Some)
+            .ok_or_else(|| AppError::bad("since", format!("{v:?} reaches back too far"))),
+        Err(e) if e.contains("hundred years") => Err(AppError::bad("since", e)),
+        Err(_) => Err(AppError::bad(
+            "since",
+            format!("{v:?} is neither an RFC 3339 time nor a duration like 24h"),
+        )),
+    }
 }
 
 /// The challenge history filters.

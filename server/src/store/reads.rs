@@ -187,7 +187,7 @@ impl ChallengeFilter {
 fn challenge_matches() -> String {
     format!(
         "(?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) \
-         AND (?3 IS NULL OR dns_name = ?3 OR dns_name LIKE '%.' || ?3) \
+         AND (?3 IS NULL OR dns_name = ?3 OR (length(dns_name) > length(?3) AND substr(dns_name, -length(?3) - 1) = '.' || ?3)) \
          AND (?4 IS NULL OR state = ?4) AND (?5 IS NULL OR last_seen >= ?5) AND {}",
         super::scope_clause(6)
     )
@@ -550,6 +550,30 @@ mod tests {
             "the most recently seen first; the newer row first on a tie"
         );
         assert_eq!(count_challenges(&db.reader, &all).await.unwrap(), 6);
+        // A domain is a name or a parent of names, never a pattern: SQL wildcards match
+        // nothing but themselves.
+        for pattern in ["%", "_", "%.example", "acme.exampl_"] {
+            let f = ChallengeFilter {
+                domain: Some(pattern.into()),
+                limit: 100,
+                ..Default::default()
+            };
+            assert_eq!(
+                count_challenges(&db.reader, &f).await.unwrap(),
+                0,
+                "{pattern}"
+            );
+        }
+        let parent = ChallengeFilter {
+            domain: Some("acme.example".into()),
+            limit: 100,
+            ..Default::default()
+        };
+        assert_eq!(
+            count_challenges(&db.reader, &parent).await.unwrap(),
+            5,
+            "a to e under acme.example"
+        );
         assert_eq!(
             failures_by_reason(&db.reader, &all).await.unwrap(),
             [("redirected", 3), ("404 not found", 1), ("timeout", 1)],

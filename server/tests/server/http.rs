@@ -233,6 +233,21 @@ async fn bad_parameters_are_400s_that_name_the_parameter() {
         .as_str()
         .unwrap()
         .starts_with("colour:"));
+    // A huge duration is a 400 naming the parameter, not an overflow.
+    for path in [
+        "/api/v1/challenges",
+        "/api/v1/audit",
+        "/challenges",
+        "/audit",
+    ] {
+        let r = app.get(&format!("{path}?since=99999999999999d")).await;
+        assert_eq!(r.status(), 400, "{path}");
+        let text = r.text().await.unwrap();
+        assert!(
+            text.contains("since") && text.contains("hundred years"),
+            "{path}: {text}"
+        );
+    }
     app.stop().await;
 }
 

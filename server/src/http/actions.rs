@@ -55,8 +55,17 @@ fn json_body<T: serde::de::DeserializeOwned>(
             ));
         }
     }
-    let de = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    // An object, nothing else: serde would read a struct from an array too (`[]` meaning
+    // "no fields", i.e. a real run).
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| AppError::bad("body", format!("not JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(AppError::bad(
+            "body",
+            "must be a JSON object, e.g. {\"dry_run\": true}",
+        ));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let param = if path == "." {
             "body".to_string()

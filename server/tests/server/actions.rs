@@ -366,6 +366,24 @@ async fn actions_on_missing_objects_are_404s_and_bad_bodies_are_named() {
         .as_str()
         .unwrap()
         .starts_with("dry_run"));
+    // A body that is not an object never means "run it for real".
+    for body in [json!([]), json!("dry_run"), json!(null), json!(1)] {
+        let r = app.post("/api/v1/bulk/edit-in-place", body.clone()).await;
+        assert_eq!(r.status(), 400, "{body}");
+        let message = r.json::<Value>().await.unwrap()["error"]["message"].clone();
+        assert!(
+            message
+                .as_str()
+                .unwrap()
+                .starts_with("body: must be a JSON object"),
+            "{message}"
+        );
+    }
+    assert_eq!(
+        app.json("/api/v1/audit?action=bulk-edit-in-place").await["total"],
+        0,
+        "nothing ran"
+    );
     let r = app
         .http
         .post(format!("{}/api/v1/bulk/edit-in-place", app.base))

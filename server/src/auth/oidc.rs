@@ -89,9 +89,18 @@ impl Provider {
 }
 
 /// A path on this site to go back to (never another site).
+///
+/// Only printable ASCII survives: browsers drop tabs and line breaks from a `Location`
+/// (`/\t/evil.example` becomes `//evil.example`, another origin), and a line break in a
+/// header is an error after the sign-in. Anything else falls back to `/`.
 pub fn local_path(p: Option<String>) -> String {
-    p.filter(|p| p.starts_with('/') && !p.starts_with("//") && !p.contains('\\'))
-        .unwrap_or_else(|| "/".into())
+    p.filter(|p| {
+        p.starts_with('/')
+            && !p.starts_with("//")
+            && !p.contains('\\')
+            && p.bytes().all(|b| b.is_ascii_graphic())
+    })
+    .unwrap_or_else(|| "/".into())
 }
 
 impl Provider {
@@ -183,5 +192,30 @@ impl Flow {
     /// Where the browser goes back to afterwards.
     pub fn return_to(&self) -> &str {
         &self.return_to
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_path;
+
+    #[test]
+    fn only_same_origin_paths_survive_as_return_to() {
+        for (given, kept) in [
+            ("/ingresses?cluster=zrh", "/ingresses?cluster=zrh"),
+            ("/certificates/zrh/shop/web-tls", "/certificates/zrh/shop/web-tls"),
+            ("//evil.example", "/"),
+            ("/\t/evil.example", "/"),
+            ("/\n/evil.example", "/"),
+            ("/\u{b}x", "/"),
+            ("/a\r\nSet-Cookie: x", "/"),
+            ("/\\evil.example", "/"),
+            ("https://evil.example/", "/"),
+            ("/ spaced", "/"),
+            ("", "/"),
+        ] {
+            assert_eq!(local_path(Some(given.to_string())), kept, "{given:?}");
+        }
+        assert_eq!(local_path(None), "/");
     }
 }

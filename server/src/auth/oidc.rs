@@ -203,7 +203,10 @@ mod tests {
     fn only_same_origin_paths_survive_as_return_to() {
         for (given, kept) in [
             ("/ingresses?cluster=zrh", "/ingresses?cluster=zrh"),
-            ("/certificates/zrh/shop/web-tls", "/certificates/zrh/shop/web-tls"),
+            (
+                "/certificates/zrh/shop/web-tls",
+                "/certificates/zrh/shop/web-tls",
+            ),
             ("//evil.example", "/"),
             ("/\t/evil.example", "/"),
             ("/\n/evil.example", "/"),

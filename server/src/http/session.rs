@@ -154,6 +154,18 @@ pub(crate) async fn authenticate(
             return Ok(None);
         }
         let headers = req.headers();
+        // An identity header sent twice is refused, not resolved first-wins: which one a
+        // proxy meant cannot be told.
+        if state.auth.mode == Mode::Proxy {
+            for name in [&state.auth.user_header, &state.auth.groups_header] {
+                if headers.get_all(name.as_str()).iter().count() > 1 {
+                    return Err(AppError::bad(
+                        name,
+                        "sent more than once; the auth proxy must send exactly one",
+                    ));
+                }
+            }
+        }
         let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         let (session, demo) = (jar.get(SESSION_COOKIE), jar.get(DEMO_COOKIE));
         let credentials = Credentials {

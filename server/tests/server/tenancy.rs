@@ -152,6 +152,29 @@ async fn proxy_headers_are_believed_only_from_trusted_addresses() {
     app.wait_ready().await;
     let r = app.get_as("/api/v1/ingresses", "sue", "support").await;
     assert_eq!(r.status(), 200);
+    // An identity header twice is refused, not resolved first-wins.
+    for (user, groups) in [
+        (vec!["sue", "mallory"], vec!["support"]),
+        (vec!["sue"], vec!["viewers", "support"]),
+    ] {
+        let mut request = app.http.get(format!("{}/api/v1/ingresses", app.base));
+        for u in &user {
+            request = request.header("X-Forwarded-User", *u);
+        }
+        for g in &groups {
+            request = request.header("X-Forwarded-Groups", *g);
+        }
+        let r = request.send().await.unwrap();
+        assert_eq!(r.status(), 400, "{user:?} {groups:?}");
+        let body: Value = r.json().await.unwrap();
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("sent more than once"),
+            "{body}"
+        );
+    }
     let html = app
         .get_as("/", "sue", "support")
         .await

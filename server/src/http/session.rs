@@ -225,6 +225,19 @@ pub(crate) async fn authenticate(
         Err(e) => e.into_response(),
     };
     secure_headers(response.headers_mut());
+    if !public(&path) {
+        // What a caller sees depends on who they are: no shared cache may keep it.
+        let h = response.headers_mut();
+        h.entry(header::CACHE_CONTROL)
+            .or_insert(HeaderValue::from_static("private, no-store"));
+        let vary = format!(
+            "Cookie, Authorization, {}, {}",
+            state.auth.user_header, state.auth.groups_header
+        );
+        if let Ok(v) = HeaderValue::from_str(&vary) {
+            h.append(header::VARY, v);
+        }
+    }
     if response.status() == StatusCode::UNAUTHORIZED {
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,

@@ -152,6 +152,21 @@ async fn proxy_headers_are_believed_only_from_trusted_addresses() {
     app.wait_ready().await;
     let r = app.get_as("/api/v1/ingresses", "sue", "support").await;
     assert_eq!(r.status(), 200);
+    // Per-user answers are for that user only: never kept by a shared cache.
+    assert_eq!(r.headers()["cache-control"], "private, no-store");
+    let vary: Vec<&str> = r
+        .headers()
+        .get_all("vary")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert!(
+        vary.iter()
+            .any(|v| v.contains("Cookie") && v.to_ascii_lowercase().contains("x-forwarded-user")),
+        "{vary:?}"
+    );
+    let page = app.get_as("/", "sue", "support").await;
+    assert_eq!(page.headers()["cache-control"], "private, no-store");
     // An identity header twice is refused, not resolved first-wins.
     for (user, groups) in [
         (vec!["sue", "mallory"], vec!["support"]),

@@ -444,11 +444,30 @@ impl ClusterRecord {
             SyncState::Synced => Some((self.now)()),
             _ => s.last_sync,
         };
+        // The client's own words (addresses, certificate names, API paths) are for those who
+        // see the whole cluster — and the log; a namespace-scoped caller gets a sentence.
+        let redact = |error: &str| {
+            if visible.whole_cluster() {
+                error.to_string()
+            } else {
+                "Lookout cannot reach this cluster's API server right now; the operators see the error.".to_string()
+            }
+        };
+        let state = match &s.state {
+            SyncState::Stale { since, error } => SyncState::Stale {
+                since: *since,
+                error: redact(error),
+            },
+            SyncState::Failed { error } => SyncState::Failed {
+                error: redact(error),
+            },
+            other => other.clone(),
+        };
         ClusterView {
             name: self.name.clone(),
-            state: s.state.clone(),
+            state,
             last_sync,
-            last_error: s.last_error.clone(),
+            last_error: s.last_error.as_deref().map(redact),
             // Object counts are the whole cluster's: only for callers who see all of it.
             kinds: if visible.whole_cluster() {
                 s.kinds.values().cloned().collect()
@@ -490,6 +509,32 @@ mod tests {
             crate::fleet::Changes::default(),
         );
         Arc::new(record)
+    }
+
+    #[test]
+    fn a_namespace_scoped_caller_gets_a_sentence_not_the_clients_error() {
+        use lookout_app::model::scope::{Grant, Scope};
+        let record = record(Arc::new(AtomicI64::new(0)));
+        let raw = "error trying to connect: tcp connect error: Connection refused (os error 111) to https://10.0.0.7:6443/apis/cert-manager.io/v1";
+        record.set_reachable(Err(raw.into()));
+        let all = Scope::everything();
+        let seen = record.view(&Visibility::of(&all, "zrh").unwrap());
+        assert_eq!(
+            seen.last_error.as_deref(),
+            Some(raw),
+            "operators see it all"
+        );
+        let tenant = Scope::from_grants(vec![Grant {
+            clusters: vec!["zrh".into()],
+            namespaces: vec!["shop".into()],
+        }]);
+        let theirs = record.view(&Visibility::of(&tenant, "zrh").unwrap());
+        let text = serde_json::to_string(&theirs).unwrap();
+        assert!(
+            !text.contains("10.0.0.7") && !text.contains("os error"),
+            "{text}"
+        );
+        assert!(theirs.last_error.unwrap().contains("cannot reach"));
     }
 
     #[test]

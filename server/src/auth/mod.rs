@@ -345,6 +345,7 @@ impl Auth {
                 let Some(user) = c.proxy_user.map(str::trim).filter(|u| !u.is_empty()) else {
                     return Ok(None);
                 };
+                not_a_token_name(user)?;
                 let groups = c
                     .proxy_groups
                     .map(|g| {
@@ -356,10 +357,13 @@ impl Auth {
                     .unwrap_or_default();
                 Ok(Some(self.identity(user.to_string(), groups, "proxy")))
             }
-            Mode::Oidc => Ok(c
-                .session
-                .and_then(|v| self.session(v))
-                .map(|(name, groups)| self.identity(name, groups, "session"))),
+            Mode::Oidc => match c.session.and_then(|v| self.session(v)) {
+                Some((name, groups)) => {
+                    not_a_token_name(&name)?;
+                    Ok(Some(self.identity(name, groups, "session")))
+                }
+                None => Ok(None),
+            },
         }
     }
 
@@ -377,6 +381,19 @@ impl Auth {
             expires: chrono::Utc::now().timestamp() + self.ttl.as_secs() as i64,
         };
         serde_json::to_string(&session).expect("a session serializes")
+    }
+}
+
+/// API tokens act as `token:<name>`; a person may not carry such a name (from the proxy or
+/// the identity provider), or they could read that token's action records and sign audit
+/// rows as it.
+fn not_a_token_name(name: &str) -> Result<(), Refused> {
+    if name.starts_with("token:") {
+        Err(Refused(format!(
+            "the user name {name:?} is reserved: names beginning with \"token:\" are API tokens'"
+        )))
+    } else {
+        Ok(())
     }
 }
 

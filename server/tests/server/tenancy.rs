@@ -167,6 +167,19 @@ async fn proxy_headers_are_believed_only_from_trusted_addresses() {
     );
     let page = app.get_as("/", "sue", "support").await;
     assert_eq!(page.headers()["cache-control"], "private, no-store");
+    // A person cannot pass for an API token (tokens act as "token:<name>").
+    let forged = app
+        .get_as("/api/v1/ingresses", "token:admin", "support")
+        .await;
+    assert_eq!(forged.status(), 401);
+    let body: Value = forged.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reserved"),
+        "{body}"
+    );
     // An identity header twice is refused, not resolved first-wins.
     for (user, groups) in [
         (vec!["sue", "mallory"], vec!["support"]),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use lookout_server::config::{AuthMode, Config, Problem, Problems};
+use lookout_server::config::{AuthMode, Config, Problems};
 use lookout_server::{app, demo, store, WatchSettings};
 use tokio_util::sync::CancellationToken;
 
@@ -149,7 +149,8 @@ async fn run() -> ExitCode {
                 c.listen = l;
             }
             c.read_only |= read_only;
-            if let Err(p) = c.validate().and_then(|()| serve_checks(&c)) {
+            // Again: --listen may have moved it.
+            if let Err(p) = c.validate() {
                 return report(&p);
             }
             serve(c).await
@@ -166,25 +167,6 @@ async fn run() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// What `serve` refuses beyond the config's own validity.
-fn serve_checks(c: &Config) -> Result<(), Problems> {
-    let mut out = Vec::new();
-    if c.auth.mode == AuthMode::None
-        && !c.listen_addr().ip().is_loopback()
-        && !c.auth.allow_unauthenticated_remote
-    {
-        out.push(Problem {
-            key: "listen".into(),
-            message: format!("{} is not a loopback address and auth.mode is \"none\": anyone who reaches it would see every cluster. Listen on 127.0.0.1, or set auth.allow_unauthenticated_remote = true", c.listen),
-        });
-    }
-    if out.is_empty() {
-        Ok(())
-    } else {
-        Err(Problems(out))
     }
 }
 

@@ -526,3 +526,19 @@ fn durations_too_long_to_count_with_are_named() {
     let err = Config::parse("[auth]\nsession_ttl = \"400d\"\n", &[]).unwrap_err();
     assert_eq!(keys(&err), vec!["auth.session_ttl"]);
 }
+
+#[test]
+fn no_sign_in_on_a_non_loopback_address_is_refused_by_check_config_as_by_serve() {
+    let err = Config::parse("listen = \"0.0.0.0:8080\"\n", &[]).unwrap_err();
+    assert_eq!(keys(&err), vec!["listen"]);
+    assert!(
+        err.0[0].message.contains("not a loopback address"),
+        "{err:?}"
+    );
+    assert!(Config::parse(
+        "listen = \"0.0.0.0:8080\"\n[auth]\nallow_unauthenticated_remote = true\n",
+        &[]
+    )
+    .is_ok());
+    assert!(Config::parse("listen = \"127.0.0.1:8080\"\n", &[]).is_ok());
+}

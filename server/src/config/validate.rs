@@ -99,6 +99,17 @@ impl Config {
     /// Sign-in: proxies, access rules, OIDC, the session key, the public URL, tokens.
     fn check_auth(&self, out: &mut Vec<Problem>) {
         let a = &self.auth;
+        // The same for `check-config` and `serve` (which checks again after --listen).
+        let remote = self
+            .listen
+            .parse::<SocketAddr>()
+            .is_ok_and(|l| !l.ip().is_loopback());
+        if a.mode == AuthMode::None && remote && !a.allow_unauthenticated_remote {
+            out.push(problem(
+                "listen",
+                format!("{} is not a loopback address and auth.mode is \"none\": anyone who reaches it would see every cluster. Listen on 127.0.0.1, or set auth.allow_unauthenticated_remote = true", self.listen),
+            ));
+        }
         for (i, cidr) in a.trusted_proxies.iter().enumerate() {
             if parse_cidr(cidr).is_none() {
                 out.push(problem(

@@ -150,6 +150,9 @@ pub struct Auth {
     pub oidc: Option<oidc::Provider>,
     /// With `mode = "none"`: identities the visitor may switch between (the demo).
     pub demo: Vec<DemoIdentity>,
+    /// With `mode = "none"`: host names besides loopback ones that requests may name in
+    /// `Host` (`auth.allowed_hosts`, lowercase, without port).
+    pub allowed_hosts: Vec<String>,
 }
 
 fn grant(clusters: &[String], namespaces: &[String]) -> Grant {
@@ -228,6 +231,11 @@ impl Auth {
                 .is_some_and(|u| u.starts_with("https://")),
             oidc,
             demo: Vec::new(),
+            allowed_hosts: a
+                .allowed_hosts
+                .iter()
+                .map(|h| h.trim().to_ascii_lowercase())
+                .collect(),
         })
     }
 
@@ -245,6 +253,7 @@ impl Auth {
             secure: false,
             oidc: None,
             demo: Vec::new(),
+            allowed_hosts: Vec::new(),
         }
     }
 
@@ -384,6 +393,33 @@ impl Auth {
     }
 }
 
+/// Whether a `Host` header names this server in `mode = "none"`: a loopback name or
+/// address, or one of `allowed`. Without this, a web page whose name resolves to 127.0.0.1
+/// (DNS rebinding) could read and act through a browser on the same machine.
+pub fn local_host(host: Option<&str>, allowed: &[String]) -> bool {
+    let Some(host) = host.map(str::trim).filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        // [::1]:8080
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(h, port)| {
+            if port.bytes().all(|b| b.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
+        }),
+    }
+    .to_ascii_lowercase();
+    let loopback = name == "localhost"
+        || name.ends_with(".localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    loopback || allowed.iter().any(|a| *a == name)
+}
+
 /// API tokens act as `token:<name>`; a person may not carry such a name (from the proxy or
 /// the identity provider), or they could read that token's action records and sign audit
 /// rows as it.
@@ -416,6 +452,34 @@ pub fn random_token() -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_loopback_names_or_allowed_hosts_are_local() {
+        let allowed = vec!["lookout.lab".to_string()];
+        for host in [
+            "127.0.0.1:8080",
+            "localhost",
+            "LOCALHOST:3000",
+            "[::1]:8080",
+            "app.localhost",
+            "127.1.2.3",
+            "lookout.lab:8080",
+        ] {
+            assert!(local_host(Some(host), &allowed), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:8080",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example",
+            "",
+            "10.0.0.1:8080",
+        ] {
+            assert!(!local_host(Some(host), &allowed), "{host}");
+        }
+        assert!(!local_host(None, &allowed));
+    }
+
     use super::*;
 
     #[test]

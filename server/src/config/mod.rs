@@ -226,6 +226,8 @@ pub struct AuthConfig {
     pub groups_header: String,
     /// With `mode = "none"`, allow listening on a non-loopback address anyway.
     pub allow_unauthenticated_remote: bool,
+    /// With `mode = "none"`: host names (besides loopback ones) requests may carry in `Host`.
+    pub allowed_hosts: Vec<String>,
     /// Base64 of at least 64 random bytes that sign and encrypt session cookies. Without it a
     /// new key is made at every start (everyone signs in again after a restart).
     pub session_key: Option<String>,
@@ -247,6 +249,7 @@ impl Default for AuthConfig {
             user_header: "X-Forwarded-User".into(),
             groups_header: "X-Forwarded-Groups".into(),
             allow_unauthenticated_remote: false,
+            allowed_hosts: Vec::new(),
             session_key: None,
             session_ttl: Duration::from_secs(12 * 3600),
             public_url: None,

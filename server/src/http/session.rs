@@ -154,6 +154,17 @@ pub(crate) async fn authenticate(
             return Ok(None);
         }
         let headers = req.headers();
+        if state.auth.mode == Mode::None
+            && !crate::auth::local_host(
+                headers.get(header::HOST).and_then(|v| v.to_str().ok()),
+                &state.auth.allowed_hosts,
+            )
+        {
+            return Err(AppError::bad(
+                "Host",
+                "without sign-in Lookout answers only requests for a loopback name (or one in auth.allowed_hosts)",
+            ));
+        }
         // An identity header sent twice is refused, not resolved first-wins: which one a
         // proxy meant cannot be told.
         if state.auth.mode == Mode::Proxy {

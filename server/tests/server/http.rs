@@ -233,6 +233,29 @@ async fn bad_parameters_are_400s_that_name_the_parameter() {
         .as_str()
         .unwrap()
         .starts_with("colour:"));
+    // Without sign-in only loopback names are answered: a page whose name resolves to
+    // 127.0.0.1 (DNS rebinding) can neither read nor act.
+    for path in ["/api/v1/ingresses", "/"] {
+        let r = app
+            .http
+            .get(format!("{}{path}", app.base))
+            .header("Host", "evil.example")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{path}");
+        assert!(r.text().await.unwrap().contains("loopback name"));
+    }
+    let r = app
+        .http
+        .post(format!("{}/api/v1/bulk/edit-in-place", app.base))
+        .header("Host", "evil.example")
+        .header("Origin", "http://evil.example")
+        .json(&serde_json::json!({"dry_run": false}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
     // A huge duration is a 400 naming the parameter, not an overflow.
     for path in [
         "/api/v1/challenges",

@@ -417,7 +417,7 @@ pub fn local_host(host: Option<&str>, allowed: &[String]) -> bool {
         || name
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback());
-    loopback || allowed.iter().any(|a| *a == name)
+    loopback || allowed.contains(&name)
 }
 
 /// API tokens act as `token:<name>`; a person may not carry such a name (from the proxy or

@@ -86,6 +86,27 @@ impl Actions {
                 caller.actor()
             )));
         }
+        // A target outside where the caller may act is, for them, a target that does not
+        // exist: no record and no audit row lands in another scope's log.
+        let clusters = match &target.cluster {
+            Some(c) => vec![c.clone()],
+            None => self.registry.cluster_names(),
+        };
+        let reachable = clusters.iter().any(|c| match &target.namespace {
+            Some(ns) => caller.act.sees(c, ns),
+            None => caller.act.sees_cluster(c),
+        });
+        if !reachable {
+            return Err(ActionError::NotFound(format!(
+                "There is nothing {} you may change.",
+                match (&target.cluster, &target.namespace) {
+                    (Some(c), Some(ns)) => format!("in namespace {ns} of cluster {c}"),
+                    (Some(c), None) => format!("in cluster {c}"),
+                    (None, Some(ns)) => format!("in a namespace {ns}"),
+                    (None, None) => "anywhere".to_string(),
+                }
+            )));
+        }
         let key = ObjectKey {
             cluster: target.cluster.clone().unwrap_or_default().into(),
             namespace: target.namespace.clone().unwrap_or_default().into(),

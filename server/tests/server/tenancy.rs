@@ -453,6 +453,20 @@ async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
         }
     }
     assert!(checked >= 40, "walked {checked} route × method pairs");
+    // A bulk run aimed at the other tenant's namespace wrote nothing into its audit log.
+    let audit: Value = app
+        .get_as("/api/v1/audit?per_page=1000", "sue", "support")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let carols: Vec<&Value> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["actor"] == customer.0 && r["namespace"] == "globex-web")
+        .collect();
+    assert!(carols.is_empty(), "{carols:#?}");
 
     // The customer does see their own tenant (the test is not passing vacuously).
     for path in [

@@ -78,13 +78,11 @@ pub fn page(
         .unwrap_or_else(|| "absent".into())
     };
     let issuer = match (&c.issuer, &d.chain.issuer) {
-        (Some(r), Some(i)) => format!(
-            "{} {} — {} ({})",
-            r.kind,
-            r.name,
-            i.server.label(),
-            i.acme_server_url.clone().unwrap_or_default()
-        ),
+        (Some(r), Some(i)) => match &i.acme_server_url {
+            Some(url) => format!("{} {} — {} ({url})", r.kind, r.name, i.server.label()),
+            // Not shown to a namespace-scoped viewer for another CA (an internal address).
+            None => format!("{} {} — {}", r.kind, r.name, i.server.label()),
+        },
         (Some(r), None) => format!("{} {} — not found", r.kind, r.name),
         _ => "none".into(),
     };

@@ -132,11 +132,15 @@ pub fn ingress_detail(
     let ing = data.ingresses.get(&key(namespace, name))?;
     let idx = Index::new(facts, data);
     let objects = ingress_objects(&idx, ing);
+    let mut tls = idx.tls_chains(ing);
+    for chain in tls.iter_mut().filter_map(|t| t.certificate.as_mut()) {
+        for_the_caller(visible, chain);
+    }
     Some(IngressDetail {
         ingress: ing.as_ref().clone(),
         annotation: idx.annotation_status(ing),
         controller: idx.controller_of(ing),
-        tls: idx.tls_chains(ing),
+        tls,
         findings: FindingIndex::new(findings).about(visible, &objects),
         events: chain_events(&idx, &objects),
     })
@@ -217,12 +221,33 @@ pub fn certificate_detail(
     let idx = Index::new(facts, data);
     let mut objects = HashSet::new();
     certificate_objects(&idx, cert, &mut objects);
+    let mut chain = idx.certificate_chain(cert);
+    for_the_caller(visible, &mut chain);
     Some(CertificateDetail {
-        chain: idx.certificate_chain(cert),
+        chain,
         ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
         findings: FindingIndex::new(findings).about(visible, &objects),
         events: chain_events(&idx, &objects),
     })
+}
+
+/// What a namespace-scoped caller may know of a cluster-scoped issuer: its kind, name,
+/// readiness and whether it is Let's Encrypt production, staging or another CA — not another
+/// CA's directory URL (an internal address), nor its solvers (the cluster's setup).
+fn for_the_caller(visible: &Visibility<'_>, chain: &mut crate::model::chain::CertificateChain) {
+    if visible.whole_cluster() {
+        return;
+    }
+    if let Some(issuer) = chain.issuer.as_mut().filter(|i| i.kind == "ClusterIssuer") {
+        if !matches!(
+            issuer.server,
+            crate::model::issuer::AcmeServer::LetsEncryptProduction
+                | crate::model::issuer::AcmeServer::LetsEncryptStaging
+        ) {
+            issuer.acme_server_url = None;
+        }
+        issuer.solvers = std::sync::Arc::from([]);
+    }
 }
 
 /// Whether the caller sees `f` and the board's filters select it.

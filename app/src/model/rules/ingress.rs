@@ -185,7 +185,8 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     Severity::Warning,
                     about(),
                     format!("Ingress class {class:?} does not exist"),
-                    format!("The Ingress names class {class:?}; {}.", known_classes(data)),
+                    // Not the cluster's list of classes: a namespace's users need not see it.
+                    format!("The Ingress names class {class:?}, and the cluster has no IngressClass of that name."),
                     "Fix spec.ingressClassName (or the kubernetes.io/ingress.class annotation); no controller serves this Ingress.",
                     None,
                 );
@@ -403,30 +404,29 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
         if ings.len() < 2 || !ings.iter().any(|(_, _, e)| *e == Some(true)) {
             continue;
         }
-        let list: Vec<String> = ings.iter().map(|(ns, n, _)| format!("{ns}/{n}")).collect();
         for (ns, name, _) in &ings {
+            // Names only from the finding's own namespace: whoever sees it may not see the
+            // others' (a tenant would learn another tenant's objects from their host).
+            let same: Vec<&str> = ings
+                .iter()
+                .filter(|(n2, _, _)| n2 == ns)
+                .map(|(_, n, _)| n.as_str())
+                .collect();
+            let elsewhere = ings.len() - same.len();
+            let others = match elsewhere {
+                0 => String::new(),
+                1 => " and 1 Ingress in another namespace".to_string(),
+                n => format!(" and {n} Ingresses in other namespaces"),
+            };
             ctx.push(
                 "ingress.shared-host-https-redirect",
                 Severity::Warning,
                 About { namespace: &Text::from(ns.as_str()), kind: "Ingress", name: &Text::from(name.as_str()) },
                 format!("{} Ingresses serve {host} with HTTPS enforced", ings.len()),
-                format!("{host} is served by {}. Cilium merges them into one virtual host, so one Ingress's HTTPS redirect applies to all of them — including cert-manager's /.well-known/acme-challenge path on a solver Ingress (cilium/cilium#35347).", list.join(", ")),
+                format!("{host} is served by Ingress(es) {} in {ns}{others}. Cilium merges them into one virtual host, so one Ingress's HTTPS redirect applies to all of them — including cert-manager's /.well-known/acme-challenge path on a solver Ingress (cilium/cilium#35347).", same.join(", ")),
                 "Use acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress that owns the certificate, or serve the host from one Ingress.",
                 None,
             );
         }
     }
-}
-
-/// The IngressClasses a cluster has, for a message.
-fn known_classes(data: &crate::model::data::ClusterData) -> String {
-    if data.ingress_classes.is_empty() {
-        return "the cluster has no IngressClass".to_string();
-    }
-    let names: Vec<&str> = data
-        .ingress_classes
-        .values()
-        .map(|c| c.name.as_str())
-        .collect();
-    format!("the cluster has IngressClasses {}", names.join(", "))
 }

@@ -193,18 +193,18 @@ fn unknown_class() {
         .ingress(IngressView::test("a"))
         .fired("ingress.unknown-class")
         .is_empty());
-    // The message names the classes there are, or says there are none.
-    let message = |w: &World| {
-        w.findings()
-            .into_iter()
-            .find(|f| f.rule == "ingress.unknown-class")
-            .map(|f| f.message.to_string())
-            .unwrap()
-    };
-    assert!(message(&w).ends_with("the cluster has IngressClasses cilium."));
-    let mut none = World::new().ingress(IngressView::test("a").class("nginx"));
-    none.data.ingress_classes.clear();
-    assert!(message(&none).ends_with("the cluster has no IngressClass."));
+    // The message does not list the cluster's classes: a namespace's users read it too.
+    let message = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == "ingress.unknown-class")
+        .map(|f| f.message.to_string())
+        .unwrap();
+    assert!(
+        message.contains("no IngressClass of that name"),
+        "{message}"
+    );
+    assert!(!message.contains("cilium"), "{message}");
 }
 
 #[test]
@@ -379,4 +379,32 @@ fn certificate_missing_when_ingress_shim_refuses_an_annotation_value() {
         .certificate(CertificateView::of(&ing))
         .ingress(ing);
     assert!(w.fired("ingress.certificate-missing").is_empty());
+}
+
+#[test]
+fn a_shared_host_finding_names_no_object_of_another_namespace() {
+    let mine = IngressView::test("shop")
+        .in_ns("tenant-a")
+        .tls("shared.example.com");
+    let theirs = IngressView::test("secret-b")
+        .in_ns("tenant-b")
+        .tls("shared.example.com");
+    let w = World::new().ingress(mine).ingress(theirs);
+    let f: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == "ingress.shared-host-https-redirect")
+        .collect();
+    assert_eq!(f.len(), 2);
+    let a = f.iter().find(|f| &*f.namespace == "tenant-a").unwrap();
+    assert!(
+        !a.message.contains("secret-b") && !a.message.contains("tenant-b"),
+        "{}",
+        a.message
+    );
+    assert!(
+        a.message.contains("1 Ingress in another namespace"),
+        "{}",
+        a.message
+    );
 }

@@ -458,3 +458,42 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet_across_clusters() {
     }
     assert!(fleet(&[&old]).is_empty());
 }
+
+/// Item 6 of issue 20: what a namespace-scoped caller learns of a ClusterIssuer in a
+/// Certificate's chain — kind, name, readiness and which CA kind, not another CA's URL.
+#[test]
+fn a_tenant_sees_a_cluster_issuers_kind_not_its_internal_url() {
+    use crate::model::read::lists::certificate_detail;
+    use crate::model::read::Visibility;
+    use crate::model::scope::{Grant, Scope};
+    let ing = shop();
+    let cert = CertificateView::of(&ing);
+    let mut internal = cluster_issuer(
+        "letsencrypt-prod",
+        "https://ca.internal.corp:9000/acme/directory",
+        true,
+    );
+    internal.kind = "ClusterIssuer".into();
+    let w = World::new()
+        .issuer(internal)
+        .certificate(cert.clone())
+        .ingress(ing);
+    let detail = |scope: &Scope| {
+        let visible = Visibility::of(scope, "zrh").unwrap();
+        certificate_detail(&visible, &w.facts, &w.data, &[], "acme", "shop-tls").unwrap()
+    };
+    let support = Scope::everything();
+    let issuer = detail(&support).chain.issuer.unwrap();
+    assert!(issuer.acme_server_url.is_some() && !issuer.solvers.is_empty());
+    let tenant = Scope::from_grants(vec![Grant {
+        clusters: vec!["zrh".into()],
+        namespaces: vec!["acme".into()],
+    }]);
+    let theirs = detail(&tenant);
+    let json = serde_json::to_string(&theirs).unwrap();
+    assert!(!json.contains("ca.internal.corp"), "{json}");
+    let issuer = theirs.chain.issuer.unwrap();
+    assert_eq!(issuer.name, "letsencrypt-prod");
+    assert!(issuer.is_ready());
+    assert_eq!(issuer.server, crate::model::issuer::AcmeServer::OtherAcme);
+}

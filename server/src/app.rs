@@ -108,6 +108,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         history: store::reads::HistoryStore::new(db.reader.clone()),
         storage: db.health.clone(),
         http: Default::default(),
+        streams: Default::default(),
         banner,
         shutdown: shutdown.clone(),
         actions: Arc::new(Actions::new(

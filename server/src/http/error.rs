@@ -82,6 +82,8 @@ impl AppError {
                 StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
                 StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
                 StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+                StatusCode::TOO_MANY_REQUESTS => "too_many_requests",
+                StatusCode::SERVICE_UNAVAILABLE => "unavailable",
                 _ => "bad_request",
             },
             AppError::Storage(_) => "storage_unavailable",

@@ -16,6 +16,59 @@ use super::AppState;
 
 /// The shortest time between two messages of one stream (at most 4 flushes a second).
 pub(super) const FLUSH_INTERVAL: Duration = Duration::from_millis(250);
+/// Open streams one identity may hold (a tab each), and all of them together.
+pub(crate) const STREAMS_PER_IDENTITY: usize = 32;
+pub(crate) const STREAMS_IN_TOTAL: usize = 2_000;
+
+/// The open streams, by identity.
+#[derive(Debug, Default)]
+pub struct Streams(std::sync::Mutex<std::collections::HashMap<String, usize>>);
+
+/// One open stream: counted until it is dropped.
+struct Slot {
+    streams: std::sync::Arc<Streams>,
+    who: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.streams.0.lock().expect("streams lock");
+        if let Some(n) = open.get_mut(&self.who) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.who);
+            }
+        }
+    }
+}
+
+impl Streams {
+    /// A slot for `who`, or why not.
+    fn open(self: &std::sync::Arc<Self>, who: &str) -> Result<Slot, super::AppError> {
+        let mut open = self.0.lock().expect("streams lock");
+        let total: usize = open.values().sum();
+        if total >= STREAMS_IN_TOTAL {
+            return Err(super::AppError::Rejected {
+                status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                message: format!(
+                    "{STREAMS_IN_TOTAL} live-update streams are open; try again later"
+                ),
+            });
+        }
+        let mine = open.entry(who.to_string()).or_default();
+        if *mine >= STREAMS_PER_IDENTITY {
+            return Err(super::AppError::Rejected {
+                status: axum::http::StatusCode::TOO_MANY_REQUESTS,
+                message: format!("{who} already has {STREAMS_PER_IDENTITY} live-update streams open; close some tabs"),
+            });
+        }
+        *mine += 1;
+        Ok(Slot {
+            streams: self.clone(),
+            who: who.to_string(),
+        })
+    }
+}
 
 #[derive(Serialize)]
 struct ClusterChange {
@@ -56,15 +109,16 @@ fn message(state: &AppState, scope: &Scope) -> Event {
 pub(super) async fn stream(
     State(state): State<AppState>,
     caller: crate::auth::Caller,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, super::error::ApiError> {
+    let slot = state.streams.open(caller.actor())?;
     let scope = caller.scope;
     let mut changes = state.changes.subscribe();
     changes.borrow_and_update();
     let shutdown = state.shutdown.clone();
     let first = message(&state, &scope);
     let rest = futures::stream::unfold(
-        (changes, state, scope),
-        move |(mut changes, state, scope)| {
+        (changes, state, scope, slot),
+        move |(mut changes, state, scope, slot)| {
             let shutdown = shutdown.clone();
             async move {
                 tokio::select! {
@@ -77,10 +131,10 @@ pub(super) async fn stream(
                 }
                 changes.borrow_and_update();
                 let event = message(&state, &scope);
-                Some((Ok(event), (changes, state, scope)))
+                Some((Ok(event), (changes, state, scope, slot)))
             }
         },
     );
     let stream = futures::StreamExt::chain(futures::stream::once(async { Ok(first) }), rest);
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

@@ -7,7 +7,7 @@ mod actions;
 mod api;
 mod assets;
 mod error;
-mod events;
+pub(crate) mod events;
 mod load;
 mod metrics;
 mod pages;
@@ -45,6 +45,8 @@ pub struct AppState {
     pub storage: Arc<crate::store::writer::Health>,
     /// Request counts and latencies for `/metrics`.
     pub http: Arc<metrics::HttpMetrics>,
+    /// Open live-update streams, capped per identity and in total.
+    pub streams: Arc<events::Streams>,
     /// Shown on every page (e.g. that sign-in is off).
     pub banner: Option<String>,
     /// Cancelled at shutdown; ends the live-update streams so the server can drain.

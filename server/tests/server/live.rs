@@ -214,3 +214,34 @@ async fn the_live_script_is_served_with_a_versioned_immutable_url() {
     );
     app.stop().await;
 }
+
+/// Live-update streams are capped per identity (a tab each, 32): one more is a 429 that
+/// says why, and closing one makes room.
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_are_capped_per_identity() {
+    let app = spawn_app(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    let mut open = Vec::new();
+    for _ in 0..32 {
+        let r = app.get("/api/v1/events").await;
+        assert_eq!(r.status(), 200);
+        open.push(r);
+    }
+    let refused = app.get("/api/v1/events").await;
+    assert_eq!(refused.status(), 429);
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "too_many_requests");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("32 live-update streams"));
+    drop(open.pop());
+    // The server notices the closed connection when it next writes (a keep-alive or a
+    // message); poke it with a change and wait until a stream fits again.
+    app.eventually("a slot frees once a stream is closed", || async {
+        add_ingress(&app, 0, &format!("poke-{}", uuid::Uuid::new_v4().simple()));
+        app.get("/api/v1/events").await.status() == 200
+    })
+    .await;
+    app.stop().await;
+}

@@ -131,6 +131,9 @@ struct Session {
     groups: Vec<String>,
     /// Unix seconds.
     expires: i64,
+    /// This sign-in's id, so that signing out revokes it (older cookies have none).
+    #[serde(default)]
+    id: String,
 }
 
 /// The sign-in settings, built once from the config.
@@ -153,6 +156,9 @@ pub struct Auth {
     /// With `mode = "none"`: host names besides loopback ones that requests may name in
     /// `Host` (`auth.allowed_hosts`, lowercase, without port).
     pub allowed_hosts: Vec<String>,
+    /// Sign-ins ended by signing out, until they would have expired anyway (in memory: a
+    /// restart forgets them — see docs/configuration.md).
+    revoked: std::sync::Mutex<std::collections::HashMap<String, i64>>,
 }
 
 fn grant(clusters: &[String], namespaces: &[String]) -> Grant {
@@ -236,6 +242,7 @@ impl Auth {
                 .iter()
                 .map(|h| h.trim().to_ascii_lowercase())
                 .collect(),
+            revoked: Default::default(),
         })
     }
 
@@ -254,6 +261,7 @@ impl Auth {
             oidc: None,
             demo: Vec::new(),
             allowed_hosts: Vec::new(),
+            revoked: Default::default(),
         }
     }
 
@@ -376,10 +384,28 @@ impl Auth {
         }
     }
 
-    /// The user and groups of a session value that has not expired.
+    /// The user and groups of a session value that has not expired and was not signed out.
     pub fn session(&self, value: &str) -> Option<(String, Vec<String>)> {
         let s: Session = serde_json::from_str(value).ok()?;
-        (s.expires > chrono::Utc::now().timestamp()).then_some((s.name, s.groups))
+        let now = chrono::Utc::now().timestamp();
+        let revoked = self
+            .revoked
+            .lock()
+            .expect("revoked lock")
+            .contains_key(&s.id);
+        (s.expires > now && !s.id.is_empty() && !revoked).then_some((s.name, s.groups))
+    }
+
+    /// Signing out: this session value no longer identifies anyone, whoever replays it.
+    pub fn revoke(&self, value: &str) {
+        let Ok(s) = serde_json::from_str::<Session>(value) else {
+            return;
+        };
+        let now = chrono::Utc::now().timestamp();
+        let mut revoked = self.revoked.lock().expect("revoked lock");
+        // Forget what has expired anyway.
+        revoked.retain(|_, expires| *expires > now);
+        revoked.insert(s.id, s.expires);
     }
 
     /// The session value of a user who just signed in (kept in an encrypted cookie).
@@ -388,6 +414,7 @@ impl Auth {
             name,
             groups,
             expires: chrono::Utc::now().timestamp() + self.ttl.as_secs() as i64,
+            id: random_token(),
         };
         serde_json::to_string(&session).expect("a session serializes")
     }

@@ -390,12 +390,18 @@ pub(crate) async fn callback(
 
 /// `POST /auth/logout`: ends the session.
 pub(crate) async fn logout(
+    State(state): State<AppState>,
     jar: PrivateCookieJar,
     body: axum::body::Bytes,
 ) -> Result<Response, AppError> {
     let form: std::collections::HashMap<String, String> =
         form_urlencoded::parse(&body).into_owned().collect();
     check_csrf(&jar, form.get("csrf").map(String::as_str))?;
+    // The cookie is removed from this browser, and the sign-in itself ends: a copy of the
+    // cookie replayed later is refused.
+    if let Some(c) = jar.get(SESSION_COOKIE) {
+        state.auth.revoke(c.value());
+    }
     let jar = jar.remove(Cookie::build(SESSION_COOKIE).path("/"));
     Ok((jar, Redirect::to("/auth/signed-out")).into_response())
 }

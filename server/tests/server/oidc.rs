@@ -81,8 +81,13 @@ async fn start_provider(redirect_uri: &str) -> OidcProvider {
 
 /// A browser that keeps cookies and shows each redirect.
 fn browser() -> reqwest::Client {
+    browser_with(std::sync::Arc::new(reqwest::cookie::Jar::default()))
+}
+
+/// A browser whose cookies the test can read (to replay one later).
+fn browser_with(jar: std::sync::Arc<reqwest::cookie::Jar>) -> reqwest::Client {
     reqwest::Client::builder()
-        .cookie_store(true)
+        .cookie_provider(jar)
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap()
@@ -250,7 +255,8 @@ namespaces = ["acme-*"]
         .unwrap();
     assert_eq!(session.status(), 200);
 
-    let customer = browser();
+    let customer_jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
+    let customer = browser_with(customer_jar.clone());
     let (page, _) = sign_in(&customer, &base, "/", "carol").await;
     assert!(page.contains("carol (viewer)"));
     let mut seen = 0;
@@ -293,6 +299,14 @@ namespaces = ["acme-*"]
     let marker = "name=\"csrf\" value=\"";
     let at = page.find(marker).unwrap() + marker.len();
     let csrf = &page[at..at + page[at..].find('"').unwrap()];
+    // What a thief would have copied before the sign-out.
+    use reqwest::cookie::CookieStore;
+    let stolen = customer_jar
+        .cookies(&base.parse().unwrap())
+        .expect("the browser holds cookies")
+        .to_str()
+        .unwrap()
+        .to_string();
     let out = customer
         .post(format!("{base}/auth/logout"))
         .form(&[("csrf", csrf)])
@@ -309,6 +323,15 @@ namespaces = ["acme-*"]
             .status(),
         401
     );
+    // The copied cookie, replayed after the sign-out, is refused too: the session ended
+    // on the server, not only in this browser.
+    let replay = reqwest::Client::new()
+        .get(format!("{base}/api/v1/ingresses"))
+        .header("Cookie", stolen)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.status(), 401);
     drop(provider);
     app.stop().await;
 }

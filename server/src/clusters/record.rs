@@ -44,6 +44,11 @@ pub struct ClusterRecord {
     strings: Mutex<Interner>,
     /// Bumped on every change of data or state; keys the derived data.
     generation: AtomicU64,
+    /// Changes per namespace ("" for cluster-scoped objects), and of everything at once
+    /// (relists, sync state): what a namespace-scoped caller's live revision is made of, so
+    /// that it does not move with other namespaces' activity.
+    namespace_generations: Mutex<std::collections::HashMap<String, u64>>,
+    epoch: AtomicU64,
     /// The fleet's change counter that live updates (SSE) wait on.
     changes: crate::fleet::Changes,
     /// Findings and rows at the latest generation a reader asked for.
@@ -85,6 +90,8 @@ impl ClusterRecord {
             data: RwLock::new(ClusterData::default()),
             strings: Mutex::new(Interner::default()),
             generation: AtomicU64::new(0),
+            namespace_generations: Mutex::default(),
+            epoch: AtomicU64::new(0),
             changes,
             derived: Mutex::new(None),
             refreshing: AtomicBool::new(false),
@@ -241,6 +248,7 @@ impl ClusterRecord {
                 tracing::warn!(cluster = %self.name, error = %e, "the sync-event writer is behind; this state change is not recorded");
             }
         }
+        self.touch_all();
         self.changed();
     }
 
@@ -253,6 +261,44 @@ impl ClusterRecord {
     /// The generation of this cluster's data and state (for live updates).
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Relaxed)
+    }
+
+    /// An object of `namespace` (None: cluster-scoped) changed.
+    pub fn touch_namespace(&self, namespace: Option<&str>) {
+        *self
+            .namespace_generations
+            .lock()
+            .expect("namespace generations lock")
+            .entry(namespace.unwrap_or_default().to_string())
+            .or_default() += 1;
+    }
+
+    /// Everything may have changed (a relist, a sync state).
+    pub fn touch_all(&self) {
+        self.epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A number that moves when something `visible` sees of this cluster changes: the whole
+    /// cluster's generation for who sees all of it; else its epoch and the generations of
+    /// the visible namespaces and of cluster-scoped objects (which their findings read).
+    pub fn visible_generation(&self, visible: &Visibility<'_>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        if visible.whole_cluster() {
+            return self.generation();
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.epoch.load(Ordering::Relaxed).hash(&mut h);
+        let gens = self
+            .namespace_generations
+            .lock()
+            .expect("namespace generations lock");
+        let mut seen: Vec<(&String, &u64)> = gens
+            .iter()
+            .filter(|(ns, _)| ns.is_empty() || visible.namespace(ns))
+            .collect();
+        seen.sort();
+        seen.hash(&mut h);
+        h.finish()
     }
 
     /// Updates a kind's object count without changing its state.

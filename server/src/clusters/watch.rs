@@ -332,6 +332,7 @@ async fn watch(
                     kind.replace(d, &mut relist);
                     kind.count(d)
                 });
+                record.touch_all();
                 record.prune_strings();
                 if kept == Kept::Objects {
                     record
@@ -355,6 +356,7 @@ async fn watch(
                     record.skip(kind.kind(), why, obj.metadata.namespace.as_deref());
                     continue;
                 }
+                record.touch_namespace(obj.metadata.namespace.as_deref());
                 let (count, event) = record.update_with_strings(|d, s| {
                     kind.apply(&record.name, d, &obj, s);
                     (kind.count(d), kind.history(&record.name, &obj, false, d, d))
@@ -369,6 +371,7 @@ async fn watch(
                 }
             }
             Ok(Event::Delete(obj)) => {
+                record.touch_namespace(obj.metadata.namespace.as_deref());
                 let (count, event) = record.update(|d| {
                     kind.remove(d, &obj);
                     (kind.count(d), kind.history(&record.name, &obj, true, d, d))

@@ -80,26 +80,50 @@ struct ClusterChange {
 
 #[derive(Serialize)]
 struct Change {
-    /// The fleet-wide change counter; pages carry the one they were rendered at.
+    /// What the caller sees, as a number that moves when it changes; pages carry the one
+    /// they were rendered at.
     rev: u64,
     clusters: Vec<ClusterChange>,
 }
 
-fn message(state: &AppState, scope: &Scope) -> Event {
-    let change = Change {
-        rev: state.changes.revision(),
+/// What the caller sees of the fleet, as one number that moves when any of it changes: the
+/// fleet's change counter for who sees everything (it also moves with budgets and action
+/// progress); otherwise derived from the visible clusters' visible parts only, so that one
+/// tenant cannot watch another's activity (or other clusters') through it.
+pub(super) fn revision(state: &AppState, scope: &Scope) -> u64 {
+    use std::hash::{Hash, Hasher};
+    if scope.sees_everything() {
+        return state.changes.revision();
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for c in state.registry.records() {
+        if let Some(visible) = lookout_app::model::read::Visibility::of(scope, &c.name) {
+            (&c.name, c.visible_generation(&visible), c.state_label()).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+fn change(state: &AppState, scope: &Scope) -> Change {
+    Change {
+        rev: revision(state, scope),
         clusters: state
             .registry
             .records()
             .iter()
-            .filter(|c| lookout_app::model::read::Visibility::of(scope, &c.name).is_some())
-            .map(|c| ClusterChange {
-                name: c.name.clone(),
-                state: c.state_label(),
-                generation: c.generation(),
+            .filter_map(|c| {
+                let visible = lookout_app::model::read::Visibility::of(scope, &c.name)?;
+                Some(ClusterChange {
+                    name: c.name.clone(),
+                    state: c.state_label(),
+                    generation: c.visible_generation(&visible),
+                })
             })
             .collect(),
-    };
+    }
+}
+
+fn event(change: &Change) -> Event {
     Event::default()
         .event("change")
         .json_data(change)
@@ -115,23 +139,33 @@ pub(super) async fn stream(
     let mut changes = state.changes.subscribe();
     changes.borrow_and_update();
     let shutdown = state.shutdown.clone();
-    let first = message(&state, &scope);
+    let first = change(&state, &scope);
+    let last = first.rev;
+    let first = event(&first);
     let rest = futures::stream::unfold(
-        (changes, state, scope, slot),
-        move |(mut changes, state, scope, slot)| {
+        (changes, state, scope, slot, last),
+        move |(mut changes, state, scope, slot, mut last)| {
             let shutdown = shutdown.clone();
             async move {
-                tokio::select! {
-                    _ = tokio::time::sleep(FLUSH_INTERVAL) => {}
-                    _ = shutdown.cancelled() => return None,
+                // Only what the caller sees moving makes a message: silence otherwise, so
+                // that neither the messages nor their timing tell of others' changes.
+                loop {
+                    tokio::select! {
+                        _ = tokio::time::sleep(FLUSH_INTERVAL) => {}
+                        _ = shutdown.cancelled() => return None,
+                    }
+                    tokio::select! {
+                        changed = changes.changed() => changed.ok()?,
+                        _ = shutdown.cancelled() => return None,
+                    }
+                    changes.borrow_and_update();
+                    let now = change(&state, &scope);
+                    if now.rev != last {
+                        last = now.rev;
+                        let e = event(&now);
+                        return Some((Ok(e), (changes, state, scope, slot, last)));
+                    }
                 }
-                tokio::select! {
-                    changed = changes.changed() => changed.ok()?,
-                    _ = shutdown.cancelled() => return None,
-                }
-                changes.borrow_and_update();
-                let event = message(&state, &scope);
-                Some((Ok(event), (changes, state, scope, slot)))
             }
         },
     );

@@ -552,3 +552,101 @@ async fn every_response_carries_the_security_headers_and_pages_have_no_inline_sc
     );
     app.stop().await;
 }
+
+/// The live-update stream tells a tenant about its own namespaces only: another tenant's
+/// change sends nothing (neither a message nor a new revision); its own change does.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_updates_move_only_with_what_the_caller_sees() {
+    let app = app_with(&["zrh-prod"])
+        .auth(auth("127.0.0.1/32").await)
+        .await;
+    app.wait_ready().await;
+    two_tenants(&app);
+    app.eventually("both tenants' Ingresses are cached", || async {
+        app.get_as("/api/v1/ingresses", "sue", "support")
+            .await
+            .json::<Value>()
+            .await
+            .unwrap()["total"]
+            == 2
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let response = app.get_as("/api/v1/events", "carol", "customer-acme").await;
+    assert_eq!(response.status(), 200);
+    let mut stream = Revisions {
+        body: response
+            .bytes_stream()
+            .map(|r| r.map(|b| b.to_vec()))
+            .boxed(),
+        buffer: String::new(),
+    };
+    let first = stream
+        .next(Duration::from_secs(3))
+        .await
+        .expect("the first message");
+    let page = app
+        .get_as("/ingresses", "carol", "customer-acme")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(&format!("data-rev=\"{first}\"")),
+        "pages carry the same revision"
+    );
+    // The other tenant changes: nothing for carol.
+    add_ingress_in(&app, "globex-web", "another");
+    assert_eq!(
+        stream.next(Duration::from_millis(1500)).await,
+        None,
+        "another tenant's change is not told"
+    );
+    // Her own namespace changes: a message with a new revision.
+    add_ingress_in(&app, "acme-shop", "mine");
+    let moved = stream
+        .next(Duration::from_secs(3))
+        .await
+        .expect("her own change is told");
+    assert_ne!(moved, first);
+    app.stop().await;
+}
+
+fn add_ingress_in(app: &TestApp, ns: &str, name: &str) {
+    create(
+        app,
+        0,
+        "networking.k8s.io",
+        "ingresses",
+        Some(ns),
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": name},
+               "spec": {"rules": [{"host": format!("{name}.example")}]}}),
+    );
+}
+
+/// The revisions an SSE stream announces.
+struct Revisions {
+    body: futures::stream::BoxStream<'static, reqwest::Result<Vec<u8>>>,
+    buffer: String,
+}
+
+impl Revisions {
+    /// The next message's revision, or None when none came within `within`.
+    async fn next(&mut self, within: Duration) -> Option<u64> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    let v: Value = serde_json::from_str(data).unwrap();
+                    return Some(v["rev"].as_u64().unwrap());
+                }
+                continue;
+            }
+            match tokio::time::timeout_at(deadline, self.body.next()).await {
+                Ok(Some(Ok(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                _ => return None,
+            }
+        }
+    }
+}

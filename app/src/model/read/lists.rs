@@ -233,7 +233,8 @@ pub fn certificate_detail(
 
 /// What a namespace-scoped caller may know of a cluster-scoped issuer: its kind, name,
 /// readiness and whether it is Let's Encrypt production, staging or another CA — not another
-/// CA's directory URL (an internal address), nor its solvers (the cluster's setup).
+/// CA's directory URL (an internal address) nor the Ready message that may quote it, nor its
+/// solvers (the cluster's setup).
 fn for_the_caller(visible: &Visibility<'_>, chain: &mut crate::model::chain::CertificateChain) {
     if visible.whole_cluster() {
         return;
@@ -245,6 +246,10 @@ fn for_the_caller(visible: &Visibility<'_>, chain: &mut crate::model::chain::Cer
                 | crate::model::issuer::AcmeServer::LetsEncryptStaging
         ) {
             issuer.acme_server_url = None;
+            // Its Ready message quotes the CA's address when registration fails.
+            if let Some(ready) = issuer.ready.as_mut() {
+                ready.message = None;
+            }
         }
         issuer.solvers = std::sync::Arc::from([]);
     }

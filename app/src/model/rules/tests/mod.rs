@@ -471,9 +471,12 @@ fn a_tenant_sees_a_cluster_issuers_kind_not_its_internal_url() {
     let mut internal = cluster_issuer(
         "letsencrypt-prod",
         "https://ca.internal.corp:9000/acme/directory",
-        true,
+        false,
     );
     internal.kind = "ClusterIssuer".into();
+    internal.ready.as_mut().unwrap().message = Some(
+        "Failed to register ACME account: Get \"https://ca.internal.corp:9000/acme/directory\": connection refused".into(),
+    );
     let w = World::new()
         .issuer(internal)
         .certificate(cert.clone())
@@ -494,6 +497,10 @@ fn a_tenant_sees_a_cluster_issuers_kind_not_its_internal_url() {
     assert!(!json.contains("ca.internal.corp"), "{json}");
     let issuer = theirs.chain.issuer.unwrap();
     assert_eq!(issuer.name, "letsencrypt-prod");
-    assert!(issuer.is_ready());
+    assert!(!issuer.is_ready(), "its readiness stays");
+    assert_eq!(
+        issuer.ready.unwrap().reason.as_deref(),
+        Some("ErrRegisterACMEAccount")
+    );
     assert_eq!(issuer.server, crate::model::issuer::AcmeServer::OtherAcme);
 }

@@ -72,13 +72,18 @@ impl Budgets {
 }
 
 impl BudgetReader for Budgets {
-    /// Only a caller who sees every namespace of the budget's latest cluster gets it.
+    /// Whoever sees everything gets every budget; anyone else the budgets their own objects
+    /// spent, with how many of the counted spends came from elsewhere — never from where or
+    /// when ([`Budget::for_viewer`]).
     fn budgets(&self, scope: &Scope) -> Vec<Budget> {
-        self.all()
-            .into_iter()
-            .filter(|b| {
-                b.latest.as_ref().is_some_and(|o| {
-                    Visibility::of(scope, &o.cluster).is_some_and(|v| v.whole_cluster())
+        let all = self.all();
+        if scope.sees_everything() {
+            return all;
+        }
+        all.iter()
+            .filter_map(|b| {
+                b.for_viewer(|o| {
+                    Visibility::of(scope, &o.cluster).is_some_and(|v| v.namespace(&o.namespace))
                 })
             })
             .collect()

@@ -75,7 +75,7 @@ fn budget_table(budget: &[Impact]) -> impl IntoView {
                 <tr data-testid="budget-impact">
                     <td>{limit}</td>
                     <th scope="row">{b.key.clone()}</th>
-                    <td>{format!("{} → {} of {}", b.used, b.after, b.capacity)}</td>
+                    <td>{format!("{} → {} of {}", b.used, b.after, b.capacity)}{crate::pages::rate_limits::elsewhere(b.elsewhere)}</td>
                     <td>{verdict}</td>
                 </tr>
             }

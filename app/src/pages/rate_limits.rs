@@ -26,6 +26,11 @@ fn bar(b: &Budget) -> impl IntoView {
     }
 }
 
+/// "n of them outside your namespaces", when the viewer sees only part of the fleet.
+pub(crate) fn elsewhere(n: u32) -> Option<String> {
+    (n > 0).then(|| format!(" ({n} used in this fleet outside your namespaces)"))
+}
+
 pub fn page(shell: &Shell, budgets: Vec<Budget>) -> String {
     let now = shell.now;
     let rows = budgets
@@ -43,7 +48,7 @@ pub fn page(shell: &Shell, budgets: Vec<Budget>) -> String {
                     <td>{server}</td>
                     <td>{limit}</td>
                     <th scope="row">{b.key.clone()}</th>
-                    <td>{format!("{} / {}", b.used, b.capacity)}</td>
+                    <td>{format!("{} / {}", b.used, b.capacity)}{elsewhere(b.elsewhere)}</td>
                     <td>{bar(b)}</td>
                     <td>{frees}</td>
                 </tr>

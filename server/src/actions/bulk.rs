@@ -124,7 +124,7 @@ impl Actions {
                         name: d.chain.certificate.name.to_string(),
                     })
                     .collect();
-                ("Certificate", keys, impact(&self.budgets.all(), &planned))
+                ("Certificate", keys, self.impact_for(caller, &planned))
             }
             _ => ("Ingress", self.bulk_ingresses(caller, target), Vec::new()),
         };

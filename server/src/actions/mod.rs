@@ -29,7 +29,7 @@ use lookout_app::actions::{
     ActionKind, ActionRecord, Outcome, Step, EDIT_IN_PLACE, ISSUE_TEMPORARY_CERTIFICATE,
     OTHER_OVERRIDES, OVERRIDE_INGRESS_NAME,
 };
-use lookout_app::model::budget::{impact, Planned};
+use lookout_app::model::budget::{impact, Impact, Planned};
 use lookout_app::model::chain::AnnotationStatus;
 use lookout_app::model::read::views::{CertificateDetail, CertificateQuery, IngressQuery};
 use lookout_app::model::ObjectKey;

@@ -3,6 +3,20 @@
 use super::*;
 
 impl Actions {
+    /// What planned issuances cost of the budgets, as the caller may see it: the counts are
+    /// the fleet's (the limits are shared), but a namespace-scoped caller learns only how
+    /// many came from outside their namespaces — not from where, nor when.
+    pub(super) fn impact_for(&self, caller: &Caller, planned: &[Planned]) -> Vec<Impact> {
+        let budgets = self.budgets.all();
+        if caller.scope.sees_everything() {
+            impact(&budgets, planned)
+        } else {
+            lookout_app::model::budget::impact_for_viewer(&budgets, planned, |o| {
+                caller.scope.sees(&o.cluster, &o.namespace)
+            })
+        }
+    }
+
     /// What renewing these Certificates costs of the budgets.
     pub(super) fn planned(&self, detail: &CertificateDetail) -> Option<Planned> {
         let issuer = detail.chain.issuer.as_ref()?;
@@ -57,8 +71,8 @@ impl Actions {
             .ok_or_else(|| not_found("Certificate", key))?;
         may_act(caller, key)?;
         let mut r = self.record(caller, ActionKind::Renew, "Certificate", key, dry_run);
-        r.budget = impact(
-            &self.budgets.all(),
+        r.budget = self.impact_for(
+            caller,
             &self.planned(&detail).into_iter().collect::<Vec<_>>(),
         );
         r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);

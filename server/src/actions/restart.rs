@@ -218,8 +218,8 @@ impl Actions {
             .ok_or_else(|| not_found("Certificate", key))?;
         may_act(caller, key)?;
         let mut r = self.record(caller, ActionKind::Restart, "Certificate", key, dry_run);
-        r.budget = impact(
-            &self.budgets.all(),
+        r.budget = self.impact_for(
+            caller,
             &self.planned(&detail).into_iter().collect::<Vec<_>>(),
         );
         r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);

@@ -180,6 +180,36 @@ pub struct Budget {
     pub frees_at: Option<DateTime<Utc>>,
     /// The object of the most recent counted event.
     pub latest: Option<Origin>,
+    /// Where the spends still counted came from, newest first (never in the JSON: see
+    /// [`Budget::for_viewer`]).
+    #[serde(skip)]
+    pub counted: Vec<Origin>,
+    /// Of `used`, how many came from outside what the viewer sees (for a namespace-scoped
+    /// viewer: "n used in this fleet outside your namespaces").
+    pub elsewhere: u32,
+}
+
+impl Budget {
+    /// The budget as a viewer who sees only some objects may see it: None when none of its
+    /// counted spends is theirs; else the same counts (shared limits are real) with how many
+    /// came from elsewhere, and without anything that would tell of those — the latest
+    /// object is their own, and the next token's time (the oldest counted spend's) is shown
+    /// only when every counted spend is theirs.
+    pub fn for_viewer(&self, sees: impl Fn(&Origin) -> bool) -> Option<Budget> {
+        let mine: Vec<&Origin> = self.counted.iter().filter(|o| sees(o)).collect();
+        let first = (*mine.first()?).clone();
+        let elsewhere = u32::try_from(self.counted.len() - mine.len()).unwrap_or(u32::MAX)
+            + self
+                .used
+                .saturating_sub(u32::try_from(self.counted.len()).unwrap_or(u32::MAX));
+        Some(Budget {
+            latest: Some(first),
+            frees_at: if elsewhere == 0 { self.frees_at } else { None },
+            counted: Vec::new(),
+            elsewhere,
+            ..self.clone()
+        })
+    }
 }
 
 /// A bucket's identity: server, limit, key, account.
@@ -188,7 +218,9 @@ type Key = (String, Limit, String, Option<String>);
 /// The replay's state.
 #[derive(Default)]
 struct Replay {
-    buckets: BTreeMap<Key, (Option<Bucket>, Origin)>,
+    /// Each bucket, and where its latest spends came from (at most its burst of them; none
+    /// kept for the pausing buckets).
+    buckets: BTreeMap<Key, (Option<Bucket>, std::collections::VecDeque<Origin>)>,
     /// When each exact set was issued, per server.
     issued: BTreeMap<(String, String), Vec<DateTime<Utc>>>,
     paused: BTreeMap<(String, String, String), Origin>,
@@ -211,10 +243,18 @@ impl Replay {
 
     fn spend(&mut self, key: Key, at: DateTime<Utc>, origin: &Origin) -> bool {
         let r = rate(&key.0, key.1);
-        let entry = self.buckets.entry(key).or_insert((None, origin.clone()));
+        let keep = if key.1 == Limit::Paused {
+            1
+        } else {
+            usize::try_from(r.burst).unwrap_or(1)
+        };
+        let entry = self.buckets.entry(key).or_default();
         let spent = Bucket::spend(&mut entry.0, r, at);
         if spent {
-            entry.1 = origin.clone();
+            entry.1.push_back(origin.clone());
+            while entry.1.len() > keep {
+                entry.1.pop_front();
+            }
         }
         spent
     }
@@ -338,7 +378,7 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
         }
     }
     let mut out: Vec<Budget> = Vec::new();
-    for ((server, limit, key, account), (bucket, origin)) in &replay.buckets {
+    for ((server, limit, key, account), (bucket, origins)) in &replay.buckets {
         if *limit == Limit::Paused {
             continue;
         }
@@ -358,7 +398,10 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             capacity,
             ratio: f64::from(used) / f64::from(capacity),
             frees_at: Bucket::next_token(bucket.as_ref(), r, now),
-            latest: Some(origin.clone()),
+            latest: origins.back().cloned(),
+            // The spends still counted are the latest `used` ones.
+            counted: origins.iter().rev().take(used as usize).cloned().collect(),
+            elsewhere: 0,
         });
     }
     for ((server, account, name), origin) in &replay.paused {
@@ -372,6 +415,8 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             ratio: 1.0,
             frees_at: None,
             latest: Some(origin.clone()),
+            counted: vec![origin.clone()],
+            elsewhere: 0,
         });
     }
     out.sort_by(|a, b| b.ratio.total_cmp(&a.ratio).then(a.key.cmp(&b.key)));
@@ -447,6 +492,33 @@ pub struct Impact {
     pub exceeds: bool,
     /// When one more becomes available.
     pub frees_at: Option<DateTime<Utc>>,
+    /// Of `used`, how many came from outside what the viewer sees.
+    pub elsewhere: u32,
+}
+
+/// [`impact`] as a viewer who sees only some objects may see it: the counts stay (the limits
+/// are shared), with how many came from elsewhere; the next token's time goes when any did.
+pub fn impact_for_viewer(
+    budgets: &[Budget],
+    planned: &[Planned],
+    sees: impl Fn(&Origin) -> bool,
+) -> Vec<Impact> {
+    let mut out = impact(budgets, planned);
+    for i in &mut out {
+        let Some(current) = budgets
+            .iter()
+            .find(|b| b.server == i.server && b.limit == i.limit && b.key == i.key)
+        else {
+            continue;
+        };
+        i.elsewhere = current
+            .for_viewer(&sees)
+            .map_or(current.used, |b| b.elsewhere);
+        if i.elsewhere > 0 {
+            i.frees_at = None;
+        }
+    }
+    out
 }
 
 /// A planned issuance: its ACME server, its ACME account when known, its names, and
@@ -516,6 +588,7 @@ pub fn impact(budgets: &[Budget], planned: &[Planned]) -> Vec<Impact> {
                 |b| b.capacity,
             );
             Some(Impact {
+                elsewhere: 0,
                 after: used + n,
                 exceeds: if n == 0 {
                     used >= capacity

@@ -322,3 +322,69 @@ fn a_renew_costs_one_of_the_exact_set_and_a_name_without_failures_left_is_refuse
         .iter()
         .any(|i| i.limit == Limit::NewOrders && i.after == 1));
 }
+
+/// Issue 20, item 4: a namespace-scoped viewer sees the shared counts of the budgets its own
+/// objects spent, with how many came from elsewhere — never another tenant's object or
+/// the time of its issuance.
+#[test]
+fn a_viewer_sees_shared_counts_but_not_whose_or_when() {
+    let tenant = |ns: &str, name: &str| Origin {
+        cluster: "zrh".into(),
+        namespace: ns.into(),
+        kind: "Certificate".into(),
+        name: name.into(),
+    };
+    let issue = |ns: &str, name: &str, names: &[&str], ago: i64| Issuance {
+        server: PROD.into(),
+        names: names.iter().map(|s| s.to_string()).collect(),
+        at: now() - Duration::minutes(ago),
+        origin: tenant(ns, name),
+    };
+    let history = History {
+        issuances: vec![
+            issue("tenant-b", "b-secret-tls", &["b.example.com"], 30),
+            issue("tenant-a", "a-tls", &["a.example.com"], 20),
+            // Tenant B issued tenant A's exact names too.
+            issue("tenant-b", "b-copy-tls", &["a.example.com"], 10),
+        ],
+        ..Default::default()
+    };
+    let all = compute(&history, now());
+    let a_sees = |o: &Origin| o.namespace == "tenant-a";
+    let domain = find(&all, Limit::RegisteredDomain, "example.com").unwrap();
+    let seen = domain.for_viewer(a_sees).unwrap();
+    assert_eq!(
+        (seen.used, seen.elsewhere),
+        (2, 1),
+        "two new certificates, one not A's"
+    );
+    assert_eq!(
+        seen.latest.as_ref().unwrap().name,
+        "a-tls",
+        "only A's own object is named"
+    );
+    assert_eq!(
+        seen.frees_at, None,
+        "the next token's time would tell of B's issuance"
+    );
+    let set = find(&all, Limit::ExactSet, "a.example.com").unwrap();
+    let seen = set.for_viewer(a_sees).unwrap();
+    assert_eq!((seen.used, seen.elsewhere), (2, 1));
+    let json = serde_json::to_string(&seen).unwrap();
+    assert!(
+        !json.contains("tenant-b") && !json.contains("b-copy"),
+        "{json}"
+    );
+    // B's own budget is not A's business at all.
+    let b_only = find(&all, Limit::ExactSet, "b.example.com").unwrap();
+    assert!(b_only.for_viewer(a_sees).is_none());
+    // A renew preview: the counts are shared, the time only when all counted are A's.
+    let planned = Planned {
+        server: PROD.into(),
+        account: None,
+        names: vec!["a.example.com".into()],
+        renewal: true,
+    };
+    let i = impact_for_viewer(&all, std::slice::from_ref(&planned), a_sees);
+    assert_eq!((i[0].used, i[0].elsewhere, i[0].frees_at), (2, 1, None));
+}

@@ -274,6 +274,14 @@ impl Registry {
         self.budgets.all()
     }
 
+    /// The budgets as `scope` may see them (their findings are built from these).
+    pub fn budgets_for(
+        &self,
+        scope: &lookout_app::model::Scope,
+    ) -> Vec<lookout_app::model::budget::Budget> {
+        lookout_app::ports::BudgetReader::budgets(self.budgets.as_ref(), scope)
+    }
+
     /// `tailscale.cert-budget`: new Tailscale hostnames per tailnet, counted across every
     /// cluster (a tailnet's Let's Encrypt budget is shared by all of them).
     pub fn tailnet_findings(&self) -> Vec<lookout_app::model::Finding> {

@@ -58,7 +58,9 @@ impl FleetReader for Registry {
                     .cloned(),
             );
         }
-        let fleet = lookout_app::model::budget::findings(&self.fleet_budgets(), (self.now)())
+        // Built from the budgets as the caller may see them: a namespace-scoped caller's
+        // findings name no one else's object and no one else's timing.
+        let fleet = lookout_app::model::budget::findings(&self.budgets_for(scope), (self.now)())
             .into_iter()
             .chain(self.tailnet_findings());
         out.extend(fleet.filter(|f| {

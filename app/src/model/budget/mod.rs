@@ -442,6 +442,11 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
                 Limit::Paused => format!("{} for {account}", b.key),
             };
             let frees = b.frees_at.map(|t| format!(" One more becomes available at {} (in {} min).", t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true), (t - now).num_minutes().max(0))).unwrap_or_default();
+            let frees = if b.elsewhere > 0 {
+                format!("{frees} {} of them were used in this fleet outside your namespaces.", b.elsewhere)
+            } else {
+                frees
+            };
             let (rule, title, message, remediation): (&'static str, String, String, &str) = match b.limit {
                 Limit::Paused => (
                     "acme.paused",

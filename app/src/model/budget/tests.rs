@@ -387,4 +387,21 @@ fn a_viewer_sees_shared_counts_but_not_whose_or_when() {
     };
     let i = impact_for_viewer(&all, std::slice::from_ref(&planned), a_sees);
     assert_eq!((i[0].used, i[0].elsewhere, i[0].frees_at), (2, 1, None));
+    // Findings built from A's view: on A's object, with the shared count, no foreign time.
+    let mut viewed: Vec<Budget> = all.iter().filter_map(|b| b.for_viewer(a_sees)).collect();
+    for b in &mut viewed {
+        b.used = b.capacity; // as full as can be, so that the finding fires
+        b.ratio = 1.0;
+    }
+    let f = findings(&viewed, now());
+    assert!(!f.is_empty());
+    for f in &f {
+        assert_eq!(&*f.namespace, "tenant-a", "{f:?}");
+        assert!(!f.message.contains("becomes available"), "{}", f.message);
+        assert!(
+            f.message.contains("outside your namespaces"),
+            "{}",
+            f.message
+        );
+    }
 }

@@ -17,6 +17,36 @@ impl Actions {
         }
     }
 
+    /// The record of an action that issues a Certificate again (renew, restart): actions on,
+    /// the Certificate visible, the caller allowed to act, and the budget check — the record
+    /// comes back `Refused` (not yet finished) when it would exceed a budget unconfirmed.
+    pub(super) fn certificate_record(
+        &self,
+        caller: &Caller,
+        key: &ObjectKey,
+        action: ActionKind,
+        dry_run: bool,
+        confirm_budget: bool,
+    ) -> Result<ActionRecord, ActionError> {
+        self.check_writable()?;
+        let detail = self
+            .registry
+            .certificate(&caller.scope, key)
+            .ok_or_else(|| not_found("Certificate", key))?;
+        may_act(caller, key)?;
+        let mut r = self.record(caller, action, "Certificate", key, dry_run);
+        r.budget = self.impact_for(
+            caller,
+            &self.planned(&detail).into_iter().collect::<Vec<_>>(),
+        );
+        r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
+        if r.needs_confirmation && !confirm_budget && !dry_run {
+            r.outcome = Outcome::Refused;
+            r.message = budget_message(&r);
+        }
+        Ok(r)
+    }
+
     /// What renewing these Certificates costs of the budgets.
     pub(super) fn planned(&self, detail: &CertificateDetail) -> Option<Planned> {
         let issuer = detail.chain.issuer.as_ref()?;
@@ -64,21 +94,9 @@ impl Actions {
         confirm_budget: bool,
         item: bool,
     ) -> Result<ActionRecord, ActionError> {
-        self.check_writable()?;
-        let detail = self
-            .registry
-            .certificate(&caller.scope, key)
-            .ok_or_else(|| not_found("Certificate", key))?;
-        may_act(caller, key)?;
-        let mut r = self.record(caller, ActionKind::Renew, "Certificate", key, dry_run);
-        r.budget = self.impact_for(
-            caller,
-            &self.planned(&detail).into_iter().collect::<Vec<_>>(),
-        );
-        r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
-        if r.needs_confirmation && !confirm_budget && !dry_run {
-            r.outcome = Outcome::Refused;
-            r.message = budget_message(&r);
+        let mut r =
+            self.certificate_record(caller, key, ActionKind::Renew, dry_run, confirm_budget)?;
+        if r.outcome == Outcome::Refused {
             return Ok(self.finish(r, item).await);
         }
         let s = match self.client_or_step(key, Kind::Certificate, "set Issuing=True") {

@@ -211,21 +211,9 @@ impl Actions {
         dry_run: bool,
         confirm_budget: bool,
     ) -> Result<ActionRecord, ActionError> {
-        self.check_writable()?;
-        let detail = self
-            .registry
-            .certificate(&caller.scope, key)
-            .ok_or_else(|| not_found("Certificate", key))?;
-        may_act(caller, key)?;
-        let mut r = self.record(caller, ActionKind::Restart, "Certificate", key, dry_run);
-        r.budget = self.impact_for(
-            caller,
-            &self.planned(&detail).into_iter().collect::<Vec<_>>(),
-        );
-        r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
-        if r.needs_confirmation && !confirm_budget && !dry_run {
-            r.outcome = Outcome::Refused;
-            r.message = budget_message(&r);
+        let mut r =
+            self.certificate_record(caller, key, ActionKind::Restart, dry_run, confirm_budget)?;
+        if r.outcome == Outcome::Refused {
             return Ok(self.finish(r, false).await);
         }
         let client = match self.client_or_step(key, Kind::Certificate, "restart the issuance") {

@@ -446,21 +446,11 @@ pub async fn issuances(
                 .with_timezone(&Utc);
             let names: Vec<String> =
                 serde_json::from_str(&r.get::<String, _>("names")).unwrap_or_default();
-            let certificate: Option<String> = r.get("certificate");
             Some(lookout_app::model::budget::Issuance {
                 server: r.get("acme_server"),
                 names,
                 at,
-                origin: lookout_app::model::budget::Origin {
-                    cluster: r.get("cluster"),
-                    namespace: r.get("namespace"),
-                    kind: if certificate.is_some() {
-                        "Certificate".into()
-                    } else {
-                        "CertificateRequest".into()
-                    },
-                    name: certificate.unwrap_or_else(|| r.get("name")),
-                },
+                origin: request_origin(&r),
             })
         })
         .filter(|i| !i.names.is_empty())
@@ -505,6 +495,21 @@ pub async fn failed_authorizations(
         .collect())
 }
 
+/// The object a request row's budget event is shown on: its Certificate, else the request.
+fn request_origin(r: &sqlx::sqlite::SqliteRow) -> lookout_app::model::budget::Origin {
+    let certificate: Option<String> = r.get("certificate");
+    lookout_app::model::budget::Origin {
+        cluster: r.get("cluster"),
+        namespace: r.get("namespace"),
+        kind: if certificate.is_some() {
+            "Certificate".into()
+        } else {
+            "CertificateRequest".into()
+        },
+        name: certificate.unwrap_or_else(|| r.get("name")),
+    }
+}
+
 /// The ACME account of a request row (its issuer).
 fn account_of(r: &sqlx::sqlite::SqliteRow) -> String {
     let kind: Option<String> = r.get("issuer_kind");
@@ -536,23 +541,13 @@ pub async fn new_orders(
             let at = DateTime::parse_from_rfc3339(&r.get::<Option<String>, _>("created_at")?)
                 .ok()?
                 .with_timezone(&Utc);
-            let certificate: Option<String> = r.get("certificate");
             Some(lookout_app::model::budget::NewOrder {
                 server: r.get("acme_server"),
                 account: account_of(&r),
                 names: serde_json::from_str(&r.get::<String, _>("names")).unwrap_or_default(),
                 at,
                 replaces: r.get::<bool, _>("replaces"),
-                origin: lookout_app::model::budget::Origin {
-                    cluster: r.get("cluster"),
-                    namespace: r.get("namespace"),
-                    kind: if certificate.is_some() {
-                        "Certificate".into()
-                    } else {
-                        "CertificateRequest".into()
-                    },
-                    name: certificate.unwrap_or_else(|| r.get("name")),
-                },
+                origin: request_origin(&r),
             })
         })
         .filter(|o| !o.names.is_empty())

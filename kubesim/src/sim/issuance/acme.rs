@@ -288,24 +288,12 @@ fn pick_solver(issuer: &Value, order: &Value, dns: &str) -> Option<Value> {
                 {
                     continue;
                 }
-                let names: Vec<&str> = sel
-                    .get("dnsNames")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
+                let names = string_list(sel, "dnsNames");
                 let named = names.contains(&dns);
                 if !names.is_empty() && !named {
                     continue;
                 }
-                let zones: Vec<&str> = sel
-                    .get("dnsZones")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
+                let zones = string_list(sel, "dnsZones");
                 let zone = zones
                     .iter()
                     .filter(|z| dns == **z || dns.ends_with(&format!(".{z}")))
@@ -470,6 +458,27 @@ fn solver_path(token: &str, service: &str) -> Value {
            "backend": {"service": {"name": service, "port": {"number": 8089}}}})
 }
 
+/// The strings of a list field of a solver selector.
+fn string_list<'v>(sel: &'v Value, key: &str) -> Vec<&'v str> {
+    sel.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// `spec.rules` of an Ingress, None when it does not exist.
+fn ingress_rules(api: &Api<'_>, ns: &str, name: &str) -> Option<Vec<Value>> {
+    let ing = api.get("networking.k8s.io", "ingresses", Some(ns), name)?;
+    Some(
+        ing.pointer("/spec/rules")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
+
 /// Presents an HTTP-01 challenge as cert-manager's solver does: with `http01.ingress.name`
 /// it adds the token's path to the rule of that host on that Ingress (an Update, first in
 /// the rule's paths: `addChallengePathToIngress`); otherwise it creates a separate Ingress
@@ -486,14 +495,9 @@ fn present_solver(api: &Api<'_>, world: &World, ch: &Value, solver: &Value) {
     let service = format!("cm-acme-http-solver-{suffix:05}");
     let path = solver_path(token, &service);
     if let Some(target) = s(cfg, "/name").filter(|n| !n.is_empty()) {
-        let Some(ing) = api.get("networking.k8s.io", "ingresses", Some(ns), target) else {
+        let Some(mut rules) = ingress_rules(api, ns, target) else {
             return;
         };
-        let mut rules: Vec<Value> = ing
-            .pointer("/spec/rules")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
         match rules.iter_mut().find(|r| r["host"] == dns) {
             Some(rule) => {
                 let paths = rule
@@ -551,14 +555,9 @@ fn clean_up_solver(api: &Api<'_>, ch: &Value, solver: &Value) {
     let token = s(ch, "/spec/token").unwrap_or_default();
     let wanted = format!("/.well-known/acme-challenge/{token}");
     if let Some(target) = s(cfg, "/name").filter(|n| !n.is_empty()) {
-        let Some(ing) = api.get("networking.k8s.io", "ingresses", Some(ns), target) else {
+        let Some(mut rules) = ingress_rules(api, ns, target) else {
             return;
         };
-        let mut rules: Vec<Value> = ing
-            .pointer("/spec/rules")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
         let mut changed = false;
         for rule in &mut rules {
             if let Some(paths) = rule

@@ -63,7 +63,7 @@ impl ActionKind {
 }
 
 /// How one step or a whole action ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// Done (or, in a preview, would be done).

@@ -134,6 +134,21 @@ impl Actions {
             .map(|r| r.lock().expect("record lock").clone())
     }
 
+    /// Where the actor's own remembered actions stand (id, items done, outcome): what the
+    /// live revision of a namespace-scoped caller includes, so that their bulk run's page
+    /// follows its progress without anyone else's runs moving it.
+    pub fn progress_of(&self, actor: &str) -> Vec<(String, usize, Outcome)> {
+        self.records
+            .lock()
+            .expect("records lock")
+            .iter()
+            .filter_map(|r| {
+                let r = r.lock().expect("record lock");
+                (r.actor == actor).then(|| (r.id.clone(), r.items.len(), r.outcome))
+            })
+            .collect()
+    }
+
     fn shared(&self, id: &str) -> Option<Arc<Mutex<ActionRecord>>> {
         self.records
             .lock()

@@ -6,10 +6,10 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
+use crate::auth::Caller;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
-use lookout_app::model::Scope;
 use serde::Serialize;
 
 use super::AppState;
@@ -90,8 +90,9 @@ struct Change {
 /// fleet's change counter for who sees everything (it also moves with budgets and action
 /// progress); otherwise derived from the visible clusters' visible parts only, so that one
 /// tenant cannot watch another's activity (or other clusters') through it.
-pub(super) fn revision(state: &AppState, scope: &Scope) -> u64 {
+pub(super) fn revision(state: &AppState, caller: &Caller) -> u64 {
     use std::hash::{Hash, Hasher};
+    let scope = &caller.scope;
     if scope.sees_everything() {
         return state.changes.revision();
     }
@@ -101,12 +102,17 @@ pub(super) fn revision(state: &AppState, scope: &Scope) -> u64 {
             (&c.name, c.visible_generation(&visible), c.state_label()).hash(&mut h);
         }
     }
+    // The caller's own actions move too (a bulk run's page shows its progress).
+    for (id, done, outcome) in state.actions.progress_of(caller.actor()) {
+        (id, done, outcome).hash(&mut h);
+    }
     h.finish()
 }
 
-fn change(state: &AppState, scope: &Scope) -> Change {
+fn change(state: &AppState, caller: &Caller) -> Change {
+    let scope = &caller.scope;
     Change {
-        rev: revision(state, scope),
+        rev: revision(state, caller),
         clusters: state
             .registry
             .records()
@@ -135,7 +141,7 @@ pub(super) async fn stream(
     caller: crate::auth::Caller,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, super::error::ApiError> {
     let slot = state.streams.open(caller.actor())?;
-    let scope = caller.scope;
+    let scope = caller;
     let mut changes = state.changes.subscribe();
     changes.borrow_and_update();
     let shutdown = state.shutdown.clone();

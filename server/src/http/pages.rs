@@ -17,7 +17,7 @@ use super::{load, query, AppError, AppState};
 /// The frame of every page. The change counter is read before the page's data, so a change
 /// that lands while the page renders makes the live script fetch it again.
 pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shell {
-    let rev = super::events::revision(state, &caller.scope);
+    let rev = super::events::revision(state, caller);
     let sync = state
         .fleet()
         .clusters(&caller.scope)

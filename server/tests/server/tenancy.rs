@@ -21,7 +21,7 @@ fn sha256(s: &str) -> String {
         .collect()
 }
 
-async fn auth(trusted: &str) -> Auth {
+pub(crate) async fn auth(trusted: &str) -> Auth {
     let text = format!(
         r#"
 [[clusters]]
@@ -46,6 +46,12 @@ role = "viewer"
 clusters = ["zrh-prod"]
 namespaces = ["acme-*"]
 
+[[access]]
+groups = ["acme-ops"]
+role = "operator"
+clusters = ["zrh-prod"]
+namespaces = ["acme-*"]
+
 [[tokens]]
 name = "ci"
 sha256 = "{viewer}"
@@ -65,7 +71,7 @@ role = "admin"
 }
 
 /// Two tenants in one cluster: ACME (the customer) and Globex (another customer).
-fn two_tenants(app: &TestApp) {
+pub(crate) fn two_tenants(app: &TestApp) {
     for (ns, name, host) in [
         ("acme-shop", "shop", "shop.acme.example"),
         ("globex-web", "site", "www.globex.example"),
@@ -112,7 +118,7 @@ fn two_tenants(app: &TestApp) {
 
 impl TestApp {
     /// A GET as a user the trusted proxy identified.
-    async fn get_as(&self, path: &str, user: &str, groups: &str) -> reqwest::Response {
+    pub(crate) async fn get_as(&self, path: &str, user: &str, groups: &str) -> reqwest::Response {
         self.http
             .get(format!("{}{path}", self.base))
             .header("X-Forwarded-User", user)
@@ -625,14 +631,24 @@ fn add_ingress_in(app: &TestApp, ns: &str, name: &str) {
 }
 
 /// The revisions an SSE stream announces.
-struct Revisions {
+pub(crate) struct Revisions {
     body: futures::stream::BoxStream<'static, reqwest::Result<Vec<u8>>>,
     buffer: String,
 }
 
 impl Revisions {
+    pub(crate) fn of(response: reqwest::Response) -> Revisions {
+        Revisions {
+            body: response
+                .bytes_stream()
+                .map(|r| r.map(|b| b.to_vec()))
+                .boxed(),
+            buffer: String::new(),
+        }
+    }
+
     /// The next message's revision, or None when none came within `within`.
-    async fn next(&mut self, within: Duration) -> Option<u64> {
+    pub(crate) async fn next(&mut self, within: Duration) -> Option<u64> {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             if let Some(end) = self.buffer.find("\n\n") {

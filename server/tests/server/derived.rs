@@ -1,0 +1,289 @@
+//! What a tenant learns about a neighbour through derived data: findings, budgets, previews,
+//! audit rows, action records and live updates computed from both tenants' objects. The
+//! neighbour (`globex-web`) shares a host and a certificate's names with the tenant
+//! (`acme-shop`), has certificates issued from the same Let's Encrypt budgets, is acted on by
+//! a support engineer; every one of its names carries the marker `globex`. The tenant's
+//! operator then walks every route of the router with its *own* objects as parameters: no
+//! response may carry the marker. Support sees the markers on the same routes, so their
+//! absence means something.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+use crate::tenancy::auth;
+
+/// What must never reach the tenant: the neighbour's namespace, object names and hosts,
+/// and the support engineer who acted there.
+const MARKERS: &[&str] = &["globex", "zz-support-engineer"];
+const TENANT: (&str, &str) = ("dave", "acme-ops");
+const SUPPORT: (&str, &str) = ("zz-support-engineer", "support");
+
+/// A production ClusterIssuer, and in each namespace an Ingress for `shop.acme.example`
+/// (the neighbour's names the same host) whose certificate it asks for, solved in place
+/// (Cilium's dedicated mode would give a separate solver its own address).
+fn neighbours_sharing_a_host(app: &TestApp) {
+    let c = &app.fleet.clusters[0].cluster;
+    let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
+        let rt = c.resolve(group, plural).unwrap();
+        c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+            .unwrap();
+    };
+    create(
+        "networking.k8s.io",
+        "ingressclasses",
+        None,
+        json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}}),
+    );
+    create(
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}}),
+    );
+    for (ns, name, hosts) in [
+        ("acme-shop", "shop", vec!["shop.acme.example"]),
+        ("globex-web", "globex-twin", vec!["shop.acme.example"]),
+        ("globex-web", "globex-only", vec!["api.acme.example"]),
+    ] {
+        if name != "globex-only" {
+            create("", "namespaces", None, json!({"metadata": {"name": ns}}));
+        }
+        create(
+            "networking.k8s.io",
+            "ingresses",
+            Some(ns),
+            json!({"metadata": {"name": name, "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}},
+                   "spec": {"ingressClassName": "cilium",
+                            "rules": hosts.iter().map(|h| json!({"host": h})).collect::<Vec<_>>(),
+                            "tls": [{"hosts": hosts, "secretName": format!("{name}-tls")}]}}),
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn derived_data_never_carries_a_neighbours_names() {
+    let app = app_with(&["zrh-prod"])
+        .with_controllers()
+        .auth(auth("127.0.0.1/32").await)
+        .await;
+    app.wait_ready().await;
+    neighbours_sharing_a_host(&app);
+    app.eventually("all three certificates are issued and counted", || async {
+        let budgets = app
+            .get_as("/api/v1/rate-limits", SUPPORT.0, SUPPORT.1)
+            .await
+            .json::<Value>()
+            .await
+            .unwrap();
+        budgets.to_string().contains("globex-twin")
+            && app
+                .get_as("/api/v1/certificates?status=ready", SUPPORT.0, SUPPORT.1)
+                .await
+                .json::<Value>()
+                .await
+                .unwrap()["total"]
+                == 3
+    })
+    .await;
+    // Now Cilium enforces HTTPS: the shared host makes a finding on both sides.
+    let c = &app.fleet.clusters[0].cluster;
+    c.create(
+        &c.resolve("", "configmaps").unwrap(),
+        Some("kube-system"),
+        json!({"metadata": {"name": "cilium-config"}, "data": {"enforce-ingress-https": "true"}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    app.eventually("the shared host is a finding", || async {
+        app.get_as("/api/v1/findings", TENANT.0, TENANT.1)
+            .await
+            .text()
+            .await
+            .unwrap()
+            .contains("ingress.shared-host-https-redirect")
+    })
+    .await;
+    // Support acts in the neighbour's namespace (a preview, an audit row).
+    let support_preview: Value = app
+        .http
+        .post(format!(
+            "{}/api/v1/certificates/zrh-prod/globex-web/globex-twin-tls/renew",
+            app.base
+        ))
+        .header("X-Forwarded-User", SUPPORT.0)
+        .header("X-Forwarded-Groups", SUPPORT.1)
+        .json(&json!({"dry_run": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(support_preview["id"].is_string(), "{support_preview:#}");
+    // The tenant's own preview: its budgets are shared with the neighbour's certificate.
+    let own: Value = app
+        .http
+        .post(format!(
+            "{}/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew",
+            app.base
+        ))
+        .header("X-Forwarded-User", TENANT.0)
+        .header("X-Forwarded-Groups", TENANT.1)
+        .json(&json!({"dry_run": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let own_id = own["id"]
+        .as_str()
+        .expect("the tenant's preview")
+        .to_string();
+    assert!(
+        own["budget"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["limit"] == "exact-set" && b["used"] == 2 && b["elsewhere"] == 1),
+        "the neighbour's issuance of the same names is counted, not named: {own:#}"
+    );
+
+    // The same routes show support the markers: the walk below is not vacuous.
+    for path in ["/", "/certificates", "/audit", "/api/v1/findings"] {
+        let body = app
+            .get_as(path, SUPPORT.0, SUPPORT.1)
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            body.contains("globex"),
+            "support sees the neighbour on {path}"
+        );
+    }
+
+    let mut checked = 0;
+    for route in lookout_server::routes() {
+        for method in route.methods {
+            let name = if route.path.contains("certificates") {
+                "shop-tls"
+            } else {
+                "shop"
+            };
+            let path = route
+                .path
+                .replace("{cluster}", "zrh-prod")
+                .replace("{namespace}", "acme-shop")
+                .replace("{name}", name)
+                .replace("{id}", &own_id)
+                .replace("{*rest}", "acme-shop");
+            let path = match path.as_str() {
+                "/search" => "/search?q=shop.acme.example".to_string(),
+                _ => path,
+            };
+            let mut request = app
+                .http
+                .request(method.parse().unwrap(), format!("{}{path}", app.base))
+                .header("X-Forwarded-User", TENANT.0)
+                .header("X-Forwarded-Groups", TENANT.1);
+            if *method != "GET" {
+                request = request.json(&if path.contains("/bulk/") {
+                    json!({"dry_run": true, "namespace": "acme-shop"})
+                } else {
+                    json!({"dry_run": true})
+                });
+            }
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            let body = if path == "/api/v1/events" {
+                let mut stream = response.bytes_stream();
+                let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .unwrap();
+                String::from_utf8_lossy(&first).to_string()
+            } else {
+                response.text().await.unwrap()
+            };
+            assert!(status < 500, "{method} {path}: {status}");
+            for marker in MARKERS {
+                assert!(
+                    !body.contains(marker),
+                    "{method} {path} ({status}) shows {marker:?}: {body}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "walked {checked} route × method pairs");
+    // The tenant's own findings are there, with the neighbour counted, not named.
+    let findings = app
+        .get_as("/api/v1/findings", TENANT.0, TENANT.1)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        findings.contains("1 Ingress in another namespace"),
+        "{findings}"
+    );
+    app.stop().await;
+}
+
+/// A tenant's bulk run moves the tenant's live revision (its page follows the progress);
+/// the same run by someone else in the same namespace does not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tenants_own_bulk_run_moves_its_live_revision_and_no_one_elses() {
+    let app = app_with(&["zrh-prod"])
+        .auth(auth("127.0.0.1/32").await)
+        .await;
+    app.wait_ready().await;
+    crate::tenancy::two_tenants(&app);
+    app.eventually("the tenant's Ingress is cached", || async {
+        app.get_as("/api/v1/ingresses", TENANT.0, TENANT.1)
+            .await
+            .json::<Value>()
+            .await
+            .unwrap()["total"]
+            == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let events = |who: (&'static str, &'static str)| {
+        let app = &app;
+        async move {
+            let response = app.get_as("/api/v1/events", who.0, who.1).await;
+            assert_eq!(response.status(), 200);
+            crate::tenancy::Revisions::of(response)
+        }
+    };
+    let mut tenant = events(TENANT).await;
+    let mut colleague = events(("erin", "acme-ops")).await;
+    let first = tenant.next(Duration::from_secs(3)).await.expect("first");
+    colleague.next(Duration::from_secs(3)).await.expect("first");
+    let bulk = |who: (&str, &str)| {
+        app.http
+            .post(format!("{}/api/v1/bulk/edit-in-place", app.base))
+            .header("X-Forwarded-User", who.0)
+            .header("X-Forwarded-Groups", who.1)
+            .json(&json!({"dry_run": true, "namespace": "acme-shop"}))
+            .send()
+    };
+    assert_eq!(bulk(TENANT).await.unwrap().status(), 200);
+    let moved = tenant
+        .next(Duration::from_secs(3))
+        .await
+        .expect("the tenant's own run is told");
+    assert_ne!(moved, first);
+    assert_eq!(
+        colleague.next(Duration::from_millis(1500)).await,
+        None,
+        "another person's run is not told"
+    );
+    app.stop().await;
+}

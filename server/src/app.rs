@@ -30,6 +30,8 @@ pub struct Parts {
     pub read_only: bool,
     /// Sign-in, roles and scopes.
     pub auth: crate::auth::Auth,
+    /// Connection limits (`[http]`).
+    pub limits: crate::config::HttpConfig,
 }
 
 /// Serves until `shutdown`, then stops the watchers, flushes the writer and closes the
@@ -43,6 +45,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         banner,
         read_only,
         auth,
+        limits,
     } = parts;
     let (events_tx, events_rx) = mpsc::channel(1024);
     let events = spawn_writer(
@@ -108,7 +111,10 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         history: store::reads::HistoryStore::new(db.reader.clone()),
         storage: db.health.clone(),
         http: Default::default(),
-        streams: Default::default(),
+        streams: Arc::new(http::Streams::new(
+            limits.streams_per_identity,
+            limits.streams_total,
+        )),
         banner,
         shutdown: shutdown.clone(),
         actions: Arc::new(Actions::new(
@@ -126,15 +132,8 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     });
 
     let serve_token = CancellationToken::new();
-    let graceful = serve_token.clone().cancelled_owned();
-    let server = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-        )
-        .with_graceful_shutdown(graceful)
-        .await
-    });
+    let stop = serve_token.clone();
+    let server = tokio::spawn(async move { http::serve(listener, router, &limits, stop).await });
     shutdown.cancelled().await;
     tracing::info!("shutting down");
     serve_token.cancel();

@@ -201,6 +201,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
             banner,
             read_only: c.read_only,
             auth,
+            limits: c.http.clone(),
         },
         token,
     )

@@ -48,6 +48,8 @@ pub struct Config {
     pub watch: WatchConfig,
     /// The ACME history in SQLite.
     pub history: HistoryConfig,
+    /// Limits on the HTTP server's connections.
+    pub http: HttpConfig,
 }
 
 impl Default for Config {
@@ -63,6 +65,34 @@ impl Default for Config {
             rules: RulesConfig::default(),
             watch: WatchConfig::default(),
             history: HistoryConfig::default(),
+            http: HttpConfig::default(),
+        }
+    }
+}
+
+/// `[http]`: what one client may hold of the server.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpConfig {
+    /// A request's header must arrive within this; an idle kept-alive connection is closed
+    /// after it too.
+    #[serde(with = "humantime_serde")]
+    pub header_timeout: Duration,
+    /// Open connections; beyond, new ones wait in the listen backlog until one closes.
+    pub max_connections: usize,
+    /// Live-update streams (one per open tab) one identity may hold.
+    pub streams_per_identity: usize,
+    /// Live-update streams of everyone together.
+    pub streams_total: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            header_timeout: Duration::from_secs(30),
+            max_connections: 4_096,
+            streams_per_identity: 32,
+            streams_total: 2_000,
         }
     }
 }

@@ -283,6 +283,31 @@ fn the_documented_full_example_parses_and_sets_every_key() {
     );
     assert_eq!(c.watch, WatchConfig::default());
     assert_eq!(c.history, HistoryConfig::default());
+    assert_eq!(c.http, HttpConfig::default());
+}
+
+#[test]
+fn connection_limits_that_cannot_work_are_refused() {
+    let err = Config::parse(
+        "[http]\nmax_connections = 0\nstreams_per_identity = 0\nheader_timeout = \"0s\"\n",
+        &[],
+    )
+    .unwrap_err();
+    let keys: Vec<&str> = err.0.iter().map(|p| p.key.as_str()).collect();
+    for key in [
+        "http.max_connections",
+        "http.streams_per_identity",
+        "http.streams_total",
+        "http.header_timeout",
+    ] {
+        assert!(keys.contains(&key), "{key} in {err}");
+    }
+    let err = Config::parse("[http]\nmax_connections = 100\n", &[]).unwrap_err();
+    assert_eq!(
+        err.0[0].key, "http.streams_total",
+        "2000 streams need more than 100 connections"
+    );
+    assert!(Config::parse("[http]\nmax_connections = 100\nstreams_total = 50\n", &[]).is_ok());
 }
 
 /// The keys serde knows in the table at `path` (`""`, `"auth"`, `"clusters[0]"` …), from
@@ -316,6 +341,7 @@ fn every_key_is_documented() {
         ("rules", "### `[rules]`"),
         ("watch", "### `[watch]`"),
         ("history", "### `[history]`"),
+        ("http", "### `[http]`"),
         ("auth", "### `[auth]`"),
         ("auth.oidc", "### `[auth.oidc]`"),
         ("access[0]", "### `[[access]]`"),
@@ -330,7 +356,7 @@ fn every_key_is_documented() {
         for key in keys {
             // A table of its own (`auth.oidc`, `clusters`) has its own section.
             if [
-                "clusters", "auth", "access", "tokens", "rules", "watch", "history", "oidc",
+                "clusters", "auth", "access", "tokens", "rules", "watch", "history", "http", "oidc",
             ]
             .contains(&key.as_str())
             {

@@ -23,6 +23,25 @@ impl Config {
     }
 
     fn check_server(&self, out: &mut Vec<Problem>) {
+        let h = &self.http;
+        for (key, value) in [
+            ("http.max_connections", h.max_connections),
+            ("http.streams_per_identity", h.streams_per_identity),
+            ("http.streams_total", h.streams_total),
+        ] {
+            if value == 0 {
+                out.push(problem(key, "must be at least 1"));
+            }
+        }
+        if h.streams_total >= h.max_connections {
+            out.push(problem(
+                "http.streams_total",
+                format!(
+                    "must be below http.max_connections ({}): open streams would otherwise take every connection",
+                    h.max_connections
+                ),
+            ));
+        }
         if let Err(e) = self.listen.parse::<SocketAddr>() {
             out.push(problem(
                 "listen",
@@ -204,6 +223,7 @@ impl Config {
             ),
             ("watch.list_timeout", self.watch.list_timeout),
             ("history.retention", self.history.retention),
+            ("http.header_timeout", self.http.header_timeout),
         ];
         for (key, value) in positive {
             if value.is_zero() {

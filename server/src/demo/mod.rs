@@ -128,6 +128,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
             banner,
             read_only: false,
             auth: demo_auth(),
+            limits: Default::default(),
         },
         shutdown,
     )

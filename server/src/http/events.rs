@@ -16,13 +16,13 @@ use super::AppState;
 
 /// The shortest time between two messages of one stream (at most 4 flushes a second).
 pub(super) const FLUSH_INTERVAL: Duration = Duration::from_millis(250);
-/// Open streams one identity may hold (a tab each), and all of them together.
-pub(crate) const STREAMS_PER_IDENTITY: usize = 32;
-pub(crate) const STREAMS_IN_TOTAL: usize = 2_000;
-
-/// The open streams, by identity.
-#[derive(Debug, Default)]
-pub struct Streams(std::sync::Mutex<std::collections::HashMap<String, usize>>);
+/// The open streams, by identity, and how many there may be.
+#[derive(Debug)]
+pub struct Streams {
+    open: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    per_identity: usize,
+    total: usize,
+}
 
 /// One open stream: counted until it is dropped.
 struct Slot {
@@ -32,7 +32,7 @@ struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut open = self.streams.0.lock().expect("streams lock");
+        let mut open = self.streams.open.lock().expect("streams lock");
         if let Some(n) = open.get_mut(&self.who) {
             *n -= 1;
             if *n == 0 {
@@ -43,23 +43,37 @@ impl Drop for Slot {
 }
 
 impl Streams {
+    /// At most `per_identity` streams for one identity and `total` for everyone
+    /// (`http.streams_per_identity`, `http.streams_total`).
+    pub fn new(per_identity: usize, total: usize) -> Streams {
+        Streams {
+            open: Default::default(),
+            per_identity,
+            total,
+        }
+    }
+
     /// A slot for `who`, or why not.
     fn open(self: &std::sync::Arc<Self>, who: &str) -> Result<Slot, super::AppError> {
-        let mut open = self.0.lock().expect("streams lock");
+        let mut open = self.open.lock().expect("streams lock");
         let total: usize = open.values().sum();
-        if total >= STREAMS_IN_TOTAL {
+        if total >= self.total {
             return Err(super::AppError::Rejected {
                 status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
                 message: format!(
-                    "{STREAMS_IN_TOTAL} live-update streams are open; try again later"
+                    "{} live-update streams are open; try again later",
+                    self.total
                 ),
             });
         }
         let mine = open.entry(who.to_string()).or_default();
-        if *mine >= STREAMS_PER_IDENTITY {
+        if *mine >= self.per_identity {
             return Err(super::AppError::Rejected {
                 status: axum::http::StatusCode::TOO_MANY_REQUESTS,
-                message: format!("{who} already has {STREAMS_PER_IDENTITY} live-update streams open; close some tabs"),
+                message: format!(
+                    "{who} already has {} live-update streams open; close some tabs",
+                    self.per_identity
+                ),
             });
         }
         *mine += 1;

@@ -1,13 +1,14 @@
 //! The axum router, built from one route table ([`routes`]): server-rendered pages, the
 //! action forms, the `/api/v1` JSON API with its SSE stream, sign-in, `/metrics`, health
 //! endpoints and the static assets; sign-in, request-metrics, compression, tracing and
-//! timeout layers around them.
+//! timeout layers around them. [`serve`] is the accept loop with the connection limits.
 
 mod actions;
 mod api;
 mod assets;
 mod error;
 pub(crate) mod events;
+mod listen;
 mod load;
 mod metrics;
 mod pages;
@@ -30,6 +31,8 @@ use tower_http::trace::TraceLayer;
 use crate::clusters::Registry;
 
 pub(crate) use error::{error_shell, ApiError, AppError};
+pub(crate) use events::Streams;
+pub(crate) use listen::serve;
 
 /// What every handler can reach.
 #[derive(Clone)]

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use kubesim::{Clock, Fleet, FleetOptions};
 use lookout_server::auth::Auth;
 use lookout_server::config::ClusterConfig;
+pub use lookout_server::config::HttpConfig;
 use lookout_server::{app, store};
 use lookout_server::{ClusterSource, WatchSettings};
 use serde_json::{json, Value};
@@ -44,6 +45,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         listener: None,
         tune: |_| {},
         dir: None,
+        limits: HttpConfig::default(),
     }
 }
 
@@ -58,6 +60,7 @@ pub struct AppOptions {
     listener: Option<tokio::net::TcpListener>,
     tune: fn(&mut WatchSettings),
     dir: Option<tempfile::TempDir>,
+    limits: HttpConfig,
 }
 
 impl AppOptions {
@@ -104,6 +107,12 @@ impl AppOptions {
         self
     }
 
+    /// These connection limits (`[http]`).
+    pub fn limits(mut self, limits: HttpConfig) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// The database (and kubeconfig) in `dir`, e.g. a small filesystem mounted there.
     pub fn dir(mut self, dir: tempfile::TempDir) -> Self {
         self.dir = Some(dir);
@@ -134,10 +143,13 @@ impl AppOptions {
             &configs,
             &dir,
             &token,
-            self.read_only,
-            self.auth,
-            self.listener,
-            self.tune,
+            Serving {
+                read_only: self.read_only,
+                auth: self.auth,
+                listener: self.listener,
+                tune: self.tune,
+                limits: self.limits,
+            },
         )
         .await;
         TestApp {
@@ -162,20 +174,33 @@ impl std::future::IntoFuture for AppOptions {
     }
 }
 
+/// How the application serves (see [`AppOptions`]).
+struct Serving {
+    read_only: bool,
+    auth: Auth,
+    listener: Option<tokio::net::TcpListener>,
+    tune: fn(&mut WatchSettings),
+    limits: HttpConfig,
+}
+
 /// Starts the application against `configs` with the database in `dir`.
 async fn start_app(
     configs: &[ClusterConfig],
     dir: &tempfile::TempDir,
     parent: &CancellationToken,
-    read_only: bool,
-    auth: Auth,
-    listener: Option<tokio::net::TcpListener>,
-    tune: fn(&mut WatchSettings),
+    serving: Serving,
 ) -> (
     String,
     CancellationToken,
     tokio::task::JoinHandle<anyhow::Result<()>>,
 ) {
+    let Serving {
+        read_only,
+        auth,
+        listener,
+        tune,
+        limits,
+    } = serving;
     let sources: Vec<ClusterSource> = lookout_server::connect(configs).await;
     let db = store::Db::open(&format!(
         "sqlite://{}",
@@ -204,6 +229,7 @@ async fn start_app(
             banner: None,
             read_only,
             auth,
+            limits,
         },
         app_token.clone(),
     ));
@@ -284,8 +310,19 @@ impl TestApp {
             .iter()
             .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
             .collect();
-        let (base, app_token, server) =
-            start_app(&configs, &dir, &token, false, Auth::open(), None, |_| {}).await;
+        let (base, app_token, server) = start_app(
+            &configs,
+            &dir,
+            &token,
+            Serving {
+                read_only: false,
+                auth: Auth::open(),
+                listener: None,
+                tune: |_| {},
+                limits: HttpConfig::default(),
+            },
+        )
+        .await;
         TestApp {
             base,
             http,

@@ -137,3 +137,29 @@ async fn live_update_streams_follow_the_configured_cap() {
     .await;
     app.stop().await;
 }
+
+/// A live-update stream is a response in progress, not an idle connection: the header
+/// timeout does not cut it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_update_stream_outlives_the_header_timeout() {
+    use futures::StreamExt;
+    let app = app_with(&["zrh-prod"])
+        .limits(limits(Duration::from_secs(1), 64))
+        .await;
+    app.wait_ready().await;
+    let mut stream = app.get("/api/v1/events").await.bytes_stream();
+    tokio::time::timeout(Duration::from_secs(3), stream.next())
+        .await
+        .expect("the first message")
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    add_ingress(&app, 0, "later");
+    let next = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("a message after the timeout's length")
+        .expect("the stream is still open")
+        .unwrap();
+    assert!(String::from_utf8_lossy(&next).contains("event: change"));
+    app.stop().await;
+}

@@ -2,9 +2,12 @@
 // tests, on loopback. The test harness starts it with:
 //   PORT          the port to listen on (127.0.0.1)
 //   REDIRECT_URI  Lookout's /auth/callback URL
+//   GROUPS_FILE   optional: a JSON object login -> groups, read at every sign-in (a test
+//                 changes someone's groups while they are signed in)
 // Accounts: any login is accepted by the development login form; these have groups:
 //   support -> ["support"], carol -> ["customer-acme"], others -> [].
 // Consent is granted automatically, so a login is one form post.
+import { readFileSync } from 'node:fs';
 import Provider from 'oidc-provider';
 
 const port = Number(process.env.PORT);
@@ -14,7 +17,13 @@ if (!port || !redirect) {
   process.exit(2);
 }
 const issuer = `http://127.0.0.1:${port}`;
-const groups = { support: ['support'], carol: ['customer-acme'] };
+const builtIn = { support: ['support'], carol: ['customer-acme'] };
+const groupsOf = (id) => {
+  const table = process.env.GROUPS_FILE
+    ? JSON.parse(readFileSync(process.env.GROUPS_FILE, 'utf8'))
+    : builtIn;
+  return table[id] ?? [];
+};
 
 const provider = new Provider(issuer, {
   clients: [{
@@ -37,7 +46,7 @@ const provider = new Provider(issuer, {
     return {
       accountId: id,
       async claims() {
-        return { sub: id, preferred_username: id, email: `${id}@example.com`, groups: groups[id] ?? [] };
+        return { sub: id, preferred_username: id, email: `${id}@example.com`, groups: groupsOf(id) };
       },
     };
   },

@@ -104,6 +104,13 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         publish,
         shutdown.clone(),
     ));
+    // Sign-outs from before this start stay in force.
+    match store::sessions::ended(&db.reader, chrono::Utc::now().timestamp()).await {
+        Ok(ended) => auth.remember_ended(ended),
+        Err(e) => {
+            tracing::error!(error = %e, "ended sign-ins could not be read; copies of signed-out session cookies work until they expire")
+        }
+    }
     let router = http::router(AppState {
         registry: registry.clone(),
         changes: changes.clone(),
@@ -129,6 +136,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
             read_only,
         )),
         auth: Arc::new(auth),
+        ended_sessions: store::sessions::EndedSessions(db.writer.clone()),
     });
 
     let serve_token = CancellationToken::new();

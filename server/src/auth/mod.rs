@@ -134,6 +134,9 @@ struct Session {
     /// This sign-in's id, so that signing out revokes it (older cookies have none).
     #[serde(default)]
     id: String,
+    /// When the groups were read from the provider (Unix seconds; older cookies have none).
+    #[serde(default)]
+    checked: i64,
 }
 
 /// The sign-in settings, built once from the config.
@@ -148,6 +151,8 @@ pub struct Auth {
     /// The bytes that sign and encrypt the session and CSRF cookies (at least 64).
     session_key: Vec<u8>,
     ttl: Duration,
+    /// How old a session's groups may get (`auth.groups_max_age`).
+    groups_max_age: Duration,
     /// Whether browsers reach Lookout over HTTPS (cookies are then `Secure`).
     pub secure: bool,
     pub oidc: Option<oidc::Provider>,
@@ -156,8 +161,9 @@ pub struct Auth {
     /// With `mode = "none"`: host names besides loopback ones that requests may name in
     /// `Host` (`auth.allowed_hosts`, lowercase, without port).
     pub allowed_hosts: Vec<String>,
-    /// Sign-ins ended by signing out, until they would have expired anyway (in memory: a
-    /// restart forgets them — see docs/configuration.md).
+    /// Sign-ins ended by signing out, until they would have expired anyway: their ids and
+    /// expiry (Unix seconds). The database keeps them too (`store::sessions`), and they are
+    /// read back at start.
     revoked: std::sync::Mutex<std::collections::HashMap<String, i64>>,
 }
 
@@ -231,6 +237,7 @@ impl Auth {
                 .collect(),
             session_key,
             ttl: a.session_ttl,
+            groups_max_age: a.groups_max_age,
             secure: a
                 .public_url
                 .as_deref()
@@ -257,6 +264,7 @@ impl Auth {
             tokens: Vec::new(),
             session_key: random_key(),
             ttl: Duration::from_secs(12 * 3600),
+            groups_max_age: Duration::from_secs(3600),
             secure: false,
             oidc: None,
             demo: Vec::new(),
@@ -384,7 +392,8 @@ impl Auth {
         }
     }
 
-    /// The user and groups of a session value that has not expired and was not signed out.
+    /// The user and groups of a session value that has not expired, was not signed out,
+    /// and whose groups were read from the provider within `auth.groups_max_age`.
     pub fn session(&self, value: &str) -> Option<(String, Vec<String>)> {
         let s: Session = serde_json::from_str(value).ok()?;
         let now = chrono::Utc::now().timestamp();
@@ -393,19 +402,26 @@ impl Auth {
             .lock()
             .expect("revoked lock")
             .contains_key(&s.id);
-        (s.expires > now && !s.id.is_empty() && !revoked).then_some((s.name, s.groups))
+        let fresh = now.saturating_sub(s.checked) <= self.groups_max_age.as_secs() as i64;
+        (s.expires > now && !s.id.is_empty() && !revoked && fresh).then_some((s.name, s.groups))
     }
 
     /// Signing out: this session value no longer identifies anyone, whoever replays it.
-    pub fn revoke(&self, value: &str) {
-        let Ok(s) = serde_json::from_str::<Session>(value) else {
-            return;
-        };
+    /// Returns the sign-in's id and expiry, for the database to keep.
+    pub fn revoke(&self, value: &str) -> Option<(String, i64)> {
+        let s = serde_json::from_str::<Session>(value).ok()?;
+        self.remember_ended([(s.id.clone(), s.expires)]);
+        Some((s.id, s.expires))
+    }
+
+    /// Sign-ins that ended (id, expiry in Unix seconds): from [`Auth::revoke`], or read back
+    /// from the database at start.
+    pub fn remember_ended(&self, ended: impl IntoIterator<Item = (String, i64)>) {
         let now = chrono::Utc::now().timestamp();
         let mut revoked = self.revoked.lock().expect("revoked lock");
         // Forget what has expired anyway.
         revoked.retain(|_, expires| *expires > now);
-        revoked.insert(s.id, s.expires);
+        revoked.extend(ended.into_iter().filter(|(_, expires)| *expires > now));
     }
 
     /// The session value of a user who just signed in (kept in an encrypted cookie).
@@ -415,6 +431,7 @@ impl Auth {
             groups,
             expires: chrono::Utc::now().timestamp() + self.ttl.as_secs() as i64,
             id: random_token(),
+            checked: chrono::Utc::now().timestamp(),
         };
         serde_json::to_string(&session).expect("a session serializes")
     }
@@ -531,5 +548,42 @@ mod tests {
         assert!(!customer.scope().sees("zrh-prod", "globex"));
         assert!(customer.act_scope().is_empty());
         assert!(auth.access_of(&["nobody".into()]).scope().is_empty());
+    }
+
+    #[test]
+    fn a_session_lasts_until_signed_out_expired_or_its_groups_are_too_old() {
+        let auth = Auth::open();
+        let value = auth.session_value("carol".into(), vec!["customer-acme".into()]);
+        assert_eq!(
+            auth.session(&value),
+            Some(("carol".to_string(), vec!["customer-acme".to_string()]))
+        );
+        let now = chrono::Utc::now().timestamp();
+        let aged = |checked: i64, expires: i64| {
+            serde_json::to_string(&Session {
+                name: "carol".into(),
+                groups: vec![],
+                expires,
+                id: "x".into(),
+                checked,
+            })
+            .unwrap()
+        };
+        assert!(auth.session(&aged(now - 3500, now + 60)).is_some());
+        assert!(
+            auth.session(&aged(now - 3700, now + 60)).is_none(),
+            "groups older than auth.groups_max_age (1 h)"
+        );
+        assert!(auth.session(&aged(now, now - 1)).is_none(), "expired");
+        // Signed out: refused, and remembered for the database until it would expire.
+        assert_eq!(auth.revoke(&value).map(|(_, e)| e > now), Some(true));
+        assert!(auth.session(&value).is_none());
+        // Read back at a start, an ended sign-in is refused; an expired one is not kept.
+        let other = Auth::open();
+        let fresh = aged(now, now + 60);
+        assert!(other.session(&fresh).is_some());
+        other.remember_ended([("x".to_string(), now + 60), ("old".to_string(), now - 5)]);
+        assert!(other.session(&fresh).is_none());
+        assert_eq!(other.revoked.lock().unwrap().len(), 1);
     }
 }

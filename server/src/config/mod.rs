@@ -264,6 +264,11 @@ pub struct AuthConfig {
     /// How long a sign-in lasts.
     #[serde(with = "humantime_serde")]
     pub session_ttl: Duration,
+    /// How old the groups a sign-in read from the provider may get: after this the browser
+    /// goes through the provider again (without a form while its session there lasts) and
+    /// the groups are read anew.
+    #[serde(with = "humantime_serde")]
+    pub groups_max_age: Duration,
     /// The URL browsers reach Lookout at (e.g. `https://lookout.example.com`); an `https`
     /// URL makes cookies `Secure`. Needed for `oidc`.
     pub public_url: Option<String>,
@@ -282,6 +287,7 @@ impl Default for AuthConfig {
             allowed_hosts: Vec::new(),
             session_key: None,
             session_ttl: Duration::from_secs(12 * 3600),
+            groups_max_age: Duration::from_secs(3600),
             public_url: None,
             oidc: None,
         }

@@ -217,6 +217,7 @@ impl Config {
     fn check_durations(&self, out: &mut Vec<Problem>) {
         let positive = [
             ("auth.session_ttl", self.auth.session_ttl),
+            ("auth.groups_max_age", self.auth.groups_max_age),
             (
                 "watch.crd_recheck_interval",
                 self.watch.crd_recheck_interval,

@@ -58,6 +58,8 @@ pub struct AppState {
     pub actions: Arc<crate::actions::Actions>,
     /// Sign-in, roles and scopes.
     pub auth: Arc<crate::auth::Auth>,
+    /// Where signing out is kept across restarts.
+    pub ended_sessions: crate::store::sessions::EndedSessions,
 }
 
 impl AppState {

@@ -399,8 +399,11 @@ pub(crate) async fn logout(
     check_csrf(&jar, form.get("csrf").map(String::as_str))?;
     // The cookie is removed from this browser, and the sign-in itself ends: a copy of the
     // cookie replayed later is refused.
-    if let Some(c) = jar.get(SESSION_COOKIE) {
-        state.auth.revoke(c.value());
+    if let Some((id, expires)) = jar
+        .get(SESSION_COOKIE)
+        .and_then(|c| state.auth.revoke(c.value()))
+    {
+        state.ended_sessions.end(&id, expires).await;
     }
     let jar = jar.remove(Cookie::build(SESSION_COOKIE).path("/"));
     Ok((jar, Redirect::to("/auth/signed-out")).into_response())

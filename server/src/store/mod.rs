@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod history;
 pub mod reads;
+pub mod sessions;
 pub mod sync_events;
 pub mod writer;
 

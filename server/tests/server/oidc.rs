@@ -49,6 +49,14 @@ impl Drop for OidcProvider {
 }
 
 async fn start_provider(redirect_uri: &str) -> OidcProvider {
+    start_provider_with(redirect_uri, None).await
+}
+
+/// The provider, reading each login's groups from `groups_file` (JSON) at every sign-in.
+async fn start_provider_with(
+    redirect_uri: &str,
+    groups_file: Option<&std::path::Path>,
+) -> OidcProvider {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -58,6 +66,7 @@ async fn start_provider(redirect_uri: &str) -> OidcProvider {
         .arg(end2end().join("oidc/provider.mjs"))
         .env("PORT", port.to_string())
         .env("REDIRECT_URI", redirect_uri)
+        .envs(groups_file.map(|f| ("GROUPS_FILE", f.as_os_str())))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -380,4 +389,130 @@ async fn a_forged_callback_is_refused() {
     assert!(r.text().await.unwrap().contains("state does not match"));
     drop(provider);
     app.stop().await;
+}
+
+/// The CSRF token of a page (for the sign-out form).
+fn csrf_of(page: &str) -> String {
+    let marker = "name=\"csrf\" value=\"";
+    let at = page.find(marker).expect("a form with a CSRF token") + marker.len();
+    page[at..at + page[at..].find('"').unwrap()].to_string()
+}
+
+/// Groups are read from the provider again once `auth.groups_max_age` has passed (a user
+/// moved to another group gets the new access without signing out), and a signed-out
+/// session stays ended after a restart (the database keeps it).
+#[tokio::test(flavor = "multi_thread")]
+async fn groups_are_read_again_and_a_sign_out_survives_a_restart() {
+    if !provider_available() {
+        return;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let groups = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(groups.path(), r#"{"carol": ["customer-acme"]}"#).unwrap();
+    let provider = start_provider_with(&format!("{base}/auth/callback"), Some(groups.path())).await;
+    let config = Config::parse(
+        &format!(
+            r#"
+[[clusters]]
+name = "zrh-prod"
+in_cluster = true
+
+[auth]
+mode = "oidc"
+public_url = "{base}"
+session_key = "{key}"
+groups_max_age = "4s"
+
+[auth.oidc]
+issuer_url = "{issuer}"
+client_id = "lookout"
+client_secret = "lookout-test-secret"
+
+[[access]]
+groups = ["support"]
+role = "operator"
+
+[[access]]
+groups = ["customer-acme"]
+role = "viewer"
+namespaces = ["acme-*"]
+"#,
+            issuer = provider.issuer,
+            key = "a".repeat(88),
+        ),
+        &[],
+    )
+    .unwrap();
+    let app = app_with(&["zrh-prod"])
+        .auth(Auth::from_config(&config).await.unwrap())
+        .listener(listener)
+        .await;
+    let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
+    let carol = browser_with(jar.clone());
+    let (page, _) = sign_in(&carol, &base, "/ingresses", "carol").await;
+    assert!(page.contains("carol (viewer)"), "{page}");
+
+    // Carol moves to support; once her groups are older than 4 s the next page goes through
+    // the provider again — no form, her session there lasts — and she is an operator.
+    std::fs::write(groups.path(), r#"{"carol": ["support"]}"#).unwrap();
+    tokio::time::sleep(Duration::from_millis(5200)).await;
+    let aged = carol
+        .get(format!("{base}/api/v1/ingresses"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(aged.status(), 401, "an aged session is not believed");
+    let first = carol.get(format!("{base}/ingresses")).send().await.unwrap();
+    assert_eq!(first.status(), 303, "a page goes to the provider again");
+    let (page, url) = follow(&carol, first).await;
+    assert_eq!(url.path(), "/ingresses", "back without a login form: {url}");
+    let page = page.text().await.unwrap();
+    assert!(
+        page.contains("carol (operator)"),
+        "the new groups count: {page}"
+    );
+
+    // Sign out; a copy of the cookie is refused, also by the next start of Lookout.
+    use reqwest::cookie::CookieStore;
+    let stolen = jar
+        .cookies(&base.parse().unwrap())
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let replay = |base: String, cookie: String| async move {
+        reqwest::Client::new()
+            .get(format!("{base}/api/v1/ingresses"))
+            .header("Cookie", cookie)
+            .send()
+            .await
+            .unwrap()
+            .status()
+    };
+    assert_eq!(
+        replay(base.clone(), stolen.clone()).await,
+        200,
+        "the copy works until the sign-out"
+    );
+    let out = carol
+        .post(format!("{base}/auth/logout"))
+        .form(&[("csrf", csrf_of(&page))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 303);
+    assert_eq!(replay(base.clone(), stolen.clone()).await, 401);
+    let dir = app.stop().await;
+    let again = app_with(&["zrh-prod"])
+        .auth(Auth::from_config(&config).await.unwrap())
+        .dir(dir)
+        .await;
+    assert_eq!(
+        replay(again.base.clone(), stolen).await,
+        401,
+        "the sign-out outlives a restart"
+    );
+    drop(provider);
+    again.stop().await;
 }

@@ -67,6 +67,15 @@ pub(crate) struct FindingIndex<'a>(HashMap<(&'a str, &'a str, &'a str), Vec<&'a 
 
 impl<'a> FindingIndex<'a> {
     pub fn new(findings: &'a [Finding]) -> Self {
+        Self::from_iter(findings)
+    }
+
+    /// The index of some of the findings (e.g. those a caller may see).
+    pub fn from_refs(findings: &[&'a Finding]) -> Self {
+        Self::from_iter(findings.iter().copied())
+    }
+
+    fn from_iter(findings: impl IntoIterator<Item = &'a Finding>) -> Self {
         let mut map: HashMap<_, Vec<&Finding>> = HashMap::new();
         for f in findings {
             map.entry((&*f.namespace, &*f.kind, &*f.name))

@@ -10,9 +10,11 @@
 //! - [`chain`]: the objects of an Ingress's or Certificate's chain, and their findings.
 //! - [`lists`]: the Ingress rows kept per cluster, and each list and detail built from them.
 //! - [`sort`]: the sort orders of the lists.
+//! - [`problems`]: the findings grouped by root cause along the chain.
 
 pub mod chain;
 pub mod lists;
+pub mod problems;
 pub mod sort;
 pub mod views;
 

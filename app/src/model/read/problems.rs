@@ -1,0 +1,471 @@
+//! Problems: the findings grouped by root cause along the chain (Ingress → Certificate →
+//! CertificateRequest → Order → Challenge, and the issuer the chain names), so the board
+//! lists what is broken rather than every symptom of it.
+//!
+//! Each chain's findings are split into causes (a setting or a dependency that makes
+//! issuance fail: the Ingress's annotations, the issuer, the CA's refusal, the cluster) and
+//! symptoms (what that failure looks like: a failing challenge, a request that is not
+//! ready, an expiring certificate). The chain's root is its highest-ranked cause — or, when
+//! it has none, its deepest symptom (a failing challenge says more than a Certificate that
+//! is not ready). Chains with the same root (one issuer behind many Ingresses) are one
+//! problem whose hosts, objects and namespaces are all of theirs. A finding that is no
+//! chain's (a budget, a cluster-wide setting, a tailnet) is a problem of its own.
+//!
+//! Everything is built from the findings the caller may see, so a namespace-scoped caller's
+//! problems never name what they could not see as a finding.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::chain::{certificate_objects, ingress_objects, FindingIndex, ObjectRef};
+use crate::model::chain::Index;
+use crate::model::data::{ClusterData, ClusterFacts};
+use crate::model::text::Text;
+use crate::model::{Finding, Severity};
+
+/// What part a rule plays in a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Part {
+    /// Never folded into a chain: its own problem (budgets, tailnet, informational checks).
+    Alone,
+    /// What a failure looks like; the number ranks how much it explains (higher: deeper).
+    Symptom(u8),
+    /// Why issuance fails; the number ranks which cause to fix first (higher: first).
+    Cause(u8),
+}
+
+fn part(rule: &str) -> Part {
+    match rule {
+        "cluster.unreachable" | "cluster.cert-manager-missing" => Part::Cause(9),
+        "issuer.missing" | "issuer.not-ready" => Part::Cause(8),
+        "acme.paused" | "acme.rate-limited" => Part::Cause(7),
+        "ingress.certificate-missing" | "ingress.unknown-class" => Part::Cause(6),
+        "ingress.edit-in-place-invalid" => Part::Cause(5),
+        "ingress.edit-in-place-missing" | "ingress.edit-in-place-not-effective" => Part::Cause(4),
+        "ingress.shared-host-https-redirect" => Part::Cause(3),
+        "ingress.no-address" | "cluster.ipv6-proxy-protocol" => Part::Cause(2),
+        "ingress.shared-secret" | "cert.hosts-not-covered" | "cert.staging-issuer" => {
+            Part::Cause(1)
+        }
+        "acme.challenge-failing" => Part::Symptom(6),
+        "acme.challenge-stuck" => Part::Symptom(5),
+        "cert.issuance-failing" => Part::Symptom(4),
+        "cert.not-ready" => Part::Symptom(3),
+        "cert.expired" => Part::Symptom(2),
+        "cert.expiring" => Part::Symptom(1),
+        _ => Part::Alone,
+    }
+}
+
+/// An object a problem involves.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ProblemObject {
+    pub cluster: Text,
+    /// Empty for cluster-scoped objects.
+    pub namespace: Text,
+    pub kind: Text,
+    pub name: Text,
+}
+
+/// How soon the problem hurts: its worst severity, the earliest expiry of a certificate it
+/// affects, and since when it has been failing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Urgency {
+    pub severity: Severity,
+    pub expires: Option<DateTime<Utc>>,
+    pub failing_since: Option<DateTime<Utc>>,
+}
+
+/// The one next thing to do, and where.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NextAction {
+    /// A short imperative ("Apply the fix", "Check the issuer").
+    pub label: &'static str,
+    /// The page where it is done (the root object's page).
+    pub href: Option<String>,
+    /// The root finding's remediation, in full.
+    pub detail: Text,
+}
+
+/// One root cause and everything it breaks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    /// Stable while the root cause stays (cluster, rule and object of the root finding).
+    pub id: String,
+    /// The root finding's rule.
+    pub cause: &'static str,
+    /// One line in plain words.
+    pub diagnosis: String,
+    /// The root finding's explanation with its evidence.
+    pub evidence: Text,
+    pub hosts: Vec<Text>,
+    /// The root's object first, then the Ingresses and Certificates it affects.
+    pub objects: Vec<ProblemObject>,
+    pub clusters: Vec<Text>,
+    pub namespaces: Vec<Text>,
+    pub urgency: Urgency,
+    /// Since when the root or any symptom has held.
+    pub since: Option<DateTime<Utc>>,
+    pub action: NextAction,
+    /// The root finding itself.
+    pub root: Finding,
+    /// The other findings it explains, most urgent first.
+    pub symptoms: Vec<Finding>,
+}
+
+impl Problem {
+    /// Whether the problem concerns `namespace` (one of its objects is there).
+    pub fn in_namespace(&self, namespace: &str) -> bool {
+        self.namespaces.iter().any(|n| &**n == namespace)
+    }
+
+    /// Whether one of its hosts is `host` or under it (`acme.example` matches
+    /// `shop.acme.example`), case-insensitively.
+    pub fn has_host(&self, host: &str) -> bool {
+        let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+        self.hosts.iter().any(|h| {
+            let h = h.to_ascii_lowercase();
+            h == host || h.ends_with(&format!(".{host}"))
+        })
+    }
+}
+
+/// A stable short id: FNV-1a over the root's identity, as 16 hex digits.
+fn problem_id(f: &Finding) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in [&*f.cluster, f.rule, &*f.namespace, &*f.kind, &*f.name] {
+        for b in part.bytes().chain([0]) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// The plain-words headline of a root finding.
+fn diagnosis(root: &Finding) -> String {
+    let lead = match root.rule {
+        "cluster.unreachable" => {
+            "Lookout cannot reach this cluster; what it shows may be out of date"
+        }
+        "cluster.cert-manager-missing" => {
+            "cert-manager is not installed here, so nothing issues certificates"
+        }
+        "issuer.missing" => "The issuer these certificates ask for does not exist",
+        "issuer.not-ready" => "The issuer is not ready, so no certificate can be issued",
+        "acme.paused" => {
+            "Let's Encrypt has paused issuance for these names after repeated failures"
+        }
+        "acme.rate-limited" => "Let's Encrypt refuses new certificates for now (rate limit)",
+        "ingress.certificate-missing" => "The Ingress asks for a certificate, but none is made",
+        "ingress.unknown-class" => "No controller serves this Ingress's class",
+        "ingress.edit-in-place-invalid" => {
+            "The edit-in-place annotation has a value cert-manager ignores"
+        }
+        "ingress.edit-in-place-missing" => {
+            "Let's Encrypt cannot reach the HTTP-01 challenge: the solver needs edit-in-place here"
+        }
+        "ingress.edit-in-place-not-effective" => {
+            "The fix is set, but the running challenge was created before it"
+        }
+        "ingress.shared-host-https-redirect" => {
+            "Another Ingress's HTTPS redirect catches this host's challenge path"
+        }
+        "ingress.no-address" => "The Ingress has no load-balancer address, so nothing reaches it",
+        "cluster.ipv6-proxy-protocol" => {
+            "IPv6 clients fail: the load balancer and Cilium disagree on PROXY protocol"
+        }
+        "ingress.shared-secret" => "Several Ingresses write the same TLS Secret",
+        "cert.hosts-not-covered" => "The certificate does not cover every host the Ingress serves",
+        "cert.staging-issuer" => {
+            "A production host has a Let's Encrypt staging certificate, which browsers do not trust"
+        }
+        "acme.challenge-failing" => "Let's Encrypt's challenge fails",
+        "acme.challenge-stuck" => "The challenge has made no progress",
+        "cert.issuance-failing" => "Issuing the certificate keeps failing",
+        "cert.not-ready" => "The certificate is not ready",
+        "cert.expired" => "The certificate has expired",
+        "cert.expiring" => "The certificate expires soon and is not being renewed",
+        _ => return root.title.to_string(),
+    };
+    format!("{lead}: {}", root.title)
+}
+
+/// The label of the next action for a root rule.
+fn action_label(rule: &str) -> &'static str {
+    match rule {
+        "ingress.edit-in-place-missing" | "ingress.edit-in-place-not-effective" => "Apply the fix",
+        "ingress.edit-in-place-invalid"
+        | "ingress.certificate-missing"
+        | "ingress.unknown-class"
+        | "ingress.shared-secret"
+        | "ingress.shared-host-https-redirect"
+        | "ingress.no-address" => "Fix the Ingress",
+        "issuer.missing" | "issuer.not-ready" => "Check the issuer",
+        "cluster.unreachable" | "cluster.cert-manager-missing" | "cluster.ipv6-proxy-protocol" => {
+            "Check the cluster"
+        }
+        "acme.paused"
+        | "acme.rate-limited"
+        | "acme.rate-limit-budget"
+        | "acme.orders-budget"
+        | "tailscale.cert-budget" => "Wait, and hold back new certificates",
+        _ => "Open the certificate",
+    }
+}
+
+/// The page of the object a finding is about, when Lookout has one.
+fn href(f: &Finding) -> Option<String> {
+    let base = match &*f.kind {
+        "Cluster" => return Some("/clusters".into()),
+        "Ingress" => "ingresses",
+        "Certificate" => "certificates",
+        _ => return None,
+    };
+    Some(format!(
+        "/{base}/{}/{}/{}",
+        crate::components::encode(&f.cluster),
+        crate::components::encode(&f.namespace),
+        crate::components::encode(&f.name)
+    ))
+}
+
+fn object_of(f: &Finding) -> ProblemObject {
+    ProblemObject {
+        cluster: f.cluster.clone(),
+        namespace: f.namespace.clone(),
+        kind: f.kind.clone(),
+        name: f.name.clone(),
+    }
+}
+
+/// The most urgent finding first: severity, then the rule's part, then the oldest.
+fn rank(f: &Finding) -> (Severity, std::cmp::Reverse<Part>, Option<DateTime<Utc>>) {
+    (f.severity, std::cmp::Reverse(part(f.rule)), f.since)
+}
+
+/// A problem being gathered: the root and what has joined it.
+struct Gathering<'a> {
+    root: &'a Finding,
+    symptoms: Vec<&'a Finding>,
+    seen: HashSet<*const Finding>,
+    hosts: BTreeSet<Text>,
+    heads: BTreeSet<ProblemObject>,
+    expires: Option<DateTime<Utc>>,
+}
+
+impl<'a> Gathering<'a> {
+    fn new(root: &'a Finding) -> Self {
+        Gathering {
+            root,
+            symptoms: Vec::new(),
+            seen: HashSet::from([root as *const Finding]),
+            hosts: BTreeSet::new(),
+            heads: BTreeSet::new(),
+            expires: None,
+        }
+    }
+
+    fn add(&mut self, f: &'a Finding) {
+        if self.seen.insert(f as *const Finding) {
+            self.symptoms.push(f);
+        }
+    }
+
+    fn expires(&mut self, at: Option<DateTime<Utc>>) {
+        self.expires = match (self.expires, at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    fn finish(mut self) -> Problem {
+        self.symptoms.sort_by_key(|f| rank(f));
+        let root = self.root;
+        let first = object_of(root);
+        let mut objects = vec![first.clone()];
+        objects.extend(self.heads.into_iter().filter(|o| *o != first));
+        let all = || std::iter::once(root).chain(self.symptoms.iter().copied());
+        let namespaces: BTreeSet<Text> = objects
+            .iter()
+            .map(|o| o.namespace.clone())
+            .chain(all().map(|f| f.namespace.clone()))
+            .filter(|n| !n.is_empty())
+            .collect();
+        let severity = all().map(|f| f.severity).min().unwrap_or(root.severity);
+        let since = all().filter_map(|f| f.since).min();
+        Problem {
+            id: problem_id(root),
+            cause: root.rule,
+            diagnosis: diagnosis(root),
+            evidence: root.message.clone(),
+            hosts: self.hosts.into_iter().collect(),
+            clusters: vec![root.cluster.clone()],
+            namespaces: namespaces.into_iter().collect(),
+            urgency: Urgency {
+                severity,
+                expires: self.expires,
+                failing_since: since,
+            },
+            since,
+            action: NextAction {
+                label: action_label(root.rule),
+                href: href(root),
+                detail: root.remediation.clone(),
+            },
+            objects,
+            root: root.clone(),
+            symptoms: self.symptoms.into_iter().cloned().collect(),
+        }
+    }
+}
+
+/// One chain: its head (an Ingress, or a Certificate no Ingress owns), its objects, hosts
+/// and the expiry of its certificates.
+struct Chain {
+    head: ProblemObject,
+    objects: HashSet<ObjectRef>,
+    hosts: Vec<Text>,
+    expires: Option<DateTime<Utc>>,
+}
+
+fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
+    let mut out = Vec::new();
+    let mut owned: HashSet<(&str, &str)> = HashSet::new();
+    for ing in data.ingresses.values() {
+        let certificates = idx.certificates_of(ing);
+        for c in &certificates {
+            owned.insert((&c.namespace, &c.name));
+        }
+        out.push(Chain {
+            head: ProblemObject {
+                cluster: cluster.clone(),
+                namespace: ing.namespace.clone(),
+                kind: "Ingress".into(),
+                name: ing.name.clone(),
+            },
+            objects: ingress_objects(idx, ing),
+            hosts: ing.all_hosts(),
+            expires: certificates.iter().filter_map(|c| c.not_after).min(),
+        });
+    }
+    for c in data.certificates.values() {
+        if owned.contains(&(&*c.namespace, &*c.name)) {
+            continue;
+        }
+        let mut objects = HashSet::new();
+        certificate_objects(idx, c, &mut objects);
+        out.push(Chain {
+            head: ProblemObject {
+                cluster: cluster.clone(),
+                namespace: c.namespace.clone(),
+                kind: "Certificate".into(),
+                name: c.name.clone(),
+            },
+            objects,
+            hosts: c.dns_names.to_vec(),
+            expires: c.not_after,
+        });
+    }
+    out
+}
+
+/// The problems of one cluster from the findings the caller may see of it (`findings`
+/// holds only those), most urgent first.
+pub fn cluster_problems(
+    facts: &ClusterFacts,
+    data: &ClusterData,
+    findings: &[&Finding],
+) -> Vec<Problem> {
+    let idx = Index::new(facts, data);
+    let by_object = FindingIndex::from_refs(findings);
+    let mut gathered: BTreeMap<String, Gathering<'_>> = BTreeMap::new();
+    let mut placed: HashSet<*const Finding> = HashSet::new();
+    let cluster = Text::from(facts.name.as_str());
+    for chain in chains(&cluster, &idx, data) {
+        let in_chain: Vec<&Finding> = by_object
+            .of(&chain.objects)
+            .filter(|f| part(f.rule) != Part::Alone)
+            .collect();
+        let Some(root) = in_chain.iter().copied().max_by(|a, b| {
+            (part(a.rule), std::cmp::Reverse(a.severity))
+                .cmp(&(part(b.rule), std::cmp::Reverse(b.severity)))
+                .then_with(|| b.rule.cmp(a.rule))
+        }) else {
+            continue;
+        };
+        let g = gathered
+            .entry(problem_id(root))
+            .or_insert_with(|| Gathering::new(root));
+        placed.insert(root as *const Finding);
+        for f in in_chain {
+            placed.insert(f as *const Finding);
+            g.add(f);
+        }
+        g.hosts.extend(chain.hosts);
+        g.heads.insert(chain.head);
+        g.expires(chain.expires);
+    }
+    // What no chain took: a problem each (merged when the same root comes twice).
+    for f in findings.iter().copied() {
+        if placed.contains(&(f as *const Finding)) {
+            continue;
+        }
+        let g = gathered
+            .entry(problem_id(f))
+            .or_insert_with(|| Gathering::new(f));
+        if let Some(hosts) = hosts_of(data, f) {
+            g.hosts.extend(hosts);
+        }
+    }
+    let mut out: Vec<Problem> = gathered.into_values().map(Gathering::finish).collect();
+    sort(&mut out);
+    out
+}
+
+/// The hosts of the object a finding is about, for findings that no chain took.
+fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
+    let key = crate::model::data::key(&f.namespace, &f.name);
+    match &*f.kind {
+        "Ingress" => data.ingresses.get(&key).map(|i| i.all_hosts()),
+        "Certificate" => data.certificates.get(&key).map(|c| c.dns_names.to_vec()),
+        "Challenge" => data.challenges.get(&key).map(|c| vec![c.dns_name.clone()]),
+        _ => None,
+    }
+}
+
+/// Problems from findings that belong to no cluster's chains (the fleet's budgets and
+/// tailnets): one each.
+pub fn lone_problems(findings: &[Finding]) -> Vec<Problem> {
+    findings
+        .iter()
+        .map(|f| Gathering::new(f).finish())
+        .collect()
+}
+
+/// Most urgent first: severity, then the earliest expiry, then the longest failing, then id.
+pub fn sort(problems: &mut [Problem]) {
+    problems.sort_by(|a, b| {
+        a.urgency
+            .severity
+            .cmp(&b.urgency.severity)
+            .then_with(|| match (a.urgency.expires, b.urgency.expires) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            })
+            .then_with(|| match (a.since, b.since) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            })
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+#[cfg(test)]
+mod tests;

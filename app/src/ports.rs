@@ -21,6 +21,12 @@ pub trait FleetReader: Send + Sync {
     fn clusters(&self, scope: &Scope) -> Vec<ClusterView>;
     /// Findings across the visible fleet, most urgent first.
     fn findings(&self, scope: &Scope, query: &FindingQuery) -> Vec<Finding>;
+    /// The visible findings grouped by root cause, most urgent first.
+    fn problems(
+        &self,
+        scope: &Scope,
+        query: &crate::model::read::views::ProblemQuery,
+    ) -> crate::model::read::problems::Problems;
     /// Ingresses in the query's sort order (by cluster, namespace, name by default).
     fn ingresses(&self, scope: &Scope, query: &IngressQuery) -> Page<IngressRow>;
     /// One Ingress with its chain; None when it does not exist or is outside the scope.

@@ -1,41 +1,35 @@
-//! `/`: the triage board — what is broken now across the fleet, most urgent first, with
-//! counts per cluster and severity, filters and sort orders in the query string, and what
-//! changed recently from the history.
+//! `/`: the triage board — what is broken now across the fleet as problems, one per root
+//! cause with its symptoms folded under it, most urgent first: the diagnosis in plain words,
+//! the hosts, where, how urgent, and the next action. Filters are in the query string (the
+//! same as `/api/v1/problems`); every finding on its own is on `/findings`.
 
 use leptos::prelude::*;
 
-use crate::components::findings::findings_table;
 use chrono::{DateTime, Utc};
 
-use crate::components::{document, Nav, Pager, Shell, Time};
+use crate::components::findings::{object_href, SeverityBadge};
+use crate::components::{document, encode, Nav, Pager, Shell, Time};
 use crate::model::finding::RULE_IDS;
 use crate::model::history::RecentChange;
-use crate::model::read::views::FindingQuery;
-use crate::model::{ClusterView, Finding, Page, Severity, SyncState};
+use crate::model::read::problems::{Problem, Problems};
+use crate::model::read::views::ProblemQuery;
+use crate::model::{ClusterView, Severity, SyncState};
 use crate::pages::clusters::clusters_table;
 
-fn count(findings: &[Finding], cluster: &str, severity: Severity) -> usize {
-    findings
-        .iter()
-        .filter(|f| *f.cluster == *cluster && f.severity == severity)
-        .count()
-}
-
 /// The board's filters as a query string (without `page`), for the pager.
-fn query_string(q: &FindingQuery) -> String {
+fn query_string(q: &ProblemQuery) -> String {
     let severity = q.severity.map(|s| s.label());
-    let sort = q.sort.map(|s| s.param());
     crate::components::query_string(&[
         ("cluster", q.cluster.as_deref()),
         ("namespace", q.namespace.as_deref()),
+        ("host", q.host.as_deref()),
+        ("cause", q.cause.as_deref()),
         ("severity", severity),
-        ("rule", q.rule.as_deref()),
-        ("sort", sort.as_deref()),
     ])
 }
 
-/// The filter and sort form; every choice is a plain GET parameter.
-fn filter_form(q: &FindingQuery, clusters: &[ClusterView]) -> impl IntoView {
+/// The filter form; every choice is a plain GET parameter.
+fn filter_form(q: &ProblemQuery, clusters: &[ClusterView]) -> impl IntoView {
     let option = |value: &str, label: &str, selected: bool| {
         view! { <option value=value.to_string() selected=selected>{label.to_string()}</option> }
     };
@@ -53,33 +47,126 @@ fn filter_form(q: &FindingQuery, clusters: &[ClusterView]) -> impl IntoView {
         .map(|s| option(s.label(), s.label(), q.severity == Some(s)))
         .into_iter()
         .collect_view();
-    let rule_options = RULE_IDS
+    let cause_options = RULE_IDS
         .iter()
-        .map(|r| option(r, r, q.rule.as_deref() == Some(*r)))
+        .map(|r| option(r, r, q.cause.as_deref() == Some(*r)))
         .collect_view();
-    let current_sort = q
-        .sort
-        .map(|s| s.param())
-        .unwrap_or_else(|| "urgency".into());
-    let sort_options = [
-        ("urgency", "most urgent first"),
-        ("since", "newest first"),
-        ("-since", "oldest first"),
-        ("cluster", "cluster"),
-        ("rule", "rule"),
-    ]
-    .map(|(v, l)| option(v, l, current_sort == v))
-    .into_iter()
-    .collect_view();
     view! {
         <form class="filters" method="get" action="/">
+            <label>"Host "<input name="host" type="search" placeholder="shop.example.com" value=q.host.clone().unwrap_or_default()/></label>
             <label>"Cluster "<select name="cluster"><option value="">"All clusters"</option>{cluster_options}</select></label>
-            <label>"Namespace " <input name="namespace" value=q.namespace.clone().unwrap_or_default()/></label>
+            <label>"Namespace "<input name="namespace" value=q.namespace.clone().unwrap_or_default()/></label>
+            <label>"Cause "<select name="cause"><option value="">"Any"</option>{cause_options}</select></label>
             <label>"Severity "<select name="severity"><option value="">"Any"</option>{severity_options}</select></label>
-            <label>"Rule "<select name="rule"><option value="">"Any"</option>{rule_options}</select></label>
-            <label>"Sort "<select name="sort">{sort_options}</select></label>
             <button type="submit">"Filter"</button>
         </form>
+    }
+}
+
+/// Where a problem is read about: its root's page, else the first object with one.
+fn problem_href(p: &Problem) -> Option<String> {
+    object_href(&p.root).or_else(|| {
+        p.objects.iter().find_map(|o| {
+            let base = crate::components::detail_pages(&o.kind)?;
+            Some(format!(
+                "/{base}/{}/{}/{}",
+                encode(&o.cluster),
+                encode(&o.namespace),
+                encode(&o.name)
+            ))
+        })
+    })
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// One problem: a row, and its symptoms folded under it.
+fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
+    let object = format!(
+        "{}/{}/{}/{}",
+        p.root.cluster, p.root.namespace, p.root.kind, p.root.name
+    );
+    let headline = match problem_href(&p) {
+        Some(href) => view! { <a href=href class="diagnosis">{p.diagnosis.clone()}</a> }.into_any(),
+        None => view! { <span class="diagnosis">{p.diagnosis.clone()}</span> }.into_any(),
+    };
+    let hosts = p
+        .hosts
+        .iter()
+        .map(|h| {
+            let href = format!("/?host={}", encode(h));
+            view! { <li><a href=href>{h.to_string()}</a></li> }
+        })
+        .collect_view();
+    let namespaces = if p.namespaces.is_empty() {
+        "cluster-wide".to_string()
+    } else {
+        p.namespaces
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let place = format!(
+        "{} · {namespaces}",
+        p.clusters
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let expires = p.urgency.expires.map(|at| {
+        let word = if at <= now { "expired " } else { "expires " };
+        view! { <span class="expires">{word}<Time at=at now=now/></span><br/> }
+    });
+    let since = p
+        .urgency
+        .failing_since
+        .map(|at| view! { <span class="since">"since "<Time at=at now=now/></span> });
+    let action = match p.action.href.clone().or_else(|| problem_href(&p)) {
+        Some(href) => view! { <a class="action" href=href>{p.action.label}</a> }.into_any(),
+        None => view! { <span class="action">{p.action.label}</span> }.into_any(),
+    };
+    let symptoms = (!p.symptoms.is_empty()).then(|| {
+        let count = plural(p.symptoms.len(), "symptom", "symptoms");
+        let items = p
+            .symptoms
+            .iter()
+            .map(|f| {
+                let what = format!(
+                    "{} {}{}",
+                    f.kind,
+                    if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) },
+                    f.name
+                );
+                let target = match object_href(f) {
+                    Some(href) => view! { <a href=href>{what}</a> }.into_any(),
+                    None => view! { <span>{what}</span> }.into_any(),
+                };
+                view! {
+                    <li data-testid="symptom" data-rule=f.rule>
+                        <SeverityBadge severity=f.severity/>" "{f.title.to_string()}" — "{target}" "<code class="rule">{f.rule}</code>
+                    </li>
+                }
+            })
+            .collect_view();
+        view! { <details class="symptoms"><summary>{count}</summary><ul>{items}</ul></details> }
+    });
+    view! {
+        <tr data-testid="problem-row" data-cause=p.cause data-object=object data-id=p.id.clone()>
+            <td><SeverityBadge severity=p.urgency.severity/></td>
+            <td class="problem">{headline}<br/><code class="rule">{p.cause}</code>{symptoms}</td>
+            <td class="hosts"><ul class="plain">{hosts}</ul></td>
+            <td class="where">{place}</td>
+            <td class="urgency">{expires}{since}</td>
+            <td>{action}</td>
+        </tr>
     }
 }
 
@@ -128,35 +215,30 @@ fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -
 
 pub fn page(
     shell: &Shell,
-    query: &FindingQuery,
+    query: &ProblemQuery,
     clusters: Vec<ClusterView>,
-    findings: Vec<Finding>,
+    problems: Problems,
     recent: Result<Vec<RecentChange>, String>,
 ) -> String {
     let now = shell.now;
-    let critical = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Critical)
-        .count();
-    let warning = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Warning)
-        .count();
+    let sum = |i: usize| problems.by_cluster.values().map(|c| c[i]).sum::<usize>();
+    let (critical, warning) = (sum(0), sum(1));
     let unhealthy = clusters
         .iter()
         .filter(|c| matches!(c.state, SyncState::Stale { .. } | SyncState::Failed { .. }))
         .count();
     let headline = if critical + warning == 0 {
         format!(
-            "Nothing is broken: {} clusters, no critical or warning findings.",
-            clusters.len()
+            "Nothing is broken: {}, no critical or warning problems.",
+            plural(clusters.len(), "cluster", "clusters")
         )
     } else {
         format!(
-            "{critical} critical and {warning} warning findings across {} clusters{}",
-            clusters.len(),
+            "{critical} critical and {} across {}{}",
+            plural(warning, "warning problem", "warning problems"),
+            plural(clusters.len(), "cluster", "clusters"),
             if unhealthy > 0 {
-                format!("; {unhealthy} cluster(s) not in sync")
+                format!("; {} not in sync", plural(unhealthy, "cluster", "clusters"))
             } else {
                 String::new()
             }
@@ -172,17 +254,21 @@ pub fn page(
     let counts = clusters
         .iter()
         .map(|c| {
+            let row = problems.by_cluster.get(&c.name).copied().unwrap_or_default();
             let cells = [Severity::Critical, Severity::Warning, Severity::Info].map(|s| {
-                let n = count(&findings, &c.name, s);
+                let n = row[s as usize];
                 let href = format!("/?{}", crate::components::query_string(&[("cluster", Some(&c.name)), ("severity", Some(s.label()))]));
-                view! { <td><a href=href>{n}</a></td> }
+                let label = format!("{n} {} in {}", s.label(), c.name);
+                view! { <td><a href=href aria-label=label>{n}</a></td> }
             });
             view! { <tr><th scope="row">{c.name.clone()}</th>{cells.into_iter().collect_view()}</tr> }
         })
         .collect_view();
-    let empty = findings
+    let page = problems.page;
+    let empty = page
+        .items
         .is_empty()
-        .then(|| view! { <p>"No findings match."</p> });
+        .then(|| view! { <p class="empty">"No problems match."</p> });
     let form = filter_form(query, &clusters);
     let bulk = shell.actions.then(|| {
         crate::pages::action::action_form(
@@ -195,18 +281,55 @@ pub fn page(
             "Preview: bulk fix — add edit-in-place wherever it is missing here".into(),
         )
     });
-    let findings = Page::of(findings, query.page.max(1), query.per_page.max(1));
-    let pager = view! { <Pager page=findings.page pages=findings.pages() total=findings.total base_query=query_string(query)/> };
+    let findings_link = format!("/findings{}", {
+        let q = crate::components::query_string(&[
+            ("cluster", query.cluster.as_deref()),
+            ("namespace", query.namespace.as_deref()),
+        ]);
+        if q.is_empty() {
+            String::new()
+        } else {
+            format!("?{q}")
+        }
+    });
+    let pager = view! { <Pager page=page.page pages=page.pages() total=page.total base_query=query_string(query)/> };
+    let table = (!page.items.is_empty()).then(|| {
+        let rows = page
+            .items
+            .into_iter()
+            .map(|p| problem_row(p, now))
+            .collect_view();
+        view! {
+            <table class="problems">
+                <caption class="visually-hidden">"Problems"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Severity"</th>
+                        <th scope="col">"Problem"</th>
+                        <th scope="col">"Hosts"</th>
+                        <th scope="col">"Where"</th>
+                        <th scope="col">"Urgency"</th>
+                        <th scope="col">"Next"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        }
+    });
     document(
         &Shell {
-            title: "Triage".into(),
+            title: if critical > 0 {
+                format!("✖ {critical} critical — Triage")
+            } else {
+                "Triage".into()
+            },
             active: Nav::Board,
             ..shell.clone()
         },
         view! {
             <h1>"Triage"</h1>
             <p class=class data-testid="board-summary">{headline}</p>
-            <h2>"Findings by cluster"</h2>
+            <h2>"Problems by cluster"</h2>
             <table class="counts">
                 <thead><tr><th scope="col">"Cluster"</th><th scope="col">"✖ critical"</th><th scope="col">"▲ warning"</th><th scope="col">"ℹ info"</th></tr></thead>
                 <tbody>{counts}</tbody>
@@ -215,8 +338,9 @@ pub fn page(
             {form}
             {bulk}
             {empty}
-            {findings_table(findings.items, now, false)}
+            {table}
             {pager}
+            <p><a href=findings_link>"Every finding on its own (the symptoms, too)"</a></p>
             <h2>"What changed recently"</h2>
             {recent_table(recent, now)}
             <h2>"Clusters"</h2>

@@ -9,6 +9,7 @@ pub mod certificates;
 pub mod challenges;
 pub mod clusters;
 pub mod error;
+pub mod findings;
 pub mod ingress_detail;
 pub mod ingresses;
 pub mod rate_limits;

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use lookout_app::model::read::problems::{self, Problems};
 use lookout_app::model::read::views::{
     CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, IngressDetail, IngressQuery,
-    IngressRow,
+    IngressRow, ProblemQuery,
 };
 use lookout_app::model::read::{lists, Visibility};
 use lookout_app::model::{Finding, ObjectKey, Page, Scope};
@@ -68,6 +69,28 @@ impl FleetReader for Registry {
         }));
         lookout_app::model::read::sort::findings(&mut out, q.sort);
         out
+    }
+
+    fn problems(&self, scope: &Scope, q: &ProblemQuery) -> Problems {
+        let mut cached = Vec::new();
+        let mut own = Vec::new();
+        for (c, visible) in self.visible(scope, q.cluster.as_deref()) {
+            if visible.whole_cluster() {
+                cached.push(c.problems());
+            } else {
+                own.extend(c.problems_for(&visible));
+            }
+        }
+        // The fleet's findings (budgets as the caller may see them, tailnets) join the
+        // problem of the object they are about, or stand alone.
+        let fleet: Vec<Finding> =
+            lookout_app::model::budget::findings(&self.budgets_for(scope), (self.now)())
+                .into_iter()
+                .chain(self.tailnet_findings())
+                .filter(|f| Visibility::of(scope, &f.cluster).is_some_and(|v| v.finding(f)))
+                .collect();
+        let all = problems::join_fleet(cached.iter().flat_map(|c| c.iter()).chain(&own), &fleet);
+        Problems::of(all.iter().map(|p| p.as_ref()), q)
     }
 
     fn ingresses(&self, scope: &Scope, q: &IngressQuery) -> Page<IngressRow> {

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use lookout_app::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
 use lookout_app::model::interner::Interner;
 use lookout_app::model::read::lists::IngressRows;
+use lookout_app::model::read::problems::{self, Problem};
 use lookout_app::model::read::Visibility;
 use lookout_app::model::rules::evaluate;
 use lookout_app::model::thresholds::Thresholds;
@@ -29,6 +30,8 @@ struct Derived {
     at: tokio::time::Instant,
     findings: Arc<Vec<Finding>>,
     rows: OnceLock<Arc<IngressRows>>,
+    /// The problems as a caller who sees the whole cluster sees them.
+    problems: OnceLock<Arc<Vec<Problem>>>,
 }
 
 /// One configured cluster.
@@ -383,6 +386,29 @@ impl ClusterRecord {
             .clone()
     }
 
+    /// The problems of this cluster for a caller who sees all of it.
+    pub fn problems(self: &Arc<Self>) -> Arc<Vec<Problem>> {
+        let d = self.derived();
+        d.problems
+            .get_or_init(|| {
+                let facts = self.facts();
+                let all: Vec<&Finding> = d.findings.iter().collect();
+                Arc::new(self.read(|data| problems::cluster_problems(&facts, data, &all)))
+            })
+            .clone()
+    }
+
+    /// The problems of this cluster built from what `visible` sees of its findings (for a
+    /// caller who does not see all of it; not cached).
+    pub fn problems_for(self: &Arc<Self>, visible: &Visibility<'_>) -> Vec<Problem> {
+        let (findings, facts) = (self.findings(), self.facts());
+        let mine: Vec<&Finding> = findings.iter().filter(|f| visible.finding(f)).collect();
+        if mine.is_empty() {
+            return Vec::new();
+        }
+        self.read(|data| problems::cluster_problems(&facts, data, &mine))
+    }
+
     /// Once every kind is listed, computes the derived data on the blocking pool, so the
     /// first page after a start or a relist does not wait for it (readers that come while it
     /// runs wait for this computation instead of starting their own).
@@ -399,6 +425,7 @@ impl ClusterRecord {
         let this = self.clone();
         runtime.spawn_blocking(move || {
             this.ingress_rows();
+            this.problems();
             crate::memory::release_thread_cache();
         });
     }
@@ -415,7 +442,7 @@ impl ClusterRecord {
             }
             return d.clone();
         }
-        let d = Arc::new(self.derive(generation, false));
+        let d = Arc::new(self.derive(generation, (false, false)));
         *cache = Some(d.clone());
         d
     }
@@ -426,10 +453,13 @@ impl ClusterRecord {
         if self.refreshing.swap(true, Ordering::AcqRel) {
             return;
         }
-        let (this, generation, with_rows) =
-            (self.clone(), stale.generation, stale.rows.get().is_some());
+        let (this, generation, with) = (
+            self.clone(),
+            stale.generation,
+            (stale.rows.get().is_some(), stale.problems.get().is_some()),
+        );
         crate::background::run(move || {
-            let fresh = Arc::new(this.derive(generation, with_rows));
+            let fresh = Arc::new(this.derive(generation, with));
             crate::memory::release_thread_cache();
             let mut cache = this.derived.lock().expect("derived lock");
             // A change in the meantime was computed by a reader; keep that.
@@ -442,7 +472,7 @@ impl ClusterRecord {
 
     /// Computes the derived data from a copy of the data (the views are shared, only the maps
     /// are copied), so the watchers are not held up while the rules run.
-    fn derive(&self, generation: u64, with_rows: bool) -> Derived {
+    fn derive(&self, generation: u64, (with_rows, with_problems): (bool, bool)) -> Derived {
         let facts = self.facts();
         let now = (self.now)();
         let started = Instant::now();
@@ -453,11 +483,17 @@ impl ClusterRecord {
         if with_rows {
             let _ = rows.set(self.build_rows(&findings, &facts, &data));
         }
+        let problems = OnceLock::new();
+        if with_problems {
+            let all: Vec<&Finding> = findings.iter().collect();
+            let _ = problems.set(Arc::new(problems::cluster_problems(&facts, &data, &all)));
+        }
         Derived {
             generation,
             at: tokio::time::Instant::now(),
             findings,
             rows,
+            problems,
         }
     }
 

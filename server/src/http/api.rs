@@ -43,6 +43,15 @@ pub(super) async fn findings(
     Ok(Json(Page::of(all, q.page, q.per_page)))
 }
 
+pub(super) async fn problems(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<lookout_app::model::read::problems::Problems>, ApiError> {
+    let q = query::problem_query(raw.as_deref())?;
+    Ok(Json(state.fleet().problems(&caller.scope, &q)))
+}
+
 pub(super) async fn ingresses(
     State(state): State<AppState>,
     caller: Caller,

@@ -5,11 +5,12 @@
 use chrono::{DateTime, Utc};
 use lookout_app::model::budget::Budget;
 use lookout_app::model::history::{AuditEntry, RecentChange, TimelineEntry};
+use lookout_app::model::read::problems::Problems;
 use lookout_app::model::read::views::{
-    AuditQuery, CertificateDetail, CertificateQuery, CertificateRow, ChallengeQuery, FindingQuery,
-    IngressDetail, IngressQuery, IngressRow,
+    AuditQuery, CertificateDetail, CertificateQuery, CertificateRow, ChallengeQuery, IngressDetail,
+    IngressQuery, IngressRow, ProblemQuery,
 };
-use lookout_app::model::{ClusterView, Finding, ObjectKey, Page, Scope};
+use lookout_app::model::{ClusterView, ObjectKey, Page, Scope};
 use lookout_app::ports::{BudgetReader, ChallengePage, HistoryReader, HistoryUnavailable};
 
 use super::{AppError, AppState};
@@ -24,23 +25,23 @@ impl From<HistoryUnavailable> for AppError {
 const RECENT_WINDOW: chrono::Duration = chrono::Duration::hours(24);
 const RECENT_LINES: usize = 30;
 
-/// The triage board: the clusters, the findings the filters select, and what changed in
+/// The triage board: the clusters, the problems the filters select, and what changed in
 /// the last day (an error instead when the history cannot be read: the board still shows).
 pub(super) struct Board {
     pub clusters: Vec<ClusterView>,
-    pub findings: Vec<Finding>,
+    pub problems: Problems,
     pub recent: Result<Vec<RecentChange>, String>,
 }
 
 pub(super) async fn board(
     state: &AppState,
     scope: &Scope,
-    q: &FindingQuery,
+    q: &ProblemQuery,
     now: DateTime<Utc>,
 ) -> Board {
     Board {
         clusters: state.fleet().clusters(scope),
-        findings: state.fleet().findings(scope, q),
+        problems: state.fleet().problems(scope, q),
         recent: state
             .history
             .recent_changes(scope, now - RECENT_WINDOW, RECENT_LINES)

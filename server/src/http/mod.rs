@@ -158,6 +158,7 @@ pub fn routes() -> Vec<Route> {
     const POST: &[&str] = &["POST"];
     vec![
         route("/", GET, get(pages::board)),
+        route("/findings", GET, get(pages::findings)),
         route("/clusters", GET, get(pages::clusters)),
         route("/ingresses", GET, get(pages::ingresses)),
         route(
@@ -179,6 +180,7 @@ pub fn routes() -> Vec<Route> {
         route("/actions/{id}", GET, get(actions::action_page)),
         route("/api/v1/clusters", GET, get(api::clusters)),
         route("/api/v1/findings", GET, get(api::findings)),
+        route("/api/v1/problems", GET, get(api::problems)),
         route("/api/v1/challenges", GET, get(api::challenges)),
         route("/api/v1/rate-limits", GET, get(api::rate_limits)),
         route("/api/v1/audit", GET, get(api::audit)),

@@ -76,15 +76,31 @@ pub(super) async fn board(
     csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    let q = query::finding_query(raw.as_deref())?;
+    let q = query::problem_query(raw.as_deref())?;
     let shell = shell(&state, &caller, &csrf);
     let board = load::board(&state, &caller.scope, &q, shell.now).await;
     Ok(Html(pages::board::page(
         &shell,
         &q,
         board.clusters,
-        board.findings,
+        board.problems,
         board.recent,
+    )))
+}
+
+pub(super) async fn findings(
+    State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
+    let q = query::finding_query(raw.as_deref())?;
+    let shell = shell(&state, &caller, &csrf);
+    Ok(Html(pages::findings::page(
+        &shell,
+        &q,
+        state.fleet().clusters(&caller.scope),
+        state.fleet().findings(&caller.scope, &q),
     )))
 }
 

@@ -4,7 +4,7 @@
 
 use lookout_app::model::finding::RULE_IDS;
 use lookout_app::model::read::views::{
-    AuditQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery,
+    AuditQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery, ProblemQuery,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -140,6 +140,18 @@ pub(super) fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError>
         return Err(AppError::bad(
             "rule",
             format!("{rule:?} is not one of: {}", RULE_IDS.join(", ")),
+        ));
+    }
+    Ok(q)
+}
+
+/// The problem filters (the board, `/api/v1/problems`); `cause` is a rule id.
+pub(super) fn problem_query(raw: Option<&str>) -> Result<ProblemQuery, AppError> {
+    let q: ProblemQuery = read(raw)?;
+    if let Some(cause) = q.cause.as_deref().filter(|r| !RULE_IDS.contains(r)) {
+        return Err(AppError::bad(
+            "cause",
+            format!("{cause:?} is not one of: {}", RULE_IDS.join(", ")),
         ));
     }
     Ok(q)

@@ -150,7 +150,7 @@ async fn every_page_shows_hostile_cluster_text_escaped() {
     // Pages and where the hostile text must show (escaped) on them.
     let pages = [
         ("/", true),
-        ("/?sort=since", true),
+        ("/findings?sort=since", true),
         ("/clusters", false),
         ("/ingresses", true),
         ("/ingresses?sort=-host", true),
@@ -250,14 +250,19 @@ async fn each_page_answers_with_its_own_content() {
         app.json("/api/v1/ingresses").await["total"] == 3
     })
     .await;
-    let checks: [(&str, &[&str]); 9] = [
+    let checks: [(&str, &[&str]); 10] = [
         (
             "/",
             &[
                 "data-testid=\"board-summary\"",
                 "What changed recently",
-                "name=\"sort\"",
+                "name=\"host\"",
+                "data-testid=\"problem-row\"",
             ],
+        ),
+        (
+            "/findings",
+            &["data-testid=\"finding-row\"", "name=\"sort\""],
         ),
         ("/clusters", &["data-testid=\"cluster-row\"", "zrh-prod"]),
         (
@@ -304,23 +309,60 @@ async fn each_page_answers_with_its_own_content() {
             }
         }
     }
-    // The board's filters are in the query string and filter.
-    let board = app.get("/?severity=info").await.text().await.unwrap();
+    // The findings page's filters are in the query string and filter.
+    let findings = app
+        .get("/findings?severity=info")
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(
-        !board.contains("data-testid=\"finding-row\" data-rule=\"ingress.edit-in-place-missing\""),
-        "a critical or warning finding on an info-only board"
+        !findings
+            .contains("data-testid=\"finding-row\" data-rule=\"ingress.edit-in-place-missing\""),
+        "a critical or warning finding on an info-only list"
     );
-    let board = app
-        .get("/?rule=ingress.edit-in-place-missing")
+    let findings = app
+        .get("/findings?rule=ingress.edit-in-place-missing")
         .await
         .text()
         .await
         .unwrap();
     assert_eq!(
-        board.matches("data-testid=\"finding-row\"").count(),
+        findings.matches("data-testid=\"finding-row\"").count(),
         3,
         "one per Ingress"
     );
+    // The board's too: their ClusterIssuer is not ready — one problem, the root, with the
+    // three Ingresses as its blast radius and their missing edit-in-place among its symptoms.
+    let problems = app.json("/api/v1/problems").await;
+    let items = problems["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{problems:#}");
+    let p = &items[0];
+    assert_eq!(p["cause"], "issuer.not-ready");
+    assert_eq!(p["hosts"].as_array().unwrap().len(), 3, "{p:#}");
+    assert_eq!(
+        p["symptoms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "ingress.edit-in-place-missing")
+            .count(),
+        3
+    );
+    let board = app
+        .get("/?cause=issuer.not-ready")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(board.matches("data-testid=\"problem-row\"").count(), 1);
+    let board = app.get("/?host=a.shop.example").await.text().await.unwrap();
+    assert_eq!(
+        board.matches("data-testid=\"problem-row\"").count(),
+        1,
+        "{board}"
+    );
+    assert_eq!(app.get("/?cause=nope").await.status(), 400);
     app.stop().await;
 }
 
@@ -386,7 +428,7 @@ async fn sort_orders_are_in_the_query_string_and_bad_ones_are_named() {
     for path in [
         "/ingresses?sort=colour",
         "/api/v1/certificates?sort=--expiry",
-        "/?sort=oldest",
+        "/findings?sort=oldest",
         "/challenges?sort=host",
     ] {
         let response = app.get(path).await;

@@ -14,12 +14,14 @@
 //! Everything is built from the findings the caller may see, so a namespace-scoped caller's
 //! problems never name what they could not see as a finding.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::chain::{certificate_objects, ingress_objects, FindingIndex, ObjectRef};
+use super::views::ProblemQuery;
 use crate::model::chain::Index;
 use crate::model::data::{ClusterData, ClusterFacts};
 use crate::model::text::Text;
@@ -56,6 +58,17 @@ fn part(rule: &str) -> Part {
         "cert.expired" => Part::Symptom(2),
         "cert.expiring" => Part::Symptom(1),
         _ => Part::Alone,
+    }
+}
+
+/// The part a finding plays: its rule's, except that a Let's Encrypt limit reached
+/// (critical) is a cause like the CA's refusal, while a limit only getting near stays alone.
+fn part_of(f: &Finding) -> Part {
+    match f.rule {
+        "acme.orders-budget" | "acme.rate-limit-budget" if f.severity == Severity::Critical => {
+            Part::Cause(7)
+        }
+        rule => part(rule),
     }
 }
 
@@ -243,7 +256,7 @@ fn object_of(f: &Finding) -> ProblemObject {
 
 /// The most urgent finding first: severity, then the rule's part, then the oldest.
 fn rank(f: &Finding) -> (Severity, std::cmp::Reverse<Part>, Option<DateTime<Utc>>) {
-    (f.severity, std::cmp::Reverse(part(f.rule)), f.since)
+    (f.severity, std::cmp::Reverse(part_of(f)), f.since)
 }
 
 /// A problem being gathered: the root and what has joined it.
@@ -387,11 +400,11 @@ pub fn cluster_problems(
     for chain in chains(&cluster, &idx, data) {
         let in_chain: Vec<&Finding> = by_object
             .of(&chain.objects)
-            .filter(|f| part(f.rule) != Part::Alone)
+            .filter(|f| part_of(f) != Part::Alone)
             .collect();
         let Some(root) = in_chain.iter().copied().max_by(|a, b| {
-            (part(a.rule), std::cmp::Reverse(a.severity))
-                .cmp(&(part(b.rule), std::cmp::Reverse(b.severity)))
+            (part_of(a), std::cmp::Reverse(a.severity))
+                .cmp(&(part_of(b), std::cmp::Reverse(b.severity)))
                 .then_with(|| b.rule.cmp(a.rule))
         }) else {
             continue;
@@ -420,9 +433,57 @@ pub fn cluster_problems(
             g.hosts.extend(hosts);
         }
     }
+    fold_shared_hosts(&mut gathered);
     let mut out: Vec<Problem> = gathered.into_values().map(Gathering::finish).collect();
     sort(&mut out);
     out
+}
+
+/// Roots that a redirect on the host explains.
+const REDIRECTED: &[&str] = &[
+    "ingress.edit-in-place-missing",
+    "ingress.edit-in-place-not-effective",
+    "ingress.edit-in-place-invalid",
+    "acme.challenge-failing",
+];
+
+/// Another Ingress on the same host with HTTPS enforced (a second Ingress of the app, or
+/// cert-manager's solver Ingress) is why that host's challenge is redirected: its
+/// `ingress.shared-host-https-redirect` joins the problem of the challenge it breaks, in the
+/// same namespace, instead of being a problem of its own.
+fn fold_shared_hosts(gathered: &mut BTreeMap<String, Gathering<'_>>) {
+    let shared: Vec<String> = gathered
+        .iter()
+        .filter(|(_, g)| g.root.rule == "ingress.shared-host-https-redirect")
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in shared {
+        let target = {
+            let s = &gathered[&key];
+            gathered
+                .iter()
+                .find(|(k, g)| {
+                    **k != key
+                        && REDIRECTED.contains(&g.root.rule)
+                        && g.root.namespace == s.root.namespace
+                        && g.hosts.intersection(&s.hosts).next().is_some()
+                })
+                .map(|(k, _)| k.clone())
+        };
+        let Some(target) = target else { continue };
+        let s = gathered.remove(&key).expect("the key was just listed");
+        let t = gathered
+            .get_mut(&target)
+            .expect("the target was just found");
+        t.add(s.root);
+        for f in s.symptoms {
+            t.add(f);
+        }
+        t.hosts.extend(s.hosts);
+        t.heads.insert(object_of(s.root));
+        t.heads.extend(s.heads);
+        t.expires(s.expires);
+    }
 }
 
 /// The hosts of the object a finding is about, for findings that no chain took.
@@ -436,18 +497,134 @@ fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
     }
 }
 
-/// Problems from findings that belong to no cluster's chains (the fleet's budgets and
-/// tailnets): one each.
-pub fn lone_problems(findings: &[Finding]) -> Vec<Problem> {
-    findings
-        .iter()
-        .map(|f| Gathering::new(f).finish())
-        .collect()
+/// The cluster's problems with the fleet's findings (budgets, tailnets) joined: one about
+/// an object that a problem's root or a symptom is about joins that problem — as its root
+/// when it is a limit reached (critical) and the root is only a symptom (the request fails
+/// *because* the CA refuses it), else as a symptom; any other is a problem of its own.
+/// Only the problems that change are copied.
+pub fn join_fleet<'a>(
+    problems: impl IntoIterator<Item = &'a Problem>,
+    fleet: &[Finding],
+) -> Vec<Cow<'a, Problem>> {
+    let mut out: Vec<Cow<'a, Problem>> = problems.into_iter().map(Cow::Borrowed).collect();
+    if fleet.is_empty() {
+        return out;
+    }
+    let about = |f: &Finding| {
+        (
+            f.cluster.clone(),
+            f.namespace.clone(),
+            f.kind.clone(),
+            f.name.clone(),
+        )
+    };
+    let mut by_object: std::collections::HashMap<(Text, Text, Text, Text), usize> =
+        std::collections::HashMap::new();
+    for (i, p) in out.iter().enumerate() {
+        for f in std::iter::once(&p.root).chain(&p.symptoms) {
+            by_object.entry(about(f)).or_insert(i);
+        }
+    }
+    for f in fleet {
+        match by_object.get(&about(f)) {
+            Some(&i) => {
+                let p = out[i].to_mut();
+                let reroot = f.severity == Severity::Critical
+                    && matches!(part_of(&p.root), Part::Symptom(_));
+                if reroot {
+                    let old = std::mem::replace(&mut p.root, f.clone());
+                    p.symptoms.push(old);
+                    p.id = problem_id(f);
+                    p.cause = f.rule;
+                    p.diagnosis = diagnosis(f);
+                    p.evidence = f.message.clone();
+                    p.action = NextAction {
+                        label: action_label(f.rule),
+                        href: href(f),
+                        detail: f.remediation.clone(),
+                    };
+                    let first = object_of(f);
+                    p.objects.retain(|o| *o != first);
+                    p.objects.insert(0, first);
+                } else {
+                    p.symptoms.push(f.clone());
+                }
+                p.symptoms.sort_by_key(rank);
+                p.urgency.severity = p.urgency.severity.min(f.severity);
+                p.since = match (p.since, f.since) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                p.urgency.failing_since = p.since;
+            }
+            None => out.push(Cow::Owned(Gathering::new(f).finish())),
+        }
+    }
+    out
+}
+
+/// Whether a problem is one `q` asks for (its paging aside).
+pub fn selected(p: &Problem, q: &ProblemQuery) -> bool {
+    q.cluster
+        .as_deref()
+        .is_none_or(|c| p.clusters.iter().any(|x| &**x == c))
+        && q.namespace.as_deref().is_none_or(|n| p.in_namespace(n))
+        && q.host.as_deref().is_none_or(|h| p.has_host(h))
+        && q.cause.as_deref().is_none_or(|c| p.cause == c)
+        && q.severity.is_none_or(|s| p.urgency.severity == s)
+}
+
+/// The problems a caller asked for, one page of them, with how many of each severity there
+/// are per cluster (of every problem the caller sees there, before the filters).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problems {
+    #[serde(flatten)]
+    pub page: crate::model::Page<Problem>,
+    /// Cluster → (critical, warning, info).
+    pub by_cluster: BTreeMap<String, [usize; 3]>,
+}
+
+impl Problems {
+    /// Filters, orders and pages `all` (references into the caches: only the page is copied).
+    pub fn of<'a>(all: impl IntoIterator<Item = &'a Problem>, q: &ProblemQuery) -> Problems {
+        let mut by_cluster: BTreeMap<String, [usize; 3]> = BTreeMap::new();
+        let mut matching: Vec<&Problem> = Vec::new();
+        for p in all {
+            for c in &p.clusters {
+                by_cluster.entry(c.to_string()).or_default()[p.urgency.severity as usize] += 1;
+            }
+            if selected(p, q) {
+                matching.push(p);
+            }
+        }
+        matching.sort_by(|a, b| order(a, b));
+        let total = matching.len();
+        let items = matching
+            .into_iter()
+            .skip(q.page.saturating_sub(1) * q.per_page)
+            .take(q.per_page)
+            .cloned()
+            .collect();
+        Problems {
+            page: crate::model::Page {
+                items,
+                total,
+                page: q.page,
+                per_page: q.per_page,
+            },
+            by_cluster,
+        }
+    }
 }
 
 /// Most urgent first: severity, then the earliest expiry, then the longest failing, then id.
 pub fn sort(problems: &mut [Problem]) {
-    problems.sort_by(|a, b| {
+    problems.sort_by(order);
+}
+
+/// The order of [`sort`].
+fn order(a: &Problem, b: &Problem) -> std::cmp::Ordering {
+    {
         a.urgency
             .severity
             .cmp(&b.urgency.severity)
@@ -464,7 +641,7 @@ pub fn sort(problems: &mut [Problem]) {
                 (None, None) => std::cmp::Ordering::Equal,
             })
             .then_with(|| a.id.cmp(&b.id))
-    });
+    }
 }
 
 #[cfg(test)]

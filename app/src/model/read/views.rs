@@ -77,6 +77,23 @@ pub struct FindingQuery {
     pub per_page: usize,
 }
 
+/// Filters of the board and `/api/v1/problems`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    /// A host, or a domain its hosts are under (`acme.example` matches `shop.acme.example`).
+    pub host: Option<String>,
+    /// The root cause's rule id.
+    pub cause: Option<String>,
+    pub severity: Option<Severity>,
+    #[serde(default = "paging::first", deserialize_with = "paging::page")]
+    pub page: usize,
+    #[serde(default = "paging::default_size", deserialize_with = "paging::size")]
+    pub per_page: usize,
+}
+
 /// Filters of the Ingress list (`/ingresses`, `/api/v1/ingresses`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,4 @@
-// The triage board.
+// The triage board: problems, one row per root cause.
 export class Board {
   constructor(page) {
     this.page = page;
@@ -9,13 +9,18 @@ export class Board {
     await this.page.goto(`/${query}`);
   }
 
-  /// The finding row of a rule on an object (`cluster/namespace/Kind/name`).
-  finding(object, rule) {
-    return this.page.locator(`[data-testid="finding-row"][data-object="${object}"][data-rule="${rule}"]`);
+  /// The problem row whose root is a rule on an object (`cluster/namespace/Kind/name`).
+  problem(object, cause) {
+    return this.page.locator(`[data-testid="problem-row"][data-object="${object}"][data-cause="${cause}"]`);
   }
 
-  /// Opens the object a finding is about.
-  async openObjectOf(object, rule) {
-    await this.finding(object, rule).getByRole('link').first().click();
+  /// The problem row that names a host.
+  problemFor(host) {
+    return this.page.getByTestId('problem-row').filter({ has: this.page.locator('td.hosts').getByRole('link', { name: host, exact: true }) });
+  }
+
+  /// Opens the problem's diagnosis (the root object's page).
+  async openProblem(object, cause) {
+    await this.problem(object, cause).locator('a.diagnosis').click();
   }
 }

@@ -3,7 +3,7 @@ import { test, expect, accessible } from '../harness/fixtures.js';
 
 test('every page passes axe-core', async ({ page }) => {
   const pages = [
-    '/', '/clusters', '/ingresses', '/ingresses/zrh-prod/acme-shop/shop', '/certificates',
+    '/', '/findings', '/clusters', '/ingresses', '/ingresses/zrh-prod/acme-shop/shop', '/certificates',
     '/certificates/zrh-prod/acme-shop/shop-tls', '/challenges', '/rate-limits', '/audit',
     '/search?q=shop', '/search', '/no-such-page',
   ];

@@ -1,5 +1,6 @@
-// On-call triage: the board → a critical finding → the chain view → the failure reason in
-// plain words. Run twice: with JavaScript, and with JavaScript off (everything must work).
+// On-call triage: the board → the problem of the host a customer reported (one row, both
+// hosts, its symptoms folded) → the chain view → the failure reason in plain words. Run
+// twice: with JavaScript, and with JavaScript off (everything must work).
 import { test, expect, finalState, accessible } from '../harness/fixtures.js';
 import { Board } from '../pages/board.js';
 import { IngressPage } from '../pages/ingress.js';
@@ -17,13 +18,19 @@ for (const javaScriptEnabled of [true, false]) {
       const object = 'zrh-prod/acme-shop/Ingress/shop';
       const rule = 'ingress.edit-in-place-missing';
       // The scenario needs a few simulated minutes to fail; a page reload (no script) or
-      // the live refresh brings the finding.
-      // It is critical once its challenge fails.
+      // the live refresh brings the problem. It is critical once its challenge fails.
       await expect(async () => {
         if (!javaScriptEnabled) await page.reload();
-        await expect(board.finding(object, rule)).toContainText('critical', { timeout: 2_000 });
+        await expect(board.problem(object, rule)).toContainText('critical', { timeout: 2_000 });
       }).toPass();
-      await board.openObjectOf(object, rule);
+      // One row for shop.acme.example: both hosts of its certificate, the failing
+      // challenges among its symptoms, and nothing else on the board names the host.
+      const problem = board.problem(object, rule);
+      await expect(problem.locator('td.hosts')).toContainText('shop.acme.example');
+      await expect(problem.locator('td.hosts')).toContainText('www.acme.example');
+      await expect(problem.locator('[data-testid="symptom"][data-rule="acme.challenge-failing"]').first()).toBeAttached();
+      await expect(board.problemFor('shop.acme.example')).toHaveCount(1);
+      await board.openProblem(object, rule);
 
       const ingress = new IngressPage(page);
       await expect(page).toHaveURL(/\/ingresses\/zrh-prod\/acme-shop\/shop$/);

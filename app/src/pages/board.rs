@@ -329,18 +329,18 @@ pub fn page(
         view! {
             <h1>"Triage"</h1>
             <p class=class data-testid="board-summary">{headline}</p>
+            <h2>"Broken now"</h2>
+            {form}
+            {empty}
+            {table}
+            {pager}
+            <p><a href=findings_link>"Every finding on its own (the symptoms, too)"</a></p>
+            {bulk}
             <h2>"Problems by cluster"</h2>
             <table class="counts">
                 <thead><tr><th scope="col">"Cluster"</th><th scope="col">"✖ critical"</th><th scope="col">"▲ warning"</th><th scope="col">"ℹ info"</th></tr></thead>
                 <tbody>{counts}</tbody>
             </table>
-            <h2>"Broken now"</h2>
-            {form}
-            {bulk}
-            {empty}
-            {table}
-            {pager}
-            <p><a href=findings_link>"Every finding on its own (the symptoms, too)"</a></p>
             <h2>"What changed recently"</h2>
             {recent_table(recent, now)}
             <h2>"Clusters"</h2>

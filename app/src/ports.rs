@@ -11,7 +11,7 @@ use std::pin::Pin;
 use chrono::{DateTime, Utc};
 
 use crate::model::budget::Budget;
-use crate::model::history::{AuditEntry, ChallengeRecord, RecentChange, TimelineEntry};
+use crate::model::history::{AuditEntry, ChallengeRecord, RecentChange};
 use crate::model::read::views::{AuditQuery, ChallengeQuery};
 use crate::model::{ClusterView, Finding, ObjectKey, Page, Scope};
 
@@ -73,12 +73,13 @@ pub trait HistoryReader: Send + Sync {
         since: DateTime<Utc>,
         limit: usize,
     ) -> Reading<'a, Vec<RecentChange>>;
-    /// Everything the history knows about one Certificate, oldest first.
+    /// Everything the history knows about one Certificate, as issuance attempts, newest
+    /// first.
     fn certificate_timeline<'a>(
         &'a self,
         scope: &'a Scope,
         certificate: &'a ObjectKey,
-    ) -> Reading<'a, Vec<TimelineEntry>>;
+    ) -> Reading<'a, Vec<crate::model::timeline::Attempt>>;
     /// The Challenges for `hosts` (exactly those names) in one namespace, newest first, at
     /// most `per_host` of each.
     fn host_challenges<'a>(

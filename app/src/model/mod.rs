@@ -26,6 +26,7 @@ pub mod shim;
 pub mod solvers;
 pub mod text;
 pub mod thresholds;
+pub mod timeline;
 
 pub use cluster::{ClusterView, KindState, KindStatus, SyncState};
 pub use finding::{Finding, Severity};

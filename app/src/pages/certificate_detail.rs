@@ -7,50 +7,72 @@ use crate::components::charts::lifetime_bar;
 use crate::components::encode;
 use crate::components::findings::findings_table;
 use crate::components::{document, Nav, Shell, Time};
-use crate::model::history::TimelineEntry;
 use crate::model::read::views::CertificateDetail;
+use crate::model::timeline::Attempt;
 use crate::pages::action::action_form;
 use crate::pages::ingress_detail::{attempts, events_table};
 
 /// The history of a Certificate as a table, oldest first.
-fn timeline_table(timeline: Result<Vec<TimelineEntry>, String>) -> impl IntoView {
+/// The attempts, newest first: the newest open, older ones folded; one row per change.
+fn timeline_table(
+    timeline: Result<Vec<Attempt>, String>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> impl IntoView {
+    let when = move |at: &str| match chrono::DateTime::parse_from_rfc3339(at) {
+        Ok(t) => view! { <Time at=t.with_timezone(&chrono::Utc) now=now/> }.into_any(),
+        Err(_) => view! { <span>{at.to_string()}</span> }.into_any(),
+    };
     match timeline {
         Err(e) => {
             view! { <p class="error-text">"The history could not be read: " {e}</p> }.into_any()
         }
-        Ok(t) if t.is_empty() => view! { <p>"Nothing recorded yet."</p> }.into_any(),
+        Ok(t) if t.is_empty() => view! { <p class="empty">"Nothing recorded yet."</p> }.into_any(),
         Ok(t) => {
-            let rows = t
+            let attempts = t
                 .into_iter()
-                .map(|e| {
+                .enumerate()
+                .map(|(i, a)| {
+                    let title = match (&a.request, &a.outcome) {
+                        (Some(r), Some(o)) => format!("Attempt {} — CertificateRequest {r}: {o}", a.number),
+                        (Some(r), None) => format!("Attempt {} — CertificateRequest {r}", a.number),
+                        _ => "Before the first recorded attempt".to_string(),
+                    };
+                    let count = a.events.len();
+                    let rows = a
+                        .events
+                        .into_iter()
+                        .map(|e| {
+                            view! {
+                                <tr data-testid="timeline-row">
+                                    <td class="when">{when(&e.at)}</td>
+                                    <td>{e.kind}</td>
+                                    <td class="name">{e.name}</td>
+                                    <td>{e.state}</td>
+                                    <td class="message">{e.detail.unwrap_or_default()}</td>
+                                </tr>
+                            }
+                        })
+                        .collect_view();
+                    let started = a.started.as_deref().map(|s| view! { " · started "{when(s)}});
+                    let newest = i == 0;
                     view! {
-                        <tr data-testid="timeline-row">
-                            <td><time datetime=e.at.clone()>{e.at.clone()}</time></td>
-                            <td>{e.kind}</td>
-                            <td>{e.name}</td>
-                            <td>{e.state}</td>
-                            <td class="message">{e.detail.unwrap_or_default()}</td>
-                        </tr>
+                        <details class="attempt" data-testid="attempt" open=newest>
+                            <summary><strong>{title}</strong>{started}" · "{count}" changes"</summary>
+                            <table>
+                                <caption class="visually-hidden">"Changes of this attempt"</caption>
+                                <thead><tr><th scope="col">"When"</th><th scope="col">"What"</th><th scope="col">"Object"</th><th scope="col">"State"</th><th scope="col">"Detail"</th></tr></thead>
+                                <tbody>{rows}</tbody>
+                            </table>
+                        </details>
                     }
                 })
                 .collect_view();
-            view! {
-                <table>
-                    <caption class="visually-hidden">"History"</caption>
-                    <thead><tr><th scope="col">"When (UTC)"</th><th scope="col">"What"</th><th scope="col">"Object"</th><th scope="col">"State"</th><th scope="col">"Detail"</th></tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
-            }
-            .into_any()
+            view! { <div class="attempts">{attempts}</div> }.into_any()
         }
     }
 }
 
-pub fn page(
-    shell: &Shell,
-    d: CertificateDetail,
-    timeline: Result<Vec<TimelineEntry>, String>,
-) -> String {
+pub fn page(shell: &Shell, d: CertificateDetail, timeline: Result<Vec<Attempt>, String>) -> String {
     let now = shell.now;
     let c = d.chain.certificate.clone();
     let time = |t: Option<chrono::DateTime<chrono::Utc>>| match t {
@@ -148,7 +170,7 @@ pub fn page(
             <h2>"Events"</h2>
             {events_table(d.events, now)}
             <h2>"History"</h2>
-            {timeline_table(timeline)}
+            {timeline_table(timeline, now)}
         },
     )
 }

@@ -5,10 +5,11 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::Json;
 use lookout_app::model::budget::Budget;
-use lookout_app::model::history::{AuditEntry, ChallengeRecord, TimelineEntry};
+use lookout_app::model::history::{AuditEntry, ChallengeRecord};
 use lookout_app::model::read::views::{
     CertificateDetail, CertificateRow, IngressDetail, IngressRow,
 };
+use lookout_app::model::timeline::Attempt;
 use lookout_app::model::{ClusterName, ClusterView, Finding, Namespace, ObjectKey, Page};
 use serde::Serialize;
 
@@ -88,7 +89,7 @@ pub(super) async fn certificates(
 pub(super) struct CertificateWithHistory {
     #[serde(flatten)]
     pub detail: CertificateDetail,
-    pub timeline: Vec<TimelineEntry>,
+    pub timeline: Vec<Attempt>,
 }
 
 pub(super) async fn certificate(

@@ -4,12 +4,13 @@
 
 use chrono::{DateTime, Utc};
 use lookout_app::model::budget::Budget;
-use lookout_app::model::history::{AuditEntry, RecentChange, TimelineEntry};
+use lookout_app::model::history::{AuditEntry, RecentChange};
 use lookout_app::model::read::problems::Problems;
 use lookout_app::model::read::views::{
     AuditQuery, CertificateDetail, CertificateQuery, CertificateRow, ChallengeQuery, IngressDetail,
     IngressQuery, IngressRow, ProblemQuery,
 };
+use lookout_app::model::timeline::Attempt;
 use lookout_app::model::{ClusterView, ObjectKey, Page, Scope};
 use lookout_app::ports::{BudgetReader, ChallengePage, HistoryReader, HistoryUnavailable};
 
@@ -103,13 +104,7 @@ pub(super) async fn certificate(
     state: &AppState,
     scope: &Scope,
     key: &ObjectKey,
-) -> Result<
-    (
-        CertificateDetail,
-        Result<Vec<TimelineEntry>, HistoryUnavailable>,
-    ),
-    AppError,
-> {
+) -> Result<(CertificateDetail, Result<Vec<Attempt>, HistoryUnavailable>), AppError> {
     let detail = state.fleet().certificate(scope, key).ok_or_else(|| {
         AppError::NotFound(format!(
             "There is no Certificate {}/{} in cluster {}.",

@@ -6,6 +6,7 @@ pub mod history;
 pub mod reads;
 pub mod sessions;
 pub mod sync_events;
+mod timeline;
 pub mod writer;
 
 use std::str::FromStr;

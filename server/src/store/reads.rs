@@ -7,9 +7,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use lookout_app::model::choice::Choice;
 use lookout_app::model::failure::Failure;
-use lookout_app::model::history::{
-    AuditEntry, ChallengeRecord, RecentChange, TimelineEntry, Transition,
-};
+use lookout_app::model::history::{AuditEntry, ChallengeRecord, RecentChange, Transition};
 use lookout_app::model::read::sort::{ChallengeSort, Sort};
 use lookout_app::model::read::views::{AuditQuery, ChallengeQuery, ChallengeState};
 use lookout_app::model::scope::Scope;
@@ -101,12 +99,12 @@ impl HistoryReader for HistoryStore {
         &'a self,
         scope: &'a Scope,
         c: &'a ObjectKey,
-    ) -> Reading<'a, Vec<TimelineEntry>> {
+    ) -> Reading<'a, Vec<lookout_app::model::timeline::Attempt>> {
         Box::pin(async move {
             if !scope.sees(&c.cluster, &c.namespace) {
                 return Ok(Vec::new());
             }
-            certificate_timeline(&self.pool, &c.cluster, &c.namespace, &c.name)
+            super::timeline::certificate_attempts(&self.pool, &c.cluster, &c.namespace, &c.name)
                 .await
                 .map_err(unavailable)
         })
@@ -327,86 +325,6 @@ async fn fill_transitions(
         r.transitions = transitions.remove(&r.id).unwrap_or_default();
     }
     Ok(())
-}
-
-/// Everything the history knows about one Certificate, oldest first.
-async fn certificate_timeline(
-    pool: &SqlitePool,
-    cluster: &str,
-    ns: &str,
-    name: &str,
-) -> Result<Vec<TimelineEntry>, sqlx::Error> {
-    let mut out: Vec<TimelineEntry> = Vec::new();
-    for r in sqlx::query("SELECT at, status, reason, message FROM certificate_readiness WHERE cluster = ? AND namespace = ? AND name = ?").bind(cluster).bind(ns).bind(name).fetch_all(pool).await? {
-        let reason: Option<String> = r.get("reason");
-        out.push(TimelineEntry { at: r.get("at"), kind: "readiness", name: name.to_string(), state: format!("Ready {}", r.get::<String, _>("status")), detail: reason });
-    }
-    let requests = sqlx::query("SELECT name, outcome, message, created_at, finished_at, last_seen FROM certificate_requests WHERE cluster = ? AND namespace = ? AND certificate = ?")
-        .bind(cluster)
-        .bind(ns)
-        .bind(name)
-        .fetch_all(pool)
-        .await?;
-    for r in &requests {
-        let cr: String = r.get("name");
-        out.push(TimelineEntry {
-            at: r
-                .get::<Option<String>, _>("created_at")
-                .unwrap_or_else(|| r.get("last_seen")),
-            kind: "request",
-            name: cr.clone(),
-            state: "created".into(),
-            detail: None,
-        });
-        if let Some(done) = r.get::<Option<String>, _>("finished_at") {
-            out.push(TimelineEntry {
-                at: done,
-                kind: "request",
-                name: cr.clone(),
-                state: r.get("outcome"),
-                detail: r.get("message"),
-            });
-        }
-        let orders: Vec<(i64, String)> = sqlx::query(
-            "SELECT id, name FROM orders WHERE cluster = ? AND namespace = ? AND request = ?",
-        )
-        .bind(cluster)
-        .bind(ns)
-        .bind(&cr)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|o| (o.get("id"), o.get("name")))
-        .collect();
-        for (order_id, order) in orders {
-            for t in
-                sqlx::query("SELECT at, state, reason FROM order_transitions WHERE order_id = ?")
-                    .bind(order_id)
-                    .fetch_all(pool)
-                    .await?
-            {
-                out.push(TimelineEntry {
-                    at: t.get("at"),
-                    kind: "order",
-                    name: order.clone(),
-                    state: t.get("state"),
-                    detail: t.get("reason"),
-                });
-            }
-            for c in sqlx::query("SELECT c.name, c.dns_name, t.at, t.state, t.reason FROM challenges c JOIN challenge_transitions t ON t.challenge_id = c.id WHERE c.cluster = ? AND c.namespace = ? AND c.order_name = ?")
-                .bind(cluster)
-                .bind(ns)
-                .bind(&order)
-                .fetch_all(pool)
-                .await?
-            {
-                let state: String = c.get("state");
-                out.push(TimelineEntry { at: c.get("at"), kind: "challenge", name: format!("{} ({})", c.get::<String, _>("name"), c.get::<String, _>("dns_name")), state: if state.is_empty() { "created".into() } else { state }, detail: c.get("reason") });
-            }
-        }
-    }
-    out.sort_by(|a, b| a.at.cmp(&b.at));
-    Ok(out)
 }
 
 /// What changed since `since` that `scope` sees, newest first, at most `limit` rows. A line

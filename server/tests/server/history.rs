@@ -207,14 +207,18 @@ async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_th
     let cert = app
         .json("/api/v1/certificates/zrh-prod/default/shop-tls")
         .await;
-    let kinds: Vec<&str> = cert["timeline"]
+    // One attempt, issued, with its request, Order and Challenge changes.
+    let attempt = &cert["timeline"][0];
+    assert_eq!(attempt["number"], 1, "{cert:#}");
+    assert_eq!(attempt["outcome"], "issued");
+    let kinds: Vec<&str> = attempt["events"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| e["kind"].as_str().unwrap())
         .collect();
     assert!(
-        kinds.contains(&"request") && kinds.contains(&"challenge"),
+        kinds.contains(&"request") && kinds.contains(&"order") && kinds.contains(&"challenge"),
         "{kinds:?}"
     );
     app.stop().await;

@@ -2,6 +2,10 @@
 
 use leptos::prelude::*;
 
+use crate::components::why::{why_box, CertificateRef};
+use crate::model::read::problems::Problem;
+use crate::pages::page_title;
+
 use crate::actions::ActionKind;
 use crate::components::charts::lifetime_bar;
 use crate::components::encode;
@@ -72,8 +76,15 @@ fn timeline_table(
     }
 }
 
-pub fn page(shell: &Shell, d: CertificateDetail, timeline: Result<Vec<Attempt>, String>) -> String {
+pub fn page(
+    shell: &Shell,
+    d: CertificateDetail,
+    problems: Vec<Problem>,
+    timeline: Result<Vec<Attempt>, String>,
+) -> String {
     let now = shell.now;
+    let why = why_box(&problems, &[CertificateRef::of(&d.chain)]);
+    let worst = problems.first().map(|p| p.urgency.severity);
     let c = d.chain.certificate.clone();
     let time = |t: Option<chrono::DateTime<chrono::Utc>>| match t {
         Some(at) => view! { <Time at=at now=now/> }.into_any(),
@@ -139,12 +150,15 @@ pub fn page(shell: &Shell, d: CertificateDetail, timeline: Result<Vec<Attempt>, 
         .then(|| view! { <p>"No findings."</p> });
     document(
         &Shell {
-            title: format!("Certificate {}/{}", c.namespace, c.name),
+            title: page_title(worst, &c.name, &c.namespace, &c.cluster),
             active: Nav::Certificates,
             ..shell.clone()
         },
         view! {
             <h1>"Certificate " {c.name.clone()}</h1>
+            {why}
+            {renew}
+            <h2>"Details"</h2>
             <dl class="facts">
                 <dt>"Cluster"</dt><dd>{c.cluster.clone()}</dd>
                 <dt>"Namespace"</dt><dd>{c.namespace.clone()}</dd>
@@ -161,7 +175,6 @@ pub fn page(shell: &Shell, d: CertificateDetail, timeline: Result<Vec<Attempt>, 
                 <dt>"Failed attempts"</dt><dd>{c.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
             </dl>
             {lifetime_bar(c.not_before, c.renewal_time, c.not_after, now)}
-            {renew}
             <h2>"Findings"</h2>
             {no_findings}
             {findings_table(d.findings, now, true)}

@@ -3,6 +3,10 @@
 
 use leptos::prelude::*;
 
+use crate::components::why::{why_box, CertificateRef};
+use crate::model::read::problems::Problem;
+use crate::pages::page_title;
+
 use crate::actions::ActionKind;
 use crate::model::chain::AnnotationStatus;
 use crate::model::history::ChallengeRecord;
@@ -155,9 +159,17 @@ fn history_section(history: Result<Vec<ChallengeRecord>, String>) -> impl IntoVi
 pub fn page(
     shell: &Shell,
     d: IngressDetail,
+    problems: Vec<Problem>,
     history: Result<Vec<ChallengeRecord>, String>,
 ) -> String {
     let now = shell.now;
+    let certificates: Vec<CertificateRef> = d
+        .tls
+        .iter()
+        .filter_map(|t| t.certificate.as_ref().map(CertificateRef::of))
+        .collect();
+    let why = why_box(&problems, &certificates);
+    let worst = problems.first().map(|p| p.urgency.severity);
     let i = d.ingress;
     let created = i.created.map(|at| view! { <Time at=at now=now/> });
     let issuer = i
@@ -197,7 +209,7 @@ pub fn page(
         (fix.is_some() || undo.is_some()).then(|| {
             view! {
                 <section class="actions" aria-label="Actions" data-testid="ingress-actions">
-                    <h2>"Fix"</h2>
+                    <h2>"Fix it here"</h2>
                     <p>"Every change is previewed with a dry run first and recorded in the audit log."</p>
                     {fix}{undo}
                 </section>
@@ -210,12 +222,15 @@ pub fn page(
         .then(|| view! { <p>"No findings: this Ingress and its chain look healthy."</p> });
     document(
         &Shell {
-            title: format!("Ingress {}/{}", i.namespace, i.name),
+            title: page_title(worst, &i.name, &i.namespace, &i.cluster),
             active: Nav::Ingresses,
             ..shell.clone()
         },
         view! {
             <h1>"Ingress " {i.name.clone()}</h1>
+            {why}
+            {actions}
+            <h2>"Details"</h2>
             <dl class="facts">
                 <dt>"Cluster"</dt><dd>{i.cluster.clone()}</dd>
                 <dt>"Namespace"</dt><dd>{i.namespace.clone()}</dd>
@@ -227,7 +242,6 @@ pub fn page(
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
                 <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd data-testid="annotation-status">{annotation_text(&d.annotation)}</dd>
             </dl>
-            {actions}
             <h2>"Findings"</h2>
             {no_findings}
             {findings_table(d.findings, now, true)}

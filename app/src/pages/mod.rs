@@ -14,3 +14,15 @@ pub mod ingress_detail;
 pub mod ingresses;
 pub mod rate_limits;
 pub mod search;
+
+/// A detail page's title: its worst problem first, then the object and where it is, e.g.
+/// "✖ shop · acme-shop · zrh-prod".
+pub(crate) fn page_title(
+    worst: Option<crate::model::Severity>,
+    name: &str,
+    namespace: &str,
+    cluster: &str,
+) -> String {
+    let mark = worst.map(|s| format!("{} ", s.icon())).unwrap_or_default();
+    format!("{mark}{name} · {namespace} · {cluster}")
+}

@@ -51,6 +51,30 @@ pub(super) async fn board(
     }
 }
 
+/// The problems an object is part of (for "Why this is broken" on its page).
+pub(super) fn problems_about(
+    state: &AppState,
+    scope: &Scope,
+    key: &ObjectKey,
+    kind: &str,
+) -> Vec<lookout_app::model::read::problems::Problem> {
+    let q = ProblemQuery {
+        cluster: Some(key.cluster.to_string()),
+        namespace: Some(key.namespace.to_string()),
+        page: 1,
+        per_page: lookout_app::model::read::views::paging::MAX_PER_PAGE,
+        ..Default::default()
+    };
+    state
+        .fleet()
+        .problems(scope, &q)
+        .page
+        .items
+        .into_iter()
+        .filter(|p| p.concerns(kind, &key.namespace, &key.name))
+        .collect()
+}
+
 pub(super) fn ingresses(state: &AppState, scope: &Scope, q: &IngressQuery) -> Page<IngressRow> {
     state.fleet().ingresses(scope, q)
 }

@@ -157,11 +157,13 @@ pub(super) async fn ingress(
         name,
     };
     let detail = load::ingress(&state, &caller.scope, &key)?;
+    let problems = load::problems_about(&state, &caller.scope, &key, "Ingress");
     // The page shows the live chain even when the history cannot be read.
     let history = load::ingress_history(&state, &caller.scope, &detail).await;
     Ok(Html(pages::ingress_detail::page(
         &shell(&state, &caller, &csrf),
         detail,
+        problems,
         history,
     )))
 }
@@ -207,9 +209,11 @@ pub(super) async fn certificate(
     };
     // The page shows the live chain even when the history cannot be read.
     let (detail, timeline) = load::certificate(&state, &caller.scope, &key).await?;
+    let problems = load::problems_about(&state, &caller.scope, &key, "Certificate");
     Ok(Html(pages::certificate_detail::page(
         &shell(&state, &caller, &csrf),
         detail,
+        problems,
         timeline.map_err(|e| e.0),
     )))
 }

@@ -275,7 +275,13 @@ async fn each_page_answers_with_its_own_content() {
         ),
         (
             "/ingresses/zrh-prod/default/alpha",
-            &["data-testid=\"annotation-status\"", "a.shop.example"],
+            &[
+                "data-testid=\"annotation-status\"",
+                "a.shop.example",
+                // Its ClusterIssuer is not ready: that is why, before the details.
+                "data-testid=\"why\" data-cause=\"issuer.not-ready\"",
+                "<title>✖ alpha · default · zrh-prod",
+            ],
         ),
         (
             "/certificates",

@@ -134,6 +134,18 @@ impl Problem {
         self.namespaces.iter().any(|n| &**n == namespace)
     }
 
+    /// Whether the problem involves the object: one of its objects, or what its root or a
+    /// symptom is about.
+    pub fn concerns(&self, kind: &str, namespace: &str, name: &str) -> bool {
+        let is = |k: &str, n: &str, m: &str| k == kind && n == namespace && m == name;
+        self.objects
+            .iter()
+            .any(|o| is(&o.kind, &o.namespace, &o.name))
+            || std::iter::once(&self.root)
+                .chain(&self.symptoms)
+                .any(|f| is(&f.kind, &f.namespace, &f.name))
+    }
+
     /// Whether one of its hosts is `host` or under it (`acme.example` matches
     /// `shop.acme.example`), case-insensitively.
     pub fn has_host(&self, host: &str) -> bool {

@@ -1,0 +1,231 @@
+//! "Why this is broken" and "What to do" at the top of the chain and certificate pages: the
+//! problem's diagnosis and evidence, then its remediation with the equivalent `kubectl`
+//! commands (for whoever fixes it in Git, or has no rights in Lookout), selectable text.
+
+use leptos::prelude::*;
+
+use super::findings::SeverityBadge;
+use crate::actions::{ISSUE_TEMPORARY_CERTIFICATE, OVERRIDE_INGRESS_NAME};
+use crate::model::chain::CertificateChain;
+use crate::model::read::problems::Problem;
+
+/// A Certificate the commands may name, and its in-flight request when one is being issued.
+#[derive(Debug, Clone)]
+pub struct CertificateRef {
+    pub name: String,
+    pub in_flight: Option<String>,
+    /// The last attempt failed and cert-manager waits before the next (Issuing=False).
+    pub in_backoff: bool,
+}
+
+impl CertificateRef {
+    /// From a chain: the request for the in-flight revision while Issuing is True.
+    pub fn of(c: &CertificateChain) -> CertificateRef {
+        let issuing = c
+            .certificate
+            .issuing
+            .as_ref()
+            .is_some_and(|i| &*i.status == "True");
+        let failed = c
+            .certificate
+            .issuing
+            .as_ref()
+            .is_some_and(|i| &*i.status == "False" && i.reason.as_deref() == Some("Failed"));
+        CertificateRef {
+            in_backoff: failed
+                || c.certificate.failed_issuance_attempts.unwrap_or(0) > 0 && !issuing,
+            name: c.certificate.name.to_string(),
+            in_flight: issuing
+                .then(|| c.requests.iter().find(|r| r.current))
+                .flatten()
+                .map(|r| r.request.name.to_string()),
+        }
+    }
+}
+
+/// A shell word, quoted when it needs to be.
+fn word(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._/=:".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The commands that do by hand what the problem's next action does, or that show its
+/// evidence; each line a command or a `#` comment.
+pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
+    let root = &p.root;
+    let ns = word(&root.namespace);
+    let name = word(&root.name);
+    let mut out = vec![format!("# in cluster {}", word(&root.cluster))];
+    match root.rule {
+        "ingress.edit-in-place-missing"
+        | "ingress.edit-in-place-not-effective"
+        | "ingress.edit-in-place-invalid" => {
+            out.push(format!(
+                "kubectl -n {ns} annotate --overwrite ingress {name} acme.cert-manager.io/http01-edit-in-place=true"
+            ));
+            for c in certificates {
+                out.push(format!(
+                    "kubectl -n {ns} annotate --overwrite certificate {} {OVERRIDE_INGRESS_NAME}={name} {ISSUE_TEMPORARY_CERTIFICATE}=true",
+                    word(&c.name)
+                ));
+                if let Some(r) = &c.in_flight {
+                    out.push("# a pending challenge keeps its solver: restart the issuance".into());
+                    out.push(format!(
+                        "kubectl -n {ns} delete certificaterequest {}",
+                        word(r)
+                    ));
+                } else if c.in_backoff {
+                    out.push(
+                        "# the last attempt failed and waits out its backoff: issue again now"
+                            .into(),
+                    );
+                    out.push(format!("cmctl renew -n {ns} {}", word(&c.name)));
+                }
+            }
+        }
+        "issuer.not-ready" | "issuer.missing" if root.kind.as_ref() == "ClusterIssuer" => {
+            out.push(format!("kubectl describe clusterissuer {name}"));
+        }
+        "issuer.not-ready" | "issuer.missing" if root.kind.as_ref() == "Issuer" => {
+            out.push(format!("kubectl -n {ns} describe issuer {name}"));
+        }
+        "cluster.unreachable" | "cluster.cert-manager-missing" | "cluster.ipv6-proxy-protocol" => {
+            out.push("kubectl get --raw /readyz".into());
+            out.push("kubectl -n cert-manager get pods".into());
+        }
+        _ if root.kind.is_empty() => {}
+        _ => {
+            let kind = root.kind.to_ascii_lowercase();
+            if root.namespace.is_empty() {
+                out.push(format!("kubectl describe {kind} {name}"));
+            } else {
+                out.push(format!("kubectl -n {ns} describe {kind} {name}"));
+            }
+            if kind == "certificate" {
+                out.push(format!("cmctl status certificate -n {ns} {name}"));
+            }
+        }
+    }
+    out
+}
+
+/// The same fix as YAML, for whoever changes the Ingress in Git.
+fn yaml(p: &Problem) -> Option<&'static str> {
+    matches!(
+        p.root.rule,
+        "ingress.edit-in-place-missing" | "ingress.edit-in-place-invalid"
+    )
+    .then_some("metadata:\n  annotations:\n    acme.cert-manager.io/http01-edit-in-place: \"true\"")
+}
+
+/// The box: one section per problem the object is part of; nothing when there is none.
+pub fn why_box(problems: &[Problem], certificates: &[CertificateRef]) -> impl IntoView {
+    let sections = problems
+        .iter()
+        .map(|p| {
+            let symptoms = (!p.symptoms.is_empty()).then(|| {
+                let items = p
+                    .symptoms
+                    .iter()
+                    .map(|f| view! { <li>{f.title.to_string()}" "<code class="rule">{f.rule}</code></li> })
+                    .collect_view();
+                view! { <details><summary>{format!("What it causes ({})", p.symptoms.len())}</summary><ul>{items}</ul></details> }
+            });
+            let commands = commands(p, certificates).join("\n");
+            let yaml = yaml(p).map(|y| {
+                view! {
+                    <p>"Or in the Ingress's manifest:"</p>
+                    <pre class="command"><code>{y}</code></pre>
+                }
+            });
+            view! {
+                <section class="why" data-testid="why" data-cause=p.cause>
+                    <h2>"Why this is broken"</h2>
+                    <p class="diagnosis"><SeverityBadge severity=p.urgency.severity/>" "{p.diagnosis.clone()}</p>
+                    <p class="evidence">{p.evidence.to_string()}</p>
+                    <p class="term">"Rule "<code>{p.cause}</code>" — see docs/rules.md"</p>
+                    {symptoms}
+                    <h3>"What to do"</h3>
+                    <p class="remediation">{p.action.detail.to_string()}</p>
+                    <p>"By hand, with kubectl:"</p>
+                    <pre class="command" data-testid="commands"><code>{commands}</code></pre>
+                    {yaml}
+                </section>
+            }
+        })
+        .collect_view();
+    view! { {sections} }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fix_by_hand_is_the_three_steps_lookout_applies() {
+        use crate::model::certificate::CertificateView;
+        use crate::model::ingress::IngressView;
+        use crate::model::rules::fixtures::{attempt, World};
+        let ing = IngressView::test("shop")
+            .in_ns("acme")
+            .with_issuer("letsencrypt-prod")
+            .tls("shop.example.com");
+        let cert = CertificateView::of(&ing).issuing();
+        let w = World::new()
+            .attempt(attempt(
+                &cert,
+                "pending",
+                None,
+                Some((
+                    "pending",
+                    "wrong status code '404'",
+                    chrono::Duration::minutes(20),
+                )),
+            ))
+            .certificate(cert)
+            .ingress(ing);
+        let findings = w.findings();
+        let refs: Vec<&crate::model::Finding> = findings.iter().collect();
+        let problems = crate::model::read::problems::cluster_problems(&w.facts, &w.data, &refs);
+        let p = &problems[0];
+        assert_eq!(p.cause, "ingress.edit-in-place-missing");
+        let in_flight = CertificateRef {
+            name: "shop-tls".into(),
+            in_flight: Some("shop-tls-2".into()),
+            in_backoff: false,
+        };
+        assert_eq!(
+            commands(p, &[in_flight]),
+            vec![
+                "# in cluster zrh",
+                "kubectl -n acme annotate --overwrite ingress shop acme.cert-manager.io/http01-edit-in-place=true",
+                "kubectl -n acme annotate --overwrite certificate shop-tls acme.cert-manager.io/http01-override-ingress-name=shop cert-manager.io/issue-temporary-certificate=true",
+                "# a pending challenge keeps its solver: restart the issuance",
+                "kubectl -n acme delete certificaterequest shop-tls-2",
+            ]
+        );
+        let backoff = CertificateRef {
+            name: "shop-tls".into(),
+            in_flight: None,
+            in_backoff: true,
+        };
+        assert_eq!(
+            commands(p, &[backoff]).last().map(String::as_str),
+            Some("cmctl renew -n acme shop-tls")
+        );
+    }
+
+    #[test]
+    fn words_are_quoted_only_when_needed() {
+        assert_eq!(word("shop-tls"), "shop-tls");
+        assert_eq!(word("a b"), "'a b'");
+        assert_eq!(word("it's"), r"'it'\''s'");
+        assert_eq!(word("$(rm -rf)"), "'$(rm -rf)'");
+    }
+}

@@ -232,7 +232,11 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
         return None;
     }
     let mut forms = Vec::new();
-    let runnable = r.dry_run && r.outcome != Outcome::NotFound && r.outcome != Outcome::Unchanged;
+    // A plan is offered only when all of it would be done: a conflict, a refusal or an
+    // error in a single action's preview means nothing is applied (bulk runs apply each
+    // item that can be, so a partial bulk preview still offers its items).
+    let runnable = r.dry_run
+        && (r.outcome == Outcome::Ok || (r.action.is_bulk() && r.outcome == Outcome::Partial));
     let bulk_has_items = !r.action.is_bulk() || r.total > 0;
     if runnable && bulk_has_items && r.outcome != Outcome::Running {
         let label = if r.action.is_bulk() {

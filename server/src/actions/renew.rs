@@ -40,11 +40,45 @@ impl Actions {
             &self.planned(&detail).into_iter().collect::<Vec<_>>(),
         );
         r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
-        if r.needs_confirmation && !confirm_budget && !dry_run {
+        if let Some(cause) = self.unfixed_cause(caller, key, detail.ingress.as_deref()) {
+            r.outcome = Outcome::Refused;
+            r.message = cause;
+        } else if r.needs_confirmation && !confirm_budget && !dry_run {
             r.outcome = Outcome::Refused;
             r.message = budget_message(&r);
         }
         Ok(r)
+    }
+
+    /// Why issuing the Certificate again now would fail the same way, if it would: the root
+    /// cause of a problem it is part of, and what to fix first.
+    fn unfixed_cause(
+        &self,
+        caller: &Caller,
+        key: &ObjectKey,
+        ingress: Option<&str>,
+    ) -> Option<String> {
+        let q = lookout_app::model::read::views::ProblemQuery {
+            cluster: Some(key.cluster.to_string()),
+            namespace: Some(key.namespace.to_string()),
+            page: 1,
+            per_page: lookout_app::model::read::views::paging::MAX_PER_PAGE,
+            ..Default::default()
+        };
+        let problems =
+            lookout_app::ports::FleetReader::problems(&*self.registry, &caller.scope, &q);
+        // The Certificate's chain: itself, and the Ingress it belongs to.
+        let p = problems.page.items.into_iter().find(|p| {
+            p.blocks_issuance()
+                && (p.concerns("Certificate", &key.namespace, &key.name)
+                    || ingress.is_some_and(|i| p.concerns("Ingress", &key.namespace, i)))
+        })?;
+        let place = p.action.href.map(|h| format!(" ({h})")).unwrap_or_default();
+        Some(format!(
+            "Issuing again now would fail the same way and spend Let's Encrypt's budgets: {}. Fix that first — {}{place} — then issue again.",
+            p.diagnosis,
+            p.action.label.to_lowercase()
+        ))
     }
 
     /// What renewing these Certificates costs of the budgets.

@@ -147,9 +147,18 @@ async fn failing_web_tls_with_a_full_budget(app: &TestApp, status: Value) {
         json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
     );
     let c = &app.fleet.clusters[0].cluster;
-    let rt = c.resolve("cert-manager.io", "certificates").unwrap();
     let mut opts = kubesim::WriteOpts::system();
     opts.status = true;
+    // Ready: an issuer that is not would be why renewing fails (and renew is refused).
+    c.merge_patch(
+        &c.resolve("cert-manager.io", "clusterissuers").unwrap(),
+        None,
+        "letsencrypt-prod",
+        &json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered", "message": "The ACME account was registered with the ACME server"}]}}),
+        &opts,
+    )
+    .unwrap();
+    let rt = c.resolve("cert-manager.io", "certificates").unwrap();
     c.merge_patch(
         &rt,
         Some("shop"),
@@ -320,5 +329,85 @@ async fn bulk_renew_covers_the_failing_certificates_and_checks_their_budgets_tog
         .cloned()
         .unwrap();
     assert_eq!(issuing["reason"], "ManuallyTriggered");
+    app.stop().await;
+}
+
+/// Renewing while the issuer is not ready would only fail again: the preview says so and
+/// what to fix first, offers no Apply, and the API refuses; once the issuer is ready the
+/// same preview is fine.
+#[tokio::test(flavor = "multi_thread")]
+async fn renew_is_refused_while_its_root_cause_is_unfixed() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = spawn_app(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    shop(&app).await;
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    let path = "/api/v1/certificates/zrh-prod/shop/web-tls/renew";
+    app.eventually("the issuer is known and not ready", || async {
+        app.json("/api/v1/problems?cause=issuer.not-ready").await["total"] == 1
+    })
+    .await;
+    let preview: Value = app
+        .post(path, json!({"dry_run": true}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["outcome"], "refused", "{preview:#}");
+    let why = preview["message"].as_str().unwrap();
+    assert!(
+        why.contains("would fail the same way")
+            && why.contains("issuer is not ready")
+            && why.contains("check the issuer"),
+        "{why}"
+    );
+    let page = app
+        .get(&format!("/actions/{}", preview["id"].as_str().unwrap()))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !page.contains("Apply: renew"),
+        "no Apply for a plan that would fail"
+    );
+    assert_eq!(
+        app.post(path, json!({"dry_run": false})).await.status(),
+        409
+    );
+
+    let c = &app.fleet.clusters[0].cluster;
+    let opts = kubesim::WriteOpts {
+        status: true,
+        ..kubesim::WriteOpts::system()
+    };
+    c.merge_patch(
+        &c.resolve("cert-manager.io", "clusterissuers").unwrap(),
+        None,
+        "letsencrypt-prod",
+        &json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered"}]}}),
+        &opts,
+    )
+    .unwrap();
+    app.eventually("the issuer is ready", || async {
+        app.json("/api/v1/problems?cause=issuer.not-ready").await["total"] == 0
+    })
+    .await;
+    let preview: Value = app
+        .post(path, json!({"dry_run": true}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["outcome"], "ok", "{preview:#}");
     app.stop().await;
 }

@@ -583,8 +583,12 @@ pub fn impact(budgets: &[Budget], planned: &[Planned]) -> Vec<Impact> {
             let current = budgets.iter().find(|b| {
                 b.server == server && b.limit == limit && b.key == key && b.account == account
             });
-            // Checked, not spent: shown only when it already blocks or nearly does.
-            if n == 0 && current.is_none_or(|b| b.ratio < 0.8) {
+            // Checked, not spent: shown when it already blocks or nearly does — and the
+            // failed authorizations of a name as soon as it has failed once, since that is
+            // what a retry that fails again burns.
+            let shown =
+                |b: &Budget| b.ratio >= 0.8 || (limit == Limit::FailedAuthorizations && b.used > 0);
+            if n == 0 && !current.is_some_and(shown) {
                 return None;
             }
             let used = current.map_or(0, |b| b.used);

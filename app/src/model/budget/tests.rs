@@ -405,3 +405,31 @@ fn a_viewer_sees_shared_counts_but_not_whose_or_when() {
         );
     }
 }
+
+/// Issue 21: a retry that fails again burns a failed authorization, so a renew preview shows
+/// that budget as soon as the name has failed once — not only when it is nearly spent.
+#[test]
+fn a_renew_preview_shows_the_failed_authorizations_of_a_name_that_failed() {
+    let history = History {
+        issuances: vec![issued(PROD, &["shop.example.co.uk"], Duration::days(30))],
+        failures: vec![failed(ACCOUNT, "shop.example.co.uk", Duration::minutes(10))],
+        ..Default::default()
+    };
+    let budgets = compute(&history, now());
+    let renew = Planned {
+        server: PROD.into(),
+        account: Some(ACCOUNT.into()),
+        names: vec!["shop.example.co.uk".into()],
+        renewal: true,
+    };
+    let i = impact(&budgets, &[renew]);
+    let failures = i
+        .iter()
+        .find(|i| i.limit == Limit::FailedAuthorizations)
+        .unwrap_or_else(|| panic!("{i:#?}"));
+    assert_eq!(
+        (failures.used, failures.after, failures.exceeds),
+        (1, 1, false),
+        "checked, not spent: a success costs none of it"
+    );
+}

@@ -146,6 +146,29 @@ impl Problem {
                 .any(|f| is(&f.kind, &f.namespace, &f.name))
     }
 
+    /// Whether issuing the certificate again cannot succeed until the root cause is fixed
+    /// (renewing or restarting would only fail again, and spend a failed authorization): a
+    /// critical root of these rules.
+    /// Not for `ingress.edit-in-place-not-effective`: the setting is there, and a new
+    /// request is what applies it.
+    pub fn blocks_issuance(&self) -> bool {
+        // A warning (edit-in-place missing while no challenge fails) is a risk, not a
+        // certainty: only a critical root blocks.
+        self.root.severity == Severity::Critical
+            && matches!(
+                self.root.rule,
+                "cluster.cert-manager-missing"
+                    | "issuer.missing"
+                    | "issuer.not-ready"
+                    | "acme.paused"
+                    | "acme.rate-limited"
+                    | "ingress.certificate-missing"
+                    | "ingress.edit-in-place-missing"
+                    | "ingress.edit-in-place-invalid"
+                    | "ingress.shared-host-https-redirect"
+            )
+    }
+
     /// Whether one of its hosts is `host` or under it (`acme.example` matches
     /// `shop.acme.example`), case-insensitively.
     pub fn has_host(&self, host: &str) -> bool {

@@ -1,9 +1,10 @@
-// Renew with the budget warning: the promo Certificate has used its 5 issuances per exact
-// set; the preview says so and the run needs the confirmation.
+// Renew a rate-limited Certificate: the promo Certificate has used its 5 issuances per exact
+// set and Let's Encrypt refuses it. Renewing now would only fail again, so the preview says
+// so and what to fix first, shows the budget it exceeds, and offers no Apply.
 import { test, expect, finalState, accessible } from '../harness/fixtures.js';
 import { ActionPage } from '../pages/action.js';
 
-test('renew warns about the exact-set budget and needs confirmation', async ({ page }) => {
+test('renew of a rate-limited certificate is refused with the reason and no Apply', async ({ page }) => {
   const action = new ActionPage(page);
   await expect(async () => {
     await page.goto('/certificates/zrh-prod/globex-web/promo-tls');
@@ -11,15 +12,9 @@ test('renew warns about the exact-set budget and needs confirmation', async ({ p
     await expect(action.budget.filter({ hasText: 'exceeds' })).toBeVisible({ timeout: 2_000 });
   }).toPass();
   await expect(action.budget.filter({ hasText: 'exceeds' })).toContainText('promo.globex.example');
-  await expect(action.confirmBudget).toBeVisible();
+  await expect(action.summary).toContainText('would fail the same way');
+  await expect(action.summary).toContainText('rate limit');
+  await expect(page.getByTestId('next-actions')).toHaveCount(0);
   await accessible(page);
-  // The browser does not submit without the confirmation (the checkbox is required).
-  await action.apply('renew').click();
-  await expect(action.banner).toContainText('Preview (dry run)');
-  await action.confirmBudget.check();
-  await action.apply('renew').click();
-  await expect(action.banner).toContainText('Done');
-  await page.goto('/audit?action=renew');
-  await expect(page.getByTestId('audit-row').first()).toContainText('promo-tls');
   await finalState(page, 'renew');
 });

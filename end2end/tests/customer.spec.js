@@ -21,5 +21,13 @@ test('a customer sees only acme-* namespaces', async ({ page }) => {
   await page.goto('/certificates');
   await expect(page.locator('main')).not.toContainText('globex');
   await accessible(page);
+  // From the board to the root cause of their certificate: one click on the problem.
+  await page.goto('/');
+  const problems = page.getByTestId('problem-row');
+  await expect(problems).not.toHaveCount(0);
+  await expect(page.locator('main')).not.toContainText('globex');
+  await problems.first().locator('a.diagnosis').click();
+  await expect(page.getByTestId('why').first()).toContainText('Why this is broken');
+  await expect(page.getByTestId('why').first()).toContainText('What to do');
   await finalState(page, 'customer');
 });

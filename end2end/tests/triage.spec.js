@@ -1,9 +1,11 @@
 // On-call triage: the board → the problem of the host a customer reported (one row, both
-// hosts, its symptoms folded) → the chain view → the failure reason in plain words. Run
-// twice: with JavaScript, and with JavaScript off (everything must work).
+// hosts, its symptoms folded) → the chain view, which leads with the failure reason in plain
+// words → the fix previewed and applied: three clicks from the board. Run twice: with
+// JavaScript, and with JavaScript off (everything must work).
 import { test, expect, finalState, accessible } from '../harness/fixtures.js';
 import { Board } from '../pages/board.js';
 import { IngressPage } from '../pages/ingress.js';
+import { ActionPage } from '../pages/action.js';
 
 for (const javaScriptEnabled of [true, false]) {
   test.describe(javaScriptEnabled ? 'with JavaScript' : 'with JavaScript off', () => {
@@ -41,7 +43,16 @@ for (const javaScriptEnabled of [true, false]) {
       await expect(ingress.evidence.filter({ hasText: 'HTTPS enforcement is on' })).toBeVisible();
       await expect(ingress.evidence.filter({ hasText: 'Observed: the request for the token was redirected to HTTPS' }).first()).toBeVisible();
       await expect(ingress.remediation.filter({ hasText: 'acme.cert-manager.io/http01-edit-in-place' }).first()).toBeVisible();
+      // The page leads with why, then what to do.
+      await expect(page.getByTestId('why').first()).toContainText('Why this is broken');
       if (javaScriptEnabled) await accessible(page);
+      // From the board to an applied fix: the problem (1), the preview (2), apply (3).
+      await ingress.previewFix.click();
+      const action = new ActionPage(page);
+      await expect(action.banner).toContainText('Preview (dry run)');
+      await action.apply('edit-in-place').click();
+      await expect(action.banner).toContainText('Done');
+      await expect(action.summary).toContainText('ok');
       await finalState(page, javaScriptEnabled ? 'triage' : 'triage-no-js');
     });
   });

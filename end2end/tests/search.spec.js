@@ -17,3 +17,15 @@ test('search a host across the fleet', async ({ page }) => {
   await expect(page).toHaveURL(/\/ingresses\/zrh-prod\/acme-shop\/shop$/);
   await finalState(page, 'search');
 });
+
+test('"/" jumps to the search box, and the tab has an icon', async ({ page }) => {
+  await page.goto('/ingresses');
+  await page.keyboard.press('/');
+  await expect(page.locator('#global-search')).toBeFocused();
+  await page.keyboard.type('shop.acme.example');
+  await page.keyboard.press('Enter');
+  await expect(page).toHaveURL(/\/search\?q=shop\.acme\.example/);
+  const icon = await page.request.get('/favicon.svg');
+  expect(icon.status()).toBe(200);
+  expect(icon.headers()['content-type']).toContain('image/svg+xml');
+});

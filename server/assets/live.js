@@ -79,6 +79,15 @@
     if (pending && !inFlight) { pending = false; refresh(); }
   }
 
+  // "/" jumps to the search box (unless one is typing somewhere already).
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
+    var t = event.target;
+    if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+    var search = document.getElementById("global-search");
+    if (search) { event.preventDefault(); search.focus(); search.select(); }
+  });
+
   var source = new EventSource("/api/v1/events");
   source.addEventListener("open", function () { say("Live", "live"); });
   source.addEventListener("error", function () { say("Live updates reconnecting…", "error"); });

@@ -28,6 +28,18 @@ pub(crate) fn object_href(f: &Finding) -> Option<String> {
     ))
 }
 
+/// Where to read about a finding: its object's page, else (an issuer, a request, an Order,
+/// a Challenge) the board's problems where it is — the problem it is part of is there.
+pub(crate) fn finding_href(f: &Finding) -> String {
+    object_href(f).unwrap_or_else(|| {
+        let namespace = (!f.namespace.is_empty()).then_some(&*f.namespace);
+        format!(
+            "/?{}",
+            super::query_string(&[("cluster", Some(&*f.cluster)), ("namespace", namespace)])
+        )
+    })
+}
+
 /// A table of findings; `with_remediation` adds the explanation and the fix under each row.
 pub(crate) fn findings_table(
     findings: Vec<Finding>,
@@ -38,10 +50,7 @@ pub(crate) fn findings_table(
         .into_iter()
         .map(|f| {
             let object = format!("{} {}{}", f.kind, if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) }, f.name);
-            let object_view = match object_href(&f) {
-                Some(href) => view! { <a href=href>{object}</a> }.into_any(),
-                None => view! { <span>{object}</span> }.into_any(),
-            };
+            let object_view = view! { <a href=finding_href(&f)>{object}</a> };
             let since = f.since.map(|at| view! { <Time at=at now=now/> });
             let detail = with_remediation.then(|| {
                 view! {

@@ -133,6 +133,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 <meta name="color-scheme" content="light dark"/>
                 <title>{format!("{} · Lookout", shell.title)}</title>
                 <link rel="stylesheet" href=shell.stylesheet.clone()/>
+                <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
                 {script}
             </head>
             <body data-rev=shell.rev.to_string()>

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use chrono::{DateTime, Utc};
 
-use crate::components::findings::{object_href, SeverityBadge};
+use crate::components::findings::{finding_href, object_href, SeverityBadge};
 use crate::components::{document, encode, Nav, Pager, Shell, Time};
 use crate::model::finding::RULE_IDS;
 use crate::model::history::RecentChange;
@@ -145,10 +145,7 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
                     if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) },
                     f.name
                 );
-                let target = match object_href(f) {
-                    Some(href) => view! { <a href=href>{what}</a> }.into_any(),
-                    None => view! { <span>{what}</span> }.into_any(),
-                };
+                let target = view! { <a href=finding_href(f)>{what}</a> };
                 view! {
                     <li data-testid="symptom" data-rule=f.rule>
                         <SeverityBadge severity=f.severity/>" "{f.title.to_string()}" — "{target}" "<code class="rule">{f.rule}</code>
@@ -185,10 +182,30 @@ fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -
                         .map(|t| t.with_timezone(&Utc))
                         .ok()
                         .map(|at| view! { <Time at=at now=now/> });
-                    let object = if c.namespace.is_empty() {
+                    let text = if c.namespace.is_empty() {
                         format!("{} {}", c.kind, c.name)
                     } else {
                         format!("{} {}/{}", c.kind, c.namespace, c.name)
+                    };
+                    // Each line leads to its object: a page of its own, the clusters, or (a
+                    // Challenge, named "name (host)") the search for its host.
+                    let href = match c.kind.as_str() {
+                        "Cluster" => Some("/clusters".to_string()),
+                        "Challenge" => c.name.rsplit_once(" (").map(|(_, host)| {
+                            format!("/search?q={}", encode(host.trim_end_matches(')')))
+                        }),
+                        kind => crate::components::detail_pages(kind).map(|base| {
+                            format!(
+                                "/{base}/{}/{}/{}",
+                                encode(&c.cluster),
+                                encode(&c.namespace),
+                                encode(&c.name)
+                            )
+                        }),
+                    };
+                    let object = match href {
+                        Some(href) => view! { <a href=href>{text}</a> }.into_any(),
+                        None => view! { <span>{text}</span> }.into_any(),
                     };
                     view! {
                         <tr data-testid="recent-row">

@@ -36,7 +36,7 @@ pub fn challenge_rows(rows: &[ChallengeRecord]) -> impl IntoView {
                 <tr data-testid="challenge-row">
                     <td class="cluster">{r.cluster.clone()}</td>
                     <td>{r.namespace.clone()}</td>
-                    <td>{r.dns_name.clone()}</td>
+                    <td><a href=format!("/search?q={}", crate::components::encode(&r.dns_name))>{r.dns_name.clone()}</a></td>
                     <td>{r.challenge_type.clone()}</td>
                     <td>{if r.state.is_empty() { "unknown".to_string() } else { r.state.clone() }}</td>
                     <td title=r.failure.as_ref().map(|f| f.explanation.to_string())>{r.failure.as_ref().map(|f| f.label.to_string())}</td>

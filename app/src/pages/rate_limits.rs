@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::components::{document, Nav, Shell, Time};
+use crate::components::{document, encode, Nav, Shell, Time};
 use crate::model::budget::Budget;
 
 fn bar(b: &Budget) -> impl IntoView {
@@ -42,15 +42,45 @@ pub fn page(shell: &Shell, budgets: Vec<Budget>) -> String {
             } else {
                 "production"
             };
-            let frees = b.frees_at.map(|at| view! { <Time at=at now=now/> });
+            // A time that has passed means a token is back: say so rather than "8 min ago".
+            let frees = b.frees_at.map(|at| {
+                if at <= now {
+                    view! { <span>"available now"</span> }.into_any()
+                } else {
+                    view! { <Time at=at now=now/> }.into_any()
+                }
+            });
+            // The names lead to the certificates that carry them; the latest spend to its
+            // object (one the viewer may see: see Budget::for_viewer).
+            let key = match b.limit {
+                crate::model::budget::Limit::NewOrders => {
+                    view! { <span>{b.key.clone()}</span> }.into_any()
+                }
+                _ => {
+                    let first = b.key.split(',').next().unwrap_or(&b.key).trim().to_string();
+                    let href = format!("/certificates?q={}", encode(&first));
+                    view! { <a href=href>{b.key.clone()}</a> }.into_any()
+                }
+            };
+            let latest = b.latest.as_ref().map(|o| {
+                let base = crate::components::detail_pages(&o.kind).unwrap_or("certificates");
+                let href = format!(
+                    "/{base}/{}/{}/{}",
+                    encode(&o.cluster),
+                    encode(&o.namespace),
+                    encode(&o.name)
+                );
+                view! { <a href=href>{format!("{} · {} · {}", o.name, o.namespace, o.cluster)}</a> }
+            });
             view! {
                 <tr data-testid="budget-row">
                     <td>{server}</td>
                     <td>{limit}</td>
-                    <th scope="row">{b.key.clone()}</th>
+                    <th scope="row">{key}</th>
                     <td>{format!("{} / {}", b.used, b.capacity)}{elsewhere(b.elsewhere)}</td>
                     <td>{bar(b)}</td>
                     <td>{frees}</td>
+                    <td>{latest}</td>
                 </tr>
             }
         })
@@ -72,7 +102,7 @@ pub fn page(shell: &Shell, budgets: Vec<Budget>) -> String {
                 <caption class="visually-hidden">"Budgets"</caption>
                 <thead><tr>
                     <th scope="col">"Server"</th><th scope="col">"Limit"</th><th scope="col">"For"</th>
-                    <th scope="col">"Used"</th><th scope="col">"Budget"</th><th scope="col">"Next frees up"</th>
+                    <th scope="col">"Used"</th><th scope="col">"Budget"</th><th scope="col">"Next frees up"</th><th scope="col">"Latest spent by"</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>

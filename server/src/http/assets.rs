@@ -37,6 +37,14 @@ pub(super) static LIVE_SCRIPT: Asset = Asset {
     version: LazyLock::new(|| version_of(LIVE_SCRIPT.body)),
 };
 
+/// The icon browsers show in the tab (served at `/favicon.ico` too, as SVG).
+pub(super) static FAVICON: Asset = Asset {
+    path: "/favicon.svg",
+    body: include_str!("../../assets/favicon.svg"),
+    content_type: "image/svg+xml",
+    version: LazyLock::new(|| version_of(FAVICON.body)),
+};
+
 #[derive(serde::Deserialize)]
 pub(super) struct VersionQuery {
     v: Option<String>,

@@ -243,9 +243,14 @@ pub fn routes() -> Vec<Route> {
         ),
         route("/metrics", GET, get(metrics::render)),
         route(
+            assets::FAVICON.path(),
+            GET,
+            get(|q| async move { assets::FAVICON.respond(q) }),
+        ),
+        route(
             "/favicon.ico",
             GET,
-            get(|| async { StatusCode::NO_CONTENT }),
+            get(|q| async move { assets::FAVICON.respond(q) }),
         ),
         route("/healthz", GET, get(healthz)),
         route("/readyz", GET, get(readyz)),

@@ -75,8 +75,10 @@ pub(crate) struct CsrfToken(pub String);
 
 /// Paths anyone may reach: health, assets, and the sign-in flow itself.
 fn public(path: &str) -> bool {
-    matches!(path, "/healthz" | "/readyz" | "/favicon.ico")
-        || path.starts_with("/style/")
+    matches!(
+        path,
+        "/healthz" | "/readyz" | "/favicon.ico" | "/favicon.svg"
+    ) || path.starts_with("/style/")
         || path.starts_with("/assets/")
         || path.starts_with("/auth/")
 }

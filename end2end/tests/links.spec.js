@@ -1,0 +1,26 @@
+// Every table row that names an object links to it: the rows people scan to find what to
+// open are never dead text.
+import { test, expect } from '../harness/fixtures.js';
+
+const lists = [
+  ['/', ['problem-row', 'recent-row']],
+  ['/findings', ['finding-row']],
+  ['/ingresses', ['ingress-row']],
+  ['/certificates', ['certificate-row']],
+  ['/challenges', ['challenge-row']],
+  ['/rate-limits', ['budget-row']],
+  ['/search?q=acme', ['search-ingress', 'search-certificate']],
+];
+
+test('every row that names an object links to it', async ({ page }) => {
+  for (const [path, testIds] of lists) {
+    await page.goto(path);
+    for (const id of testIds) {
+      const rows = page.getByTestId(id);
+      const counts = await rows.evaluateAll((rs) => rs.map((r) => r.querySelectorAll('a[href]').length));
+      expect(counts.length, `${path} has ${id} rows`).toBeGreaterThan(0);
+      const dead = counts.filter((n) => n === 0).length;
+      expect(dead, `${path}: ${dead} of ${counts.length} ${id} rows link nowhere`).toBe(0);
+    }
+  }
+});

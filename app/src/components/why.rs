@@ -130,12 +130,15 @@ pub fn why_box(problems: &[Problem], certificates: &[CertificateRef]) -> impl In
         .iter()
         .map(|p| {
             let symptoms = (!p.symptoms.is_empty()).then(|| {
+                let more = (p.symptoms.len() > 20)
+                    .then(|| view! { <li>{format!("and {} more", p.symptoms.len() - 20)}</li> });
                 let items = p
                     .symptoms
                     .iter()
+                    .take(20)
                     .map(|f| view! { <li>{f.title.to_string()}" "<code class="rule">{f.rule}</code></li> })
                     .collect_view();
-                view! { <details><summary>{format!("What it causes ({})", p.symptoms.len())}</summary><ul>{items}</ul></details> }
+                view! { <details><summary>{format!("What it causes ({})", p.symptoms.len())}</summary><ul>{items}{more}</ul></details> }
             });
             let commands = commands(p, certificates).join("\n");
             let yaml = yaml(p).map(|y| {

@@ -16,6 +16,10 @@ use crate::model::read::views::ProblemQuery;
 use crate::model::{ClusterView, Severity, SyncState};
 use crate::pages::clusters::clusters_table;
 
+/// How many hosts and symptoms a row lists before "and n more".
+const SHOWN: usize = 5;
+const SYMPTOMS_SHOWN: usize = 20;
+
 /// The board's filters as a query string (without `page`), for the pager.
 fn query_string(q: &ProblemQuery) -> String {
     let severity = q.severity.map(|s| s.label());
@@ -96,22 +100,29 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
         Some(href) => view! { <a href=href class="diagnosis">{p.diagnosis.clone()}</a> }.into_any(),
         None => view! { <span class="diagnosis">{p.diagnosis.clone()}</span> }.into_any(),
     };
+    // A root cause behind thousands of Ingresses (an issuer gone) shows a few of each
+    // list and how many more there are; the API has them all.
+    let more_hosts = (p.hosts.len() > SHOWN).then(|| {
+        view! { <li class="more">{format!("and {} more", p.hosts.len() - SHOWN)}</li> }
+    });
     let hosts = p
         .hosts
         .iter()
+        .take(SHOWN)
         .map(|h| {
             let href = format!("/?host={}", encode(h));
             view! { <li><a href=href>{h.to_string()}</a></li> }
         })
         .collect_view();
-    let namespaces = if p.namespaces.is_empty() {
-        "cluster-wide".to_string()
-    } else {
-        p.namespaces
+    let namespaces = match p.namespaces.len() {
+        0 => "cluster-wide".to_string(),
+        n if n > SHOWN => format!("{n} namespaces"),
+        _ => p
+            .namespaces
             .iter()
             .map(|n| n.to_string())
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
     };
     let place = format!(
         "{} · {namespaces}",
@@ -135,9 +146,17 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
     };
     let symptoms = (!p.symptoms.is_empty()).then(|| {
         let count = plural(p.symptoms.len(), "symptom", "symptoms");
+        let more = (p.symptoms.len() > SYMPTOMS_SHOWN).then(|| {
+            let href = format!(
+                "/findings?{}",
+                crate::components::query_string(&[("cluster", p.clusters.first().map(|c| &**c))])
+            );
+            view! { <li class="more"><a href=href>{format!("and {} more on the findings page", p.symptoms.len() - SYMPTOMS_SHOWN)}</a></li> }
+        });
         let items = p
             .symptoms
             .iter()
+            .take(SYMPTOMS_SHOWN)
             .map(|f| {
                 let what = format!(
                     "{} {}{}",
@@ -153,13 +172,13 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
                 }
             })
             .collect_view();
-        view! { <details class="symptoms"><summary>{count}</summary><ul>{items}</ul></details> }
+        view! { <details class="symptoms"><summary>{count}</summary><ul>{items}{more}</ul></details> }
     });
     view! {
         <tr data-testid="problem-row" data-cause=p.cause data-object=object data-id=p.id.clone()>
             <td><SeverityBadge severity=p.urgency.severity/></td>
             <td class="problem">{headline}<br/><code class="rule">{p.cause}</code>{symptoms}</td>
-            <td class="hosts"><ul class="plain">{hosts}</ul></td>
+            <td class="hosts"><ul class="plain">{hosts}{more_hosts}</ul></td>
             <td class="where">{place}</td>
             <td class="urgency">{expires}{since}</td>
             <td>{action}</td>

@@ -377,6 +377,30 @@ struct Chain {
     objects: HashSet<ObjectRef>,
     hosts: Vec<Text>,
     expires: Option<DateTime<Utc>>,
+    /// The issuer the chain names: (namespace — empty for a ClusterIssuer —, kind, name).
+    issuer: Option<(Text, Text, Text)>,
+}
+
+/// The issuer a chain names, as a key.
+fn issuer_key(namespace: &Text, r: &crate::model::IssuerRef) -> (Text, Text, Text) {
+    let ns = if &*r.kind == "ClusterIssuer" {
+        Text::from("")
+    } else {
+        namespace.clone()
+    };
+    (ns, r.kind.clone(), r.name.clone())
+}
+
+/// Which problem a chain's root makes: its own, except that `issuer.missing` (reported on
+/// each Ingress or Certificate that names the issuer) is one problem per missing issuer —
+/// one root cause, however many chains name it.
+fn gathering_key(root: &Finding, chain: &Chain) -> String {
+    match (&chain.issuer, root.rule) {
+        (Some((ns, kind, name)), "issuer.missing") => {
+            format!("{}\0issuer.missing\0{ns}\0{kind}\0{name}", root.cluster)
+        }
+        _ => problem_id(root),
+    }
 }
 
 fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
@@ -397,6 +421,11 @@ fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
             objects: ingress_objects(idx, ing),
             hosts: ing.all_hosts(),
             expires: certificates.iter().filter_map(|c| c.not_after).min(),
+            issuer: ing
+                .issuer
+                .as_deref()
+                .or_else(|| certificates.first().and_then(|c| c.issuer.as_deref()))
+                .map(|r| issuer_key(&ing.namespace, r)),
         });
     }
     for c in data.certificates.values() {
@@ -415,6 +444,7 @@ fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
             objects,
             hosts: c.dns_names.to_vec(),
             expires: c.not_after,
+            issuer: c.issuer.as_deref().map(|r| issuer_key(&c.namespace, r)),
         });
     }
     out
@@ -445,7 +475,7 @@ pub fn cluster_problems(
             continue;
         };
         let g = gathered
-            .entry(problem_id(root))
+            .entry(gathering_key(root, &chain))
             .or_insert_with(|| Gathering::new(root));
         placed.insert(root as *const Finding);
         for f in in_chain {

@@ -222,3 +222,35 @@ fn problems_are_most_urgent_first_and_ids_are_stable() {
     let ids = |ps: &[Problem]| ps.iter().map(|p| p.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&a), ids(&b));
 }
+
+#[test]
+fn a_missing_issuer_named_by_many_ingresses_is_one_problem() {
+    let mut w = World::new();
+    for (ns, name, host) in [
+        ("acme", "shop", "shop.acme.example"),
+        ("globex", "site", "www.globex.example"),
+        ("initech", "portal", "portal.initech.example"),
+    ] {
+        w = w.ingress(
+            IngressView::test(name)
+                .in_ns(ns)
+                .with_issuer("letsencrypt-gone")
+                .tls(host),
+        );
+    }
+    let problems = problems_of(&w, &everything());
+    let missing: Vec<&Problem> = problems.iter().filter(|p| p.cause == "issuer.missing").collect();
+    assert_eq!(missing.len(), 1, "{problems:#?}");
+    let p = missing[0];
+    assert_eq!(p.hosts.len(), 3);
+    assert_eq!(p.namespaces.len(), 3);
+    assert_eq!(
+        p.symptoms.iter().filter(|f| f.rule == "issuer.missing").count(),
+        2,
+        "the other Ingresses' reports of it"
+    );
+    // A tenant sees the one of their namespace only.
+    let theirs = problems_of(&w, &tenant(&["acme"]));
+    assert_eq!(theirs.len(), 1);
+    assert_eq!(theirs[0].hosts, vec![Text::from("shop.acme.example")]);
+}

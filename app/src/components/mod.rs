@@ -318,35 +318,8 @@ pub(crate) fn sort_header<K: Choice>(
     }
 }
 
-/// Percent-encodes everything but unreserved URL characters.
-pub fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    encode_into(&mut out, s);
-    out
-}
-
-pub(crate) fn encode_into(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push('%');
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 15)] as char);
-        }
-    }
-}
-
-/// The list a kind's detail pages live under (`/ingresses/{cluster}/{namespace}/{name}`),
-/// for the kinds Lookout has a page for.
-pub(crate) fn detail_pages(kind: &str) -> Option<&'static str> {
-    match crate::model::Kind::from_name(kind)? {
-        crate::model::Kind::Ingress => Some("ingresses"),
-        crate::model::Kind::Certificate => Some("certificates"),
-        _ => None,
-    }
-}
+pub use crate::model::links::encode;
+pub(crate) use crate::model::links::{detail_pages, encode_into};
 
 #[cfg(test)]
 mod tests {

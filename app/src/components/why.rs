@@ -8,6 +8,7 @@ use super::findings::SeverityBadge;
 use crate::actions::{ISSUE_TEMPORARY_CERTIFICATE, OVERRIDE_INGRESS_NAME};
 use crate::model::chain::CertificateChain;
 use crate::model::read::problems::Problem;
+use crate::model::Kind;
 
 /// A Certificate the commands may name, and its in-flight request when one is being issued.
 #[derive(Debug, Clone)]
@@ -61,6 +62,7 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
     let root = &p.root;
     let ns = word(&root.namespace);
     let name = word(&root.name);
+    let kind = Kind::from_name(&root.kind);
     let mut out = vec![format!("# in cluster {}", word(&root.cluster))];
     match root.rule {
         "ingress.edit-in-place-missing"
@@ -89,10 +91,10 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
                 }
             }
         }
-        "issuer.not-ready" | "issuer.missing" if root.kind.as_ref() == "ClusterIssuer" => {
+        "issuer.not-ready" | "issuer.missing" if kind == Some(Kind::ClusterIssuer) => {
             out.push(format!("kubectl describe clusterissuer {name}"));
         }
-        "issuer.not-ready" | "issuer.missing" if root.kind.as_ref() == "Issuer" => {
+        "issuer.not-ready" | "issuer.missing" if kind == Some(Kind::Issuer) => {
             out.push(format!("kubectl -n {ns} describe issuer {name}"));
         }
         "cluster.unreachable" | "cluster.cert-manager-missing" | "cluster.ipv6-proxy-protocol" => {

@@ -16,6 +16,7 @@ pub mod ingress;
 pub mod interner;
 pub mod issuer;
 pub mod kind;
+pub mod links;
 pub mod object;
 pub mod read;
 pub mod reasons;

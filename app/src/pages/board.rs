@@ -208,19 +208,19 @@ fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -
                     };
                     // Each line leads to its object: a page of its own, the clusters, or (a
                     // Challenge, named "name (host)") the search for its host.
-                    let href = match c.kind.as_str() {
-                        "Cluster" => Some("/clusters".to_string()),
-                        "Challenge" => c.name.rsplit_once(" (").map(|(_, host)| {
-                            format!("/search?q={}", encode(host.trim_end_matches(')')))
-                        }),
-                        kind => crate::components::detail_pages(kind).map(|base| {
-                            format!(
-                                "/{base}/{}/{}/{}",
-                                encode(&c.cluster),
-                                encode(&c.namespace),
-                                encode(&c.name)
-                            )
-                        }),
+                    let href = match crate::model::Kind::from_name(&c.kind) {
+                        _ if c.kind == "Cluster" => Some("/clusters".to_string()),
+                        Some(crate::model::Kind::Challenge) => {
+                            c.name.rsplit_once(" (").map(|(_, host)| {
+                                format!("/search?q={}", encode(host.trim_end_matches(')')))
+                            })
+                        }
+                        _ => crate::model::links::object_path(
+                            &c.kind,
+                            &c.cluster,
+                            &c.namespace,
+                            &c.name,
+                        ),
                     };
                     let object = match href {
                         Some(href) => view! { <a href=href>{text}</a> }.into_any(),

@@ -14,7 +14,6 @@
 //! Everything is built from the findings the caller may see, so a namespace-scoped caller's
 //! problems never name what they could not see as a finding.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
@@ -266,18 +265,10 @@ fn action_label(rule: &str) -> &'static str {
 
 /// The page of the object a finding is about, when Lookout has one.
 fn href(f: &Finding) -> Option<String> {
-    let base = match &*f.kind {
-        "Cluster" => return Some("/clusters".into()),
-        "Ingress" => "ingresses",
-        "Certificate" => "certificates",
-        _ => return None,
-    };
-    Some(format!(
-        "/{base}/{}/{}/{}",
-        crate::components::encode(&f.cluster),
-        crate::components::encode(&f.namespace),
-        crate::components::encode(&f.name)
-    ))
+    if &*f.kind == "Cluster" {
+        return Some("/clusters".into());
+    }
+    crate::model::links::object_path(&f.kind, &f.cluster, &f.namespace, &f.name)
 }
 
 fn object_of(f: &Finding) -> ProblemObject {
@@ -554,160 +545,21 @@ fn fold_shared_hosts(gathered: &mut BTreeMap<String, Gathering<'_>>) {
 /// The hosts of the object a finding is about, for findings that no chain took.
 fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
     let key = crate::model::data::key(&f.namespace, &f.name);
-    match &*f.kind {
-        "Ingress" => data.ingresses.get(&key).map(|i| i.all_hosts()),
-        "Certificate" => data.certificates.get(&key).map(|c| c.dns_names.to_vec()),
-        "Challenge" => data.challenges.get(&key).map(|c| vec![c.dns_name.clone()]),
+    match crate::model::Kind::from_name(&f.kind)? {
+        crate::model::Kind::Ingress => data.ingresses.get(&key).map(|i| i.all_hosts()),
+        crate::model::Kind::Certificate => {
+            data.certificates.get(&key).map(|c| c.dns_names.to_vec())
+        }
+        crate::model::Kind::Challenge => {
+            data.challenges.get(&key).map(|c| vec![c.dns_name.clone()])
+        }
         _ => None,
     }
 }
 
-/// The cluster's problems with the fleet's findings (budgets, tailnets) joined: one about
-/// an object that a problem's root or a symptom is about joins that problem — as its root
-/// when it is a limit reached (critical) and the root is only a symptom (the request fails
-/// *because* the CA refuses it), else as a symptom; any other is a problem of its own.
-/// Only the problems that change are copied.
-pub fn join_fleet<'a>(
-    problems: impl IntoIterator<Item = &'a Problem>,
-    fleet: &[Finding],
-) -> Vec<Cow<'a, Problem>> {
-    let mut out: Vec<Cow<'a, Problem>> = problems.into_iter().map(Cow::Borrowed).collect();
-    if fleet.is_empty() {
-        return out;
-    }
-    let about = |f: &Finding| {
-        (
-            f.cluster.clone(),
-            f.namespace.clone(),
-            f.kind.clone(),
-            f.name.clone(),
-        )
-    };
-    let mut by_object: std::collections::HashMap<(Text, Text, Text, Text), usize> =
-        std::collections::HashMap::new();
-    for (i, p) in out.iter().enumerate() {
-        for f in std::iter::once(&p.root).chain(&p.symptoms) {
-            by_object.entry(about(f)).or_insert(i);
-        }
-    }
-    for f in fleet {
-        match by_object.get(&about(f)) {
-            Some(&i) => {
-                let p = out[i].to_mut();
-                let reroot = f.severity == Severity::Critical
-                    && matches!(part_of(&p.root), Part::Symptom(_));
-                if reroot {
-                    let old = std::mem::replace(&mut p.root, f.clone());
-                    p.symptoms.push(old);
-                    p.id = problem_id(f);
-                    p.cause = f.rule;
-                    p.diagnosis = diagnosis(f);
-                    p.evidence = f.message.clone();
-                    p.action = NextAction {
-                        label: action_label(f.rule),
-                        href: href(f),
-                        detail: f.remediation.clone(),
-                    };
-                    let first = object_of(f);
-                    p.objects.retain(|o| *o != first);
-                    p.objects.insert(0, first);
-                } else {
-                    p.symptoms.push(f.clone());
-                }
-                p.symptoms.sort_by_key(rank);
-                p.urgency.severity = p.urgency.severity.min(f.severity);
-                p.since = match (p.since, f.since) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                p.urgency.failing_since = p.since;
-            }
-            None => out.push(Cow::Owned(Gathering::new(f).finish())),
-        }
-    }
-    out
-}
+mod list;
 
-/// Whether a problem is one `q` asks for (its paging aside).
-pub fn selected(p: &Problem, q: &ProblemQuery) -> bool {
-    q.cluster
-        .as_deref()
-        .is_none_or(|c| p.clusters.iter().any(|x| &**x == c))
-        && q.namespace.as_deref().is_none_or(|n| p.in_namespace(n))
-        && q.host.as_deref().is_none_or(|h| p.has_host(h))
-        && q.cause.as_deref().is_none_or(|c| p.cause == c)
-        && q.severity.is_none_or(|s| p.urgency.severity == s)
-}
-
-/// The problems a caller asked for, one page of them, with how many of each severity there
-/// are per cluster (of every problem the caller sees there, before the filters).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Problems {
-    #[serde(flatten)]
-    pub page: crate::model::Page<Problem>,
-    /// Cluster → (critical, warning, info).
-    pub by_cluster: BTreeMap<String, [usize; 3]>,
-}
-
-impl Problems {
-    /// Filters, orders and pages `all` (references into the caches: only the page is copied).
-    pub fn of<'a>(all: impl IntoIterator<Item = &'a Problem>, q: &ProblemQuery) -> Problems {
-        let mut by_cluster: BTreeMap<String, [usize; 3]> = BTreeMap::new();
-        let mut matching: Vec<&Problem> = Vec::new();
-        for p in all {
-            for c in &p.clusters {
-                by_cluster.entry(c.to_string()).or_default()[p.urgency.severity as usize] += 1;
-            }
-            if selected(p, q) {
-                matching.push(p);
-            }
-        }
-        matching.sort_by(|a, b| order(a, b));
-        let total = matching.len();
-        let items = matching
-            .into_iter()
-            .skip(q.page.saturating_sub(1) * q.per_page)
-            .take(q.per_page)
-            .cloned()
-            .collect();
-        Problems {
-            page: crate::model::Page {
-                items,
-                total,
-                page: q.page,
-                per_page: q.per_page,
-            },
-            by_cluster,
-        }
-    }
-}
-
-/// Most urgent first: severity, then the earliest expiry, then the longest failing, then id.
-pub fn sort(problems: &mut [Problem]) {
-    problems.sort_by(order);
-}
-
-/// The order of [`sort`].
-fn order(a: &Problem, b: &Problem) -> std::cmp::Ordering {
-    {
-        a.urgency
-            .severity
-            .cmp(&b.urgency.severity)
-            .then_with(|| match (a.urgency.expires, b.urgency.expires) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            })
-            .then_with(|| match (a.since, b.since) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            })
-            .then_with(|| a.id.cmp(&b.id))
-    }
-}
+pub use list::{join_fleet, selected, sort, Problems};
 
 #[cfg(test)]
 mod tests;

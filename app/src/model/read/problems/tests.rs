@@ -239,13 +239,19 @@ fn a_missing_issuer_named_by_many_ingresses_is_one_problem() {
         );
     }
     let problems = problems_of(&w, &everything());
-    let missing: Vec<&Problem> = problems.iter().filter(|p| p.cause == "issuer.missing").collect();
+    let missing: Vec<&Problem> = problems
+        .iter()
+        .filter(|p| p.cause == "issuer.missing")
+        .collect();
     assert_eq!(missing.len(), 1, "{problems:#?}");
     let p = missing[0];
     assert_eq!(p.hosts.len(), 3);
     assert_eq!(p.namespaces.len(), 3);
     assert_eq!(
-        p.symptoms.iter().filter(|f| f.rule == "issuer.missing").count(),
+        p.symptoms
+            .iter()
+            .filter(|f| f.rule == "issuer.missing")
+            .count(),
         2,
         "the other Ingresses' reports of it"
     );

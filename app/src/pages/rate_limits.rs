@@ -31,7 +31,28 @@ pub(crate) fn elsewhere(n: u32) -> Option<String> {
     (n > 0).then(|| format!(" ({n} used in this fleet outside your namespaces)"))
 }
 
-pub fn page(shell: &Shell, budgets: Vec<Budget>) -> String {
+/// Where a budget was spent: its clusters, each a filter of this page.
+fn places(b: &Budget) -> impl IntoView {
+    b.clusters
+        .iter()
+        .map(|c| {
+            let href = format!("/rate-limits?cluster={}", encode(c));
+            let namespaces: Vec<&str> = b
+                .namespaces
+                .iter()
+                .filter_map(|n| n.split_once('/').filter(|(x, _)| x == c).map(|(_, ns)| ns))
+                .collect();
+            let title = namespaces.join(", ");
+            view! { <li><a href=href title=title>{c.clone()}</a>{format!(" ({})", namespaces.len())}</li> }
+        })
+        .collect_view()
+}
+
+pub fn page(
+    shell: &Shell,
+    query: &crate::model::read::views::BudgetQuery,
+    budgets: Vec<Budget>,
+) -> String {
     let now = shell.now;
     let rows = budgets
         .iter()
@@ -80,11 +101,20 @@ pub fn page(shell: &Shell, budgets: Vec<Budget>) -> String {
                     <td>{format!("{} / {}", b.used, b.capacity)}{elsewhere(b.elsewhere)}</td>
                     <td>{bar(b)}</td>
                     <td>{frees}</td>
+                    <td><ul class="plain">{places(b)}</ul></td>
                     <td>{latest}</td>
                 </tr>
             }
         })
         .collect_view();
+    let filtered = (query.cluster.is_some() || query.namespace.is_some()).then(|| {
+        let what = [query.cluster.as_deref(), query.namespace.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" / ");
+        view! { <p>"Budgets spent from "<strong>{what}</strong>" — "<a href="/rate-limits">"all budgets"</a></p> }
+    });
     let empty = budgets.is_empty().then(
         || view! { <p>"No certificate has been issued or failed within the limits' windows."</p> },
     );
@@ -97,12 +127,13 @@ pub fn page(shell: &Shell, budgets: Vec<Budget>) -> String {
         view! {
             <h1>"Let's Encrypt budgets"</h1>
             <p>"Computed from the issuance history: 50 new certificates per registered domain and 5 per exact set of names per 7 days (renewals of a set are exempt from the first), 5 failed authorizations per name per hour."</p>
+            {filtered}
             {empty}
             <table>
                 <caption class="visually-hidden">"Budgets"</caption>
                 <thead><tr>
                     <th scope="col">"Server"</th><th scope="col">"Limit"</th><th scope="col">"For"</th>
-                    <th scope="col">"Used"</th><th scope="col">"Budget"</th><th scope="col">"Next frees up"</th><th scope="col">"Latest spent by"</th>
+                    <th scope="col">"Used"</th><th scope="col">"Budget"</th><th scope="col">"Next frees up"</th><th scope="col">"Spent from (namespaces)"</th><th scope="col">"Latest spent by"</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>

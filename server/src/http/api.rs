@@ -157,9 +157,9 @@ pub(super) async fn rate_limits(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Items<Budget>>, ApiError> {
-    query::none(raw.as_deref())?;
+    let q = query::budget_query(raw.as_deref())?;
     Ok(Json(Items {
-        items: load::budgets(&state, &caller.scope),
+        items: load::budgets(&state, &caller.scope, &q),
     }))
 }
 

@@ -155,6 +155,12 @@ pub(super) async fn audit(
     Ok(state.history.audit(scope, q).await?)
 }
 
-pub(super) fn budgets(state: &AppState, scope: &Scope) -> Vec<Budget> {
-    state.budgets.budgets(scope)
+pub(super) fn budgets(
+    state: &AppState,
+    scope: &Scope,
+    q: &lookout_app::model::read::views::BudgetQuery,
+) -> Vec<Budget> {
+    let mut all = state.budgets.budgets(scope);
+    all.retain(|b| q.selects(b));
+    all
 }

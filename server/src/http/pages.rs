@@ -301,10 +301,11 @@ pub(super) async fn rate_limits(
     csrf: CsrfToken,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
-    query::none(raw.as_deref())?;
+    let q = query::budget_query(raw.as_deref())?;
     Ok(Html(pages::rate_limits::page(
         &shell(&state, &caller, &csrf),
-        load::budgets(&state, &caller.scope),
+        &q,
+        load::budgets(&state, &caller.scope, &q),
     )))
 }
 

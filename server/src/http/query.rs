@@ -4,7 +4,8 @@
 
 use lookout_app::model::finding::RULE_IDS;
 use lookout_app::model::read::views::{
-    AuditQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery, ProblemQuery,
+    AuditQuery, BudgetQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery,
+    ProblemQuery,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -143,6 +144,11 @@ pub(super) fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError>
         ));
     }
     Ok(q)
+}
+
+/// The budget filters (`/rate-limits`, `/api/v1/rate-limits`).
+pub(super) fn budget_query(raw: Option<&str>) -> Result<BudgetQuery, AppError> {
+    read(raw)
 }
 
 /// The problem filters (the board, `/api/v1/problems`); `cause` is a rule id.

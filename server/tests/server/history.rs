@@ -199,6 +199,22 @@ async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_th
         (Some("shop.example.co.uk"), Some(1), Some(5))
     );
     assert_eq!(set["latest"]["name"], "shop-tls");
+    assert_eq!(set["clusters"], json!(["zrh-prod"]));
+    assert_eq!(set["namespaces"], json!(["zrh-prod/default"]));
+    // Which clusters spend it: the filter keeps it for its cluster, not for another.
+    let here = app
+        .json("/api/v1/rate-limits?cluster=zrh-prod&namespace=default")
+        .await;
+    assert!(!here["items"].as_array().unwrap().is_empty());
+    let elsewhere = app.json("/api/v1/rate-limits?cluster=gva-prod").await;
+    assert!(elsewhere["items"].as_array().unwrap().is_empty());
+    let page = app.get("/rate-limits?cluster=zrh-prod").await;
+    assert_eq!(page.status(), 200);
+    assert!(page
+        .text()
+        .await
+        .unwrap()
+        .contains("/rate-limits?cluster=zrh-prod"));
     let page = app.get("/rate-limits").await.text().await.unwrap();
     assert!(
         page.contains("example.co.uk") && page.contains("1 / 50") && page.contains("<svg"),

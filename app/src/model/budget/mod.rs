@@ -187,6 +187,24 @@ pub struct Budget {
     /// Of `used`, how many came from outside what the viewer sees (for a namespace-scoped
     /// viewer: "n used in this fleet outside your namespaces").
     pub elsewhere: u32,
+    /// Where the counted spends the viewer may see came from: the clusters and the
+    /// namespaces (`cluster/namespace`), sorted — "which clusters spend this budget".
+    pub clusters: Vec<String>,
+    pub namespaces: Vec<String>,
+}
+
+/// The clusters and `cluster/namespace`s of some origins, sorted and without repeats.
+fn places<'a>(origins: impl Iterator<Item = &'a Origin>) -> (Vec<String>, Vec<String>) {
+    let mut clusters = std::collections::BTreeSet::new();
+    let mut namespaces = std::collections::BTreeSet::new();
+    for o in origins {
+        clusters.insert(o.cluster.clone());
+        namespaces.insert(format!("{}/{}", o.cluster, o.namespace));
+    }
+    (
+        clusters.into_iter().collect(),
+        namespaces.into_iter().collect(),
+    )
 }
 
 impl Budget {
@@ -202,10 +220,13 @@ impl Budget {
             + self
                 .used
                 .saturating_sub(u32::try_from(self.counted.len()).unwrap_or(u32::MAX));
+        let (clusters, namespaces) = places(mine.iter().copied());
         Some(Budget {
             latest: Some(first),
             frees_at: if elsewhere == 0 { self.frees_at } else { None },
             counted: Vec::new(),
+            clusters,
+            namespaces,
             elsewhere,
             ..self.clone()
         })
@@ -389,6 +410,9 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             continue;
         }
         let capacity = u32::try_from(r.burst).unwrap_or(u32::MAX);
+        // The spends still counted are the latest `used` ones.
+        let counted: Vec<Origin> = origins.iter().rev().take(used as usize).cloned().collect();
+        let (clusters, namespaces) = places(counted.iter());
         out.push(Budget {
             server: server.clone(),
             limit: *limit,
@@ -399,9 +423,10 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             ratio: f64::from(used) / f64::from(capacity),
             frees_at: Bucket::next_token(bucket.as_ref(), r, now),
             latest: origins.back().cloned(),
-            // The spends still counted are the latest `used` ones.
-            counted: origins.iter().rev().take(used as usize).cloned().collect(),
+            counted,
             elsewhere: 0,
+            clusters,
+            namespaces,
         });
     }
     for ((server, account, name), origin) in &replay.paused {
@@ -417,6 +442,8 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             latest: Some(origin.clone()),
             counted: vec![origin.clone()],
             elsewhere: 0,
+            clusters: vec![origin.cluster.clone()],
+            namespaces: vec![format!("{}/{}", origin.cluster, origin.namespace)],
         });
     }
     out.sort_by(|a, b| b.ratio.total_cmp(&a.ratio).then(a.key.cmp(&b.key)));

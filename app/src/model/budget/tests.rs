@@ -364,6 +364,12 @@ fn a_viewer_sees_shared_counts_but_not_whose_or_when() {
         "only A's own object is named"
     );
     assert_eq!(
+        (seen.clusters.clone(), seen.namespaces.clone()),
+        (vec!["zrh".to_string()], vec!["zrh/tenant-a".to_string()]),
+        "where only A's own spends came from"
+    );
+    assert_eq!(domain.namespaces, vec!["zrh/tenant-a", "zrh/tenant-b"]);
+    assert_eq!(
         seen.frees_at, None,
         "the next token's time would tell of B's issuance"
     );

@@ -94,6 +94,29 @@ pub struct ProblemQuery {
     pub per_page: usize,
 }
 
+/// Filters of the budgets (`/rate-limits`, `/api/v1/rate-limits`): the budgets spent from a
+/// cluster, or a namespace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+}
+
+impl BudgetQuery {
+    /// Whether a budget was spent where the filters say (by what the viewer may see of it).
+    pub fn selects(&self, b: &crate::model::budget::Budget) -> bool {
+        self.cluster
+            .as_deref()
+            .is_none_or(|c| b.clusters.iter().any(|x| x == c))
+            && self.namespace.as_deref().is_none_or(|n| {
+                b.namespaces
+                    .iter()
+                    .any(|x| x.split_once('/').is_some_and(|(_, ns)| ns == n))
+            })
+    }
+}
+
 /// Filters of the Ingress list (`/ingresses`, `/api/v1/ingresses`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -64,11 +64,11 @@ pub(crate) fn findings_table(
             });
             view! {
                 <tr data-testid="finding-row" data-rule=f.rule data-object=format!("{}/{}/{}/{}", f.cluster, f.namespace, f.kind, f.name)>
-                    <td><SeverityBadge severity=f.severity/></td>
-                    <td class="cluster">{f.cluster.clone()}</td>
-                    <td>{object_view}</td>
-                    <td><span class="title">{f.title.clone()}</span><br/><code class="rule">{f.rule}</code></td>
-                    <td>{since}</td>
+                    <td data-label="Severity"><SeverityBadge severity=f.severity/></td>
+                    <td data-label="Cluster" class="cluster">{f.cluster.clone()}</td>
+                    <td data-label="Object">{object_view}</td>
+                    <td data-label="Finding"><span class="title">{f.title.clone()}</span><br/><code class="rule">{f.rule}</code></td>
+                    <td data-label="Since">{since}</td>
                 </tr>
                 {detail}
             }

@@ -176,12 +176,12 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
     });
     view! {
         <tr data-testid="problem-row" data-cause=p.cause data-object=object data-id=p.id.clone()>
-            <td><SeverityBadge severity=p.urgency.severity/></td>
-            <td class="problem">{headline}<br/><code class="rule">{p.cause}</code>{symptoms}</td>
-            <td class="hosts"><ul class="plain">{hosts}{more_hosts}</ul></td>
-            <td class="where">{place}</td>
-            <td class="urgency">{expires}{since}</td>
-            <td>{action}</td>
+            <td data-label="Severity"><SeverityBadge severity=p.urgency.severity/></td>
+            <td data-label="Problem" class="problem">{headline}<br/><code class="rule">{p.cause}</code>{symptoms}</td>
+            <td data-label="Hosts" class="hosts"><ul class="plain">{hosts}{more_hosts}</ul></td>
+            <td data-label="Where" class="where">{place}</td>
+            <td data-label="Urgency" class="urgency">{expires}{since}</td>
+            <td data-label="Next">{action}</td>
         </tr>
     }
 }

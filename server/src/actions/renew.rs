@@ -65,14 +65,25 @@ impl Actions {
             per_page: lookout_app::model::read::views::paging::MAX_PER_PAGE,
             ..Default::default()
         };
-        let problems =
-            lookout_app::ports::FleetReader::problems(&*self.registry, &caller.scope, &q);
+        // Whether it would fail does not depend on who asks: judged on the whole cluster (a
+        // ClusterIssuer that is not ready blocks a tenant's renew too). What is said does.
+        let everything = lookout_app::model::Scope::everything();
+        let problems = lookout_app::ports::FleetReader::problems(&*self.registry, &everything, &q);
         // The Certificate's chain: itself, and the Ingress it belongs to.
         let p = problems.page.items.into_iter().find(|p| {
             p.blocks_issuance()
                 && (p.concerns("Certificate", &key.namespace, &key.name)
                     || ingress.is_some_and(|i| p.concerns("Ingress", &key.namespace, i)))
         })?;
+        let visible = lookout_app::model::read::Visibility::of(&caller.scope, &key.cluster)
+            .is_some_and(|v| v.finding(&p.root));
+        if !visible {
+            // A cluster-scoped root (the issuer): its readiness is the tenant's business,
+            // its details and who else depends on it are not.
+            return Some(
+                "Issuing again now would fail the same way: the issuer this Certificate uses is not usable right now (missing or not ready). The cluster's operators see the details; issue again once it is fixed.".into(),
+            );
+        }
         let place = p.action.href.map(|h| format!(" ({h})")).unwrap_or_default();
         Some(format!(
             "Issuing again now would fail the same way and spend Let's Encrypt's budgets: {}. Fix that first — {}{place} — then issue again.",

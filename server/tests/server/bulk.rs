@@ -411,3 +411,118 @@ async fn renew_is_refused_while_its_root_cause_is_unfixed() {
     assert_eq!(preview["outcome"], "ok", "{preview:#}");
     app.stop().await;
 }
+
+/// A tenant's renew is refused too while the ClusterIssuer is not ready (whether it would
+/// fail does not depend on who asks), but the tenant learns only that the issuer is not
+/// usable — not its name's details nor who else depends on it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tenants_renew_is_refused_without_the_clusters_details() {
+    if !kubectl_available() {
+        return;
+    }
+    let config = lookout_server::config::Config::parse(
+        r#"
+[[clusters]]
+name = "zrh-prod"
+in_cluster = true
+
+[auth]
+mode = "proxy"
+trusted_proxies = ["127.0.0.1/32"]
+
+[[access]]
+groups = ["shop-ops"]
+role = "operator"
+namespaces = ["shop"]
+"#,
+        &[],
+    )
+    .unwrap();
+    let app = app_with(&["zrh-prod"])
+        .auth(
+            lookout_server::auth::Auth::from_config(&config)
+                .await
+                .unwrap(),
+        )
+        .await;
+    app.eventually("ready", || async {
+        app.http
+            .get(format!("{}/readyz", app.base))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            == 200
+    })
+    .await;
+    let kc = app.kubeconfig();
+    let kc2 = kc.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(&kc2, "zrh-prod", &["create", "namespace", "shop"], None);
+        kubectl(
+            &kc2,
+            "zrh-prod",
+            &["apply", "-f", "-"],
+            Some(&ingress_yaml("shop", "web", "web.shop.example")),
+        );
+    })
+    .await
+    .unwrap();
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "certificates",
+        Some("shop"),
+        json!({"metadata": {"name": "web-tls"},
+               "spec": {"secretName": "web-tls", "dnsNames": ["web.shop.example"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}}),
+    );
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    let as_tenant = |method: reqwest::Method, path: &str| {
+        app.http
+            .request(method, format!("{}{path}", app.base))
+            .header("X-Forwarded-User", "tina")
+            .header("X-Forwarded-Groups", "shop-ops")
+    };
+    app.eventually("the tenant sees the Certificate", || async {
+        as_tenant(
+            reqwest::Method::GET,
+            "/api/v1/certificates/zrh-prod/shop/web-tls",
+        )
+        .send()
+        .await
+        .unwrap()
+        .status()
+            == 200
+    })
+    .await;
+    let preview: Value = as_tenant(
+        reqwest::Method::POST,
+        "/api/v1/certificates/zrh-prod/shop/web-tls/renew",
+    )
+    .json(&json!({"dry_run": true}))
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(preview["outcome"], "refused", "{preview:#}");
+    let why = preview["message"].as_str().unwrap();
+    assert!(
+        why.contains("issuer this Certificate uses is not usable"),
+        "{why}"
+    );
+    assert!(
+        !why.contains("depend"),
+        "no count of who else depends on it: {why}"
+    );
+    app.stop().await;
+}

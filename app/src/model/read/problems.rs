@@ -15,6 +15,7 @@
 //! problems never name what they could not see as a finding.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -112,11 +113,11 @@ pub struct Problem {
     pub diagnosis: String,
     /// The root finding's explanation with its evidence.
     pub evidence: Text,
-    pub hosts: Vec<Text>,
+    pub hosts: Arc<[Text]>,
     /// The root's object first, then the Ingresses and Certificates it affects.
-    pub objects: Vec<ProblemObject>,
+    pub objects: Arc<[ProblemObject]>,
     pub clusters: Vec<Text>,
-    pub namespaces: Vec<Text>,
+    pub namespaces: Arc<[Text]>,
     pub urgency: Urgency,
     /// Since when the root or any symptom has held.
     pub since: Option<DateTime<Utc>>,
@@ -124,7 +125,7 @@ pub struct Problem {
     /// The root finding itself.
     pub root: Finding,
     /// The other findings it explains, most urgent first.
-    pub symptoms: Vec<Finding>,
+    pub symptoms: Arc<[Finding]>,
 }
 
 impl Problem {
@@ -141,7 +142,7 @@ impl Problem {
             .iter()
             .any(|o| is(&o.kind, &o.namespace, &o.name))
             || std::iter::once(&self.root)
-                .chain(&self.symptoms)
+                .chain(self.symptoms.iter())
                 .any(|f| is(&f.kind, &f.namespace, &f.name))
     }
 
@@ -354,7 +355,7 @@ impl<'a> Gathering<'a> {
                 href: href(root),
                 detail: root.remediation.clone(),
             },
-            objects,
+            objects: objects.into(),
             root: root.clone(),
             symptoms: self.symptoms.into_iter().cloned().collect(),
         }

@@ -32,7 +32,7 @@ pub fn join_fleet<'a>(
     let mut by_object: std::collections::HashMap<(Text, Text, Text, Text), usize> =
         std::collections::HashMap::new();
     for (i, p) in out.iter().enumerate() {
-        for f in std::iter::once(&p.root).chain(&p.symptoms) {
+        for f in std::iter::once(&p.root).chain(p.symptoms.iter()) {
             by_object.entry(about(f)).or_insert(i);
         }
     }
@@ -40,11 +40,14 @@ pub fn join_fleet<'a>(
         match by_object.get(&about(f)) {
             Some(&i) => {
                 let p = out[i].to_mut();
+                // Shared with the cache: the lists are copied only for the one that changes.
+                let mut symptoms = p.symptoms.to_vec();
+                let mut objects = p.objects.to_vec();
                 let reroot = f.severity == Severity::Critical
                     && matches!(part_of(&p.root), Part::Symptom(_));
                 if reroot {
                     let old = std::mem::replace(&mut p.root, f.clone());
-                    p.symptoms.push(old);
+                    symptoms.push(old);
                     p.id = problem_id(f);
                     p.cause = f.rule;
                     p.diagnosis = diagnosis(f);
@@ -55,12 +58,14 @@ pub fn join_fleet<'a>(
                         detail: f.remediation.clone(),
                     };
                     let first = object_of(f);
-                    p.objects.retain(|o| *o != first);
-                    p.objects.insert(0, first);
+                    objects.retain(|o| *o != first);
+                    objects.insert(0, first);
                 } else {
-                    p.symptoms.push(f.clone());
+                    symptoms.push(f.clone());
                 }
-                p.symptoms.sort_by_key(rank);
+                symptoms.sort_by_key(rank);
+                p.symptoms = symptoms.into();
+                p.objects = objects.into();
                 p.urgency.severity = p.urgency.severity.min(f.severity);
                 p.since = match (p.since, f.since) {
                     (Some(a), Some(b)) => Some(a.min(b)),

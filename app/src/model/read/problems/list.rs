@@ -21,24 +21,32 @@ pub fn join_fleet<'a>(
     if fleet.is_empty() {
         return out;
     }
-    let about = |f: &Finding| {
-        (
-            f.cluster.clone(),
-            f.namespace.clone(),
-            f.kind.clone(),
-            f.name.clone(),
-        )
-    };
-    let mut by_object: std::collections::HashMap<(Text, Text, Text, Text), usize> =
+    // Which problem each fleet finding joins: its objects are looked up while the
+    // problems' findings are scanned once, borrowed (no copy of any problem's list).
+    type About<'f> = (&'f str, &'f str, &'f str, &'f str);
+    let about = |f: &'a Finding| -> About<'a> { (&f.cluster, &f.namespace, &f.kind, &f.name) };
+    let mut wanted: std::collections::HashMap<About<'_>, Vec<usize>> =
         std::collections::HashMap::new();
+    for (j, f) in fleet.iter().enumerate() {
+        wanted
+            .entry((&f.cluster, &f.namespace, &f.kind, &f.name))
+            .or_default()
+            .push(j);
+    }
+    let mut joins: Vec<Option<usize>> = vec![None; fleet.len()];
     for (i, p) in out.iter().enumerate() {
+        let Cow::Borrowed(p) = p else { continue };
         for f in std::iter::once(&p.root).chain(p.symptoms.iter()) {
-            by_object.entry(about(f)).or_insert(i);
+            if let Some(js) = wanted.get(&about(f)) {
+                for &j in js {
+                    joins[j].get_or_insert(i);
+                }
+            }
         }
     }
-    for f in fleet {
-        match by_object.get(&about(f)) {
-            Some(&i) => {
+    for (f, join) in fleet.iter().zip(joins) {
+        match join {
+            Some(i) => {
                 let p = out[i].to_mut();
                 // Shared with the cache: the lists are copied only for the one that changes.
                 let mut symptoms = p.symptoms.to_vec();

@@ -266,3 +266,54 @@ fn a_missing_issuer_named_by_many_ingresses_is_one_problem() {
         vec![Text::from("shop.acme.example")]
     );
 }
+
+#[test]
+fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
+    // A Certificate failing to issue, with nothing in its chain that says why.
+    let ing = IngressView::test("promo")
+        .in_ns("globex")
+        .with_issuer("letsencrypt-prod")
+        .edit_in_place("true")
+        .tls("promo.example.com");
+    let cert = CertificateView::of(&ing).failing(2, Duration::minutes(30));
+    let w = World::new().certificate(cert).ingress(ing);
+    let problems = problems_of(&w, &everything());
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    let budget = |severity: Severity, name: &str| Finding {
+        rule: "acme.rate-limit-budget",
+        severity,
+        cluster: "zrh".into(),
+        namespace: "globex".into(),
+        kind: "Certificate".into(),
+        name: name.into(),
+        title: "5/5 certificates for the exact set used".into(),
+        message: "m".into(),
+        remediation: "r".into(),
+        since: None,
+    };
+    // Reached: the CA refuses, so that is the root; the failing issuance its symptom.
+    let joined = join_fleet(&problems, &[budget(Severity::Critical, "promo-tls")]);
+    assert_eq!(joined.len(), 1);
+    assert_eq!(joined[0].cause, "acme.rate-limit-budget");
+    assert!(joined[0]
+        .symptoms
+        .iter()
+        .any(|f| f.rule == "cert.issuance-failing"));
+    // Near: a symptom of the problem, not its root; about nothing here: its own problem.
+    let joined = join_fleet(
+        &problems,
+        &[
+            budget(Severity::Warning, "promo-tls"),
+            budget(Severity::Warning, "elsewhere-tls"),
+        ],
+    );
+    assert_eq!(joined.len(), 2);
+    assert_eq!(joined[0].cause, "cert.issuance-failing");
+    assert!(joined[0]
+        .symptoms
+        .iter()
+        .any(|f| f.rule == "acme.rate-limit-budget"));
+    assert_eq!(&*joined[1].root.name, "elsewhere-tls");
+    // The cache's problem itself is untouched.
+    assert_eq!(problems[0].cause, "cert.issuance-failing");
+}

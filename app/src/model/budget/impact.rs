@@ -1,0 +1,145 @@
+//! What planned issuances (a renew, a restart, a bulk run) would cost of the budgets, as
+//! their previews show it.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::*;
+
+/// What one more issuance would do to a budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Impact {
+    pub server: String,
+    pub limit: Limit,
+    pub key: String,
+    pub used: u32,
+    pub capacity: u32,
+    /// `used` after the planned issuances.
+    pub after: u32,
+    /// Let's Encrypt would refuse at least one of them.
+    pub exceeds: bool,
+    /// When one more becomes available.
+    pub frees_at: Option<DateTime<Utc>>,
+    /// Of `used`, how many came from outside what the viewer sees.
+    pub elsewhere: u32,
+}
+
+/// [`impact`] as a viewer who sees only some objects may see it: the counts stay (the limits
+/// are shared), with how many came from elsewhere; the next token's time goes when any did.
+pub fn impact_for_viewer(
+    budgets: &[Budget],
+    planned: &[Planned],
+    sees: impl Fn(&Origin) -> bool,
+) -> Vec<Impact> {
+    let mut out = impact(budgets, planned);
+    for i in &mut out {
+        let Some(current) = budgets
+            .iter()
+            .find(|b| b.server == i.server && b.limit == i.limit && b.key == i.key)
+        else {
+            continue;
+        };
+        i.elsewhere = current
+            .for_viewer(&sees)
+            .map_or(current.used, |b| b.elsewhere);
+        if i.elsewhere > 0 {
+            i.frees_at = None;
+        }
+    }
+    out
+}
+
+/// A planned issuance: its ACME server, its ACME account when known, its names, and
+/// whether it is a renewal (that exact set issued in the last 120 days).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub server: String,
+    pub account: Option<String>,
+    pub names: Vec<String>,
+    pub renewal: bool,
+}
+
+/// The budgets that `planned` issuances touch, with what they leave: each costs one of its
+/// exact set, and (unless a renewal) one per registered domain and one new order of its
+/// account; the failed-authorization budget of each name is checked (a name without room is
+/// refused), and a paused name is refused. Sorted: refused first, then fullest.
+pub fn impact(budgets: &[Budget], planned: &[Planned]) -> Vec<Impact> {
+    let mut adds: BTreeMap<(String, Limit, String, Option<String>), u32> = BTreeMap::new();
+    for p in planned.iter().filter(|p| !p.names.is_empty()) {
+        *adds
+            .entry((p.server.clone(), Limit::ExactSet, set_key(&p.names), None))
+            .or_default() += 1;
+        if !p.renewal {
+            for d in domains(&p.names) {
+                *adds
+                    .entry((p.server.clone(), Limit::RegisteredDomain, d, None))
+                    .or_default() += 1;
+            }
+            if let Some(a) = &p.account {
+                *adds
+                    .entry((
+                        p.server.clone(),
+                        Limit::NewOrders,
+                        a.clone(),
+                        Some(a.clone()),
+                    ))
+                    .or_default() += 1;
+            }
+        }
+        if let Some(a) = &p.account {
+            for n in &p.names {
+                for limit in [Limit::FailedAuthorizations, Limit::Paused] {
+                    adds.entry((
+                        p.server.clone(),
+                        limit,
+                        n.to_ascii_lowercase(),
+                        Some(a.clone()),
+                    ))
+                    .or_default();
+                }
+            }
+        }
+    }
+    let mut out: Vec<Impact> = adds
+        .into_iter()
+        .filter_map(|((server, limit, key, account), n)| {
+            let current = budgets.iter().find(|b| {
+                b.server == server && b.limit == limit && b.key == key && b.account == account
+            });
+            // Checked, not spent: shown when it already blocks or nearly does — and the
+            // failed authorizations of a name as soon as it has failed once, since that is
+            // what a retry that fails again burns.
+            let shown =
+                |b: &Budget| b.ratio >= 0.8 || (limit == Limit::FailedAuthorizations && b.used > 0);
+            if n == 0 && !current.is_some_and(shown) {
+                return None;
+            }
+            let used = current.map_or(0, |b| b.used);
+            let capacity = current.map_or_else(
+                || u32::try_from(rate(&server, limit).burst).unwrap_or(u32::MAX),
+                |b| b.capacity,
+            );
+            Some(Impact {
+                elsewhere: 0,
+                after: used + n,
+                exceeds: if n == 0 {
+                    used >= capacity
+                } else {
+                    used + n > capacity
+                },
+                frees_at: current.and_then(|b| b.frees_at),
+                server,
+                limit,
+                key,
+                used,
+                capacity,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.exceeds, f64::from(b.after) / f64::from(b.capacity))
+            .partial_cmp(&(a.exceeds, f64::from(a.after) / f64::from(a.capacity)))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    out
+}

@@ -1,7 +1,8 @@
 // Lookout live updates: our one script. Pages work without it; with it, one Server-Sent
 // Events stream per tab says when the fleet changed, and the parts of the page marked
 // `data-live` are fetched again and replaced where they differ. A region the user is
-// typing in is left alone and a "reload" offer is shown instead.
+// typing in is left alone and a "reload" offer is shown instead; nothing is replaced while a
+// press or a form submission is under way.
 (function () {
   "use strict";
   if (!window.EventSource || !window.fetch || !window.DOMParser) return;
@@ -13,6 +14,11 @@
   var inFlight = false;
   var pending = false;
   var lastFetch = 0;
+  // While a press is under way (between pointer down and the click) or a form is being sent,
+  // the page is not replaced: a swap there would swallow the click.
+  var holdUntil = 0;
+  document.addEventListener("pointerdown", function () { holdUntil = Date.now() + 1500; }, true);
+  document.addEventListener("submit", function () { holdUntil = Date.now() + 10000; }, true);
 
   function say(text, state) {
     if (!status) return;
@@ -39,6 +45,7 @@
   }
 
   function apply(html) {
+    if (holdUntil > Date.now()) { pending = true; setTimeout(flush, holdUntil - Date.now()); return; }
     var next = new DOMParser().parseFromString(html, "text/html");
     var nextRev = Number(next.body.getAttribute("data-rev") || "0");
     var changed = 0;
@@ -61,6 +68,8 @@
 
   function refresh() {
     if (inFlight) { pending = true; return; }
+    var held = holdUntil - Date.now();
+    if (held > 0) { pending = true; setTimeout(flush, held); return; }
     var wait = lastFetch + MIN_INTERVAL_MS - Date.now();
     if (wait > 0) { pending = true; setTimeout(flush, wait); return; }
     inFlight = true;

@@ -63,6 +63,7 @@
       body.setAttribute("data-rev", String(rev));
     }
     if (skipped) offerReload();
+    if (changed > 0) addCopyButtons();
     body.setAttribute("data-live-updates", String(Number(body.getAttribute("data-live-updates") || "0") + (changed > 0 ? 1 : 0)));
   }
 
@@ -87,6 +88,24 @@
   function flush() {
     if (pending && !inFlight) { pending = false; refresh(); }
   }
+
+  // A "Copy" button beside each command block (the text stays selectable without it).
+  function addCopyButtons() {
+    if (!navigator.clipboard) return;
+    document.querySelectorAll("pre.command").forEach(function (pre) {
+      if (pre.previousElementSibling && pre.previousElementSibling.classList.contains("copy")) return;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "copy";
+      button.textContent = "Copy";
+      button.setAttribute("data-testid", "copy");
+      button.addEventListener("click", function () {
+        navigator.clipboard.writeText(pre.textContent).then(function () { button.textContent = "Copied"; });
+      });
+      pre.before(button);
+    });
+  }
+  addCopyButtons();
 
   // "/" jumps to the search box (unless one is typing somewhere already).
   document.addEventListener("keydown", function (event) {

@@ -318,6 +318,16 @@ pub(crate) fn sort_header<K: Choice>(
     }
 }
 
+/// "As JSON": the list's API endpoint with the same filters, for scripts and exports.
+pub(crate) fn json_link(api_path: &str, query: &str) -> impl IntoView {
+    let href = if query.is_empty() {
+        api_path.to_string()
+    } else {
+        format!("{api_path}?{query}")
+    };
+    view! { <p class="export"><a href=href data-testid="as-json">"This list as JSON (the same filters)"</a></p> }
+}
+
 pub use crate::model::links::encode;
 pub(crate) use crate::model::links::{detail_pages, encode_into};
 

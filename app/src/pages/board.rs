@@ -370,6 +370,7 @@ pub fn page(
             {empty}
             {table}
             {pager}
+            {crate::components::json_link("/api/v1/problems", &query_string(query))}
             <p><a href=findings_link>"Every finding on its own (the symptoms, too)"</a></p>
             {bulk}
             <h2>"Problems by cluster"</h2>

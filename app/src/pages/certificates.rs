@@ -154,6 +154,7 @@ pub fn page(
                 <tbody>{rows}</tbody>
             </table>
             {pager}
+            {crate::components::json_link("/api/v1/certificates", &query_string(query))}
         },
     )
 }

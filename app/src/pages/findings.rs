@@ -98,6 +98,7 @@ pub fn page(
             {empty}
             {findings_table(findings.items, now, false)}
             {pager}
+            {crate::components::json_link("/api/v1/findings", &query_string(query))}
         },
     )
 }

@@ -198,6 +198,7 @@ pub fn page(
                 <tbody>{rows}</tbody>
             </table>
             {pager}
+            {crate::components::json_link("/api/v1/ingresses", &query_string(query))}
         },
     )
 }

@@ -33,6 +33,14 @@ pub trait FleetReader: Send + Sync {
     fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail>;
     fn certificates(&self, scope: &Scope, query: &CertificateQuery) -> Page<CertificateRow>;
     fn certificate(&self, scope: &Scope, key: &ObjectKey) -> Option<CertificateDetail>;
+    /// The Let's Encrypt Certificates the scope sees (where `query` says) that will be
+    /// issued before `until`: for the budgets' forecast.
+    fn due(
+        &self,
+        scope: &Scope,
+        query: &crate::model::read::views::BudgetQuery,
+        until: DateTime<Utc>,
+    ) -> Vec<crate::model::budget::Due>;
 }
 
 /// The history could not be read: why, in words for the user.

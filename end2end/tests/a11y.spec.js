@@ -4,7 +4,7 @@ import { test, expect, accessible } from '../harness/fixtures.js';
 
 const pages = [
   '/', '/findings', '/clusters', '/ingresses', '/ingresses/zrh-prod/acme-shop/shop', '/certificates',
-  '/certificates/zrh-prod/acme-shop/shop-tls', '/challenges', '/rate-limits', '/audit',
+  '/certificates/zrh-prod/acme-shop/shop-tls', '/challenges', '/rate-limits', '/rate-limits/forecast', '/audit',
   '/search?q=shop', '/search', '/actions', '/no-such-page',
 ];
 

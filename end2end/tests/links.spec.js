@@ -9,6 +9,7 @@ const lists = [
   ['/certificates', ['certificate-row']],
   ['/challenges', ['challenge-row']],
   ['/rate-limits', ['budget-row']],
+  ['/rate-limits/forecast', ['forecast-row']],
   ['/search?q=acme', ['search-ingress', 'search-certificate']],
 ];
 

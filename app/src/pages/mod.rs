@@ -10,6 +10,7 @@ pub mod challenges;
 pub mod clusters;
 pub mod error;
 pub mod findings;
+pub mod forecast;
 pub mod ingress_detail;
 pub mod ingresses;
 pub mod rate_limits;

@@ -48,10 +48,58 @@ fn places(b: &Budget) -> impl IntoView {
         .collect_view()
 }
 
+/// The next 7 days in one line, linked to the forecast: which registered domains run out,
+/// and in which clusters.
+fn forecast_notice(
+    query: &crate::model::read::views::BudgetQuery,
+    forecast: &[crate::model::budget::DomainForecast],
+) -> impl IntoView {
+    let href = {
+        let q = crate::components::query_string(&[
+            ("cluster", query.cluster.as_deref()),
+            ("namespace", query.namespace.as_deref()),
+        ]);
+        if q.is_empty() {
+            "/rate-limits/forecast".to_string()
+        } else {
+            format!("/rate-limits/forecast?{q}")
+        }
+    };
+    let short: Vec<&crate::model::budget::DomainForecast> =
+        forecast.iter().filter(|f| f.runs_out.is_some()).collect();
+    let link = view! { <a href=href data-testid="forecast-link">"7-day forecast"</a> };
+    if short.is_empty() {
+        let due: usize = forecast.iter().map(|f| f.due.len()).sum();
+        view! {
+            <p class="notice ok" data-testid="forecast-notice">
+                {link}": "{format!("the {due} certificate issuance{} due in the next 7 days fit{} in the budgets.", if due == 1 { "" } else { "s" }, if due == 1 { "s" } else { "" })}
+            </p>
+        }
+        .into_any()
+    } else {
+        let mut clusters: Vec<&str> = short
+            .iter()
+            .flat_map(|f| f.clusters.iter().map(String::as_str))
+            .collect();
+        clusters.sort_unstable();
+        clusters.dedup();
+        let domains: Vec<&str> = short.iter().map(|f| f.domain.as_str()).collect();
+        view! {
+            <p class="notice critical" data-testid="forecast-notice">
+                <strong>"Let's Encrypt will refuse certificates in the next 7 days"</strong>
+                {format!(" for {} ({}), in {}. ", if short.len() == 1 { "1 registered domain".to_string() } else { format!("{} registered domains", short.len()) }, domains.join(", "), clusters.join(", "))}
+                {link}
+            </p>
+        }
+        .into_any()
+    }
+}
+
 pub fn page(
     shell: &Shell,
     query: &crate::model::read::views::BudgetQuery,
     budgets: Vec<Budget>,
+    forecast: &[crate::model::budget::DomainForecast],
 ) -> String {
     let now = shell.now;
     let rows = budgets
@@ -115,6 +163,7 @@ pub fn page(
             .join(" / ");
         view! { <p>"Budgets spent from "<strong>{what}</strong>" — "<a href="/rate-limits">"all budgets"</a></p> }
     });
+    let ahead = forecast_notice(query, forecast);
     let empty = budgets.is_empty().then(
         || view! { <p>"No certificate has been issued or failed within the limits' windows."</p> },
     );
@@ -128,6 +177,7 @@ pub fn page(
             <h1>"Let's Encrypt budgets"</h1>
             <p>"Computed from the issuance history: 50 new certificates per registered domain and 5 per exact set of names per 7 days (renewals of a set are exempt from the first), 5 failed authorizations per name per hour."</p>
             {filtered}
+            {ahead}
             {empty}
             <table>
                 <caption class="visually-hidden">"Budgets"</caption>

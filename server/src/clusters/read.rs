@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use lookout_app::model::budget::Due;
 use lookout_app::model::read::problems::{self, Problems};
 use lookout_app::model::read::views::{
-    CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, IngressDetail, IngressQuery,
-    IngressRow, ProblemQuery,
+    BudgetQuery, CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, IngressDetail,
+    IngressQuery, IngressRow, ProblemQuery,
 };
 use lookout_app::model::read::{lists, Visibility};
 use lookout_app::model::{Finding, ObjectKey, Page, Scope};
@@ -131,5 +132,30 @@ impl FleetReader for Registry {
         c.read(|data| {
             lists::certificate_detail(&visible, &facts, data, &findings, &key.namespace, &key.name)
         })
+    }
+
+    fn due(
+        &self,
+        scope: &Scope,
+        q: &BudgetQuery,
+        until: chrono::DateTime<chrono::Utc>,
+    ) -> Vec<Due> {
+        let now = (self.now)();
+        let mut out = Vec::new();
+        for (c, visible) in self.visible(scope, q.cluster.as_deref()) {
+            let facts = c.facts();
+            c.read(|data| {
+                lists::due_issuances(
+                    &visible,
+                    &facts,
+                    data,
+                    q.namespace.as_deref(),
+                    now,
+                    until,
+                    &mut out,
+                )
+            });
+        }
+        out
     }
 }

@@ -163,6 +163,18 @@ pub(super) async fn rate_limits(
     }))
 }
 
+/// The next week's issuances against the budgets, per registered domain.
+pub(super) async fn forecast(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Items<lookout_app::model::budget::DomainForecast>>, ApiError> {
+    let q = query::budget_query(raw.as_deref())?;
+    Ok(Json(Items {
+        items: load::forecast(&state, &caller.scope, &q),
+    }))
+}
+
 pub(super) async fn not_found(uri: Uri) -> ApiError {
     AppError::NotFound(format!("no API endpoint at {}", uri.path())).into()
 }

@@ -3,7 +3,7 @@
 //! `BudgetReader`), each taking the caller's scope; none applies a scope itself.
 
 use chrono::{DateTime, Utc};
-use lookout_app::model::budget::Budget;
+use lookout_app::model::budget::{Budget, DomainForecast};
 use lookout_app::model::history::{AuditEntry, RecentChange};
 use lookout_app::model::read::problems::Problems;
 use lookout_app::model::read::views::{
@@ -12,7 +12,9 @@ use lookout_app::model::read::views::{
 };
 use lookout_app::model::timeline::Attempt;
 use lookout_app::model::{ClusterView, ObjectKey, Page, Scope};
-use lookout_app::ports::{BudgetReader, ChallengePage, HistoryReader, HistoryUnavailable};
+use lookout_app::ports::{
+    BudgetReader, ChallengePage, FleetReader, HistoryReader, HistoryUnavailable,
+};
 
 use super::{AppError, AppState};
 
@@ -153,6 +155,22 @@ pub(super) async fn audit(
     q: &AuditQuery,
 ) -> Result<Page<AuditEntry>, AppError> {
     Ok(state.history.audit(scope, q).await?)
+}
+
+/// How far the budgets' forecast looks ahead.
+pub(super) const FORECAST: chrono::Duration = chrono::Duration::days(7);
+
+/// The next week's issuances of what the caller sees (where `q` says) against the budgets
+/// as the caller sees them: the counts are shared, the other tenants' due issuances are
+/// not theirs to know.
+pub(super) fn forecast(
+    state: &AppState,
+    scope: &Scope,
+    q: &lookout_app::model::read::views::BudgetQuery,
+) -> Vec<DomainForecast> {
+    let now = (state.registry.now)();
+    let due = state.registry.due(scope, q, now + FORECAST);
+    lookout_app::model::budget::forecast(&state.budgets.budgets(scope), &due, now, FORECAST)
 }
 
 pub(super) fn budgets(

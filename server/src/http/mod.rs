@@ -174,6 +174,7 @@ pub fn routes() -> Vec<Route> {
         ),
         route("/challenges", GET, get(pages::challenges)),
         route("/rate-limits", GET, get(pages::rate_limits)),
+        route("/rate-limits/forecast", GET, get(pages::forecast)),
         route("/audit", GET, get(pages::audit)),
         route("/search", GET, get(pages::search)),
         route("/actions", POST, post(actions::post_action)),
@@ -183,6 +184,7 @@ pub fn routes() -> Vec<Route> {
         route("/api/v1/problems", GET, get(api::problems)),
         route("/api/v1/challenges", GET, get(api::challenges)),
         route("/api/v1/rate-limits", GET, get(api::rate_limits)),
+        route("/api/v1/rate-limits/forecast", GET, get(api::forecast)),
         route("/api/v1/audit", GET, get(api::audit)),
         route("/api/v1/certificates", GET, get(api::certificates)),
         route(

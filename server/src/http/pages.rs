@@ -306,6 +306,21 @@ pub(super) async fn rate_limits(
         &shell(&state, &caller, &csrf),
         &q,
         load::budgets(&state, &caller.scope, &q),
+        &load::forecast(&state, &caller.scope, &q),
+    )))
+}
+
+pub(super) async fn forecast(
+    State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
+    let q = query::budget_query(raw.as_deref())?;
+    Ok(Html(pages::forecast::page(
+        &shell(&state, &caller, &csrf),
+        &q,
+        &load::forecast(&state, &caller.scope, &q),
     )))
 }
 

@@ -202,3 +202,89 @@ fn lookout_and_kubesims_ca_agree_on_a_generated_history() {
     assert!(checkpoints > 40);
     assert_eq!(registered_domain("h1.example.co.uk"), "example.co.uk");
 }
+
+/// The 7-day forecast against kubesim's CA: the due issuances played, in time order, through
+/// kubesim's limits (each allowed one issued) are refused exactly where Lookout's forecast
+/// says they will be.
+#[test]
+fn the_forecast_refuses_what_kubesims_ca_refuses() {
+    let mut rng = Rng(7);
+    let mut le = LetsEncrypt::default();
+    let mut history = History::default();
+    let account = ACCOUNTS[0];
+    let now = Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap();
+    // The last hours: 45 new certificates for example.com and renewals of hot sets.
+    let hot = ["shop.example.com", "api.example.com", "www.example.co.uk"];
+    let mut issued: Vec<Vec<String>> = Vec::new();
+    let mut at = now - Duration::hours(16);
+    for i in 0..60 {
+        at += Duration::minutes(5 + rng.next(10) as i64);
+        let names = if i % 4 == 0 {
+            vec![hot[rng.next(3) as usize].to_string()]
+        } else {
+            vec![format!("h{i}.example.com")]
+        };
+        le.check_new_order(Server::Production, account, &names, at, false)
+            .ok();
+        le.record_issuance(Server::Production, &names, at);
+        history.issuances.push(budget::Issuance {
+            server: PROD.into(),
+            names: names.clone(),
+            at,
+            origin: origin(),
+        });
+        issued.push(names);
+    }
+    assert!(at < now);
+    let budgets = budget::compute(&history, now);
+    // The next week: new hosts (each once), and the sets above again.
+    let mut due: Vec<budget::Due> = (0..70)
+        .map(|i| {
+            let names = if rng.next(3) == 0 {
+                issued[rng.next(issued.len() as u64) as usize].clone()
+            } else {
+                vec![format!("n{i}.example.com")]
+            };
+            let renewal = issued.contains(&names);
+            budget::Due {
+                server: PROD.into(),
+                names,
+                // Most in the first two days, the rest over the week.
+                at: now + Duration::minutes(rng.next(if i < 50 { 2 } else { 7 } * 24 * 60) as i64),
+                renewal,
+                origin: budget::Origin {
+                    name: format!("c{i}"),
+                    ..origin()
+                },
+            }
+        })
+        .collect();
+    due.sort_by_key(|d| (d.at, d.origin.clone()));
+    let forecast = budget::forecast(&budgets, &due, now, Duration::days(7));
+    let mut ours: Vec<String> = forecast
+        .iter()
+        .flat_map(|f| &f.due)
+        .filter(|d| d.refused.is_some())
+        .map(|d| d.certificate.name.clone())
+        .collect();
+    ours.sort();
+    ours.dedup();
+    let mut theirs: Vec<String> = Vec::new();
+    for d in &due {
+        match le.check_new_order(Server::Production, account, &d.names, d.at, false) {
+            Ok(()) => le.record_issuance(Server::Production, &d.names, d.at),
+            Err(_) => theirs.push(d.origin.name.clone()),
+        }
+    }
+    theirs.sort();
+    assert_eq!(
+        ours, theirs,
+        "refused by Lookout's forecast vs kubesim's CA"
+    );
+    assert!(
+        theirs.len() >= 3 && theirs.len() < due.len() / 2,
+        "the week runs out, but not at once: {theirs:?}"
+    );
+    let domain = forecast.iter().find(|f| f.domain == "example.com").unwrap();
+    assert!(domain.runs_out.is_some() && domain.refused > 0);
+}

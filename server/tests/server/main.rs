@@ -9,6 +9,7 @@ mod bulk;
 mod connections;
 mod derived;
 mod faults;
+mod forecast;
 mod helpers;
 mod history;
 mod http;

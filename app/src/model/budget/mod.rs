@@ -509,8 +509,10 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
         .collect()
 }
 
+mod forecast;
 mod impact;
 
+pub use forecast::{forecast, DomainForecast, Due, DueCertificate, Refusal};
 pub use impact::{impact, impact_for_viewer, Impact, Planned};
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::views::{
     IngressDetail, IngressQuery, IngressRow,
 };
 use super::Visibility;
+use crate::model::budget::Due;
 use crate::model::certificate::CertificateView;
 use crate::model::chain::{AnnotationStatus, Index};
 use crate::model::data::{key, ClusterData, ClusterFacts};
@@ -191,6 +192,42 @@ pub fn certificate_rows(
                 .map(|f| f.severity)
                 .min(),
         });
+    }
+}
+
+/// The Let's Encrypt Certificates of one cluster the caller sees (in `namespace` when
+/// given) that will be issued before `until` ([`Due::of`]).
+pub fn due_issuances(
+    visible: &Visibility<'_>,
+    facts: &ClusterFacts,
+    data: &ClusterData,
+    namespace: Option<&str>,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+    out: &mut Vec<Due>,
+) {
+    let idx = Index::new(facts, data);
+    for ((ns, _), cert) in &data.certificates {
+        if !visible.namespace(ns) || namespace.is_some_and(|x| x != &**ns) {
+            continue;
+        }
+        let Some(issuer) = cert
+            .issuer
+            .as_ref()
+            .and_then(|r| idx.issuer(&cert.namespace, r))
+        else {
+            continue;
+        };
+        if !matches!(
+            issuer.server,
+            AcmeServer::LetsEncryptProduction | AcmeServer::LetsEncryptStaging
+        ) {
+            continue;
+        }
+        let Some(server) = issuer.acme_server_url.as_deref() else {
+            continue;
+        };
+        out.extend(Due::of(cert, server, now, until));
     }
 }
 

@@ -37,3 +37,20 @@ test('each list offers itself as JSON with the same filters, and commands have a
   await page.goto('/ingresses/zrh-prod/acme-shop/shop');
   await expect(page.getByTestId('copy').first()).toBeVisible();
 });
+
+test('each bar of the expiry chart lists its certificates', async ({ page }) => {
+  await page.goto('/certificates');
+  const bars = page.getByTestId('expiry-bar');
+  await expect(bars).toHaveCount(14);
+  const never = page.locator('[data-testid="expiry-bar"][data-window="never"]');
+  expect(Number(await never.locator('.count').textContent())).toBeGreaterThan(0);
+  await never.click();
+  await expect(page).toHaveURL(/\/certificates\?expires=never$/);
+  await expect(page.getByTestId('expiry-filter')).toContainText('never issued');
+  // The chart keeps every bar, the chosen one marked.
+  await expect(page.getByTestId('expiry-bar')).toHaveCount(14);
+  await expect(page.locator('[data-testid="expiry-bar"][aria-current="true"]')).toHaveAttribute('data-window', 'never');
+  const expires = await page.getByTestId('certificate-row').locator('td:nth-child(6)').allTextContents();
+  expect(expires.length).toBeGreaterThan(0);
+  for (const e of expires) expect(e.trim()).toBe('');
+});

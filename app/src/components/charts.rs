@@ -1,129 +1,121 @@
 //! Charts drawn as SVG on the server: every bar has a text label and a `<title>`, and each
 //! chart a text summary, so nothing depends on colour or on JavaScript.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
-/// One bar of the expiry timeline.
-#[derive(Debug, Clone, PartialEq, Eq)]
+use crate::model::choice::Choice;
+use crate::model::read::views::{CertificateQuery, ExpiryWindow};
+
+/// One bar of the expiry chart: its window and how many certificates are in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ExpiryBucket {
-    pub label: String,
-    /// What the bar covers, in words (for its tooltip and the summary).
-    pub title: String,
+    pub window: ExpiryWindow,
     pub count: usize,
-    /// `critical`, `warning` or `ok`.
-    pub class: &'static str,
 }
 
-/// Weeks shown after "expired" before everything later is one bar.
-const WEEKS: i64 = 12;
-/// Expiring within this is a warning (cert-manager renews at 2/3 of 90 days, so a healthy
-/// Let's Encrypt certificate never gets this close).
-const SOON: Duration = Duration::days(14);
-
-/// Buckets `notAfter` times: expired, one per week for 12 weeks, later, unknown.
+/// Counts `notAfter` times by [`ExpiryWindow`]: expired, each of the next 7 days, then
+/// weeks, later, never issued.
 pub(crate) fn expiry_buckets(
     not_after: &[Option<DateTime<Utc>>],
     now: DateTime<Utc>,
 ) -> Vec<ExpiryBucket> {
-    let mut expired = 0;
-    let mut weeks = [0usize; WEEKS as usize];
-    let mut soon_in_week = [false; WEEKS as usize];
-    let mut later = 0;
-    let mut unknown = 0;
+    let mut out: Vec<ExpiryBucket> = ExpiryWindow::ALL
+        .iter()
+        .map(|w| ExpiryBucket {
+            window: *w,
+            count: 0,
+        })
+        .collect();
     for t in not_after {
-        match t {
-            None => unknown += 1,
-            Some(t) if *t <= now => expired += 1,
-            Some(t) => {
-                let week = (*t - now).num_weeks();
-                if week < WEEKS {
-                    weeks[week as usize] += 1;
-                    if *t - now < SOON {
-                        soon_in_week[week as usize] = true;
-                    }
-                } else {
-                    later += 1;
-                }
-            }
+        let w = ExpiryWindow::of(*t, now);
+        if let Some(b) = out.iter_mut().find(|b| b.window == w) {
+            b.count += 1;
         }
     }
-    let mut out = vec![ExpiryBucket {
-        label: "expired".into(),
-        title: format!("{expired} expired"),
-        count: expired,
-        class: "critical",
-    }];
-    for (i, n) in weeks.iter().enumerate() {
-        out.push(ExpiryBucket {
-            label: format!("{}w", i + 1),
-            title: format!("{n} expiring {} to {} days from now", i * 7, (i + 1) * 7),
-            count: *n,
-            class: if soon_in_week[i] { "warning" } else { "ok" },
-        });
-    }
-    out.push(ExpiryBucket {
-        label: "later".into(),
-        title: format!("{later} expiring in {} days or more", WEEKS * 7),
-        count: later,
-        class: "ok",
-    });
-    out.push(ExpiryBucket {
-        label: "?".into(),
-        title: format!("{unknown} without a notAfter (never issued)"),
-        count: unknown,
-        class: "unknown",
-    });
     out
 }
 
-/// A bar chart of [`expiry_buckets`] with a one-line summary.
+/// The expiry chart: one bar per window, each a link to the list of the certificates in it
+/// (with the page's other filters). Bars are on a square-root scale, so that the few
+/// expiring ones stay visible beside the many that expire later; the count is written
+/// beside each. "Now" sits between the expired and the rest. The labels are page text (not
+/// SVG text), so they keep their size on a phone.
 pub(crate) fn expiry_chart(
     not_after: &[Option<DateTime<Utc>>],
     now: DateTime<Utc>,
+    query: &CertificateQuery,
 ) -> impl IntoView {
     let buckets = expiry_buckets(not_after, now);
-    let max = buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1);
-    let (bar_w, gap, height, top, bottom) = (38.0, 6.0, 120.0, 16.0, 18.0);
-    let width = buckets.len() as f64 * (bar_w + gap);
+    let max = (buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64).sqrt();
+    let filters = crate::components::query_string(&[
+        ("cluster", query.cluster.as_deref()),
+        ("namespace", query.namespace.as_deref()),
+        ("q", query.q.as_deref()),
+        ("status", query.status.map(|s| s.label())),
+    ]);
     let bars = buckets
         .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let x = i as f64 * (bar_w + gap) + gap / 2.0;
-            let h = (b.count as f64 / max as f64 * (height - top - bottom)).round();
-            let y = height - bottom - h;
-            let title = b.title.clone();
+        .map(|b| {
+            let width = if b.count == 0 {
+                0.0
+            } else {
+                ((b.count as f64).sqrt() / max * 100.0).max(2.0)
+            };
+            let class = match b.window {
+                ExpiryWindow::Expired => "bar critical",
+                ExpiryWindow::Never => "bar unknown",
+                w if w.urgent() => "bar warning",
+                _ => "bar ok",
+            };
+            let href = if filters.is_empty() {
+                format!("/certificates?expires={}", b.window.label())
+            } else {
+                format!("/certificates?{filters}&expires={}", b.window.label())
+            };
+            let words = b.window.words();
+            let title = format!("{} {words}", b.count);
+            let current = (query.expires == Some(b.window)).then_some("true");
+            let now_mark = (b.window == ExpiryWindow::Day0).then(|| {
+                view! { <li class="now-mark" aria-hidden="true">"now"</li> }
+            });
             view! {
-                <g>
-                    <title>{title}</title>
-                    <rect x=x.to_string() y=y.to_string() width=bar_w.to_string() height=h.to_string() class=format!("bar {}", b.class)></rect>
-                    <text x=(x + bar_w / 2.0).to_string() y=(y - 3.0).to_string() text-anchor="middle" class="chart-count">{b.count.to_string()}</text>
-                    <text x=(x + bar_w / 2.0).to_string() y=(height - 4.0).to_string() text-anchor="middle" class="chart-label">{b.label.clone()}</text>
-                </g>
+                {now_mark}
+                <li>
+                    <a href=href title=title data-testid="expiry-bar" data-window=b.window.label() aria-current=current>
+                        <span class="label">{words}</span>
+                        <svg viewBox="0 0 100 12" preserveAspectRatio="none" aria-hidden="true">
+                            <rect width="100" height="12" class="bar-track"></rect>
+                            <rect width=format!("{width:.1}") height="12" class=class></rect>
+                        </svg>
+                        <span class="count">{b.count.to_string()}</span>
+                    </a>
+                </li>
             }
         })
         .collect_view();
-    let expired = buckets[0].count;
-    let soon = not_after
+    let count = |w: ExpiryWindow| {
+        buckets
+            .iter()
+            .find(|b| b.window == w)
+            .map_or(0, |b| b.count)
+    };
+    let expired = count(ExpiryWindow::Expired);
+    let never = count(ExpiryWindow::Never);
+    let soon: usize = buckets
         .iter()
-        .flatten()
-        .filter(|t| **t > now && **t - now < SOON)
-        .count();
+        .filter(|b| b.window != ExpiryWindow::Expired && b.window.urgent())
+        .map(|b| b.count)
+        .sum();
     let summary = format!(
-        "{} certificates: {expired} expired, {soon} expiring within 14 days, {} later, {} never issued.",
+        "{} certificates: {expired} expired, {soon} expiring within 14 days, {} later, {never} never issued.",
         not_after.len(),
-        not_after.len() - expired - soon - buckets[buckets.len() - 1].count,
-        buckets[buckets.len() - 1].count,
+        not_after.len() - expired - soon - never,
     );
-    let label = summary.clone();
     view! {
-        <figure class="chart" data-testid="expiry-chart">
-            <svg viewBox=format!("0 0 {width} {height}") width=width.to_string() height=height.to_string() role="img" aria-label=label>
-                <title>"Certificates by expiry week"</title>
-                {bars}
-            </svg>
-            <figcaption>{summary}</figcaption>
+        <figure class="chart expiry" data-testid="expiry-chart">
+            <figcaption>{summary}" Each bar lists its certificates; bar lengths are on a square-root scale."</figcaption>
+            <ol class="hbars">{bars}</ol>
         </figure>
     }
 }
@@ -137,7 +129,7 @@ pub(crate) fn lifetime_bar(
 ) -> Option<impl IntoView> {
     let (start, end) = (not_before?, not_after?);
     let span = (end - start).num_seconds().max(1) as f64;
-    let (width, height) = (400.0, 34.0);
+    let (width, height) = (400.0, 46.0);
     let x_of = |t: DateTime<Utc>| ((t - start).num_seconds() as f64 / span).clamp(0.0, 1.0) * width;
     let now_x = x_of(now);
     let class = if now >= end {
@@ -149,7 +141,7 @@ pub(crate) fn lifetime_bar(
     };
     let renewal_mark = renewal.map(|r| {
         let x = x_of(r).to_string();
-        view! { <g><title>"Renewal time"</title><line x1=x.clone() x2=x y1="0" y2="14" class="chart-mark"></line></g> }
+        view! { <g><title>"Renewal time"</title><line x1=x.clone() x2=x y1="14" y2="28" class="chart-mark"></line></g> }
     });
     let label = format!(
         "Valid from {} to {}; now is {:.0}% through its lifetime.",
@@ -161,11 +153,13 @@ pub(crate) fn lifetime_bar(
     Some(view! {
         <figure class="chart" data-testid="lifetime-chart">
             <svg viewBox=format!("0 0 {width} {height}") width=width.to_string() height=height.to_string() role="img" aria-label=label>
-                <rect width=width.to_string() height="14" class="bar-track"></rect>
-                <rect width=now_x.to_string() height="14" class=class></rect>
+                <rect y="14" width=width.to_string() height="14" class="bar-track"></rect>
+                <rect y="14" width=now_x.to_string() height="14" class=class></rect>
                 {renewal_mark}
-                <text x="0" y="30" class="chart-label">"issued"</text>
-                <text x=width.to_string() y="30" text-anchor="end" class="chart-label">"expires"</text>
+                <line x1=now_x.to_string() x2=now_x.to_string() y1="12" y2="30" class="now-line"></line>
+                <text x=now_x.clamp(16.0, width - 16.0).to_string() y="10" text-anchor="middle" class="chart-label">"now"</text>
+                <text x="0" y="44" class="chart-label">"issued"</text>
+                <text x=width.to_string() y="44" text-anchor="end" class="chart-label">"expires"</text>
             </svg>
             <figcaption>{text}</figcaption>
         </figure>
@@ -175,35 +169,67 @@ pub(crate) fn lifetime_bar(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::Duration;
 
     #[test]
     fn expiry_buckets_put_each_certificate_in_one_bar() {
         let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
-        let at = |days: i64| Some(now + Duration::days(days));
-        let certs = [at(-1), at(3), at(10), at(40), at(200), None];
+        let at = |hours: i64| Some(now + Duration::hours(hours));
+        let certs = [
+            at(-1),
+            at(3),
+            at(30),
+            at(24 * 10),
+            at(24 * 40),
+            at(24 * 200),
+            None,
+        ];
         let b = expiry_buckets(&certs, now);
         assert_eq!(b.iter().map(|b| b.count).sum::<usize>(), certs.len());
-        assert_eq!((b[0].label.as_str(), b[0].count), ("expired", 1));
-        assert_eq!(
-            (b[1].count, b[1].class),
-            (1, "warning"),
-            "3 days: week 1, soon"
-        );
-        assert_eq!(
-            (b[2].count, b[2].class),
-            (1, "warning"),
-            "10 days: week 2, soon"
-        );
-        assert_eq!((b[6].count, b[6].class), (1, "ok"), "40 days: week 6");
-        assert_eq!(b[13].label, "later");
-        assert_eq!(b[13].count, 1);
-        assert_eq!(b[14].count, 1, "unknown");
-        let html = expiry_chart(&certs, now).to_html();
+        let count = |w: ExpiryWindow| b.iter().find(|b| b.window == w).unwrap().count;
+        assert_eq!(count(ExpiryWindow::Expired), 1);
+        assert_eq!(count(ExpiryWindow::Day0), 1, "3 hours: within a day");
+        assert_eq!(count(ExpiryWindow::Day1), 1, "30 hours: in 1 day");
+        assert_eq!(count(ExpiryWindow::Week1), 1, "10 days");
+        assert_eq!(count(ExpiryWindow::Weeks4), 1, "40 days");
+        assert_eq!(count(ExpiryWindow::Later), 1);
+        assert_eq!(count(ExpiryWindow::Never), 1);
+        let query = CertificateQuery {
+            cluster: Some("zrh-prod".into()),
+            ..Default::default()
+        };
+        let html = expiry_chart(&certs, now, &query).to_html();
         assert!(
             html.contains(
-                "6 certificates: 1 expired, 2 expiring within 14 days, 2 later, 1 never issued."
+                "7 certificates: 1 expired, 3 expiring within 14 days, 2 later, 1 never issued."
             ),
             "{html}"
         );
+        // Every bar links to its certificates, with the page's filters.
+        assert_eq!(
+            html.matches("data-testid=\"expiry-bar\"").count(),
+            ExpiryWindow::ALL.len()
+        );
+        assert!(
+            html.contains("href=\"/certificates?cluster=zrh-prod&amp;expires=0d\""),
+            "{html}"
+        );
+        // One expired beside one later: the square-root scale, not a sliver.
+        assert!(html.contains("width=\"100.0\""), "{html}");
+    }
+
+    #[test]
+    fn the_lifetime_bar_marks_now() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let html = lifetime_bar(
+            Some(now - Duration::days(60)),
+            Some(now - Duration::days(1)),
+            Some(now + Duration::days(30)),
+            now,
+        )
+        .unwrap()
+        .to_html();
+        assert!(html.contains("class=\"now-line\""), "{html}");
+        assert!(html.contains(">now<"), "{html}");
     }
 }

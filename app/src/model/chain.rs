@@ -334,7 +334,7 @@ impl<'a> Index<'a> {
         let server = issuer
             .as_ref()
             .map(|i| i.server)
-            .unwrap_or(AcmeServer::NotAcme);
+            .unwrap_or(AcmeServer::IssuerNotFound);
         let in_flight = c.revision.unwrap_or(0) + 1;
         let requests = self
             .requests_of(c)

@@ -22,6 +22,8 @@ pub enum AcmeServer {
     OtherAcme,
     /// Not an ACME issuer (CA, self-signed, Vault, …).
     NotAcme,
+    /// The Certificate's issuer does not exist (or is not cached): nothing is known of it.
+    IssuerNotFound,
 }
 
 impl AcmeServer {
@@ -43,6 +45,7 @@ impl AcmeServer {
             AcmeServer::LetsEncryptStaging => "Let's Encrypt staging",
             AcmeServer::OtherAcme => "another ACME server",
             AcmeServer::NotAcme => "not ACME",
+            AcmeServer::IssuerNotFound => "issuer not found",
         }
     }
 }

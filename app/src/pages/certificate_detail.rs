@@ -166,7 +166,7 @@ pub fn page(
                 <dt>"Secret"</dt><dd>{c.secret_name.clone().unwrap_or_default()}</dd>
                 <dt>"DNS names"</dt><dd>{c.dns_names.join(", ")}</dd>
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
-                <dt>"Ready"</dt><dd>{condition(c.ready.as_ref())}</dd>
+                <dt>"Ready"</dt><dd>{crate::pages::certificates::ready_text(&c, now)}" "<small>{condition(c.ready.as_ref())}</small></dd>
                 <dt>"Issuing"</dt><dd>{condition(c.issuing.as_deref())}</dd>
                 <dt>"Not before"</dt><dd>{time(c.not_before)}</dd>
                 <dt>"Not after"</dt><dd>{time(c.not_after)}</dd>

@@ -13,9 +13,17 @@ use crate::model::read::views::{CertificateQuery, CertificateRow, CertificateSta
 use crate::model::Page;
 use crate::pages::action::action_form;
 
-/// The Ready condition in words: "ready", "not ready: <reason>" or "unknown".
-pub(crate) fn ready_text(ready: Option<&crate::model::object::Condition>) -> String {
-    match ready {
+/// Readiness in words, judged with the expiry: "expired" once `notAfter` has passed (Ready
+/// may still say True until cert-manager looks again), else the Ready condition: "ready",
+/// "not ready: <reason>" or "unknown".
+pub(crate) fn ready_text(
+    c: &crate::model::certificate::CertificateView,
+    now: chrono::DateTime<chrono::Utc>,
+) -> String {
+    if c.not_after.is_some_and(|t| t <= now) {
+        return "✗ expired".into();
+    }
+    match c.ready.as_ref() {
         Some(r) if &*r.status == "True" => "✓ ready".into(),
         Some(r) => format!(
             "✗ not ready{}",
@@ -34,6 +42,7 @@ fn filters(q: &CertificateQuery) -> String {
         ("namespace", q.namespace.as_deref()),
         ("q", q.q.as_deref()),
         ("status", q.status.map(|s| s.label())),
+        ("expires", q.expires.map(|s| s.label())),
     ])
 }
 
@@ -78,7 +87,7 @@ pub fn page(
         .map(|row| {
             let c = &row.certificate;
             let href = format!("/certificates/{}/{}/{}", encode(&c.cluster), encode(&c.namespace), encode(&c.name));
-            let ready = ready_text(c.ready.as_ref());
+            let ready = ready_text(c, now);
             let expires = c.not_after.map(|at| view! { <Time at=at now=now/> });
             let health = match row.worst {
                 Some(s) => view! { <SeverityBadge severity=s/> }.into_any(),
@@ -116,6 +125,17 @@ pub fn page(
         )
     });
     let header = |label, key| sort_header(label, key, query.sort, &base);
+    // The chosen bar of the expiry chart, and the way back to every expiry.
+    let window = query.expires.map(|w| {
+        let rest = crate::components::query_string(&[
+            ("cluster", query.cluster.as_deref()),
+            ("namespace", query.namespace.as_deref()),
+            ("q", query.q.as_deref()),
+            ("status", query.status.map(|s| s.label())),
+        ]);
+        let href = if rest.is_empty() { "/certificates".to_string() } else { format!("/certificates?{rest}") };
+        view! { <p class="notice info" data-testid="expiry-filter">"Expiry: "<strong>{w.words()}</strong>" — "<a href=href>"any time"</a></p> }
+    });
     document(
         &Shell {
             title: "Certificates".into(),
@@ -136,11 +156,13 @@ pub fn page(
                 <label>"Status "
                     <select name="status"><option value="">"Any"</option>{status_options}</select>
                 </label>
+                {query.expires.map(|w| view! { <input type="hidden" name="expires" value=w.label()/> })}
                 <button type="submit">"Filter"</button>
             </form>
+            {window}
             {bulk}
             <h2>"Expiry timeline"</h2>
-            {expiry_chart(&expiries, now)}
+            {expiry_chart(&expiries, now, query)}
             {empty}
             <table>
                 <caption class="visually-hidden">"Certificates"</caption>

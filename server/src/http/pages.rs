@@ -8,7 +8,7 @@ use lookout_app::components::{Nav, Shell, SyncLine, UserInfo};
 
 use super::session::CsrfToken;
 use crate::auth::Caller;
-use lookout_app::model::read::views::{CertificateQuery, IngressQuery};
+use lookout_app::model::read::views::{CertificateQuery, ExpiryWindow, IngressQuery};
 use lookout_app::model::{ClusterName, Namespace, ObjectKey, Page};
 use lookout_app::pages;
 
@@ -175,24 +175,31 @@ pub(super) async fn certificates(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::certificate_query(raw.as_deref())?;
-    // Every match, for the expiry chart; the table shows one page of them.
+    // Every match but for the expiry window, for the chart (so that it keeps every bar
+    // when one is chosen); the table shows one page of those in the window.
     let all = load::certificates(
         &state,
         &caller.scope,
         &CertificateQuery {
             page: 1,
             per_page: usize::MAX,
+            expires: None,
             ..q.clone()
         },
     );
     let expiries = all.items.iter().map(|r| r.certificate.not_after).collect();
+    let now = (state.registry.now)();
+    let mut all = all.items;
+    if let Some(window) = q.expires {
+        all.retain(|r| ExpiryWindow::of(r.certificate.not_after, now) == window);
+    }
     let names = cluster_names(&state, &caller);
     Ok(Html(pages::certificates::page(
         &shell(&state, &caller, &csrf),
         &q,
         names,
         expiries,
-        Page::of(all.items, q.page, q.per_page),
+        Page::of(all, q.page, q.per_page),
     )))
 }
 

@@ -97,6 +97,21 @@ async fn the_forecast_names_the_clusters_that_run_out_and_keeps_tenants_apart() 
     let elsewhere = forecast(&app, SUPPORT, "?cluster=gva-prod").await;
     assert_eq!(elsewhere["items"], json!([]));
 
+    // The expiry chart's windows filter the certificates (none of these was ever issued).
+    let never = app
+        .get_as("/api/v1/certificates?expires=never", SUPPORT.0, SUPPORT.1)
+        .await;
+    assert_eq!(never.json::<Value>().await.unwrap()["total"], 55);
+    let expired = app
+        .get_as("/api/v1/certificates?expires=expired", SUPPORT.0, SUPPORT.1)
+        .await;
+    assert_eq!(expired.json::<Value>().await.unwrap()["total"], 0);
+    let wrong = app
+        .get_as("/api/v1/certificates?expires=soon", SUPPORT.0, SUPPORT.1)
+        .await;
+    assert_eq!(wrong.status(), 400);
+    assert!(wrong.text().await.unwrap().contains("7-13d"));
+
     // The pages: the budgets page says it in one line and links the forecast, which lists
     // the refused certificates with links.
     let budgets = app

@@ -174,6 +174,11 @@ pub fn certificate_rows(
         {
             continue;
         }
+        if q.expires
+            .is_some_and(|w| w != super::views::ExpiryWindow::of(cert.not_after, now))
+        {
+            continue;
+        }
         let mut objects = HashSet::new();
         certificate_objects(&idx, cert, &mut objects);
         let chain_issuer = cert
@@ -184,7 +189,7 @@ pub fn certificate_rows(
             certificate: cert.as_ref().clone(),
             server: chain_issuer
                 .map(|i| i.server)
-                .unwrap_or(AcmeServer::NotAcme),
+                .unwrap_or(AcmeServer::IssuerNotFound),
             ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
             worst: by_object
                 .about(visible, &objects)

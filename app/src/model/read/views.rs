@@ -144,6 +144,8 @@ pub struct CertificateQuery {
     /// Name, namespace or a dnsName contains it.
     pub q: Option<String>,
     pub status: Option<CertificateStatus>,
+    /// When it expires, as the expiry chart's bars.
+    pub expires: Option<ExpiryWindow>,
     /// None: by cluster, namespace, name.
     pub sort: Option<super::sort::Sort<super::sort::CertificateSort>>,
     #[serde(default = "paging::first", deserialize_with = "paging::page")]
@@ -228,6 +230,90 @@ choice!(
         Failing = "failing",
     }
 );
+
+choice!(
+    /// When a Certificate expires, as the expiry chart's bars, for `expires=`: the next week
+    /// by the day, then by weeks — the next 14 days get room of their own.
+    ExpiryWindow {
+        Expired = "expired",
+        Day0 = "0d",
+        Day1 = "1d",
+        Day2 = "2d",
+        Day3 = "3d",
+        Day4 = "4d",
+        Day5 = "5d",
+        Day6 = "6d",
+        Week1 = "7-13d",
+        Weeks2 = "14-27d",
+        Weeks4 = "28-55d",
+        Weeks8 = "56-83d",
+        Later = "84d+",
+        Never = "never",
+    }
+);
+
+impl ExpiryWindow {
+    /// Whole days from now: `[from, to)`, `to` None for no end; None for expired and never.
+    fn days(self) -> Option<(i64, Option<i64>)> {
+        use ExpiryWindow::*;
+        Some(match self {
+            Expired | Never => return None,
+            Day0 => (0, Some(1)),
+            Day1 => (1, Some(2)),
+            Day2 => (2, Some(3)),
+            Day3 => (3, Some(4)),
+            Day4 => (4, Some(5)),
+            Day5 => (5, Some(6)),
+            Day6 => (6, Some(7)),
+            Week1 => (7, Some(14)),
+            Weeks2 => (14, Some(28)),
+            Weeks4 => (28, Some(56)),
+            Weeks8 => (56, Some(84)),
+            Later => (84, None),
+        })
+    }
+
+    /// The window `not_after` falls in at `now` (None: never issued).
+    pub fn of(
+        not_after: Option<chrono::DateTime<chrono::Utc>>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Self {
+        let Some(t) = not_after else {
+            return ExpiryWindow::Never;
+        };
+        if t <= now {
+            return ExpiryWindow::Expired;
+        }
+        let days = (t - now).num_days();
+        <Self as crate::model::choice::Choice>::ALL
+            .iter()
+            .copied()
+            .find(|w| {
+                w.days()
+                    .is_some_and(|(from, to)| days >= from && to.is_none_or(|to| days < to))
+            })
+            .unwrap_or(ExpiryWindow::Later)
+    }
+
+    /// The window in words: "expired", "today", "in 3 days", "in 1–2 weeks", "never issued".
+    pub fn words(self) -> String {
+        match (self, self.days()) {
+            (ExpiryWindow::Expired, _) => "expired".into(),
+            (ExpiryWindow::Never, _) => "never issued".into(),
+            (_, Some((0, _))) => "within a day".into(),
+            (_, Some((1, _))) => "in 1 day".into(),
+            (_, Some((from, Some(to)))) if to - from == 1 => format!("in {from} days"),
+            (_, Some((from, Some(to)))) => format!("in {}–{} weeks", from / 7, to / 7),
+            (_, Some((from, None))) => format!("in {}+ weeks", from / 7),
+            (_, None) => String::new(),
+        }
+    }
+
+    /// Within the next 14 days, or expired: worth a warning colour.
+    pub fn urgent(self) -> bool {
+        self == ExpiryWindow::Expired || self.days().is_some_and(|(from, _)| from < 14)
+    }
+}
 
 /// A row of the Ingress list.
 #[derive(Debug, Clone, PartialEq, Serialize)]

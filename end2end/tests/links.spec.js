@@ -34,6 +34,20 @@ test('each list offers itself as JSON with the same filters, and commands have a
   const json = await (await page.request.get(href)).json();
   expect(json.total).toBeGreaterThan(0);
   for (const item of json.items) expect(item.namespace).toBe('acme-shop');
+  const csvHref = await page.getByTestId('as-csv').getAttribute('href');
+  expect(csvHref).toBe('/api/v1/ingresses.csv?namespace=acme-shop');
+  const csv = await page.request.get(csvHref);
+  expect(csv.headers()['content-type']).toBe('text/csv; charset=utf-8');
+  const [header, ...lines] = (await csv.text()).trim().split('\n');
+  expect(header.split(',').slice(0, 3)).toEqual(['cluster', 'namespace', 'name']);
+  expect(lines.length).toBeGreaterThan(0);
+  for (const line of lines) expect(line.split(',')[1]).toBe('acme-shop');
+  // Every list offers both.
+  for (const path of ['/', '/findings', '/certificates', '/challenges', '/rate-limits', '/rate-limits/forecast', '/audit']) {
+    await page.goto(path);
+    await expect(page.getByTestId('as-csv'), path).toHaveCount(1);
+    await expect(page.getByTestId('as-json'), path).toHaveCount(1);
+  }
   await page.goto('/ingresses/zrh-prod/acme-shop/shop');
   await expect(page.getByTestId('copy').first()).toBeVisible();
 });

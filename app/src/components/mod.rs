@@ -318,14 +318,24 @@ pub(crate) fn sort_header<K: Choice>(
     }
 }
 
-/// "As JSON": the list's API endpoint with the same filters, for scripts and exports.
+/// "As JSON" and "as CSV": the list's API endpoint and its CSV export (`<api_path>.csv`:
+/// every page), with the same filters, for scripts, spreadsheets and tickets.
 pub(crate) fn json_link(api_path: &str, query: &str) -> impl IntoView {
-    let href = if query.is_empty() {
-        api_path.to_string()
-    } else {
-        format!("{api_path}?{query}")
+    let with = |path: String| {
+        if query.is_empty() {
+            path
+        } else {
+            format!("{path}?{query}")
+        }
     };
-    view! { <p class="export"><a href=href data-testid="as-json">"This list as JSON (the same filters)"</a></p> }
+    let (json, csv) = (with(api_path.to_string()), with(format!("{api_path}.csv")));
+    view! {
+        <p class="export">
+            "This list (the same filters): "
+            <a href=json data-testid="as-json">"as JSON"</a>" · "
+            <a href=csv data-testid="as-csv" download="">"as CSV"</a>
+        </p>
+    }
 }
 
 pub use crate::model::links::encode;

@@ -122,6 +122,7 @@ pub fn page(shell: &Shell, query: &AuditQuery, rows: Page<AuditEntry>) -> String
                 <tbody>{items}</tbody>
             </table>
             {pager}
+            {crate::components::json_link("/api/v1/audit", &filters(query))}
         },
     )
 }

@@ -74,6 +74,7 @@ pub fn page(
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join("&");
+    let pager_query_for_export = pager_query.clone();
     let pager = view! { <Pager page=rows.page pages=rows.pages() total=rows.total base_query=pager_query/> };
     let header = |label, key| sort_header(label, key, query.sort, &base);
     let option = |value: &str, selected: bool| view! { <option value=value.to_string() selected=selected>{value.to_string()}</option> };
@@ -134,6 +135,7 @@ pub fn page(
                 <tbody>{items}</tbody>
             </table>
             {pager}
+            {crate::components::json_link("/api/v1/challenges", &pager_query_for_export)}
         },
     )
 }

@@ -187,6 +187,10 @@ pub fn page(
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
+            {crate::components::json_link("/api/v1/rate-limits", &crate::components::query_string(&[
+                ("cluster", query.cluster.as_deref()),
+                ("namespace", query.namespace.as_deref()),
+            ]))}
         },
     )
 }

@@ -84,6 +84,7 @@ impl AppError {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
                 StatusCode::TOO_MANY_REQUESTS => "too_many_requests",
                 StatusCode::SERVICE_UNAVAILABLE => "unavailable",
+                StatusCode::INTERNAL_SERVER_ERROR => "internal",
                 _ => "bad_request",
             },
             AppError::Storage(_) => "storage_unavailable",

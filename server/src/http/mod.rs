@@ -8,6 +8,7 @@ mod api;
 mod assets;
 mod error;
 pub(crate) mod events;
+mod export;
 mod listen;
 mod load;
 mod metrics;
@@ -186,6 +187,18 @@ pub fn routes() -> Vec<Route> {
         route("/api/v1/rate-limits", GET, get(api::rate_limits)),
         route("/api/v1/rate-limits/forecast", GET, get(api::forecast)),
         route("/api/v1/audit", GET, get(api::audit)),
+        route("/api/v1/findings.csv", GET, get(export::findings)),
+        route("/api/v1/problems.csv", GET, get(export::problems)),
+        route("/api/v1/ingresses.csv", GET, get(export::ingresses)),
+        route("/api/v1/certificates.csv", GET, get(export::certificates)),
+        route("/api/v1/challenges.csv", GET, get(export::challenges)),
+        route("/api/v1/rate-limits.csv", GET, get(export::rate_limits)),
+        route(
+            "/api/v1/rate-limits/forecast.csv",
+            GET,
+            get(export::forecast),
+        ),
+        route("/api/v1/audit.csv", GET, get(export::audit)),
         route("/api/v1/certificates", GET, get(api::certificates)),
         route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}",

@@ -112,6 +112,41 @@ async fn the_forecast_names_the_clusters_that_run_out_and_keeps_tenants_apart() 
     assert_eq!(wrong.status(), 400);
     assert!(wrong.text().await.unwrap().contains("7-13d"));
 
+    // The same lists as CSV: every row (not one page), the same filters, the same scope.
+    let csv = app
+        .get_as(
+            "/api/v1/certificates.csv?namespace=acme-shop&per_page=5",
+            SUPPORT.0,
+            SUPPORT.1,
+        )
+        .await;
+    assert_eq!(csv.headers()["content-type"], "text/csv; charset=utf-8");
+    assert!(csv.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .contains("lookout-certificates.csv"));
+    let text = csv.text().await.unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("cluster,namespace,name,uid,"),
+        "{text}"
+    );
+    assert_eq!(lines.count(), 30, "every page: {text}");
+    let forecast_csv = app
+        .get_as("/api/v1/rate-limits/forecast.csv", TENANT.0, TENANT.1)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        forecast_csv.starts_with("server,domain,capacity,left_now,"),
+        "{forecast_csv}"
+    );
+    assert!(forecast_csv.contains(",shared.example,") && !forecast_csv.contains("globex"));
+
     // The pages: the budgets page says it in one line and links the forecast, which lists
     // the refused certificates with links.
     let budgets = app

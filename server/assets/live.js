@@ -44,8 +44,42 @@
     if (status) status.after(button);
   }
 
-  function apply(html) {
-    if (holdUntil > Date.now()) { pending = true; setTimeout(flush, holdUntil - Date.now()); return; }
+  // A reader who has scrolled down is reading: rows do not move under them. The fresh page
+  // waits behind a "New data" button (or until they are back at the top).
+  var held = null;
+  function scrolled() { return window.scrollY > 40; }
+
+  function offerUpdate() {
+    if (document.getElementById("live-update")) return;
+    var button = document.createElement("button");
+    button.id = "live-update";
+    button.type = "button";
+    button.className = "live-update";
+    button.textContent = "New data: show it";
+    button.setAttribute("data-testid", "live-update");
+    button.addEventListener("click", function () {
+      var html = held;
+      held = null;
+      button.remove();
+      if (html) apply(html, true);
+    });
+    document.body.appendChild(button);
+  }
+
+  window.addEventListener("scroll", function () {
+    if (held && !scrolled()) {
+      var html = held;
+      held = null;
+      var button = document.getElementById("live-update");
+      if (button) button.remove();
+      apply(html, true);
+    }
+  }, { passive: true });
+
+  // `force`: the reader asked for it (the "New data" button, or scrolling back to the top).
+  function apply(html, force) {
+    if (!force && holdUntil > Date.now()) { pending = true; setTimeout(flush, holdUntil - Date.now()); return; }
+    if (!force && scrolled()) { held = html; offerUpdate(); return; }
     var next = new DOMParser().parseFromString(html, "text/html");
     var nextRev = Number(next.body.getAttribute("data-rev") || "0");
     var changed = 0;
@@ -63,7 +97,7 @@
       body.setAttribute("data-rev", String(rev));
     }
     if (skipped) offerReload();
-    if (changed > 0) addCopyButtons();
+    if (changed > 0) { addCopyButtons(); showZone(); }
     body.setAttribute("data-live-updates", String(Number(body.getAttribute("data-live-updates") || "0") + (changed > 0 ? 1 : 0)));
   }
 
@@ -106,6 +140,42 @@
     });
   }
   addCopyButtons();
+
+  // Times: relative on the page, the absolute time on hover and tap — in UTC, or in the
+  // browser's zone once the reader asks (remembered in this browser).
+  var zone = "utc";
+  try { zone = window.localStorage.getItem("lookout-times") === "local" ? "local" : "utc"; } catch (e) { /* private mode */ }
+  function showZone() {
+    document.querySelectorAll("time[datetime]").forEach(function (t) {
+      if (!t.hasAttribute("data-utc")) t.setAttribute("data-utc", t.getAttribute("title") || "");
+      if (zone === "local") {
+        var d = new Date(t.getAttribute("datetime"));
+        if (!isNaN(d)) t.setAttribute("title", d.toLocaleString(undefined, { timeZoneName: "short" }));
+      } else {
+        t.setAttribute("title", t.getAttribute("data-utc"));
+      }
+    });
+    var button = document.getElementById("time-zone");
+    if (button) {
+      button.textContent = zone === "local" ? "Times: local" : "Times: UTC";
+      button.setAttribute("aria-pressed", zone === "local" ? "true" : "false");
+    }
+  }
+  if (status) {
+    var zoneButton = document.createElement("button");
+    zoneButton.id = "time-zone";
+    zoneButton.type = "button";
+    zoneButton.className = "time-zone";
+    zoneButton.setAttribute("data-testid", "time-zone");
+    zoneButton.title = "Show absolute times in UTC or in your browser's time zone";
+    zoneButton.addEventListener("click", function () {
+      zone = zone === "local" ? "utc" : "local";
+      try { window.localStorage.setItem("lookout-times", zone); } catch (e) { /* private mode */ }
+      showZone();
+    });
+    status.before(zoneButton);
+  }
+  showZone();
 
   // "/" jumps to the search box (unless one is typing somewhere already).
   document.addEventListener("keydown", function (event) {

@@ -231,12 +231,23 @@ pub(crate) fn relative(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     }
 }
 
-/// A time shown relative, with the absolute UTC time on hover and in `datetime`.
+/// A time shown relative ("3 min ago"), the one way times are shown: the absolute time in
+/// UTC on hover, and after it when tapped or focused (it takes the focus); the script turns
+/// the absolute time to the browser's zone when the reader asks for local times.
 #[component]
 pub fn Time(at: DateTime<Utc>, now: DateTime<Utc>) -> impl IntoView {
     let iso = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let utc = at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
-    view! { <time datetime=iso title=utc>{relative(at, now)}</time> }
+    view! { <time datetime=iso title=utc tabindex="0">{relative(at, now)}</time> }
+}
+
+/// A time stored as RFC 3339 text (the history's) as [`Time`]; text that is not one is
+/// shown as it is.
+pub(crate) fn time_text(at: &str, now: DateTime<Utc>) -> AnyView {
+    match DateTime::parse_from_rfc3339(at) {
+        Ok(t) => view! { <Time at=t.with_timezone(&Utc) now=now/> }.into_any(),
+        Err(_) => view! { <span>{at.to_string()}</span> }.into_any(),
+    }
 }
 
 /// A sync state as icon and word (never colour alone).

@@ -80,7 +80,7 @@ pub fn page(shell: &Shell, query: &AuditQuery, rows: Page<AuditEntry>) -> String
                 .map(|d| view! { <details><summary>"diff"</summary><pre>{d}</pre></details> });
             view! {
                 <tr data-testid="audit-row">
-                    <td><time datetime=e.at.clone()>{e.at.clone()}</time></td>
+                    <td class="when">{crate::components::time_text(&e.at, shell.now)}</td>
                     <td>{e.actor.clone()}</td>
                     <td>{what}</td>
                     <td class="cluster">{e.cluster.clone()}</td>
@@ -116,7 +116,7 @@ pub fn page(shell: &Shell, query: &AuditQuery, rows: Page<AuditEntry>) -> String
             <table>
                 <caption class="visually-hidden">"Audit log"</caption>
                 <thead><tr>
-                    <th scope="col">"When (UTC)"</th><th scope="col">"Who"</th><th scope="col">"Action"</th><th scope="col">"Cluster"</th>
+                    <th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Action"</th><th scope="col">"Cluster"</th>
                     <th scope="col">"Object"</th><th scope="col">"Outcome"</th><th scope="col">"Diff and error"</th>
                 </tr></thead>
                 <tbody>{items}</tbody>

@@ -22,10 +22,7 @@ fn timeline_table(
     timeline: Result<Vec<Attempt>, String>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> impl IntoView {
-    let when = move |at: &str| match chrono::DateTime::parse_from_rfc3339(at) {
-        Ok(t) => view! { <Time at=t.with_timezone(&chrono::Utc) now=now/> }.into_any(),
-        Err(_) => view! { <span>{at.to_string()}</span> }.into_any(),
-    };
+    let when = move |at: &str| crate::components::time_text(at, now);
     match timeline {
         Err(e) => {
             view! { <p class="error-text">"The history could not be read: " {e}</p> }.into_any()

@@ -27,11 +27,18 @@ pub fn tally_failures(
 
 /// One table row per Challenge: where, what, its state and failure, every state it went
 /// through, and whether Kubernetes still has it.
-pub fn challenge_rows(rows: &[ChallengeRecord]) -> impl IntoView {
+pub fn challenge_rows(
+    rows: &[ChallengeRecord],
+    now: chrono::DateTime<chrono::Utc>,
+) -> impl IntoView {
+    use crate::components::time_text;
     rows.iter()
         .map(|r| {
             let states = r.transitions.iter().map(|t| if t.state.is_empty() { "created".to_string() } else { t.state.clone() }).collect::<Vec<_>>().join(" → ");
-            let gone = r.deleted_at.clone().map(|d| format!("deleted {d}")).unwrap_or_else(|| format!("exists (seen {})", r.last_seen));
+            let gone = match &r.deleted_at {
+                Some(d) => view! { "deleted " {time_text(d, now)} }.into_any(),
+                None => view! { "exists (seen " {time_text(&r.last_seen, now)} ")" }.into_any(),
+            };
             view! {
                 <tr data-testid="challenge-row">
                     <td class="cluster">{r.cluster.clone()}</td>
@@ -93,7 +100,7 @@ pub fn page(
         .into_iter()
         .map(|(reason, n)| view! { <li>{format!("{reason}: {n}")}</li> })
         .collect_view();
-    let items = challenge_rows(&rows.items);
+    let items = challenge_rows(&rows.items, shell.now);
     let empty = rows
         .items
         .is_empty()

@@ -133,7 +133,10 @@ pub(crate) fn events_table(
 }
 
 /// Every Challenge the history has for the Ingress's hosts, deleted ones included.
-fn history_section(history: Result<Vec<ChallengeRecord>, String>) -> impl IntoView {
+fn history_section(
+    history: Result<Vec<ChallengeRecord>, String>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> impl IntoView {
     match history {
         Err(e) => view! { <p class="error-text">"The history could not be read: " {e}</p> }.into_any(),
         Ok(rows) if rows.is_empty() => view! { <p>"No challenge recorded for these hosts."</p> }.into_any(),
@@ -144,7 +147,7 @@ fn history_section(history: Result<Vec<ChallengeRecord>, String>) -> impl IntoVi
                     <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th><th scope="col">"DNS name"</th><th scope="col">"Type"</th>
                     <th scope="col">"State"</th><th scope="col">"Failure"</th><th scope="col">"Reason"</th><th scope="col">"History"</th><th scope="col">"Last seen"</th>
                 </tr></thead>
-                <tbody>{challenge_rows(&rows)}</tbody>
+                <tbody>{challenge_rows(&rows, now)}</tbody>
             </table>
         }
         .into_any(),
@@ -244,7 +247,7 @@ pub fn page(
             <h2>"Chain"</h2>
             {tls}
             <h2>"Challenge history"</h2>
-            {history_section(history)}
+            {history_section(history, now)}
             <h2>"Events"</h2>
             {events_table(d.events, now)}
         },

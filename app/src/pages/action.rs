@@ -133,7 +133,7 @@ pub(crate) fn action_form(
             <input type="hidden" name="name" value=name.to_string()/>
             <input type="hidden" name="mode" value=if apply { "apply" } else { "preview" }/>
             {confirm}
-            <button type="submit" data-testid=testid>{label}</button>
+            <button type="submit" data-testid=testid class=apply.then_some("primary")>{label}</button>
         </form>
     }
 }
@@ -175,12 +175,22 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
     } else {
         format!("{} {}/{} in {}", r.kind, r.namespace, r.name, r.cluster)
     };
-    let banner = if r.dry_run {
-        "Preview (dry run): the cluster checked every change below; nothing has changed yet."
+    // A preview, a run under way, a success and a failure each look different (and say
+    // which they are in words).
+    let (banner, banner_class) = if r.dry_run {
+        (
+            "Preview (dry run): the cluster checked every change below; nothing has changed yet.",
+            "notice info",
+        )
     } else if r.outcome == Outcome::Running {
-        "Running…"
+        ("Running…", "notice info")
+    } else if r.outcome.succeeded() {
+        ("✓ Done: this is what happened.", "notice ok")
     } else {
-        "Done: this is what happened."
+        (
+            "▲ Done, not as planned: this is what happened.",
+            "notice critical",
+        )
     };
     let back = (!r.action.is_bulk()).then(|| {
         let href = object_href(&r.kind, &r.cluster, &r.namespace, &r.name);
@@ -199,8 +209,9 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
     let steps = (!r.steps.is_empty())
         .then(|| view! { <h2>"Changes"</h2>{steps_table(&r.cluster, &r.steps)} });
     let items = r.action.is_bulk().then(|| {
-        let empty = (r.total == 0)
-            .then(|| view! { <p>"Nothing to do: no object in this scope needs it."</p> });
+        let empty = (r.total == 0).then(
+            || view! { <p class="empty">"Nothing to do: no object in this scope needs it."</p> },
+        );
         view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{items_table(&r.items)} }
     });
     let next = next_actions(shell, r);
@@ -213,7 +224,7 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
         view! {
             <h1>{r.action.title()}</h1>
             <p>{target}</p>
-            <p class="banner-inline" data-testid="action-banner">{banner}</p>
+            <p class=banner_class data-testid="action-banner">{banner}</p>
             <p data-testid="action-summary">{outcome_badge(r.outcome)}" "{r.message.clone()}</p>
             {progress}
             {budget}

@@ -92,7 +92,7 @@ pub fn page(shell: &Shell, query: &AuditQuery, rows: Page<AuditEntry>) -> String
         })
         .collect_view();
     let empty = rows.items.is_empty().then(|| {
-        view! { <p>"No action or preview matches. Actions taken through Lookout are recorded here."</p> }
+        view! { <p class="empty">"No action or preview matches. Actions taken through Lookout are recorded here."</p> }
     });
     let pager = view! { <Pager page=rows.page pages=rows.pages() total=rows.total base_query=filters(query)/> };
     document(

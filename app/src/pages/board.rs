@@ -191,7 +191,7 @@ fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -
     match recent {
         Err(e) => view! { <p class="error-text">{e}</p> }.into_any(),
         Ok(r) if r.is_empty() => {
-            view! { <p>"Nothing changed in the last 24 hours."</p> }.into_any()
+            view! { <p class="empty">"Nothing changed in the last 24 hours."</p> }.into_any()
         }
         Ok(r) => {
             let rows = r

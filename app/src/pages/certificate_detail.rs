@@ -144,7 +144,7 @@ pub fn page(
     let no_findings = d
         .findings
         .is_empty()
-        .then(|| view! { <p>"No findings."</p> });
+        .then(|| view! { <p class="empty">"No findings."</p> });
     document(
         &Shell {
             title: page_title(worst, &c.name, &c.namespace, &c.cluster),

@@ -110,7 +110,7 @@ pub fn page(
     let empty = certificates
         .items
         .is_empty()
-        .then(|| view! { <p>"No Certificate matches these filters."</p> });
+        .then(|| view! { <p class="empty">"No Certificate matches these filters. " <a href="/certificates">"Show every Certificate"</a></p> });
     let pager = view! { <Pager page=certificates.page pages=certificates.pages() total=certificates.total base_query=query_string(query)/> };
     let base = filters(query);
     let bulk = shell.actions.then(|| {

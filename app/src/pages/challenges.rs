@@ -95,7 +95,7 @@ pub fn page(
         .collect_view();
     let no_failures = failures
         .is_empty()
-        .then(|| view! { <p>"No failed challenge matches."</p> });
+        .then(|| view! { <p class="empty">"No failed challenge matches."</p> });
     let groups = failures
         .into_iter()
         .map(|(reason, n)| view! { <li>{format!("{reason}: {n}")}</li> })
@@ -104,7 +104,7 @@ pub fn page(
     let empty = rows
         .items
         .is_empty()
-        .then(|| view! { <p>"No challenge matches."</p> });
+        .then(|| view! { <p class="empty">"No challenge matches these filters. " <a href="/challenges">"Show the whole history"</a></p> });
     let summary = format!(
         "{} challenges (page {} of {})",
         rows.total,

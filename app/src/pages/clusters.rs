@@ -75,9 +75,9 @@ pub(crate) fn clusters_table(
 
 pub fn page(shell: &Shell, clusters: Vec<ClusterView>) -> String {
     let now = shell.now;
-    let empty = clusters
-        .is_empty()
-        .then(|| view! { <p>"No clusters are configured, or none is visible to you."</p> });
+    let empty = clusters.is_empty().then(
+        || view! { <p class="empty">"No clusters are configured, or none is visible to you."</p> },
+    );
     document(
         &Shell {
             title: "Clusters".into(),

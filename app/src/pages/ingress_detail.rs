@@ -78,7 +78,7 @@ fn tls_section(t: TlsChain, cluster: &str, now: chrono::DateTime<chrono::Utc>) -
         t.secret_name.clone().unwrap_or_else(|| "(none)".into())
     );
     let body = match t.certificate {
-        None => view! { <p>"No Certificate writes this Secret."</p> }.into_any(),
+        None => view! { <p class="empty">"No Certificate writes this Secret."</p> }.into_any(),
         Some(chain) => {
             let c = &chain.certificate;
             let href = format!(
@@ -139,7 +139,7 @@ fn history_section(
 ) -> impl IntoView {
     match history {
         Err(e) => view! { <p class="error-text">"The history could not be read: " {e}</p> }.into_any(),
-        Ok(rows) if rows.is_empty() => view! { <p>"No challenge recorded for these hosts."</p> }.into_any(),
+        Ok(rows) if rows.is_empty() => view! { <p class="empty">"No challenge recorded for these hosts."</p> }.into_any(),
         Ok(rows) => view! {
             <table>
                 <caption class="visually-hidden">"Challenge history"</caption>
@@ -215,10 +215,9 @@ pub fn page(
             }
         })
     });
-    let no_findings = d
-        .findings
-        .is_empty()
-        .then(|| view! { <p>"No findings: this Ingress and its chain look healthy."</p> });
+    let no_findings = d.findings.is_empty().then(
+        || view! { <p class="empty">"No findings: this Ingress and its chain look healthy."</p> },
+    );
     document(
         &Shell {
             title: page_title(worst, &i.name, &i.namespace, &i.cluster),

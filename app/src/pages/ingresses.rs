@@ -131,7 +131,7 @@ pub fn page(
     let empty = ingresses
         .items
         .is_empty()
-        .then(|| view! { <p>"No Ingress matches these filters."</p> });
+        .then(|| view! { <p class="empty">"No Ingress matches these filters. " <a href="/ingresses">"Show every Ingress"</a></p> });
     let pager = view! { <Pager page=ingresses.page pages=ingresses.pages() total=ingresses.total base_query=query_string(query)/> };
     let base = filters(query);
     let bulk = shell.actions.then(|| {

@@ -165,7 +165,7 @@ pub fn page(
     });
     let ahead = forecast_notice(query, forecast);
     let empty = budgets.is_empty().then(
-        || view! { <p>"No certificate has been issued or failed within the limits' windows."</p> },
+        || view! { <p class="empty">"No certificate has been issued or failed within the limits' windows."</p> },
     );
     document(
         &Shell {

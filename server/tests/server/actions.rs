@@ -602,7 +602,9 @@ async fn the_browser_flow_previews_applies_and_refuses_forms_from_other_sites() 
     assert!(location.starts_with("/actions/"));
     let page = app.get(&location).await.text().await.unwrap();
     assert!(page.contains("Preview (dry run)"));
-    assert!(page.contains("data-testid=\"apply-edit-in-place\""));
+    // A preview, a success and the button that changes the cluster each look their part.
+    assert!(page.contains("data-testid=\"action-banner\" class=\"notice info\""));
+    assert!(page.contains("data-testid=\"apply-edit-in-place\" class=\"primary\""));
     assert!(get_json(&kc, "ingress", "shop", "web")["metadata"]["annotations"][EIP].is_null());
 
     let applied = post("apply", None).await.unwrap();
@@ -614,6 +616,7 @@ async fn the_browser_flow_previews_applies_and_refuses_forms_from_other_sites() 
         .await
         .unwrap();
     assert!(page.contains("Done: this is what happened."));
+    assert!(page.contains("data-testid=\"action-banner\" class=\"notice ok\""));
     assert!(
         page.contains("data-testid=\"preview-undo-edit-in-place\""),
         "undo is offered"

@@ -50,6 +50,9 @@ test('each list offers itself as JSON with the same filters, and commands have a
   }
   await page.goto('/ingresses/zrh-prod/acme-shop/shop');
   await expect(page.getByTestId('copy').first()).toBeVisible();
+  // The explanation links the upstream issue it cites and the rule's upstream docs.
+  await expect(page.locator('main a.upstream[href^="https://github.com/cilium/cilium/issues/"]').first()).toBeAttached();
+  await expect(page.getByTestId('rule-docs').first()).toHaveAttribute('href', /^https:\/\/cert-manager\.io\/docs\//);
 });
 
 test('each bar of the expiry chart lists its certificates', async ({ page }) => {

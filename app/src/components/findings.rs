@@ -56,8 +56,9 @@ pub(crate) fn findings_table(
                 view! {
                     <tr class="finding-detail">
                         <td colspan="5">
-                            <p class="evidence" data-testid="finding-evidence">{f.message.clone()}</p>
-                            <p class="remediation" data-testid="finding-remediation"><strong>"What to do: "</strong>{f.remediation.clone()}</p>
+                            <p class="evidence" data-testid="finding-evidence">{crate::components::cited(&f.message)}</p>
+                            <p class="remediation" data-testid="finding-remediation"><strong>"What to do: "</strong>{crate::components::cited(&f.remediation)}</p>
+                            <p class="term">"Upstream: "{crate::components::rule_docs_link(f.rule)}</p>
                         </td>
                     </tr>
                 }

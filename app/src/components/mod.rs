@@ -349,6 +349,27 @@ pub(crate) fn json_link(api_path: &str, query: &str) -> impl IntoView {
     }
 }
 
+/// Text with the upstream issues it cites as links (`cert-manager#6805`).
+pub(crate) fn cited(text: &str) -> AnyView {
+    use crate::model::links::{citations, Cited};
+    citations(text)
+        .into_iter()
+        .map(|part| match part {
+            Cited::Text(t) => t.to_string().into_any(),
+            Cited::Issue { label, url } => {
+                view! { <a href=url rel="noopener noreferrer" class="upstream">{label.to_string()}</a> }.into_any()
+            }
+        })
+        .collect_view()
+        .into_any()
+}
+
+/// "Upstream: <docs>" for a rule, linked.
+pub(crate) fn rule_docs_link(rule: &str) -> Option<impl IntoView> {
+    let (title, url) = crate::model::links::rule_docs(rule)?;
+    Some(view! { <a href=url rel="noopener noreferrer" class="upstream" data-testid="rule-docs">{title}</a> })
+}
+
 pub use crate::model::links::encode;
 pub(crate) use crate::model::links::{detail_pages, encode_into};
 

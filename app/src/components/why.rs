@@ -153,11 +153,11 @@ pub fn why_box(problems: &[Problem], certificates: &[CertificateRef]) -> impl In
                 <section class="why" data-testid="why" data-cause=p.cause>
                     <h2>"Why this is broken"</h2>
                     <p class="diagnosis"><SeverityBadge severity=p.urgency.severity/>" "{p.diagnosis.clone()}</p>
-                    <p class="evidence">{p.evidence.to_string()}</p>
-                    <p class="term">"Rule "<code>{p.cause}</code>" — see docs/rules.md"</p>
+                    <p class="evidence">{crate::components::cited(&p.evidence)}</p>
+                    <p class="term">"Rule "<code>{p.cause}</code>" · upstream: "{crate::components::rule_docs_link(p.cause)}</p>
                     {symptoms}
                     <h3>"What to do"</h3>
-                    <p class="remediation">{p.action.detail.to_string()}</p>
+                    <p class="remediation">{crate::components::cited(&p.action.detail)}</p>
                     <p>"By hand, with kubectl:"</p>
                     <pre class="command" data-testid="commands"><code>{commands}</code></pre>
                     {yaml}

@@ -42,3 +42,155 @@ pub fn object_path(kind: &str, cluster: &str, namespace: &str, name: &str) -> Op
         encode(name)
     ))
 }
+
+/// Upstream issues the explanations cite, by the short names they use, and their GitHub
+/// repositories.
+const REPOSITORIES: &[(&str, &str)] = &[
+    ("cert-manager", "cert-manager/cert-manager"),
+    ("cilium", "cilium/cilium"),
+    ("cilium/cilium", "cilium/cilium"),
+    ("cilium/proxy", "cilium/proxy"),
+    ("letsencrypt/boulder", "letsencrypt/boulder"),
+    ("tailscale", "tailscale/tailscale"),
+];
+
+/// A piece of an explanation: text, or a cited upstream issue with its URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cited<'a> {
+    Text(&'a str),
+    Issue { label: &'a str, url: String },
+}
+
+/// Splits `text` at the upstream issues it cites (`cert-manager#6805`,
+/// `cilium/cilium#42950`), so that pages can link them.
+pub fn citations(text: &str) -> Vec<Cited<'_>> {
+    let mut out = Vec::new();
+    let mut rest = 0;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while let Some(off) = text[i..].find('#') {
+        let hash = i + off;
+        let digits = text[hash + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        let start = text[..hash]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '/'))
+            .map_or(0, |p| p + 1);
+        let name = &text[start..hash];
+        let repo = REPOSITORIES.iter().find(|(short, _)| *short == name);
+        match repo {
+            Some((_, repo)) if digits > 0 && start >= rest => {
+                let end = hash + 1 + digits;
+                if start > rest {
+                    out.push(Cited::Text(&text[rest..start]));
+                }
+                out.push(Cited::Issue {
+                    label: &text[start..end],
+                    url: format!("https://github.com/{repo}/issues/{}", &text[hash + 1..end]),
+                });
+                rest = end;
+                i = end;
+            }
+            _ => i = hash + 1,
+        }
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    if rest < text.len() {
+        out.push(Cited::Text(&text[rest..]));
+    }
+    out
+}
+
+/// The upstream documentation a rule's advice rests on: its title and URL.
+pub fn rule_docs(rule: &str) -> Option<(&'static str, &'static str)> {
+    let (area, _) = rule.split_once('.')?;
+    Some(match rule {
+        r if r.starts_with("ingress.edit-in-place") => (
+            "cert-manager: the edit-in-place annotation",
+            "https://cert-manager.io/docs/usage/ingress/#supported-annotations",
+        ),
+        "ingress.shared-host-https-redirect" | "cluster.ipv6-proxy-protocol" => (
+            "Cilium: Ingress",
+            "https://docs.cilium.io/en/stable/network/servicemesh/ingress/",
+        ),
+        "acme.rate-limited" | "acme.rate-limit-budget" | "acme.orders-budget" | "acme.paused" => (
+            "Let's Encrypt: rate limits",
+            "https://letsencrypt.org/docs/rate-limits/",
+        ),
+        "cert.staging-issuer" => (
+            "Let's Encrypt: the staging environment",
+            "https://letsencrypt.org/docs/staging-environment/",
+        ),
+        "tailscale.cert-budget" => (
+            "Tailscale: HTTPS certificates",
+            "https://tailscale.com/kb/1153/enabling-https",
+        ),
+        _ => match area {
+            "acme" => (
+                "cert-manager: troubleshooting ACME",
+                "https://cert-manager.io/docs/troubleshooting/acme/",
+            ),
+            "issuer" => (
+                "cert-manager: ACME issuers",
+                "https://cert-manager.io/docs/configuration/acme/",
+            ),
+            "ingress" => (
+                "cert-manager: securing Ingress resources",
+                "https://cert-manager.io/docs/usage/ingress/",
+            ),
+            "cert" | "cluster" => (
+                "cert-manager: troubleshooting",
+                "https://cert-manager.io/docs/troubleshooting/",
+            ),
+            _ => return None,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cited_issues_become_links_and_the_rest_stays_text() {
+        let text = "merges them (cilium/cilium#35347), see cert-manager#466; not #12 or foo#3.";
+        let parts = citations(text);
+        assert_eq!(
+            parts,
+            [
+                Cited::Text("merges them ("),
+                Cited::Issue {
+                    label: "cilium/cilium#35347",
+                    url: "https://github.com/cilium/cilium/issues/35347".into()
+                },
+                Cited::Text("), see "),
+                Cited::Issue {
+                    label: "cert-manager#466",
+                    url: "https://github.com/cert-manager/cert-manager/issues/466".into()
+                },
+                Cited::Text("; not #12 or foo#3."),
+            ]
+        );
+        assert_eq!(citations("no citation"), [Cited::Text("no citation")]);
+        assert_eq!(citations("ends with cilium#"), [Cited::Text("ends with cilium#")]);
+    }
+
+    #[test]
+    fn every_rule_of_the_readme_has_upstream_docs() {
+        let readme = include_str!("../../../README.md");
+        let table = readme.split("| area | rules |").nth(1).unwrap();
+        let rules: Vec<&str> = table
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .flat_map(|l| l.split('`').skip(1).step_by(2))
+            .collect();
+        assert!(rules.len() > 25, "{rules:?}");
+        for rule in rules {
+            assert!(rule_docs(rule).is_some(), "{rule}");
+        }
+    }
+}

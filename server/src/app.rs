@@ -115,7 +115,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         registry: registry.clone(),
         changes: changes.clone(),
         budgets: fleet_budgets.clone(),
-        history: store::reads::HistoryStore::new(db.reader.clone()),
+        history: store::reads::HistoryStore::new(db.reader.clone()).with_writes(db.health.clone()),
         storage: db.health.clone(),
         http: Default::default(),
         streams: Arc::new(http::Streams::new(

@@ -367,7 +367,9 @@ pub(crate) fn cited(text: &str) -> AnyView {
 /// "Upstream: <docs>" for a rule, linked.
 pub(crate) fn rule_docs_link(rule: &str) -> Option<impl IntoView> {
     let (title, url) = crate::model::links::rule_docs(rule)?;
-    Some(view! { <a href=url rel="noopener noreferrer" class="upstream" data-testid="rule-docs">{title}</a> })
+    Some(
+        view! { <a href=url rel="noopener noreferrer" class="upstream" data-testid="rule-docs">{title}</a> },
+    )
 }
 
 pub use crate::model::links::encode;

@@ -175,7 +175,10 @@ mod tests {
             ]
         );
         assert_eq!(citations("no citation"), [Cited::Text("no citation")]);
-        assert_eq!(citations("ends with cilium#"), [Cited::Text("ends with cilium#")]);
+        assert_eq!(
+            citations("ends with cilium#"),
+            [Cited::Text("ends with cilium#")]
+        );
     }
 
     #[test]

@@ -285,16 +285,10 @@ impl Registry {
     /// `tailscale.cert-budget`: new Tailscale hostnames per tailnet, counted across every
     /// cluster (a tailnet's Let's Encrypt budget is shared by all of them).
     pub fn tailnet_findings(&self) -> Vec<lookout_app::model::Finding> {
-        let now = (self.now)();
         let recent: Vec<_> = self
             .clusters
             .iter()
-            .flat_map(|c| {
-                let facts = c.facts();
-                c.read(|data| {
-                    lookout_app::model::rules::tailscale::recent_ingresses(&facts, data, now)
-                })
-            })
+            .flat_map(|c| c.tailnet_ingresses().iter().cloned().collect::<Vec<_>>())
             .collect();
         lookout_app::model::rules::tailscale::findings(&recent)
     }

@@ -11,6 +11,7 @@ use lookout_app::model::read::lists::IngressRows;
 use lookout_app::model::read::problems::{self, Problem};
 use lookout_app::model::read::Visibility;
 use lookout_app::model::rules::evaluate;
+use lookout_app::model::rules::tailscale::{self, TailnetIngress};
 use lookout_app::model::thresholds::Thresholds;
 use lookout_app::model::{ClusterView, Finding, Kind, KindState, SyncState};
 use tokio::sync::mpsc;
@@ -32,6 +33,8 @@ struct Derived {
     rows: OnceLock<Arc<IngressRows>>,
     /// The problems as a caller who sees the whole cluster sees them.
     problems: OnceLock<Arc<Vec<Problem>>>,
+    /// The Tailscale Ingresses of the last week (the fleet's `tailscale.cert-budget`).
+    tailnet: OnceLock<Arc<Vec<TailnetIngress>>>,
 }
 
 /// One configured cluster.
@@ -398,6 +401,19 @@ impl ClusterRecord {
             .clone()
     }
 
+    /// This cluster's Tailscale Ingresses made in the last week, for the tailnet budgets —
+    /// kept with the derived data, so that a page does not scan every Ingress for them.
+    pub fn tailnet_ingresses(self: &Arc<Self>) -> Arc<Vec<TailnetIngress>> {
+        self.derived()
+            .tailnet
+            .get_or_init(|| {
+                let facts = self.facts();
+                let now = (self.now)();
+                Arc::new(self.read(|data| tailscale::recent_ingresses(&facts, data, now)))
+            })
+            .clone()
+    }
+
     /// The problems of this cluster built from what `visible` sees of its findings (for a
     /// caller who does not see all of it; not cached).
     pub fn problems_for(self: &Arc<Self>, visible: &Visibility<'_>) -> Vec<Problem> {
@@ -494,6 +510,7 @@ impl ClusterRecord {
             findings,
             rows,
             problems,
+            tailnet: OnceLock::new(),
         }
     }
 

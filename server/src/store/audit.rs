@@ -69,6 +69,7 @@ impl AuditLog {
     /// Records `e`; a refusal is reported to [`Health`] and the row handed to the writer.
     pub async fn append(&self, e: NewEntry) {
         let Err(error) = record(&self.pool, &e).await else {
+            self.health.wrote_directly();
             return;
         };
         self.health.failed("audit", &error, e.at);

@@ -21,11 +21,81 @@ use super::{audit, stamp, SqlQuery};
 #[derive(Clone)]
 pub struct HistoryStore {
     pool: SqlitePool,
+    /// The writers' commit count, when known: it lets the board's "what changed recently"
+    /// be answered again without a query while nothing was written.
+    writes: Option<std::sync::Arc<super::writer::Health>>,
+    recent: std::sync::Arc<std::sync::Mutex<Vec<RecentAnswer>>>,
 }
+
+/// One answer of [`recent_changes`] and what it was asked with.
+struct RecentAnswer {
+    scope: Scope,
+    limit: usize,
+    since: DateTime<Utc>,
+    committed: u64,
+    rows: Vec<RecentChange>,
+}
+
+/// How many scopes' recent changes are kept (the support, on-call and a few customers').
+const RECENT_ANSWERS: usize = 16;
+/// How far the window's start may have moved for a kept answer to serve: rows leaving the
+/// day's window within a second are not worth a query per board.
+const RECENT_SLACK: chrono::Duration = chrono::Duration::seconds(1);
 
 impl HistoryStore {
     pub fn new(pool: SqlitePool) -> Self {
-        HistoryStore { pool }
+        HistoryStore {
+            pool,
+            writes: None,
+            recent: Default::default(),
+        }
+    }
+
+    /// Keeps the last answers of "what changed recently" until a writer commits.
+    pub fn with_writes(mut self, health: std::sync::Arc<super::writer::Health>) -> Self {
+        self.writes = Some(health);
+        self
+    }
+
+    fn kept_recent(
+        &self,
+        scope: &Scope,
+        since: DateTime<Utc>,
+        limit: usize,
+    ) -> Option<Vec<RecentChange>> {
+        let committed = self.writes.as_ref()?.committed();
+        let kept = self.recent.lock().expect("recent lock");
+        kept.iter()
+            .find(|a| {
+                a.committed == committed
+                    && a.limit == limit
+                    && a.scope == *scope
+                    && since >= a.since
+                    && since - a.since <= RECENT_SLACK
+            })
+            .map(|a| a.rows.clone())
+    }
+
+    fn keep_recent(
+        &self,
+        scope: &Scope,
+        since: DateTime<Utc>,
+        limit: usize,
+        committed: u64,
+        rows: &[RecentChange],
+    ) {
+        let mut kept = self.recent.lock().expect("recent lock");
+        kept.retain(|a| !(a.scope == *scope && a.limit == limit));
+        if kept.len() >= RECENT_ANSWERS {
+            kept.remove(0);
+        }
+        kept.push(RecentAnswer {
+            scope: scope.clone(),
+            limit,
+            since,
+            committed,
+            rows: rows.to_vec(),
+        });
     }
 }
 
@@ -89,9 +159,18 @@ impl HistoryReader for HistoryStore {
         limit: usize,
     ) -> Reading<'a, Vec<RecentChange>> {
         Box::pin(async move {
-            recent_changes(&self.pool, scope, since, limit)
+            if let Some(rows) = self.kept_recent(scope, since, limit) {
+                return Ok(rows);
+            }
+            // The count before the read: a commit during it makes the answer a miss next time.
+            let committed = self.writes.as_ref().map(|w| w.committed());
+            let rows = recent_changes(&self.pool, scope, since, limit)
                 .await
-                .map_err(unavailable)
+                .map_err(unavailable)?;
+            if let Some(committed) = committed {
+                self.keep_recent(scope, since, limit, committed, &rows);
+            }
+            Ok(rows)
         })
     }
 
@@ -438,6 +517,57 @@ mod tests {
 
     fn names(rows: &[ChallengeRecord]) -> Vec<&str> {
         rows.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    /// The board's "what changed recently" is answered again from memory while nothing is
+    /// written, and read anew after an audit row or a writer's commit.
+    #[tokio::test]
+    async fn recent_changes_are_kept_until_something_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        let store = HistoryStore::new(db.reader.clone()).with_writes(db.health.clone());
+        let (everything, now) = (Scope::everything(), Utc::now());
+        let since = now - chrono::Duration::hours(24);
+        let read = |since| {
+            let store = store.clone();
+            let scope = everything.clone();
+            async move { store.recent_changes(&scope, since, 30).await.unwrap().len() }
+        };
+        assert_eq!(read(since).await, 0);
+        // Behind the store's back (no writer, no audit log): the kept answer stands.
+        sqlx::query("INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, outcome) VALUES (?, 'x', 'renew', 'zrh', 'shop', 'Certificate', 'a', 0, 'ok')")
+            .bind(stamp(now))
+            .execute(&db.writer)
+            .await
+            .unwrap();
+        assert_eq!(read(since).await, 0, "kept");
+        // A window that moved on by more than a second asks again.
+        assert_eq!(read(since + chrono::Duration::seconds(2)).await, 1);
+        // An audit row written as an action happens is seen at once.
+        let (held, _rx) = tokio::sync::mpsc::channel(1);
+        let audit = super::super::audit::AuditLog {
+            pool: db.writer.clone(),
+            held,
+            health: db.health.clone(),
+        };
+        audit
+            .append(super::super::audit::NewEntry {
+                at: now,
+                actor: "y".into(),
+                action: "renew".into(),
+                cluster: "zrh".into(),
+                namespace: "shop".into(),
+                kind: "Certificate".into(),
+                name: "b".into(),
+                dry_run: false,
+                diff: None,
+                outcome: "ok".into(),
+                error: None,
+            })
+            .await;
+        assert_eq!(read(since + chrono::Duration::seconds(2)).await, 2);
     }
 
     #[tokio::test]

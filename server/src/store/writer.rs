@@ -72,12 +72,26 @@ pub struct WriterState {
 #[derive(Debug, Default)]
 pub struct Health {
     writers: Mutex<BTreeMap<&'static str, WriterState>>,
+    /// Batches committed, by every writer: what a cache of the history's reads keys on.
+    committed: std::sync::atomic::AtomicU64,
     /// Woken when a failure ends, so the other failing writers try again at once instead
     /// of at the end of their pause.
     cleared: tokio::sync::Notify,
 }
 
 impl Health {
+    /// How many batches the writers have committed so far: it moves whenever the history
+    /// may read differently.
+    pub fn committed(&self) -> u64 {
+        self.committed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// A write made outside the writers (an audit row written as the action happens).
+    pub fn wrote_directly(&self) {
+        self.committed
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
     fn update(&self, what: &'static str, f: impl FnOnce(&mut WriterState)) {
         f(self
             .writers
@@ -250,6 +264,9 @@ async fn flush<T>(
         match (w.write)(pool, batch).await {
             Ok(()) => {
                 held.drain(..n);
+                health
+                    .committed
+                    .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
             }
             Err(e) => {
                 health.failed(w.what, &e, now());

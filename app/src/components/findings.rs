@@ -49,8 +49,7 @@ pub(crate) fn findings_table(
     let rows = findings
         .into_iter()
         .map(|f| {
-            let object = format!("{} {}{}", f.kind, if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) }, f.name);
-            let object_view = view! { <a href=finding_href(&f)>{object}</a> };
+            let object_view = view! { <a href=finding_href(&f)>{object_text(&f)}</a> };
             let since = f.since.map(|at| view! { <Time at=at now=now/> });
             let detail = with_remediation.then(|| {
                 view! {
@@ -89,5 +88,46 @@ pub(crate) fn findings_table(
             </thead>
             <tbody>{rows}</tbody>
         </table>
+    }
+}
+
+/// An `<option>` of a filter's `<select>`.
+pub(crate) fn option(value: &str, label: &str, selected: bool) -> impl IntoView {
+    view! { <option value=value.to_string() selected=selected>{label.to_string()}</option> }
+}
+
+/// The options of a cluster filter, the chosen one selected.
+pub(crate) fn cluster_options(
+    clusters: &[crate::model::ClusterView],
+    chosen: Option<&str>,
+) -> impl IntoView {
+    clusters
+        .iter()
+        .map(|c| option(&c.name, &c.name, chosen == Some(c.name.as_str())))
+        .collect_view()
+}
+
+/// The options of a severity filter.
+pub(crate) fn severity_options(chosen: Option<Severity>) -> impl IntoView {
+    [Severity::Critical, Severity::Warning, Severity::Info]
+        .map(|s| option(s.label(), s.label(), chosen == Some(s)))
+        .into_iter()
+        .collect_view()
+}
+
+/// The options of a rule filter (every rule id).
+pub(crate) fn rule_options(chosen: Option<&str>) -> impl IntoView {
+    crate::model::finding::RULE_IDS
+        .iter()
+        .map(|r| option(r, r, chosen == Some(*r)))
+        .collect_view()
+}
+
+/// The object of a finding in words: "Ingress acme-shop/shop", "ClusterIssuer le".
+pub(crate) fn object_text(f: &Finding) -> String {
+    if f.namespace.is_empty() {
+        format!("{} {}", f.kind, f.name)
+    } else {
+        format!("{} {}/{}", f.kind, f.namespace, f.name)
     }
 }

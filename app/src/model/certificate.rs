@@ -67,6 +67,31 @@ pub struct CertificateView {
     pub created: Option<DateTime<Utc>>,
 }
 
+/// A Certificate's Ready reason in plain words (cert-manager's policy violation reasons,
+/// `internal/controller/certificates/policies/constants.go`); None for a reason not known.
+pub fn plain_reason(reason: &str) -> Option<&'static str> {
+    Some(match reason {
+        "DoesNotExist" => "no certificate yet (its Secret does not exist)",
+        "MissingData" => "its Secret lacks the certificate or the key",
+        "InvalidKeyPair" => "the Secret's key does not match its certificate",
+        "InvalidCertificate" => "the Secret's certificate cannot be read",
+        "InvalidCertificateRequest" => "the request's CSR cannot be read",
+        "SecretMismatch" => "the Secret's key does not match the spec",
+        "IncorrectIssuer" => "issued by another issuer",
+        "IncorrectCertificate" => "its Secret belongs to another Certificate",
+        "RequestChanged" => "the spec changed since the last request",
+        "Renewing" => "due for renewal",
+        "Expired" => "expired",
+        "Disabled" => "renewal turned off",
+        "SecretTemplateMismatch"
+        | "SecretManagedMetadataMismatch"
+        | "SecretOwnerRefMismatch"
+        | "AdditionalOutputFormatsMismatch" => "its Secret's metadata is being brought in line",
+        "WindowError" | "ARIError" => "the renewal time could not be worked out",
+        _ => return None,
+    })
+}
+
 impl CertificateView {
     pub fn project(
         cluster: &str,

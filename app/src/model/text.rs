@@ -68,6 +68,20 @@ impl Serialize for Uid {
     }
 }
 
+/// "1 cluster", "3 clusters": a count with its noun, never "cluster(s)".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", noun(n, one, many))
+}
+
+/// The noun for `n` things.
+pub fn noun<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

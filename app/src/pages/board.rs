@@ -7,9 +7,11 @@ use leptos::prelude::*;
 
 use chrono::{DateTime, Utc};
 
-use crate::components::findings::{finding_href, object_href, SeverityBadge};
+use crate::components::findings::{
+    cluster_options, finding_href, object_href, object_text, rule_options, severity_options,
+    SeverityBadge,
+};
 use crate::components::{document, encode, Nav, Pager, Shell, Time};
-use crate::model::finding::RULE_IDS;
 use crate::model::history::RecentChange;
 use crate::model::read::problems::{Problem, Problems};
 use crate::model::read::views::ProblemQuery;
@@ -34,27 +36,9 @@ fn query_string(q: &ProblemQuery) -> String {
 
 /// The filter form; every choice is a plain GET parameter.
 fn filter_form(q: &ProblemQuery, clusters: &[ClusterView]) -> impl IntoView {
-    let option = |value: &str, label: &str, selected: bool| {
-        view! { <option value=value.to_string() selected=selected>{label.to_string()}</option> }
-    };
-    let cluster_options = clusters
-        .iter()
-        .map(|c| {
-            option(
-                &c.name,
-                &c.name,
-                q.cluster.as_deref() == Some(c.name.as_str()),
-            )
-        })
-        .collect_view();
-    let severity_options = [Severity::Critical, Severity::Warning, Severity::Info]
-        .map(|s| option(s.label(), s.label(), q.severity == Some(s)))
-        .into_iter()
-        .collect_view();
-    let cause_options = RULE_IDS
-        .iter()
-        .map(|r| option(r, r, q.cause.as_deref() == Some(*r)))
-        .collect_view();
+    let cluster_options = cluster_options(clusters, q.cluster.as_deref());
+    let severity_options = severity_options(q.severity);
+    let cause_options = rule_options(q.cause.as_deref());
     view! {
         <form class="filters" method="get" action="/">
             <label>"Host "<input name="host" type="search" placeholder="shop.example.com" value=q.host.clone().unwrap_or_default()/></label>
@@ -82,13 +66,7 @@ fn problem_href(p: &Problem) -> Option<String> {
     })
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
+use crate::model::text::count as plural;
 
 /// One problem: a row, and its symptoms folded under it.
 fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
@@ -114,24 +92,22 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
             view! { <li><a href=href>{h.to_string()}</a></li> }
         })
         .collect_view();
-    let namespaces = match p.namespaces.len() {
-        0 => "cluster-wide".to_string(),
-        n if n > SHOWN => format!("{n} namespaces"),
-        _ => p
-            .namespaces
-            .iter()
-            .map(|n| n.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+    // Names never break inside (at their hyphens); the list breaks between them.
+    let names = |names: Vec<String>| {
+        let last = names.len().saturating_sub(1);
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| view! { <span class="name">{n}</span>{(i < last).then_some(", ")} })
+            .collect_view()
     };
-    let place = format!(
-        "{} · {namespaces}",
-        p.clusters
-            .iter()
-            .map(|c| c.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let namespaces = match p.namespaces.len() {
+        0 => names(vec!["cluster-wide".to_string()]),
+        n if n > SHOWN => names(vec![format!("{n} namespaces")]),
+        _ => names(p.namespaces.iter().map(|n| n.to_string()).collect()),
+    };
+    let clusters = names(p.clusters.iter().map(|c| c.to_string()).collect());
+    let place = view! { {clusters}" · "{namespaces} };
     let expires = p.urgency.expires.map(|at| {
         let word = if at <= now { "expired " } else { "expires " };
         view! { <span class="expires">{word}<Time at=at now=now/></span><br/> }
@@ -158,13 +134,7 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
             .iter()
             .take(SYMPTOMS_SHOWN)
             .map(|f| {
-                let what = format!(
-                    "{} {}{}",
-                    f.kind,
-                    if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) },
-                    f.name
-                );
-                let target = view! { <a href=finding_href(f)>{what}</a> };
+                let target = view! { <a href=finding_href(f)>{object_text(f)}</a> };
                 view! {
                     <li data-testid="symptom" data-rule=f.rule>
                         <SeverityBadge severity=f.severity/>" "{f.title.to_string()}" — "{target}" "<code class="rule">{f.rule}</code>

@@ -29,11 +29,29 @@ pub(crate) fn ready_text(
             "✗ not ready{}",
             r.reason
                 .as_deref()
-                .map(|x| format!(": {x}"))
+                .map(|x| format!(
+                    ": {}",
+                    crate::model::certificate::plain_reason(x).unwrap_or(x)
+                ))
                 .unwrap_or_default()
         ),
         None => "unknown".into(),
     }
+}
+
+/// [`ready_text`] with cert-manager's own reason in small type, for those who search for it.
+pub(crate) fn ready_cell(
+    c: &crate::model::certificate::CertificateView,
+    now: chrono::DateTime<chrono::Utc>,
+) -> impl IntoView {
+    let term = c
+        .ready
+        .as_ref()
+        .filter(|r| &*r.status != "True" && c.not_after.is_none_or(|t| t > now))
+        .and_then(|r| r.reason.as_deref())
+        .filter(|x| crate::model::certificate::plain_reason(x).is_some())
+        .map(|x| view! { " "<small class="term">{x.to_string()}</small> });
+    view! { {ready_text(c, now)}{term} }
 }
 
 fn filters(q: &CertificateQuery) -> String {
@@ -87,7 +105,7 @@ pub fn page(
         .map(|row| {
             let c = &row.certificate;
             let href = format!("/certificates/{}/{}/{}", encode(&c.cluster), encode(&c.namespace), encode(&c.name));
-            let ready = ready_text(c, now);
+            let ready = ready_cell(c, now);
             let expires = c.not_after.map(|at| view! { <Time at=at now=now/> });
             let health = match row.worst {
                 Some(s) => view! { <SeverityBadge severity=s/> }.into_any(),

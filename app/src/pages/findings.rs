@@ -3,11 +3,12 @@
 
 use leptos::prelude::*;
 
-use crate::components::findings::findings_table;
+use crate::components::findings::{
+    cluster_options, findings_table, option, rule_options, severity_options,
+};
 use crate::components::{document, Nav, Pager, Shell};
-use crate::model::finding::RULE_IDS;
 use crate::model::read::views::FindingQuery;
-use crate::model::{ClusterView, Finding, Page, Severity};
+use crate::model::{ClusterView, Finding, Page};
 
 /// The filters as a query string (without `page`), for the pager.
 fn query_string(q: &FindingQuery) -> String {
@@ -24,27 +25,9 @@ fn query_string(q: &FindingQuery) -> String {
 
 /// The filter and sort form; every choice is a plain GET parameter.
 fn filter_form(q: &FindingQuery, clusters: &[ClusterView]) -> impl IntoView {
-    let option = |value: &str, label: &str, selected: bool| {
-        view! { <option value=value.to_string() selected=selected>{label.to_string()}</option> }
-    };
-    let cluster_options = clusters
-        .iter()
-        .map(|c| {
-            option(
-                &c.name,
-                &c.name,
-                q.cluster.as_deref() == Some(c.name.as_str()),
-            )
-        })
-        .collect_view();
-    let severity_options = [Severity::Critical, Severity::Warning, Severity::Info]
-        .map(|s| option(s.label(), s.label(), q.severity == Some(s)))
-        .into_iter()
-        .collect_view();
-    let rule_options = RULE_IDS
-        .iter()
-        .map(|r| option(r, r, q.rule.as_deref() == Some(*r)))
-        .collect_view();
+    let cluster_options = cluster_options(clusters, q.cluster.as_deref());
+    let severity_options = severity_options(q.severity);
+    let rule_options = rule_options(q.rule.as_deref());
     let current_sort = q
         .sort
         .map(|s| s.param())

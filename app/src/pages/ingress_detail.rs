@@ -87,7 +87,7 @@ fn tls_section(t: TlsChain, cluster: &str, now: chrono::DateTime<chrono::Utc>) -
                 encode(&c.namespace),
                 encode(&c.name)
             );
-            let ready = crate::pages::certificates::ready_text(c, now);
+            let ready = crate::pages::certificates::ready_cell(c, now);
             let issuer = match (&c.issuer, &chain.issuer) {
                 (Some(r), Some(i)) => format!("{} {} — {}", r.kind, r.name, i.server.label()),
                 (Some(r), None) => format!("{} {} — not found", r.kind, r.name),

@@ -76,7 +76,7 @@ pub fn page(
                 encode(&c.namespace),
                 encode(&c.name)
             );
-            let ready = crate::pages::certificates::ready_text(c, shell.now);
+            let ready = crate::pages::certificates::ready_cell(c, shell.now);
             view! {
                 <tr data-testid="search-certificate">
                     <td class="cluster">{c.cluster.clone()}</td>

@@ -61,8 +61,10 @@ impl Actions {
         let q = lookout_app::model::read::views::ProblemQuery {
             cluster: Some(key.cluster.to_string()),
             namespace: Some(key.namespace.to_string()),
+            // Every problem of the namespace, not a page of them: in a namespace with more
+            // than a page, the Certificate's own could be on a later one.
             page: 1,
-            per_page: lookout_app::model::read::views::paging::MAX_PER_PAGE,
+            per_page: usize::MAX,
             ..Default::default()
         };
         // Whether it would fail does not depend on who asks: judged on the whole cluster (a

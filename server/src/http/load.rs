@@ -63,8 +63,9 @@ pub(super) fn problems_about(
     let q = ProblemQuery {
         cluster: Some(key.cluster.to_string()),
         namespace: Some(key.namespace.to_string()),
+        // All of them: the object's own may be past any page of a busy namespace.
         page: 1,
-        per_page: lookout_app::model::read::views::paging::MAX_PER_PAGE,
+        per_page: usize::MAX,
         ..Default::default()
     };
     state

@@ -14,14 +14,20 @@ pub(super) async fn certificate_attempts(
     ns: &str,
     name: &str,
 ) -> Result<Vec<Attempt>, sqlx::Error> {
-    let requests = sqlx::query(
+    // Every query below takes the Certificate as ?1 (cluster), ?2 (namespace), ?3 (name).
+    let rows = |sql: String| async move {
+        sqlx::query(&sql)
+            .bind(cluster)
+            .bind(ns)
+            .bind(name)
+            .fetch_all(pool)
+            .await
+    };
+    let requests = rows(
         "SELECT name, outcome, message, COALESCE(created_at, last_seen) AS created, finished_at \
-         FROM certificate_requests WHERE cluster = ?1 AND namespace = ?2 AND certificate = ?3",
+         FROM certificate_requests WHERE cluster = ?1 AND namespace = ?2 AND certificate = ?3"
+            .to_string(),
     )
-    .bind(cluster)
-    .bind(ns)
-    .bind(name)
-    .fetch_all(pool)
     .await?
     .into_iter()
     .map(|r| RequestRow {
@@ -32,48 +38,38 @@ pub(super) async fn certificate_attempts(
         finished: r.get("finished_at"),
     })
     .collect();
-    let orders_sql = format!(
+    let orders: Vec<ChildRow> = rows(format!(
         "SELECT id, name, request, COALESCE(created_at, last_seen) AS created FROM orders \
          WHERE cluster = ?1 AND namespace = ?2 AND request IN ({REQUEST_NAMES})"
-    );
-    let orders: Vec<ChildRow> = sqlx::query(&orders_sql)
-        .bind(cluster)
-        .bind(ns)
-        .bind(name)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|r| ChildRow {
-            id: r.get("id"),
-            name: r.get("name"),
-            label: None,
-            parent: r.get::<Option<String>, _>("request").unwrap_or_default(),
-            created: r.get("created"),
-        })
-        .collect();
+    ))
+    .await?
+    .into_iter()
+    .map(|r| ChildRow {
+        id: r.get("id"),
+        name: r.get("name"),
+        label: None,
+        parent: r.get::<Option<String>, _>("request").unwrap_or_default(),
+        created: r.get("created"),
+    })
+    .collect();
     let order_names = format!(
         "SELECT name FROM orders WHERE cluster = ?1 AND namespace = ?2 AND request IN ({REQUEST_NAMES})"
     );
-    let challenges_sql = format!(
+    // Order and challenge row ids come from two tables: kept apart by sign.
+    let challenges: Vec<ChildRow> = rows(format!(
         "SELECT id, name, dns_name, order_name, COALESCE(created_at, last_seen) AS created \
          FROM challenges WHERE cluster = ?1 AND namespace = ?2 AND order_name IN ({order_names})"
-    );
-    let challenges: Vec<ChildRow> = sqlx::query(&challenges_sql)
-        .bind(cluster)
-        .bind(ns)
-        .bind(name)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|r| ChildRow {
-            id: r.get("id"),
-            name: r.get("name"),
-            label: Some(r.get("dns_name")),
-            parent: r.get::<Option<String>, _>("order_name").unwrap_or_default(),
-            created: r.get("created"),
-        })
-        .collect();
-    // Order and challenge row ids come from two tables: kept apart by sign.
+    ))
+    .await?
+    .into_iter()
+    .map(|r| ChildRow {
+        id: -r.get::<i64, _>("id"),
+        name: r.get("name"),
+        label: Some(r.get("dns_name")),
+        parent: r.get::<Option<String>, _>("order_name").unwrap_or_default(),
+        created: r.get("created"),
+    })
+    .collect();
     let mut changes: Vec<Change> = Vec::new();
     let order_changes = format!(
         "SELECT order_id AS owner, at, state, reason FROM order_transitions WHERE order_id IN \
@@ -84,32 +80,17 @@ pub(super) async fn certificate_attempts(
          (SELECT id FROM challenges WHERE cluster = ?1 AND namespace = ?2 AND order_name IN ({order_names}))"
     );
     for (sql, sign) in [(order_changes, 1), (challenge_changes, -1)] {
-        for r in sqlx::query(&sql)
-            .bind(cluster)
-            .bind(ns)
-            .bind(name)
-            .fetch_all(pool)
-            .await?
-        {
-            changes.push(Change {
-                owner: sign * r.get::<i64, _>("owner"),
-                at: r.get("at"),
-                state: r.get("state"),
-                reason: r.get("reason"),
-            });
-        }
+        changes.extend(rows(sql).await?.into_iter().map(|r| Change {
+            owner: sign * r.get::<i64, _>("owner"),
+            at: r.get("at"),
+            state: r.get("state"),
+            reason: r.get("reason"),
+        }));
     }
-    let challenges: Vec<ChildRow> = challenges
-        .into_iter()
-        .map(|c| ChildRow { id: -c.id, ..c })
-        .collect();
-    let readiness = sqlx::query(
-        "SELECT at, status, reason FROM certificate_readiness WHERE cluster = ?1 AND namespace = ?2 AND name = ?3",
+    let readiness = rows(
+        "SELECT at, status, reason FROM certificate_readiness WHERE cluster = ?1 AND namespace = ?2 AND name = ?3"
+            .to_string(),
     )
-    .bind(cluster)
-    .bind(ns)
-    .bind(name)
-    .fetch_all(pool)
     .await?
     .into_iter()
     .map(|r| ReadinessRow {

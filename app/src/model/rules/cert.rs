@@ -105,7 +105,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 "cert.issuance-failing",
                 Severity::Critical,
                 about(),
-                format!("Issuance of {} has failed {n} time(s)", c.name),
+                format!("Issuance of {} has failed {}", c.name, crate::model::text::count(usize::try_from(n).unwrap_or(0), "time", "times")),
                 format!(
                     "status.failedIssuanceAttempts is {n}, lastFailureTime {}. cert-manager retries at {} (1h·2^(n−1), at most 32h).{issuing}",
                     c.last_failure_time.map(at).unwrap_or_else(|| "unknown".into()),

@@ -94,9 +94,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 about(),
                 format!("Edit-in-place is set but Certificate {} was created without it", certificates.join(", ")),
                 format!(
-                    "The annotation is \"true\"{}, but Certificate(s) {} lack acme.cert-manager.io/http01-override-ingress-name. ingress-shim adds it only when it creates a Certificate, so the next challenge still uses a separate solver Ingress.",
+                    "The annotation is \"true\"{}, but {} {} {} acme.cert-manager.io/http01-override-ingress-name. ingress-shim adds it only when it creates a Certificate, so the next challenge still uses a separate solver Ingress.",
                     if managers.is_empty() { String::new() } else { format!(" (owned by {})", managers.join(", ")) },
-                    certificates.join(", ")
+                    crate::model::text::noun(certificates.len(), "Certificate", "Certificates"),
+                    certificates.join(", "),
+                    crate::model::text::noun(certificates.len(), "lacks", "lack")
                 ),
                 "Put acme.cert-manager.io/http01-override-ingress-name: <ingress name> (and cert-manager.io/issue-temporary-certificate: \"true\") on the Certificate, or delete the Certificate so ingress-shim recreates it with them.",
                 None,
@@ -333,16 +335,17 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
             Some(_) if without.is_empty() && !ing.tls.is_empty() => continue,
             Some(why) => (
                 "Its issuer annotations contradict each other: no Certificate is made".to_string(),
-                format!("ingress-shim refuses the annotations of Ingress {}/{} (Warning BadConfig: \"Could not determine issuer for ingress due to bad annotations: {why}\") and makes no Certificate, so {} get no certificate.{}", ing.namespace, ing.name, if without.is_empty() { "its hosts".to_string() } else { format!("Secret(s) {}", without.join(", ")) }, bad_config_events(ctx, ing)),
+                format!("ingress-shim refuses the annotations of Ingress {}/{} (Warning BadConfig: \"Could not determine issuer for ingress due to bad annotations: {why}\") and makes no Certificate, so no certificate is issued for {}.{}", ing.namespace, ing.name, if without.is_empty() { "its hosts".to_string() } else { format!("{} {}", crate::model::text::noun(without.len(), "Secret", "Secrets"), without.join(", ")) }, bad_config_events(ctx, ing)),
                 "Keep one of cert-manager.io/cluster-issuer or cert-manager.io/issuer (issuer-kind and issuer-group go only with issuer), and give it a name.",
             ),
             None if ing.shim_refusal.is_some() && !without.is_empty() => (
                 "An annotation has a value ingress-shim refuses: no Certificate is made".to_string(),
                 format!(
-                    "ingress-shim stops at Ingress {}/{}: {}. It makes no Certificate for it (and updates none), so Secret(s) {} get no certificate. No event says so; cert-manager's controller log does.{}",
+                    "ingress-shim stops at Ingress {}/{}: {}. It makes no Certificate for it (and updates none), so no certificate is issued for {} {}. No event says so; cert-manager's controller log does.{}",
                     ing.namespace,
                     ing.name,
                     ing.shim_refusal.as_deref().unwrap_or_default(),
+                    crate::model::text::noun(without.len(), "Secret", "Secrets"),
                     without.join(", "),
                     bad_config_events(ctx, ing)
                 ),

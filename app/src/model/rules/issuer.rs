@@ -107,7 +107,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             "issuer.not-ready",
             Severity::Critical,
             About { namespace: &Text::from(ns.as_str()), kind: &kind, name: &Text::from(name.as_str()) },
-            format!("{kind} {name} is not ready; {} object(s) depend on it", users.len()),
+            format!("{kind} {name} is not ready; {} on it", crate::model::text::count(users.len(), "object depends", "objects depend")),
             format!("Ready is {status} ({reason}): {message}. Used by: {}.", users.join(", ")),
             "Check the issuer's ACME account registration (server URL, email, account key Secret) and its events; issuance through it cannot succeed until it is Ready.",
             issuer.ready.as_ref().and_then(|c| c.last_transition),

@@ -91,8 +91,8 @@ pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
                 name: newest.name.as_str().into(),
                 title: format!("{named} new Tailscale hostnames in {tailnet} this week (limit {CAPACITY})").into(),
                 message: format!(
-                    "{named} Tailscale Ingresses with hostnames under {tailnet} were created in the last 7 days, in {} cluster(s) of this fleet. Each new hostname needs a new Let's Encrypt certificate, and {tailnet} is one registered domain: {CAPACITY} new certificates per 7 days, shared with every other cluster and device in the tailnet.{waiting}",
-                    clusters.len()
+                    "{named} Tailscale Ingresses with hostnames under {tailnet} were created in the last 7 days, in {} of this fleet. Each new hostname needs a new Let's Encrypt certificate, and {tailnet} is one registered domain: {CAPACITY} new certificates per 7 days, shared with every other cluster and device in the tailnet.{waiting}",
+                    crate::model::text::count(clusters.len(), "cluster", "clusters")
                 )
                 .into(),
                 remediation: "Hold back new Tailscale Ingresses in this tailnet for a few days, or reuse hostnames; renewals (ARI) are exempt, new names are not.".into(),

@@ -439,7 +439,7 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet_across_clusters() {
         "{}",
         f[0].title
     );
-    assert!(f[0].message.contains("in 2 cluster(s)"), "{}", f[0].message);
+    assert!(f[0].message.contains("in 2 clusters"), "{}", f[0].message);
     assert!(
         f[0].message.contains("3 more are still without a hostname"),
         "{}",

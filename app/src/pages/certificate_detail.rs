@@ -164,7 +164,10 @@ pub fn page(
                 <dt>"DNS names"</dt><dd>{c.dns_names.join(", ")}</dd>
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
                 <dt>"Ready"</dt><dd>{crate::pages::certificates::ready_text(&c, now)}" "<small>{condition(c.ready.as_ref())}</small></dd>
-                <dt>"Issuing"</dt><dd>{condition(c.issuing.as_deref())}</dd>
+                <dt>"Being issued"</dt><dd>{match c.issuing.as_deref() {
+                    Some(i) if &*i.status == "True" => "yes, now",
+                    _ => "no",
+                }}" "<small class="term">{format!("Issuing: {}", c.issuing.as_deref().map_or_else(|| "absent".to_string(), |i| condition(Some(i))))}</small></dd>
                 <dt>"Not before"</dt><dd>{time(c.not_before)}</dd>
                 <dt>"Not after"</dt><dd>{time(c.not_after)}</dd>
                 <dt>"Renewal time"</dt><dd>{time(c.renewal_time)}</dd>

@@ -22,6 +22,18 @@ use crate::model::read::views::IngressDetail;
 use crate::pages::ingresses::annotation_text;
 
 /// The attempts of a Certificate: requests, orders, challenges.
+/// Where the current request stands, in words: in flight until its Ready condition says
+/// it was issued or failed (cert-manager's reasons `Issued`, `Failed`, `Denied`).
+fn request_state(r: &crate::model::certificate::CertificateRequestView) -> &'static str {
+    match r.ready.as_ref() {
+        Some(c) if &*c.status == "True" => ", the latest: issued",
+        Some(c) if matches!(c.reason.as_deref(), Some("Failed" | "Denied")) => {
+            ", the latest: failed"
+        }
+        _ => ", in flight",
+    }
+}
+
 pub fn attempts(chain: &CertificateChain, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
     let items = chain
         .requests
@@ -60,7 +72,7 @@ pub fn attempts(chain: &CertificateChain, now: chrono::DateTime<chrono::Utc>) ->
                 .collect_view();
             view! {
                 <li>
-                    <strong>{format!("CertificateRequest {} (revision {}){}", r.request.name, r.request.revision.map(|v| v.to_string()).unwrap_or_else(|| "?".into()), if r.current { ", in flight" } else { "" })}</strong>
+                    <strong>{format!("CertificateRequest {} (revision {}){}", r.request.name, r.request.revision.map(|v| v.to_string()).unwrap_or_else(|| "?".into()), if r.current { request_state(&r.request) } else { "" })}</strong>
                     " created " {created}
                     <br/><span>{ready}</span>
                     <ul>{orders}</ul>

@@ -1,4 +1,4 @@
-// Every page of the demo: axe-core finds no serious or critical violation in light and dark
+// Every page of the demo (action pages included): axe-core finds no serious or critical violation in light and dark
 // mode, and nothing scrolls sideways at a phone's width (390 px).
 import { test, expect, accessible } from '../harness/fixtures.js';
 
@@ -8,10 +8,25 @@ const pages = [
   '/search?q=shop', '/search', '/actions', '/no-such-page',
 ];
 
+/// The pages above, and two action pages made on the way: the fix's preview (its steps
+/// and diffs) and a renew's preview (its budget table).
+async function everyPage(page) {
+  const actions = [];
+  await page.goto('/ingresses/zrh-prod/acme-shop/shop');
+  await page.getByTestId('preview-edit-in-place').first().click();
+  await expect(page.getByTestId('action-banner')).toBeVisible();
+  actions.push(new URL(page.url()).pathname);
+  await page.goto('/certificates/zrh-prod/globex-web/promo-tls');
+  await page.getByTestId('preview-renew').first().click();
+  await expect(page.getByTestId('action-banner')).toBeVisible();
+  actions.push(new URL(page.url()).pathname);
+  return [...pages, ...actions];
+}
+
 for (const colorScheme of ['light', 'dark']) {
   test(`every page passes axe-core (${colorScheme})`, async ({ page }) => {
     await page.emulateMedia({ colorScheme });
-    for (const path of pages) {
+    for (const path of await everyPage(page)) {
       await page.goto(path);
       await expect(page.locator('main')).toBeVisible();
       await accessible(page);
@@ -21,7 +36,7 @@ for (const colorScheme of ['light', 'dark']) {
 
 test('no page scrolls sideways at 390 px', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 800 });
-  for (const path of pages) {
+  for (const path of await everyPage(page)) {
     await page.goto(path);
     await expect(page.locator('main')).toBeVisible();
     // Open every folded part too: what is inside must fit when shown.

@@ -41,7 +41,7 @@ fn steps_table(cluster: &str, steps: &[Step]) -> impl IntoView {
         .map(|s| {
             let href = object_href(&s.kind, cluster, &s.namespace, &s.name);
             let diff =
-                (!s.diff.is_empty()).then(|| view! { <pre class="diff">{s.diff.join("\n")}</pre> });
+                (!s.diff.is_empty()).then(|| view! { <pre class="diff" tabindex="0">{s.diff.join("\n")}</pre> });
             view! {
                 <tr data-testid="action-step">
                     <td><a href=href>{format!("{} {}/{}", s.kind, s.namespace, s.name)}</a></td>
@@ -144,7 +144,7 @@ fn items_table(items: &[ActionRecord]) -> impl IntoView {
         .map(|i| {
             let href = object_href(&i.kind, &i.cluster, &i.namespace, &i.name);
             let diff = i.diff_text();
-            let diff = (!diff.is_empty()).then(|| view! { <pre class="diff">{diff}</pre> });
+            let diff = (!diff.is_empty()).then(|| view! { <pre class="diff" tabindex="0">{diff}</pre> });
             view! {
                 <tr data-testid="bulk-item">
                     <td class="cluster">{i.cluster.clone()}</td>

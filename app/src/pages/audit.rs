@@ -77,7 +77,7 @@ pub fn page(shell: &Shell, query: &AuditQuery, rows: Page<AuditEntry>) -> String
             let diff = e
                 .diff
                 .clone()
-                .map(|d| view! { <details><summary>"diff"</summary><pre>{d}</pre></details> });
+                .map(|d| view! { <details><summary>"diff"</summary><pre class="diff" tabindex="0">{d}</pre></details> });
             view! {
                 <tr data-testid="audit-row">
                     <td class="when">{crate::components::time_text(&e.at, shell.now)}</td>

@@ -44,10 +44,10 @@ fn steps_table(cluster: &str, steps: &[Step]) -> impl IntoView {
                 (!s.diff.is_empty()).then(|| view! { <pre class="diff" tabindex="0">{s.diff.join("\n")}</pre> });
             view! {
                 <tr data-testid="action-step">
-                    <td><a href=href>{format!("{} {}/{}", s.kind, s.namespace, s.name)}</a></td>
-                    <td>{s.change.clone()}{diff}</td>
-                    <td>{outcome_badge(s.outcome)}</td>
-                    <td class="message">{s.message.clone().unwrap_or_default()}</td>
+                    <td data-label="Object"><a href=href>{format!("{} {}/{}", s.kind, s.namespace, s.name)}</a></td>
+                    <td data-label="Change">{s.change.clone()}{diff}</td>
+                    <td data-label="Outcome">{outcome_badge(s.outcome)}</td>
+                    <td data-label="Why" class="message">{s.message.clone().unwrap_or_default()}</td>
                 </tr>
             }
         })
@@ -73,10 +73,10 @@ fn budget_table(budget: &[Impact]) -> impl IntoView {
             };
             view! {
                 <tr data-testid="budget-impact">
-                    <td>{limit}</td>
+                    <td data-label="Limit">{limit}</td>
                     <th scope="row">{b.key.clone()}</th>
-                    <td>{format!("{} → {} of {}", b.used, b.after, b.capacity)}{crate::pages::rate_limits::elsewhere(b.elsewhere)}</td>
-                    <td>{verdict}</td>
+                    <td data-label="Used now → after">{format!("{} → {} of {}", b.used, b.after, b.capacity)}{crate::pages::rate_limits::elsewhere(b.elsewhere)}</td>
+                    <td data-label="Verdict">{verdict}</td>
                 </tr>
             }
         })
@@ -147,10 +147,10 @@ fn items_table(items: &[ActionRecord]) -> impl IntoView {
             let diff = (!diff.is_empty()).then(|| view! { <pre class="diff" tabindex="0">{diff}</pre> });
             view! {
                 <tr data-testid="bulk-item">
-                    <td class="cluster">{i.cluster.clone()}</td>
-                    <td><a href=href>{format!("{} {}/{}", i.kind, i.namespace, i.name)}</a></td>
-                    <td>{outcome_badge(i.outcome)}</td>
-                    <td class="message">{i.message.clone()}{diff}</td>
+                    <td data-label="Cluster" class="cluster">{i.cluster.clone()}</td>
+                    <td data-label="Object"><a href=href>{format!("{} {}/{}", i.kind, i.namespace, i.name)}</a></td>
+                    <td data-label="Outcome">{outcome_badge(i.outcome)}</td>
+                    <td data-label="What happened" class="message">{i.message.clone()}{diff}</td>
                 </tr>
             }
         })

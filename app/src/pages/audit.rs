@@ -80,13 +80,13 @@ pub fn page(shell: &Shell, query: &AuditQuery, rows: Page<AuditEntry>) -> String
                 .map(|d| view! { <details><summary>"diff"</summary><pre class="diff" tabindex="0">{d}</pre></details> });
             view! {
                 <tr data-testid="audit-row">
-                    <td class="when">{crate::components::time_text(&e.at, shell.now)}</td>
-                    <td>{e.actor.clone()}</td>
-                    <td>{what}</td>
-                    <td class="cluster">{e.cluster.clone()}</td>
-                    <td>{object_link(e)}</td>
-                    <td><span class=outcome_class><span aria-hidden="true">{icon}</span>{e.outcome.clone()}</span></td>
-                    <td>{diff}<span class="error-text">{e.error.clone().unwrap_or_default()}</span></td>
+                    <td data-label="When" class="when">{crate::components::time_text(&e.at, shell.now)}</td>
+                    <td data-label="Who">{e.actor.clone()}</td>
+                    <td data-label="Action">{what}</td>
+                    <td data-label="Cluster" class="cluster">{e.cluster.clone()}</td>
+                    <td data-label="Object">{object_link(e)}</td>
+                    <td data-label="Outcome"><span class=outcome_class><span aria-hidden="true">{icon}</span>{e.outcome.clone()}</span></td>
+                    <td data-label="Diff and error">{diff}<span class="error-text">{e.error.clone().unwrap_or_default()}</span></td>
                 </tr>
             }
         })

@@ -198,11 +198,11 @@ fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -
                     };
                     view! {
                         <tr data-testid="recent-row">
-                            <td>{at}</td>
-                            <td>{c.cluster}</td>
-                            <td>{object}</td>
-                            <td>{c.what}</td>
-                            <td class="message">{c.detail.unwrap_or_default()}</td>
+                            <td data-label="When">{at}</td>
+                            <td data-label="Cluster">{c.cluster}</td>
+                            <td data-label="Object">{object}</td>
+                            <td data-label="Change">{c.what}</td>
+                            <td data-label="Detail" class="message">{c.detail.unwrap_or_default()}</td>
                         </tr>
                     }
                 })
@@ -265,7 +265,7 @@ pub fn page(
                 let n = row[s as usize];
                 let href = format!("/?{}", crate::components::query_string(&[("cluster", Some(&c.name)), ("severity", Some(s.label()))]));
                 let label = format!("{n} {} in {}", s.label(), c.name);
-                view! { <td><a href=href aria-label=label>{n}</a></td> }
+                view! { <td data-label=s.label()><a href=href aria-label=label>{n}</a></td> }
             });
             view! { <tr><th scope="row">{c.name.clone()}</th>{cells.into_iter().collect_view()}</tr> }
         })

@@ -45,11 +45,11 @@ fn timeline_table(
                         .map(|e| {
                             view! {
                                 <tr data-testid="timeline-row">
-                                    <td class="when">{when(&e.at)}</td>
-                                    <td>{e.kind}</td>
-                                    <td class="name">{e.name}</td>
-                                    <td>{e.state}</td>
-                                    <td class="message">{e.detail.unwrap_or_default()}</td>
+                                    <td data-label="When" class="when">{when(&e.at)}</td>
+                                    <td data-label="What">{e.kind}</td>
+                                    <td data-label="Object" class="name">{e.name}</td>
+                                    <td data-label="State">{e.state}</td>
+                                    <td data-label="Detail" class="message">{e.detail.unwrap_or_default()}</td>
                                 </tr>
                             }
                         })

@@ -113,14 +113,14 @@ pub fn page(
             };
             view! {
                 <tr data-testid="certificate-row">
-                    <td class="cluster">{c.cluster.clone()}</td>
-                    <td>{c.namespace.clone()}</td>
+                    <td data-label="Cluster" class="cluster">{c.cluster.clone()}</td>
+                    <td data-label="Namespace">{c.namespace.clone()}</td>
                     <th scope="row"><a href=href>{c.name.clone()}</a></th>
-                    <td>{c.dns_names.join(", ")}</td>
-                    <td>{ready}</td>
-                    <td>{expires}</td>
-                    <td>{format!("{} ({})", c.issuer.as_ref().map(|i| i.name.clone()).unwrap_or_default(), row.server_label())}</td>
-                    <td>{health}</td>
+                    <td data-label="DNS names">{c.dns_names.join(", ")}</td>
+                    <td data-label="Ready">{ready}</td>
+                    <td data-label="Expires">{expires}</td>
+                    <td data-label="Issuer">{format!("{} ({})", c.issuer.as_ref().map(|i| i.name.clone()).unwrap_or_default(), row.server_label())}</td>
+                    <td data-label="Health">{health}</td>
                 </tr>
             }
         })

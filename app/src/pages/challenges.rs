@@ -41,15 +41,15 @@ pub fn challenge_rows(
             };
             view! {
                 <tr data-testid="challenge-row">
-                    <td class="cluster">{r.cluster.clone()}</td>
-                    <td>{r.namespace.clone()}</td>
-                    <td><a href=format!("/search?q={}", crate::components::encode(&r.dns_name))>{r.dns_name.clone()}</a></td>
-                    <td>{r.challenge_type.clone()}</td>
-                    <td>{if r.state.is_empty() { "unknown".to_string() } else { r.state.clone() }}</td>
-                    <td title=r.failure.as_ref().map(|f| f.explanation.to_string())>{r.failure.as_ref().map(|f| f.label.to_string())}</td>
-                    <td class="message">{r.reason.clone().unwrap_or_default()}</td>
-                    <td>{states}</td>
-                    <td>{gone}</td>
+                    <td data-label="Cluster" class="cluster">{r.cluster.clone()}</td>
+                    <td data-label="Namespace">{r.namespace.clone()}</td>
+                    <td data-label="DNS name"><a href=format!("/search?q={}", crate::components::encode(&r.dns_name))>{r.dns_name.clone()}</a></td>
+                    <td data-label="Type">{r.challenge_type.clone()}</td>
+                    <td data-label="State">{if r.state.is_empty() { "unknown".to_string() } else { r.state.clone() }}</td>
+                    <td data-label="Failure" title=r.failure.as_ref().map(|f| f.explanation.to_string())>{r.failure.as_ref().map(|f| f.label.to_string())}</td>
+                    <td data-label="Reason" class="message">{r.reason.clone().unwrap_or_default()}</td>
+                    <td data-label="History">{states}</td>
+                    <td data-label="Last seen">{gone}</td>
                 </tr>
             }
         })

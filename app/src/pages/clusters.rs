@@ -46,11 +46,11 @@ pub(crate) fn clusters_table(
             view! {
                 <tr data-testid="cluster-row">
                     <th scope="row">{c.name.clone()}</th>
-                    <td><SyncBadge state=c.state.clone()/></td>
-                    <td>{last_sync}</td>
-                    <td><a href=href>{c.ingresses}</a></td>
-                    <td>{kinds}</td>
-                    <td class="error-text">{error}</td>
+                    <td data-label="State"><SyncBadge state=c.state.clone()/></td>
+                    <td data-label="Last sync">{last_sync}</td>
+                    <td data-label="Ingresses"><a href=href>{c.ingresses}</a></td>
+                    <td data-label="Watched kinds">{kinds}</td>
+                    <td data-label="Last error" class="error-text">{error}</td>
                 </tr>
             }
         })

@@ -133,7 +133,7 @@ pub(crate) fn events_table(
         .into_iter()
         .map(|e| {
             let seen = e.last_seen.map(|at| view! { <Time at=at now=now/> });
-            view! { <tr><td>{seen}</td><td>{e.event_type}</td><td>{format!("{} {}", e.object_kind, e.object_name)}</td><td>{e.reason}</td><td>{e.message}</td></tr> }
+            view! { <tr><td data-label="Seen">{seen}</td><td data-label="Type">{e.event_type}</td><td data-label="Object">{format!("{} {}", e.object_kind, e.object_name)}</td><td data-label="Reason">{e.reason}</td><td data-label="Message">{e.message}</td></tr> }
         })
         .collect_view();
     view! {

@@ -115,15 +115,15 @@ pub fn page(
                 .unwrap_or_default();
             view! {
                 <tr data-testid="ingress-row">
-                    <td class="cluster">{i.cluster.clone()}</td>
-                    <td>{i.namespace.clone()}</td>
+                    <td data-label="Cluster" class="cluster">{i.cluster.clone()}</td>
+                    <td data-label="Namespace">{i.namespace.clone()}</td>
                     <th scope="row"><a href=detail_href(i)>{i.name.clone()}</a></th>
-                    <td>{i.hosts.join(", ")}</td>
-                    <td>{i.class.clone().unwrap_or_default()}</td>
-                    <td>{tls}</td>
-                    <td>{issuer}</td>
-                    <td data-testid="annotation-status">{annotation_text(&row.annotation)}</td>
-                    <td>{health}</td>
+                    <td data-label="Hosts">{i.hosts.join(", ")}</td>
+                    <td data-label="Class">{i.class.clone().unwrap_or_default()}</td>
+                    <td data-label="TLS secrets">{tls}</td>
+                    <td data-label="Issuer">{issuer}</td>
+                    <td data-label="Edit-in-place" data-testid="annotation-status">{annotation_text(&row.annotation)}</td>
+                    <td data-label="Health">{health}</td>
                 </tr>
             }
         })

@@ -143,14 +143,14 @@ pub fn page(
             });
             view! {
                 <tr data-testid="budget-row">
-                    <td>{server}</td>
-                    <td>{limit}</td>
+                    <td data-label="Server">{server}</td>
+                    <td data-label="Limit">{limit}</td>
                     <th scope="row">{key}</th>
-                    <td>{format!("{} / {}", b.used, b.capacity)}{elsewhere(b.elsewhere)}</td>
-                    <td>{bar(b)}</td>
-                    <td>{frees}</td>
-                    <td><ul class="plain">{places(b)}</ul></td>
-                    <td>{latest}</td>
+                    <td data-label="Used">{format!("{} / {}", b.used, b.capacity)}{elsewhere(b.elsewhere)}</td>
+                    <td data-label="Budget">{bar(b)}</td>
+                    <td data-label="Next frees up">{frees}</td>
+                    <td data-label="Spent from"><ul class="plain">{places(b)}</ul></td>
+                    <td data-label="Latest spent by">{latest}</td>
                 </tr>
             }
         })

@@ -55,12 +55,12 @@ pub fn page(
             let i = &row.ingress;
             view! {
                 <tr data-testid="search-ingress">
-                    <td class="cluster">{i.cluster.clone()}</td>
-                    <td>{i.namespace.clone()}</td>
+                    <td data-label="Cluster" class="cluster">{i.cluster.clone()}</td>
+                    <td data-label="Namespace">{i.namespace.clone()}</td>
                     <th scope="row"><a href=detail_href(i)>{i.name.clone()}</a></th>
-                    <td>{i.hosts.join(", ")}</td>
-                    <td>{annotation_text(&row.annotation)}</td>
-                    <td>{health(row.worst)}</td>
+                    <td data-label="Hosts">{i.hosts.join(", ")}</td>
+                    <td data-label="Edit-in-place">{annotation_text(&row.annotation)}</td>
+                    <td data-label="Health">{health(row.worst)}</td>
                 </tr>
             }
         })
@@ -79,12 +79,12 @@ pub fn page(
             let ready = crate::pages::certificates::ready_cell(c, shell.now);
             view! {
                 <tr data-testid="search-certificate">
-                    <td class="cluster">{c.cluster.clone()}</td>
-                    <td>{c.namespace.clone()}</td>
+                    <td data-label="Cluster" class="cluster">{c.cluster.clone()}</td>
+                    <td data-label="Namespace">{c.namespace.clone()}</td>
                     <th scope="row"><a href=href>{c.name.clone()}</a></th>
-                    <td>{c.dns_names.join(", ")}</td>
-                    <td>{ready}</td>
-                    <td>{health(row.worst)}</td>
+                    <td data-label="DNS names">{c.dns_names.join(", ")}</td>
+                    <td data-label="Ready">{ready}</td>
+                    <td data-label="Health">{health(row.worst)}</td>
                 </tr>
             }
         })

@@ -42,6 +42,7 @@ pub mod demo;
 mod fleet;
 mod http;
 pub mod memory;
+pub mod probe;
 pub mod store;
 
 pub use clusters::{connect, watched_kinds, ClusterSource, WatchSettings};

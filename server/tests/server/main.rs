@@ -16,6 +16,7 @@ mod http;
 mod live;
 mod oidc;
 mod pages;
+mod probe;
 mod restart;
 mod storage;
 mod tenancy;

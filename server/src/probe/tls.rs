@@ -1,0 +1,263 @@
+//! The certificate a host serves on one address: the TLS handshake with SNI = the host,
+//! accepting whatever is served (it is what clients get, good or bad), then judged apart:
+//! does the chain verify against the system roots for that name.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use serde::Serialize;
+
+use super::{connect, ProbeError, ProxyHeader};
+
+/// One served certificate, as read from its DER.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServedCertificate {
+    pub subject: String,
+    /// The DNS names of its subjectAltName.
+    pub names: Vec<String>,
+    pub issuer: String,
+    /// Hex, as `openssl x509 -serial` prints it.
+    pub serial: String,
+    pub not_before: DateTime<Utc>,
+    pub not_after: DateTime<Utc>,
+    /// SHA-256 of the DER, hex: what compares it with the issued certificate.
+    pub sha256: String,
+}
+
+impl ServedCertificate {
+    /// Reads a DER certificate; None when it does not parse.
+    pub fn parse(der: &[u8]) -> Option<Self> {
+        use x509_parser::prelude::*;
+        let (_, cert) = X509Certificate::from_der(der).ok()?;
+        let names = cert
+            .subject_alternative_name()
+            .ok()
+            .flatten()
+            .map(|san| {
+                san.value
+                    .general_names
+                    .iter()
+                    .filter_map(|n| match n {
+                        GeneralName::DNSName(d) => Some(d.to_string()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let time = |t: ASN1Time| DateTime::from_timestamp(t.timestamp(), 0);
+        Some(ServedCertificate {
+            subject: cert.subject().to_string(),
+            names,
+            issuer: cert.issuer().to_string(),
+            serial: cert.raw_serial_as_string().replace(':', "").to_uppercase(),
+            not_before: time(cert.validity().not_before)?,
+            not_after: time(cert.validity().not_after)?,
+            sha256: hex(&sha2::Digest::finalize(
+                <sha2::Sha256 as sha2::Digest>::new_with_prefix(der),
+            )),
+        })
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What one address served for one host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TlsObservation {
+    pub leaf: ServedCertificate,
+    /// Certificates sent, the leaf included.
+    pub chain_len: usize,
+    /// None when the chain verifies against the roots for the host; else why not.
+    pub untrusted: Option<Untrusted>,
+    /// "TLSv1.3", "TLSv1.2".
+    pub version: String,
+}
+
+/// Why a served chain does not verify: the rules tell a name mismatch, an unknown issuer
+/// (a staging or self-signed certificate) and an expired one apart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "problem", content = "detail")]
+pub enum Untrusted {
+    NameMismatch(String),
+    UnknownIssuer(String),
+    Expired(String),
+    NotYetValid(String),
+    Other(String),
+}
+
+impl Untrusted {
+    fn of(e: &rustls::Error) -> Self {
+        use rustls::CertificateError as C;
+        let text = e.to_string();
+        match e {
+            rustls::Error::InvalidCertificate(c) => match c {
+                C::NotValidForName | C::NotValidForNameContext { .. } => {
+                    Untrusted::NameMismatch(text)
+                }
+                C::UnknownIssuer => Untrusted::UnknownIssuer(text),
+                C::Expired | C::ExpiredContext { .. } => Untrusted::Expired(text),
+                C::NotValidYet | C::NotValidYetContext { .. } => Untrusted::NotYetValid(text),
+                _ => Untrusted::Other(text),
+            },
+            _ => Untrusted::Other(text),
+        }
+    }
+}
+
+/// Accepts any chain and keeps it: the probe records what is served, then judges it.
+#[derive(Debug)]
+struct Recorder {
+    seen: Mutex<Vec<CertificateDer<'static>>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
+
+impl ServerCertVerifier for Recorder {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let mut seen = self.seen.lock().expect("recorder lock");
+        seen.push(end_entity.clone().into_owned());
+        seen.extend(intermediates.iter().map(|c| c.clone().into_owned()));
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// The trust anchors served chains are judged against.
+#[derive(Clone)]
+pub struct Roots(Arc<rustls::RootCertStore>);
+
+impl Roots {
+    /// The system's (`rustls-native-certs`: the platform's CA bundle).
+    pub fn system() -> Self {
+        let mut store = rustls::RootCertStore::empty();
+        let found = rustls_native_certs::load_native_certs();
+        for cert in found.certs {
+            let _ = store.add(cert);
+        }
+        Roots(Arc::new(store))
+    }
+
+    /// Exactly these (for tests and private CAs).
+    pub fn of(certs: impl IntoIterator<Item = CertificateDer<'static>>) -> Self {
+        let mut store = rustls::RootCertStore::empty();
+        for cert in certs {
+            let _ = store.add(cert);
+        }
+        Roots(Arc::new(store))
+    }
+}
+
+/// Connects to `addr`, says `host` in SNI, and records what is served.
+pub async fn served(
+    addr: SocketAddr,
+    host: &str,
+    timeout: Duration,
+    proxy: Option<ProxyHeader>,
+    roots: &Roots,
+) -> Result<TlsObservation, ProbeError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let recorder = Arc::new(Recorder {
+        seen: Mutex::new(Vec::new()),
+        provider: provider.clone(),
+    });
+    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ProbeError::Handshake(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(recorder.clone())
+        .with_no_client_auth();
+    let name = ServerName::try_from(host.to_string())
+        .map_err(|_| ProbeError::Handshake(format!("{host:?} is not a name SNI can carry")))?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    let stream = tokio::time::timeout_at(deadline, connect(addr, timeout, proxy))
+        .await
+        .map_err(|_| ProbeError::Timeout)??;
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tls = tokio::time::timeout_at(deadline, connector.connect(name.clone(), stream))
+        .await
+        .map_err(|_| ProbeError::Timeout)?
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => ProbeError::Handshake(e.to_string()),
+            _ => ProbeError::of(&e),
+        })?;
+    let version = tls
+        .get_ref()
+        .1
+        .protocol_version()
+        .map(|v| match v {
+            rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".to_string(),
+            rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2".to_string(),
+            other => format!("{other:?}"),
+        })
+        .unwrap_or_default();
+    let chain = recorder.seen.lock().expect("recorder lock").clone();
+    let (leaf, intermediates) = chain
+        .split_first()
+        .ok_or_else(|| ProbeError::Handshake("no certificate was served".into()))?;
+    let parsed = ServedCertificate::parse(leaf)
+        .ok_or_else(|| ProbeError::Handshake("the served certificate does not parse".into()))?;
+    let verifier =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(roots.0.clone(), provider)
+            .build();
+    let untrusted = match verifier {
+        Err(e) => Some(Untrusted::UnknownIssuer(format!(
+            "no trust anchors to verify against ({e})"
+        ))),
+        Ok(v) => v
+            .verify_server_cert(leaf, intermediates, &name, &[], UnixTime::now())
+            .err()
+            .map(|e| Untrusted::of(&e)),
+    };
+    Ok(TlsObservation {
+        leaf: parsed,
+        chain_len: chain.len(),
+        untrusted,
+        version,
+    })
+}

@@ -23,6 +23,11 @@ struct Chain {
 }
 
 fn chain(names: &[&str]) -> Chain {
+    chain_valid(names, None)
+}
+
+/// [`chain`] with the leaf's validity set (an expired one, say).
+fn chain_valid(names: &[&str], validity: Option<((i32, u8, u8), (i32, u8, u8))>) -> Chain {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -31,9 +36,13 @@ fn chain(names: &[&str]) -> Chain {
         .push(rcgen::DnType::CommonName, "Lookout test CA");
     let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
     let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf_params =
+    let mut leaf_params =
         rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
             .unwrap();
+    if let Some(((y1, m1, d1), (y2, m2, d2))) = validity {
+        leaf_params.not_before = rcgen::date_time_ymd(y1, m1, d1);
+        leaf_params.not_after = rcgen::date_time_ymd(y2, m2, d2);
+    }
     let leaf = leaf_params.signed_by(&leaf_key, &ca).unwrap();
     Chain {
         ca: ca.der().clone(),
@@ -66,18 +75,8 @@ async fn tls_server(bind: &str, chain: &Chain, proxy: bool) -> SocketAddr {
             };
             let acceptor = acceptor.clone();
             tokio::spawn(async move {
-                if proxy {
-                    let mut line = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !line.ends_with(b"\r\n") && line.len() < 108 {
-                        if stream.read_exact(&mut byte).await.is_err() {
-                            return;
-                        }
-                        line.push(byte[0]);
-                    }
-                    if !line.starts_with(b"PROXY ") {
-                        return; // dropped: the client sees the connection closed
-                    }
+                if proxy && !read_proxy_header(&mut stream).await {
+                    return; // dropped: the client sees the connection closed
                 }
                 if let Ok(mut tls) = acceptor.accept(stream).await {
                     let _ = tls.shutdown().await;
@@ -86,6 +85,35 @@ async fn tls_server(bind: &str, chain: &Chain, proxy: bool) -> SocketAddr {
         }
     });
     addr
+}
+
+/// Reads a PROXY header, v1 (a text line) or v2 (a binary block); false when the client
+/// sent something else.
+async fn read_proxy_header(stream: &mut tokio::net::TcpStream) -> bool {
+    let mut start = [0u8; 12];
+    if stream.read_exact(&mut start).await.is_err() {
+        return false;
+    }
+    if &start == b"\r\n\r\n\0\r\nQUIT\n" {
+        let mut fixed = [0u8; 4];
+        if stream.read_exact(&mut fixed).await.is_err() || fixed[0] != 0x21 {
+            return false;
+        }
+        let mut rest = vec![0u8; usize::from(u16::from_be_bytes([fixed[2], fixed[3]]))];
+        return stream.read_exact(&mut rest).await.is_ok();
+    }
+    if !start.starts_with(b"PROXY ") {
+        return false;
+    }
+    let mut line = start.to_vec();
+    let mut byte = [0u8; 1];
+    while !line.ends_with(b"\r\n") && line.len() < 108 {
+        if stream.read_exact(&mut byte).await.is_err() {
+            return false;
+        }
+        line.push(byte[0]);
+    }
+    line.ends_with(b"\r\n")
 }
 
 /// Answers every HTTP request on `bind` with `answer`.
@@ -147,6 +175,29 @@ async fn the_served_chain_is_recorded_and_judged_over_ipv4_and_ipv6() {
 }
 
 #[tokio::test]
+async fn an_expired_certificate_is_served_and_said_to_be_expired() {
+    let chain = chain_valid(&["old.example.test"], Some(((2020, 1, 1), (2020, 4, 1))));
+    let addr = tls_server("127.0.0.1:0", &chain, false).await;
+    let seen = served(
+        addr,
+        "old.example.test",
+        T,
+        None,
+        &Roots::of([chain.ca.clone()]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        seen.leaf.not_after.to_rfc3339(),
+        "2020-04-01T00:00:00+00:00"
+    );
+    assert!(
+        matches!(seen.untrusted, Some(Untrusted::Expired(_))),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_listener_that_wants_proxy_protocol_closes_on_a_plain_client() {
     let chain = chain(&["shop.example.test"]);
     let roots = Roots::of([chain.ca.clone()]);
@@ -157,7 +208,7 @@ async fn a_listener_that_wants_proxy_protocol_closes_on_a_plain_client() {
             matches!(plain, Err(ProbeError::Closed | ProbeError::Reset)),
             "{bind}: {plain:?}"
         );
-        for header in [ProxyHeader::V1] {
+        for header in [ProxyHeader::V1, ProxyHeader::V2] {
             let with = served(addr, "shop.example.test", T, Some(header), &roots)
                 .await
                 .unwrap();

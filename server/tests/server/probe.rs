@@ -26,8 +26,11 @@ fn chain(names: &[&str]) -> Chain {
     chain_valid(names, None)
 }
 
+/// A day: year, month, day.
+type Day = (i32, u8, u8);
+
 /// [`chain`] with the leaf's validity set (an expired one, say).
-fn chain_valid(names: &[&str], validity: Option<((i32, u8, u8), (i32, u8, u8))>) -> Chain {
+fn chain_valid(names: &[&str], validity: Option<(Day, Day)>) -> Chain {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);

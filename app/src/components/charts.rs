@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 use crate::model::choice::Choice;
-use crate::model::read::views::{CertificateQuery, ExpiryWindow};
+use crate::model::read::views::ExpiryWindow;
 
 /// One bar of the expiry chart: its window and how many certificates are in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,23 +37,18 @@ pub(crate) fn expiry_buckets(
 }
 
 /// The expiry chart: one bar per window, each a link to the list of the certificates in it
-/// (with the page's other filters). Bars are on a square-root scale, so that the few
+/// (with the page's other filters, `filters`; `chosen` is marked). Bars are on a square-root scale, so that the few
 /// expiring ones stay visible beside the many that expire later; the count is written
 /// beside each. "Now" sits between the expired and the rest. The labels are page text (not
 /// SVG text), so they keep their size on a phone.
 pub(crate) fn expiry_chart(
     not_after: &[Option<DateTime<Utc>>],
     now: DateTime<Utc>,
-    query: &CertificateQuery,
+    filters: &str,
+    chosen: Option<ExpiryWindow>,
 ) -> impl IntoView {
     let buckets = expiry_buckets(not_after, now);
     let max = (buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64).sqrt();
-    let filters = crate::components::query_string(&[
-        ("cluster", query.cluster.as_deref()),
-        ("namespace", query.namespace.as_deref()),
-        ("q", query.q.as_deref()),
-        ("status", query.status.map(|s| s.label())),
-    ]);
     let bars = buckets
         .iter()
         .map(|b| {
@@ -75,7 +70,7 @@ pub(crate) fn expiry_chart(
             };
             let words = b.window.words();
             let title = format!("{} {words}", b.count);
-            let current = (query.expires == Some(b.window)).then_some("true");
+            let current = (chosen == Some(b.window)).then_some("true");
             let now_mark = (b.window == ExpiryWindow::Day0).then(|| {
                 view! { <li class="now-mark" aria-hidden="true">"now"</li> }
             });
@@ -194,11 +189,7 @@ mod tests {
         assert_eq!(count(ExpiryWindow::Weeks4), 1, "40 days");
         assert_eq!(count(ExpiryWindow::Later), 1);
         assert_eq!(count(ExpiryWindow::Never), 1);
-        let query = CertificateQuery {
-            cluster: Some("zrh-prod".into()),
-            ..Default::default()
-        };
-        let html = expiry_chart(&certs, now, &query).to_html();
+        let html = expiry_chart(&certs, now, "cluster=zrh-prod", None).to_html();
         assert!(
             html.contains(
                 "7 certificates: 1 expired, 3 expiring within 14 days, 2 later, 1 never issued."

@@ -143,14 +143,14 @@ pub fn page(
         )
     });
     let header = |label, key| sort_header(label, key, query.sort, &base);
+    // The filters but the expiry window: the chart's bars and the way back keep them.
+    let other_filters = filters(&CertificateQuery {
+        expires: None,
+        ..query.clone()
+    });
     // The chosen bar of the expiry chart, and the way back to every expiry.
     let window = query.expires.map(|w| {
-        let rest = crate::components::query_string(&[
-            ("cluster", query.cluster.as_deref()),
-            ("namespace", query.namespace.as_deref()),
-            ("q", query.q.as_deref()),
-            ("status", query.status.map(|s| s.label())),
-        ]);
+        let rest = &other_filters;
         let href = if rest.is_empty() { "/certificates".to_string() } else { format!("/certificates?{rest}") };
         view! { <p class="notice info" data-testid="expiry-filter">"Expiry: "<strong>{w.words()}</strong>" — "<a href=href>"any time"</a></p> }
     });
@@ -180,7 +180,7 @@ pub fn page(
             {window}
             {bulk}
             <h2>"Expiry timeline"</h2>
-            {expiry_chart(&expiries, now, query)}
+            {expiry_chart(&expiries, now, &other_filters, query.expires)}
             {empty}
             <table>
                 <caption class="visually-hidden">"Certificates"</caption>

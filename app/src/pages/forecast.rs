@@ -8,7 +8,8 @@ use crate::components::{document, encode, query_string, Nav, Shell, Time};
 use crate::model::budget::{DomainForecast, DueCertificate, Limit};
 use crate::model::read::views::BudgetQuery;
 
-fn budget_query_string(q: &BudgetQuery) -> String {
+/// The budgets' filters as a query string (shared with `/rate-limits`).
+pub(crate) fn budget_query_string(q: &BudgetQuery) -> String {
     query_string(&[
         ("cluster", q.cluster.as_deref()),
         ("namespace", q.namespace.as_deref()),
@@ -92,7 +93,7 @@ fn row(f: &DomainForecast, now: chrono::DateTime<chrono::Utc>) -> impl IntoView 
 
 pub fn page(shell: &Shell, query: &BudgetQuery, forecast: &[DomainForecast]) -> String {
     let now = shell.now;
-    let short: Vec<&DomainForecast> = forecast.iter().filter(|f| f.runs_out.is_some()).collect();
+    let (short, clusters) = crate::model::budget::running_out(forecast);
     let summary = if forecast.is_empty() {
         view! { <p class="empty" data-testid="forecast-summary">"No Let's Encrypt certificate is due for issuance in the next 7 days."</p> }
             .into_any()
@@ -100,12 +101,6 @@ pub fn page(shell: &Shell, query: &BudgetQuery, forecast: &[DomainForecast]) -> 
         view! { <p class="notice ok" data-testid="forecast-summary">"Every certificate due in the next 7 days fits in what the budgets will have left."</p> }
             .into_any()
     } else {
-        let mut clusters: Vec<&str> = short
-            .iter()
-            .flat_map(|f| f.clusters.iter().map(String::as_str))
-            .collect();
-        clusters.sort_unstable();
-        clusters.dedup();
         let domains = short.len();
         view! {
             <p class="notice critical" data-testid="forecast-summary">

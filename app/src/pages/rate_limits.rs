@@ -55,18 +55,14 @@ fn forecast_notice(
     forecast: &[crate::model::budget::DomainForecast],
 ) -> impl IntoView {
     let href = {
-        let q = crate::components::query_string(&[
-            ("cluster", query.cluster.as_deref()),
-            ("namespace", query.namespace.as_deref()),
-        ]);
+        let q = crate::pages::forecast::budget_query_string(query);
         if q.is_empty() {
             "/rate-limits/forecast".to_string()
         } else {
             format!("/rate-limits/forecast?{q}")
         }
     };
-    let short: Vec<&crate::model::budget::DomainForecast> =
-        forecast.iter().filter(|f| f.runs_out.is_some()).collect();
+    let (short, clusters) = crate::model::budget::running_out(forecast);
     let link = view! { <a href=href data-testid="forecast-link">"7-day forecast"</a> };
     if short.is_empty() {
         let due: usize = forecast.iter().map(|f| f.due.len()).sum();
@@ -77,12 +73,6 @@ fn forecast_notice(
         }
         .into_any()
     } else {
-        let mut clusters: Vec<&str> = short
-            .iter()
-            .flat_map(|f| f.clusters.iter().map(String::as_str))
-            .collect();
-        clusters.sort_unstable();
-        clusters.dedup();
         let domains: Vec<&str> = short.iter().map(|f| f.domain.as_str()).collect();
         view! {
             <p class="notice critical" data-testid="forecast-notice">
@@ -187,10 +177,7 @@ pub fn page(
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
-            {crate::components::json_link("/api/v1/rate-limits", &crate::components::query_string(&[
-                ("cluster", query.cluster.as_deref()),
-                ("namespace", query.namespace.as_deref()),
-            ]))}
+            {crate::components::json_link("/api/v1/rate-limits", &crate::pages::forecast::budget_query_string(query))}
         },
     )
 }

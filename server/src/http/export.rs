@@ -9,6 +9,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use lookout_app::model::read::views::paging::MAX_PER_PAGE;
+use lookout_app::model::read::views::{AuditQuery, ChallengeQuery};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -204,24 +205,41 @@ pub(super) async fn forecast(
     )
 }
 
-pub(super) async fn challenges(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let mut q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
-    q.per_page = MAX_PER_PAGE;
+/// Reads a history list page by page (`MAX_PER_PAGE` rows each) until it ends or holds
+/// [`HISTORY_ROWS`]; says whether it stopped there.
+async fn every_page<T, Fut>(read: impl Fn(usize) -> Fut) -> Result<(Vec<T>, bool), AppError>
+where
+    Fut: std::future::Future<Output = Result<Vec<T>, AppError>>,
+{
     let mut rows = Vec::new();
     for page in 1.. {
-        q.page = page;
-        let got = load::challenges(&state, &caller.scope, &q).await?.page;
-        let last = got.items.len() < q.per_page;
-        rows.extend(got.items);
+        let got = read(page).await?;
+        let last = got.len() < MAX_PER_PAGE;
+        rows.extend(got);
         if last || rows.len() >= HISTORY_ROWS {
             break;
         }
     }
     let truncated = rows.len() >= HISTORY_ROWS;
+    Ok((rows, truncated))
+}
+
+pub(super) async fn challenges(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
+    let (rows, truncated) = every_page(|page| {
+        let q = ChallengeQuery {
+            page,
+            per_page: MAX_PER_PAGE,
+            ..q.clone()
+        };
+        let (state, scope) = (&state, &caller.scope);
+        async move { Ok(load::challenges(state, scope, &q).await?.page.items) }
+    })
+    .await?;
     download("challenges", &rows, truncated)
 }
 
@@ -230,19 +248,17 @@ pub(super) async fn audit(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let mut q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
-    q.per_page = MAX_PER_PAGE;
-    let mut rows = Vec::new();
-    for page in 1.. {
-        q.page = page;
-        let got = load::audit(&state, &caller.scope, &q).await?;
-        let last = got.items.len() < q.per_page;
-        rows.extend(got.items);
-        if last || rows.len() >= HISTORY_ROWS {
-            break;
-        }
-    }
-    let truncated = rows.len() >= HISTORY_ROWS;
+    let q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
+    let (rows, truncated) = every_page(|page| {
+        let q = AuditQuery {
+            page,
+            per_page: MAX_PER_PAGE,
+            ..q.clone()
+        };
+        let (state, scope) = (&state, &caller.scope);
+        async move { Ok(load::audit(state, scope, &q).await?.items) }
+    })
+    .await?;
     download("audit", &rows, truncated)
 }
 

@@ -57,9 +57,7 @@ impl ServedCertificate {
             serial: cert.raw_serial_as_string().replace(':', "").to_uppercase(),
             not_before: time(cert.validity().not_before)?,
             not_after: time(cert.validity().not_after)?,
-            sha256: hex(&sha2::Digest::finalize(
-                <sha2::Sha256 as sha2::Digest>::new_with_prefix(der),
-            )),
+            sha256: hex(&<sha2::Sha256 as sha2::Digest>::digest(der)),
         })
     }
 }

@@ -262,6 +262,19 @@ pub fn forecast(
     out
 }
 
+/// The registered domains that run out, and the clusters their due certificates are in
+/// (sorted, each once).
+pub fn running_out(forecast: &[DomainForecast]) -> (Vec<&DomainForecast>, Vec<&str>) {
+    let short: Vec<&DomainForecast> = forecast.iter().filter(|f| f.runs_out.is_some()).collect();
+    let mut clusters: Vec<&str> = short
+        .iter()
+        .flat_map(|f| f.clusters.iter().map(String::as_str))
+        .collect();
+    clusters.sort_unstable();
+    clusters.dedup();
+    (short, clusters)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

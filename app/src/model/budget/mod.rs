@@ -512,7 +512,7 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
 mod forecast;
 mod impact;
 
-pub use forecast::{forecast, DomainForecast, Due, DueCertificate, Refusal};
+pub use forecast::{forecast, running_out, DomainForecast, Due, DueCertificate, Refusal};
 pub use impact::{impact, impact_for_viewer, Impact, Planned};
 
 #[cfg(test)]

@@ -101,6 +101,21 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
             out.push("kubectl get --raw /readyz".into());
             out.push("kubectl -n cert-manager get pods".into());
         }
+        rule if rule.starts_with("probe.") => {
+            out.push("# what a client gets, from where you run it:".into());
+            for host in p.hosts.iter().take(3) {
+                let host = word(host);
+                if rule == "probe.acme-path-redirected" {
+                    out.push(format!(
+                        "curl -si http://{host}/.well-known/acme-challenge/lookout-check | head -n 5"
+                    ));
+                } else {
+                    out.push(format!(
+                        "openssl s_client -connect {host}:443 -servername {host} </dev/null 2>/dev/null | openssl x509 -noout -subject -issuer -serial -enddate"
+                    ));
+                }
+            }
+        }
         _ if root.kind.is_empty() => {}
         _ => {
             let kind = root.kind.to_ascii_lowercase();

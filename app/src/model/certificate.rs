@@ -173,6 +173,8 @@ pub struct CertificateRequestView {
     pub ready: Option<Condition>,
     pub failure_time: Option<DateTime<Utc>>,
     pub created: Option<DateTime<Utc>>,
+    /// The leaf of `status.certificate`, once issued (public; Secret data is never read).
+    pub issued: Option<Box<super::probe::IssuedLeaf>>,
 }
 
 impl CertificateRequestView {
@@ -196,6 +198,10 @@ impl CertificateRequestView {
             ready: condition(&conditions, "Ready"),
             failure_time: time_at(data, "/status/failureTime"),
             created: created(meta),
+            issued: data
+                .pointer("/status/certificate")
+                .and_then(Value::as_str)
+                .and_then(super::probe::IssuedLeaf::of),
         })
     }
 }

@@ -42,6 +42,9 @@ pub struct ClusterData {
     pub cluster_issuers: Views<IssuerView>,
     pub gateways: Views<GatewayView>,
     pub events: Views<EventView>,
+    /// What the probe saw on the hosts' load-balancer addresses (not a watched kind: the
+    /// server's probe sets it).
+    pub probes: super::probe::Observations,
 }
 
 impl ClusterData {

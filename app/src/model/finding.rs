@@ -80,6 +80,13 @@ pub const RULE_IDS: &[&str] = &[
     "ingress.unknown-class",
     "ingress.certificate-missing",
     "tailscale.cert-budget",
+    "probe.wrong-certificate",
+    "probe.expired",
+    "probe.name-mismatch",
+    "probe.untrusted",
+    "probe.acme-path-redirected",
+    "probe.unreachable",
+    "probe.proxy-protocol",
 ];
 
 /// One rule firing on one object, with its evidence and what to do.

@@ -124,6 +124,18 @@ pub fn rule_docs(rule: &str) -> Option<(&'static str, &'static str)> {
             "Let's Encrypt: the staging environment",
             "https://letsencrypt.org/docs/staging-environment/",
         ),
+        "probe.acme-path-redirected" => (
+            "Let's Encrypt: the HTTP-01 challenge",
+            "https://letsencrypt.org/docs/challenge-types/#http-01-challenge",
+        ),
+        "probe.unreachable" | "probe.proxy-protocol" => (
+            "Cilium: Ingress",
+            "https://docs.cilium.io/en/stable/network/servicemesh/ingress/",
+        ),
+        "probe.untrusted" => (
+            "Let's Encrypt: the staging environment",
+            "https://letsencrypt.org/docs/staging-environment/",
+        ),
         "tailscale.cert-budget" => (
             "Tailscale: HTTPS certificates",
             "https://tailscale.com/kb/1153/enabling-https",
@@ -141,7 +153,7 @@ pub fn rule_docs(rule: &str) -> Option<(&'static str, &'static str)> {
                 "cert-manager: securing Ingress resources",
                 "https://cert-manager.io/docs/usage/ingress/",
             ),
-            "cert" | "cluster" => (
+            "cert" | "cluster" | "probe" => (
                 "cert-manager: troubleshooting",
                 "https://cert-manager.io/docs/troubleshooting/",
             ),

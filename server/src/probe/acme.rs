@@ -6,7 +6,6 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{connect, ProbeError, ProxyHeader};
@@ -14,24 +13,7 @@ use super::{connect, ProbeError, ProxyHeader};
 /// The most of an answer read: the status line and headers are all that matter.
 const HEAD_LIMIT: usize = 16 * 1024;
 
-/// How the ACME path answered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AcmePathObservation {
-    pub status: u16,
-    /// The `Location` of a redirect.
-    pub location: Option<String>,
-}
-
-impl AcmePathObservation {
-    /// A redirect to `https://` (301, 302, 303, 307, 308).
-    pub fn redirected_to_https(&self) -> bool {
-        matches!(self.status, 301 | 302 | 303 | 307 | 308)
-            && self
-                .location
-                .as_deref()
-                .is_some_and(|l| l.to_ascii_lowercase().starts_with("https://"))
-    }
-}
+pub use lookout_app::model::probe::AcmePathObservation;
 
 /// Asks `addr` for the ACME path of `host` with a token of the probe's own (no solver knows
 /// it: a 404 from the solver is the healthy answer).
@@ -59,14 +41,14 @@ pub async fn acme_path(
         stream
             .write_all(request.as_bytes())
             .await
-            .map_err(|e| ProbeError::of(&e))?;
+            .map_err(|e| super::classify(&e))?;
         let mut head = Vec::with_capacity(1024);
         let mut chunk = [0u8; 2048];
         loop {
             let n = stream
                 .read(&mut chunk)
                 .await
-                .map_err(|e| ProbeError::of(&e))?;
+                .map_err(|e| super::classify(&e))?;
             if n == 0 {
                 break;
             }

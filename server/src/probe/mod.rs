@@ -22,49 +22,25 @@ pub mod tls;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-/// Why a probe got no answer, as the rules tell it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "class", content = "detail")]
-pub enum ProbeError {
-    /// Nothing listens (RST to the SYN).
-    Refused,
-    /// The connection was reset after it was open (what a PROXY-protocol listener does to a
-    /// client that sends none, among others).
-    Reset,
-    /// Closed before an answer (EOF), likewise.
-    Closed,
-    /// No answer within the timeout.
-    Timeout,
-    /// No route for the address (family): the network or host is unreachable.
-    NoRoute,
-    /// The TLS handshake failed: the text says why.
-    Handshake(String),
-    /// The answer was not HTTP.
-    Malformed(String),
-    /// Anything else the socket said.
-    Io(String),
-}
+pub use lookout_app::model::probe::ProbeError;
 
-impl ProbeError {
-    /// Classifies a socket error.
-    pub fn of(e: &std::io::Error) -> Self {
-        use std::io::ErrorKind as K;
-        match e.kind() {
-            K::ConnectionRefused => ProbeError::Refused,
-            K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => ProbeError::Reset,
-            K::UnexpectedEof => ProbeError::Closed,
-            K::TimedOut => ProbeError::Timeout,
-            K::NetworkUnreachable | K::HostUnreachable | K::AddrNotAvailable => ProbeError::NoRoute,
-            _ => match e.raw_os_error() {
-                // ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, EAFNOSUPPORT (Linux)
-                Some(101 | 113 | 99 | 97) => ProbeError::NoRoute,
-                _ => ProbeError::Io(e.to_string()),
-            },
-        }
+/// Classifies a socket error.
+pub(crate) fn classify(e: &std::io::Error) -> ProbeError {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionRefused => ProbeError::Refused,
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => ProbeError::Reset,
+        K::UnexpectedEof => ProbeError::Closed,
+        K::TimedOut => ProbeError::Timeout,
+        K::NetworkUnreachable | K::HostUnreachable | K::AddrNotAvailable => ProbeError::NoRoute,
+        _ => match e.raw_os_error() {
+            // ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL, EAFNOSUPPORT (Linux)
+            Some(101 | 113 | 99 | 97) => ProbeError::NoRoute,
+            _ => ProbeError::Io(e.to_string()),
+        },
     }
 }
 
@@ -137,13 +113,13 @@ pub(crate) async fn connect(
     let mut stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
         .await
         .map_err(|_| ProbeError::Timeout)?
-        .map_err(|e| ProbeError::of(&e))?;
+        .map_err(|e| classify(&e))?;
     if let Some(header) = proxy {
-        let from = stream.local_addr().map_err(|e| ProbeError::of(&e))?;
+        let from = stream.local_addr().map_err(|e| classify(&e))?;
         stream
             .write_all(&header.bytes(from, addr))
             .await
-            .map_err(|e| ProbeError::of(&e))?;
+            .map_err(|e| classify(&e))?;
     }
     Ok(stream)
 }
@@ -178,19 +154,19 @@ mod tests {
     fn socket_errors_are_classified() {
         use std::io::{Error, ErrorKind};
         assert_eq!(
-            ProbeError::of(&Error::from(ErrorKind::ConnectionRefused)),
+            classify(&Error::from(ErrorKind::ConnectionRefused)),
             ProbeError::Refused
         );
         assert_eq!(
-            ProbeError::of(&Error::from(ErrorKind::ConnectionReset)),
+            classify(&Error::from(ErrorKind::ConnectionReset)),
             ProbeError::Reset
         );
         assert_eq!(
-            ProbeError::of(&Error::from(ErrorKind::UnexpectedEof)),
+            classify(&Error::from(ErrorKind::UnexpectedEof)),
             ProbeError::Closed
         );
         assert_eq!(
-            ProbeError::of(&Error::from_raw_os_error(101)),
+            classify(&Error::from_raw_os_error(101)),
             ProbeError::NoRoute
         );
     }

@@ -6,106 +6,27 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
-use serde::Serialize;
 
 use super::{connect, ProbeError, ProxyHeader};
 
-/// One served certificate, as read from its DER.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ServedCertificate {
-    pub subject: String,
-    /// The DNS names of its subjectAltName.
-    pub names: Vec<String>,
-    pub issuer: String,
-    /// Hex, as `openssl x509 -serial` prints it.
-    pub serial: String,
-    pub not_before: DateTime<Utc>,
-    pub not_after: DateTime<Utc>,
-    /// SHA-256 of the DER, hex: what compares it with the issued certificate.
-    pub sha256: String,
-}
+pub use lookout_app::model::probe::{ServedCertificate, TlsObservation, Untrusted};
 
-impl ServedCertificate {
-    /// Reads a DER certificate; None when it does not parse.
-    pub fn parse(der: &[u8]) -> Option<Self> {
-        use x509_parser::prelude::*;
-        let (_, cert) = X509Certificate::from_der(der).ok()?;
-        let names = cert
-            .subject_alternative_name()
-            .ok()
-            .flatten()
-            .map(|san| {
-                san.value
-                    .general_names
-                    .iter()
-                    .filter_map(|n| match n {
-                        GeneralName::DNSName(d) => Some(d.to_string()),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let time = |t: ASN1Time| DateTime::from_timestamp(t.timestamp(), 0);
-        Some(ServedCertificate {
-            subject: cert.subject().to_string(),
-            names,
-            issuer: cert.issuer().to_string(),
-            serial: cert.raw_serial_as_string().replace(':', "").to_uppercase(),
-            not_before: time(cert.validity().not_before)?,
-            not_after: time(cert.validity().not_after)?,
-            sha256: hex(&<sha2::Sha256 as sha2::Digest>::digest(der)),
-        })
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// What one address served for one host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TlsObservation {
-    pub leaf: ServedCertificate,
-    /// Certificates sent, the leaf included.
-    pub chain_len: usize,
-    /// None when the chain verifies against the roots for the host; else why not.
-    pub untrusted: Option<Untrusted>,
-    /// "TLSv1.3", "TLSv1.2".
-    pub version: String,
-}
-
-/// Why a served chain does not verify: the rules tell a name mismatch, an unknown issuer
-/// (a staging or self-signed certificate) and an expired one apart.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "problem", content = "detail")]
-pub enum Untrusted {
-    NameMismatch(String),
-    UnknownIssuer(String),
-    Expired(String),
-    NotYetValid(String),
-    Other(String),
-}
-
-impl Untrusted {
-    fn of(e: &rustls::Error) -> Self {
-        use rustls::CertificateError as C;
-        let text = e.to_string();
-        match e {
-            rustls::Error::InvalidCertificate(c) => match c {
-                C::NotValidForName | C::NotValidForNameContext { .. } => {
-                    Untrusted::NameMismatch(text)
-                }
-                C::UnknownIssuer => Untrusted::UnknownIssuer(text),
-                C::Expired | C::ExpiredContext { .. } => Untrusted::Expired(text),
-                C::NotValidYet | C::NotValidYetContext { .. } => Untrusted::NotYetValid(text),
-                _ => Untrusted::Other(text),
-            },
+/// Why rustls refused the chain.
+fn untrusted(e: &rustls::Error) -> Untrusted {
+    use rustls::CertificateError as C;
+    let text = e.to_string();
+    match e {
+        rustls::Error::InvalidCertificate(c) => match c {
+            C::NotValidForName | C::NotValidForNameContext { .. } => Untrusted::NameMismatch(text),
+            C::UnknownIssuer => Untrusted::UnknownIssuer(text),
+            C::Expired | C::ExpiredContext { .. } => Untrusted::Expired(text),
+            C::NotValidYet | C::NotValidYetContext { .. } => Untrusted::NotYetValid(text),
             _ => Untrusted::Other(text),
-        }
+        },
+        _ => Untrusted::Other(text),
     }
 }
 
@@ -222,7 +143,7 @@ pub async fn served(
         .map_err(|_| ProbeError::Timeout)?
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::InvalidData => ProbeError::Handshake(e.to_string()),
-            _ => ProbeError::of(&e),
+            _ => super::classify(&e),
         })?;
     let version = tls
         .get_ref()
@@ -250,7 +171,7 @@ pub async fn served(
         Ok(v) => v
             .verify_server_cert(leaf, intermediates, &name, &[], UnixTime::now())
             .err()
-            .map(|e| Untrusted::of(&e)),
+            .map(|e| untrusted(&e)),
     };
     Ok(TlsObservation {
         leaf: parsed,

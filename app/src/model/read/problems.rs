@@ -47,16 +47,26 @@ fn part(rule: &str) -> Part {
         "ingress.edit-in-place-invalid" => Part::Cause(5),
         "ingress.edit-in-place-missing" | "ingress.edit-in-place-not-effective" => Part::Cause(4),
         "ingress.shared-host-https-redirect" => Part::Cause(3),
-        "ingress.no-address" | "cluster.ipv6-proxy-protocol" => Part::Cause(2),
+        // Observed: what a redirect does to the challenge path, ranked under the settings
+        // that explain it, so it becomes their evidence.
+        "probe.acme-path-redirected" => Part::Cause(3),
+        "ingress.no-address"
+        | "cluster.ipv6-proxy-protocol"
+        | "probe.unreachable"
+        | "probe.proxy-protocol" => Part::Cause(2),
         "ingress.shared-secret" | "cert.hosts-not-covered" | "cert.staging-issuer" => {
             Part::Cause(1)
         }
-        "acme.challenge-failing" => Part::Symptom(6),
-        "acme.challenge-stuck" => Part::Symptom(5),
-        "cert.issuance-failing" => Part::Symptom(4),
-        "cert.not-ready" => Part::Symptom(3),
-        "cert.expired" => Part::Symptom(2),
-        "cert.expiring" => Part::Symptom(1),
+        "acme.challenge-failing" => Part::Symptom(12),
+        "acme.challenge-stuck" => Part::Symptom(10),
+        "cert.issuance-failing" => Part::Symptom(8),
+        "cert.not-ready" => Part::Symptom(6),
+        // What clients get: deeper than an expiry, shallower than an issuance that fails.
+        "probe.expired" | "probe.wrong-certificate" | "probe.name-mismatch" | "probe.untrusted" => {
+            Part::Symptom(5)
+        }
+        "cert.expired" => Part::Symptom(4),
+        "cert.expiring" => Part::Symptom(2),
         _ => Part::Alone,
     }
 }
@@ -236,6 +246,17 @@ fn diagnosis(root: &Finding) -> String {
         "cert.not-ready" => "The certificate is not ready",
         "cert.expired" => "The certificate has expired",
         "cert.expiring" => "The certificate expires soon and is not being renewed",
+        "probe.acme-path-redirected" => {
+            "Observed: the ACME challenge path is redirected to HTTPS, so HTTP-01 cannot pass"
+        }
+        "probe.unreachable" => "Observed: clients get no answer from the load balancer",
+        "probe.proxy-protocol" => {
+            "Observed: the load balancer answers only PROXY-protocol clients"
+        }
+        "probe.expired" => "Observed: clients get an expired certificate",
+        "probe.wrong-certificate" => "Observed: clients get another certificate than the issued one",
+        "probe.name-mismatch" => "Observed: the served certificate does not name the host",
+        "probe.untrusted" => "Observed: clients do not trust the served certificate",
         _ => return root.title.to_string(),
     };
     format!("{lead}: {}", root.title)
@@ -255,6 +276,9 @@ fn action_label(rule: &str) -> &'static str {
         "cluster.unreachable" | "cluster.cert-manager-missing" | "cluster.ipv6-proxy-protocol" => {
             "Check the cluster"
         }
+        "probe.unreachable" | "probe.proxy-protocol" => "Check the load balancer",
+        "probe.acme-path-redirected" => "Fix the Ingress",
+        "probe.expired" | "probe.wrong-certificate" => "Check what the listener serves",
         "acme.paused"
         | "acme.rate-limited"
         | "acme.rate-limit-budget"
@@ -336,11 +360,22 @@ impl<'a> Gathering<'a> {
             .collect();
         let severity = all().map(|f| f.severity).min().unwrap_or(root.severity);
         let since = all().filter_map(|f| f.since).min();
+        // What the probe saw backs an inferred root: "observed", not "likely".
+        let observed = (!root.rule.starts_with("probe."))
+            .then(|| self.symptoms.iter().find(|f| f.rule.starts_with("probe.")))
+            .flatten();
+        let (diagnosis, evidence) = match observed {
+            Some(o) => (
+                format!("{} (observed: {})", diagnosis(root), o.title),
+                Text::from(format!("{}\nObserved by the probe: {}", root.message, o.message)),
+            ),
+            None => (diagnosis(root), root.message.clone()),
+        };
         Problem {
             id: problem_id(root),
             cause: root.rule,
-            diagnosis: diagnosis(root),
-            evidence: root.message.clone(),
+            diagnosis,
+            evidence,
             hosts: self.hosts.into_iter().collect(),
             clusters: vec![root.cluster.clone()],
             namespaces: namespaces.into_iter().collect(),

@@ -229,6 +229,7 @@ pub fn attempt(
             ago(Duration::minutes(30)),
         )),
         failure_time: None,
+        issued: None,
         created: ago(Duration::minutes(30)),
     };
     let order_name = format!("{cr_name}-123");

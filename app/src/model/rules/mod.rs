@@ -6,6 +6,7 @@ mod cert;
 mod cluster;
 mod ingress;
 mod issuer;
+mod probe;
 pub mod tailscale;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -100,6 +101,7 @@ pub fn evaluate(
     acme::check(&mut ctx);
     issuer::check(&mut ctx);
     ingress::check(&mut ctx);
+    probe::check(&mut ctx);
     sort_by_urgency(&mut ctx.out);
     // Kept until the next change: without the slack of its growth.
     ctx.out.shrink_to_fit();

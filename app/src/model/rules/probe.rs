@@ -1,0 +1,372 @@
+//! `probe.*`: what the hosts serve, as the probe observed it, judged against the chain —
+//! the certificate cert-manager issued (the current CertificateRequest's
+//! `status.certificate`), the Certificate's `notAfter`, and whether the ACME path reaches a
+//! solver. These are observations, not inferences: their evidence is what a client got.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{at, About, Ctx};
+use crate::model::certificate::CertificateView;
+use crate::model::finding::Severity;
+use crate::model::probe::{IssuedLeaf, Observation, TlsObservation, Untrusted};
+use crate::model::text::Text;
+
+/// The issuer of cert-manager's temporary certificate (cert-manager
+/// `pkg/util/pki/temporarycertificate.go`: a throwaway CA named `cert-manager.local`).
+const TEMPORARY_ISSUER: &str = "cert-manager.local";
+/// Let's Encrypt's staging intermediates are all named `(STAGING) …`.
+const STAGING_MARK: &str = "(STAGING)";
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    let data = ctx.idx.data;
+    let probes = data.probes.clone();
+    // One host, every address it was probed on, per publishing object.
+    let mut by_host: BTreeMap<(&str, &str, &str, &str), Vec<&Observation>> = BTreeMap::new();
+    for o in probes.iter() {
+        for s in &o.sources {
+            by_host
+                .entry((&s.namespace, &s.kind, &s.name, &o.host))
+                .or_default()
+                .push(o);
+        }
+    }
+    for ((namespace, kind, name, host), seen) in by_host {
+        let ingress = data
+            .ingresses
+            .get(&crate::model::data::key(namespace, name))
+            .filter(|_| kind == "Ingress");
+        let certificate = ingress.and_then(|ing| {
+            ing.tls
+                .iter()
+                .find(|t| t.hosts.iter().any(|h| &**h == host))
+                .and_then(|t| t.secret_name.as_deref())
+                .and_then(|s| ctx.idx.certificate_for(ing, s))
+                .cloned()
+        });
+        let (ns, obj_kind, obj_name): (Text, &str, Text) = match ingress {
+            Some(i) => (i.namespace.clone(), "Ingress", i.name.clone()),
+            None => (namespace.into(), kind_name(kind), name.into()),
+        };
+        let on = Subject {
+            host,
+            namespace: ns,
+            kind: obj_kind,
+            name: obj_name,
+            certificate,
+        };
+        serving(ctx, &on, &seen);
+        paths(ctx, &on, &seen);
+        reachability(ctx, &on, &seen);
+    }
+}
+
+fn kind_name(kind: &str) -> &'static str {
+    if kind == "Gateway" {
+        "Gateway"
+    } else {
+        "Ingress"
+    }
+}
+
+/// A probed host and the objects its findings are about.
+struct Subject<'a> {
+    host: &'a str,
+    namespace: Text,
+    kind: &'static str,
+    name: Text,
+    certificate: Option<Arc<CertificateView>>,
+}
+
+impl Subject<'_> {
+    /// The serving findings are the Certificate's when there is one, else the publisher's.
+    fn certificate_or_publisher(&self) -> About<'_> {
+        match &self.certificate {
+            Some(c) => About {
+                namespace: &c.namespace,
+                kind: "Certificate",
+                name: &c.name,
+            },
+            None => self.publisher(),
+        }
+    }
+
+    fn publisher(&self) -> About<'_> {
+        About {
+            namespace: &self.namespace,
+            kind: self.kind,
+            name: &self.name,
+        }
+    }
+}
+
+/// `192.0.2.1 and [2001:db8::1]`.
+fn addresses(seen: &[&Observation]) -> String {
+    let list: Vec<String> = seen
+        .iter()
+        .map(|o| match o.address {
+            std::net::IpAddr::V6(a) => format!("[{a}]"),
+            a => a.to_string(),
+        })
+        .collect();
+    list.join(", ")
+}
+
+/// What the served leaf is, in a few words.
+fn describe(t: &TlsObservation) -> String {
+    format!(
+        "serial {}, issuer \"{}\", names {}, valid until {}",
+        t.leaf.serial,
+        t.leaf.issuer,
+        if t.leaf.names.is_empty() {
+            "none".to_string()
+        } else {
+            t.leaf.names.join(", ")
+        },
+        at(t.leaf.not_after)
+    )
+}
+
+/// The issued leaf of a Certificate: from its current request (the one of its revision, else
+/// the newest that has one).
+fn issued<'a>(ctx: &Ctx<'a>, c: &CertificateView) -> Option<&'a IssuedLeaf> {
+    let requests = ctx.idx.requests_of(c);
+    requests
+        .iter()
+        .find(|r| r.revision.is_some() && r.revision == c.revision && r.issued.is_some())
+        .or_else(|| requests.iter().find(|r| r.issued.is_some()))
+        .and_then(|r| r.issued.as_deref())
+}
+
+/// `probe.expired`, `probe.wrong-certificate`, `probe.name-mismatch`, `probe.untrusted`.
+fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
+    let now = ctx.now;
+    let host = on.host;
+    let served: Vec<(&Observation, &TlsObservation)> = seen
+        .iter()
+        .filter_map(|o| o.tls.as_ref().map(|t| (*o, t)))
+        .collect();
+    let since = |list: &[&(&Observation, &TlsObservation)]| list.iter().map(|(o, _)| o.since).min();
+    let cert = on.certificate.as_deref();
+    let said = cert
+        .map(|c| {
+            format!(
+                " The Certificate {} says notAfter {} and Ready={}.",
+                c.name,
+                c.not_after.map(at).unwrap_or_else(|| "(none)".into()),
+                c.ready.as_ref().map(|r| r.status.to_string()).unwrap_or_else(|| "unknown".into())
+            )
+        })
+        .unwrap_or_default();
+
+    let expired: Vec<_> = served.iter().filter(|(_, t)| t.leaf.not_after <= now).collect();
+    if let Some((_, t)) = expired.first() {
+        let list: Vec<&Observation> = expired.iter().map(|(o, _)| *o).collect();
+        let stale = cert.is_some_and(|c| c.not_after.is_some_and(|na| na > now));
+        let why = if stale {
+            " cert-manager has a valid certificate, so the load balancer serves a stale copy: the Secret it reads was not updated, or the proxy has not reloaded it."
+        } else {
+            ""
+        };
+        ctx.push(
+            "probe.expired",
+            Severity::Critical,
+            on.certificate_or_publisher(),
+            format!("https://{host} serves an expired certificate"),
+            format!("Observed on {}: the served certificate ({}) expired {}.{said}{why}", addresses(&list), describe(t), at(t.leaf.not_after)),
+            if stale {
+                "Check the Secret the listener reads (Cilium copies it into the cilium-secrets namespace when enable-ingress-secrets-sync is on) and that it holds the renewed certificate; restart or resync the ingress controller if it does."
+            } else {
+                "Renew the Certificate (fix what its issuance findings say first); the host serves the new one once the Secret is written."
+            },
+            since(&expired),
+        );
+    }
+
+    // Another certificate than the issued one (the expired ones are told above).
+    let issued = cert.and_then(|c| issued(ctx, c));
+    let other: Vec<_> = served
+        .iter()
+        .filter(|(_, t)| t.leaf.not_after > now)
+        .filter(|(_, t)| match (issued, cert) {
+            (Some(i), _) => *i.sha256 != *t.leaf.sha256,
+            // No issued leaf to compare: a Ready Certificate's notAfter must match.
+            (None, Some(c)) => {
+                c.ready.as_ref().is_some_and(|r| &*r.status == "True")
+                    && c.not_after.is_some_and(|na| (na - t.leaf.not_after).num_seconds().abs() > 1)
+            }
+            (None, None) => false,
+        })
+        .collect();
+    if let (Some((_, t)), Some(c)) = (other.first(), cert) {
+        let list: Vec<&Observation> = other.iter().map(|(o, _)| *o).collect();
+        let which = if t.leaf.issuer.contains(TEMPORARY_ISSUER) {
+            "cert-manager's temporary certificate (the real one has not been issued yet)".to_string()
+        } else if t.leaf.self_signed() || !t.leaf.covers(host) {
+            format!("a fallback or default certificate (\"{}\"), not one for this host", t.leaf.subject)
+        } else if issued.is_some_and(|i| t.leaf.not_after < i.not_after)
+            || c.not_after.is_some_and(|na| t.leaf.not_after < na)
+        {
+            "an older certificate for this host".to_string()
+        } else {
+            "another certificate for this host".to_string()
+        };
+        let expected = issued
+            .map(|i| format!("serial {}, SHA-256 {}…, valid until {}", i.serial, &i.sha256[..i.sha256.len().min(16)], at(i.not_after)))
+            .or_else(|| c.not_after.map(|na| format!("valid until {}", at(na))))
+            .unwrap_or_default();
+        ctx.push(
+            "probe.wrong-certificate",
+            Severity::Critical,
+            on.certificate_or_publisher(),
+            format!("https://{host} serves {}", if which.starts_with("an older") { "an older certificate" } else { "another certificate than the issued one" }),
+            format!("Observed on {}: clients get {which}: {}. cert-manager issued {expected} for Certificate {}.", addresses(&list), describe(t), c.name),
+            "Check that the listener serves the Secret the Certificate writes (spec.tls[].secretName of the Ingress, the Gateway listener's certificateRefs) and that the controller has synced it; a fallback certificate means the controller has no usable Secret for this host.",
+            since(&other),
+        );
+    }
+
+    let mismatch: Vec<_> = served
+        .iter()
+        .filter(|(_, t)| !t.leaf.covers(host) || matches!(t.untrusted, Some(Untrusted::NameMismatch(_))))
+        .collect();
+    if let Some((_, t)) = mismatch.first() {
+        let list: Vec<&Observation> = mismatch.iter().map(|(o, _)| *o).collect();
+        ctx.push(
+            "probe.name-mismatch",
+            Severity::Critical,
+            on.certificate_or_publisher(),
+            format!("The certificate served for {host} does not name it"),
+            format!("Observed on {}: the served certificate ({}) does not cover {host}; browsers refuse it.{said}", addresses(&list), describe(t)),
+            "Make the host part of the Certificate's dnsNames (for an Ingress: list it under spec.tls[].hosts) and check that the listener serves that Certificate's Secret.",
+            since(&mismatch),
+        );
+    }
+
+    let untrusted: Vec<_> = served
+        .iter()
+        .filter(|(_, t)| matches!(t.untrusted, Some(Untrusted::UnknownIssuer(_) | Untrusted::Other(_) | Untrusted::NotYetValid(_))))
+        .collect();
+    if let Some((_, t)) = untrusted.first() {
+        let list: Vec<&Observation> = untrusted.iter().map(|(o, _)| *o).collect();
+        let what = if t.leaf.issuer.contains(STAGING_MARK) {
+            "a Let's Encrypt staging certificate (its issuer is a (STAGING) intermediate)"
+        } else if t.leaf.issuer.contains(TEMPORARY_ISSUER) {
+            "cert-manager's temporary self-signed certificate (issue-temporary-certificate; the real one is not issued yet)"
+        } else if t.leaf.self_signed() {
+            "a self-signed certificate"
+        } else {
+            "a certificate whose issuer is not in the trusted roots"
+        };
+        let detail = match &t.untrusted {
+            Some(Untrusted::UnknownIssuer(d) | Untrusted::Other(d) | Untrusted::NotYetValid(d)) => d.as_str(),
+            _ => "",
+        };
+        let severity = if ctx.idx.facts.overrides.production {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        };
+        ctx.push(
+            "probe.untrusted",
+            severity,
+            on.certificate_or_publisher(),
+            format!("Clients do not trust what https://{host} serves"),
+            format!("Observed on {}: {what} ({}); verifying it against the system roots failed: {detail}.{said}", addresses(&list), describe(t)),
+            "Point the Certificate at a production issuer, or let the pending issuance finish (the temporary certificate is replaced when it does); a private CA's clients must trust its root.",
+            since(&untrusted),
+        );
+    }
+}
+
+/// `probe.acme-path-redirected`.
+fn paths(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
+    let host = on.host;
+    let redirected: Vec<&Observation> = seen
+        .iter()
+        .copied()
+        .filter(|o| o.acme.as_ref().is_some_and(|a| a.redirected_to_https()))
+        .collect();
+    let Some(answer) = redirected.first().and_then(|o| o.acme.as_ref()) else {
+        return;
+    };
+    ctx.push(
+        "probe.acme-path-redirected",
+        Severity::Warning,
+        on.publisher(),
+        format!("http://{host}/.well-known/acme-challenge/ is redirected to HTTPS"),
+        format!(
+            "Observed on {}: GET http://{host}/.well-known/acme-challenge/<probe token> answered {} with Location {}. Let's Encrypt follows the redirect and reaches the HTTPS listener, not the solver, so HTTP-01 validation fails unless the solver is routed on this Ingress (acme.cert-manager.io/http01-edit-in-place).",
+            addresses(&redirected),
+            answer.status,
+            answer.location.as_deref().unwrap_or_default()
+        ),
+        "Apply the fix: edit-in-place on the Ingress routes the challenge path to the solver on the same virtual host (cilium/cilium#35347: force-https on another Ingress of the host still redirects).",
+        redirected.iter().map(|o| o.since).min(),
+    );
+}
+
+/// `probe.unreachable` per address family, `probe.proxy-protocol`.
+fn reachability(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
+    let host = on.host;
+    let proxied: Vec<&Observation> = seen.iter().copied().filter(|o| o.needs_proxy_header).collect();
+    if !proxied.is_empty() {
+        ctx.push(
+            "probe.proxy-protocol",
+            Severity::Warning,
+            on.publisher(),
+            format!("{host} answers only clients that send a PROXY protocol header"),
+            format!("Observed on {}: plain connections were reset or closed before the TLS handshake; with a PROXY header the handshake succeeded. Anything that connects without the load balancer in between — in-cluster clients, cert-manager's HTTP-01 self-check — fails (cert-manager#466).", addresses(&proxied)),
+            "Either every path to the listeners adds the PROXY header (the load balancer does, hairpin traffic does not), or turn off enable-ingress-proxy-protocol; tell Lookout with [probe] proxy_protocol when the header is intended.",
+            proxied.iter().map(|o| o.since).min(),
+        );
+    }
+    let failed = |o: &&Observation| o.tls.is_none() && !o.needs_proxy_header;
+    let (v4, v6): (Vec<&Observation>, Vec<&Observation>) =
+        seen.iter().copied().partition(|o| o.address.is_ipv4());
+    let family_down = |list: &[&Observation]| !list.is_empty() && list.iter().all(failed);
+    for (family, list, other_up) in [
+        ("IPv4", &v4, !v6.is_empty() && !family_down(&v6)),
+        ("IPv6", &v6, !v4.is_empty() && !family_down(&v4)),
+    ] {
+        if !family_down(list) {
+            continue;
+        }
+        let errors: Vec<String> = list
+            .iter()
+            .map(|o| {
+                format!(
+                    "{}: {}",
+                    addresses(&[o]),
+                    o.tls_error.as_ref().map(|e| e.describe()).unwrap_or_default()
+                )
+            })
+            .collect();
+        let (title, severity, more) = if other_up {
+            (
+                format!("{family} clients get no answer from {host} while the other family works"),
+                Severity::Critical,
+                if family == "IPv6" {
+                    " IPv6 clients fail while IPv4 works: with PROXY protocol in front of an IPv4-only cluster this is Cilium's known bug (cilium/cilium#42950, fixed by cilium/proxy#1944)."
+                } else {
+                    ""
+                },
+            )
+        } else {
+            (
+                format!("https://{host} does not answer on {family}"),
+                Severity::Critical,
+                "",
+            )
+        };
+        ctx.push(
+            "probe.unreachable",
+            severity,
+            on.publisher(),
+            title,
+            format!("Observed: every {family} address of {host} failed — {}.{more}", errors.join("; ")),
+            "Check the load balancer and its listeners for this address family (the Service's ipFamilies and ipFamilyPolicy, the cloud load balancer, firewalls); the probe sees what clients at Lookout's network position see.",
+            list.iter().map(|o| o.since).min(),
+        );
+    }
+}

@@ -32,6 +32,8 @@ pub struct Parts {
     pub auth: crate::auth::Auth,
     /// Connection limits (`[http]`).
     pub limits: crate::config::HttpConfig,
+    /// The probe of what hosts serve (`[probe]`); None: off.
+    pub probe: Option<crate::probe::worker::ProbeParts>,
 }
 
 /// Serves until `shutdown`, then stops the watchers, flushes the writer and closes the
@@ -46,6 +48,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         read_only,
         auth,
         limits,
+        probe,
     } = parts;
     let (events_tx, events_rx) = mpsc::channel(1024);
     let events = spawn_writer(
@@ -79,6 +82,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     ));
     let budget_interval = settings.budget_interval;
     let now = settings.now.clone();
+    let now_for_probe = settings.now.clone();
     let clients = clusters
         .iter()
         .filter_map(|c| c.client.as_ref().ok().map(|k| (c.name.clone(), k.clone())))
@@ -104,6 +108,23 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         publish,
         shutdown.clone(),
     ));
+    let probe_status = Arc::new(crate::probe::worker::ProbeStatus::default());
+    let prober = probe.map(|p| {
+        let probed = registry
+            .records()
+            .iter()
+            .filter(|r| p.clusters.contains(&r.name))
+            .cloned()
+            .collect();
+        tokio::spawn(crate::probe::worker::run(
+            p.settings,
+            probed,
+            Some(db.writer.clone()),
+            now_for_probe.clone(),
+            probe_status.clone(),
+            shutdown.clone(),
+        ))
+    });
     // Sign-outs from before this start stay in force.
     match store::sessions::ended(&db.reader, chrono::Utc::now().timestamp()).await {
         Ok(ended) => auth.remember_ended(ended),
@@ -137,6 +158,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         )),
         auth: Arc::new(auth),
         ended_sessions: store::sessions::EndedSessions(db.writer.clone()),
+        probes: probe_status,
     });
 
     let serve_token = CancellationToken::new();
@@ -148,6 +170,11 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     let server = tokio::time::timeout(DRAIN, server).await;
     if server.is_err() {
         tracing::warn!("open requests did not finish within {DRAIN:?}; closing them");
+    }
+    if let Some(prober) = prober {
+        if let Err(e) = prober.await {
+            tracing::error!(error = %e, "the probe ended abnormally");
+        }
     }
     registry.stopped().await;
     drop(registry);

@@ -183,6 +183,8 @@ async fn serve(c: Config) -> anyhow::Result<()> {
     tracing::info!(listen = %c.listen, clusters = c.clusters.len(), "serving");
     let banner = (c.auth.mode == AuthMode::None).then(|| "Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
     let auth = lookout_server::auth::Auth::from_config(&c).await?;
+    let probe = lookout_server::probe::worker::ProbeParts::from_config(&c)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let settings = WatchSettings {
         thresholds: c.thresholds(),
         crd_recheck: c.watch.crd_recheck_interval,
@@ -202,6 +204,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
             read_only: c.read_only,
             auth,
             limits: c.http.clone(),
+            probe,
         },
         token,
     )

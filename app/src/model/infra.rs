@@ -178,6 +178,8 @@ pub struct GatewayView {
     pub name: String,
     pub issuer: Option<Arc<IssuerRef>>,
     pub listeners: Vec<ListenerView>,
+    /// `status.addresses[].value`: IP addresses or hostnames.
+    pub addresses: Vec<String>,
     pub created: Option<DateTime<Utc>>,
 }
 
@@ -221,6 +223,13 @@ impl GatewayView {
             name: meta.name.clone()?,
             issuer: requested_issuer(meta, strings),
             listeners,
+            addresses: data
+                .pointer("/status/addresses")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.get("value").and_then(Value::as_str).map(str::to_string))
+                .collect(),
             created: created(meta),
         })
     }

@@ -196,9 +196,7 @@ pub struct Observation {
     pub address: IpAddr,
     /// The objects that publish the host on this address (one cluster's).
     pub sources: Vec<ProbeSource>,
-    /// When the probe last looked.
-    pub checked: DateTime<Utc>,
-    /// Since when it has seen what it sees now.
+    /// Since when the probe has seen what it sees now (its rounds say when it last looked).
     pub since: DateTime<Utc>,
     /// What the HTTPS port served, or why nothing was.
     pub tls: Option<TlsObservation>,
@@ -225,7 +223,6 @@ impl Observation {
     /// stored result.
     pub fn outcome(&self) -> String {
         let mut o = self.clone();
-        o.checked = DateTime::<Utc>::UNIX_EPOCH;
         o.since = DateTime::<Utc>::UNIX_EPOCH;
         serde_json::to_string(&o).unwrap_or_default()
     }
@@ -234,6 +231,73 @@ impl Observation {
     pub fn unanswered(&self) -> bool {
         self.tls.is_none()
     }
+}
+
+/// One host on one published address (an IP, or a hostname to resolve), with the objects
+/// that publish it: what the probe connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub host: String,
+    pub address: String,
+    pub sources: Vec<ProbeSource>,
+}
+
+/// Every TLS host of a cluster on every address its Ingress or Gateway publishes, sorted by
+/// host. Wildcard hosts are skipped (no name to send in SNI).
+pub fn targets(data: &super::data::ClusterData) -> Vec<Target> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut found: BTreeMap<(String, String), BTreeSet<ProbeSource>> = BTreeMap::new();
+    let mut add = |host: &str, address: &str, source: ProbeSource| {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if host.is_empty() || host.starts_with("*.") || address.is_empty() {
+            return;
+        }
+        found
+            .entry((host, address.to_string()))
+            .or_default()
+            .insert(source);
+    };
+    for ing in data.ingresses.values() {
+        for t in &ing.tls {
+            for host in t.hosts.iter() {
+                for address in ing.addresses.iter() {
+                    add(
+                        host,
+                        address,
+                        ProbeSource {
+                            namespace: ing.namespace.to_string(),
+                            kind: "Ingress".into(),
+                            name: ing.name.to_string(),
+                        },
+                    );
+                }
+            }
+        }
+    }
+    for gw in data.gateways.values() {
+        for l in &gw.listeners {
+            let Some(host) = &l.hostname else { continue };
+            for address in &gw.addresses {
+                add(
+                    host,
+                    address,
+                    ProbeSource {
+                        namespace: gw.namespace.clone(),
+                        kind: "Gateway".into(),
+                        name: gw.name.clone(),
+                    },
+                );
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|((host, address), sources)| Target {
+            host,
+            address,
+            sources: sources.into_iter().collect(),
+        })
+        .collect()
 }
 
 /// One cluster's latest observations, sorted by host then address.

@@ -50,6 +50,8 @@ pub struct Config {
     pub history: HistoryConfig,
     /// Limits on the HTTP server's connections.
     pub http: HttpConfig,
+    /// What the hosts serve, probed from where Lookout runs.
+    pub probe: ProbeConfig,
 }
 
 impl Default for Config {
@@ -66,6 +68,64 @@ impl Default for Config {
             watch: WatchConfig::default(),
             history: HistoryConfig::default(),
             http: HttpConfig::default(),
+            probe: ProbeConfig::default(),
+        }
+    }
+}
+
+/// `[probe]`: connect to each TLS host on its published load-balancer addresses.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProbeConfig {
+    /// Off: nothing is probed (clusters can also opt out one by one: `clusters[].probe`).
+    pub enabled: bool,
+    /// How often every host is probed again.
+    #[serde(with = "humantime_serde")]
+    pub interval: Duration,
+    /// The pause between two connections to the same host (its addresses one after another).
+    #[serde(with = "humantime_serde")]
+    pub spacing: Duration,
+    /// Hosts probed at once.
+    pub concurrency: usize,
+    /// The most one probe (connect, handshake, answer) may take.
+    #[serde(with = "humantime_serde")]
+    pub timeout: Duration,
+    pub https_port: u16,
+    pub http_port: u16,
+    /// Send a PROXY protocol header first: `off`, `v1` or `v2` (when the load balancers
+    /// expect one from every client).
+    pub proxy_protocol: ProxySetting,
+    /// CIDRs probes may reach; empty: any published address that is not special.
+    pub allow: Vec<String>,
+    /// CIDRs probes never reach.
+    pub deny: Vec<String>,
+    /// PEM file of extra trust anchors (a private CA), besides the system's.
+    pub ca_file: Option<PathBuf>,
+}
+
+/// `probe.proxy_protocol`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ProxySetting {
+    Off,
+    V1,
+    V2,
+}
+
+impl Default for ProbeConfig {
+    fn default() -> Self {
+        ProbeConfig {
+            enabled: true,
+            interval: Duration::from_secs(300),
+            spacing: Duration::from_millis(100),
+            concurrency: 256,
+            timeout: Duration::from_secs(5),
+            https_port: 443,
+            http_port: 80,
+            proxy_protocol: ProxySetting::Off,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            ca_file: None,
         }
     }
 }
@@ -184,6 +244,9 @@ pub struct ClusterConfig {
     /// The Tailscale tailnet its Tailscale Ingresses get names in (`example-tailnet.ts.net`):
     /// its Let's Encrypt budget is shared with every cluster and device of the tailnet.
     pub tailnet: Option<String>,
+    /// Probe this cluster's hosts (when `[probe]` is enabled).
+    #[serde(default = "yes")]
+    pub probe: bool,
 }
 
 fn yes() -> bool {
@@ -202,6 +265,7 @@ impl ClusterConfig {
             proxy_protocol: None,
             production: true,
             tailnet: None,
+            probe: true,
         }
     }
 

@@ -15,6 +15,7 @@ impl Config {
         self.check_clusters(&mut out);
         self.check_auth(&mut out);
         self.check_durations(&mut out);
+        self.check_probe(&mut out);
         if out.is_empty() {
             Ok(())
         } else {
@@ -214,6 +215,47 @@ impl Config {
     }
 
     /// Durations that must be positive, and thresholds the rules can count with.
+    fn check_probe(&self, out: &mut Vec<Problem>) {
+        let p = &self.probe;
+        if p.concurrency == 0 {
+            out.push(problem("probe.concurrency", "must be at least 1"));
+        }
+        for (key, value) in [("probe.interval", p.interval), ("probe.timeout", p.timeout)] {
+            if value.is_zero() {
+                out.push(problem(key, "must be longer than 0s (e.g. 5s, 5m)"));
+            }
+        }
+        if p.timeout >= p.interval && !p.interval.is_zero() {
+            out.push(problem(
+                "probe.timeout",
+                "must be shorter than probe.interval",
+            ));
+        }
+        for (key, port) in [("probe.https_port", p.https_port), ("probe.http_port", p.http_port)] {
+            if port == 0 {
+                out.push(problem(key, "must be a port from 1 to 65535"));
+            }
+        }
+        for (key, list) in [("probe.allow", &p.allow), ("probe.deny", &p.deny)] {
+            for (i, net) in list.iter().enumerate() {
+                if net.parse::<ipnet::IpNet>().is_err() {
+                    out.push(problem(
+                        format!("{key}[{i}]"),
+                        format!("{net:?} is not a network like 10.0.0.0/8 or 2001:db8::/32"),
+                    ));
+                }
+            }
+        }
+        if let Some(path) = &p.ca_file {
+            if let Err(e) = std::fs::metadata(path) {
+                out.push(problem(
+                    "probe.ca_file",
+                    format!("cannot read {}: {e}", path.display()),
+                ));
+            }
+        }
+    }
+
     fn check_durations(&self, out: &mut Vec<Problem>) {
         let positive = [
             ("auth.session_ttl", self.auth.session_ttl),

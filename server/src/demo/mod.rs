@@ -129,6 +129,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
             read_only: false,
             auth: demo_auth(),
             limits: Default::default(),
+            probe: None,
         },
         shutdown,
     )

@@ -61,6 +61,8 @@ pub struct AppState {
     pub auth: Arc<crate::auth::Auth>,
     /// Where signing out is kept across restarts.
     pub ended_sessions: crate::store::sessions::EndedSessions,
+    /// What the probe's last round cost and found.
+    pub probes: Arc<crate::probe::worker::ProbeStatus>,
 }
 
 impl AppState {

@@ -18,6 +18,7 @@
 pub mod acme;
 pub mod policy;
 pub mod tls;
+pub mod worker;
 
 use std::net::SocketAddr;
 use std::time::Duration;

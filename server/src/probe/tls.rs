@@ -102,6 +102,24 @@ impl Roots {
         Roots(Arc::new(store))
     }
 
+    /// These roots and the certificates of a PEM file (a private CA's).
+    pub fn with_pem(self, pem: &[u8]) -> Result<Self, String> {
+        use rustls::pki_types::pem::PemObject;
+        let mut store = (*self.0).clone();
+        let mut added = 0;
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| format!("not a PEM certificate ({e})"))?;
+            store
+                .add(cert)
+                .map_err(|e| format!("not a usable trust anchor ({e})"))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err("holds no PEM certificate".into());
+        }
+        Ok(Roots(Arc::new(store)))
+    }
+
     /// Exactly these (for tests and private CAs).
     pub fn of(certs: impl IntoIterator<Item = CertificateDer<'static>>) -> Self {
         let mut store = rustls::RootCertStore::empty();

@@ -416,6 +416,7 @@ pub async fn prune(pool: &SqlitePool, cutoff: DateTime<Utc>) -> Result<u64, sqlx
         "DELETE FROM certificate_requests WHERE deleted_at IS NOT NULL AND deleted_at < ?",
         "DELETE FROM certificate_readiness WHERE at < ?",
         "DELETE FROM audit_log WHERE at < ?",
+        "DELETE FROM probe_results WHERE at < ?",
     ] {
         n += sqlx::query(sql)
             .bind(&c)

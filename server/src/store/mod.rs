@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod history;
+pub mod probes;
 pub mod reads;
 pub mod sessions;
 pub mod sync_events;

@@ -46,6 +46,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         tune: |_| {},
         dir: None,
         limits: HttpConfig::default(),
+        probe: None,
     }
 }
 
@@ -61,6 +62,7 @@ pub struct AppOptions {
     tune: fn(&mut WatchSettings),
     dir: Option<tempfile::TempDir>,
     limits: HttpConfig,
+    probe: Option<lookout_server::probe::worker::Settings>,
 }
 
 impl AppOptions {
@@ -113,6 +115,12 @@ impl AppOptions {
         self
     }
 
+    /// The probe runs with these settings on every cluster.
+    pub fn probe(mut self, settings: lookout_server::probe::worker::Settings) -> Self {
+        self.probe = Some(settings);
+        self
+    }
+
     /// The database (and kubeconfig) in `dir`, e.g. a small filesystem mounted there.
     pub fn dir(mut self, dir: tempfile::TempDir) -> Self {
         self.dir = Some(dir);
@@ -149,6 +157,7 @@ impl AppOptions {
                 listener: self.listener,
                 tune: self.tune,
                 limits: self.limits,
+                probe: self.probe,
             },
         )
         .await;
@@ -181,6 +190,7 @@ struct Serving {
     listener: Option<tokio::net::TcpListener>,
     tune: fn(&mut WatchSettings),
     limits: HttpConfig,
+    probe: Option<lookout_server::probe::worker::Settings>,
 }
 
 /// Starts the application against `configs` with the database in `dir`.
@@ -200,6 +210,7 @@ async fn start_app(
         listener,
         tune,
         limits,
+        probe,
     } = serving;
     let sources: Vec<ClusterSource> = lookout_server::connect(configs).await;
     let db = store::Db::open(&format!(
@@ -230,6 +241,10 @@ async fn start_app(
             read_only,
             auth,
             limits,
+            probe: probe.map(|settings| lookout_server::probe::worker::ProbeParts {
+                settings,
+                clusters: configs.iter().map(|c| c.name.clone()).collect(),
+            }),
         },
         app_token.clone(),
     ));
@@ -320,6 +335,7 @@ impl TestApp {
                 listener: None,
                 tune: |_| {},
                 limits: HttpConfig::default(),
+                probe: None,
             },
         )
         .await;

@@ -387,6 +387,7 @@ fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
                 secret_names: vec!["nope".into()],
             },
         ],
+        addresses: Vec::new(),
         created: None,
     };
     let idx = Index::new(&w.facts, &w.data);

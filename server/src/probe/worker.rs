@@ -1,0 +1,363 @@
+//! The probe worker of `lookout serve`: every `probe.interval`, each TLS host of each
+//! probed cluster on each address its Ingress or Gateway publishes — TLS with SNI = the host
+//! on `https_port`, then the ACME path on `http_port` — `concurrency` hosts at once, a host's
+//! addresses one after another `spacing` apart. Each cluster's observations replace its
+//! previous ones (the `probe.*` rules read them); an outcome that changed is stored.
+
+use std::collections::{HashMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use lookout_app::model::probe::{targets, Observation, ProbeSource, Target};
+use sqlx::SqlitePool;
+use tokio_util::sync::CancellationToken;
+
+use super::policy::Networks;
+use super::tls::Roots;
+use super::{acme, tls, ProxyHeader};
+use crate::clock::Now;
+use crate::clusters::ClusterRecord;
+use crate::config::{ProbeConfig, ProxySetting};
+
+/// The probe's settings, read from `[probe]`.
+#[derive(Clone)]
+pub struct Settings {
+    pub interval: Duration,
+    pub spacing: Duration,
+    pub concurrency: usize,
+    pub timeout: Duration,
+    pub https_port: u16,
+    pub http_port: u16,
+    pub proxy: Option<ProxyHeader>,
+    pub networks: Networks,
+    pub roots: Roots,
+}
+
+impl Settings {
+    /// From a validated `[probe]`; the CA file is read here.
+    pub fn from_config(c: &ProbeConfig) -> Result<Self, String> {
+        let nets = |list: &[String]| -> Result<Vec<ipnet::IpNet>, String> {
+            list.iter()
+                .map(|n| n.parse().map_err(|_| format!("{n:?} is not a network")))
+                .collect()
+        };
+        let mut roots = Roots::system();
+        if let Some(path) = &c.ca_file {
+            let pem = std::fs::read(path)
+                .map_err(|e| format!("probe.ca_file: cannot read {}: {e}", path.display()))?;
+            roots = roots
+                .with_pem(&pem)
+                .map_err(|e| format!("probe.ca_file: {}: {e}", path.display()))?;
+        }
+        Ok(Settings {
+            interval: c.interval,
+            spacing: c.spacing,
+            concurrency: c.concurrency.max(1),
+            timeout: c.timeout,
+            https_port: c.https_port,
+            http_port: c.http_port,
+            proxy: match c.proxy_protocol {
+                ProxySetting::Off => None,
+                ProxySetting::V1 => Some(ProxyHeader::V1),
+                ProxySetting::V2 => Some(ProxyHeader::V2),
+            },
+            networks: Networks {
+                allow: nets(&c.allow)?,
+                deny: nets(&c.deny)?,
+            },
+            roots,
+        })
+    }
+}
+
+/// The probe as `lookout serve` runs it: its settings and the clusters it probes.
+pub struct ProbeParts {
+    pub settings: Settings,
+    /// Names of the clusters probed (`clusters[].probe`).
+    pub clusters: Vec<String>,
+}
+
+impl ProbeParts {
+    /// From the configuration: None when `[probe] enabled = false`.
+    pub fn from_config(c: &crate::config::Config) -> Result<Option<Self>, String> {
+        if !c.probe.enabled {
+            return Ok(None);
+        }
+        Ok(Some(ProbeParts {
+            settings: Settings::from_config(&c.probe)?,
+            clusters: c
+                .clusters
+                .iter()
+                .filter(|k| k.probe)
+                .map(|k| k.name.clone())
+                .collect(),
+        }))
+    }
+}
+
+/// What the last rounds cost and found, for `/metrics` and `/api/v1/probes`.
+#[derive(Debug, Default, Clone)]
+pub struct RoundStats {
+    /// When the last round finished.
+    pub finished: Option<DateTime<Utc>>,
+    pub seconds: f64,
+    /// Host × address pairs probed.
+    pub probed: usize,
+    /// Of those, how many got no certificate.
+    pub failed: usize,
+    /// Published addresses the policy refused (never connected to).
+    pub refused: usize,
+    /// Sum of the single probes' durations, seconds.
+    pub probe_seconds: f64,
+    pub rounds: u64,
+}
+
+/// Shared between the worker and the readers.
+#[derive(Debug, Default)]
+pub struct ProbeStatus {
+    pub last: Mutex<RoundStats>,
+}
+
+/// One host of one cluster, with its addresses.
+struct HostJob {
+    cluster: usize,
+    host: String,
+    addresses: Vec<(IpAddr, Vec<ProbeSource>)>,
+}
+
+/// Runs rounds until shutdown.
+pub(crate) async fn run(
+    settings: Settings,
+    clusters: Vec<Arc<ClusterRecord>>,
+    pool: Option<SqlitePool>,
+    now: Now,
+    status: Arc<ProbeStatus>,
+    shutdown: CancellationToken,
+) {
+    // Start from what is stored, so a restart neither stores a change nor resets "since".
+    let mut known: HashMap<(usize, String, IpAddr), (DateTime<Utc>, String)> = HashMap::new();
+    if let Some(pool) = &pool {
+        for (i, c) in clusters.iter().enumerate() {
+            match crate::store::probes::latest(pool, &c.name).await {
+                Ok(rows) => {
+                    for (host, address, at, outcome) in rows {
+                        if let Ok(ip) = address.parse() {
+                            known.insert((i, host, ip), (at, outcome));
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(cluster = %c.name, error = %e, "stored probe results could not be read"),
+            }
+        }
+    }
+    let mut tick = tokio::time::interval(settings.interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let round = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            r = round(&settings, &clusters, &now, &mut known) => r,
+        };
+        let (observations, mut stats) = round;
+        for (i, c) in clusters.iter().enumerate() {
+            let mut mine: Vec<Observation> = Vec::new();
+            let mut changed: Vec<usize> = Vec::new();
+            for (cluster, o, is_new) in &observations {
+                if *cluster == i {
+                    if *is_new {
+                        changed.push(mine.len());
+                    }
+                    mine.push(o.clone());
+                }
+            }
+            let gone = c.read(|d| d.probes.len()) != mine.len();
+            if changed.is_empty() && !gone {
+                continue;
+            }
+            if let Some(pool) = &pool {
+                let list: Vec<&Observation> = changed.iter().map(|&k| &mine[k]).collect();
+                if let Err(e) = crate::store::probes::record(pool, &c.name, &list).await {
+                    tracing::warn!(cluster = %c.name, error = %e, "probe results could not be stored");
+                }
+            }
+            let namespaces: HashSet<String> = changed
+                .iter()
+                .flat_map(|&k| mine[k].sources.iter().map(|s| s.namespace.clone()))
+                .collect();
+            c.update(|d| d.probes = Arc::new(mine));
+            for ns in &namespaces {
+                c.touch_namespace(Some(ns));
+            }
+            if gone {
+                c.touch_all();
+            }
+        }
+        stats.finished = Some(now());
+        let mut last = status.last.lock().expect("probe status lock");
+        stats.rounds = last.rounds + 1;
+        *last = stats;
+    }
+}
+
+/// One round over every cluster: (cluster, observation, whether its outcome is new).
+async fn round(
+    s: &Settings,
+    clusters: &[Arc<ClusterRecord>],
+    now: &Now,
+    known: &mut HashMap<(usize, String, IpAddr), (DateTime<Utc>, String)>,
+) -> (Vec<(usize, Observation, bool)>, RoundStats) {
+    let started = Instant::now();
+    let mut stats = RoundStats::default();
+    let mut jobs: Vec<HostJob> = Vec::new();
+    for (i, c) in clusters.iter().enumerate() {
+        let list: Vec<Target> = c.read(targets);
+        let mut by_host: Vec<HostJob> = Vec::new();
+        for t in list {
+            let ips = match t.address.parse::<IpAddr>() {
+                Ok(ip) => vec![ip],
+                Err(_) => resolve(&t.address, s.timeout).await,
+            };
+            for ip in ips {
+                // Only what a watched object published (or its hostname resolved to), within
+                // the allowed networks.
+                if let Err(why) = s.networks.permits(ip) {
+                    tracing::debug!(cluster = %c.name, host = %t.host, address = %ip, %why, "address not probed");
+                    stats.refused += 1;
+                    continue;
+                }
+                match by_host.last_mut() {
+                    Some(j) if j.host == t.host => j.addresses.push((ip, t.sources.clone())),
+                    _ => by_host.push(HostJob {
+                        cluster: i,
+                        host: t.host.clone(),
+                        addresses: vec![(ip, t.sources.clone())],
+                    }),
+                }
+            }
+        }
+        jobs.extend(by_host);
+    }
+    let token = format!("lookout-probe-{}", uuid::Uuid::new_v4().simple());
+    let results: Vec<Vec<(usize, Observation, f64)>> = futures::stream::iter(jobs)
+        .map(|job| probe_host(s, job, &token, now))
+        .buffer_unordered(s.concurrency)
+        .collect()
+        .await;
+    let mut out = Vec::new();
+    for (cluster, mut o, took) in results.into_iter().flatten() {
+        stats.probed += 1;
+        stats.probe_seconds += took;
+        if o.tls.is_none() {
+            stats.failed += 1;
+        }
+        let outcome = o.outcome();
+        let key = (cluster, o.host.clone(), o.address);
+        let is_new = match known.get(&key) {
+            Some((since, previous)) if *previous == outcome => {
+                o.since = *since;
+                false
+            }
+            _ => {
+                known.insert(key, (o.since, outcome));
+                true
+            }
+        };
+        out.push((cluster, o, is_new));
+    }
+    out.sort_by(|a, b| (a.0, &a.1.host, a.1.address).cmp(&(b.0, &b.1.host, b.1.address)));
+    stats.seconds = started.elapsed().as_secs_f64();
+    (out, stats)
+}
+
+/// The addresses a published hostname resolves to (none when it does not resolve in time).
+async fn resolve(name: &str, timeout: Duration) -> Vec<IpAddr> {
+    match tokio::time::timeout(timeout, tokio::net::lookup_host((name, 0))).await {
+        Ok(Ok(addrs)) => {
+            let mut ips: Vec<IpAddr> = addrs.map(|a| a.ip()).collect();
+            ips.sort();
+            ips.dedup();
+            ips
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Probes one host on each of its addresses, `spacing` apart.
+async fn probe_host(
+    s: &Settings,
+    job: HostJob,
+    token: &str,
+    now: &Now,
+) -> Vec<(usize, Observation, f64)> {
+    let mut out = Vec::with_capacity(job.addresses.len());
+    for (n, (ip, sources)) in job.addresses.into_iter().enumerate() {
+        if n > 0 && !s.spacing.is_zero() {
+            tokio::time::sleep(s.spacing).await;
+        }
+        let started = Instant::now();
+        let o = probe_address(s, &job.host, ip, sources, token, now()).await;
+        out.push((job.cluster, o, started.elapsed().as_secs_f64()));
+    }
+    out
+}
+
+/// TLS then the ACME path on one address. A connection dropped before the handshake is
+/// tried once more with a PROXY v1 header, unless the settings send one anyway: when that
+/// one is answered, the load balancer expects PROXY protocol.
+pub(crate) async fn probe_address(
+    s: &Settings,
+    host: &str,
+    ip: IpAddr,
+    sources: Vec<ProbeSource>,
+    token: &str,
+    at: DateTime<Utc>,
+) -> Observation {
+    let https = SocketAddr::new(ip, s.https_port);
+    let mut needs_proxy_header = false;
+    let served = match tls::served(https, host, s.timeout, s.proxy, &s.roots).await {
+        Err(e) if s.proxy.is_none() && e.dropped_before_answer() => {
+            match tls::served(https, host, s.timeout, Some(ProxyHeader::V1), &s.roots).await {
+                Ok(t) => {
+                    needs_proxy_header = true;
+                    Ok(t)
+                }
+                Err(_) => Err(e),
+            }
+        }
+        r => r,
+    };
+    let header = s.proxy.or(needs_proxy_header.then_some(ProxyHeader::V1));
+    let path = acme::acme_path(
+        SocketAddr::new(ip, s.http_port),
+        host,
+        token,
+        s.timeout,
+        header,
+    )
+    .await;
+    let (tls, tls_error) = match served {
+        Ok(t) => (Some(t), None),
+        Err(e) => (None, Some(e)),
+    };
+    let (acme, acme_error) = match path {
+        Ok(a) => (Some(a), None),
+        Err(e) => (None, Some(e)),
+    };
+    Observation {
+        host: host.to_string(),
+        address: ip,
+        sources,
+        since: at,
+        tls,
+        tls_error,
+        needs_proxy_header,
+        acme,
+        acme_error,
+    }
+}

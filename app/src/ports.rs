@@ -41,6 +41,15 @@ pub trait FleetReader: Send + Sync {
         query: &crate::model::read::views::BudgetQuery,
         until: DateTime<Utc>,
     ) -> Vec<crate::model::budget::Due>;
+    /// What the probe last saw on each visible host × address (`cluster`, `namespace` and
+    /// `host` narrow it).
+    fn probes(
+        &self,
+        scope: &Scope,
+        cluster: Option<&str>,
+        namespace: Option<&str>,
+        host: Option<&str>,
+    ) -> Vec<crate::model::probe::ProbeRow>;
 }
 
 /// The history could not be read: why, in words for the user.

@@ -300,6 +300,45 @@ pub fn targets(data: &super::data::ClusterData) -> Vec<Target> {
         .collect()
 }
 
+/// An observation as a caller may see it: its cluster, and only the publishing objects in
+/// namespaces the caller sees.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProbeRow {
+    pub cluster: String,
+    #[serde(flatten)]
+    pub observation: Observation,
+}
+
+/// The observations of one cluster that `sees` allows (by a publishing object's namespace),
+/// for `host` when given, each with only the sources it may see.
+pub fn visible_rows(
+    cluster: &str,
+    observations: &[Observation],
+    sees: impl Fn(&str) -> bool,
+    host: Option<&str>,
+    namespace: Option<&str>,
+) -> Vec<ProbeRow> {
+    observations
+        .iter()
+        .filter(|o| host.is_none_or(|h| o.host.eq_ignore_ascii_case(h)))
+        .filter_map(|o| {
+            let sources: Vec<ProbeSource> = o
+                .sources
+                .iter()
+                .filter(|s| sees(&s.namespace) && namespace.is_none_or(|n| n == s.namespace))
+                .cloned()
+                .collect();
+            (!sources.is_empty()).then(|| ProbeRow {
+                cluster: cluster.to_string(),
+                observation: Observation {
+                    sources,
+                    ..o.clone()
+                },
+            })
+        })
+        .collect()
+}
+
 /// One cluster's latest observations, sorted by host then address.
 pub type Observations = Arc<Vec<Observation>>;
 

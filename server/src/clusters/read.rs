@@ -158,4 +158,25 @@ impl FleetReader for Registry {
         }
         out
     }
+
+    fn probes(
+        &self,
+        scope: &Scope,
+        cluster: Option<&str>,
+        namespace: Option<&str>,
+        host: Option<&str>,
+    ) -> Vec<lookout_app::model::probe::ProbeRow> {
+        let mut out = Vec::new();
+        for (c, visible) in self.visible(scope, cluster) {
+            let probes = c.read(|d| d.probes.clone());
+            out.extend(lookout_app::model::probe::visible_rows(
+                &c.name,
+                &probes,
+                |ns| visible.namespace(ns),
+                host,
+                namespace,
+            ));
+        }
+        out
+    }
 }

@@ -178,3 +178,49 @@ pub(super) async fn forecast(
 pub(super) async fn not_found(uri: Uri) -> ApiError {
     AppError::NotFound(format!("no API endpoint at {}", uri.path())).into()
 }
+
+/// `/api/v1/probes`: what the probe last saw on each visible host × address.
+#[derive(Serialize)]
+pub(super) struct Probes {
+    items: Vec<lookout_app::model::probe::ProbeRow>,
+    /// When the last round finished (None: the probe is off or has not finished one).
+    checked: Option<chrono::DateTime<chrono::Utc>>,
+    /// What the last round cost, for whoever sees the whole fleet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    round: Option<Round>,
+}
+
+#[derive(Serialize)]
+struct Round {
+    seconds: f64,
+    probed: usize,
+    failed: usize,
+    refused: usize,
+    rounds: u64,
+}
+
+pub(super) async fn probes(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Probes>, ApiError> {
+    let q = query::probe_query(raw.as_deref())?;
+    let items = state.fleet().probes(
+        &caller.scope,
+        q.cluster.as_deref(),
+        q.namespace.as_deref(),
+        q.host.as_deref(),
+    );
+    let last = state.probes.last.lock().expect("probe status lock").clone();
+    Ok(Json(Probes {
+        items,
+        checked: last.finished,
+        round: caller.scope.sees_everything().then_some(Round {
+            seconds: last.seconds,
+            probed: last.probed,
+            failed: last.failed,
+            refused: last.refused,
+            rounds: last.rounds,
+        }),
+    }))
+}

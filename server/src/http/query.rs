@@ -151,6 +151,13 @@ pub(super) fn budget_query(raw: Option<&str>) -> Result<BudgetQuery, AppError> {
     read(raw)
 }
 
+/// The probe results' filters (`/api/v1/probes`).
+pub(super) fn probe_query(
+    raw: Option<&str>,
+) -> Result<lookout_app::model::read::views::ProbeQuery, AppError> {
+    read(raw)
+}
+
 /// The problem filters (the board, `/api/v1/problems`); `cause` is a rule id.
 pub(super) fn problem_query(raw: Option<&str>) -> Result<ProblemQuery, AppError> {
     let q: ProblemQuery = read(raw)?;

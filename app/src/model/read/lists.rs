@@ -144,6 +144,21 @@ pub fn ingress_detail(
         tls,
         findings: FindingIndex::new(findings).about(visible, &objects),
         events: chain_events(&idx, &objects),
+        clients_get: crate::model::probe::visible_rows(
+            &facts.name,
+            &data.probes,
+            |ns| ns == namespace,
+            None,
+            None,
+        )
+        .into_iter()
+        .map(|r| r.observation)
+        .filter(|o| {
+            o.sources
+                .iter()
+                .any(|s| s.kind == "Ingress" && s.name == name)
+        })
+        .collect(),
     })
 }
 
@@ -270,6 +285,17 @@ pub fn certificate_detail(
         ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
         findings: FindingIndex::new(findings).about(visible, &objects),
         events: chain_events(&idx, &objects),
+        clients_get: crate::model::probe::visible_rows(
+            &facts.name,
+            &data.probes,
+            |ns| ns == namespace,
+            None,
+            None,
+        )
+        .into_iter()
+        .map(|r| r.observation)
+        .filter(|o| cert.dns_names.iter().any(|n| crate::model::probe::name_matches(n, &o.host)))
+        .collect(),
     })
 }
 

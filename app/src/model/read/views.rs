@@ -95,6 +95,15 @@ pub struct ProblemQuery {
 }
 
 /// Filters of the budgets (`/rate-limits`, `/api/v1/rate-limits`): the budgets spent from a
+/// The probe results' filters (`/api/v1/probes`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    pub host: Option<String>,
+}
+
 /// cluster, or a namespace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -338,6 +347,9 @@ pub struct IngressDetail {
     /// Findings on the Ingress and every object of its chain.
     pub findings: Vec<Finding>,
     pub events: Vec<EventView>,
+    /// What the probe saw on the hosts of the Certificate (its dnsNames published in the
+    /// Certificate's namespace), per address.
+    pub clients_get: Vec<crate::model::probe::Observation>,
 }
 
 /// A row of the Certificate list.
@@ -359,4 +371,7 @@ pub struct CertificateDetail {
     pub ingress: Option<String>,
     pub findings: Vec<Finding>,
     pub events: Vec<EventView>,
+    /// What the probe saw on the hosts of the Certificate (its dnsNames published in the
+    /// Certificate's namespace), per address.
+    pub clients_get: Vec<crate::model::probe::Observation>,
 }

@@ -30,6 +30,9 @@ pub struct FleetOptions {
     pub tick: std::time::Duration,
     /// Seed of every token and generated name.
     pub seed: u64,
+    /// Serve the load balancers' traffic: loopback addresses with TLS and HTTP listeners on
+    /// these ports ([`crate::sim::edge`]).
+    pub edge: Option<crate::sim::edge::EdgePorts>,
 }
 
 impl FleetOptions {
@@ -43,6 +46,7 @@ impl FleetOptions {
             controllers: false,
             tick: std::time::Duration::from_millis(250),
             seed: 0,
+            edge: None,
         }
     }
 }
@@ -85,6 +89,7 @@ impl Fleet {
         let mut clusters = Vec::new();
         let world = Arc::new(World {
             seed: opts.seed,
+            loopback: opts.edge.is_some(),
             ..World::default()
         });
         let manual = matches!(*clock, Clock::Manual(_));
@@ -120,6 +125,13 @@ impl Fleet {
                 addr,
                 stop,
             });
+        }
+        if let Some(ports) = opts.edge {
+            crate::sim::edge::Edge::spawn(
+                clusters.iter().map(|c| c.cluster.clone()).collect(),
+                ports,
+                shutdown.clone(),
+            );
         }
         Ok(Fleet { clusters, world })
     }

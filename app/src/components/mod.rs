@@ -2,6 +2,7 @@
 
 pub mod charts;
 pub mod findings;
+pub mod served;
 pub mod why;
 
 use chrono::{DateTime, Utc};

@@ -145,6 +145,11 @@ pub fn page(
         .findings
         .is_empty()
         .then(|| view! { <p class="empty">"No findings."</p> });
+    let issued_leaf = d
+        .chain
+        .requests
+        .iter()
+        .find_map(|r| r.request.issued.as_deref().cloned());
     document(
         &Shell {
             title: page_title(worst, &c.name, &c.namespace, &c.cluster),
@@ -178,6 +183,8 @@ pub fn page(
             <h2>"Findings"</h2>
             {no_findings}
             {findings_table(d.findings, now, true)}
+            <h2>"What clients get"</h2>
+            {crate::components::served::clients_get(d.clients_get.clone(), issued_leaf, now)}
             <h2>"Attempts"</h2>
             {attempts(&d.chain, now)}
             <h2>"Events"</h2>

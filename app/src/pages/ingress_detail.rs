@@ -259,6 +259,8 @@ pub fn page(
             {tls}
             <h2>"Challenge history"</h2>
             {history_section(history, now)}
+            <h2>"What clients get"</h2>
+            {crate::components::served::clients_get(d.clients_get.clone(), None, now)}
             <h2>"Events"</h2>
             {events_table(d.events, now)}
         },

@@ -135,7 +135,10 @@ pub(crate) fn host_redirects(api: &Api<'_>, host: &str) -> bool {
         })
 }
 
-pub(super) fn reconcile(api: &Api<'_>) {
+/// Assigns load-balancer addresses. With `loopback` they are loopback addresses kubesim's
+/// [`super::edge`] serves, each with `::1` beside it (the load balancer in front is
+/// dual-stack, whatever the cluster's own families are).
+pub(super) fn reconcile(api: &Api<'_>, loopback: bool) {
     let Some(lb) = api.get("", "services", Some("kube-system"), "cilium-ingress") else {
         return;
     };
@@ -147,7 +150,12 @@ pub(super) fn reconcile(api: &Api<'_>) {
     if addresses.is_empty() {
         // LB IPAM: a stable address per cluster, and IPv6 when the Service is dual-stack.
         let n = super::hash(0, &[&api.cluster.name]) % 200 + 10;
-        addresses.push(json!({"ip": format!("192.0.2.{n}")}));
+        if loopback {
+            addresses.push(json!({"ip": format!("127.1.{n}.1")}));
+            addresses.push(json!({"ip": "::1"}));
+        } else {
+            addresses.push(json!({"ip": format!("192.0.2.{n}")}));
+        }
         let families: Vec<&str> = lb
             .pointer("/spec/ipFamilies")
             .and_then(Value::as_array)
@@ -155,7 +163,7 @@ pub(super) fn reconcile(api: &Api<'_>) {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        if families.contains(&"IPv6") {
+        if families.contains(&"IPv6") && !loopback {
             addresses.push(json!({"ip": format!("2001:db8::{n:x}")}));
         }
         api.patch_status(
@@ -179,8 +187,14 @@ pub(super) fn reconcile(api: &Api<'_>) {
         let name = s(&ing, "/metadata/name").unwrap_or_default();
         // Dedicated: its own Service and address; shared: the shared one's.
         let own = dedicated(api, &ing).then(|| {
-            let n = super::hash(0, &[&api.cluster.name, ns.unwrap_or_default(), name]) % 250 + 2;
-            json!([{"ip": format!("198.51.100.{n}")}])
+            let h = super::hash(0, &[&api.cluster.name, ns.unwrap_or_default(), name]);
+            if loopback {
+                let (a, b) = ((h / 250) % 250 + 1, h % 250 + 1);
+                json!([{"ip": format!("127.2.{a}.{b}")}, {"ip": "::1"}])
+            } else {
+                let n = h % 250 + 2;
+                json!([{"ip": format!("198.51.100.{n}")}])
+            }
         });
         api.patch_status(
             "networking.k8s.io",

@@ -12,9 +12,11 @@
 //! - [`scale`]: a generator of large fleets for benchmarks.
 
 pub mod cilium;
+pub mod edge;
 pub mod issuance;
 pub mod issuers;
 pub mod letsencrypt;
+pub mod pki;
 pub mod scale;
 pub mod shim;
 
@@ -35,6 +37,8 @@ pub struct World {
     pub letsencrypt: Mutex<LetsEncrypt>,
     /// Seed of every "random" token and name, so runs are reproducible.
     pub seed: u64,
+    /// Load balancers get loopback addresses that [`edge`] serves (tests and the demo).
+    pub loopback: bool,
 }
 
 /// The cluster's API as controllers use it, with a field manager per call.
@@ -211,7 +215,7 @@ pub(crate) fn hash(seed: u64, parts: &[&str]) -> u64 {
 pub fn step(cluster: &Cluster, world: &World) {
     let api = Api::new(cluster);
     issuers::reconcile(&api, world);
-    cilium::reconcile(&api);
+    cilium::reconcile(&api, world.loopback);
     if api.serves("cert-manager.io", "certificates") {
         shim::reconcile(&api);
         issuance::reconcile(&api, world);

@@ -342,6 +342,7 @@ fn every_key_is_documented() {
         ("watch", "### `[watch]`"),
         ("history", "### `[history]`"),
         ("http", "### `[http]`"),
+        ("probe", "### `[probe]`"),
         ("auth", "### `[auth]`"),
         ("auth.oidc", "### `[auth.oidc]`"),
         ("access[0]", "### `[[access]]`"),
@@ -356,7 +357,8 @@ fn every_key_is_documented() {
         for key in keys {
             // A table of its own (`auth.oidc`, `clusters`) has its own section.
             if [
-                "clusters", "auth", "access", "tokens", "rules", "watch", "history", "http", "oidc",
+                "clusters", "auth", "access", "tokens", "rules", "watch", "history", "http",
+                "oidc", "probe",
             ]
             .contains(&key.as_str())
             {

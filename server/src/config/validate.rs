@@ -231,7 +231,10 @@ impl Config {
                 "must be shorter than probe.interval",
             ));
         }
-        for (key, port) in [("probe.https_port", p.https_port), ("probe.http_port", p.http_port)] {
+        for (key, port) in [
+            ("probe.https_port", p.https_port),
+            ("probe.http_port", p.http_port),
+        ] {
             if port == 0 {
                 out.push(problem(key, "must be a port from 1 to 65535"));
             }

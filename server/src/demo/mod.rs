@@ -57,6 +57,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         controllers: true,
         tick: std::time::Duration::from_millis(250),
         seed: 42,
+        edge: None,
     };
     let clock = Arc::new(Clock::accelerated(SPEED));
     let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())

@@ -149,7 +149,9 @@ pub(crate) async fn run(
                         }
                     }
                 }
-                Err(e) => tracing::warn!(cluster = %c.name, error = %e, "stored probe results could not be read"),
+                Err(e) => {
+                    tracing::warn!(cluster = %c.name, error = %e, "stored probe results could not be read")
+                }
             }
         }
     }

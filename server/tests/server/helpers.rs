@@ -47,6 +47,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         dir: None,
         limits: HttpConfig::default(),
         probe: None,
+        edge: None,
     }
 }
 
@@ -63,6 +64,7 @@ pub struct AppOptions {
     dir: Option<tempfile::TempDir>,
     limits: HttpConfig,
     probe: Option<lookout_server::probe::worker::Settings>,
+    edge: Option<kubesim::sim::edge::EdgePorts>,
 }
 
 impl AppOptions {
@@ -115,6 +117,12 @@ impl AppOptions {
         self
     }
 
+    /// kubesim serves its load balancers' traffic on loopback addresses, on these ports.
+    pub fn edge(mut self, ports: kubesim::sim::edge::EdgePorts) -> Self {
+        self.edge = Some(ports);
+        self
+    }
+
     /// The probe runs with these settings on every cluster.
     pub fn probe(mut self, settings: lookout_server::probe::worker::Settings) -> Self {
         self.probe = Some(settings);
@@ -133,6 +141,7 @@ impl AppOptions {
             names: self.clusters.clone(),
             install_crds: self.install_crds,
             controllers: self.controllers,
+            edge: self.edge,
             ..FleetOptions::numbered(0)
         };
         let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())

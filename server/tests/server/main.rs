@@ -17,6 +17,7 @@ mod live;
 mod oidc;
 mod pages;
 mod probe;
+mod probing;
 mod restart;
 mod storage;
 mod tenancy;

@@ -294,7 +294,11 @@ pub fn certificate_detail(
         )
         .into_iter()
         .map(|r| r.observation)
-        .filter(|o| cert.dns_names.iter().any(|n| crate::model::probe::name_matches(n, &o.host)))
+        .filter(|o| {
+            cert.dns_names
+                .iter()
+                .any(|n| crate::model::probe::name_matches(n, &o.host))
+        })
         .collect(),
     })
 }

@@ -250,11 +250,11 @@ fn diagnosis(root: &Finding) -> String {
             "Observed: the ACME challenge path is redirected to HTTPS, so HTTP-01 cannot pass"
         }
         "probe.unreachable" => "Observed: clients get no answer from the load balancer",
-        "probe.proxy-protocol" => {
-            "Observed: the load balancer answers only PROXY-protocol clients"
-        }
+        "probe.proxy-protocol" => "Observed: the load balancer answers only PROXY-protocol clients",
         "probe.expired" => "Observed: clients get an expired certificate",
-        "probe.wrong-certificate" => "Observed: clients get another certificate than the issued one",
+        "probe.wrong-certificate" => {
+            "Observed: clients get another certificate than the issued one"
+        }
         "probe.name-mismatch" => "Observed: the served certificate does not name the host",
         "probe.untrusted" => "Observed: clients do not trust the served certificate",
         _ => return root.title.to_string(),
@@ -367,7 +367,10 @@ impl<'a> Gathering<'a> {
         let (diagnosis, evidence) = match observed {
             Some(o) => (
                 format!("{} (observed: {})", diagnosis(root), o.title),
-                Text::from(format!("{}\nObserved by the probe: {}", root.message, o.message)),
+                Text::from(format!(
+                    "{}\nObserved by the probe: {}",
+                    root.message, o.message
+                )),
             ),
             None => (diagnosis(root), root.message.clone()),
         };

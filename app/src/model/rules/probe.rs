@@ -49,6 +49,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             None => (namespace.into(), kind_name(kind), name.into()),
         };
         let on = Subject {
+            edit_in_place: ingress
+                .and_then(|i| i.edit_in_place.as_deref())
+                .is_some_and(|v| v == "true"),
             host,
             namespace: ns,
             kind: obj_kind,
@@ -71,6 +74,9 @@ fn kind_name(kind: &str) -> &'static str {
 
 /// A probed host and the objects its findings are about.
 struct Subject<'a> {
+    /// The publishing Ingress has `acme.cert-manager.io/http01-edit-in-place: "true"`: the
+    /// solver's path is on the same virtual host, so a redirect reaches it over HTTPS.
+    edit_in_place: bool,
     host: &'a str,
     namespace: Text,
     kind: &'static str,
@@ -154,12 +160,18 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
                 " The Certificate {} says notAfter {} and Ready={}.",
                 c.name,
                 c.not_after.map(at).unwrap_or_else(|| "(none)".into()),
-                c.ready.as_ref().map(|r| r.status.to_string()).unwrap_or_else(|| "unknown".into())
+                c.ready
+                    .as_ref()
+                    .map(|r| r.status.to_string())
+                    .unwrap_or_else(|| "unknown".into())
             )
         })
         .unwrap_or_default();
 
-    let expired: Vec<_> = served.iter().filter(|(_, t)| t.leaf.not_after <= now).collect();
+    let expired: Vec<_> = served
+        .iter()
+        .filter(|(_, t)| t.leaf.not_after <= now)
+        .collect();
     if let Some((_, t)) = expired.first() {
         let list: Vec<&Observation> = expired.iter().map(|(o, _)| *o).collect();
         let stale = cert.is_some_and(|c| c.not_after.is_some_and(|na| na > now));
@@ -193,7 +205,8 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             // No issued leaf to compare: a Ready Certificate's notAfter must match.
             (None, Some(c)) => {
                 c.ready.as_ref().is_some_and(|r| &*r.status == "True")
-                    && c.not_after.is_some_and(|na| (na - t.leaf.not_after).num_seconds().abs() > 1)
+                    && c.not_after
+                        .is_some_and(|na| (na - t.leaf.not_after).num_seconds().abs() > 1)
             }
             (None, None) => false,
         })
@@ -201,9 +214,13 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
     if let (Some((_, t)), Some(c)) = (other.first(), cert) {
         let list: Vec<&Observation> = other.iter().map(|(o, _)| *o).collect();
         let which = if t.leaf.issuer.contains(TEMPORARY_ISSUER) {
-            "cert-manager's temporary certificate (the real one has not been issued yet)".to_string()
+            "cert-manager's temporary certificate (the real one has not been issued yet)"
+                .to_string()
         } else if t.leaf.self_signed() || !t.leaf.covers(host) {
-            format!("a fallback or default certificate (\"{}\"), not one for this host", t.leaf.subject)
+            format!(
+                "a fallback or default certificate (\"{}\"), not one for this host",
+                t.leaf.subject
+            )
         } else if issued.is_some_and(|i| t.leaf.not_after < i.not_after)
             || c.not_after.is_some_and(|na| t.leaf.not_after < na)
         {
@@ -212,7 +229,14 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             "another certificate for this host".to_string()
         };
         let expected = issued
-            .map(|i| format!("serial {}, SHA-256 {}…, valid until {}", i.serial, &i.sha256[..i.sha256.len().min(16)], at(i.not_after)))
+            .map(|i| {
+                format!(
+                    "serial {}, SHA-256 {}…, valid until {}",
+                    i.serial,
+                    &i.sha256[..i.sha256.len().min(16)],
+                    at(i.not_after)
+                )
+            })
             .or_else(|| c.not_after.map(|na| format!("valid until {}", at(na))))
             .unwrap_or_default();
         ctx.push(
@@ -228,7 +252,9 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
 
     let mismatch: Vec<_> = served
         .iter()
-        .filter(|(_, t)| !t.leaf.covers(host) || matches!(t.untrusted, Some(Untrusted::NameMismatch(_))))
+        .filter(|(_, t)| {
+            !t.leaf.covers(host) || matches!(t.untrusted, Some(Untrusted::NameMismatch(_)))
+        })
         .collect();
     if let Some((_, t)) = mismatch.first() {
         let list: Vec<&Observation> = mismatch.iter().map(|(o, _)| *o).collect();
@@ -245,7 +271,12 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
 
     let untrusted: Vec<_> = served
         .iter()
-        .filter(|(_, t)| matches!(t.untrusted, Some(Untrusted::UnknownIssuer(_) | Untrusted::Other(_) | Untrusted::NotYetValid(_))))
+        .filter(|(_, t)| {
+            matches!(
+                t.untrusted,
+                Some(Untrusted::UnknownIssuer(_) | Untrusted::Other(_) | Untrusted::NotYetValid(_))
+            )
+        })
         .collect();
     if let Some((_, t)) = untrusted.first() {
         let list: Vec<&Observation> = untrusted.iter().map(|(o, _)| *o).collect();
@@ -259,7 +290,9 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             "a certificate whose issuer is not in the trusted roots"
         };
         let detail = match &t.untrusted {
-            Some(Untrusted::UnknownIssuer(d) | Untrusted::Other(d) | Untrusted::NotYetValid(d)) => d.as_str(),
+            Some(Untrusted::UnknownIssuer(d) | Untrusted::Other(d) | Untrusted::NotYetValid(d)) => {
+                d.as_str()
+            }
             _ => "",
         };
         let severity = if ctx.idx.facts.overrides.production {
@@ -290,6 +323,12 @@ fn paths(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
     let Some(answer) = redirected.first().and_then(|o| o.acme.as_ref()) else {
         return;
     };
+    // With edit-in-place the redirect is expected: Let's Encrypt follows it to the same
+    // virtual host over HTTPS, where the solver's Exact path is routed (DOMAIN: Cilium and
+    // cert-manager's HTTP-01; the HTTPS leg is not certificate-checked).
+    if on.edit_in_place {
+        return;
+    }
     ctx.push(
         "probe.acme-path-redirected",
         Severity::Warning,
@@ -309,7 +348,11 @@ fn paths(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
 /// `probe.unreachable` per address family, `probe.proxy-protocol`.
 fn reachability(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
     let host = on.host;
-    let proxied: Vec<&Observation> = seen.iter().copied().filter(|o| o.needs_proxy_header).collect();
+    let proxied: Vec<&Observation> = seen
+        .iter()
+        .copied()
+        .filter(|o| o.needs_proxy_header)
+        .collect();
     if !proxied.is_empty() {
         ctx.push(
             "probe.proxy-protocol",
@@ -338,7 +381,10 @@ fn reachability(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
                 format!(
                     "{}: {}",
                     addresses(&[o]),
-                    o.tls_error.as_ref().map(|e| e.describe()).unwrap_or_default()
+                    o.tls_error
+                        .as_ref()
+                        .map(|e| e.describe())
+                        .unwrap_or_default()
                 )
             })
             .collect();

@@ -392,20 +392,23 @@ fn complete(api: &Api<'_>, cert: &Value, cr: &Value) {
     let (not_before, not_after) = (now, now + lifetime);
     let secret_name = s(cert, "/spec/secretName").unwrap_or(name);
     let all = names(cert);
+    // The signed chain: on the request (`status.certificate`, public) and in the Secret.
+    let signed = signed_chain(api, cr, &all, not_before, not_after);
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
         "metadata": {"name": secret_name, "namespace": ns, "labels": {"controller.cert-manager.io/fao": "true"},
             "annotations": {"cert-manager.io/certificate-name": name, "cert-manager.io/issuer-name": s(cert, "/spec/issuerRef/name"),
                 "cert-manager.io/issuer-kind": s(cert, "/spec/issuerRef/kind").unwrap_or("Issuer"), "cert-manager.io/issuer-group": "cert-manager.io",
                 "cert-manager.io/common-name": all.first(), "cert-manager.io/alt-names": all.join(","), "cert-manager.io/ip-sans": "", "cert-manager.io/uri-sans": ""}}});
+    let mut secret = secret;
+    if let Some((chain, key)) = &signed {
+        secret["data"] = json!({"tls.crt": chain, "tls.key": key, "ca.crt": ""});
+    }
     if api.get("", "secrets", Some(ns), secret_name).is_some() {
-        api.patch(
-            "",
-            "secrets",
-            Some(ns),
-            secret_name,
-            &json!({"metadata": secret["metadata"]}),
-            ISSUING,
-        );
+        let mut patch = json!({"metadata": secret["metadata"]});
+        if signed.is_some() {
+            patch["data"] = secret["data"].clone();
+        }
+        api.patch("", "secrets", Some(ns), secret_name, &patch, ISSUING);
     } else {
         api.create("", "secrets", Some(ns), secret, ISSUING);
     }
@@ -449,6 +452,46 @@ fn complete(api: &Api<'_>, cert: &Value, cr: &Value) {
             api.delete(CM, "certificaterequests", Some(ns), oname);
         }
     }
+}
+
+/// Signs the leaf of a successful request with the hierarchy of its issuer (Let's
+/// Encrypt production or staging, else the private CA) and records it on the request as
+/// cert-manager does (`status.certificate`, base64 of the PEM chain). Returns the chain and
+/// the key for the Secret.
+fn signed_chain(
+    api: &Api<'_>,
+    cr: &Value,
+    names: &[String],
+    not_before: DateTime<Utc>,
+    not_after: DateTime<Utc>,
+) -> Option<(String, String)> {
+    let (ns, cr_name) = ns_name(cr);
+    let issuer = match s(cr, "/spec/issuerRef/kind") {
+        Some("ClusterIssuer") => {
+            api.get(CM, "clusterissuers", None, s(cr, "/spec/issuerRef/name")?)
+        }
+        _ => api.get(CM, "issuers", Some(ns), s(cr, "/spec/issuerRef/name")?),
+    };
+    let hierarchy = match issuer
+        .as_ref()
+        .and_then(|i| s(i, "/spec/acme/server"))
+        .and_then(Server::from_url)
+    {
+        Some(Server::Production) => super::pki::Hierarchy::Production,
+        Some(Server::Staging) => super::pki::Hierarchy::Staging,
+        None => super::pki::Hierarchy::Private,
+    };
+    let serial = hash(0, &[ns, cr_name, &rfc3339(not_before)]);
+    let (chain, key) = super::pki::issue(hierarchy, names, not_before, not_after, serial)?;
+    api.patch_status(
+        CM,
+        "certificaterequests",
+        Some(ns),
+        cr_name,
+        &json!({"status": {"certificate": chain}}),
+        REQUESTS,
+    );
+    Some((chain, key))
 }
 
 /// Failure: `Issuing=False`, one more failed attempt, the backoff starts.

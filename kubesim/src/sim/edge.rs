@@ -1,0 +1,530 @@
+//! Cilium's data plane, simulated with real sockets: for every loopback load-balancer address
+//! the Cilium controller published (`127.x.y.z`, `::1`), a TLS listener and an HTTP listener
+//! on the configured ports.
+//!
+//! - TLS: the certificate of the Secret named by the Ingress's TLS entry for the SNI host
+//!   (`tls.crt`/`tls.key`, as cert-manager's simulation wrote it); a self-signed fallback
+//!   when there is no usable Secret (Envoy's listener without a matching filter chain would
+//!   use the configured default certificate: cilium `ingress-default-secret-name`).
+//! - HTTP: a host with HTTPS enforcement answers `301` to `https://` — Envoy's `require_tls`
+//!   answers 301 (envoy `route_components.proto`, `RequireTls.ALL`); Cilium merges the
+//!   Ingresses of a host into one virtual host, so one enforcing Ingress redirects them all
+//!   (cilium/cilium#35347), the ACME path included. Without it, an ACME path that a solver
+//!   route serves (edit-in-place adds the token's Exact path) answers the key, else 404.
+//! - `enable-ingress-proxy-protocol`: every connection must start with a PROXY v1 or v2
+//!   header, else it is closed (Envoy's proxy_protocol listener filter). When the header names
+//!   an IPv6 client and the cluster's `cilium-ingress` Service is IPv4-only, the connection is
+//!   dropped after it (cilium/cilium#42950, fixed by cilium/proxy#1944).
+
+use std::collections::{HashMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use base64::Engine;
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+
+use super::{cilium, s, Api};
+use crate::store::Cluster;
+
+/// The ports the listeners use (unprivileged in tests and the demo).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EdgePorts {
+    pub https: u16,
+    pub http: u16,
+}
+
+/// What one host on one address gets.
+struct Route {
+    key: Option<Arc<CertifiedKey>>,
+    redirect: bool,
+    /// ACME paths a solver route serves: path → key authorization.
+    solver: HashMap<String, String>,
+    /// Its cluster's listeners take only PROXY-protocol connections.
+    proxy: bool,
+    /// … and drop those from IPv6 clients (IPv4-only cluster, cilium/cilium#42950).
+    ipv6_broken: bool,
+}
+
+impl Route {
+    /// Whether a connection that sent `header` (Some(names an IPv6 client)) is served.
+    fn admits(&self, header: Option<bool>) -> bool {
+        match (self.proxy, header) {
+            (false, None) => true,
+            (true, Some(ipv6)) => !(ipv6 && self.ipv6_broken),
+            _ => false,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Table {
+    versions: Vec<u64>,
+    routes: HashMap<(IpAddr, String), Arc<Route>>,
+    /// Every address to serve.
+    addresses: HashSet<IpAddr>,
+}
+
+/// A Secret at one version: (cluster, namespace, name, resourceVersion).
+type SecretId = (usize, String, String, String);
+
+/// The listeners of a fleet.
+pub struct Edge {
+    ports: EdgePorts,
+    clusters: Vec<Arc<Cluster>>,
+    table: RwLock<Table>,
+    /// Parsed Secrets by (cluster, namespace, name, resourceVersion).
+    keys: Mutex<HashMap<SecretId, Arc<CertifiedKey>>>,
+    fallback: Option<Arc<CertifiedKey>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
+
+impl Edge {
+    /// Serves the clusters' loopback load-balancer addresses until `shutdown`.
+    pub fn spawn(clusters: Vec<Arc<Cluster>>, ports: EdgePorts, shutdown: CancellationToken) {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let fallback = super::pki::self_signed("cilium-ingress.invalid")
+            .and_then(|(cert, key)| certified(&provider, cert.as_bytes(), key.as_bytes()));
+        let edge = Arc::new(Edge {
+            ports,
+            clusters,
+            table: RwLock::default(),
+            keys: Mutex::default(),
+            fallback,
+            provider,
+        });
+        tokio::spawn(async move {
+            let mut bound: HashSet<IpAddr> = HashSet::new();
+            let mut tick = tokio::time::interval(Duration::from_millis(200));
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let e = edge.clone();
+                let Ok(addresses) = tokio::task::spawn_blocking(move || e.refresh()).await else {
+                    continue;
+                };
+                for ip in addresses {
+                    if bound.insert(ip) {
+                        edge.clone().listen(ip, shutdown.clone()).await;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Rebuilds the routing table when a cluster changed; returns every address to serve.
+    fn refresh(&self) -> Vec<IpAddr> {
+        let versions: Vec<u64> = self.clusters.iter().map(|c| c.resource_version()).collect();
+        if self.table.read().expect("edge table").versions == versions {
+            return self
+                .table
+                .read()
+                .expect("edge table")
+                .addresses
+                .iter()
+                .copied()
+                .collect();
+        }
+        let mut table = Table {
+            versions,
+            ..Table::default()
+        };
+        for (i, cluster) in self.clusters.iter().enumerate() {
+            let api = Api::new(cluster);
+            self.add_cluster(i, &api, &mut table);
+        }
+        let addresses = table.addresses.iter().copied().collect();
+        *self.table.write().expect("edge table") = table;
+        addresses
+    }
+
+    fn add_cluster(&self, i: usize, api: &Api<'_>, table: &mut Table) {
+        let proxy = cilium::proxy_protocol(api);
+        let ipv4_only = api
+            .get("", "services", Some("kube-system"), "cilium-ingress")
+            .is_some_and(|svc| {
+                !svc.pointer("/spec/ipFamilies")
+                    .and_then(Value::as_array)
+                    .is_some_and(|f| f.iter().any(|x| x == "IPv6"))
+            });
+        let keys: HashMap<String, String> = api
+            .list("acme.cert-manager.io", "challenges")
+            .iter()
+            .filter_map(|c| {
+                Some((
+                    s(c, "/spec/token")?.to_string(),
+                    s(c, "/spec/key")?.to_string(),
+                ))
+            })
+            .collect();
+        let ingresses = api.list("networking.k8s.io", "ingresses");
+        // Per host: whether any Ingress of it enforces HTTPS, and its solver paths.
+        let mut redirect: HashMap<String, bool> = HashMap::new();
+        let mut solver: HashMap<String, HashMap<String, String>> = HashMap::new();
+        for ing in &ingresses {
+            let enforces = cilium::enforces_https(api, ing);
+            for host in tls_hosts(ing) {
+                *redirect.entry(host).or_default() |= enforces;
+            }
+            for rule in ing
+                .pointer("/spec/rules")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(host) = s(rule, "/host") else {
+                    continue;
+                };
+                for path in rule
+                    .pointer("/http/paths")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let Some(p) = s(path, "/path") else { continue };
+                    if let Some(token) = p.strip_prefix("/.well-known/acme-challenge/") {
+                        if let Some(key) = keys.get(token) {
+                            solver
+                                .entry(host.to_ascii_lowercase())
+                                .or_default()
+                                .insert(p.to_string(), key.clone());
+                        }
+                    }
+                }
+            }
+        }
+        for ing in &ingresses {
+            let ns = s(ing, "/metadata/namespace").unwrap_or_default();
+            let addresses: Vec<IpAddr> = ing
+                .pointer("/status/loadBalancer/ingress")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|a| s(a, "/ip")?.parse().ok())
+                .filter(|ip: &IpAddr| ip.is_loopback())
+                .collect();
+            table.addresses.extend(addresses.iter().copied());
+            for t in ing
+                .pointer("/spec/tls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let key = s(t, "/secretName").and_then(|name| self.secret_key(i, api, ns, name));
+                for host in t
+                    .get("hosts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    let host = host.to_ascii_lowercase();
+                    let route = Arc::new(Route {
+                        key: key.clone(),
+                        redirect: redirect.get(&host).copied().unwrap_or(false),
+                        solver: solver.get(&host).cloned().unwrap_or_default(),
+                        proxy,
+                        ipv6_broken: proxy && ipv4_only,
+                    });
+                    for ip in &addresses {
+                        table
+                            .routes
+                            .entry((*ip, host.clone()))
+                            .or_insert_with(|| route.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The certificate and key of a TLS Secret, parsed once per resourceVersion.
+    fn secret_key(
+        &self,
+        i: usize,
+        api: &Api<'_>,
+        ns: &str,
+        name: &str,
+    ) -> Option<Arc<CertifiedKey>> {
+        let secret = api.get("", "secrets", Some(ns), name)?;
+        let rv = s(&secret, "/metadata/resourceVersion")
+            .unwrap_or_default()
+            .to_string();
+        let id = (i, ns.to_string(), name.to_string(), rv);
+        if let Some(k) = self.keys.lock().expect("edge keys").get(&id) {
+            return Some(k.clone());
+        }
+        let decode = |field: &str| {
+            base64::engine::general_purpose::STANDARD
+                .decode(s(&secret, &format!("/data/{field}"))?)
+                .ok()
+        };
+        let key = certified(&self.provider, &decode("tls.crt")?, &decode("tls.key")?)?;
+        self.keys.lock().expect("edge keys").insert(id, key.clone());
+        Some(key)
+    }
+
+    fn route(&self, ip: IpAddr, host: &str) -> Option<Arc<Route>> {
+        self.table
+            .read()
+            .expect("edge table")
+            .routes
+            .get(&(ip, host.to_ascii_lowercase()))
+            .cloned()
+    }
+
+    async fn listen(self: Arc<Self>, ip: IpAddr, shutdown: CancellationToken) {
+        for (port, tls) in [(self.ports.https, true), (self.ports.http, false)] {
+            let listener = match TcpListener::bind(SocketAddr::new(ip, port)).await {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!(address = %ip, port, error = %e, "kubesim cannot serve this load-balancer address");
+                    continue;
+                }
+            };
+            let config = tls.then(|| {
+                let mut c = rustls::ServerConfig::builder_with_provider(self.provider.clone())
+                    .with_safe_default_protocol_versions()
+                    .expect("default TLS versions")
+                    .with_no_client_auth()
+                    .with_cert_resolver(Arc::new(Resolver {
+                        edge: self.clone(),
+                        ip,
+                    }));
+                c.alpn_protocols = vec![b"http/1.1".to_vec()];
+                Arc::new(c)
+            });
+            let edge = self.clone();
+            let stop = shutdown.clone();
+            tokio::spawn(async move {
+                loop {
+                    let accepted = tokio::select! {
+                        _ = stop.cancelled() => return,
+                        a = listener.accept() => a,
+                    };
+                    let Ok((stream, _)) = accepted else { continue };
+                    let edge = edge.clone();
+                    let config = config.clone();
+                    tokio::spawn(async move {
+                        let _ = tokio::time::timeout(
+                            Duration::from_secs(10),
+                            edge.serve(ip, stream, config),
+                        )
+                        .await;
+                    });
+                }
+            });
+        }
+    }
+
+    async fn serve(
+        &self,
+        ip: IpAddr,
+        mut stream: TcpStream,
+        config: Option<Arc<rustls::ServerConfig>>,
+    ) {
+        // An optional PROXY header first; then the host (SNI, or `Host`) picks the route,
+        // and the route says whether the connection is served (`::1` is shared by clusters
+        // with and without PROXY protocol).
+        let header = match starts_with_proxy_header(&stream).await {
+            Some(true) => match proxy_header(&mut stream).await {
+                Some(ipv6) => Some(ipv6),
+                None => return,
+            },
+            Some(false) => None,
+            None => return,
+        };
+        match config {
+            Some(config) => {
+                let acceptor = tokio_rustls::LazyConfigAcceptor::new(
+                    rustls::server::Acceptor::default(),
+                    stream,
+                );
+                let Ok(start) = acceptor.await else { return };
+                let admitted = start
+                    .client_hello()
+                    .server_name()
+                    .and_then(|h| self.route(ip, h))
+                    .map_or(header.is_none(), |r| r.admits(header));
+                if !admitted {
+                    return;
+                }
+                let Ok(mut tls) = start.into_stream(config).await else {
+                    return;
+                };
+                let mut buf = [0u8; 1024];
+                if let Ok(Ok(n)) =
+                    tokio::time::timeout(Duration::from_secs(2), tls.read(&mut buf)).await
+                {
+                    if n > 0 {
+                        let _ = tls.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
+                    }
+                }
+                let _ = tls.shutdown().await;
+            }
+            None => self.serve_http(ip, stream, header).await,
+        }
+    }
+
+    async fn serve_http(&self, ip: IpAddr, mut stream: TcpStream, header: Option<bool>) {
+        let mut head = Vec::new();
+        let mut chunk = [0u8; 2048];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut req = httparse::Request::new(&mut headers);
+        if req.parse(&head).is_err() {
+            return;
+        }
+        let path = req.path.unwrap_or("/").to_string();
+        let host = req
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("host"))
+            .map(|h| String::from_utf8_lossy(h.value).to_string())
+            .unwrap_or_default();
+        let host = host.split(':').next().unwrap_or_default().to_string();
+        let route = self.route(ip, &host);
+        if !route
+            .as_ref()
+            .map_or(header.is_none(), |r| r.admits(header))
+        {
+            return;
+        }
+        let answer = match route {
+            Some(r) if r.redirect => format!("HTTP/1.1 301 Moved Permanently\r\nlocation: https://{host}{path}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"),
+            Some(r) if r.solver.contains_key(&path) => {
+                let key = &r.solver[&path];
+                format!("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{key}", key.len())
+            }
+            _ => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_string(),
+        };
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    }
+}
+
+struct Resolver {
+    edge: Arc<Edge>,
+    ip: IpAddr,
+}
+
+impl std::fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Resolver({})", self.ip)
+    }
+}
+
+impl ResolvesServerCert for Resolver {
+    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        hello
+            .server_name()
+            .and_then(|h| self.edge.route(self.ip, h))
+            .and_then(|r| r.key.clone())
+            .or_else(|| self.edge.fallback.clone())
+    }
+}
+
+/// A certificate chain and key from PEM.
+fn certified(
+    provider: &rustls::crypto::CryptoProvider,
+    chain: &[u8],
+    key: &[u8],
+) -> Option<Arc<CertifiedKey>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(chain)
+        .filter_map(Result::ok)
+        .collect();
+    let key = PrivateKeyDer::from_pem_slice(key).ok()?;
+    if certs.is_empty() {
+        return None;
+    }
+    CertifiedKey::from_der(certs, key, provider)
+        .ok()
+        .map(Arc::new)
+}
+
+/// The TLS hosts of an Ingress, lowercase.
+fn tls_hosts(ing: &Value) -> Vec<String> {
+    ing.pointer("/spec/tls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|t| {
+            t.get("hosts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .filter_map(Value::as_str)
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// Whether the connection starts with a PROXY header (v1 `PROXY ` or the v2 signature);
+/// None when nothing arrives.
+async fn starts_with_proxy_header(stream: &TcpStream) -> Option<bool> {
+    const V2: &[u8; 12] = b"\r\n\r\n\0\r\nQUIT\n";
+    let mut buf = [0u8; 12];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let n = tokio::time::timeout_at(deadline, stream.peek(&mut buf))
+            .await
+            .ok()?
+            .ok()?;
+        if n == 0 {
+            return None;
+        }
+        let seen = &buf[..n];
+        if !b"PROXY ".starts_with(&seen[..n.min(6)]) && !V2.starts_with(seen) {
+            return Some(false);
+        }
+        if n >= 12 {
+            return Some(true);
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Reads a PROXY v1 or v2 header: Some(whether it names an IPv6 client), None when the
+/// connection does not start with one.
+async fn proxy_header(stream: &mut TcpStream) -> Option<bool> {
+    const V2: &[u8; 12] = b"\r\n\r\n\0\r\nQUIT\n";
+    let mut start = [0u8; 12];
+    tokio::time::timeout(Duration::from_secs(3), stream.read_exact(&mut start))
+        .await
+        .ok()?
+        .ok()?;
+    if &start == V2 {
+        let mut rest = [0u8; 4];
+        stream.read_exact(&mut rest).await.ok()?;
+        let len = u16::from_be_bytes([rest[2], rest[3]]) as usize;
+        let mut body = vec![0u8; len];
+        stream.read_exact(&mut body).await.ok()?;
+        return Some(rest[1] >> 4 == 2);
+    }
+    if !start.starts_with(b"PROXY ") {
+        return None;
+    }
+    let mut line = start.to_vec();
+    while !line.ends_with(b"\r\n") {
+        if line.len() > 107 {
+            return None;
+        }
+        let mut b = [0u8; 1];
+        stream.read_exact(&mut b).await.ok()?;
+        line.push(b[0]);
+    }
+    Some(line.starts_with(b"PROXY TCP6"))
+}

@@ -49,6 +49,8 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         .prefix("lookout-demo-")
         .tempdir()
         .context("creating a temporary directory")?;
+    // kubesim's Cilium serves the load balancers on loopback, on two free ports.
+    let edge = free_ports().context("finding two free ports for kubesim's listeners")?;
     let options = FleetOptions {
         names: CLUSTERS.iter().map(|s| s.to_string()).collect(),
         bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -57,7 +59,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         controllers: true,
         tick: std::time::Duration::from_millis(250),
         seed: 42,
-        edge: None,
+        edge: Some(edge),
     };
     let clock = Arc::new(Clock::accelerated(SPEED));
     let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())
@@ -109,6 +111,12 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
     scenarios::history(&db, clock.now())
         .await
         .context("seeding the history")?;
+    let later = seeder("zrh-prod")?;
+    tokio::spawn(async move {
+        if let Err(e) = scenarios::zurich_later(&later).await {
+            tracing::warn!(error = %e, "the demo's served-certificate cases were not seeded");
+        }
+    });
     let bound = listener.local_addr().context("reading the bound address")?;
     println!("Lookout demo: http://{bound}/");
     println!("  {} simulated clusters ({}) running {SPEED}x faster than real time, and {UNREACHABLE}, which is unreachable on purpose.", CLUSTERS.len(), CLUSTERS.join(", "));
@@ -130,7 +138,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
             read_only: false,
             auth: demo_auth(),
             limits: Default::default(),
-            probe: None,
+            probe: Some(demo_probe(edge)?),
         },
         shutdown,
     )
@@ -180,4 +188,44 @@ pub fn demo_auth() -> crate::auth::Auth {
             ),
         ],
     )
+}
+
+/// Two ports free on loopback, for kubesim's TLS and HTTP listeners.
+fn free_ports() -> std::io::Result<kubesim::sim::edge::EdgePorts> {
+    let https = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let http = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(kubesim::sim::edge::EdgePorts {
+        https: https.local_addr()?.port(),
+        http: http.local_addr()?.port(),
+    })
+}
+
+/// The probe of the demo: kubesim's listeners on loopback (allowed by name), every 10 s,
+/// trusting the system roots and kubesim's production root (not its staging one).
+fn demo_probe(
+    edge: kubesim::sim::edge::EdgePorts,
+) -> anyhow::Result<crate::probe::worker::ProbeParts> {
+    let roots = crate::probe::tls::Roots::system()
+        .with_pem(kubesim::sim::pki::production_root_pem().as_bytes())
+        .map_err(|e| anyhow::anyhow!("kubesim's root: {e}"))?;
+    Ok(crate::probe::worker::ProbeParts {
+        settings: crate::probe::worker::Settings {
+            interval: std::time::Duration::from_secs(10),
+            spacing: std::time::Duration::ZERO,
+            concurrency: 32,
+            timeout: std::time::Duration::from_secs(2),
+            https_port: edge.https,
+            http_port: edge.http,
+            proxy: None,
+            networks: crate::probe::policy::Networks {
+                allow: vec![
+                    "127.0.0.0/8".parse().expect("a network"),
+                    "::1/128".parse().expect("a network"),
+                ],
+                deny: Vec::new(),
+            },
+            roots,
+        },
+        clusters: CLUSTERS.iter().map(|c| c.to_string()).collect(),
+    })
 }

@@ -237,6 +237,26 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         json!({"acme.cert-manager.io/http01-edit-in-place": "true"}),
     )
     .await?;
+    // Issued, but the load balancer serves something else: a stale copy that has expired,
+    // and (from a Secret it cannot load) Cilium's fallback certificate.
+    s.ingress(
+        "acme-shop",
+        "cdn",
+        &["cdn.acme.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    s.ingress(
+        "acme-shop",
+        "media",
+        &["media.acme.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
     // Staging in production.
     s.ingress(
         "team-lab",
@@ -448,4 +468,33 @@ pub(super) async fn history(
         .await?;
     }
     Ok(())
+}
+
+/// What happens once zrh-prod's certificates are issued: `acme-shop/cdn-tls`'s Secret gets
+/// an old certificate that has expired (the listener serves a stale copy while the
+/// Certificate is Ready), and `acme-shop/media-tls`'s a `tls.crt` that is not a certificate
+/// (the listener cannot load it and serves Cilium's fallback).
+pub(super) async fn zurich_later(s: &Seeder) -> anyhow::Result<()> {
+    use base64::Engine;
+    let b64 = |v: &str| base64::engine::general_purpose::STANDARD.encode(v);
+    let (chain, key) = kubesim::sim::pki::issue(
+        kubesim::sim::pki::Hierarchy::Production,
+        &["cdn.acme.example".into()],
+        s.now - chrono::Duration::days(95),
+        s.now - chrono::Duration::days(5),
+        5,
+    )
+    .ok_or_else(|| anyhow::anyhow!("signing the stale certificate"))?;
+    s.replace_secret_when_ready(
+        "acme-shop",
+        "cdn-tls",
+        json!({"tls.crt": chain, "tls.key": key}),
+    )
+    .await?;
+    s.replace_secret_when_ready(
+        "acme-shop",
+        "media-tls",
+        json!({"tls.crt": b64("-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n")}),
+    )
+    .await
 }

@@ -227,6 +227,48 @@ impl Seeder {
             .await
     }
 
+    /// Once Certificate `ns/name` is Ready (cert-manager's simulation issued it), replaces the
+    /// data of its Secret: what Cilium's listener then serves is no longer what was issued
+    /// (a stale copy, or something it cannot load), while the Certificate stays Ready.
+    pub(super) async fn replace_secret_when_ready(
+        &self,
+        ns: &str,
+        name: &str,
+        data: Value,
+    ) -> anyhow::Result<()> {
+        let certificates = self.api(&ar(CM, "Certificate", "certificates"), Some(ns));
+        for _ in 0..1200 {
+            let ready = certificates.get_opt(name).await?.is_some_and(|c| {
+                c.data["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            });
+            if ready {
+                let secret = certificates
+                    .get(name)
+                    .await?
+                    .data
+                    .pointer("/spec/secretName")
+                    .and_then(Value::as_str)
+                    .unwrap_or(name)
+                    .to_string();
+                self.api(&ar("", "Secret", "secrets"), Some(ns))
+                    .patch(
+                        &secret,
+                        &PatchParams::default(),
+                        &Patch::Merge(&json!({"data": data})),
+                    )
+                    .await
+                    .with_context(|| format!("replacing the data of Secret {ns}/{secret}"))?;
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        anyhow::bail!("Certificate {ns}/{name} was not issued within 5 minutes")
+    }
+
     /// Removes cert-manager's CRDs (the cluster without cert-manager).
     pub(super) async fn uninstall_cert_manager(&self) -> anyhow::Result<()> {
         let api = self.api(

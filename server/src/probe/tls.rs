@@ -130,13 +130,27 @@ impl Roots {
     }
 }
 
-/// Connects to `addr`, says `host` in SNI, and records what is served.
+/// Connects to `addr`, says `host` in SNI, and records what is served (judged at the wall
+/// clock's now).
 pub async fn served(
     addr: SocketAddr,
     host: &str,
     timeout: Duration,
     proxy: Option<ProxyHeader>,
     roots: &Roots,
+) -> Result<TlsObservation, ProbeError> {
+    served_at(addr, host, timeout, proxy, roots, UnixTime::now()).await
+}
+
+/// As [`served`], with the chain judged valid or not at `now` (the server's clock: the
+/// demo's runs faster than the wall's).
+pub async fn served_at(
+    addr: SocketAddr,
+    host: &str,
+    timeout: Duration,
+    proxy: Option<ProxyHeader>,
+    roots: &Roots,
+    now: UnixTime,
 ) -> Result<TlsObservation, ProbeError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let recorder = Arc::new(Recorder {
@@ -187,7 +201,7 @@ pub async fn served(
             "no trust anchors to verify against ({e})"
         ))),
         Ok(v) => v
-            .verify_server_cert(leaf, intermediates, &name, &[], UnixTime::now())
+            .verify_server_cert(leaf, intermediates, &name, &[], now)
             .err()
             .map(|e| untrusted(&e)),
     };

@@ -322,9 +322,13 @@ pub(crate) async fn probe_address(
 ) -> Observation {
     let https = SocketAddr::new(ip, s.https_port);
     let mut needs_proxy_header = false;
-    let served = match tls::served(https, host, s.timeout, s.proxy, &s.roots).await {
+    let now = rustls::pki_types::UnixTime::since_unix_epoch(Duration::from_secs(
+        u64::try_from(at.timestamp()).unwrap_or_default(),
+    ));
+    let served = match tls::served_at(https, host, s.timeout, s.proxy, &s.roots, now).await {
         Err(e) if s.proxy.is_none() && e.dropped_before_answer() => {
-            match tls::served(https, host, s.timeout, Some(ProxyHeader::V1), &s.roots).await {
+            match tls::served_at(https, host, s.timeout, Some(ProxyHeader::V1), &s.roots, now).await
+            {
                 Ok(t) => {
                     needs_proxy_header = true;
                     Ok(t)

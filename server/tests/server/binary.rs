@@ -472,7 +472,7 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         .collect();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let findings: Value = reqwest::get(format!("{url}/api/v1/findings"))
+        let findings: Value = reqwest::get(format!("{url}/api/v1/findings?per_page=1000"))
             .await
             .unwrap()
             .json()

@@ -50,10 +50,7 @@ fn part(rule: &str) -> Part {
         // Observed: what a redirect does to the challenge path, ranked under the settings
         // that explain it, so it becomes their evidence.
         "probe.acme-path-redirected" => Part::Cause(3),
-        "ingress.no-address"
-        | "cluster.ipv6-proxy-protocol"
-        | "probe.unreachable"
-        | "probe.proxy-protocol" => Part::Cause(2),
+        "ingress.no-address" | "cluster.ipv6-proxy-protocol" => Part::Cause(2),
         "ingress.shared-secret" | "cert.hosts-not-covered" | "cert.staging-issuer" => {
             Part::Cause(1)
         }
@@ -262,6 +259,43 @@ fn diagnosis(root: &Finding) -> String {
     format!("{lead}: {}", root.title)
 }
 
+/// Whether what a probe rule observed is evidence for a root rule (the root explains it).
+fn supports(probe: &str, root: &str) -> bool {
+    match probe {
+        "probe.acme-path-redirected" => {
+            REDIRECTED.contains(&root) || root == "ingress.shared-host-https-redirect"
+        }
+        "probe.unreachable" | "probe.proxy-protocol" => {
+            matches!(root, "cluster.ipv6-proxy-protocol" | "ingress.no-address")
+        }
+        "probe.untrusted" => root == "cert.staging-issuer",
+        "probe.expired" => matches!(root, "cert.expired" | "cert.expiring"),
+        "probe.name-mismatch" | "probe.wrong-certificate" => {
+            matches!(root, "cert.hosts-not-covered" | "ingress.shared-secret")
+        }
+        _ => false,
+    }
+}
+
+/// Findings about the load balancer rather than one chain (every host on an address fails
+/// alike): one problem per cluster, rule and address family — or the cluster's own
+/// `cluster.ipv6-proxy-protocol` problem, which explains them.
+fn network_key(f: &Finding, findings: &[&Finding]) -> Option<String> {
+    if !matches!(f.rule, "probe.unreachable" | "probe.proxy-protocol") {
+        return None;
+    }
+    let ipv6 = f.title.contains("IPv6");
+    if ipv6 || f.rule == "probe.proxy-protocol" {
+        if let Some(cluster_wide) = findings
+            .iter()
+            .find(|c| c.rule == "cluster.ipv6-proxy-protocol" && c.cluster == f.cluster)
+        {
+            return Some(problem_id(cluster_wide));
+        }
+    }
+    Some(format!("{}\0{}\0{ipv6}", f.cluster, f.rule))
+}
+
 /// The label of the next action for a root rule.
 fn action_label(rule: &str) -> &'static str {
     match rule {
@@ -360,10 +394,8 @@ impl<'a> Gathering<'a> {
             .collect();
         let severity = all().map(|f| f.severity).min().unwrap_or(root.severity);
         let since = all().filter_map(|f| f.since).min();
-        // What the probe saw backs an inferred root: "observed", not "likely".
-        let observed = (!root.rule.starts_with("probe."))
-            .then(|| self.symptoms.iter().find(|f| f.rule.starts_with("probe.")))
-            .flatten();
+        // What the probe saw backs an inferred root it explains: "observed", not "likely".
+        let observed = self.symptoms.iter().find(|f| supports(f.rule, root.rule));
         let (diagnosis, evidence) = match observed {
             Some(o) => (
                 format!("{} (observed: {})", diagnosis(root), o.title),
@@ -516,14 +548,21 @@ pub fn cluster_problems(
         g.heads.insert(chain.head);
         g.expires(chain.expires);
     }
-    // What no chain took: a problem each (merged when the same root comes twice).
-    for f in findings.iter().copied() {
-        if placed.contains(&(f as *const Finding)) {
-            continue;
+    // What no chain took: a problem each (merged when the same root comes twice); the
+    // load balancer's findings last, so that the cluster-wide finding that explains them is
+    // their problem's root.
+    let (network, rest): (Vec<&Finding>, Vec<&Finding>) = findings
+        .iter()
+        .copied()
+        .filter(|f| !placed.contains(&(*f as *const Finding)))
+        .partition(|f| network_key(f, findings).is_some());
+    for f in rest.into_iter().chain(network) {
+        let key = network_key(f, findings).unwrap_or_else(|| problem_id(f));
+        let g = gathered.entry(key).or_insert_with(|| Gathering::new(f));
+        g.add(f);
+        if !std::ptr::eq(g.root, f) {
+            g.heads.insert(object_of(f));
         }
-        let g = gathered
-            .entry(problem_id(f))
-            .or_insert_with(|| Gathering::new(f));
         if let Some(hosts) = hosts_of(data, f) {
             g.hosts.extend(hosts);
         }

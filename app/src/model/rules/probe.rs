@@ -269,8 +269,10 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
         );
     }
 
+    // A certificate that does not name the host is told above, however trusted.
     let untrusted: Vec<_> = served
         .iter()
+        .filter(|(_, t)| t.leaf.covers(host))
         .filter(|(_, t)| {
             matches!(
                 t.untrusted,
@@ -280,7 +282,9 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
         .collect();
     if let Some((_, t)) = untrusted.first() {
         let list: Vec<&Observation> = untrusted.iter().map(|(o, _)| *o).collect();
-        let what = if t.leaf.issuer.contains(STAGING_MARK) {
+        let what = if matches!(t.untrusted, Some(Untrusted::NotYetValid(_))) {
+            "a certificate that is not valid yet (its notBefore is after now: a clock out of step)"
+        } else if t.leaf.issuer.contains(STAGING_MARK) {
             "a Let's Encrypt staging certificate (its issuer is a (STAGING) intermediate)"
         } else if t.leaf.issuer.contains(TEMPORARY_ISSUER) {
             "cert-manager's temporary self-signed certificate (issue-temporary-certificate; the real one is not issued yet)"
@@ -323,6 +327,11 @@ fn paths(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
     let Some(answer) = redirected.first().and_then(|o| o.acme.as_ref()) else {
         return;
     };
+    // Only where cert-manager issues for the host: a certificate managed by hand never asks
+    // for the challenge path.
+    if on.certificate.is_none() {
+        return;
+    }
     // With edit-in-place the redirect is expected: Let's Encrypt follows it to the same
     // virtual host over HTTPS, where the solver's Exact path is routed (DOMAIN: Cilium and
     // cert-manager's HTTP-01; the HTTPS leg is not certificate-checked).

@@ -61,6 +61,7 @@ fn filters(q: &CertificateQuery) -> String {
         ("q", q.q.as_deref()),
         ("status", q.status.map(|s| s.label())),
         ("expires", q.expires.map(|s| s.label())),
+        ("served", q.served.map(|s| s.label())),
     ])
 }
 
@@ -173,6 +174,12 @@ pub fn page(
                 <label>"Name or host " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>
                 <label>"Status "
                     <select name="status"><option value="">"Any"</option>{status_options}</select>
+                </label>
+                <label>"Served "
+                    <select name="served">
+                        <option value="">"Anything"</option>
+                        <option value="other" selected=query.served.is_some()>"something else than issued"</option>
+                    </select>
                 </label>
                 {query.expires.map(|w| view! { <input type="hidden" name="expires" value=w.label()/> })}
                 <button type="submit">"Filter"</button>

@@ -20,6 +20,27 @@ pub struct Populated {
 /// a Certificate issued by it, its Secret's metadata and its issued CertificateRequest: a
 /// healthy fleet. Needs the cert-manager CRDs.
 pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Populated {
+    populate_with(cluster, namespaces, ingresses, None)
+}
+
+/// As [`populate`], with traffic: each Ingress published on `addresses` (loopback ones, for
+/// [`super::edge`]) and each issuance with a real certificate — in the request's
+/// `status.certificate` and the Secret's data — so that the listeners serve it.
+pub fn populate_served(
+    cluster: &Cluster,
+    namespaces: usize,
+    ingresses: usize,
+    addresses: &[&str],
+) -> Populated {
+    populate_with(cluster, namespaces, ingresses, Some(addresses))
+}
+
+fn populate_with(
+    cluster: &Cluster,
+    namespaces: usize,
+    ingresses: usize,
+    served_on: Option<&[&str]>,
+) -> Populated {
     let rt = |g: &str, p: &str| {
         cluster
             .resolve(g, p)
@@ -85,7 +106,12 @@ pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Popul
             continue;
         };
         // Served: the ingress controller gave it the shared load-balancer address.
-        let served = json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}});
+        let addresses: Vec<serde_json::Value> = served_on
+            .unwrap_or(&["192.0.2.10"])
+            .iter()
+            .map(|a| json!({"ip": a}))
+            .collect();
+        let served = json!({"status": {"loadBalancer": {"ingress": addresses}}});
         let _ = cluster.merge_patch(&ing_rt, Some(&ns), &name, &served, &status_opts);
         let cert = json!({"metadata": {"name": secret, "annotations": {"acme.cert-manager.io/http01-override-ingress-name": name, "cert-manager.io/issue-temporary-certificate": "true"},
                 "ownerReferences": [{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": name, "uid": ing["metadata"]["uid"], "controller": true}]},
@@ -94,17 +120,33 @@ pub fn populate(cluster: &Cluster, namespaces: usize, ingresses: usize) -> Popul
             continue;
         };
         let issued = now - chrono::Duration::days((i % 60) as i64);
+        let signed = served_on.and_then(|_| {
+            super::pki::issue(
+                super::pki::Hierarchy::Production,
+                std::slice::from_ref(&host),
+                issued,
+                issued + chrono::Duration::days(90),
+                i as u64 + 1,
+            )
+        });
         let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired", "lastTransitionTime": rfc3339(issued)}],
             "notBefore": rfc3339(issued), "notAfter": rfc3339(issued + chrono::Duration::days(90)), "renewalTime": rfc3339(issued + chrono::Duration::days(60)), "revision": 1}});
         let _ = cluster.merge_patch(&cert_rt, Some(&ns), &secret, &status, &status_opts);
-        let _ = cluster.create(&secret_rt, Some(&ns), json!({"metadata": {"name": secret, "annotations": {"cert-manager.io/certificate-name": secret, "cert-manager.io/alt-names": host}}, "type": "kubernetes.io/tls"}), &user);
+        let mut secret_body = json!({"metadata": {"name": secret, "annotations": {"cert-manager.io/certificate-name": secret, "cert-manager.io/alt-names": host}}, "type": "kubernetes.io/tls"});
+        if let Some((chain, key)) = &signed {
+            secret_body["data"] = json!({"tls.crt": chain, "tls.key": key});
+        }
+        let _ = cluster.create(&secret_rt, Some(&ns), secret_body, &user);
         let cr = json!({"metadata": {"name": format!("{secret}-1"), "annotations": {"cert-manager.io/certificate-revision": "1", "cert-manager.io/certificate-name": secret},
                 "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": secret, "uid": cert["metadata"]["uid"], "controller": true}]},
             "spec": {"request": "", "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer", "group": "cert-manager.io"}}});
         if cluster.create(&cr_rt, Some(&ns), cr, &user).is_ok() {
-            let issued = json!({"status": {"conditions": [
+            let mut issued = json!({"status": {"conditions": [
                 {"type": "Approved", "status": "True", "reason": "cert-manager.io", "message": "Certificate request has been approved by cert-manager.io", "lastTransitionTime": rfc3339(issued)},
                 {"type": "Ready", "status": "True", "reason": "Issued", "message": "Certificate fetched from issuer successfully", "lastTransitionTime": rfc3339(issued)}]}});
+            if let Some((chain, _)) = &signed {
+                issued["status"]["certificate"] = json!(chain);
+            }
             let _ = cluster.merge_patch(
                 &cr_rt,
                 Some(&ns),

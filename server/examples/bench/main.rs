@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 mod measure;
+mod probe;
 mod soak;
 
 use measure::*;
@@ -27,6 +28,8 @@ struct Args {
     pages_only: bool,
     /// Instead of the benchmarks: churn for this many minutes and watch RSS and descriptors.
     soak_minutes: Option<f64>,
+    /// Instead of the benchmarks: the probe's round over 10,000 hosts × 2 address families.
+    probe: bool,
     json: PathBuf,
     lookout: PathBuf,
 }
@@ -37,6 +40,7 @@ fn args() -> Args {
         quick: false,
         pages_only: false,
         soak_minutes: None,
+        probe: false,
         json: root.join("target/bench/bench.json"),
         lookout: root.join("target/release/lookout"),
     };
@@ -45,6 +49,7 @@ fn args() -> Args {
         match arg.as_str() {
             "--quick" => a.quick = true,
             "--pages-only" => a.pages_only = true,
+            "--probe" => a.probe = true,
             "--soak" => {
                 let m: f64 = it
                     .next()
@@ -56,7 +61,7 @@ fn args() -> Args {
             "--json" => a.json = it.next().expect("--json FILE").into(),
             "--lookout" => a.lookout = it.next().expect("--lookout BINARY").into(),
             other => {
-                panic!("unknown argument {other} (takes --quick, --pages-only, --soak MINUTES, --json FILE, --lookout BINARY)")
+                panic!("unknown argument {other} (takes --quick, --pages-only, --probe, --soak MINUTES, --json FILE, --lookout BINARY)")
             }
         }
     }
@@ -77,8 +82,19 @@ impl Lookout {
     }
 }
 
-/// Starts `lookout serve` against the fleet; returns it and how long it took to be ready.
+/// Starts `lookout serve` against the fleet, without the probe; returns it and how long it
+/// took to be ready.
 async fn start_lookout(bin: &Path, fleet: &Fleet, kubeconfig: &Path) -> (Lookout, Duration) {
+    start_lookout_with(bin, fleet, kubeconfig, "[probe]\nenabled = false\n").await
+}
+
+/// As [`start_lookout`], with `extra` appended to the configuration (its tables).
+async fn start_lookout_with(
+    bin: &Path,
+    fleet: &Fleet,
+    kubeconfig: &Path,
+    extra: &str,
+) -> (Lookout, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -96,6 +112,7 @@ async fn start_lookout(bin: &Path, fleet: &Fleet, kubeconfig: &Path) -> (Lookout
             kubeconfig.display()
         ));
     }
+    config.push_str(extra);
     let path = dir.path().join("lookout.toml");
     std::fs::write(&path, config).unwrap();
     let started = Instant::now();
@@ -194,6 +211,10 @@ async fn main() {
     let a = args();
     if let Some(minutes) = a.soak_minutes {
         soak(&a, minutes).await;
+        return;
+    }
+    if a.probe {
+        probe::probe_bench(&a).await;
         return;
     }
     let (small, large_clusters, large) = if a.quick {

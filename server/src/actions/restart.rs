@@ -17,7 +17,14 @@ enum Needed {
     Renew,
     /// Nothing now, for the reason given.
     Nothing(String),
+    /// `Issuing=True` and cert-manager has not made the request yet: it makes it from the
+    /// Certificate as it then reads it — which may be from before the override was written.
+    NotYet,
 }
+
+/// How long a real fix waits for cert-manager to make a request it is about to make, to
+/// check that the request carries the override (and restart it if not).
+const REQUEST_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The in-flight request of a Certificate: owned by it, for the revision being issued
 /// (`status.revision + 1`), as cert-manager's request manager names it.
@@ -85,9 +92,7 @@ impl Actions {
         if issuing(&live) {
             let all = requests::list(client, Kind::CertificateRequest, ns).await?;
             let Some(request) = in_flight(&live, &all) else {
-                return Ok(Needed::Nothing(
-                    "Issuing=True and no request made yet: cert-manager makes it from the Certificate as it is now".into(),
-                ));
+                return Ok(Needed::NotYet);
             };
             let name = request.metadata.name.clone().unwrap_or_default();
             let carries = override_for.is_some_and(|ingress| {
@@ -151,7 +156,18 @@ impl Actions {
     ) -> Step {
         let cert = detail.chain.certificate.name.to_string();
         let ns = key.namespace.as_str();
-        let needed = match Self::needed(client, ns, &cert, Some(ingress)).await {
+        let mut needed = Self::needed(client, ns, &cert, Some(ingress)).await;
+        // A request about to be made may have been made from the Certificate as cert-manager
+        // read it before the override: for real, wait for it and look.
+        let until = tokio::time::Instant::now() + REQUEST_WAIT;
+        while !dry_run
+            && matches!(needed, Ok(Needed::NotYet))
+            && tokio::time::Instant::now() < until
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            needed = Self::needed(client, ns, &cert, Some(ingress)).await;
+        }
+        let needed = match needed {
             Ok(n) => n,
             Err(e) => {
                 return failed(
@@ -187,7 +203,11 @@ impl Actions {
                 };
                 self.renew_step(client, &cert_key, dry_run).await
             }
-            Needed::Nothing(why) => {
+            Needed::NotYet | Needed::Nothing(_) => {
+                let why = match needed {
+                    Needed::Nothing(why) => why,
+                    _ => "Issuing=True and no request made yet: cert-manager makes it from the Certificate as it is now".into(),
+                };
                 let mut s = step(
                     Kind::Certificate,
                     ns,
@@ -235,6 +255,7 @@ impl Actions {
             }
             Ok(Needed::Renew) => refused(key, "it is not being issued (Issuing is not True): nothing to restart; renew it instead"),
             Ok(Needed::Nothing(why)) => refused(key, &why),
+            Ok(Needed::NotYet) => refused(key, "Issuing=True and no request made yet: cert-manager makes it from the Certificate as it is now; nothing to restart"),
         };
         r.steps.push(s);
         Ok(self.finish(r, false).await)

@@ -282,6 +282,8 @@ pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::C
         }
     }
 
+    probes(&mut out, &state);
+
     family(
         &mut out,
         "lookout_http_requests_total",
@@ -317,4 +319,97 @@ pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::C
         out,
     )
         .into_response()
+}
+
+/// `lookout_probe_*`: what the probe served and what its rounds cost. What it found per rule
+/// is in `lookout_findings{rule="probe.…"}`.
+fn probes(out: &mut String, state: &AppState) {
+    let last = state.probes.last.lock().expect("probe status lock").clone();
+    for (name, kind, help, value) in [
+        ("lookout_probe_rounds_total", "counter", "Probe rounds finished.", last.rounds as f64),
+        ("lookout_probe_round_duration_seconds", "gauge", "How long the last probe round took.", last.seconds),
+        ("lookout_probe_refused_addresses", "gauge", "Published addresses the last round did not connect to (outside probe.allow, in probe.deny, or special).", last.refused as f64),
+    ] {
+        family(out, name, kind, help);
+        let _ = writeln!(out, "{name} {value}");
+    }
+    family(
+        out,
+        "lookout_probe_addresses",
+        "gauge",
+        "Host × address pairs of the last round, by whether a certificate was served.",
+    );
+    let _ = writeln!(
+        out,
+        "lookout_probe_addresses{{result=\"served\"}} {}",
+        last.probed - last.failed
+    );
+    let _ = writeln!(
+        out,
+        "lookout_probe_addresses{{result=\"failed\"}} {}",
+        last.failed
+    );
+    family(
+        out,
+        "lookout_probe_duration_seconds",
+        "summary",
+        "Single probes (TLS, then the ACME path) of one host on one address.",
+    );
+    let _ = writeln!(
+        out,
+        "lookout_probe_duration_seconds_sum {}",
+        last.probe_seconds_total
+    );
+    let _ = writeln!(
+        out,
+        "lookout_probe_duration_seconds_count {}",
+        last.probes_total
+    );
+
+    let rows = state.fleet().probes(&Scope::everything(), None, None, None);
+    // Per host: the earliest notAfter served on any address; per family: whether every
+    // address served a certificate.
+    let mut not_after: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    let mut served: BTreeMap<(&str, &str, &'static str), bool> = BTreeMap::new();
+    for r in &rows {
+        let o = &r.observation;
+        let key = (r.cluster.as_str(), o.host.as_str());
+        if let Some(t) = &o.tls {
+            let at = t.leaf.not_after.timestamp();
+            not_after
+                .entry(key)
+                .and_modify(|v| *v = (*v).min(at))
+                .or_insert(at);
+        }
+        *served.entry((key.0, key.1, o.family())).or_insert(true) &= o.tls.is_some();
+    }
+    family(
+        out,
+        "lookout_probe_certificate_not_after_seconds",
+        "gauge",
+        "The earliest notAfter (Unix seconds) of the certificates a host served on its addresses.",
+    );
+    for ((cluster, host), at) in &not_after {
+        let _ = writeln!(
+            out,
+            "lookout_probe_certificate_not_after_seconds{{cluster=\"{}\",host=\"{}\"}} {at}",
+            label(cluster),
+            label(host)
+        );
+    }
+    family(
+        out,
+        "lookout_probe_served",
+        "gauge",
+        "1 when every address of the family served a host a certificate, else 0.",
+    );
+    for ((cluster, host, family), ok) in &served {
+        let _ = writeln!(
+            out,
+            "lookout_probe_served{{cluster=\"{}\",host=\"{}\",family=\"{family}\"}} {}",
+            label(cluster),
+            label(host),
+            u8::from(*ok)
+        );
+    }
 }

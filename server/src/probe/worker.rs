@@ -113,6 +113,9 @@ pub struct RoundStats {
     /// Sum of the single probes' durations, seconds.
     pub probe_seconds: f64,
     pub rounds: u64,
+    /// Every probe of every round so far, and their durations summed (seconds).
+    pub probes_total: u64,
+    pub probe_seconds_total: f64,
 }
 
 /// Shared between the worker and the readers.
@@ -203,6 +206,8 @@ pub(crate) async fn run(
         stats.finished = Some(now());
         let mut last = status.last.lock().expect("probe status lock");
         stats.rounds = last.rounds + 1;
+        stats.probes_total = last.probes_total + stats.probed as u64;
+        stats.probe_seconds_total = last.probe_seconds_total + stats.probe_seconds;
         *last = stats;
     }
 }

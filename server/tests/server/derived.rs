@@ -37,6 +37,13 @@ fn neighbours_sharing_a_host(app: &TestApp) {
         None,
         json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}}),
     );
+    // Cilium's load balancer: the Ingresses get addresses kubesim serves.
+    create(
+        "",
+        "services",
+        Some("kube-system"),
+        json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4", "IPv6"]}}),
+    );
     create(
         "cert-manager.io",
         "clusterissuers",
@@ -65,8 +72,12 @@ fn neighbours_sharing_a_host(app: &TestApp) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn derived_data_never_carries_a_neighbours_names() {
+    // kubesim serves the hosts and the probe looks at them: what it saw is derived data too.
+    let ports = crate::probing::free_ports();
     let app = app_with(&["zrh-prod"])
         .with_controllers()
+        .edge(ports)
+        .probe(crate::probing::settings(ports, &["127.0.0.0/8", "::1/128"]))
         .auth(auth("127.0.0.1/32").await)
         .await;
     app.wait_ready().await;
@@ -95,6 +106,37 @@ async fn derived_data_never_carries_a_neighbours_names() {
                 == 3
     })
     .await;
+    app.eventually(
+        "the probe has seen the shared host from both namespaces",
+        || async {
+            app.get_as(
+                "/api/v1/probes?host=shop.acme.example",
+                SUPPORT.0,
+                SUPPORT.1,
+            )
+            .await
+            .text()
+            .await
+            .unwrap()
+            .contains("globex-twin")
+        },
+    )
+    .await;
+    let mine = app
+        .get_as("/api/v1/probes", TENANT.0, TENANT.1)
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert!(
+        mine["items"].as_array().is_some_and(|i| !i.is_empty()),
+        "the tenant sees its own host probed: {mine:#}"
+    );
+    assert!(!mine.to_string().contains("globex"), "{mine:#}");
+    assert!(
+        mine["round"].is_null(),
+        "fleet-wide counts are not the tenant's"
+    );
     // Now Cilium enforces HTTPS: the shared host makes a finding on both sides.
     let c = &app.fleet.clusters[0].cluster;
     c.create(

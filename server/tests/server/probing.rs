@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::helpers::*;
 
 /// Two ports free on loopback.
-fn free_ports() -> EdgePorts {
+pub(crate) fn free_ports() -> EdgePorts {
     let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let b = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     EdgePorts {
@@ -26,7 +26,7 @@ fn free_ports() -> EdgePorts {
     }
 }
 
-fn settings(ports: EdgePorts, allow: &[&str]) -> Settings {
+pub(crate) fn settings(ports: EdgePorts, allow: &[&str]) -> Settings {
     let roots = Roots::of(Vec::new())
         .with_pem(kubesim::sim::pki::production_root_pem().as_bytes())
         .unwrap();

@@ -162,6 +162,14 @@ pub fn ingress_detail(
     })
 }
 
+/// The rules that say a Certificate's hosts serve something else than what was issued.
+const SERVES_SOMETHING_ELSE: [&str; 4] = [
+    "probe.wrong-certificate",
+    "probe.expired",
+    "probe.name-mismatch",
+    "probe.untrusted",
+];
+
 /// Adds the Certificates of one cluster that the caller sees and `q` selects to `out`.
 pub fn certificate_rows(
     visible: &Visibility<'_>,
@@ -196,6 +204,16 @@ pub fn certificate_rows(
         }
         let mut objects = HashSet::new();
         certificate_objects(&idx, cert, &mut objects);
+        let about = by_object.about(visible, &objects);
+        if q.served == Some(super::views::ServedFilter::Other)
+            && !about.iter().any(|f| {
+                SERVES_SOMETHING_ELSE.contains(&f.rule)
+                    && &*f.kind == "Certificate"
+                    && f.name == cert.name
+            })
+        {
+            continue;
+        }
         let chain_issuer = cert
             .issuer
             .as_ref()
@@ -206,11 +224,7 @@ pub fn certificate_rows(
                 .map(|i| i.server)
                 .unwrap_or(AcmeServer::IssuerNotFound),
             ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
-            worst: by_object
-                .about(visible, &objects)
-                .iter()
-                .map(|f| f.severity)
-                .min(),
+            worst: about.iter().map(|f| f.severity).min(),
         });
     }
 }

@@ -155,6 +155,8 @@ pub struct CertificateQuery {
     pub status: Option<CertificateStatus>,
     /// When it expires, as the expiry chart's bars.
     pub expires: Option<ExpiryWindow>,
+    /// What the probe saw its hosts serve.
+    pub served: Option<ServedFilter>,
     /// None: by cluster, namespace, name.
     pub sort: Option<super::sort::Sort<super::sort::CertificateSort>>,
     #[serde(default = "paging::first", deserialize_with = "paging::page")]
@@ -237,6 +239,15 @@ choice!(
         NotReady = "not-ready",
         Expired = "expired",
         Failing = "failing",
+    }
+);
+
+choice!(
+    /// What the probe saw a Certificate's hosts serve, for `served=`: `other` is something
+    /// else than the issued certificate (expired, another one, not naming the host, not
+    /// trusted: a `probe.*` finding on the Certificate).
+    ServedFilter {
+        Other = "other",
     }
 );
 

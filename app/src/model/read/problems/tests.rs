@@ -317,3 +317,119 @@ fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
     // The cache's problem itself is untouched.
     assert_eq!(problems[0].cause, "cert.issuance-failing");
 }
+
+/// A finding of `rule` about `kind`/`name` in namespace `acme` (cluster-wide when `kind` is
+/// `Cluster`), titled `title`.
+fn finding(rule: &'static str, kind: &str, name: &str, title: &str) -> Finding {
+    Finding {
+        rule,
+        severity: Severity::Critical,
+        cluster: "zrh".into(),
+        namespace: if kind == "Cluster" { "" } else { "acme" }.into(),
+        kind: kind.into(),
+        name: name.into(),
+        title: title.into(),
+        message: format!("{title}.").into(),
+        remediation: "r".into(),
+        since: None,
+    }
+}
+
+#[test]
+fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
+    let a = IngressView::test("a").in_ns("acme").tls("a.example.com");
+    let b = IngressView::test("b").in_ns("acme").tls("b.example.com");
+    let w = World::new().ingress(a).ingress(b);
+    let v6 = |name: &str| {
+        finding(
+            "probe.unreachable",
+            "Ingress",
+            name,
+            "IPv6 clients get no answer from x while the other family works",
+        )
+    };
+    let proxy = |name: &str| {
+        finding(
+            "probe.proxy-protocol",
+            "Ingress",
+            name,
+            "x answers only clients that send a PROXY protocol header",
+        )
+    };
+    let alone = [v6("a"), v6("b"), proxy("a"), proxy("b")];
+    let refs: Vec<&Finding> = alone.iter().collect();
+    let problems = cluster_problems(&w.facts, &w.data, &refs);
+    // One problem per rule (and family), each naming both Ingresses.
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems.iter().all(|p| p.objects.len() == 2),
+        "{problems:#?}"
+    );
+    // The cluster's PROXY protocol on an IPv4-only load balancer explains them all.
+    let cluster = finding(
+        "cluster.ipv6-proxy-protocol",
+        "Cluster",
+        "zrh",
+        "PROXY protocol on an IPv4-only cluster",
+    );
+    let with: Vec<&Finding> = std::iter::once(&cluster).chain(alone.iter()).collect();
+    let problems = cluster_problems(&w.facts, &w.data, &with);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0].cause, "cluster.ipv6-proxy-protocol");
+    assert_eq!(problems[0].symptoms.len(), 4);
+    assert!(
+        problems[0]
+            .diagnosis
+            .contains("(observed: IPv6 clients get no answer"),
+        "{}",
+        problems[0].diagnosis
+    );
+}
+
+#[test]
+fn what_the_probe_saw_backs_only_a_root_that_explains_it() {
+    let shop = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let w = failing(World::new(), shop);
+    let mut findings = w.findings();
+    // A redirect on the challenge path backs the missing fix ...
+    findings.push(finding(
+        "probe.acme-path-redirected",
+        "Ingress",
+        "shop",
+        "http://shop.example.com/.well-known/acme-challenge/ is redirected to HTTPS",
+    ));
+    let refs: Vec<&Finding> = findings.iter().collect();
+    let problems = cluster_problems(&w.facts, &w.data, &refs);
+    let p = problems
+        .iter()
+        .find(|p| p.cause == "ingress.edit-in-place-missing")
+        .expect("the missing fix");
+    assert!(
+        p.diagnosis.contains("(observed: http://shop.example.com"),
+        "{}",
+        p.diagnosis
+    );
+    assert!(
+        p.evidence.contains("Observed by the probe"),
+        "{}",
+        p.evidence
+    );
+    // ... an expired served copy does not.
+    let mut findings = w.findings();
+    findings.push(finding(
+        "probe.expired",
+        "Certificate",
+        "shop-tls",
+        "https://shop.example.com serves an expired certificate",
+    ));
+    let refs: Vec<&Finding> = findings.iter().collect();
+    let problems = cluster_problems(&w.facts, &w.data, &refs);
+    let p = problems
+        .iter()
+        .find(|p| p.cause == "ingress.edit-in-place-missing")
+        .expect("the missing fix");
+    assert!(!p.diagnosis.contains("observed"), "{}", p.diagnosis);
+}

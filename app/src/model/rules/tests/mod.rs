@@ -2,6 +2,7 @@
 
 mod challenges;
 mod ingress;
+mod probe;
 
 use chrono::{Duration, Utc};
 

@@ -1,0 +1,231 @@
+//! The `probe.*` rules on observations set by hand: what each says, and when it stays quiet.
+
+use std::sync::Arc;
+
+use chrono::Duration;
+
+use super::shop;
+use crate::model::certificate::CertificateView;
+use crate::model::probe::{
+    AcmePathObservation, Observation, ProbeError, ProbeSource, ServedCertificate, TlsObservation,
+};
+use crate::model::rules::fixtures::{now, World};
+use crate::model::Finding;
+
+fn leaf(names: &[&str], issuer: &str, not_after: chrono::DateTime<chrono::Utc>) -> TlsObservation {
+    TlsObservation {
+        leaf: ServedCertificate {
+            subject: format!("CN={}", names.first().copied().unwrap_or("x")),
+            names: names.iter().map(|n| n.to_string()).collect(),
+            issuer: issuer.into(),
+            serial: "0A".into(),
+            not_before: not_after - Duration::days(90),
+            not_after,
+            sha256: "ab".repeat(32),
+        },
+        chain_len: 2,
+        untrusted: None,
+        version: "TLSv1.3".into(),
+    }
+}
+
+fn seen(address: &str, ingress: &str, tls: Result<TlsObservation, ProbeError>) -> Observation {
+    let (tls, tls_error) = match tls {
+        Ok(t) => (Some(t), None),
+        Err(e) => (None, Some(e)),
+    };
+    Observation {
+        host: "shop.example.com".into(),
+        address: address.parse().unwrap(),
+        sources: vec![ProbeSource {
+            namespace: "acme".into(),
+            kind: "Ingress".into(),
+            name: ingress.into(),
+        }],
+        since: now() - Duration::minutes(5),
+        tls,
+        tls_error,
+        needs_proxy_header: false,
+        acme: Some(AcmePathObservation {
+            status: 404,
+            location: None,
+        }),
+        acme_error: None,
+    }
+}
+
+fn world(edit_in_place: bool, observations: Vec<Observation>) -> World {
+    let ing = if edit_in_place {
+        shop()
+    } else {
+        shop().edit_in_place("")
+    };
+    let mut w = World::new()
+        .certificate(CertificateView::of(&ing))
+        .ingress(ing);
+    w.data.probes = Arc::new(observations);
+    w
+}
+
+fn probe_findings(w: &World) -> Vec<Finding> {
+    w.findings()
+        .into_iter()
+        .filter(|f| f.rule.starts_with("probe."))
+        .collect()
+}
+
+const R10: &str = "CN=R10, O=Let's Encrypt";
+
+#[test]
+fn a_host_serving_its_certificate_has_no_probe_findings() {
+    let good = leaf(&["shop.example.com"], R10, now() + Duration::days(70));
+    let w = world(
+        true,
+        vec![
+            seen("192.0.2.1", "shop", Ok(good.clone())),
+            seen("2001:db8::1", "shop", Ok(good)),
+        ],
+    );
+    assert!(probe_findings(&w).is_empty(), "{:#?}", probe_findings(&w));
+}
+
+#[test]
+fn an_expired_copy_while_the_certificate_is_valid_is_called_stale() {
+    let old = leaf(&["shop.example.com"], R10, now() - Duration::days(1));
+    let w = world(true, vec![seen("192.0.2.1", "shop", Ok(old))]);
+    let found = probe_findings(&w);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, "probe.expired");
+    assert_eq!(&*found[0].kind, "Certificate");
+    assert!(
+        found[0].message.contains("stale copy"),
+        "{}",
+        found[0].message
+    );
+}
+
+#[test]
+fn an_older_certificate_is_named_as_such() {
+    // Valid, but ending 60 days before the one the Certificate says was issued.
+    let older = leaf(&["shop.example.com"], R10, now() + Duration::days(10));
+    let w = world(true, vec![seen("192.0.2.1", "shop", Ok(older))]);
+    let found = probe_findings(&w);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, "probe.wrong-certificate");
+    assert!(
+        found[0].message.contains("an older certificate"),
+        "{}",
+        found[0].message
+    );
+}
+
+#[test]
+fn a_fallback_certificate_is_a_name_mismatch_and_another_certificate_not_an_untrusted_one() {
+    let mut fallback = leaf(
+        &["cilium-ingress.invalid"],
+        "CN=cilium-ingress.invalid",
+        now() + Duration::days(300),
+    );
+    fallback.untrusted = Some(crate::model::probe::Untrusted::UnknownIssuer(
+        "self-signed".into(),
+    ));
+    let w = world(true, vec![seen("192.0.2.1", "shop", Ok(fallback))]);
+    let mut rules: Vec<&str> = probe_findings(&w).iter().map(|f| f.rule).collect();
+    rules.sort();
+    assert_eq!(rules, ["probe.name-mismatch", "probe.wrong-certificate"]);
+    let wrong = probe_findings(&w)
+        .into_iter()
+        .find(|f| f.rule == "probe.wrong-certificate")
+        .unwrap();
+    assert!(
+        wrong.message.contains("fallback or default"),
+        "{}",
+        wrong.message
+    );
+}
+
+#[test]
+fn a_staging_chain_is_untrusted() {
+    let mut staging = leaf(
+        &["shop.example.com"],
+        "CN=(STAGING) Pseudo Plum E5",
+        now() + Duration::days(70),
+    );
+    staging.untrusted = Some(crate::model::probe::Untrusted::UnknownIssuer(
+        "unknown issuer".into(),
+    ));
+    let w = world(true, vec![seen("192.0.2.1", "shop", Ok(staging))]);
+    let found = probe_findings(&w);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, "probe.untrusted");
+    assert!(found[0].message.contains("staging"), "{}", found[0].message);
+}
+
+#[test]
+fn a_redirected_acme_path_counts_only_without_edit_in_place() {
+    let good = leaf(&["shop.example.com"], R10, now() + Duration::days(70));
+    let mut o = seen("192.0.2.1", "shop", Ok(good));
+    o.acme = Some(AcmePathObservation {
+        status: 308,
+        location: Some("https://shop.example.com/.well-known/acme-challenge/t".into()),
+    });
+    let without = world(false, vec![o.clone()]);
+    assert_eq!(
+        probe_findings(&without)
+            .iter()
+            .map(|f| f.rule)
+            .collect::<Vec<_>>(),
+        ["probe.acme-path-redirected"]
+    );
+    // With edit-in-place the redirect reaches the solver over HTTPS.
+    assert!(probe_findings(&world(true, vec![o])).is_empty());
+}
+
+#[test]
+fn ipv6_failing_while_ipv4_works_is_said_as_such_and_both_failing_twice() {
+    let good = leaf(&["shop.example.com"], R10, now() + Duration::days(70));
+    let w = world(
+        true,
+        vec![
+            seen("192.0.2.1", "shop", Ok(good)),
+            seen("2001:db8::1", "shop", Err(ProbeError::Timeout)),
+        ],
+    );
+    let found = probe_findings(&w);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, "probe.unreachable");
+    assert!(
+        found[0].title.contains("IPv6 clients get no answer"),
+        "{}",
+        found[0].title
+    );
+    assert!(found[0].message.contains("cilium/cilium#42950"));
+    let down = world(
+        true,
+        vec![
+            seen("192.0.2.1", "shop", Err(ProbeError::Refused)),
+            seen("2001:db8::1", "shop", Err(ProbeError::Refused)),
+        ],
+    );
+    let titles: Vec<String> = probe_findings(&down)
+        .iter()
+        .map(|f| f.title.to_string())
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:#?}");
+    assert!(
+        titles.iter().all(|t| t.contains("does not answer on")),
+        "{titles:#?}"
+    );
+}
+
+#[test]
+fn an_answer_only_with_a_proxy_header_is_proxy_protocol_not_unreachable() {
+    let good = leaf(&["shop.example.com"], R10, now() + Duration::days(70));
+    let mut o = seen("192.0.2.1", "shop", Ok(good));
+    o.needs_proxy_header = true;
+    let found = probe_findings(&world(true, vec![o]));
+    assert_eq!(
+        found.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        ["probe.proxy-protocol"]
+    );
+}

@@ -4,12 +4,13 @@
 # history-writer throughput benchmark. Each prints a Markdown table; the fleet benchmark also
 # writes target/bench/bench.json. `--quick` runs a small version (a smoke test of the bench);
 # `--pages-only` only the one-cluster page latencies (the history benchmark still runs);
-# `--soak MINUTES` only the soak (churn; RSS, heap and descriptors must stay flat).
+# `--soak MINUTES` only the soak (churn; RSS, heap and descriptors must stay flat);
+# `--probe` only the probe's round over 10,000 hosts × 2 families (docs/benchmarks.md).
 # Needs kubectl on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --bin lookout --example bench --example history_throughput
 target/release/examples/bench "$@"
-case " $* " in *" --soak "*) exit 0 ;; esac
+case " $* " in *" --soak "* | *" --probe "*) exit 0 ;; esac
 echo
 target/release/examples/history_throughput

@@ -116,14 +116,34 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
             .filter(|r| p.clusters.contains(&r.name))
             .cloned()
             .collect();
-        tokio::spawn(crate::probe::worker::run(
+        // On a thread of its own at the lowest priority: a round's handshakes never take
+        // CPU from requests.
+        let (done, finished) = tokio::sync::oneshot::channel::<()>();
+        let work = crate::probe::worker::run(
             p.settings,
             probed,
             Some(db.writer.clone()),
             now_for_probe.clone(),
             probe_status.clone(),
             shutdown.clone(),
-        ))
+        );
+        let started = std::thread::Builder::new()
+            .name("lookout-probe".into())
+            .spawn(move || {
+                crate::background::lower_priority();
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt.block_on(work),
+                    Err(e) => tracing::error!(error = %e, "the probe could not start"),
+                }
+                let _ = done.send(());
+            });
+        if let Err(e) = started {
+            tracing::error!(error = %e, "the probe thread could not start");
+        }
+        finished
     });
     // Sign-outs from before this start stay in force.
     match store::sessions::ended(&db.reader, chrono::Utc::now().timestamp()).await {
@@ -172,8 +192,8 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         tracing::warn!("open requests did not finish within {DRAIN:?}; closing them");
     }
     if let Some(prober) = prober {
-        if let Err(e) = prober.await {
-            tracing::error!(error = %e, "the probe ended abnormally");
+        if prober.await.is_err() {
+            tracing::error!("the probe ended abnormally");
         }
     }
     registry.stopped().await;

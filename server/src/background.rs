@@ -34,7 +34,7 @@ pub(crate) fn run(job: impl FnOnce() + Send + 'static) {
 }
 
 /// Gives the calling thread the lowest priority (nice 19) where the system allows it.
-fn lower_priority() {
+pub(crate) fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: gettid and setpriority take and return plain integers; on Linux

@@ -121,7 +121,11 @@ async fn start_lookout_with(
         .arg(&path)
         .env("LOOKOUT_LOG", "warn")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(if std::env::var_os("BENCH_LOOKOUT_STDERR").is_some() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .kill_on_drop(true)
         .spawn()
         .unwrap_or_else(|e| {

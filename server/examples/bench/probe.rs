@@ -80,7 +80,7 @@ pub(super) async fn probe_bench(a: &Args) {
     let ca = dir.path().join("kubesim-root.pem");
     std::fs::write(&ca, kubesim::sim::pki::production_root_pem()).unwrap();
     let probe = format!(
-        "[probe]\ninterval = \"5s\"\nhttps_port = {}\nhttp_port = {}\nallow = [\"127.0.0.0/8\", \"::1/128\"]\nca_file = \"{}\"\n",
+        "[probe]\ninterval = \"10s\"\nhttps_port = {}\nhttp_port = {}\nallow = [\"127.0.0.0/8\", \"::1/128\"]\nca_file = \"{}\"\n",
         ports.https,
         ports.http,
         ca.display()
@@ -125,7 +125,7 @@ pub(super) async fn probe_bench(a: &Args) {
         let (_, rss, _) = proc_stats(l.pid);
         println!(
             "| `{path}` at 64 clients, probe {} | p50 {p50:.1} ms, p99 {p99:.1} ms, {rps:.0} req/s; RSS {} MiB | unchanged by the probe | |",
-            if on { "rounds running back to back" } else { "off" },
+            if on { "on (a round every 10 s)" } else { "off" },
             rss / 1024
         );
         latencies.push(p99);

@@ -3,7 +3,7 @@
 //! does the chain verify against the system roots for that name.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -30,25 +30,22 @@ fn untrusted(e: &rustls::Error) -> Untrusted {
     }
 }
 
-/// Accepts any chain and keeps it: the probe records what is served, then judges it.
+/// Accepts any chain (the handshake's signatures still checked): the probe records what is
+/// served — the connection's peer certificates — and judges it apart.
 #[derive(Debug)]
-struct Recorder {
-    seen: Mutex<Vec<CertificateDer<'static>>>,
+struct AcceptAny {
     provider: Arc<rustls::crypto::CryptoProvider>,
 }
 
-impl ServerCertVerifier for Recorder {
+impl ServerCertVerifier for AcceptAny {
     fn verify_server_cert(
         &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
         _name: &ServerName<'_>,
         _ocsp: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let mut seen = self.seen.lock().expect("recorder lock");
-        seen.push(end_entity.clone().into_owned());
-        seen.extend(intermediates.iter().map(|c| c.clone().into_owned()));
         Ok(ServerCertVerified::assertion())
     }
 
@@ -87,11 +84,38 @@ impl ServerCertVerifier for Recorder {
     }
 }
 
-/// The trust anchors served chains are judged against.
+/// The trust anchors served chains are judged against, with what every probe reuses: the
+/// client configuration that accepts any chain, and the verifier that judges it.
 #[derive(Clone)]
-pub struct Roots(Arc<rustls::RootCertStore>);
+pub struct Roots {
+    store: Arc<rustls::RootCertStore>,
+    config: Arc<rustls::ClientConfig>,
+    verifier: Result<Arc<rustls::client::WebPkiServerVerifier>, String>,
+}
 
 impl Roots {
+    fn from_store(store: rustls::RootCertStore) -> Self {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let store = Arc::new(store);
+        let config = rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAny {
+                provider: provider.clone(),
+            }))
+            .with_no_client_auth();
+        let verifier =
+            rustls::client::WebPkiServerVerifier::builder_with_provider(store.clone(), provider)
+                .build()
+                .map_err(|e| format!("no trust anchors to verify against ({e})"));
+        Roots {
+            store,
+            config: Arc::new(config),
+            verifier,
+        }
+    }
+
     /// The system's (`rustls-native-certs`: the platform's CA bundle).
     pub fn system() -> Self {
         let mut store = rustls::RootCertStore::empty();
@@ -99,13 +123,13 @@ impl Roots {
         for cert in found.certs {
             let _ = store.add(cert);
         }
-        Roots(Arc::new(store))
+        Self::from_store(store)
     }
 
     /// These roots and the certificates of a PEM file (a private CA's).
     pub fn with_pem(self, pem: &[u8]) -> Result<Self, String> {
         use rustls::pki_types::pem::PemObject;
-        let mut store = (*self.0).clone();
+        let mut store = (*self.store).clone();
         let mut added = 0;
         for cert in CertificateDer::pem_slice_iter(pem) {
             let cert = cert.map_err(|e| format!("not a PEM certificate ({e})"))?;
@@ -117,7 +141,7 @@ impl Roots {
         if added == 0 {
             return Err("holds no PEM certificate".into());
         }
-        Ok(Roots(Arc::new(store)))
+        Ok(Self::from_store(store))
     }
 
     /// Exactly these (for tests and private CAs).
@@ -126,7 +150,7 @@ impl Roots {
         for cert in certs {
             let _ = store.add(cert);
         }
-        Roots(Arc::new(store))
+        Self::from_store(store)
     }
 }
 
@@ -152,24 +176,13 @@ pub async fn served_at(
     roots: &Roots,
     now: UnixTime,
 ) -> Result<TlsObservation, ProbeError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let recorder = Arc::new(Recorder {
-        seen: Mutex::new(Vec::new()),
-        provider: provider.clone(),
-    });
-    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| ProbeError::Handshake(e.to_string()))?
-        .dangerous()
-        .with_custom_certificate_verifier(recorder.clone())
-        .with_no_client_auth();
     let name = ServerName::try_from(host.to_string())
         .map_err(|_| ProbeError::Handshake(format!("{host:?} is not a name SNI can carry")))?;
     let deadline = tokio::time::Instant::now() + timeout;
     let stream = tokio::time::timeout_at(deadline, connect(addr, timeout, proxy))
         .await
         .map_err(|_| ProbeError::Timeout)??;
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = tokio_rustls::TlsConnector::from(roots.config.clone());
     let tls = tokio::time::timeout_at(deadline, connector.connect(name.clone(), stream))
         .await
         .map_err(|_| ProbeError::Timeout)?
@@ -187,19 +200,19 @@ pub async fn served_at(
             other => format!("{other:?}"),
         })
         .unwrap_or_default();
-    let chain = recorder.seen.lock().expect("recorder lock").clone();
+    let chain: Vec<CertificateDer<'static>> = tls
+        .get_ref()
+        .1
+        .peer_certificates()
+        .unwrap_or_default()
+        .to_vec();
     let (leaf, intermediates) = chain
         .split_first()
         .ok_or_else(|| ProbeError::Handshake("no certificate was served".into()))?;
     let parsed = ServedCertificate::parse(leaf)
         .ok_or_else(|| ProbeError::Handshake("the served certificate does not parse".into()))?;
-    let verifier =
-        rustls::client::WebPkiServerVerifier::builder_with_provider(roots.0.clone(), provider)
-            .build();
-    let untrusted = match verifier {
-        Err(e) => Some(Untrusted::UnknownIssuer(format!(
-            "no trust anchors to verify against ({e})"
-        ))),
+    let untrusted = match &roots.verifier {
+        Err(e) => Some(Untrusted::UnknownIssuer(e.clone())),
         Ok(v) => v
             .verify_server_cert(leaf, intermediates, &name, &[], now)
             .err()

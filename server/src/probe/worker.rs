@@ -124,6 +124,15 @@ pub struct ProbeStatus {
     pub last: Mutex<RoundStats>,
 }
 
+/// What the probe last saw per (cluster, host, address): since when, and a digest of the
+/// outcome (comparing digests keeps 20,000 addresses' outcomes out of memory).
+type Known = HashMap<(usize, String, IpAddr), (DateTime<Utc>, [u8; 32])>;
+
+fn digest(outcome: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(outcome.as_bytes()).into()
+}
+
 /// One host of one cluster, with its addresses.
 struct HostJob {
     cluster: usize,
@@ -141,14 +150,14 @@ pub(crate) async fn run(
     shutdown: CancellationToken,
 ) {
     // Start from what is stored, so a restart neither stores a change nor resets "since".
-    let mut known: HashMap<(usize, String, IpAddr), (DateTime<Utc>, String)> = HashMap::new();
+    let mut known: Known = HashMap::new();
     if let Some(pool) = &pool {
         for (i, c) in clusters.iter().enumerate() {
             match crate::store::probes::latest(pool, &c.name).await {
                 Ok(rows) => {
                     for (host, address, at, outcome) in rows {
                         if let Ok(ip) = address.parse() {
-                            known.insert((i, host, ip), (at, outcome));
+                            known.insert((i, host, ip), (at, digest(&outcome)));
                         }
                     }
                 }
@@ -156,6 +165,15 @@ pub(crate) async fn run(
                     tracing::warn!(cluster = %c.name, error = %e, "stored probe results could not be read")
                 }
             }
+        }
+    }
+    // The first round once the clusters have listed what they publish (or failed to), so
+    // that it probes the whole fleet — at most one interval later.
+    let synced = tokio::time::Instant::now() + settings.interval;
+    while !clusters.iter().all(|c| c.settled()) && tokio::time::Instant::now() < synced {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
         }
     }
     let mut tick = tokio::time::interval(settings.interval);
@@ -217,7 +235,7 @@ async fn round(
     s: &Settings,
     clusters: &[Arc<ClusterRecord>],
     now: &Now,
-    known: &mut HashMap<(usize, String, IpAddr), (DateTime<Utc>, String)>,
+    known: &mut Known,
 ) -> (Vec<(usize, Observation, bool)>, RoundStats) {
     let started = Instant::now();
     let mut stats = RoundStats::default();
@@ -263,7 +281,7 @@ async fn round(
         if o.tls.is_none() {
             stats.failed += 1;
         }
-        let outcome = o.outcome();
+        let outcome = digest(&o.outcome());
         let key = (cluster, o.host.clone(), o.address);
         let is_new = match known.get(&key) {
             Some((since, previous)) if *previous == outcome => {

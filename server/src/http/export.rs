@@ -151,6 +151,21 @@ pub(super) async fn problems(
     download("problems", &problems.page.items, false)
 }
 
+pub(super) async fn probes(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let q = query::probe_query(raw.as_deref())?;
+    let rows = state.fleet().probes(
+        &caller.scope,
+        q.cluster.as_deref(),
+        q.namespace.as_deref(),
+        q.host.as_deref(),
+    );
+    download("probes", &rows, false)
+}
+
 pub(super) async fn ingresses(
     State(state): State<AppState>,
     caller: Caller,

@@ -190,6 +190,7 @@ pub fn routes() -> Vec<Route> {
         route("/api/v1/rate-limits/forecast", GET, get(api::forecast)),
         route("/api/v1/audit", GET, get(api::audit)),
         route("/api/v1/probes", GET, get(api::probes)),
+        route("/api/v1/probes.csv", GET, get(export::probes)),
         route("/api/v1/findings.csv", GET, get(export::findings)),
         route("/api/v1/problems.csv", GET, get(export::problems)),
         route("/api/v1/ingresses.csv", GET, get(export::ingresses)),

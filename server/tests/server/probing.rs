@@ -333,6 +333,17 @@ async fn each_probe_rule_fires_on_what_the_listeners_serve_and_not_on_the_health
         "{metrics}"
     );
     assert!(metrics.contains("lookout_probe_rounds_total "));
+    let csv = app
+        .get("/api/v1/probes.csv?cluster=plain&host=good.example.com")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(csv.lines().count(), 3, "a header and two addresses: {csv}");
+    assert!(
+        csv.lines().next().unwrap().contains("tls.leaf.serial"),
+        "{csv}"
+    );
     let page = app
         .get("/certificates/plain/default/stale-tls")
         .await

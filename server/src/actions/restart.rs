@@ -183,7 +183,12 @@ impl Actions {
         };
         match needed {
             Needed::Delete { request, uid } => {
-                Self::delete_request_step(client, ns, &cert, &request, &uid, dry_run).await
+                let mut s =
+                    Self::delete_request_step(client, ns, &cert, &request, &uid, dry_run).await;
+                if !dry_run && s.outcome.succeeded() {
+                    Self::settle(client, ns, &cert, ingress, &mut s).await;
+                }
+                s
             }
             Needed::Renew => {
                 let budget = impact(
@@ -201,7 +206,11 @@ impl Actions {
                     namespace: key.namespace.clone(),
                     name: cert.clone(),
                 };
-                self.renew_step(client, &cert_key, dry_run).await
+                let mut s = self.renew_step(client, &cert_key, dry_run).await;
+                if !dry_run && s.outcome.succeeded() {
+                    Self::settle(client, ns, &cert, ingress, &mut s).await;
+                }
+                s
             }
             Needed::NotYet | Needed::Nothing(_) => {
                 let why = match needed {
@@ -217,6 +226,30 @@ impl Actions {
                 s.outcome = Outcome::Unchanged;
                 s.message = Some(why);
                 s
+            }
+        }
+    }
+
+    /// After a restart or renew: cert-manager makes the next request from the Certificate as
+    /// its cache holds it, which may lag the override written a moment ago. Checks the new
+    /// request for up to [`REQUEST_WAIT`] and replaces it (at most three times) when it was
+    /// made without the override.
+    async fn settle(client: &kube::Client, ns: &str, cert: &str, ingress: &str, s: &mut Step) {
+        let until = tokio::time::Instant::now() + REQUEST_WAIT;
+        let mut again = 0;
+        while tokio::time::Instant::now() < until && again < 3 {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            match Self::needed(client, ns, cert, Some(ingress)).await {
+                Ok(Needed::NotYet) => continue,
+                Ok(Needed::Delete { request, uid }) => {
+                    let r =
+                        Self::delete_request_step(client, ns, cert, &request, &uid, false).await;
+                    if r.outcome.succeeded() {
+                        s.diff.extend(r.diff);
+                    }
+                    again += 1;
+                }
+                _ => return,
             }
         }
     }

@@ -205,12 +205,7 @@ pub(super) async fn probes(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Probes>, ApiError> {
     let q = query::probe_query(raw.as_deref())?;
-    let items = state.fleet().probes(
-        &caller.scope,
-        q.cluster.as_deref(),
-        q.namespace.as_deref(),
-        q.host.as_deref(),
-    );
+    let items = load::probes(&state, &caller.scope, &q);
     let last = state.probes.last.lock().expect("probe status lock").clone();
     Ok(Json(Probes {
         items,

@@ -157,13 +157,7 @@ pub(super) async fn probes(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let q = query::probe_query(raw.as_deref())?;
-    let rows = state.fleet().probes(
-        &caller.scope,
-        q.cluster.as_deref(),
-        q.namespace.as_deref(),
-        q.host.as_deref(),
-    );
-    download("probes", &rows, false)
+    download("probes", &load::probes(&state, &caller.scope, &q), false)
 }
 
 pub(super) async fn ingresses(

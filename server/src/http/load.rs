@@ -125,6 +125,20 @@ pub(super) fn certificates(
     state.fleet().certificates(scope, q)
 }
 
+/// What the probe last saw, as the caller may see it, where the filters say.
+pub(super) fn probes(
+    state: &AppState,
+    scope: &Scope,
+    q: &lookout_app::model::read::views::ProbeQuery,
+) -> Vec<lookout_app::model::probe::ProbeRow> {
+    state.fleet().probes(
+        scope,
+        q.cluster.as_deref(),
+        q.namespace.as_deref(),
+        q.host.as_deref(),
+    )
+}
+
 /// One Certificate with its chain, or the 404 that the page and the API share; and what the
 /// history remembers of it (or why it cannot be read).
 pub(super) async fn certificate(

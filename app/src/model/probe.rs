@@ -339,6 +339,15 @@ pub fn visible_rows(
         .collect()
 }
 
+/// The observations published by objects in `namespace`, each with only those sources (what
+/// a detail page of that namespace shows).
+pub fn published_in(observations: &[Observation], namespace: &str) -> Vec<Observation> {
+    visible_rows("", observations, |ns| ns == namespace, None, None)
+        .into_iter()
+        .map(|r| r.observation)
+        .collect()
+}
+
 /// One cluster's latest observations, sorted by host then address.
 pub type Observations = Arc<Vec<Observation>>;
 

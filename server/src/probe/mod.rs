@@ -1,6 +1,5 @@
-//! What a host serves, seen from where Lookout runs (issue 22; this is its first part: the
-//! probes themselves and the networks they may reach — no worker, storage, rules or pages
-//! use them yet).
+//! What a host serves, seen from where Lookout runs (issue 22). The `probe.*` rules that judge
+//! the observations live in `app/src/model/rules/probe.rs`.
 //!
 //! - [`tls`]: connect to one address with SNI = the host, record the served chain (leaf
 //!   subject, names, issuer, serial, validity, SHA-256 fingerprint, chain length), whether it
@@ -11,6 +10,9 @@
 //! - [`policy`]: which addresses may be probed at all — only what the watched clusters publish
 //!   in load-balancer status, within the configured networks, never loopback, link-local or
 //!   other special addresses unless a network allows them by name.
+//!
+//! - [`worker`]: the rounds of `lookout serve` (`[probe]`): targets, policy, storage on
+//!   change, the observations handed to each cluster's record.
 //!
 //! Either probe may first send a PROXY protocol header ([`ProxyHeader`]), as a load balancer
 //! that speaks it would.

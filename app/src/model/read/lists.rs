@@ -144,21 +144,14 @@ pub fn ingress_detail(
         tls,
         findings: FindingIndex::new(findings).about(visible, &objects),
         events: chain_events(&idx, &objects),
-        clients_get: crate::model::probe::visible_rows(
-            &facts.name,
-            &data.probes,
-            |ns| ns == namespace,
-            None,
-            None,
-        )
-        .into_iter()
-        .map(|r| r.observation)
-        .filter(|o| {
-            o.sources
-                .iter()
-                .any(|s| s.kind == "Ingress" && s.name == name)
-        })
-        .collect(),
+        clients_get: crate::model::probe::published_in(&data.probes, namespace)
+            .into_iter()
+            .filter(|o| {
+                o.sources
+                    .iter()
+                    .any(|s| s.kind == "Ingress" && s.name == name)
+            })
+            .collect(),
     })
 }
 
@@ -299,21 +292,14 @@ pub fn certificate_detail(
         ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
         findings: FindingIndex::new(findings).about(visible, &objects),
         events: chain_events(&idx, &objects),
-        clients_get: crate::model::probe::visible_rows(
-            &facts.name,
-            &data.probes,
-            |ns| ns == namespace,
-            None,
-            None,
-        )
-        .into_iter()
-        .map(|r| r.observation)
-        .filter(|o| {
-            cert.dns_names
-                .iter()
-                .any(|n| crate::model::probe::name_matches(n, &o.host))
-        })
-        .collect(),
+        clients_get: crate::model::probe::published_in(&data.probes, namespace)
+            .into_iter()
+            .filter(|o| {
+                cert.dns_names
+                    .iter()
+                    .any(|n| crate::model::probe::name_matches(n, &o.host))
+            })
+            .collect(),
     })
 }
 

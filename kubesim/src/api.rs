@@ -9,12 +9,13 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::auth::reviews;
 use crate::discovery;
 use crate::resources::ResourceType;
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -52,7 +53,35 @@ pub fn router(cluster: Arc<Cluster>) -> Router {
             "/kubesim/faults/reset-versions",
             axum::routing::post(crate::admin::reset_versions),
         )
+        .route(
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            post(reviews::self_subject_access),
+        )
+        .route(
+            "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+            post(reviews::self_subject_rules),
+        )
+        .route(
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+            post(reviews::subject_access),
+        )
+        .route(
+            "/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews",
+            post(reviews::local_subject_access),
+        )
+        .route(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            post(reviews::self_subject),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+            post(reviews::token),
+        )
         .fallback(resource_request)
+        .layer(axum::middleware::from_fn_with_state(
+            cluster.clone(),
+            crate::auth::guard,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             cluster.clone(),
             crate::admin::apply,

@@ -78,15 +78,28 @@ pub fn resource_list(types: &[ResourceType], group: &str, version: &str) -> Opti
     }
     let mut resources = Vec::new();
     for t in served {
+        let verbs: &[&str] = if t.create_only {
+            &["create"]
+        } else {
+            &[
+                "create", "delete", "get", "list", "patch", "update", "watch",
+            ]
+        };
         let mut entry = json!({
             "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
-            "kind": t.kind,
-            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+            "kind": t.kind, "verbs": verbs,
         });
         if !t.short_names.is_empty() {
             entry["shortNames"] = json!(t.short_names);
         }
         resources.push(entry);
+        if t.group.is_empty() && t.plural == "serviceaccounts" {
+            resources.push(json!({
+                "name": "serviceaccounts/token", "singularName": "", "namespaced": true,
+                "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest",
+                "verbs": ["create"],
+            }));
+        }
         if t.status_subresource {
             resources.push(json!({
                 "name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,

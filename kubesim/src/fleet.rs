@@ -4,6 +4,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
 
+use base64::Engine;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -33,6 +34,9 @@ pub struct FleetOptions {
     /// Serve the load balancers' traffic: loopback addresses with TLS and HTTP listeners on
     /// these ports ([`crate::sim::edge`]).
     pub edge: Option<crate::sim::edge::EdgePorts>,
+    /// Authenticate and authorize every API request with RBAC ([`crate::auth`]); off, every
+    /// request may do everything.
+    pub authorize: bool,
 }
 
 impl FleetOptions {
@@ -47,6 +51,7 @@ impl FleetOptions {
             tick: std::time::Duration::from_millis(250),
             seed: 0,
             edge: None,
+            authorize: false,
         }
     }
 }
@@ -57,6 +62,8 @@ pub struct RunningCluster {
     pub addr: SocketAddr,
     /// Stops this cluster's server alone.
     stop: CancellationToken,
+    /// The CA of its serving certificate, when it serves HTTPS (an authorizing fleet).
+    pub ca_pem: Option<String>,
 }
 
 impl RunningCluster {
@@ -66,9 +73,14 @@ impl RunningCluster {
         self.cluster.expire_watches();
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://` when it serves TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 }
 
@@ -93,10 +105,19 @@ impl Fleet {
             ..World::default()
         });
         let manual = matches!(*clock, Clock::Manual(_));
+        // Credentials go over TLS only: an authorizing fleet serves HTTPS.
+        let serving = if opts.authorize {
+            Some(crate::tls::Serving::new(opts.bind).map_err(std::io::Error::other)?)
+        } else {
+            None
+        };
         for (i, name) in opts.names.iter().enumerate() {
             let cluster = Cluster::new(name.clone(), clock.clone());
             if opts.install_crds {
                 install_builtin_crds(&cluster);
+            }
+            if opts.authorize {
+                crate::auth::enable(&cluster);
             }
             let port = if opts.base_port == 0 {
                 0
@@ -108,14 +129,21 @@ impl Fleet {
             let app = crate::api::router(cluster.clone());
             let token = shutdown.child_token();
             let stop = token.clone();
-            tokio::spawn(async move {
-                let served = axum::serve(listener, app)
-                    .with_graceful_shutdown(token.cancelled_owned())
-                    .await;
-                if let Err(e) = served {
-                    tracing::error!(cluster = %addr, error = %e, "kubesim cluster stopped serving");
+            match &serving {
+                Some(s) => {
+                    tokio::spawn(crate::tls::serve(listener, app, s.config.clone(), token));
                 }
-            });
+                None => {
+                    tokio::spawn(async move {
+                        let served = axum::serve(listener, app)
+                            .with_graceful_shutdown(token.cancelled_owned())
+                            .await;
+                        if let Err(e) = served {
+                            tracing::error!(cluster = %addr, error = %e, "kubesim cluster stopped serving");
+                        }
+                    });
+                }
+            }
             tracing::info!(cluster = %name, %addr, "kubesim cluster listening");
             if opts.controllers && !manual {
                 crate::sim::spawn(cluster.clone(), world.clone(), opts.tick, shutdown.clone());
@@ -124,6 +152,7 @@ impl Fleet {
                 cluster,
                 addr,
                 stop,
+                ca_pem: serving.as_ref().map(|s| s.ca_pem.clone()),
             });
         }
         if let Some(ports) = opts.edge {
@@ -148,7 +177,14 @@ impl Fleet {
         let clusters: Vec<_> = self
             .clusters
             .iter()
-            .map(|c| json!({"name": c.cluster.name, "cluster": {"server": c.url()}}))
+            .map(|c| {
+                let mut cluster = json!({"server": c.url()});
+                if let Some(ca) = &c.ca_pem {
+                    cluster["certificate-authority-data"] =
+                        json!(base64::engine::general_purpose::STANDARD.encode(ca));
+                }
+                json!({"name": c.cluster.name, "cluster": cluster})
+            })
             .collect();
         let contexts: Vec<_> = self
             .clusters

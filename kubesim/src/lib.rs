@@ -14,11 +14,14 @@
 //!   pieces.
 //! - [`fleet`]: several clusters on their own ports, and the kubeconfig that reaches them.
 //! - [`sim`]: controllers that behave like cert-manager, Cilium and Let's Encrypt.
+//! - [`auth`]: bearer tokens, impersonation and RBAC (off unless a fleet asks for it), and
+//!   the access reviews.
 //! - [`faults`]: the faults a cluster can have; [`admin`]: applying them to API requests, and
 //!   the admin endpoint that sets them.
 
 pub mod admin;
 pub mod api;
+pub mod auth;
 pub mod clock;
 pub mod crds;
 pub mod discovery;
@@ -33,6 +36,7 @@ pub mod sim;
 pub mod status;
 pub mod store;
 pub mod table;
+pub mod tls;
 
 pub use clock::Clock;
 pub use fleet::{Fleet, FleetOptions};

@@ -44,6 +44,10 @@ enum Command {
         /// How much faster than real time the clock runs (1 = real time).
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
+        /// Authenticate requests (bearer tokens) and authorize them with RBAC, like a real
+        /// API server; without it every request may do everything.
+        #[arg(long)]
+        authorize: bool,
         /// Scale generator: this many Ingresses (with issued Certificates) per cluster.
         #[arg(long, default_value_t = 0)]
         scale_ingresses: usize,
@@ -69,6 +73,7 @@ async fn main() -> anyhow::Result<()> {
         no_crds,
         controllers,
         speed,
+        authorize,
         scale_ingresses,
         scale_namespaces,
     } = Cli::parse().command;
@@ -80,6 +85,7 @@ async fn main() -> anyhow::Result<()> {
     opts.base_port = port;
     opts.install_crds = !no_crds;
     opts.controllers = controllers;
+    opts.authorize = authorize;
     if scale_ingresses > 0 && no_crds {
         anyhow::bail!("--scale-ingresses needs the cert-manager CRDs (drop --no-crds)");
     }

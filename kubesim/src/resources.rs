@@ -20,6 +20,8 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     /// True for kinds declared by a CRD (no strategic merge patch, like the real API).
     pub custom: bool,
+    /// True for the review kinds (`SelfSubjectAccessReview`, …): only `create`, nothing stored.
+    pub create_only: bool,
 }
 
 impl ResourceType {
@@ -42,6 +44,15 @@ impl ResourceType {
             status_subresource: status,
             short_names: short.iter().map(|s| s.to_string()).collect(),
             custom: false,
+            create_only: false,
+        }
+    }
+
+    /// A kind that is only ever created and answered, never stored (the reviews).
+    fn review(group: &str, kind: &str, plural: &str, namespaced: bool) -> Self {
+        ResourceType {
+            create_only: true,
+            ..Self::builtin(group, "v1", kind, plural, namespaced, false, &[])
         }
     }
 
@@ -117,13 +128,18 @@ impl ResourceType {
                 })
                 .unwrap_or_default(),
             custom: true,
+            create_only: false,
         })
     }
 }
 
-/// The kinds every simulated cluster serves without any CRD.
+/// The kinds every simulated cluster serves without any CRD: what Lookout watches, what a
+/// deployment of it creates (no pods run), RBAC, and the reviews the authorizer answers.
 pub fn builtin_types() -> Vec<ResourceType> {
     use ResourceType as R;
+    const NET: &str = "networking.k8s.io";
+    const RBAC: &str = "rbac.authorization.k8s.io";
+    const AUTHZ: &str = "authorization.k8s.io";
     vec![
         R::builtin("", "v1", "Namespace", "namespaces", false, true, &["ns"]),
         R::builtin("", "v1", "Service", "services", true, true, &["svc"]),
@@ -131,7 +147,34 @@ pub fn builtin_types() -> Vec<ResourceType> {
         R::builtin("", "v1", "Event", "events", true, false, &["ev"]),
         R::builtin("", "v1", "Secret", "secrets", true, false, &[]),
         R::builtin(
-            "networking.k8s.io",
+            "",
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            true,
+            false,
+            &["sa"],
+        ),
+        R::builtin(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            true,
+            true,
+            &["pvc"],
+        ),
+        R::builtin(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+            true,
+            &["deploy"],
+        ),
+        R::builtin(
+            NET,
             "v1",
             "IngressClass",
             "ingressclasses",
@@ -139,14 +182,33 @@ pub fn builtin_types() -> Vec<ResourceType> {
             false,
             &[],
         ),
+        R::builtin(NET, "v1", "Ingress", "ingresses", true, true, &["ing"]),
         R::builtin(
-            "networking.k8s.io",
+            NET,
             "v1",
-            "Ingress",
-            "ingresses",
+            "NetworkPolicy",
+            "networkpolicies",
+            true,
+            false,
+            &["netpol"],
+        ),
+        R::builtin(
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
             true,
             true,
-            &["ing"],
+            &["pdb"],
+        ),
+        R::builtin(
+            "coordination.k8s.io",
+            "v1",
+            "Lease",
+            "leases",
+            true,
+            false,
+            &[],
         ),
         R::builtin(
             "apiextensions.k8s.io",
@@ -156,6 +218,43 @@ pub fn builtin_types() -> Vec<ResourceType> {
             false,
             true,
             &["crd", "crds"],
+        ),
+        R::builtin(RBAC, "v1", "ClusterRole", "clusterroles", false, false, &[]),
+        R::builtin(
+            RBAC,
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+            false,
+            &[],
+        ),
+        R::builtin(RBAC, "v1", "Role", "roles", true, false, &[]),
+        R::builtin(RBAC, "v1", "RoleBinding", "rolebindings", true, false, &[]),
+        R::review(
+            AUTHZ,
+            "SelfSubjectAccessReview",
+            "selfsubjectaccessreviews",
+            false,
+        ),
+        R::review(
+            AUTHZ,
+            "SelfSubjectRulesReview",
+            "selfsubjectrulesreviews",
+            false,
+        ),
+        R::review(AUTHZ, "SubjectAccessReview", "subjectaccessreviews", false),
+        R::review(
+            AUTHZ,
+            "LocalSubjectAccessReview",
+            "localsubjectaccessreviews",
+            true,
+        ),
+        R::review(
+            "authentication.k8s.io",
+            "SelfSubjectReview",
+            "selfsubjectreviews",
+            false,
         ),
     ]
 }

@@ -82,6 +82,44 @@ impl LabelSelector {
         Ok(LabelSelector(reqs))
     }
 
+    /// A `metav1.LabelSelector` object (`matchLabels`, `matchExpressions`), as RBAC's
+    /// aggregation rules and other objects carry it. An empty selector selects everything.
+    pub fn from_object(sel: &Value) -> Result<Self, String> {
+        let mut reqs = Vec::new();
+        if let Some(labels) = sel.get("matchLabels").and_then(Value::as_object) {
+            for (k, v) in labels {
+                let v = v
+                    .as_str()
+                    .ok_or_else(|| format!("matchLabels.{k}: not a string"))?;
+                reqs.push(LabelReq::Eq(k.clone(), v.to_string()));
+            }
+        }
+        for e in sel
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = e["key"]
+                .as_str()
+                .ok_or("matchExpressions: key is required")?;
+            let values: Vec<String> = e["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            reqs.push(match e["operator"].as_str() {
+                Some("In") => LabelReq::In(key.into(), values),
+                Some("NotIn") => LabelReq::NotIn(key.into(), values),
+                Some("Exists") => LabelReq::Exists(key.into()),
+                Some("DoesNotExist") => LabelReq::NotExists(key.into()),
+                other => return Err(format!("matchExpressions: unknown operator {other:?}")),
+            });
+        }
+        Ok(LabelSelector(reqs))
+    }
+
     pub fn matches(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels");
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);

@@ -85,7 +85,14 @@ impl Cluster {
                 }
             },
         };
-        if !is_dns_subdomain(&name) {
+        // RBAC objects are named by path segments (`system:discovery`); the rest are DNS
+        // subdomains (`ValidatePathSegmentName` / `NameIsDNSSubdomain` in apimachinery).
+        let rbac = rt.group == "rbac.authorization.k8s.io";
+        if rbac && !is_path_segment(&name) {
+            return Err(invalid(rt, &name, "metadata.name",
+                &format!("Invalid value: {name:?}: may not be '.' or '..' and may not contain '/' or '%'")));
+        }
+        if !rbac && !is_dns_subdomain(&name) {
             return Err(invalid(rt, &name, "metadata.name",
                 &format!("Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")));
         }

@@ -60,6 +60,9 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         tick: std::time::Duration::from_millis(250),
         seed: 42,
         edge: Some(edge),
+        // The demo's kubeconfig is the admin's; the API servers still authorize every
+        // request, as real ones do.
+        authorize: true,
     };
     let clock = Arc::new(Clock::accelerated(SPEED));
     let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())

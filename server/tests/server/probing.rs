@@ -34,7 +34,9 @@ pub(crate) fn settings(ports: EdgePorts, allow: &[&str]) -> Settings {
         interval: Duration::from_millis(700),
         spacing: Duration::ZERO,
         concurrency: 8,
-        timeout: Duration::from_millis(600),
+        // Generous: no outcome here is a timeout (refusals close the connection), and a
+        // loaded CI machine must not turn a slow handshake into a change of outcome.
+        timeout: Duration::from_secs(3),
         https_port: ports.https,
         http_port: ports.http,
         proxy: None,

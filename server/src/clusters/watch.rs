@@ -411,7 +411,7 @@ async fn watch(
                 record.set_kind(
                     kind.kind(),
                     KindState::Error {
-                        error: e.to_string(),
+                        error: describe(&e, &spec),
                     },
                     count,
                 );
@@ -440,6 +440,33 @@ fn status_of(e: &watcher::Error) -> Option<&kube::core::Status> {
         watcher::Error::WatchError(s) => Some(s),
         _ => None,
     }
+}
+
+/// What a failed watch tells the people who run Lookout. A refusal names the verb and the
+/// resource that Lookout's identity lacks, and where its rights are declared, before the API
+/// server's own words: "cannot watch certificaterequests.cert-manager.io: forbidden …".
+fn describe(e: &watcher::Error, spec: &Source) -> String {
+    let Some(status) = status_of(e).filter(|s| s.code == 403) else {
+        return e.to_string();
+    };
+    let verb = match e {
+        watcher::Error::InitialListFailed(_) => "list",
+        _ => "watch",
+    };
+    let resource = if spec.group.is_empty() {
+        spec.plural.to_string()
+    } else {
+        format!("{}.{}", spec.plural, spec.group)
+    };
+    let scope = spec
+        .namespace
+        .map(|ns| format!(" in namespace {ns}"))
+        .unwrap_or_default();
+    format!(
+        "cannot {verb} {resource}{scope}: forbidden. Lookout needs list and watch on it \
+         (deploy/kubernetes/base/rbac-read.yaml). The API server said: {}",
+        status.message
+    )
 }
 
 /// How long a 429 asked the client to wait (`details.retryAfterSeconds`), at most 10 minutes.

@@ -48,6 +48,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         limits: HttpConfig::default(),
         probe: None,
         edge: None,
+        manifests: None,
     }
 }
 
@@ -65,9 +66,18 @@ pub struct AppOptions {
     limits: HttpConfig,
     probe: Option<lookout_server::probe::worker::Settings>,
     edge: Option<kubesim::sim::edge::EdgePorts>,
+    manifests: Option<String>,
 }
 
 impl AppOptions {
+    /// kubesim authorizes every request; these manifests (kustomize's output) are applied
+    /// to each cluster with kubectl as the admin, and Lookout connects with a token of their
+    /// ServiceAccount `lookout/lookout` (written to `lookout.kubeconfig`).
+    pub fn as_service_account(mut self, manifests: String) -> Self {
+        self.manifests = Some(manifests);
+        self
+    }
+
     /// Further cluster configs after kubesim's (e.g. broken ones).
     pub fn extra(mut self, extra: Vec<ClusterConfig>) -> Self {
         self.extra = extra;
@@ -142,6 +152,7 @@ impl AppOptions {
             install_crds: self.install_crds,
             controllers: self.controllers,
             edge: self.edge,
+            authorize: self.manifests.is_some(),
             ..FleetOptions::numbered(0)
         };
         let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())
@@ -150,10 +161,14 @@ impl AppOptions {
         let dir = self.dir.unwrap_or_else(|| tempfile::tempdir().unwrap());
         let kubeconfig = dir.path().join("kubeconfig");
         fleet.write_kubeconfig(&kubeconfig).unwrap();
+        let lookouts = match &self.manifests {
+            Some(m) => service_account_kubeconfig(&kubeconfig, &self.clusters, m),
+            None => kubeconfig.clone(),
+        };
         let mut configs: Vec<ClusterConfig> = self
             .clusters
             .iter()
-            .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
+            .map(|c| ClusterConfig::from_kubeconfig(c, &lookouts, c))
             .collect();
         configs.extend(self.extra);
         let (base, app_token, server) = start_app(
@@ -190,6 +205,41 @@ impl std::future::IntoFuture for AppOptions {
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.spawn())
     }
+}
+
+/// Applies `manifests` to every cluster as the admin, then writes a kubeconfig beside
+/// `admin` whose user is a token of ServiceAccount `lookout/lookout` from each cluster.
+fn service_account_kubeconfig(admin: &Path, clusters: &[String], manifests: &str) -> PathBuf {
+    let mut doc: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(admin).unwrap()).unwrap();
+    let mut users = Vec::new();
+    for (i, c) in clusters.iter().enumerate() {
+        kubectl(
+            admin,
+            c,
+            &["apply", "--server-side", "-f", "-"],
+            Some(manifests),
+        );
+        let token = kubectl_output(
+            admin,
+            c,
+            &[
+                "create",
+                "token",
+                "lookout",
+                "-n",
+                "lookout",
+                "--duration=2h",
+            ],
+            None,
+        );
+        let user = format!("lookout-{c}");
+        users.push(json!({"name": user, "user": {"token": token.trim()}}));
+        doc["contexts"][i]["context"]["user"] = json!(user);
+    }
+    doc["users"] = json!(users);
+    let path = admin.with_file_name("lookout.kubeconfig");
+    std::fs::write(&path, serde_yaml_ng::to_string(&doc).unwrap()).unwrap();
+    path
 }
 
 /// How the application serves (see [`AppOptions`]).

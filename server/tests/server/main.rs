@@ -18,6 +18,7 @@ mod oidc;
 mod pages;
 mod probe;
 mod probing;
+mod rbac;
 mod restart;
 mod storage;
 mod tenancy;

@@ -9,7 +9,7 @@ use crate::helpers::*;
 
 /// Cilium enforcing HTTPS, a production ClusterIssuer with an HTTP-01 solver, and Ingress
 /// `default/web` asking it for a certificate without edit-in-place.
-fn behind_https_enforcement(app: &TestApp) {
+pub(crate) fn behind_https_enforcement(app: &TestApp) {
     let c = &app.fleet.clusters[0].cluster;
     let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
         let rt = c.resolve(group, plural).unwrap();
@@ -43,7 +43,7 @@ fn behind_https_enforcement(app: &TestApp) {
     );
 }
 
-fn first_challenge(detail: &Value) -> &Value {
+pub(crate) fn first_challenge(detail: &Value) -> &Value {
     &detail["tls"][0]["certificate"]["requests"][0]["orders"][0]["challenges"][0]
 }
 

@@ -1,0 +1,287 @@
+//! Least privilege, proven: `lookout` connected with a token of the ServiceAccount that
+//! `deploy/kubernetes` creates, against kubesim authorizing every request with RBAC. With
+//! the manifests' rights every watch syncs and every action works; with any one rule of
+//! their roles removed, something Lookout does is refused (so every rule is needed); with
+//! the `read-only` overlay, Kubernetes itself refuses the actions.
+
+use std::path::Path;
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+use crate::restart::{behind_https_enforcement, first_challenge};
+
+/// `kubectl kustomize deploy/kubernetes/<dir>`.
+fn render(dir: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy/kubernetes")
+        .join(dir);
+    let out = std::process::Command::new("kubectl")
+        .arg("kustomize")
+        .arg(&root)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl kustomize {dir}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn documents(manifests: &str) -> Vec<Value> {
+    manifests
+        .split("\n---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).unwrap())
+        .collect()
+}
+
+/// Every rule of the manifests' Roles and ClusterRoles: (role, index, the rule).
+fn rules(manifests: &str) -> Vec<(String, usize, Value)> {
+    documents(manifests)
+        .iter()
+        .filter(|d| matches!(d["kind"].as_str(), Some("Role" | "ClusterRole")))
+        .flat_map(|d| {
+            let name = format!(
+                "{}/{}",
+                d["kind"].as_str().unwrap(),
+                d["metadata"]["name"].as_str().unwrap()
+            );
+            d["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(move |(i, r)| (name.clone(), i, r))
+        })
+        .collect()
+}
+
+/// The manifests with one rule of one role removed.
+fn without_rule(manifests: &str, role: &str, index: usize) -> String {
+    documents(manifests)
+        .into_iter()
+        .map(|mut d| {
+            let name = format!(
+                "{}/{}",
+                d["kind"].as_str().unwrap_or(""),
+                d["metadata"]["name"].as_str().unwrap_or("")
+            );
+            if name == role {
+                d["rules"].as_array_mut().unwrap().remove(index);
+            }
+            serde_yaml_ng::to_string(&d).unwrap()
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// Everything Lookout does on a cluster — every kind synced, the fix (annotations by
+/// server-side apply, the in-flight request deleted) and a renew — or the first thing that
+/// failed, described.
+async fn exercise(app: &TestApp) -> Result<(), String> {
+    behind_https_enforcement(app);
+    // Every watch syncs; a refused one is reported on the cluster, with the API's reason.
+    let mut kinds = Value::Null;
+    for _ in 0..100 {
+        kinds = app.json("/api/v1/clusters").await["items"][0]["kinds"].clone();
+        if let Some(refused) = kinds
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["state"] == "error")
+        {
+            return Err(format!(
+                "watch of {}: {}",
+                refused["kind"], refused["error"]
+            ));
+        }
+        if kinds
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|k| k["state"] == "synced")
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    if !kinds
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|k| k["state"] == "synced")
+    {
+        return Err(format!("not every kind synced: {kinds}"));
+    }
+    let chain = "/api/v1/ingresses/zrh-prod/default/web";
+    within(
+        20,
+        "the challenge to fail behind HTTPS enforcement",
+        || async {
+            app.json_opt(chain)
+                .await
+                .is_some_and(|d| first_challenge(&d)["reason"].is_string())
+        },
+    )
+    .await;
+    let fix: Value = app
+        .post(
+            "/api/v1/ingresses/zrh-prod/default/web/edit-in-place",
+            json!({"dry_run": false}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    if fix["outcome"] != "ok" {
+        return Err(format!("the fix: {fix}"));
+    }
+    within(30, "the certificate to be issued after the fix", || async {
+        app.json_opt("/api/v1/certificates/zrh-prod/default/web-tls")
+            .await
+            .is_some_and(|c| c["certificate"]["ready"]["status"] == "True")
+    })
+    .await;
+    let renew: Value = app
+        .post(
+            "/api/v1/certificates/zrh-prod/default/web-tls/renew",
+            json!({"dry_run": false}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    if renew["outcome"] != "ok" {
+        return Err(format!("renew: {renew}"));
+    }
+    Ok(())
+}
+
+async fn lookout_with(manifests: String) -> TestApp {
+    let app = app_with(&["zrh-prod"])
+        .with_controllers()
+        .as_service_account(manifests)
+        .await;
+    app.wait_ready().await;
+    app
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_manifests_rights_every_watch_syncs_and_every_action_works() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = lookout_with(render("base")).await;
+    exercise(&app).await.unwrap();
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_rule_of_lookouts_roles_is_needed() {
+    if !kubectl_available() {
+        return;
+    }
+    let manifests = render("base");
+    let all = rules(&manifests);
+    assert!(all.len() >= 8, "the roles' rules: {all:?}");
+    let outcomes: Vec<(String, Result<(), String>)> =
+        futures::stream::iter(all.into_iter().map(|(role, i, rule)| {
+            let reduced = without_rule(&manifests, &role, i);
+            async move {
+                let app = lookout_with(reduced).await;
+                let outcome = exercise(&app).await;
+                app.stop().await;
+                (format!("{role} rule {i} {rule}"), outcome)
+            }
+        }))
+        .buffer_unordered(3)
+        .collect()
+        .await;
+    let unneeded: Vec<&String> = outcomes
+        .iter()
+        .filter(|(_, o)| o.is_ok())
+        .map(|(r, _)| r)
+        .collect();
+    assert!(
+        unneeded.is_empty(),
+        "Lookout works without these rules, so they are not needed: {unneeded:?}"
+    );
+    for (rule, outcome) in &outcomes {
+        let err = outcome.as_ref().unwrap_err();
+        eprintln!("without {rule}: {err}");
+        assert!(
+            err.contains(r#"is forbidden: User \"system:serviceaccount:lookout:lookout\""#),
+            "{rule}: refused for another reason: {err}"
+        );
+        // A refused watch names what Lookout lacks before the API server's words.
+        assert!(
+            !err.starts_with("watch of") || err.contains(": \"cannot list "),
+            "{rule}: {err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cluster_page_names_the_right_lookout_lacks() {
+    if !kubectl_available() {
+        return;
+    }
+    let manifests = render("base");
+    let (role, index) = rules(&manifests)
+        .into_iter()
+        .find(|(role, _, rule)| {
+            role == "ClusterRole/lookout-read" && rule["apiGroups"][0] == "cert-manager.io"
+        })
+        .map(|(role, i, _)| (role, i))
+        .expect("the read role has a cert-manager.io rule");
+    let app = lookout_with(without_rule(&manifests, &role, index)).await;
+    within(10, "the refusal on the cluster page", || async {
+        let page = app.get("/clusters").await.text().await.unwrap();
+        page.contains("cannot list certificaterequests.cert-manager.io: forbidden")
+            && page.contains("cannot list certificates.cert-manager.io: forbidden")
+    })
+    .await;
+    // The kinds it may read are served as usual.
+    let kinds = app.json("/api/v1/clusters").await["items"][0]["kinds"].clone();
+    let ingresses = kinds
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "Ingress")
+        .unwrap();
+    assert_eq!(ingresses["state"], "synced", "{kinds:#}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_read_only_overlay_kubernetes_refuses_the_actions() {
+    if !kubectl_available() {
+        return;
+    }
+    // Lookout itself is not read-only here: Kubernetes must refuse what it tries.
+    let app = lookout_with(render("overlays/read-only")).await;
+    let err = exercise(&app).await.unwrap_err();
+    assert!(
+        err.starts_with("the fix:") && err.contains("forbidden"),
+        "{err}"
+    );
+    let can = std::process::Command::new("kubectl")
+        .env("KUBECONFIG", app.kubeconfig())
+        .args([
+            "auth",
+            "can-i",
+            "patch",
+            "ingresses",
+            "-A",
+            "--as=system:serviceaccount:lookout:lookout",
+        ])
+        .output()
+        .unwrap();
+    let can = String::from_utf8_lossy(&can.stdout).to_string();
+    assert_eq!(can.trim(), "no");
+    app.stop().await;
+}

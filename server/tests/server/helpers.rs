@@ -73,7 +73,7 @@ impl AppOptions {
     /// kubesim authorizes every request; these manifests (kustomize's output) are applied
     /// to each cluster with kubectl as the admin, and Lookout connects with a token of their
     /// ServiceAccount `lookout/lookout` (written to `lookout.kubeconfig`).
-    pub fn as_service_account(mut self, manifests: String) -> Self {
+    pub fn with_service_account_of(mut self, manifests: String) -> Self {
         self.manifests = Some(manifests);
         self
     }

@@ -164,7 +164,7 @@ async fn exercise(app: &TestApp) -> Result<(), String> {
 async fn lookout_with(manifests: String) -> TestApp {
     let app = app_with(&["zrh-prod"])
         .with_controllers()
-        .as_service_account(manifests)
+        .with_service_account_of(manifests)
         .await;
     app.wait_ready().await;
     app

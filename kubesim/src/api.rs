@@ -27,7 +27,7 @@ use crate::table;
 const BOOKMARK_EVERY: Duration = Duration::from_secs(2);
 
 /// The router of one simulated cluster.
-pub fn router(cluster: Arc<Cluster>) -> Router {
+pub fn router(cluster: Arc<Cluster>, access: Arc<crate::auth::Access>) -> Router {
     Router::new()
         .route("/version", get(|| async { Json(discovery::version()) }))
         .route("/healthz", get(|| async { "ok" }))
@@ -79,7 +79,10 @@ pub fn router(cluster: Arc<Cluster>) -> Router {
         )
         .fallback(resource_request)
         .layer(axum::middleware::from_fn_with_state(
-            cluster.clone(),
+            crate::auth::Guarded {
+                cluster: cluster.clone(),
+                access,
+            },
             crate::auth::guard,
         ))
         .layer(axum::middleware::from_fn_with_state(

@@ -64,6 +64,8 @@ pub struct RunningCluster {
     stop: CancellationToken,
     /// The CA of its serving certificate, when it serves HTTPS (an authorizing fleet).
     pub ca_pem: Option<String>,
+    /// Its authentication and authorization state (tokens issued, whether it authorizes).
+    pub access: Arc<crate::auth::Access>,
 }
 
 impl RunningCluster {
@@ -116,8 +118,9 @@ impl Fleet {
             if opts.install_crds {
                 install_builtin_crds(&cluster);
             }
+            let access = Arc::new(crate::auth::Access::default());
             if opts.authorize {
-                crate::auth::enable(&cluster);
+                crate::auth::enable(&cluster, &access);
             }
             let port = if opts.base_port == 0 {
                 0
@@ -126,7 +129,7 @@ impl Fleet {
             };
             let listener = TcpListener::bind((opts.bind, port)).await?;
             let addr = listener.local_addr()?;
-            let app = crate::api::router(cluster.clone());
+            let app = crate::api::router(cluster.clone(), access.clone());
             let token = shutdown.child_token();
             let stop = token.clone();
             match &serving {
@@ -153,6 +156,7 @@ impl Fleet {
                 addr,
                 stop,
                 ca_pem: serving.as_ref().map(|s| s.ca_pem.clone()),
+                access,
             });
         }
         if let Some(ports) = opts.edge {

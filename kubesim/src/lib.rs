@@ -14,7 +14,8 @@
 //!   pieces.
 //! - [`fleet`]: several clusters on their own ports, and the kubeconfig that reaches them.
 //! - [`sim`]: controllers that behave like cert-manager, Cilium and Let's Encrypt.
-//! - [`auth`]: bearer tokens, impersonation and RBAC (off unless a fleet asks for it), and
+//! - [`auth`]: bearer tokens, impersonation and RBAC (off unless a fleet asks for it; each
+//!   cluster's [`auth::Access`] sits beside it, not in the store), and
 //!   the access reviews.
 //! - [`faults`]: the faults a cluster can have; [`admin`]: applying them to API requests, and
 //!   the admin endpoint that sets them.

@@ -114,8 +114,15 @@ impl Access {
     }
 }
 
+/// What the middleware needs: the cluster (its RBAC objects) and its access state.
+#[derive(Clone)]
+pub struct Guarded {
+    pub cluster: Arc<Cluster>,
+    pub access: Arc<Access>,
+}
+
 /// Turns authorization on for `cluster` and creates the default roles and bindings.
-pub fn enable(cluster: &Cluster) {
+pub fn enable(cluster: &Cluster, access: &Access) {
     for (plural, obj) in bootstrap::objects() {
         let rt = cluster
             .resolve("rbac.authorization.k8s.io", plural)
@@ -127,7 +134,7 @@ pub fn enable(cluster: &Cluster) {
             Err(e) => panic!("kubesim's default RBAC object was refused: {e}"),
         }
     }
-    cluster.access.enabled.store(true, Ordering::Relaxed);
+    access.enabled.store(true, Ordering::Relaxed);
 }
 
 fn unauthorized() -> ApiError {
@@ -135,7 +142,11 @@ fn unauthorized() -> ApiError {
 }
 
 /// The user a request's bearer token names; anonymous without one.
-fn authenticate(cluster: &Cluster, headers: &HeaderMap) -> Result<Identity, ApiError> {
+fn authenticate(
+    cluster: &Cluster,
+    access: &Access,
+    headers: &HeaderMap,
+) -> Result<Identity, ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Ok(Identity::anonymous());
     };
@@ -148,8 +159,7 @@ fn authenticate(cluster: &Cluster, headers: &HeaderMap) -> Result<Identity, ApiE
     if token == ADMIN_TOKEN {
         return Ok(Identity::admin());
     }
-    let issued = cluster
-        .access
+    let issued = access
         .tokens
         .lock()
         .expect("token table lock")
@@ -268,15 +278,17 @@ fn is_apply(headers: &HeaderMap) -> bool {
 
 /// The middleware: authenticates, impersonates, authorizes, and leaves the [`Identity`] in
 /// the request's extensions for the reviews. kubesim's own `/kubesim/…` endpoints are exempt.
-pub async fn guard(State(cluster): State<Arc<Cluster>>, mut req: Request, next: Next) -> Response {
+pub async fn guard(State(state): State<Guarded>, mut req: Request, next: Next) -> Response {
+    let Guarded { cluster, access } = state;
     if req.uri().path().starts_with("/kubesim/") {
         return next.run(req).await;
     }
-    if !cluster.access.enabled() {
+    req.extensions_mut().insert(access.clone());
+    if !access.enabled() {
         req.extensions_mut().insert(Identity::admin());
         return next.run(req).await;
     }
-    let who = match authenticate(&cluster, req.headers())
+    let who = match authenticate(&cluster, &access, req.headers())
         .and_then(|who| impersonate(&cluster, who, req.headers()))
     {
         Ok(who) => who,

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde_json::{json, Value};
 
-use super::{rbac, Attributes, Identity};
+use super::{rbac, Access, Attributes, Identity};
 use crate::status::ApiError;
 use crate::store::Cluster;
 
@@ -69,12 +69,13 @@ fn question(kind: &str, spec: &Value) -> Result<Attributes, ApiError> {
 
 fn answer(
     cluster: &Cluster,
+    access: &Access,
     kind: &str,
     mut review: Value,
     who: &Identity,
     a: &Attributes,
 ) -> Response {
-    let decision = if cluster.access.enabled() {
+    let decision = if access.enabled() {
         rbac::decide(cluster, who, a)
     } else {
         rbac::Decision {
@@ -96,6 +97,7 @@ fn answer(
 /// `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`.
 pub async fn self_subject_access(
     State(cluster): State<Arc<Cluster>>,
+    Extension(access): Extension<Arc<Access>>,
     Extension(who): Extension<Identity>,
     body: Bytes,
 ) -> Response {
@@ -105,27 +107,37 @@ pub async fn self_subject_access(
         Err(e) => return e.into_response(),
     };
     match question(KIND, &review["spec"]) {
-        Ok(a) => answer(&cluster, KIND, review, &who, &a),
+        Ok(a) => answer(&cluster, &access, KIND, review, &who, &a),
         Err(e) => e.into_response(),
     }
 }
 
 /// `POST /apis/authorization.k8s.io/v1/subjectaccessreviews` and the namespaced
 /// `localsubjectaccessreviews`: the same question about someone else.
-pub async fn subject_access(State(cluster): State<Arc<Cluster>>, body: Bytes) -> Response {
-    about_someone(&cluster, None, &body)
+pub async fn subject_access(
+    State(cluster): State<Arc<Cluster>>,
+    Extension(access): Extension<Arc<Access>>,
+    body: Bytes,
+) -> Response {
+    about_someone(&cluster, &access, None, &body)
 }
 
 /// `POST /apis/authorization.k8s.io/v1/namespaces/{ns}/localsubjectaccessreviews`.
 pub async fn local_subject_access(
     State(cluster): State<Arc<Cluster>>,
+    Extension(access): Extension<Arc<Access>>,
     Path(namespace): Path<String>,
     body: Bytes,
 ) -> Response {
-    about_someone(&cluster, Some(namespace), &body)
+    about_someone(&cluster, &access, Some(namespace), &body)
 }
 
-fn about_someone(cluster: &Cluster, namespace: Option<String>, body: &Bytes) -> Response {
+fn about_someone(
+    cluster: &Cluster,
+    access: &Access,
+    namespace: Option<String>,
+    body: &Bytes,
+) -> Response {
     let kind = if namespace.is_some() {
         "LocalSubjectAccessReview"
     } else {
@@ -171,12 +183,13 @@ fn about_someone(cluster: &Cluster, namespace: Option<String>, body: &Bytes) -> 
             .into_response();
         }
     }
-    answer(cluster, kind, review, &who, &a)
+    answer(cluster, access, kind, review, &who, &a)
 }
 
 /// `POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews`.
 pub async fn self_subject_rules(
     State(cluster): State<Arc<Cluster>>,
+    Extension(access): Extension<Arc<Access>>,
     Extension(who): Extension<Identity>,
     body: Bytes,
 ) -> Response {
@@ -189,7 +202,7 @@ pub async fn self_subject_rules(
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let (resource, non_resource) = if cluster.access.enabled() {
+    let (resource, non_resource) = if access.enabled() {
         rbac::rules_for(&cluster, &who, &namespace)
     } else {
         (
@@ -225,6 +238,7 @@ pub async fn self_subject(Extension(who): Extension<Identity>) -> Response {
 /// valid for `spec.expirationSeconds` (default one hour, at least ten minutes).
 pub async fn token(
     State(cluster): State<Arc<Cluster>>,
+    Extension(access): Extension<Arc<Access>>,
     Path((namespace, name)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
@@ -256,7 +270,7 @@ pub async fn token(
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let token = cluster.access.issue(&namespace, &name, uid, expires);
+    let token = access.issue(&namespace, &name, uid, expires);
     let audiences = request
         .pointer("/spec/audiences")
         .cloned()

@@ -97,8 +97,6 @@ pub struct Cluster {
     faults: Mutex<crate::faults::Faults>,
     /// Requests answered 429 by fault injection.
     throttled: std::sync::atomic::AtomicU64,
-    /// Authentication and authorization (see [`crate::auth`]).
-    pub access: crate::auth::Access,
 }
 
 fn is_path_segment(name: &str) -> bool {
@@ -149,7 +147,6 @@ impl Cluster {
             window: 20_000,
             faults: Mutex::new(crate::faults::Faults::default()),
             throttled: std::sync::atomic::AtomicU64::new(0),
-            access: crate::auth::Access::default(),
         });
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let rt = cluster

@@ -4,7 +4,8 @@
 # OpenID Connect provider; the lookout binary) and the browser journeys (end2end/).
 #
 # On a fresh machine it first installs what the tests need and is missing: kubectl
-# (Debian's kubernetes-client) and Chromium (Debian's chromium) through apt, and the npm
+# (Debian's kubernetes-client), umoci (the image test) and Chromium (Debian's chromium)
+# through apt, and the npm
 # packages of end2end/ (the OpenID Connect provider, Playwright, axe-core) from their lock
 # file, without downloading a browser. Installing needs root (or sudo) and Debian's
 # registry; when it cannot be done the script says so, and under CI=true it fails rather
@@ -31,6 +32,11 @@ apt_install() {
 if ! command -v kubectl >/dev/null 2>&1; then
   echo "== kubectl not found; installing Debian's kubernetes-client"
   apt_install kubernetes-client || echo "could not install kubectl (needs root or sudo and apt)" >&2
+fi
+
+if ! command -v umoci >/dev/null 2>&1; then
+  echo "== umoci not found; installing Debian's umoci (the image test builds an OCI image)"
+  apt_install umoci || echo "could not install umoci (needs root or sudo and apt)" >&2
 fi
 
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"

@@ -13,6 +13,7 @@ mod forecast;
 mod helpers;
 mod history;
 mod http;
+mod image;
 mod live;
 mod oidc;
 mod pages;

@@ -22,6 +22,8 @@
 //!   short-lived data and leave them half empty: ~200 bytes per cached object, measured)
 //!   and reports the heap for `/metrics`.
 //! - [`demo`]: `lookout demo`, kubesim in-process with a seeded fleet.
+//! - [`check_access`]: `lookout check-access`, the rights of `clusters::access` and the actions
+//!   asked of each cluster.
 //!
 //! Items are `pub(crate)` unless the binary, the integration tests or the examples use them
 //! (`unreachable_pub` is on).
@@ -35,6 +37,7 @@ mod actions;
 pub mod app;
 pub mod auth;
 mod background;
+pub mod check_access;
 pub mod clock;
 mod clusters;
 pub mod config;

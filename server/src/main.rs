@@ -41,6 +41,13 @@ enum Command {
     },
     /// Check a configuration file and report every problem.
     CheckConfig { file: PathBuf },
+    /// Ask each configured cluster for every Kubernetes right Lookout needs and print what
+    /// is missing (exit status 1 when anything is).
+    CheckAccess {
+        /// The TOML configuration file.
+        #[arg(long, env = "LOOKOUT_CONFIG")]
+        config: PathBuf,
+    },
 }
 
 fn init_tracing() {
@@ -134,6 +141,19 @@ async fn run() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(p) => report(&p),
+            };
+        }
+        Command::CheckAccess { config } => {
+            let c = match Config::load(&config) {
+                Ok(c) => c,
+                Err(p) => return report(&p),
+            };
+            let results = lookout_server::check_access::check(&c).await;
+            print!("{}", lookout_server::check_access::report(&results));
+            return if results.iter().all(|r| r.missing() == 0) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
             };
         }
         Command::Serve {

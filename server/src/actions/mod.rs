@@ -21,6 +21,54 @@ mod renew;
 pub(crate) mod requests;
 mod restart;
 
+/// The Kubernetes rights the actions use, as (verb, group, resource, subresource, what for):
+/// what `lookout check-access` asks for unless `read_only`, and what
+/// `deploy/kubernetes/base/rbac-actions.yaml` grants.
+pub(crate) const RIGHTS: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "get",
+        "networking.k8s.io",
+        "ingresses",
+        "",
+        "the fix reads the Ingress",
+    ),
+    (
+        "patch",
+        "networking.k8s.io",
+        "ingresses",
+        "",
+        "the fix applies its annotation",
+    ),
+    (
+        "get",
+        "cert-manager.io",
+        "certificates",
+        "",
+        "the fix and renew read the Certificate",
+    ),
+    (
+        "patch",
+        "cert-manager.io",
+        "certificates",
+        "",
+        "the fix applies the overrides",
+    ),
+    (
+        "update",
+        "cert-manager.io",
+        "certificates",
+        "status",
+        "renew",
+    ),
+    (
+        "delete",
+        "cert-manager.io",
+        "certificaterequests",
+        "",
+        "restart issuance",
+    ),
+];
+
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 

@@ -1,6 +1,7 @@
 //! The cluster registry: one record per configured cluster, each with its own kube client,
 //! one watcher per kind, sync state and cached views. Clusters fail independently.
 
+pub(crate) mod access;
 mod complaints;
 mod counters;
 mod kinds;
@@ -52,7 +53,7 @@ pub async fn connect(configs: &[ClusterConfig]) -> Vec<ClusterSource> {
     out
 }
 
-async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
+pub(crate) async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
     let mut config = if c.in_cluster {
         kube::Config::incluster().map_err(|e| format!("in-cluster configuration: {e}"))?
     } else {

@@ -464,7 +464,8 @@ fn describe(e: &watcher::Error, spec: &Source) -> String {
         .unwrap_or_default();
     format!(
         "cannot {verb} {resource}{scope}: forbidden. Lookout needs list and watch on it \
-         (deploy/kubernetes/base/rbac-read.yaml). The API server said: {}",
+         (deploy/kubernetes/base/rbac-read.yaml; `lookout check-access` lists every missing \
+         right). The API server said: {}",
         status.message
     )
 }

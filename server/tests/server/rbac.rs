@@ -332,3 +332,70 @@ async fn every_overlay_renders_and_applies_server_side() {
         app.stop().await;
     }
 }
+
+/// `lookout check-access` with a config whose cluster is reached as the manifests'
+/// ServiceAccount: (exit success, what it printed).
+fn check_access(app: &TestApp, read_only: bool) -> (bool, String) {
+    let kubeconfig = app.kubeconfig().with_file_name("lookout.kubeconfig");
+    let config = app.dir.path().join("check-access.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "database_url = \"sqlite://{}\"\nread_only = {read_only}\n[[clusters]]\nname = \"zrh-prod\"\nkubeconfig = \"{}\"\ncontext = \"zrh-prod\"\n",
+            app.dir.path().join("unused.db").display(),
+            kubeconfig.display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lookout"))
+        .args(["check-access", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_access_lists_every_right_and_what_is_missing() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = app_with(&["zrh-prod"])
+        .with_service_account_of(render("base"))
+        .await;
+    let (ok, out) = check_access(&app, false);
+    assert!(ok, "{out}");
+    assert!(out.contains("0 of 30 rights missing"), "{out}");
+    assert!(
+        out.contains("ok      update certificates.cert-manager.io/status"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok      watch configmaps \"cilium-config\""),
+        "{out}"
+    );
+    app.stop().await;
+
+    // Without the actions' roles: what the actions need is missing, the reads are there;
+    // with read_only the actions' rights are not asked for.
+    let app = app_with(&["zrh-prod"])
+        .with_service_account_of(render("overlays/read-only"))
+        .await;
+    let (ok, out) = check_access(&app, false);
+    assert!(!ok, "{out}");
+    assert!(out.contains("6 of 30 rights missing"), "{out}");
+    assert!(
+        out.contains("MISSING delete certificaterequests.cert-manager.io"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok      list ingresses.networking.k8s.io"),
+        "{out}"
+    );
+    let (ok, out) = check_access(&app, true);
+    assert!(ok && out.contains("0 of 24 rights missing"), "{out}");
+    app.stop().await;
+}

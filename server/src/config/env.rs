@@ -10,6 +10,9 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("LOOKOUT_DATABASE_URL", "database_url"),
     ("LOOKOUT_READ_ONLY", "read_only"),
     ("LOOKOUT_AUTH_MODE", "auth.mode"),
+    // Secrets, for a Deployment that reads them from a Secret (deploy/kubernetes).
+    ("LOOKOUT_AUTH_SESSION_KEY", "auth.session_key"),
+    ("LOOKOUT_OIDC_CLIENT_SECRET", "auth.oidc.client_secret"),
 ];
 
 /// Variables with the `LOOKOUT_` prefix that are not overrides (read elsewhere).
@@ -47,18 +50,25 @@ pub(super) fn apply(doc: &mut toml::Table, env: &[(String, String)], out: &mut V
             },
             _ => toml::Value::String(value.clone()),
         };
-        match key.split_once('.') {
-            Some((table, field)) => {
-                let t = doc
-                    .entry(table)
-                    .or_insert_with(|| toml::Value::Table(Default::default()));
-                if let Some(t) = t.as_table_mut() {
-                    t.insert(field.to_string(), parsed);
-                }
+        // Walk (and make) the tables of a dotted key: `auth.oidc.client_secret`.
+        let mut path: Vec<&str> = key.split('.').collect();
+        let field = path.pop().expect("a key has a last part");
+        let mut table = Some(&mut *doc);
+        for part in &path {
+            table = table.and_then(|t| {
+                t.entry(*part)
+                    .or_insert_with(|| toml::Value::Table(Default::default()))
+                    .as_table_mut()
+            });
+        }
+        match table {
+            Some(t) => {
+                t.insert(field.to_string(), parsed);
             }
-            None => {
-                doc.insert(key.to_string(), parsed);
-            }
+            None => out.push(problem(
+                name.clone(),
+                format!("{key} cannot be set: the file has a value where a table belongs"),
+            )),
         }
     }
 }

@@ -160,6 +160,38 @@ fn an_entry_with_a_wrong_required_value_is_set_aside_and_the_rest_still_checked(
 }
 
 #[test]
+fn secrets_come_from_the_environment_into_nested_tables() {
+    let key =
+        "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMw==";
+    let c = Config::parse(
+        "listen = \"127.0.0.1:1\"\n[auth]\nmode = \"oidc\"\npublic_url = \"https://lookout.example.com\"\n[auth.oidc]\nissuer_url = \"https://login.example.com\"\nclient_id = \"lookout\"\n",
+        &env(&[
+            ("LOOKOUT_AUTH_SESSION_KEY", key),
+            ("LOOKOUT_OIDC_CLIENT_SECRET", "s3cret"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(c.auth.session_key.as_deref(), Some(key));
+    assert_eq!(
+        c.auth
+            .oidc
+            .as_ref()
+            .and_then(|o| o.client_secret.as_deref()),
+        Some("s3cret")
+    );
+    // Without an [auth.oidc] table in the file, the variable makes one.
+    let err = Config::parse(
+        "listen = \"127.0.0.1:1\"\n",
+        &env(&[("LOOKOUT_OIDC_CLIENT_SECRET", "s3cret")]),
+    )
+    .unwrap_err();
+    assert!(
+        keys(&err).iter().any(|k| k.starts_with("auth.oidc")),
+        "{err}"
+    );
+}
+
+#[test]
 fn environment_overrides_the_file_and_unknown_overrides_are_problems() {
     let c = Config::parse(
         "listen = \"127.0.0.1:1\"\n",

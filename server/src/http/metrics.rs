@@ -134,6 +134,28 @@ pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::C
         );
     }
 
+    // Each Let's Encrypt bucket, how full (the alert "rate-limit budget low" in
+    // deploy/kubernetes/overlays/with-prometheus reads it).
+    family(
+        &mut out,
+        "lookout_letsencrypt_budget_used_ratio",
+        "gauge",
+        "How full each Let's Encrypt rate-limit bucket is (used / capacity), by ACME server, limit and key.",
+    );
+    for b in lookout_app::ports::BudgetReader::budgets(&*state.budgets, &all) {
+        let limit = serde_json::to_value(b.limit)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "lookout_letsencrypt_budget_used_ratio{{server=\"{}\",limit=\"{limit}\",key=\"{}\"}} {}",
+            label(&b.server),
+            label(&b.key),
+            b.ratio
+        );
+    }
+
     family(
         &mut out,
         "lookout_cluster_state",

@@ -286,6 +286,39 @@ async fn with_the_read_only_overlay_kubernetes_refuses_the_actions() {
     app.stop().await;
 }
 
+/// The Prometheus operator's kinds, for the `with-prometheus` overlay: a cluster that has
+/// the operator has these CRDs (here with open schemas).
+const MONITORING_CRDS: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: servicemonitors.monitoring.coreos.com
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names: {kind: ServiceMonitor, plural: servicemonitors, singular: servicemonitor, listKind: ServiceMonitorList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: prometheusrules.monitoring.coreos.com
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names: {kind: PrometheusRule, plural: prometheusrules, singular: prometheusrule, listKind: PrometheusRuleList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"#;
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_overlay_renders_and_applies_server_side() {
     if !kubectl_available() {
@@ -297,16 +330,37 @@ async fn every_overlay_renders_and_applies_server_side() {
         let name = entry.unwrap().file_name().to_string_lossy().to_string();
         dirs.push(format!("overlays/{name}"));
     }
-    assert!(dirs.len() >= 2, "{dirs:?}");
+    assert!(dirs.len() >= 4, "{dirs:?}");
     for dir in dirs {
-        // `kubectl apply --server-side` of the rendered manifests, as the admin, against an
-        // authorizing kubesim (the helper fails the test when kubectl does).
-        let app = app_with(&["zrh-prod"])
-            .with_service_account_of(render(&dir))
-            .await;
+        // A fresh authorizing kubesim per overlay; kubectl applies as the admin.
+        let stop = tokio_util::sync::CancellationToken::new();
+        let mut opts = kubesim::FleetOptions::numbered(1);
+        opts.authorize = true;
+        let fleet = kubesim::Fleet::start(
+            &opts,
+            std::sync::Arc::new(kubesim::Clock::Real),
+            stop.clone(),
+        )
+        .await
+        .unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let kubeconfig = tmp.path().join("kubeconfig");
+        fleet.write_kubeconfig(&kubeconfig).unwrap();
+        kubectl(
+            &kubeconfig,
+            "sim-1",
+            &["apply", "--server-side", "-f", "-"],
+            Some(MONITORING_CRDS),
+        );
+        kubectl(
+            &kubeconfig,
+            "sim-1",
+            &["apply", "--server-side", "-f", "-"],
+            Some(&render(&dir)),
+        );
         let kinds = kubectl_output(
-            &app.kubeconfig(),
-            "zrh-prod",
+            &kubeconfig,
+            "sim-1",
             &[
                 "get",
                 "deployment,service,configmap,persistentvolumeclaim,networkpolicy",
@@ -329,8 +383,90 @@ async fn every_overlay_renders_and_applies_server_side() {
                 "{dir}: {expected} missing in {kinds}"
             );
         }
-        app.stop().await;
+        stop.cancel();
     }
+}
+
+/// The alerts of the `with-prometheus` overlay read metrics Lookout exports, and their links
+/// are pages Lookout serves.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_alerts_read_lookouts_metrics_and_link_to_its_pages() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy/kubernetes/overlays/with-prometheus/prometheusrule.yaml");
+    let rule: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let alerts = rule["spec"]["groups"][0]["rules"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = alerts
+        .iter()
+        .map(|a| a["alert"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "LookoutCertExpirySoon",
+            "LookoutChallengeFailing",
+            "LookoutRateLimitBudgetLow",
+            "LookoutClusterUnreachable"
+        ]
+    );
+    let app = spawn_app(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    for a in &alerts {
+        let expr = a["expr"].as_str().unwrap();
+        let used: Vec<&str> = expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("lookout_"))
+            .collect();
+        assert!(!used.is_empty(), "{expr}");
+        for m in used {
+            assert!(
+                metrics.contains(&format!("# TYPE {m} ")),
+                "{}: Lookout does not export {m}",
+                a["alert"]
+            );
+        }
+        let link = a["annotations"]["lookout_url"].as_str().unwrap();
+        let path = link
+            .strip_prefix("https://lookout.example.com")
+            .unwrap_or_else(|| panic!("{link}"))
+            .replace("{{ $labels.cluster }}", "zrh-prod")
+            .replace("{{ $labels.host }}", "web.example.com");
+        assert!(!path.contains("{{"), "{path}");
+        let page = app.get(&path).await;
+        assert_eq!(page.status(), 200, "{}: {path}", a["alert"]);
+    }
+    // The Grafana dashboard's queries too.
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../deploy/kubernetes/overlays/with-prometheus/lookout-dashboard.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let panels = dashboard["panels"].as_array().unwrap();
+    assert!(panels.len() >= 6);
+    for target in panels.iter().flat_map(|p| p["targets"].as_array().unwrap()) {
+        let expr = target["expr"].as_str().unwrap();
+        for m in expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("lookout_"))
+        {
+            let family = m.trim_end_matches("_sum").trim_end_matches("_count");
+            // jemalloc's figures exist in the lookout binary, not in this test process.
+            let binary_only = m.starts_with("lookout_heap_");
+            assert!(
+                binary_only
+                    || metrics.contains(&format!("# TYPE {m} "))
+                    || metrics.contains(&format!("# TYPE {family} ")),
+                "the dashboard queries {m}, which Lookout does not export"
+            );
+        }
+    }
+    app.stop().await;
 }
 
 /// `lookout check-access` with a config whose cluster is reached as the manifests'

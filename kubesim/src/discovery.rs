@@ -142,7 +142,8 @@ pub fn openapi_v3_root(types: &[ResourceType], hash: u64) -> Value {
 }
 
 /// `GET /openapi/v3/{api/v1 | apis/group/version}`: enough for kubectl to see that the
-/// server validates fields itself (the PATCH operations accept `fieldValidation`).
+/// server validates fields itself (the PATCH operations accept `fieldValidation`), and the
+/// built-in kinds' schemas (`kubectl explain`).
 pub fn openapi_v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
     let mut paths = serde_json::Map::new();
     let mut schemas = serde_json::Map::new();
@@ -173,12 +174,22 @@ pub fn openapi_v3_group_version(types: &[ResourceType], gv: &str) -> Option<Valu
                 item,
                 json!({"get": op("read"), "put": op("replace"), "patch": op("patch"), "delete": op("delete")}),
             );
-            let schema_name = format!("kubesim.{}.{v}.{}", t.group, t.kind);
-            schemas.insert(
-                schema_name,
-                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-                       "x-kubernetes-group-version-kind": [gvk]}),
-            );
+            // A built-in kind's real schema (k8s-openapi's); any other an open one.
+            match crate::schemas::components(t, v) {
+                Some(parts) => {
+                    for (name, schema) in parts {
+                        schemas.insert(name, schema);
+                    }
+                }
+                None => {
+                    let schema_name = format!("kubesim.{}.{v}.{}", t.group, t.kind);
+                    schemas.insert(
+                        schema_name,
+                        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                               "x-kubernetes-group-version-kind": [gvk]}),
+                    );
+                }
+            }
         }
     }
     if paths.is_empty() {

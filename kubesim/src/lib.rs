@@ -8,6 +8,7 @@
 //! - [`fields`]: managedFields and server-side apply.
 //! - [`api`]: the HTTP router (URL parsing, content types, watch streams).
 //! - [`discovery`]: `/version`, `/api`, `/apis`, OpenAPI documents.
+//! - [`schemas`]: the built-in kinds' schemas (k8s-openapi), for OpenAPI and field validation.
 //! - [`resources`]: the served kinds, built in or read from CRDs; [`crds`]: kubesim's own
 //!   compact table of cert-manager and Gateway API kinds.
 //! - [`selectors`], [`table`], [`jsonpatch`], [`protobuf`], [`status`], [`clock`]: protocol
@@ -32,6 +33,7 @@ pub mod fleet;
 pub mod jsonpatch;
 pub mod protobuf;
 pub mod resources;
+pub mod schemas;
 pub mod selectors;
 pub mod sim;
 pub mod status;

@@ -278,3 +278,81 @@ async fn real_crds_applied_with_kubectl_are_served() {
         .await;
     assert!(gw.contains("gateways.gateway.networking.k8s.io"), "{gw}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn built_in_kinds_are_validated_against_their_schemas_and_explained() {
+    let Some(k) = Kubectl::start().await else {
+        return;
+    };
+    let deployment = |extra: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n{extra}  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: web:1\n"
+        )
+    };
+    // A misspelt field: server-side apply refuses the typed patch whatever kubectl validates.
+    let bad = k.write("bad.yaml", &deployment("  replica: 2\n"));
+    let out = k
+        .run(&[
+            "apply",
+            "--server-side",
+            "--validate=false",
+            "-f",
+            bad.to_str().unwrap(),
+        ])
+        .await;
+    assert!(!out.ok, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(
+            "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.replica: field not declared in schema"
+        ),
+        "{}",
+        out.stderr
+    );
+    // kubectl create sends fieldValidation=Strict: the API server names the unknown field.
+    let out = k.run(&["create", "-f", bad.to_str().unwrap()]).await;
+    assert!(!out.ok, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("strict decoding error: unknown field \"spec.replica\""),
+        "{}",
+        out.stderr
+    );
+    // A wrong shape is refused as well; nothing was created by either attempt.
+    let shape = k.write("shape.yaml", &deployment("  replicas: two\n"));
+    let out = k
+        .run(&["apply", "--server-side", "-f", shape.to_str().unwrap()])
+        .await;
+    assert!(!out.ok, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(".spec.replicas: expected numeric"),
+        "{}",
+        out.stderr
+    );
+    let none = k.run(&["get", "deployment", "web", "-n", "default"]).await;
+    assert!(
+        !none.ok && none.stderr.contains("NotFound"),
+        "{}",
+        none.stderr
+    );
+    // The right spelling applies, and kubectl explain reads the served schema.
+    let good = k.write("good.yaml", &deployment("  replicas: 2\n"));
+    k.ok(&["apply", "--server-side", "-f", good.to_str().unwrap()])
+        .await;
+    let replicas = k
+        .ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ])
+        .await;
+    assert_eq!(replicas, "2");
+    let explained = k.ok(&["explain", "deployment.spec.replicas"]).await;
+    assert!(
+        explained.contains("KIND:")
+            && explained.contains("Deployment")
+            && explained.contains("integer"),
+        "{explained}"
+    );
+}

@@ -1,0 +1,246 @@
+//! The schemas of the built-in kinds, from k8s-openapi's generated types (its `schemars`
+//! feature): served in the OpenAPI v3 documents (`kubectl explain` reads them) and used to
+//! refuse what the real API server refuses — a field the schema does not declare, an object
+//! where a list belongs, a word where a number belongs. Server-side apply always checks
+//! (`failed to create typed patch object (…): .spec.replica: field not declared in schema`,
+//! structured-merge-diff's `validate.go`); create and update check with
+//! `fieldValidation=Strict`, as kubectl sends (`strict decoding error: unknown field "…"`).
+//! Kinds from CRDs are not checked.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+
+use crate::resources::ResourceType;
+
+fn of<T: schemars::JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).expect("a schema serialises")
+}
+
+/// The JSON schema (draft 2020-12, definitions under `$defs`) of a built-in kind.
+pub fn builtin(rt: &ResourceType) -> Option<&'static Value> {
+    static SCHEMAS: OnceLock<HashMap<(&'static str, &'static str), Value>> = OnceLock::new();
+    let all = SCHEMAS.get_or_init(|| {
+        use k8s_openapi::api::{apps, coordination, core, networking, policy, rbac};
+        HashMap::from([
+            (("", "Namespace"), of::<core::v1::Namespace>()),
+            (("", "Service"), of::<core::v1::Service>()),
+            (("", "ConfigMap"), of::<core::v1::ConfigMap>()),
+            (("", "Secret"), of::<core::v1::Secret>()),
+            (("", "ServiceAccount"), of::<core::v1::ServiceAccount>()),
+            (
+                ("", "PersistentVolumeClaim"),
+                of::<core::v1::PersistentVolumeClaim>(),
+            ),
+            (("", "Event"), of::<core::v1::Event>()),
+            (("apps", "Deployment"), of::<apps::v1::Deployment>()),
+            (
+                ("networking.k8s.io", "Ingress"),
+                of::<networking::v1::Ingress>(),
+            ),
+            (
+                ("networking.k8s.io", "IngressClass"),
+                of::<networking::v1::IngressClass>(),
+            ),
+            (
+                ("networking.k8s.io", "NetworkPolicy"),
+                of::<networking::v1::NetworkPolicy>(),
+            ),
+            (
+                ("policy", "PodDisruptionBudget"),
+                of::<policy::v1::PodDisruptionBudget>(),
+            ),
+            (
+                ("coordination.k8s.io", "Lease"),
+                of::<coordination::v1::Lease>(),
+            ),
+            (
+                ("rbac.authorization.k8s.io", "Role"),
+                of::<rbac::v1::Role>(),
+            ),
+            (
+                ("rbac.authorization.k8s.io", "ClusterRole"),
+                of::<rbac::v1::ClusterRole>(),
+            ),
+            (
+                ("rbac.authorization.k8s.io", "RoleBinding"),
+                of::<rbac::v1::RoleBinding>(),
+            ),
+            (
+                ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+                of::<rbac::v1::ClusterRoleBinding>(),
+            ),
+        ])
+    });
+    all.iter()
+        .find(|((g, k), _)| *g == rt.group && *k == rt.kind)
+        .map(|(_, s)| s)
+}
+
+/// What is wrong with `obj` against `schema`: each problem as (path, detail), the path as the
+/// API server writes it (`.spec.template.spec.containers[0].foo`).
+pub fn problems(obj: &Value, schema: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    walk(obj, schema, schema, String::new(), &mut out);
+    out
+}
+
+fn resolve<'a>(mut s: &'a Value, root: &'a Value) -> &'a Value {
+    for _ in 0..16 {
+        match s
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+        {
+            Some(name) => match root.pointer(&format!(
+                "/$defs/{}",
+                name.replace('~', "~0").replace('/', "~1")
+            )) {
+                Some(d) => s = d,
+                None => return s,
+            },
+            None => return s,
+        }
+    }
+    s
+}
+
+fn walk(v: &Value, schema: &Value, root: &Value, path: String, out: &mut Vec<(String, String)>) {
+    let s = resolve(schema, root);
+    if v.is_null() || s.get("x-kubernetes-int-or-string").is_some() {
+        return;
+    }
+    let ty = s.get("type").and_then(Value::as_str);
+    match (ty, v) {
+        (Some("object"), Value::Object(m)) => {
+            let props = s.get("properties").and_then(Value::as_object);
+            let extra = s.get("additionalProperties").filter(|a| a.is_object());
+            for (k, child) in m {
+                let p = format!("{path}.{k}");
+                match (props.and_then(|ps| ps.get(k)), extra) {
+                    (Some(cs), _) | (None, Some(cs)) => walk(child, cs, root, p, out),
+                    (None, None) if props.is_some() => {
+                        out.push((p, "field not declared in schema".into()))
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+        (Some("array"), Value::Array(items)) => {
+            if let Some(is) = s.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, is, root, format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        (Some("object"), other) => out.push((path, format!("expected map, got {}", name(other)))),
+        (Some("array"), other) => out.push((path, format!("expected list, got {}", name(other)))),
+        (Some("integer"), other) if !other.is_i64() && !other.is_u64() => out.push((
+            path,
+            format!("expected numeric (int or float), got {}", name(other)),
+        )),
+        (Some("boolean"), other) if !other.is_boolean() => {
+            out.push((path, format!("expected boolean, got {}", name(other))))
+        }
+        (Some("string"), other @ (Value::Object(_) | Value::Array(_))) => {
+            out.push((path, format!("expected string, got {}", name(other))))
+        }
+        _ => {}
+    }
+}
+
+fn name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+    }
+}
+
+/// The schemas of a built-in kind for an OpenAPI v3 document: the kind under its title
+/// (`io.k8s.api.apps.v1.Deployment`) with its group-version-kind, and every definition it
+/// uses, with `$ref`s pointing at `#/components/schemas/…`.
+pub fn components(rt: &ResourceType, version: &str) -> Option<Vec<(String, Value)>> {
+    let schema = builtin(rt)?;
+    let rewrite = |v: &Value| -> Value {
+        let text = serde_json::to_string(v).expect("JSON");
+        serde_json::from_str(&text.replace("\"#/$defs/", "\"#/components/schemas/")).expect("JSON")
+    };
+    let mut out = Vec::new();
+    if let Some(defs) = schema.get("$defs").and_then(Value::as_object) {
+        for (k, d) in defs {
+            out.push((k.clone(), rewrite(d)));
+        }
+    }
+    let mut root = rewrite(schema);
+    if let Some(m) = root.as_object_mut() {
+        m.remove("$defs");
+        m.remove("$schema");
+        m.insert(
+            "x-kubernetes-group-version-kind".into(),
+            json!([{"group": rt.group, "version": version, "kind": rt.kind}]),
+        );
+    }
+    let title = root["title"].as_str().unwrap_or(&rt.kind).to_string();
+    out.push((title, root));
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment() -> ResourceType {
+        crate::resources::builtin_types()
+            .into_iter()
+            .find(|t| t.kind == "Deployment")
+            .unwrap()
+    }
+
+    #[test]
+    fn unknown_fields_and_wrong_shapes_are_named_by_path() {
+        let schema = builtin(&deployment()).unwrap();
+        let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x", "labels": {"a": "b"}},
+            "spec": {"replica": 1, "replicas": "two", "selector": {"matchLabels": {"app": "x"}},
+                     "template": {"spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostIPs": []}],
+                                  "resources": {"requests": {"cpu": "100m", "memory": 512}}}],
+                                  "securityContext": {"runAsNonRoot": "yes"}}}}});
+        let found = problems(&obj, schema);
+        assert_eq!(
+            found,
+            vec![
+                (
+                    ".spec.replica".to_string(),
+                    "field not declared in schema".to_string()
+                ),
+                (
+                    ".spec.replicas".to_string(),
+                    "expected numeric (int or float), got string".to_string()
+                ),
+                (
+                    ".spec.template.spec.containers[0].ports[0].hostIPs".to_string(),
+                    "field not declared in schema".to_string()
+                ),
+                (
+                    ".spec.template.spec.securityContext.runAsNonRoot".to_string(),
+                    "expected boolean, got string".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_valid_object_has_no_problems() {
+        let schema = builtin(&deployment()).unwrap();
+        let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+            "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "selector": {"matchLabels": {"app": "x"}},
+                     "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i",
+                       "readinessProbe": {"httpGet": {"path": "/readyz", "port": "http"}},
+                       "resources": {"limits": {"memory": "512Mi"}}}]}}}});
+        assert_eq!(problems(&obj, schema), Vec::<(String, String)>::new());
+    }
+}

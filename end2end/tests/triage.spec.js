@@ -20,10 +20,13 @@ for (const javaScriptEnabled of [true, false]) {
       const object = 'zrh-prod/acme-shop/Ingress/shop';
       const rule = 'ingress.edit-in-place-missing';
       // The scenario needs a few simulated minutes to fail; a page reload (no script) or
-      // the live refresh brings the problem. It is critical once its challenge fails.
+      // the live refresh brings the problem. The probe's findings can make it critical a
+      // round before the failing challenge arrives, so wait for both.
       await expect(async () => {
         if (!javaScriptEnabled) await page.reload();
-        await expect(board.problem(object, rule)).toContainText('critical', { timeout: 2_000 });
+        const row = board.problem(object, rule);
+        await expect(row).toContainText('critical', { timeout: 2_000 });
+        await expect(row.locator('[data-testid="symptom"][data-rule="acme.challenge-failing"]').first()).toBeAttached({ timeout: 2_000 });
       }).toPass();
       // One row for shop.acme.example: both hosts of its certificate, the failing
       // challenges among its symptoms, and nothing else on the board names the host.

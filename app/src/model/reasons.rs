@@ -3,13 +3,13 @@
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 
-/// Whether an ACME error text is a rate limit (`urn:ietf:params:acme:error:rateLimited` / 429).
+use super::failure::{Failure, FailureClass};
+
+/// Whether an ACME error text is a rate limit: the classifier's judgement
+/// ([`Failure::classify`]), so that a rule and the failure it shows never disagree. Names are
+/// not evidence: an Order's generated name can hold the digits 429 (`shop-tls-1-5712429898`).
 pub(crate) fn is_rate_limited(text: &str) -> bool {
-    let t = text.to_ascii_lowercase();
-    t.contains("ratelimited")
-        || t.contains("rate limit")
-        || t.contains("429")
-        || t.contains("too many")
+    Failure::classify(text).class == FailureClass::RateLimited
 }
 
 /// The "retry after <time>" of a Let's Encrypt rate-limit message.
@@ -60,6 +60,29 @@ pub(crate) fn parse_retry_after(text: &str) -> Option<DateTime<Utc>> {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn a_rate_limit_is_read_from_its_problem_type_or_wording_not_from_names() {
+        for limited in [
+            "Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many certificates (5) already issued for this exact set of identifiers in the last 168h0m0s",
+            "Error creating new order :: too many failed authorizations recently: see https://letsencrypt.org/docs/failed-validation-limit/",
+            "Error creating new cert :: too many certificates already issued for exact set of domains: www.example.com.br",
+            "urn:acme:error:rateLimited",
+            "Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: Your account is temporarily prevented from requesting certificates for app.example.com",
+        ] {
+            assert!(is_rate_limited(limited), "{limited}");
+        }
+        for not_limited in [
+            // The demo's order: a generated name holding 429, an authorization invalid.
+            "Failed to wait for order resource \"shop-tls-1-5712429898\" to become ready: order is in \"invalid\" state: Failed to finalize Order: authorization for shop.acme.example of Certificate shop-tls is invalid",
+            "Waiting on certificate issuance from order re-checkout/re-checkout-tls-svclt-2985214297: \"\"",
+            "Secret web-429 not found",
+            "403 urn:ietf:params:acme:error:connection: 203.0.113.7: Fetching http://app.example.com/.well-known/acme-challenge/x: Too many redirects",
+            "dial tcp: socket: too many open files",
+        ] {
+            assert!(!is_rate_limited(not_limited), "{not_limited}");
+        }
+    }
 
     #[test]
     fn retry_after_is_read_from_lets_encrypt_messages() {

@@ -284,6 +284,14 @@ fn rate_limited_order_reports_the_certificate_and_retry_time() {
             Some("Failed to create Order: 400 badNonce"),
             None,
         ))
+        .certificate(cert.clone())
+        .ingress(ing.clone());
+    assert!(w.fired("acme.rate-limited").is_empty());
+    // An invalid authorization is not a rate limit, even when the Order's generated name
+    // holds the digits 429 (the demo's shop once showed "rate limit hit" for a minute).
+    let invalid = "Failed to wait for order resource \"shop-tls-1-5712429898\" to become ready: order is in \"invalid\" state: Failed to finalize Order: authorization for shop.acme.example of Certificate shop-tls is invalid";
+    let w = World::new()
+        .attempt(attempt(&cert, "invalid", Some(invalid), None))
         .certificate(cert)
         .ingress(ing);
     assert!(w.fired("acme.rate-limited").is_empty());

@@ -51,19 +51,33 @@ fn filter_form(q: &ProblemQuery, clusters: &[ClusterView]) -> impl IntoView {
     }
 }
 
-/// Where a problem is read about: its root's page, else the first object with one.
-fn problem_href(p: &Problem) -> Option<String> {
-    object_href(&p.root).or_else(|| {
-        p.objects.iter().find_map(|o| {
-            let base = crate::components::detail_pages(&o.kind)?;
-            Some(format!(
-                "/{base}/{}/{}/{}",
-                encode(&o.cluster),
-                encode(&o.namespace),
-                encode(&o.name)
-            ))
+/// Where a problem is read about: its root's page, else the first object with one, else
+/// (an issuer or a request with nothing of its own to show) its rule's findings where it
+/// is, with their explanation and remedy.
+fn problem_href(p: &Problem) -> String {
+    object_href(&p.root)
+        .or_else(|| {
+            p.objects.iter().find_map(|o| {
+                let base = crate::components::detail_pages(&o.kind)?;
+                Some(format!(
+                    "/{base}/{}/{}/{}",
+                    encode(&o.cluster),
+                    encode(&o.namespace),
+                    encode(&o.name)
+                ))
+            })
         })
-    })
+        .unwrap_or_else(|| {
+            let namespace = (!p.root.namespace.is_empty()).then_some(&*p.root.namespace);
+            format!(
+                "/findings?{}",
+                crate::components::query_string(&[
+                    ("cluster", Some(&*p.root.cluster)),
+                    ("namespace", namespace),
+                    ("rule", Some(p.root.rule)),
+                ])
+            )
+        })
 }
 
 use crate::model::text::count as plural;
@@ -74,10 +88,7 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
         "{}/{}/{}/{}",
         p.root.cluster, p.root.namespace, p.root.kind, p.root.name
     );
-    let headline = match problem_href(&p) {
-        Some(href) => view! { <a href=href class="diagnosis">{p.diagnosis.clone()}</a> }.into_any(),
-        None => view! { <span class="diagnosis">{p.diagnosis.clone()}</span> }.into_any(),
-    };
+    let headline = view! { <a href=problem_href(&p) class="diagnosis">{p.diagnosis.clone()}</a> };
     // A root cause behind thousands of Ingresses (an issuer gone) shows a few of each
     // list and how many more there are; the API has them all.
     let more_hosts = (p.hosts.len() > SHOWN).then(|| {
@@ -116,10 +127,7 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
         .urgency
         .failing_since
         .map(|at| view! { <span class="since">"since "<Time at=at now=now/></span> });
-    let action = match p.action.href.clone().or_else(|| problem_href(&p)) {
-        Some(href) => view! { <a class="action" href=href>{p.action.label}</a> }.into_any(),
-        None => view! { <span class="action">{p.action.label}</span> }.into_any(),
-    };
+    let action = view! { <a class="action" href=p.action.href.clone().unwrap_or_else(|| problem_href(&p))>{p.action.label}</a> };
     let symptoms = (!p.symptoms.is_empty()).then(|| {
         let count = plural(p.symptoms.len(), "symptom", "symptoms");
         let more = (p.symptoms.len() > SYMPTOMS_SHOWN).then(|| {
@@ -156,6 +164,37 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
     }
 }
 
+/// Where a line of "what changed recently" leads: the clusters; (a Challenge, named
+/// "name (host)") the search for its host; a bulk action (no name) the list it changed,
+/// filtered to where it ran; an object's own page; else the search for its name.
+fn recent_href(c: &RecentChange) -> String {
+    let in_place = |list: &str| {
+        let of = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        let (cluster, namespace) = (of(&c.cluster), of(&c.namespace));
+        format!(
+            "/{list}?{}",
+            crate::components::query_string(&[
+                ("cluster", cluster.as_deref()),
+                ("namespace", namespace.as_deref()),
+            ])
+        )
+    };
+    let kind = crate::model::Kind::from_name(&c.kind);
+    if c.kind == "Cluster" {
+        return "/clusters".into();
+    }
+    if kind == Some(crate::model::Kind::Challenge) {
+        if let Some((_, host)) = c.name.rsplit_once(" (") {
+            return format!("/search?q={}", encode(host.trim_end_matches(')')));
+        }
+    }
+    if c.name.is_empty() {
+        return in_place(crate::components::detail_pages(&c.kind).unwrap_or("findings"));
+    }
+    crate::model::links::object_path(&c.kind, &c.cluster, &c.namespace, &c.name)
+        .unwrap_or_else(|| format!("/search?q={}", encode(&c.name)))
+}
+
 /// "What changed recently": history rows, newest first.
 fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -> impl IntoView {
     match recent {
@@ -176,26 +215,7 @@ fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -
                     } else {
                         format!("{} {}/{}", c.kind, c.namespace, c.name)
                     };
-                    // Each line leads to its object: a page of its own, the clusters, or (a
-                    // Challenge, named "name (host)") the search for its host.
-                    let href = match crate::model::Kind::from_name(&c.kind) {
-                        _ if c.kind == "Cluster" => Some("/clusters".to_string()),
-                        Some(crate::model::Kind::Challenge) => {
-                            c.name.rsplit_once(" (").map(|(_, host)| {
-                                format!("/search?q={}", encode(host.trim_end_matches(')')))
-                            })
-                        }
-                        _ => crate::model::links::object_path(
-                            &c.kind,
-                            &c.cluster,
-                            &c.namespace,
-                            &c.name,
-                        ),
-                    };
-                    let object = match href {
-                        Some(href) => view! { <a href=href>{text}</a> }.into_any(),
-                        None => view! { <span>{text}</span> }.into_any(),
-                    };
+                    let object = view! { <a href=recent_href(&c)>{text}</a> };
                     view! {
                         <tr data-testid="recent-row">
                             <td data-label="When">{at}</td>
@@ -354,4 +374,93 @@ pub fn page(
             {clusters_table(clusters, now)}
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::certificate::CertificateView;
+    use crate::model::ingress::IngressView;
+    use crate::model::issuer::LE_PRODUCTION;
+    use crate::model::read::problems::cluster_problems;
+    use crate::model::rules::fixtures::{cluster_issuer, World};
+    use chrono::Duration;
+
+    fn change(kind: &str, namespace: &str, name: &str) -> RecentChange {
+        RecentChange {
+            at: "2026-12-04T10:00:00Z".into(),
+            cluster: "zrh".into(),
+            namespace: namespace.into(),
+            kind: kind.into(),
+            name: name.into(),
+            what: "w".into(),
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn every_line_of_what_changed_leads_somewhere() {
+        assert_eq!(recent_href(&change("Cluster", "", "zrh")), "/clusters");
+        assert_eq!(
+            recent_href(&change("Challenge", "shop", "c-1 (shop.example.com)")),
+            "/search?q=shop.example.com"
+        );
+        assert_eq!(
+            recent_href(&change("Certificate", "shop", "shop-tls")),
+            "/certificates/zrh/shop/shop-tls"
+        );
+        // A bulk action has no name: the list it changed, where it ran.
+        assert_eq!(
+            recent_href(&change("Certificate", "shop", "")),
+            "/certificates?cluster=zrh&namespace=shop"
+        );
+        assert_eq!(
+            recent_href(&change("Ingress", "", "")),
+            "/ingresses?cluster=zrh"
+        );
+        // A kind without a page of its own, or a Challenge named otherwise: its name searched.
+        assert_eq!(
+            recent_href(&change("CertificateRequest", "shop", "shop-tls-1")),
+            "/search?q=shop-tls-1"
+        );
+        assert_eq!(
+            recent_href(&change("Challenge", "shop", "c-1")),
+            "/search?q=c-1"
+        );
+    }
+
+    #[test]
+    fn a_problem_leads_to_its_objects_page_else_to_its_findings() {
+        let ing = IngressView::test("shop")
+            .in_ns("acme")
+            .with_issuer("letsencrypt-prod")
+            .edit_in_place("true")
+            .tls("shop.acme.example");
+        let cert = CertificateView::of(&ing).not_ready("Pending", Duration::hours(2));
+        let w = World::new()
+            .issuer(cluster_issuer("letsencrypt-prod", LE_PRODUCTION, false))
+            .certificate(cert)
+            .ingress(ing);
+        let findings = w.findings();
+        let refs: Vec<_> = findings.iter().collect();
+        let problems = cluster_problems(&w.facts, &w.data, &refs);
+        let p = problems
+            .iter()
+            .find(|p| p.cause == "issuer.not-ready")
+            .expect("the issuer that is not ready is a problem");
+        // The issuer has no page: the first object that has one.
+        assert!(
+            problem_href(p).starts_with("/ingresses/")
+                || problem_href(p).starts_with("/certificates/"),
+            "{}",
+            problem_href(p)
+        );
+        // With none of those, its rule's findings where it is.
+        let mut alone = p.clone();
+        alone.objects = Vec::new().into();
+        assert_eq!(
+            problem_href(&alone),
+            format!("/findings?cluster={}&rule=issuer.not-ready", w.facts.name)
+        );
+    }
 }

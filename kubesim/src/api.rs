@@ -339,7 +339,7 @@ async fn resource_request(
         (&Method::POST, None) => write_opts(&t, &q, &headers)
             .and_then(|opts| {
                 let body = parse_body(&body, &headers, is_yaml(&headers))?;
-                strict(&t, &q, &body)?;
+                crate::schemas::strict(&t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &body)?;
                 cluster
                     .create(&t.rt, t.namespace.as_deref(), body, &opts)
                     .map(|o| present(o, &t))
@@ -347,7 +347,7 @@ async fn resource_request(
             .map(|o| (StatusCode::CREATED, o)),
         (&Method::PUT, Some(name)) => write_opts(&t, &q, &headers).and_then(|opts| {
             let body = parse_body(&body, &headers, is_yaml(&headers))?;
-            strict(&t, &q, &body)?;
+            crate::schemas::strict(&t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &body)?;
             cluster
                 .update(&t.rt, t.namespace.as_deref(), &name, body, &opts)
                 .map(|o| ok(present(o, &t)))
@@ -374,68 +374,6 @@ async fn resource_request(
         Ok((code, v)) => (code, Json(v)).into_response(),
         Err(e) => e.into_response(),
     }
-}
-
-/// Server-side apply types the patch against the kind's schema first; what does not fit is
-/// refused whatever `fieldValidation` says (structured-merge-diff).
-fn typed_patch(t: &Target, ns: Option<&str>, name: &str, applied: &Value) -> Result<(), ApiError> {
-    let Some(schema) = crate::schemas::builtin(&t.rt) else {
-        return Ok(());
-    };
-    let found = crate::schemas::problems(applied, schema);
-    if found.is_empty() {
-        return Ok(());
-    }
-    let details: Vec<String> = found.iter().map(|(p, d)| format!("{p}: {d}")).collect();
-    Err(ApiError::new(
-        500,
-        "",
-        format!(
-            "failed to create typed patch object ({}/{name}; {}, Kind={}): {}",
-            ns.unwrap_or(""),
-            if t.rt.group.is_empty() {
-                format!("/{}", t.version)
-            } else {
-                t.rt.api_version(&t.version)
-            },
-            t.rt.kind,
-            match details.as_slice() {
-                [one] => one.clone(),
-                many => format!("errors:\n  {}", many.join("\n  ")),
-            }
-        ),
-    ))
-}
-
-/// `fieldValidation=Strict` on create and update: an undeclared or mistyped field is a 400.
-fn strict(t: &Target, q: &HashMap<String, String>, body: &Value) -> Result<(), ApiError> {
-    if q.get("fieldValidation").map(String::as_str) != Some("Strict") {
-        return Ok(());
-    }
-    let Some(schema) = crate::schemas::builtin(&t.rt) else {
-        return Ok(());
-    };
-    let found = crate::schemas::problems(body, schema);
-    if found.is_empty() {
-        return Ok(());
-    }
-    let fields: Vec<String> = found
-        .iter()
-        .map(|(p, d)| {
-            let p = p.trim_start_matches('.');
-            if d == "field not declared in schema" {
-                format!("unknown field {p:?}")
-            } else {
-                format!("{p}: {d}")
-            }
-        })
-        .collect();
-    Err(ApiError::bad_request(format!(
-        "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
-        fields.join(", "),
-        kind = t.rt.kind,
-        version = t.version,
-    )))
 }
 
 fn ok(v: Value) -> (StatusCode, Value) {
@@ -531,7 +469,7 @@ fn patch(
             }
         };
         let applied = parse_body(body, headers, true)?;
-        typed_patch(t, ns, name, &applied)?;
+        crate::schemas::typed_patch(&t.rt, &t.version, ns, name, &applied)?;
         cluster.apply(&t.rt, ns, name, applied, force, &opts)
     } else {
         if q.contains_key("force") {

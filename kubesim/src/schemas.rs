@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 use serde_json::{json, Value};
 
 use crate::resources::ResourceType;
+use crate::status::ApiError;
 
 fn of<T: schemars::JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).expect("a schema serialises")
@@ -188,6 +189,79 @@ pub fn components(rt: &ResourceType, version: &str) -> Option<Vec<(String, Value
     let title = root["title"].as_str().unwrap_or(&rt.kind).to_string();
     out.push((title, root));
     Some(out)
+}
+
+/// Server-side apply types the patch against the kind's schema first; what does not fit is
+/// refused whatever `fieldValidation` says (structured-merge-diff).
+pub fn typed_patch(
+    rt: &ResourceType,
+    version: &str,
+    ns: Option<&str>,
+    name: &str,
+    applied: &Value,
+) -> Result<(), ApiError> {
+    let Some(schema) = builtin(rt) else {
+        return Ok(());
+    };
+    let found = problems(applied, schema);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let details: Vec<String> = found.iter().map(|(p, d)| format!("{p}: {d}")).collect();
+    Err(ApiError::new(
+        500,
+        "",
+        format!(
+            "failed to create typed patch object ({}/{name}; {}, Kind={}): {}",
+            ns.unwrap_or(""),
+            if rt.group.is_empty() {
+                format!("/{}", version)
+            } else {
+                rt.api_version(version)
+            },
+            rt.kind,
+            match details.as_slice() {
+                [one] => one.clone(),
+                many => format!("errors:\n  {}", many.join("\n  ")),
+            }
+        ),
+    ))
+}
+
+/// `fieldValidation=Strict` on create and update: an undeclared or mistyped field is a 400.
+pub fn strict(
+    rt: &ResourceType,
+    version: &str,
+    field_validation: Option<&str>,
+    body: &Value,
+) -> Result<(), ApiError> {
+    if field_validation != Some("Strict") {
+        return Ok(());
+    }
+    let Some(schema) = builtin(rt) else {
+        return Ok(());
+    };
+    let found = problems(body, schema);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let fields: Vec<String> = found
+        .iter()
+        .map(|(p, d)| {
+            let p = p.trim_start_matches('.');
+            if d == "field not declared in schema" {
+                format!("unknown field {p:?}")
+            } else {
+                format!("{p}: {d}")
+            }
+        })
+        .collect();
+    Err(ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+        fields.join(", "),
+        kind = rt.kind,
+        version = version,
+    )))
 }
 
 #[cfg(test)]

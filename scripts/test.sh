@@ -4,9 +4,9 @@
 # OpenID Connect provider; the lookout binary) and the browser journeys (end2end/).
 #
 # On a fresh machine it first installs what the tests need and is missing: kubectl
-# (Debian's kubernetes-client), umoci (the image test) and Chromium (Debian's chromium)
-# through apt, and the npm
-# packages of end2end/ (the OpenID Connect provider, Playwright, axe-core) from their lock
+# (Debian's kubernetes-client), umoci (the image test), promtool (Debian's prometheus: the
+# alerts' unit tests) and Chromium (Debian's chromium) through apt, and the npm packages of
+# end2end/ (the OpenID Connect provider, Playwright, axe-core) from their lock
 # file, without downloading a browser. Installing needs root (or sudo) and Debian's
 # registry; when it cannot be done the script says so, and under CI=true it fails rather
 # than skip anything.
@@ -37,6 +37,11 @@ fi
 if ! command -v umoci >/dev/null 2>&1; then
   echo "== umoci not found; installing Debian's umoci (the image test builds an OCI image)"
   apt_install umoci || echo "could not install umoci (needs root or sudo and apt)" >&2
+fi
+
+if ! command -v promtool >/dev/null 2>&1; then
+  echo "== promtool not found; installing Debian's prometheus (promtool evaluates the alerts)"
+  apt_install --no-install-recommends prometheus || echo "could not install promtool (needs root or sudo and apt)" >&2
 fi
 
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"

@@ -4,6 +4,7 @@
 //! their roles removed, something Lookout does is refused (so every rule is needed); with
 //! the `read-only` overlay, Kubernetes itself refuses the actions.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use futures::StreamExt;
@@ -411,9 +412,69 @@ async fn the_alerts_read_lookouts_metrics_and_link_to_its_pages() {
             "LookoutClusterUnreachable"
         ]
     );
-    let app = spawn_app(&["zrh-prod"]).await;
+    // A certificate issued (a budget spent) and an Ingress with a finding, so that every
+    // family the alerts read has series.
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
     app.wait_ready().await;
+    let c = &app.fleet.clusters[0].cluster;
+    let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
+        let rt = c.resolve(group, plural).unwrap();
+        c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+            .unwrap();
+    };
+    create(
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    for (name, edit_in_place) in [("shop", "true"), ("typo", "yes")] {
+        create(
+            "networking.k8s.io",
+            "ingresses",
+            Some("default"),
+            json!({"metadata": {"name": name, "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": edit_in_place}},
+                   "spec": {"rules": [{"host": format!("{name}.example.com")}], "tls": [{"hosts": [format!("{name}.example.com")], "secretName": format!("{name}-tls")}]}}),
+        );
+    }
+    app.eventually("a finding and a spent budget in /metrics", || async {
+        let metrics = app.get("/metrics").await.text().await.unwrap();
+        metrics.contains("\nlookout_findings{")
+            && metrics.contains("\nlookout_letsencrypt_budget_used_ratio{")
+    })
+    .await;
     let metrics = app.get("/metrics").await.text().await.unwrap();
+    // The series promtool's tests feed the alerts (alerts-test.yaml) have the labels
+    // Lookout gives them, so that what promtool proves holds for the real metrics.
+    let exported: Vec<(String, BTreeSet<String>)> = metrics
+        .lines()
+        .filter(|l| l.starts_with("lookout_"))
+        .map(series_labels)
+        .collect();
+    let tests: Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../deploy/kubernetes/overlays/with-prometheus/alerts-test.yaml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for s in tests["tests"][0]["input_series"].as_array().unwrap() {
+        let series = s["series"].as_str().unwrap();
+        let wanted = series_labels(series);
+        // This app probes nothing: the probe series' labels are pinned by
+        // probing::each_probe_rule_fires_… (`{cluster, host}`).
+        if wanted.0.starts_with("lookout_probe_") {
+            assert_eq!(wanted.1, BTreeSet::from(["cluster".into(), "host".into()]));
+            continue;
+        }
+        assert!(
+            exported.contains(&wanted),
+            "alerts-test.yaml feeds {series}, but Lookout exports no {} with the labels {:?}",
+            wanted.0,
+            wanted.1
+        );
+    }
     for a in &alerts {
         let expr = a["expr"].as_str().unwrap();
         let used: Vec<&str> = expr
@@ -467,6 +528,71 @@ async fn the_alerts_read_lookouts_metrics_and_link_to_its_pages() {
         }
     }
     app.stop().await;
+}
+
+/// A series' metric name and label names: `m{a="x",b="y"} 1` → (m, {a, b}).
+fn series_labels(line: &str) -> (String, BTreeSet<String>) {
+    let (name, rest) = line
+        .split_once('{')
+        .unwrap_or((line.split(' ').next().unwrap(), ""));
+    let labels = rest
+        .split("\",")
+        .filter_map(|pair| pair.split_once("=\""))
+        .map(|(k, _)| k.trim().to_string())
+        .collect();
+    (name.to_string(), labels)
+}
+
+/// Prometheus itself evaluates the alerts: `promtool check rules` on the PrometheusRule's
+/// spec, and `promtool test rules` on `alerts-test.yaml` (each alert silent before its
+/// `for`, firing after with the labels and rendered annotations, others silent).
+#[test]
+fn promtool_fires_each_alert_as_its_tests_expect() {
+    let promtool = std::process::Command::new("promtool")
+        .arg("--version")
+        .output();
+    if !promtool.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "promtool is required under CI=true (scripts/test.sh installs Debian's prometheus)"
+        );
+        eprintln!("skipping: promtool is not installed (apt-get install prometheus)");
+        return;
+    }
+    let overlay =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kubernetes/overlays/with-prometheus");
+    let rule: Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(overlay.join("prometheusrule.yaml")).unwrap(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("lookout-rules.yaml"),
+        serde_yaml_ng::to_string(&rule["spec"]).unwrap(),
+    )
+    .unwrap();
+    std::fs::copy(
+        overlay.join("alerts-test.yaml"),
+        dir.path().join("alerts-test.yaml"),
+    )
+    .unwrap();
+    for args in [
+        ["check", "rules", "lookout-rules.yaml"],
+        ["test", "rules", "alerts-test.yaml"],
+    ] {
+        let out = std::process::Command::new("promtool")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "promtool {}:\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 /// `lookout check-access` with a config whose cluster is reached as the manifests'

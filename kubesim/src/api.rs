@@ -339,7 +339,7 @@ async fn resource_request(
         (&Method::POST, None) => write_opts(&t, &q, &headers)
             .and_then(|opts| {
                 let body = parse_body(&body, &headers, is_yaml(&headers))?;
-                crate::schemas::strict(&t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &body)?;
+                crate::schemas::strict(&cluster, &t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &body)?;
                 cluster
                     .create(&t.rt, t.namespace.as_deref(), body, &opts)
                     .map(|o| present(o, &t))
@@ -347,7 +347,7 @@ async fn resource_request(
             .map(|o| (StatusCode::CREATED, o)),
         (&Method::PUT, Some(name)) => write_opts(&t, &q, &headers).and_then(|opts| {
             let body = parse_body(&body, &headers, is_yaml(&headers))?;
-            crate::schemas::strict(&t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &body)?;
+            crate::schemas::strict(&cluster, &t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &body)?;
             cluster
                 .update(&t.rt, t.namespace.as_deref(), &name, body, &opts)
                 .map(|o| ok(present(o, &t)))
@@ -469,7 +469,7 @@ fn patch(
             }
         };
         let applied = parse_body(body, headers, true)?;
-        crate::schemas::typed_patch(&t.rt, &t.version, ns, name, &applied)?;
+        crate::schemas::typed_patch(cluster, &t.rt, &t.version, ns, name, &applied)?;
         cluster.apply(&t.rt, ns, name, applied, force, &opts)
     } else {
         if q.contains_key("force") {

@@ -5,8 +5,10 @@
 //! (`failed to create typed patch object (…): .spec.replica: field not declared in schema`,
 //! structured-merge-diff's `validate.go`); create and update check with
 //! `fieldValidation=Strict`, as kubectl sends (`strict decoding error: unknown field "…"`).
-//! Kinds from CRDs are not checked.
+//! Kinds from CRDs are checked against the `openAPIV3Schema` of their version (no pruning,
+//! no `required` or `enum`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -14,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::resources::ResourceType;
 use crate::status::ApiError;
+use crate::store::Cluster;
 
 fn of<T: schemars::JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).expect("a schema serialises")
@@ -79,6 +82,31 @@ pub fn builtin(rt: &ResourceType) -> Option<&'static Value> {
         .map(|(_, s)| s)
 }
 
+/// The schema a kind's objects are checked against: a built-in kind's, or the
+/// `openAPIV3Schema` its CustomResourceDefinition declares for `version` (the API server
+/// builds the typed-patch type of a custom resource from it: `structuraltoschema` in
+/// apiextensions-apiserver).
+pub fn of_kind(cluster: &Cluster, rt: &ResourceType, version: &str) -> Option<Cow<'static, Value>> {
+    if !rt.custom {
+        return builtin(rt).map(Cow::Borrowed);
+    }
+    let crds = cluster.resolve("apiextensions.k8s.io", "customresourcedefinitions")?;
+    let crd = cluster
+        .get(&crds, None, &format!("{}.{}", rt.plural, rt.group))
+        .ok()?;
+    custom(&crd, version).map(Cow::Owned)
+}
+
+/// The `openAPIV3Schema` of one version of a CustomResourceDefinition.
+pub fn custom(crd: &Value, version: &str) -> Option<Value> {
+    crd.pointer("/spec/versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?
+        .pointer("/schema/openAPIV3Schema")
+        .cloned()
+}
+
 /// What is wrong with `obj` against `schema`: each problem as (path, detail), the path as the
 /// API server writes it (`.spec.template.spec.containers[0].foo`).
 pub fn problems(obj: &Value, schema: &Value) -> Vec<(String, String)> {
@@ -117,11 +145,14 @@ fn walk(v: &Value, schema: &Value, root: &Value, path: String, out: &mut Vec<(St
         (Some("object"), Value::Object(m)) => {
             let props = s.get("properties").and_then(Value::as_object);
             let extra = s.get("additionalProperties").filter(|a| a.is_object());
+            // A structural schema may keep what it does not declare.
+            let preserve =
+                s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
             for (k, child) in m {
                 let p = format!("{path}.{k}");
                 match (props.and_then(|ps| ps.get(k)), extra) {
                     (Some(cs), _) | (None, Some(cs)) => walk(child, cs, root, p, out),
-                    (None, None) if props.is_some() => {
+                    (None, None) if props.is_some() && !preserve => {
                         out.push((p, "field not declared in schema".into()))
                     }
                     (None, None) => {}
@@ -194,15 +225,17 @@ pub fn components(rt: &ResourceType, version: &str) -> Option<Vec<(String, Value
 /// Server-side apply types the patch against the kind's schema first; what does not fit is
 /// refused whatever `fieldValidation` says (structured-merge-diff).
 pub fn typed_patch(
+    cluster: &Cluster,
     rt: &ResourceType,
     version: &str,
     ns: Option<&str>,
     name: &str,
     applied: &Value,
 ) -> Result<(), ApiError> {
-    let Some(schema) = builtin(rt) else {
+    let Some(schema) = of_kind(cluster, rt, version) else {
         return Ok(());
     };
+    let schema = &*schema;
     let found = problems(applied, schema);
     if found.is_empty() {
         return Ok(());
@@ -230,6 +263,7 @@ pub fn typed_patch(
 
 /// `fieldValidation=Strict` on create and update: an undeclared or mistyped field is a 400.
 pub fn strict(
+    cluster: &Cluster,
     rt: &ResourceType,
     version: &str,
     field_validation: Option<&str>,
@@ -238,9 +272,10 @@ pub fn strict(
     if field_validation != Some("Strict") {
         return Ok(());
     }
-    let Some(schema) = builtin(rt) else {
+    let Some(schema) = of_kind(cluster, rt, version) else {
         return Ok(());
     };
+    let schema = &*schema;
     let found = problems(body, schema);
     if found.is_empty() {
         return Ok(());

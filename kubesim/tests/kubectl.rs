@@ -268,6 +268,62 @@ async fn real_crds_applied_with_kubectl_are_served() {
         .await;
     let out = k.ok(&["get", "certificates", "-A"]).await;
     assert!(out.contains("shop"), "{out}");
+    // The CRD's openAPIV3Schema is the judge of its objects, as for the built-in kinds: a
+    // misspelt field or a wrong shape is refused by server-side apply and by a strict create.
+    let typo = k.write(
+        "typo.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: typo\n  namespace: default\nspec:\n  secretName: typo-tls\n  dnsName: [typo.example.com]\n  issuerRef: {name: letsencrypt, kind: ClusterIssuer}\n",
+    );
+    let out = k
+        .run(&[
+            "apply",
+            "--server-side",
+            "--validate=false",
+            "-f",
+            typo.to_str().unwrap(),
+        ])
+        .await;
+    assert!(!out.ok, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("failed to create typed patch object (default/typo; cert-manager.io/v1, Kind=Certificate): .spec.dnsName: field not declared in schema"),
+        "{}",
+        out.stderr
+    );
+    let out = k.run(&["create", "-f", typo.to_str().unwrap()]).await;
+    assert!(
+        !out.ok && out.stderr.contains("unknown field \"spec.dnsName\""),
+        "{}",
+        out.stderr
+    );
+    let shape = k.write(
+        "shape.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: shape\n  namespace: default\nspec:\n  secretName: shape-tls\n  dnsNames: shape.example.com\n  issuerRef: {name: letsencrypt, kind: ClusterIssuer}\n",
+    );
+    let out = k
+        .run(&[
+            "apply",
+            "--server-side",
+            "--validate=false",
+            "-f",
+            shape.to_str().unwrap(),
+        ])
+        .await;
+    assert!(
+        !out.ok
+            && out
+                .stderr
+                .contains(".spec.dnsNames: expected list, got string"),
+        "{}",
+        out.stderr
+    );
+    let out = k
+        .ok(&["get", "certificates", "-n", "default", "-o", "name"])
+        .await;
+    assert_eq!(
+        out.trim(),
+        "certificate.cert-manager.io/shop",
+        "nothing else was created"
+    );
     let gw = k
         .ok(&[
             "api-resources",

@@ -5,8 +5,8 @@
 //! (`failed to create typed patch object (…): .spec.replica: field not declared in schema`,
 //! structured-merge-diff's `validate.go`); create and update check with
 //! `fieldValidation=Strict`, as kubectl sends (`strict decoding error: unknown field "…"`).
-//! Kinds from CRDs are checked against the `openAPIV3Schema` of their version (no pruning,
-//! no `required` or `enum`).
+//! Kinds from CRDs are checked against the `openAPIV3Schema` of their version, and a
+//! non-strict create or update of one is pruned to what it declares (no `required` or `enum`).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -105,6 +105,70 @@ pub fn custom(crd: &Value, version: &str) -> Option<Value> {
         .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?
         .pointer("/schema/openAPIV3Schema")
         .cloned()
+}
+
+/// Drops from a custom resource what its CRD's schema does not declare, as the API server
+/// prunes a create or update that did not ask for strict validation (apiextensions-apiserver
+/// `pkg/apiserver/schema/pruning`); `metadata` is the API server's own and kept.
+pub fn prune(cluster: &Cluster, rt: &ResourceType, version: &str, obj: &mut Value) {
+    if !rt.custom {
+        return;
+    }
+    let Some(schema) = of_kind(cluster, rt, version) else {
+        return;
+    };
+    let Value::Object(m) = obj else {
+        return;
+    };
+    for (k, v) in m.iter_mut() {
+        if k != "metadata" {
+            if let Some(s) = schema.pointer(&format!(
+                "/properties/{}",
+                k.replace('~', "~0").replace('/', "~1")
+            )) {
+                prune_walk(v, s);
+            }
+        }
+    }
+    if schema.get("properties").is_some()
+        && schema.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true))
+    {
+        let declared = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        m.retain(|k, _| {
+            matches!(k.as_str(), "apiVersion" | "kind" | "metadata") || declared.contains_key(k)
+        });
+    }
+}
+
+fn prune_walk(v: &mut Value, s: &Value) {
+    if s.get("x-kubernetes-int-or-string").is_some() {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            let preserve =
+                s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+            let props = s.get("properties").and_then(Value::as_object);
+            let extra = s.get("additionalProperties").filter(|a| a.is_object());
+            m.retain(|k, _| preserve || extra.is_some() || props.is_none_or(|p| p.contains_key(k)));
+            for (k, child) in m.iter_mut() {
+                if let Some(cs) = props.and_then(|p| p.get(k)).or(extra) {
+                    prune_walk(child, cs);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(is) = s.get("items") {
+                for item in items {
+                    prune_walk(item, is);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What is wrong with `obj` against `schema`: each problem as (path, detail), the path as the

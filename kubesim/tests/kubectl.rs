@@ -295,6 +295,28 @@ async fn real_crds_applied_with_kubectl_are_served() {
         "{}",
         out.stderr
     );
+    // Without strict validation the API server prunes what the schema does not declare.
+    k.ok(&["create", "--validate=false", "-f", typo.to_str().unwrap()])
+        .await;
+    let spec = k
+        .ok(&[
+            "get",
+            "certificate",
+            "typo",
+            "-n",
+            "default",
+            "-o",
+            "jsonpath={.spec}",
+        ])
+        .await;
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(
+        spec,
+        serde_json::json!({"secretName": "typo-tls", "issuerRef": {"name": "letsencrypt", "kind": "ClusterIssuer"}}),
+        "spec.dnsName pruned"
+    );
+    k.ok(&["delete", "certificate", "typo", "-n", "default"])
+        .await;
     let shape = k.write(
         "shape.yaml",
         "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: shape\n  namespace: default\nspec:\n  secretName: shape-tls\n  dnsNames: shape.example.com\n  issuerRef: {name: letsencrypt, kind: ClusterIssuer}\n",

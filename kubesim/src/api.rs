@@ -339,8 +339,7 @@ async fn resource_request(
         (&Method::POST, None) => write_opts(&t, &q, &headers)
             .and_then(|opts| {
                 let mut body = parse_body(&body, &headers, is_yaml(&headers))?;
-                crate::schemas::strict(&cluster, &t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &body)?;
-                crate::schemas::prune(&cluster, &t.rt, &t.version, &mut body);
+                crate::schemas::admit(&cluster, &t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &mut body)?;
                 cluster
                     .create(&t.rt, t.namespace.as_deref(), body, &opts)
                     .map(|o| present(o, &t))
@@ -348,8 +347,7 @@ async fn resource_request(
             .map(|o| (StatusCode::CREATED, o)),
         (&Method::PUT, Some(name)) => write_opts(&t, &q, &headers).and_then(|opts| {
             let mut body = parse_body(&body, &headers, is_yaml(&headers))?;
-            crate::schemas::strict(&cluster, &t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &body)?;
-            crate::schemas::prune(&cluster, &t.rt, &t.version, &mut body);
+            crate::schemas::admit(&cluster, &t.rt, &t.version, q.get("fieldValidation").map(String::as_str), &mut body)?;
             cluster
                 .update(&t.rt, t.namespace.as_deref(), &name, body, &opts)
                 .map(|o| ok(present(o, &t)))

@@ -109,37 +109,19 @@ pub fn custom(crd: &Value, version: &str) -> Option<Value> {
 
 /// Drops from a custom resource what its CRD's schema does not declare, as the API server
 /// prunes a create or update that did not ask for strict validation (apiextensions-apiserver
-/// `pkg/apiserver/schema/pruning`); `metadata` is the API server's own and kept.
-pub fn prune(cluster: &Cluster, rt: &ResourceType, version: &str, obj: &mut Value) {
-    if !rt.custom {
-        return;
-    }
-    let Some(schema) = of_kind(cluster, rt, version) else {
-        return;
-    };
+/// `pkg/apiserver/schema/pruning`); `apiVersion`, `kind` and `metadata` are the API server's
+/// own and kept.
+fn prune(obj: &mut Value, schema: &Value) {
     let Value::Object(m) = obj else {
         return;
     };
-    for (k, v) in m.iter_mut() {
-        if k != "metadata" {
-            if let Some(s) = schema.pointer(&format!(
-                "/properties/{}",
-                k.replace('~', "~0").replace('/', "~1")
-            )) {
-                prune_walk(v, s);
-            }
-        }
-    }
-    if schema.get("properties").is_some()
-        && schema.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true))
-    {
-        let declared = schema["properties"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
-        m.retain(|k, _| {
-            matches!(k.as_str(), "apiVersion" | "kind" | "metadata") || declared.contains_key(k)
-        });
+    let own: Vec<(String, Value)> = ["apiVersion", "kind", "metadata"]
+        .into_iter()
+        .filter_map(|k| m.remove(k).map(|v| (k.to_string(), v)))
+        .collect();
+    prune_walk(obj, schema);
+    if let Value::Object(m) = obj {
+        m.extend(own);
     }
 }
 
@@ -296,11 +278,7 @@ pub fn typed_patch(
     name: &str,
     applied: &Value,
 ) -> Result<(), ApiError> {
-    let Some(schema) = of_kind(cluster, rt, version) else {
-        return Ok(());
-    };
-    let schema = &*schema;
-    let found = problems(applied, schema);
+    let found = of_kind(cluster, rt, version).map_or_else(Vec::new, |s| problems(applied, &s));
     if found.is_empty() {
         return Ok(());
     }
@@ -325,22 +303,25 @@ pub fn typed_patch(
     ))
 }
 
-/// `fieldValidation=Strict` on create and update: an undeclared or mistyped field is a 400.
-pub fn strict(
+/// A create or update against the kind's schema: under `fieldValidation=Strict` an undeclared
+/// or mistyped field is a 400; otherwise a custom resource is pruned to what its CRD declares.
+pub fn admit(
     cluster: &Cluster,
     rt: &ResourceType,
     version: &str,
     field_validation: Option<&str>,
-    body: &Value,
+    body: &mut Value,
 ) -> Result<(), ApiError> {
-    if field_validation != Some("Strict") {
-        return Ok(());
-    }
     let Some(schema) = of_kind(cluster, rt, version) else {
         return Ok(());
     };
-    let schema = &*schema;
-    let found = problems(body, schema);
+    if field_validation != Some("Strict") {
+        if rt.custom {
+            prune(body, &schema);
+        }
+        return Ok(());
+    }
+    let found = problems(body, &schema);
     if found.is_empty() {
         return Ok(());
     }

@@ -400,33 +400,35 @@ mod tests {
 
     #[test]
     fn every_line_of_what_changed_leads_somewhere() {
-        assert_eq!(recent_href(&change("Cluster", "", "zrh")), "/clusters");
-        assert_eq!(
-            recent_href(&change("Challenge", "shop", "c-1 (shop.example.com)")),
-            "/search?q=shop.example.com"
-        );
-        assert_eq!(
-            recent_href(&change("Certificate", "shop", "shop-tls")),
-            "/certificates/zrh/shop/shop-tls"
-        );
-        // A bulk action has no name: the list it changed, where it ran.
-        assert_eq!(
-            recent_href(&change("Certificate", "shop", "")),
-            "/certificates?cluster=zrh&namespace=shop"
-        );
-        assert_eq!(
-            recent_href(&change("Ingress", "", "")),
-            "/ingresses?cluster=zrh"
-        );
-        // A kind without a page of its own, or a Challenge named otherwise: its name searched.
-        assert_eq!(
-            recent_href(&change("CertificateRequest", "shop", "shop-tls-1")),
-            "/search?q=shop-tls-1"
-        );
-        assert_eq!(
-            recent_href(&change("Challenge", "shop", "c-1")),
-            "/search?q=c-1"
-        );
+        for ((kind, namespace, name), href) in [
+            (("Cluster", "", "zrh"), "/clusters"),
+            (
+                ("Challenge", "shop", "c-1 (shop.example.com)"),
+                "/search?q=shop.example.com",
+            ),
+            (
+                ("Certificate", "shop", "shop-tls"),
+                "/certificates/zrh/shop/shop-tls",
+            ),
+            // A bulk action has no name: the list it changed, where it ran.
+            (
+                ("Certificate", "shop", ""),
+                "/certificates?cluster=zrh&namespace=shop",
+            ),
+            (("Ingress", "", ""), "/ingresses?cluster=zrh"),
+            // A kind without a page of its own, or a Challenge named otherwise: its name.
+            (
+                ("CertificateRequest", "shop", "shop-tls-1"),
+                "/search?q=shop-tls-1",
+            ),
+            (("Challenge", "shop", "c-1"), "/search?q=c-1"),
+        ] {
+            assert_eq!(
+                recent_href(&change(kind, namespace, name)),
+                href,
+                "{kind} {namespace}/{name}"
+            );
+        }
     }
 
     #[test]

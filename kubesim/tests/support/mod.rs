@@ -95,6 +95,17 @@ impl Kubectl {
         out.stdout
     }
 
+    /// Runs kubectl, which must fail saying `expected`.
+    pub async fn refused(&self, args: &[&str], expected: &str) {
+        let out = self.run(args).await;
+        assert!(!out.ok, "kubectl {args:?} succeeded: {}", out.stdout);
+        assert!(
+            out.stderr.contains(expected),
+            "kubectl {args:?} did not say {expected:?}: {}",
+            out.stderr
+        );
+    }
+
     pub fn write(&self, name: &str, content: &str) -> PathBuf {
         let p = self.dir.path().join(name);
         std::fs::write(&p, content).unwrap();

@@ -416,13 +416,9 @@ async fn the_alerts_read_lookouts_metrics_and_link_to_its_pages() {
     // family the alerts read has series.
     let app = app_with(&["zrh-prod"]).with_controllers().await;
     app.wait_ready().await;
-    let c = &app.fleet.clusters[0].cluster;
-    let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
-        let rt = c.resolve(group, plural).unwrap();
-        c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
-            .unwrap();
-    };
     create(
+        &app,
+        0,
         "cert-manager.io",
         "clusterissuers",
         None,
@@ -430,6 +426,8 @@ async fn the_alerts_read_lookouts_metrics_and_link_to_its_pages() {
     );
     for (name, edit_in_place) in [("shop", "true"), ("typo", "yes")] {
         create(
+            &app,
+            0,
             "networking.k8s.io",
             "ingresses",
             Some("default"),

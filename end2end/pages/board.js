@@ -16,7 +16,7 @@ export class Board {
 
   /// The problem row that names a host.
   problemFor(host) {
-    return this.page.getByTestId('problem-row').filter({ has: this.page.locator('td.hosts').getByRole('link', { name: host, exact: true }) });
+    return this.page.getByTestId('problem-row').filter({ has: this.page.locator('.hosts').getByRole('link', { name: host, exact: true }) });
   }
 
   /// Opens the problem's diagnosis (the root object's page).

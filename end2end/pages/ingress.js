@@ -12,6 +12,12 @@ export class IngressPage {
     await this.page.goto(`/ingresses/${cluster}/${namespace}/${name}`);
   }
 
+  /// Opens the folded findings (a click on their heading: works without JavaScript too).
+  async showFindings() {
+    const fold = this.page.getByTestId('findings-fold');
+    if ((await fold.getAttribute('open')) === null) await fold.locator('summary').click();
+  }
+
   finding(rule) {
     return this.page.locator(`[data-testid="finding-row"][data-rule="${rule}"]`);
   }

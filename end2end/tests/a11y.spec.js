@@ -16,7 +16,7 @@ async function everyPage(page) {
   await page.getByTestId('preview-edit-in-place').first().click();
   await expect(page.getByTestId('action-banner')).toBeVisible();
   actions.push(new URL(page.url()).pathname);
-  await page.goto('/certificates/zrh-prod/globex-web/promo-tls');
+  await page.goto('/certificates/zrh-prod/acme-shop/api-tls');
   await page.getByTestId('preview-renew').first().click();
   await expect(page.getByTestId('action-banner')).toBeVisible();
   actions.push(new URL(page.url()).pathname);

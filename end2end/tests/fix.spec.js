@@ -9,7 +9,7 @@ test('fix, apply, and the finding clears live', async ({ page, context }) => {
   const ingress = new IngressPage(page);
   await expect(async () => {
     await ingress.open('zrh-prod', 'acme-shop', 'shop');
-    await expect(ingress.finding('ingress.edit-in-place-missing')).toBeVisible({ timeout: 2_000 });
+    await expect(ingress.finding('ingress.edit-in-place-missing')).toBeAttached({ timeout: 2_000 });
   }).toPass();
   await expect(page.locator('#live-status')).toHaveText('Live');
   // A marker that a reload would wipe.

@@ -52,6 +52,8 @@ test('each list offers itself as JSON with the same filters, and commands have a
     await expect(page.getByTestId('as-json'), path).toHaveCount(1);
   }
   await page.goto('/ingresses/zrh-prod/acme-shop/shop');
+  // The commands are folded under the diagnosis and the fix.
+  await page.locator('summary', { hasText: 'By hand, with kubectl' }).first().click();
   await expect(page.getByTestId('copy').first()).toBeVisible();
   // The explanation links the upstream issue it cites and the rule's upstream docs.
   await expect(page.locator('main a.upstream[href^="https://github.com/cilium/cilium/issues/"]').first()).toBeAttached();

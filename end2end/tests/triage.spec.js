@@ -31,8 +31,8 @@ for (const javaScriptEnabled of [true, false]) {
       // One row for shop.acme.example: both hosts of its certificate, the failing
       // challenges among its symptoms, and nothing else on the board names the host.
       const problem = board.problem(object, rule);
-      await expect(problem.locator('td.hosts')).toContainText('shop.acme.example');
-      await expect(problem.locator('td.hosts')).toContainText('www.acme.example');
+      await expect(problem.locator('.hosts')).toContainText('shop.acme.example');
+      await expect(problem.locator('.hosts')).toContainText('www.acme.example');
       await expect(problem.locator('[data-testid="symptom"][data-rule="acme.challenge-failing"]').first()).toBeAttached();
       await expect(board.problemFor('shop.acme.example')).toHaveCount(1);
       await board.openProblem(object, rule);
@@ -40,6 +40,7 @@ for (const javaScriptEnabled of [true, false]) {
       const ingress = new IngressPage(page);
       await expect(page).toHaveURL(/\/ingresses\/zrh-prod\/acme-shop\/shop$/);
       await expect(ingress.annotation).toHaveText('missing');
+      await ingress.showFindings();
       await expect(ingress.finding(rule)).toBeVisible();
       // Why, in plain words: HTTPS enforcement redirects the challenge — seen in the CA's
       // verdict, which names the https:// URL it was sent to.

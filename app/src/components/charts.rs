@@ -4,6 +4,8 @@
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
+use crate::components::encode;
+
 use crate::model::choice::Choice;
 use crate::model::read::views::ExpiryWindow;
 
@@ -64,9 +66,9 @@ pub(crate) fn expiry_chart(
                 _ => "bar ok",
             };
             let href = if filters.is_empty() {
-                format!("/certificates?expires={}", b.window.label())
+                format!("/certificates?expires={}", encode(b.window.label()))
             } else {
-                format!("/certificates?{filters}&expires={}", b.window.label())
+                format!("/certificates?{filters}&expires={}", encode(b.window.label()))
             };
             let words = b.window.words();
             let title = format!("{} {words}", b.count);
@@ -203,6 +205,11 @@ mod tests {
         );
         assert!(
             html.contains("href=\"/certificates?cluster=zrh-prod&amp;expires=0d\""),
+            "{html}"
+        );
+        // A "+" in a query is a space: encoded, the longest window's link answers.
+        assert!(
+            html.contains("href=\"/certificates?cluster=zrh-prod&amp;expires=84d%2B\""),
             "{html}"
         );
         // One expired beside one later: the square-root scale, not a sliver.

@@ -63,11 +63,11 @@ pub(crate) fn findings_table(
                 }
             });
             view! {
-                <tr data-testid="finding-row" data-rule=f.rule data-object=format!("{}/{}/{}/{}", f.cluster, f.namespace, f.kind, f.name)>
+                <tr data-testid="finding-row" data-rule=f.rule.id() data-object=format!("{}/{}/{}/{}", f.cluster, f.namespace, f.kind, f.name)>
                     <td data-label="Severity"><SeverityBadge severity=f.severity/></td>
                     <td data-label="Cluster" class="cluster">{f.cluster.clone()}</td>
                     <td data-label="Object">{object_view}</td>
-                    <td data-label="Finding"><span class="title">{f.title.clone()}</span><br/><code class="rule">{f.rule}</code></td>
+                    <td data-label="Finding"><span class="title">{f.title.clone()}</span><br/><code class="rule">{f.rule.id()}</code></td>
                     <td data-label="Since">{since}</td>
                 </tr>
                 {detail}
@@ -115,11 +115,13 @@ pub(crate) fn severity_options(chosen: Option<Severity>) -> impl IntoView {
         .collect_view()
 }
 
-/// The options of a rule filter (every rule id).
+/// The options of a rule filter: every rule by its title, its id the value.
 pub(crate) fn rule_options(chosen: Option<&str>) -> impl IntoView {
-    crate::model::finding::RULE_IDS
-        .iter()
-        .map(|r| option(r, r, chosen == Some(*r)))
+    let mut rules = crate::model::Rule::ALL;
+    rules.sort_by_key(|r| r.title().to_ascii_lowercase());
+    rules
+        .into_iter()
+        .map(|r| option(r.id(), r.title(), chosen == Some(r.id())))
         .collect_view()
 }
 

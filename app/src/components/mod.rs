@@ -92,7 +92,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 {link(Nav::Ingresses, "/ingresses", "Ingresses")}
                 {link(Nav::Certificates, "/certificates", "Certificates")}
                 {link(Nav::Challenges, "/challenges", "Challenges")}
-                {link(Nav::RateLimits, "/rate-limits", "Budgets")}
+                {link(Nav::RateLimits, "/rate-limits", "Let's Encrypt limits")}
                 {link(Nav::Audit, "/audit", "Audit")}
             </ul>
             <form class="search" role="search" method="get" action="/search">
@@ -116,7 +116,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
             .sync
             .iter()
             .map(|c| {
-                let last = c.last_sync.map(|at| view! { " · synced " <Time at=at now=now/> });
+                let last = c.last_sync.map(|at| view! { <span class="last">" · synced " <Time at=at now=now/></span> });
                 view! { <li><a href="/clusters">{c.name.clone()}</a>" " <SyncBadge state=c.state.clone()/>{last}</li> }
             })
             .collect_view();
@@ -187,7 +187,7 @@ fn user_box(shell: &Shell) -> Option<impl IntoView> {
             view! {
                 <form class="who" method="post" action="/auth/demo" data-testid="demo-identity">
                     <input type="hidden" name="csrf" value=shell.csrf.clone()/>
-                    <label>"Viewing as " <select name="identity">{options}</select></label>
+                    <label><span class="label-text">"Viewing as "</span><select name="identity">{options}</select></label>
                     " " <button type="submit">"Switch"</button>
                 </form>
             }
@@ -240,6 +240,39 @@ pub fn Time(at: DateTime<Utc>, now: DateTime<Utc>) -> impl IntoView {
     let iso = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let utc = at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
     view! { <time datetime=iso title=utc tabindex="0">{relative(at, now)}</time> }
+}
+
+/// What a problem does to clients and how soon, in words: "clients failing since 2 h ago",
+/// "clients fail in 4 d" (a certificate expiring while its renewal fails), or no harm seen.
+#[component]
+pub fn Harm(urgency: crate::model::read::problems::Urgency, now: DateTime<Utc>) -> impl IntoView {
+    let since = urgency
+        .failing_since
+        .map(|at| view! { <br/><span class="since">"problem since "<Time at=at now=now/></span> });
+    // The problem's own start says more only when it is not when clients began to fail.
+    let since = since.filter(|_| urgency.failing_since != urgency.clients_failing_since);
+    let harm = match (urgency.clients_failing_since, urgency.clients_fail_at) {
+        (Some(at), _) => view! { <strong class="harm now">"clients failing since "<Time at=at now=now/></strong> }.into_any(),
+        (None, Some(at)) => view! { <strong class="harm soon">"clients fail "<Time at=at now=now/>" unless fixed"</strong> }.into_any(),
+        (None, None) => view! { <span class="harm none">"no client harm seen"</span> }.into_any(),
+    };
+    view! { {harm}{since} }
+}
+
+/// A page's supporting section, folded under its diagnosis and action: the heading is the
+/// summary.
+pub(crate) fn fold(title: impl Into<String>, body: impl IntoView) -> impl IntoView {
+    view! { <details class="fold"><summary><h2>{title.into()}</h2></summary>{body}</details> }
+}
+
+/// The folded findings of an object's page (the evidence, first of the folds).
+pub(crate) fn findings_fold(count: usize, table: impl IntoView) -> impl IntoView {
+    view! {
+        <details class="fold" data-testid="findings-fold">
+            <summary><h2>{format!("Findings ({count})")}</h2></summary>
+            {table}
+        </details>
+    }
 }
 
 /// A time stored as RFC 3339 text (the history's) as [`Time`]; text that is not one is
@@ -366,11 +399,9 @@ pub(crate) fn cited(text: &str) -> AnyView {
 }
 
 /// "Upstream: <docs>" for a rule, linked.
-pub(crate) fn rule_docs_link(rule: &str) -> Option<impl IntoView> {
-    let (title, url) = crate::model::links::rule_docs(rule)?;
-    Some(
-        view! { <a href=url rel="noopener noreferrer" class="upstream" data-testid="rule-docs">{title}</a> },
-    )
+pub(crate) fn rule_docs_link(rule: crate::model::Rule) -> impl IntoView {
+    let (title, url) = rule.info().docs;
+    view! { <a href=url rel="noopener noreferrer" class="upstream" data-testid="rule-docs">{title}</a> }
 }
 
 pub use crate::model::links::encode;

@@ -2,7 +2,9 @@
 //! problem's diagnosis and evidence, then its remediation with the equivalent `kubectl`
 //! commands (for whoever fixes it in Git, or has no rights in Lookout), selectable text.
 
+use crate::model::Rule;
 use leptos::prelude::*;
+use leptos::tachys::view::any_view::AnyView;
 
 use super::findings::SeverityBadge;
 use crate::actions::{ISSUE_TEMPORARY_CERTIFICATE, OVERRIDE_INGRESS_NAME};
@@ -65,9 +67,9 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
     let kind = Kind::from_name(&root.kind);
     let mut out = vec![format!("# in cluster {}", word(&root.cluster))];
     match root.rule {
-        "ingress.edit-in-place-missing"
-        | "ingress.edit-in-place-not-effective"
-        | "ingress.edit-in-place-invalid" => {
+        Rule::IngressEditInPlaceMissing
+        | Rule::IngressEditInPlaceNotEffective
+        | Rule::IngressEditInPlaceInvalid => {
             out.push(format!(
                 "kubectl -n {ns} annotate --overwrite ingress {name} acme.cert-manager.io/http01-edit-in-place=true"
             ));
@@ -91,21 +93,23 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
                 }
             }
         }
-        "issuer.not-ready" | "issuer.missing" if kind == Some(Kind::ClusterIssuer) => {
+        Rule::IssuerNotReady | Rule::IssuerMissing if kind == Some(Kind::ClusterIssuer) => {
             out.push(format!("kubectl describe clusterissuer {name}"));
         }
-        "issuer.not-ready" | "issuer.missing" if kind == Some(Kind::Issuer) => {
+        Rule::IssuerNotReady | Rule::IssuerMissing if kind == Some(Kind::Issuer) => {
             out.push(format!("kubectl -n {ns} describe issuer {name}"));
         }
-        "cluster.unreachable" | "cluster.cert-manager-missing" | "cluster.ipv6-proxy-protocol" => {
+        Rule::ClusterUnreachable
+        | Rule::ClusterCertManagerMissing
+        | Rule::ClusterIpv6ProxyProtocol => {
             out.push("kubectl get --raw /readyz".into());
             out.push("kubectl -n cert-manager get pods".into());
         }
-        rule if rule.starts_with("probe.") => {
+        rule if rule.id().starts_with("probe.") => {
             out.push("# what a client gets, from where you run it:".into());
             for host in p.hosts.iter().take(3) {
                 let host = word(host);
-                if rule == "probe.acme-path-redirected" {
+                if rule == Rule::ProbeAcmePathRedirected {
                     out.push(format!(
                         "curl -si http://{host}/.well-known/acme-challenge/lookout-check | head -n 5"
                     ));
@@ -132,17 +136,35 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
     out
 }
 
+/// Why a button is not offered: `lead` (what would not help), the problem that stands in
+/// the way, and a link to where it is fixed first.
+pub fn not_offered(lead: &'static str, p: &Problem) -> impl IntoView {
+    let first = p.action.href.clone().map(|href| {
+        view! { " Fix that first: "<a href=href data-testid="fix-first">{p.action.label.clone()}</a>"." }
+    });
+    view! { <p data-testid="not-offered">{lead}{p.diagnosis.clone()}"."{first}</p> }
+}
+
 /// The same fix as YAML, for whoever changes the Ingress in Git.
 fn yaml(p: &Problem) -> Option<&'static str> {
     matches!(
         p.root.rule,
-        "ingress.edit-in-place-missing" | "ingress.edit-in-place-invalid"
+        Rule::IngressEditInPlaceMissing | Rule::IngressEditInPlaceInvalid
     )
     .then_some("metadata:\n  annotations:\n    acme.cert-manager.io/http01-edit-in-place: \"true\"")
 }
 
 /// The box: one section per problem the object is part of; nothing when there is none.
-pub fn why_box(problems: &[Problem], certificates: &[CertificateRef]) -> impl IntoView {
+/// Each leads with what hurts clients and the diagnosis, then what to do — `actions` (the
+/// page's buttons) go right under the first problem's — and folds the evidence, what it
+/// causes and the kubectl commands under it.
+pub fn why_box(
+    problems: &[Problem],
+    certificates: &[CertificateRef],
+    actions: Option<AnyView>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> impl IntoView {
+    let mut actions = actions;
     let sections = problems
         .iter()
         .map(|p| {
@@ -153,7 +175,7 @@ pub fn why_box(problems: &[Problem], certificates: &[CertificateRef]) -> impl In
                     .symptoms
                     .iter()
                     .take(20)
-                    .map(|f| view! { <li>{f.title.to_string()}" "<code class="rule">{f.rule}</code></li> })
+                    .map(|f| view! { <li>{f.title.to_string()}" "<code class="rule">{f.rule.id()}</code></li> })
                     .collect_view();
                 view! { <details><summary>{format!("What it causes ({})", p.symptoms.len())}</summary><ul>{items}{more}</ul></details> }
             });
@@ -164,23 +186,32 @@ pub fn why_box(problems: &[Problem], certificates: &[CertificateRef]) -> impl In
                     <pre class="command"><code>{y}</code></pre>
                 }
             });
+            let buttons = actions.take();
             view! {
-                <section class="why" data-testid="why" data-cause=p.cause>
+                <section class="why" data-testid="why" data-cause=p.cause.id()>
                     <h2>"Why this is broken"</h2>
                     <p class="diagnosis"><SeverityBadge severity=p.urgency.severity/>" "{p.diagnosis.clone()}</p>
-                    <p class="evidence">{crate::components::cited(&p.evidence)}</p>
-                    <p class="term">"Rule "<code>{p.cause}</code>" · upstream: "{crate::components::rule_docs_link(p.cause)}</p>
-                    {symptoms}
+                    <p class="harm-line"><super::Harm urgency=p.urgency.clone() now=now/></p>
+                    {buttons}
                     <h3>"What to do"</h3>
                     <p class="remediation">{crate::components::cited(&p.action.detail)}</p>
-                    <p>"By hand, with kubectl:"</p>
-                    <pre class="command" data-testid="commands"><code>{commands}</code></pre>
-                    {yaml}
+                    <details class="evidence-fold">
+                        <summary>"Evidence"</summary>
+                        <p class="evidence">{crate::components::cited(&p.evidence)}</p>
+                        <p class="term">{format!("Rule {} ({}) · upstream: ", p.cause.title(), p.cause.id())}{crate::components::rule_docs_link(p.cause)}</p>
+                    </details>
+                    {symptoms}
+                    <details class="commands-fold">
+                        <summary>"By hand, with kubectl"</summary>
+                        <pre class="command" data-testid="commands"><code>{commands}</code></pre>
+                        {yaml}
+                    </details>
                 </section>
             }
         })
         .collect_view();
-    view! { {sections} }
+    // No problem: the buttons stand on their own.
+    view! { {sections}{actions} }
 }
 
 #[cfg(test)]
@@ -212,9 +243,14 @@ mod tests {
             .ingress(ing);
         let findings = w.findings();
         let refs: Vec<&crate::model::Finding> = findings.iter().collect();
-        let problems = crate::model::read::problems::cluster_problems(&w.facts, &w.data, &refs);
+        let problems = crate::model::read::problems::cluster_problems(
+            &w.facts,
+            &w.data,
+            &refs,
+            crate::model::rules::fixtures::now(),
+        );
         let p = &problems[0];
-        assert_eq!(p.cause, "ingress.edit-in-place-missing");
+        assert_eq!(p.cause, Rule::IngressEditInPlaceMissing);
         let in_flight = CertificateRef {
             name: "shop-tls".into(),
             in_flight: Some("shop-tls-2".into()),

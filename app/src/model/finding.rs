@@ -1,5 +1,6 @@
 //! A finding: one rule firing on one object.
 
+use super::rule::Rule;
 use super::text::Text;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -51,48 +52,10 @@ impl Severity {
     }
 }
 
-/// Every rule id; part of the public contract (API, metrics, docs).
-pub const RULE_IDS: &[&str] = &[
-    "cluster.unreachable",
-    "cluster.cert-manager-missing",
-    "cluster.ipv6-proxy-protocol",
-    "cert.expired",
-    "cert.expiring",
-    "cert.not-ready",
-    "cert.issuance-failing",
-    "cert.hosts-not-covered",
-    "cert.staging-issuer",
-    "acme.challenge-failing",
-    "acme.challenge-stuck",
-    "acme.rate-limited",
-    "acme.rate-limit-budget",
-    "acme.orders-budget",
-    "acme.paused",
-    "issuer.missing",
-    "issuer.not-ready",
-    "ingress.edit-in-place-missing",
-    "ingress.edit-in-place-invalid",
-    "ingress.edit-in-place-not-effective",
-    "ingress.shared-secret",
-    "ingress.shared-host-https-redirect",
-    "ingress.no-address",
-    "ingress.unmanaged-tls",
-    "ingress.unknown-class",
-    "ingress.certificate-missing",
-    "tailscale.cert-budget",
-    "probe.wrong-certificate",
-    "probe.expired",
-    "probe.name-mismatch",
-    "probe.untrusted",
-    "probe.acme-path-redirected",
-    "probe.unreachable",
-    "probe.proxy-protocol",
-];
-
 /// One rule firing on one object, with its evidence and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    pub rule: &'static str,
+    pub rule: Rule,
     pub severity: Severity,
     pub cluster: Text,
     /// Empty for cluster-scoped objects and the cluster itself.
@@ -113,7 +76,7 @@ impl Finding {
     /// about a cluster-scoped object may name objects of any namespace. That its cluster is
     /// unreachable is told to anyone who sees the cluster at all.
     pub fn needs_whole_cluster(&self) -> bool {
-        self.namespace.is_empty() && self.rule != "cluster.unreachable"
+        self.namespace.is_empty() && self.rule != Rule::ClusterUnreachable
     }
 }
 
@@ -124,12 +87,14 @@ pub(crate) fn sort_by_urgency(findings: &mut [Finding]) {
             .cmp(&b.severity)
             .then(a.since.is_none().cmp(&b.since.is_none()))
             .then(a.since.cmp(&b.since))
-            .then((&a.cluster, &a.namespace, &a.kind, &a.name, a.rule).cmp(&(
-                &b.cluster,
-                &b.namespace,
-                &b.kind,
-                &b.name,
-                b.rule,
-            )))
+            .then(
+                (&a.cluster, &a.namespace, &a.kind, &a.name, a.rule.id()).cmp(&(
+                    &b.cluster,
+                    &b.namespace,
+                    &b.kind,
+                    &b.name,
+                    b.rule.id(),
+                )),
+            )
     });
 }

@@ -22,6 +22,7 @@ pub mod probe;
 pub mod read;
 pub mod reasons;
 pub mod refs;
+pub mod rule;
 pub mod rules;
 pub mod scope;
 pub mod shim;
@@ -35,6 +36,7 @@ pub use finding::{Finding, Severity};
 pub use ids::{ClusterName, Namespace};
 pub use ingress::{IngressView, IssuerRef, TlsEntry};
 pub use kind::Kind;
+pub use rule::Rule;
 pub use scope::Scope;
 
 use serde::{Deserialize, Serialize};

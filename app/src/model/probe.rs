@@ -300,6 +300,53 @@ pub fn targets(data: &super::data::ClusterData) -> Vec<Target> {
         .collect()
 }
 
+/// What each probed host should serve, as the cluster's objects say it, summed up as one
+/// number per host: the publishing Ingresses' addresses, TLS Secrets and the settings that
+/// route the challenge path, and the state of the Certificate that writes each Secret (its
+/// revision, `notAfter`, Ready). When a host's number changes — a certificate was issued, a
+/// fix was applied, an address moved — what clients get may have changed too, so the probe
+/// looks again at once instead of waiting for its round.
+pub fn serving_signatures(
+    data: &super::data::ClusterData,
+) -> std::collections::HashMap<String, u64> {
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    let mut out: std::collections::HashMap<String, DefaultHasher> = Default::default();
+    // One pass over the Certificates: (namespace, Secret) → what says it was (re)issued.
+    let mut by_secret = std::collections::HashMap::new();
+    for c in data.certificates.values() {
+        if let Some(secret) = c.secret_name.as_deref() {
+            let ready = c.ready.as_ref().map(|r| r.status.clone());
+            by_secret.insert((&*c.namespace, secret), (c.revision, c.not_after, ready));
+        }
+    }
+    let certificate = |namespace: &str, secret: &str| by_secret.get(&(namespace, secret)).cloned();
+    for ing in data.ingresses.values() {
+        for t in &ing.tls {
+            for host in t.hosts.iter() {
+                let h = out
+                    .entry(host.trim_end_matches('.').to_ascii_lowercase())
+                    .or_default();
+                (&ing.namespace, &ing.name, &ing.addresses).hash(h);
+                (&ing.edit_in_place, &ing.force_https, &t.secret_name).hash(h);
+                t.secret_name
+                    .as_deref()
+                    .and_then(|s| certificate(&ing.namespace, s))
+                    .hash(h);
+            }
+        }
+    }
+    for gw in data.gateways.values() {
+        for l in &gw.listeners {
+            if let Some(host) = &l.hostname {
+                let h = out.entry(host.to_ascii_lowercase()).or_default();
+                (&gw.namespace, &gw.name, &gw.addresses, &l.secret_names).hash(h);
+            }
+        }
+    }
+    out.into_iter().map(|(k, h)| (k, h.finish())).collect()
+}
+
 /// An observation as a caller may see it: its cluster, and only the publishing objects in
 /// namespaces the caller sees.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -82,9 +82,30 @@ pub fn noun<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
     }
 }
 
+/// "Ingress shop and Certificate shop-tls", "a, b and c"; "nothing" for none.
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => "nothing".into(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_read_as_words() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(and_list(&s(&[])), "nothing");
+        assert_eq!(and_list(&s(&["Ingress shop"])), "Ingress shop");
+        assert_eq!(
+            and_list(&s(&["Ingress shop", "Certificate shop-tls"])),
+            "Ingress shop and Certificate shop-tls"
+        );
+        assert_eq!(and_list(&s(&["a", "b", "c"])), "a, b and c");
+    }
 
     #[test]
     fn contains_ignores_ascii_case_only() {

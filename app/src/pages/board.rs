@@ -74,7 +74,7 @@ fn problem_href(p: &Problem) -> String {
                 crate::components::query_string(&[
                     ("cluster", Some(&*p.root.cluster)),
                     ("namespace", namespace),
-                    ("rule", Some(p.root.rule)),
+                    ("rule", Some(p.root.rule.id())),
                 ])
             )
         })
@@ -82,7 +82,22 @@ fn problem_href(p: &Problem) -> String {
 
 use crate::model::text::count as plural;
 
-/// One problem: a row, and its symptoms folded under it.
+/// A host name that breaks only after its dots, never inside a label.
+pub(crate) fn host_text(host: &str) -> impl IntoView {
+    let labels: Vec<String> = host.split('.').map(str::to_string).collect();
+    let last = labels.len().saturating_sub(1);
+    labels
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let dot = (i < last).then(|| view! { "."<wbr/> });
+            view! { {l}{dot} }
+        })
+        .collect_view()
+}
+
+/// One problem: what hurts clients and since when, the diagnosis, where, the one thing to
+/// do, and its symptoms folded under it.
 fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
     let object = format!(
         "{}/{}/{}/{}",
@@ -100,7 +115,7 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
         .take(SHOWN)
         .map(|h| {
             let href = format!("/?host={}", encode(h));
-            view! { <li><a href=href>{h.to_string()}</a></li> }
+            view! { <li><a href=href>{host_text(h)}</a></li> }
         })
         .collect_view();
     // Names never break inside (at their hyphens); the list breaks between them.
@@ -119,15 +134,9 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
     };
     let clusters = names(p.clusters.iter().map(|c| c.to_string()).collect());
     let place = view! { {clusters}" · "{namespaces} };
-    let expires = p.urgency.expires.map(|at| {
-        let word = if at <= now { "expired " } else { "expires " };
-        view! { <span class="expires">{word}<Time at=at now=now/></span><br/> }
-    });
-    let since = p
-        .urgency
-        .failing_since
-        .map(|at| view! { <span class="since">"since "<Time at=at now=now/></span> });
-    let action = view! { <a class="action" href=p.action.href.clone().unwrap_or_else(|| problem_href(&p))>{p.action.label}</a> };
+    let urgency = view! { <crate::components::Harm urgency=p.urgency.clone() now=now/> };
+    let action = view! { <a class="action" href=p.action.href.clone().unwrap_or_else(|| problem_href(&p))>{p.action.label.clone()}</a> };
+    let title = p.cause.title();
     let symptoms = (!p.symptoms.is_empty()).then(|| {
         let count = plural(p.symptoms.len(), "symptom", "symptoms");
         let more = (p.symptoms.len() > SYMPTOMS_SHOWN).then(|| {
@@ -144,23 +153,30 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
             .map(|f| {
                 let target = view! { <a href=finding_href(f)>{object_text(f)}</a> };
                 view! {
-                    <li data-testid="symptom" data-rule=f.rule>
-                        <SeverityBadge severity=f.severity/>" "{f.title.to_string()}" — "{target}" "<code class="rule">{f.rule}</code>
+                    <li data-testid="symptom" data-rule=f.rule.id()>
+                        {f.title.to_string()}" — "{target}" "<code class="rule">{f.rule.id()}</code>
                     </li>
                 }
             })
             .collect_view();
         view! { <details class="symptoms"><summary>{count}</summary><ul>{items}{more}</ul></details> }
     });
+    let class = format!("problem {}", p.urgency.severity.label());
     view! {
-        <tr data-testid="problem-row" data-cause=p.cause data-object=object data-id=p.id.clone()>
-            <td data-label="Severity"><SeverityBadge severity=p.urgency.severity/></td>
-            <td data-label="Problem" class="problem">{headline}<br/><code class="rule">{p.cause}</code>{symptoms}</td>
-            <td data-label="Hosts" class="hosts"><ul class="plain">{hosts}{more_hosts}</ul></td>
-            <td data-label="Where" class="where">{place}</td>
-            <td data-label="Urgency" class="urgency">{expires}{since}</td>
-            <td data-label="Next">{action}</td>
-        </tr>
+        <li class=class data-testid="problem-row" data-cause=p.cause.id() data-object=object data-id=p.id.clone()>
+            <div class="head">
+                <SeverityBadge severity=p.urgency.severity/>
+                <span class="urgency">{urgency}</span>
+                {action}
+            </div>
+            <p class="headline">{headline}</p>
+            <div class="meta">
+                <ul class="hosts plain" aria-label="Hosts">{hosts}{more_hosts}</ul>
+                <span class="where">{place}</span>
+                <span class="cause" title=p.cause.id()>{title}</span>
+            </div>
+            {symptoms}
+        </li>
     }
 }
 
@@ -295,7 +311,14 @@ pub fn page(
         .items
         .is_empty()
         .then(|| view! { <p class="empty">"No problems match."</p> });
-    let form = filter_form(query, &clusters);
+    // Folded unless a filter is set: the problems are the first screen.
+    let filtered = !query_string(query).is_empty();
+    let form = view! {
+        <details class="filter-fold" open=filtered>
+            <summary>{if filtered { "Filters (set)" } else { "Filter by host, cluster, namespace, cause or severity" }}</summary>
+            {filter_form(query, &clusters)}
+        </details>
+    };
     let bulk = shell.actions.then(|| {
         crate::pages::action::action_form(
             &shell.csrf,
@@ -325,22 +348,7 @@ pub fn page(
             .into_iter()
             .map(|p| problem_row(p, now))
             .collect_view();
-        view! {
-            <table class="problems">
-                <caption class="visually-hidden">"Problems"</caption>
-                <thead>
-                    <tr>
-                        <th scope="col">"Severity"</th>
-                        <th scope="col">"Problem"</th>
-                        <th scope="col">"Hosts"</th>
-                        <th scope="col">"Where"</th>
-                        <th scope="col">"Urgency"</th>
-                        <th scope="col">"Next"</th>
-                    </tr>
-                </thead>
-                <tbody>{rows}</tbody>
-            </table>
-        }
+        view! { <ol class="problems" aria-label="Problems, most urgent first">{rows}</ol> }
     });
     document(
         &Shell {
@@ -384,6 +392,7 @@ mod tests {
     use crate::model::issuer::LE_PRODUCTION;
     use crate::model::read::problems::cluster_problems;
     use crate::model::rules::fixtures::{cluster_issuer, World};
+    use crate::model::Rule;
     use chrono::Duration;
 
     fn change(kind: &str, namespace: &str, name: &str) -> RecentChange {
@@ -445,10 +454,15 @@ mod tests {
             .ingress(ing);
         let findings = w.findings();
         let refs: Vec<_> = findings.iter().collect();
-        let problems = cluster_problems(&w.facts, &w.data, &refs);
+        let problems = cluster_problems(
+            &w.facts,
+            &w.data,
+            &refs,
+            crate::model::rules::fixtures::now(),
+        );
         let p = problems
             .iter()
-            .find(|p| p.cause == "issuer.not-ready")
+            .find(|p| p.cause == Rule::IssuerNotReady)
             .expect("the issuer that is not ready is a problem");
         // The issuer has no page: the first object that has one.
         assert!(

@@ -2,6 +2,8 @@
 
 use leptos::prelude::*;
 
+use crate::model::Rule;
+
 use crate::components::why::{why_box, CertificateRef};
 use crate::model::read::problems::Problem;
 use crate::pages::page_title;
@@ -73,6 +75,21 @@ fn timeline_table(
     }
 }
 
+/// Whether issuing again is what fixes a problem rooted at `cause`: a failure with no cause
+/// of its own (the attempt may pass now), or a fix that waits for a new request.
+fn issuing_helps(cause: Rule) -> bool {
+    matches!(
+        cause,
+        Rule::IngressEditInPlaceNotEffective
+            | Rule::CertIssuanceFailing
+            | Rule::CertExpiring
+            | Rule::CertExpired
+            | Rule::CertNotReady
+            | Rule::AcmeChallengeFailing
+            | Rule::AcmeChallengeStuck
+    )
+}
+
 pub fn page(
     shell: &Shell,
     d: CertificateDetail,
@@ -80,7 +97,6 @@ pub fn page(
     timeline: Result<Vec<Attempt>, String>,
 ) -> String {
     let now = shell.now;
-    let why = why_box(&problems, &[CertificateRef::of(&d.chain)]);
     let worst = problems.first().map(|p| p.urgency.severity);
     let c = d.chain.certificate.clone();
     let time = |t: Option<chrono::DateTime<chrono::Utc>>| match t {
@@ -119,7 +135,23 @@ pub fn page(
     // While it is being issued, renew is refused (cert-manager ignores another trigger) and
     // a pending challenge keeps the solver it was made with: restarting is what helps.
     let issuing = c.issuing.as_ref().is_some_and(|i| &*i.status == "True");
+    // Issuing again cannot succeed while a prerequisite is broken (and would spend a failed
+    // authorization or an order): no button, the reason, and where to fix it first.
+    let blocked = problems.iter().find(|p| p.blocks_issuance());
     let renew = shell.actions.then(|| {
+        if let Some(p) = blocked {
+            let lead = if issuing {
+                "Restart issuance: not now. Issuing again would fail the same way, and spend Let's Encrypt budget: "
+            } else {
+                "Renew: not now. Issuing again would fail the same way, and spend Let's Encrypt budget: "
+            };
+            return view! {
+                <section class="actions blocked" aria-label="Actions" data-testid="certificate-actions">
+                    {crate::components::why::not_offered(lead, p)}
+                </section>
+            }
+            .into_any();
+        }
         let action = if issuing {
             view! {
                 <h2>"Restart issuance"</h2>
@@ -135,12 +167,29 @@ pub fn page(
             }
             .into_any()
         };
+        // Issuing again is the fix only when nothing else is (the chain's failure has no
+        // cause of its own, or the fix waits for a new request); else it is folded, after
+        // what the diagnosis recommends.
+        if problems.iter().any(|p| !issuing_helps(p.cause)) {
+            return view! {
+                <section class="actions" aria-label="Actions" data-testid="certificate-actions">
+                    <details class="secondary">
+                        <summary>{if issuing { "Restart issuance anyway" } else { "Renew anyway" }}</summary>
+                        {action}
+                    </details>
+                </section>
+            }
+            .into_any();
+        }
         view! {
             <section class="actions" aria-label="Actions" data-testid="certificate-actions">
                 {action}
             </section>
         }
+        .into_any()
     });
+    let why = why_box(&problems, &[CertificateRef::of(&d.chain)], renew, now);
+    let findings_count = d.findings.len();
     let no_findings = d
         .findings
         .is_empty()
@@ -159,7 +208,6 @@ pub fn page(
         view! {
             <h1>"Certificate " {c.name.clone()}</h1>
             {why}
-            {renew}
             <h2>"Details"</h2>
             <dl class="facts">
                 <dt>"Cluster"</dt><dd>{c.cluster.clone()}</dd>
@@ -180,17 +228,12 @@ pub fn page(
                 <dt>"Failed attempts"</dt><dd>{c.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
             </dl>
             {lifetime_bar(c.not_before, c.renewal_time, c.not_after, now)}
-            <h2>"Findings"</h2>
             {no_findings}
-            {findings_table(d.findings, now, true)}
-            <h2>"What clients get"</h2>
-            {crate::components::served::clients_get(d.clients_get.clone(), issued_leaf, now)}
-            <h2>"Attempts"</h2>
-            {attempts(&d.chain, now)}
-            <h2>"Events"</h2>
-            {events_table(d.events, now)}
-            <h2>"History"</h2>
-            {timeline_table(timeline, now)}
+            {crate::components::findings_fold(findings_count, findings_table(d.findings, now, true))}
+            {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), issued_leaf, now))}
+            {crate::components::fold("Attempts", attempts(&d.chain, now))}
+            {crate::components::fold("Events", events_table(d.events, now))}
+            {crate::components::fold("History", timeline_table(timeline, now))}
         },
     )
 }

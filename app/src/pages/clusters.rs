@@ -5,21 +5,31 @@ use leptos::prelude::*;
 use crate::components::{document, Nav, Shell, SyncBadge, Time};
 use crate::model::{ClusterView, KindState, SyncState};
 
+/// Each watched kind's state; kinds in the same state (twelve watches failing with one
+/// error) are said once, with the kinds it applies to.
 fn kind_summary(c: &ClusterView) -> String {
-    c.kinds
-        .iter()
-        .map(|k| {
-            let state = match &k.state {
-                KindState::Listing => "listing".to_string(),
-                KindState::Synced => format!("{} cached", k.objects),
-                KindState::NotInstalled => "not installed".to_string(),
-                KindState::UnsupportedVersion { reads, served } => format!(
-                    "served only as {} (Lookout reads {reads}); not shown",
-                    served.join(", ")
-                ),
-                KindState::Error { error } => format!("error: {error}"),
-            };
-            format!("{}: {state}", k.kind)
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for k in &c.kinds {
+        let state = match &k.state {
+            KindState::Listing => "listing".to_string(),
+            KindState::Synced => format!("{} cached", k.objects),
+            KindState::NotInstalled => "not installed".to_string(),
+            KindState::UnsupportedVersion { reads, served } => format!(
+                "served only as {} (Lookout reads {reads}); not shown",
+                served.join(", ")
+            ),
+            KindState::Error { error } => format!("error: {error}"),
+        };
+        match groups.iter_mut().find(|(s, _)| *s == state) {
+            Some((_, kinds)) => kinds.push(k.kind.to_string()),
+            None => groups.push((state, vec![k.kind.to_string()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(state, kinds)| match kinds.len() {
+            1 => format!("{}: {state}", kinds[0]),
+            n => format!("{} ({n} kinds): {state}", kinds.join(", ")),
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -42,7 +52,7 @@ pub(crate) fn clusters_table(
                 _ => c.last_error.clone(),
             };
             let kinds = kind_summary(&c);
-            let href = format!("/ingresses?cluster={}", c.name);
+            let href = format!("/ingresses?cluster={}", crate::components::encode(&c.name));
             view! {
                 <tr data-testid="cluster-row">
                     <th scope="row">{c.name.clone()}</th>
@@ -90,4 +100,44 @@ pub fn page(shell: &Shell, clusters: Vec<ClusterView>) -> String {
             {clusters_table(clusters, now)}
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Kind, KindStatus};
+
+    #[test]
+    fn kinds_failing_with_one_error_are_said_once() {
+        let kind = |kind, state| KindStatus {
+            kind,
+            state,
+            objects: 0,
+        };
+        let refused = || KindState::Error {
+            error: "client error (Connect)".into(),
+        };
+        let c = ClusterView {
+            name: "fra-edge".into(),
+            state: SyncState::Failed {
+                error: "client error (Connect)".into(),
+            },
+            last_sync: None,
+            last_error: None,
+            kinds: vec![
+                kind(Kind::Ingress, refused()),
+                kind(Kind::Certificate, refused()),
+                kind(Kind::Challenge, refused()),
+                kind(Kind::Order, KindState::NotInstalled),
+            ],
+            ingresses: 0,
+        };
+        let text = kind_summary(&c);
+        assert_eq!(text.matches("client error (Connect)").count(), 1, "{text}");
+        assert!(
+            text.contains("(3 kinds): error: client error (Connect)"),
+            "{text}"
+        );
+        assert!(text.contains("Order: not installed"), "{text}");
+    }
 }

@@ -179,7 +179,6 @@ pub fn page(
         .iter()
         .filter_map(|t| t.certificate.as_ref().map(CertificateRef::of))
         .collect();
-    let why = why_box(&problems, &certificates);
     let worst = problems.first().map(|p| p.urgency.severity);
     let i = d.ingress;
     let created = i.created.map(|at| view! { <Time at=at now=now/> });
@@ -202,31 +201,56 @@ pub fn page(
         .into_iter()
         .map(|t| tls_section(t, &cluster, now))
         .collect_view();
+    // Edit-in-place cannot help while a prerequisite is broken (no cert-manager, no issuer,
+    // the CA refusing): the page says what to fix first instead of offering it.
+    let prerequisite = problems.iter().find(|p| p.blocks_edit_in_place());
     let actions = shell.actions.then(|| {
-        let fix = matches!(
+        let needed = matches!(
             d.annotation,
             AnnotationStatus::Missing | AnnotationStatus::SetNotEffective { .. } | AnnotationStatus::Invalid { .. }
-        )
-        .then(|| action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()));
+        );
+        let fix = (needed && prerequisite.is_none())
+            .then(|| action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()));
+        let not_now = prerequisite
+            .filter(|_| needed)
+            .map(|p| crate::components::why::not_offered("Adding edit-in-place cannot help yet: ", p));
         let lookout_owns = match &d.annotation {
             AnnotationStatus::Set { managers } | AnnotationStatus::SetNotEffective { managers, .. } => {
                 managers.iter().any(|m| &**m == crate::actions::FIELD_MANAGER)
             }
             _ => false,
         };
+        // Undo is never the page's main button: folded, after the fix.
         let undo = lookout_owns.then(|| {
-            action_form(&shell.csrf, ActionKind::UndoEditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: undo Lookout's fix".into())
-        });
-        (fix.is_some() || undo.is_some()).then(|| {
             view! {
-                <section class="actions" aria-label="Actions" data-testid="ingress-actions">
-                    <h2>"Fix it here"</h2>
-                    <p>"Every change is previewed with a dry run first and recorded in the audit log."</p>
-                    {fix}{undo}
-                </section>
+                <details class="undo">
+                    <summary>"Undo Lookout's fix"</summary>
+                    <p>"Removes the annotation Lookout set (its field manager owns it); HTTP-01 challenges behind HTTPS enforcement fail again."</p>
+                    {action_form(&shell.csrf, ActionKind::UndoEditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: undo Lookout's fix".into())}
+                </details>
             }
-        })
+        });
+        match (fix, not_now, undo) {
+            (None, None, None) => None,
+            (Some(fix), _, undo) => Some(view! {
+                <section class="actions" aria-label="Fix it here" data-testid="ingress-actions">
+                    {fix}
+                    <p class="term">"Previewed with a dry run first; nothing changes until you apply. Recorded in the audit log."</p>
+                    {undo}
+                </section>
+            }.into_any()),
+            (None, Some(not_now), undo) => Some(view! {
+                <section class="actions blocked" aria-label="Fix it here" data-testid="ingress-actions">
+                    {not_now}{undo}
+                </section>
+            }.into_any()),
+            (None, None, Some(undo)) => Some(view! {
+                <section class="actions" aria-label="Actions" data-testid="ingress-actions">{undo}</section>
+            }.into_any()),
+        }
     });
+    let why = why_box(&problems, &certificates, actions.flatten(), now);
+    let findings_count = d.findings.len();
     let no_findings = d.findings.is_empty().then(
         || view! { <p class="empty">"No findings: this Ingress and its chain look healthy."</p> },
     );
@@ -239,7 +263,6 @@ pub fn page(
         view! {
             <h1>"Ingress " {i.name.clone()}</h1>
             {why}
-            {actions}
             <h2>"Details"</h2>
             <dl class="facts">
                 <dt>"Cluster"</dt><dd>{i.cluster.clone()}</dd>
@@ -252,17 +275,12 @@ pub fn page(
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
                 <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd data-testid="annotation-status">{annotation_text(&d.annotation)}</dd>
             </dl>
-            <h2>"Findings"</h2>
             {no_findings}
-            {findings_table(d.findings, now, true)}
-            <h2>"Chain"</h2>
-            {tls}
-            <h2>"Challenge history"</h2>
-            {history_section(history, now)}
-            <h2>"What clients get"</h2>
-            {crate::components::served::clients_get(d.clients_get.clone(), None, now)}
-            <h2>"Events"</h2>
-            {events_table(d.events, now)}
+            {crate::components::findings_fold(findings_count, findings_table(d.findings, now, true))}
+            {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), None, now))}
+            {crate::components::fold("Chain", tls)}
+            {crate::components::fold("Events", events_table(d.events, now))}
+            {crate::components::fold("Challenge history", history_section(history, now))}
         },
     )
 }

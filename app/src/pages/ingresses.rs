@@ -26,11 +26,12 @@ pub(crate) fn detail_href(i: &IngressView) -> String {
 
 /// The filters as a query string (without `sort` and `page`), for links that keep them.
 pub fn filters(q: &IngressQuery) -> String {
+    let status = q.status.as_ref().map(|s| s.label());
     crate::components::query_string(&[
         ("cluster", q.cluster.as_deref()),
         ("namespace", q.namespace.as_deref()),
         ("q", q.q.as_deref()),
-        ("status", q.status.map(|s| s.label())),
+        ("status", status.as_deref()),
     ])
 }
 
@@ -47,6 +48,9 @@ pub(crate) fn query_string(q: &IngressQuery) -> String {
     .join("&")
 }
 
+/// The statuses whose Ingresses the edit-in-place fix is for.
+const NEEDS_FIX: &str = "missing,invalid,set-not-effective";
+
 /// The annotation status in words, with the managers that own it.
 pub(crate) fn annotation_text(a: &AnnotationStatus) -> String {
     let managers = |m: &[crate::model::text::Text]| {
@@ -61,6 +65,7 @@ pub(crate) fn annotation_text(a: &AnnotationStatus) -> String {
     };
     match a {
         AnnotationStatus::NotRequested => "not requested".into(),
+        AnnotationStatus::NotApplicable => "not applicable (no cert-manager)".into(),
         AnnotationStatus::Set { managers: m } => format!("set{}", managers(m)),
         AnnotationStatus::SetNotEffective { managers: m, .. } => {
             format!("set, not effective{}", managers(m))
@@ -83,13 +88,27 @@ pub fn page(
             view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
         })
         .collect_view();
+    // One choice for the rollout's question ("which still need the fix?"), then each state.
+    let chosen = query.status.as_ref().map(|s| s.label()).unwrap_or_default();
+    let needs_fix = NEEDS_FIX.to_string();
+    let preset = view! { <option value=needs_fix.clone() selected=chosen == needs_fix>"needs the fix (missing, invalid, not in effect)"</option> };
     let status_options = AnnotationState::ALL
         .iter()
         .map(|s| {
-            let (s, selected) = (s.label(), query.status == Some(*s));
+            let (s, selected) = (s.label(), chosen == s.label());
             view! { <option value=s selected=selected>{s}</option> }
         })
         .collect_view();
+    let legend = AnnotationState::ALL
+        .iter()
+        .map(|s| view! { <dt>{s.label()}</dt><dd>{s.explanation()}</dd> })
+        .collect_view();
+    let legend = view! {
+        <details class="legend">
+            <summary>"What the edit-in-place statuses mean"</summary>
+            <dl class="facts">{legend}</dl>
+        </details>
+    };
     let rows = ingresses
         .items
         .iter()
@@ -122,7 +141,7 @@ pub fn page(
                     <td data-label="Class">{i.class.clone().unwrap_or_default()}</td>
                     <td data-label="TLS secrets">{tls}</td>
                     <td data-label="Issuer">{issuer}</td>
-                    <td data-label="Edit-in-place" data-testid="annotation-status">{annotation_text(&row.annotation)}</td>
+                    <td data-label="Edit-in-place" data-testid="annotation-status" title=row.annotation.state().explanation()>{annotation_text(&row.annotation)}</td>
                     <td data-label="Health">{health}</td>
                 </tr>
             }
@@ -173,11 +192,13 @@ pub fn page(
                 <label>"Edit-in-place "
                     <select name="status">
                         <option value="">"Any"</option>
+                        {preset}
                         {status_options}
                     </select>
                 </label>
                 <button type="submit">"Filter"</button>
             </form>
+            {legend}
             {bulk}
             {empty}
             <table>
@@ -214,14 +235,20 @@ mod tests {
         let q = IngressQuery {
             cluster: Some("zrh".into()),
             q: Some("shop&x".into()),
-            status: Some(AnnotationState::Missing),
+            status: Some(crate::model::chain::AnnotationStates(vec![
+                AnnotationState::Missing,
+                AnnotationState::Invalid,
+            ])),
             sort: crate::model::read::sort::Sort::parse("-host"),
             ..Default::default()
         };
-        assert_eq!(filters(&q), "cluster=zrh&q=shop%26x&status=missing");
+        assert_eq!(
+            filters(&q),
+            "cluster=zrh&q=shop%26x&status=missing%2Cinvalid"
+        );
         assert_eq!(
             query_string(&q),
-            "cluster=zrh&q=shop%26x&status=missing&sort=-host"
+            "cluster=zrh&q=shop%26x&status=missing%2Cinvalid&sort=-host"
         );
     }
 }

@@ -397,10 +397,18 @@ fn budget_message(r: &ActionRecord) -> String {
 
 /// One sentence for a single-object record.
 fn summary(r: &ActionRecord) -> String {
-    let n = r.steps.iter().filter(|s| s.outcome == Outcome::Ok).count();
+    // Objects, not steps: a plan may change one object twice (annotate, then renew).
+    let mut objects: Vec<String> = Vec::new();
+    for step in r.steps.iter().filter(|s| s.outcome == Outcome::Ok) {
+        let object = format!("{} {}", step.kind, step.name);
+        if !objects.contains(&object) {
+            objects.push(object);
+        }
+    }
+    let what = lookout_app::model::text::and_list(&objects);
     match r.outcome {
-        Outcome::Ok if r.dry_run => format!("Would change {n} object(s); nothing has changed yet."),
-        Outcome::Ok => format!("Changed {n} object(s)."),
+        Outcome::Ok if r.dry_run => format!("Would change {what}; nothing has changed yet."),
+        Outcome::Ok => format!("Changed {what}."),
         Outcome::Unchanged => {
             "Nothing to change: everything already is as this action would make it.".into()
         }

@@ -90,7 +90,11 @@ impl FleetReader for Registry {
                 .chain(self.tailnet_findings())
                 .filter(|f| Visibility::of(scope, &f.cluster).is_some_and(|v| v.finding(f)))
                 .collect();
-        let all = problems::join_fleet(cached.iter().flat_map(|c| c.iter()).chain(&own), &fleet);
+        let all = problems::join_fleet(
+            cached.iter().flat_map(|c| c.iter()).chain(&own),
+            &fleet,
+            (self.now)(),
+        );
         Problems::of(all.iter().map(|p| p.as_ref()), q)
     }
 

@@ -396,7 +396,8 @@ impl ClusterRecord {
             .get_or_init(|| {
                 let facts = self.facts();
                 let all: Vec<&Finding> = d.findings.iter().collect();
-                Arc::new(self.read(|data| problems::cluster_problems(&facts, data, &all)))
+                let now = (self.now)();
+                Arc::new(self.read(|data| problems::cluster_problems(&facts, data, &all, now)))
             })
             .clone()
     }
@@ -422,7 +423,8 @@ impl ClusterRecord {
         if mine.is_empty() {
             return Vec::new();
         }
-        self.read(|data| problems::cluster_problems(&facts, data, &mine))
+        let now = (self.now)();
+        self.read(|data| problems::cluster_problems(&facts, data, &mine, now))
     }
 
     /// Once every kind is listed, computes the derived data on the blocking pool, so the
@@ -502,7 +504,9 @@ impl ClusterRecord {
         let problems = OnceLock::new();
         if with_problems {
             let all: Vec<&Finding> = findings.iter().collect();
-            let _ = problems.set(Arc::new(problems::cluster_problems(&facts, &data, &all)));
+            let _ = problems.set(Arc::new(problems::cluster_problems(
+                &facts, &data, &all, now,
+            )));
         }
         Derived {
             generation,
@@ -665,7 +669,7 @@ mod tests {
     fn expired(findings: &[Finding]) -> Vec<String> {
         findings
             .iter()
-            .filter(|f| f.rule == "cert.expired")
+            .filter(|f| f.rule == lookout_app::model::Rule::CertExpired)
             .map(|f| f.name.to_string())
             .collect()
     }

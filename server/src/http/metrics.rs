@@ -123,7 +123,7 @@ pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::C
     let mut counts: BTreeMap<(String, &'static str, &'static str), u64> = BTreeMap::new();
     for f in registry.findings(&all, &FindingQuery::default()) {
         *counts
-            .entry((f.cluster.to_string(), f.rule, f.severity.label()))
+            .entry((f.cluster.to_string(), f.rule.id(), f.severity.label()))
             .or_default() += 1;
     }
     for ((cluster, rule, severity), n) in counts {

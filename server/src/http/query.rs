@@ -2,11 +2,11 @@
 //! (`lookout_app::model::read::views`), every parameter known by name. A parameter that is
 //! unknown, given twice, or has a bad value is a 400 that names it; an empty value is no value.
 
-use lookout_app::model::finding::RULE_IDS;
 use lookout_app::model::read::views::{
     AuditQuery, BudgetQuery, CertificateQuery, ChallengeQuery, FindingQuery, IngressQuery,
     ProblemQuery,
 };
+use lookout_app::model::Rule;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -137,10 +137,11 @@ pub(super) fn search_query(raw: Option<&str>) -> Result<Option<String>, AppError
 /// The findings filters (`/api/v1/findings`, the triage board).
 pub(super) fn finding_query(raw: Option<&str>) -> Result<FindingQuery, AppError> {
     let q: FindingQuery = read(raw)?;
-    if let Some(rule) = q.rule.as_deref().filter(|r| !RULE_IDS.contains(r)) {
+    if let Some(rule) = q.rule.as_deref().filter(|r| Rule::parse(r).is_none()) {
+        let ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         return Err(AppError::bad(
             "rule",
-            format!("{rule:?} is not one of: {}", RULE_IDS.join(", ")),
+            format!("{rule:?} is not one of: {}", ids.join(", ")),
         ));
     }
     Ok(q)
@@ -161,10 +162,11 @@ pub(super) fn probe_query(
 /// The problem filters (the board, `/api/v1/problems`); `cause` is a rule id.
 pub(super) fn problem_query(raw: Option<&str>) -> Result<ProblemQuery, AppError> {
     let q: ProblemQuery = read(raw)?;
-    if let Some(cause) = q.cause.as_deref().filter(|r| !RULE_IDS.contains(r)) {
+    if let Some(cause) = q.cause.as_deref().filter(|r| Rule::parse(r).is_none()) {
+        let ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         return Err(AppError::bad(
             "cause",
-            format!("{cause:?} is not one of: {}", RULE_IDS.join(", ")),
+            format!("{cause:?} is not one of: {}", ids.join(", ")),
         ));
     }
     Ok(q)

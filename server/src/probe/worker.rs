@@ -3,6 +3,9 @@
 //! on `https_port`, then the ACME path on `http_port` — `concurrency` hosts at once, a host's
 //! addresses one after another `spacing` apart. Each cluster's observations replace its
 //! previous ones (the `probe.*` rules read them); an outcome that changed is stored.
+//! Between rounds, a host whose objects changed (a certificate issued, a fix applied, an
+//! address moved) is probed again at once and once more shortly after, so what clients get
+//! follows the cluster rather than the round's timer.
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
@@ -178,14 +181,28 @@ pub(crate) async fn run(
     }
     let mut tick = tokio::time::interval(settings.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut recheck = tokio::time::interval(RECHECK_EVERY);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut changes = Changes::new(clusters.len());
     loop {
-        tokio::select! {
+        let only = tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
+            _ = tick.tick() => {
+                // A full round covers whatever was due.
+                changes.due.clear();
+                None
+            }
+            _ = recheck.tick() => {
+                changes.look(&clusters);
+                match changes.take_due() {
+                    Some(hosts) => Some(hosts),
+                    None => continue,
+                }
+            }
+        };
         let round = tokio::select! {
             _ = shutdown.cancelled() => return,
-            r = round(&settings, &clusters, &now, &mut known) => r,
+            r = round(&settings, &clusters, &now, &mut known, only.as_ref()) => r,
         };
         let (observations, mut stats) = round;
         for (i, c) in clusters.iter().enumerate() {
@@ -198,6 +215,23 @@ pub(crate) async fn run(
                     }
                     mine.push(o.clone());
                 }
+            }
+            // A recheck of some hosts keeps what the last round saw of the others.
+            if let Some(only) = &only {
+                if !only.iter().any(|(k, _)| *k == i) {
+                    continue;
+                }
+                let kept: Vec<Observation> = c.read(|d| {
+                    d.probes
+                        .iter()
+                        .filter(|o| !only.contains(&(i, o.host.clone())))
+                        .cloned()
+                        .collect()
+                });
+                let fresh = std::mem::replace(&mut mine, kept);
+                let offset = mine.len();
+                changed.iter_mut().for_each(|k| *k += offset);
+                mine.extend(fresh);
             }
             let gone = c.read(|d| d.probes.len()) != mine.len();
             if changed.is_empty() && !gone {
@@ -213,6 +247,7 @@ pub(crate) async fn run(
                 .iter()
                 .flat_map(|&k| mine[k].sources.iter().map(|s| s.namespace.clone()))
                 .collect();
+            mine.sort_by(|a, b| (&a.host, a.address).cmp(&(&b.host, b.address)));
             c.update(|d| d.probes = Arc::new(mine));
             for ns in &namespaces {
                 c.touch_namespace(Some(ns));
@@ -220,6 +255,10 @@ pub(crate) async fn run(
             if gone {
                 c.touch_all();
             }
+        }
+        if only.is_some() {
+            // Rechecks are not rounds: the round statistics stay the full rounds'.
+            continue;
         }
         stats.finished = Some(now());
         let mut last = status.last.lock().expect("probe status lock");
@@ -230,18 +269,102 @@ pub(crate) async fn run(
     }
 }
 
+/// How often the worker looks for hosts whose objects changed.
+const RECHECK_EVERY: Duration = Duration::from_secs(1);
+/// After a change, a host is probed again at once and once more this much later: a load
+/// balancer may take a moment to load a renewed Secret.
+const RECHECK_AGAIN_AFTER: Duration = Duration::from_secs(15);
+/// At most this many hosts in one recheck (the rest wait for the next).
+const RECHECK_MAX_HOSTS: usize = 64;
+
+/// The hosts whose objects changed since the probe last looked, and when to probe them.
+struct Changes {
+    /// Per cluster: the data generation last looked at and each host's signature then.
+    seen: Vec<Option<(u64, HashMap<String, u64>)>>,
+    /// (cluster, host) → when it is due (de-duplicated: the earliest wins).
+    due: HashMap<(usize, String), tokio::time::Instant>,
+}
+
+impl Changes {
+    fn new(clusters: usize) -> Self {
+        Changes {
+            seen: vec![None; clusters],
+            due: HashMap::new(),
+        }
+    }
+
+    /// Compares each changed cluster's hosts with what they were; a host that changed (or
+    /// appeared) is due now and again a little later. The first look only remembers.
+    fn look(&mut self, clusters: &[Arc<ClusterRecord>]) {
+        let now = tokio::time::Instant::now();
+        for (i, c) in clusters.iter().enumerate() {
+            let generation = c.generation();
+            if self.seen[i].as_ref().is_some_and(|(g, _)| *g == generation) {
+                continue;
+            }
+            let fresh = c.read(lookout_app::model::probe::serving_signatures);
+            if let Some((_, before)) = &self.seen[i] {
+                for (host, sig) in &fresh {
+                    if before.get(host) != Some(sig) {
+                        for at in [now, now + RECHECK_AGAIN_AFTER] {
+                            self.due
+                                .insert((i, format!("{host}\0{}", at_key(at, now))), at);
+                        }
+                    }
+                }
+            }
+            self.seen[i] = Some((generation, fresh));
+        }
+    }
+
+    /// The hosts due now (at most [`RECHECK_MAX_HOSTS`]), or None.
+    fn take_due(&mut self) -> Option<HashSet<(usize, String)>> {
+        let now = tokio::time::Instant::now();
+        let ready: Vec<(usize, String)> = self
+            .due
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(k, _)| k.clone())
+            .take(RECHECK_MAX_HOSTS)
+            .collect();
+        if ready.is_empty() {
+            return None;
+        }
+        let mut hosts = HashSet::new();
+        for key in ready {
+            self.due.remove(&key);
+            let host = key.1.split('\0').next().unwrap_or_default().to_string();
+            hosts.insert((key.0, host));
+        }
+        Some(hosts)
+    }
+}
+
+/// Which of a change's two rechecks a due entry is (now, or the later one), so that both
+/// are kept side by side.
+fn at_key(at: tokio::time::Instant, now: tokio::time::Instant) -> u8 {
+    u8::from(at > now)
+}
+
 /// One round over every cluster: (cluster, observation, whether its outcome is new).
 async fn round(
     s: &Settings,
     clusters: &[Arc<ClusterRecord>],
     now: &Now,
     known: &mut Known,
+    only: Option<&HashSet<(usize, String)>>,
 ) -> (Vec<(usize, Observation, bool)>, RoundStats) {
     let started = Instant::now();
     let mut stats = RoundStats::default();
     let mut jobs: Vec<HostJob> = Vec::new();
     for (i, c) in clusters.iter().enumerate() {
-        let list: Vec<Target> = c.read(targets);
+        if only.is_some_and(|o| !o.iter().any(|(k, _)| *k == i)) {
+            continue;
+        }
+        let mut list: Vec<Target> = c.read(targets);
+        if let Some(only) = only {
+            list.retain(|t| only.contains(&(i, t.host.clone())));
+        }
         let mut by_host: Vec<HostJob> = Vec::new();
         for t in list {
             let ips = match t.address.parse::<IpAddr>() {

@@ -565,7 +565,21 @@ async fn the_browser_flow_previews_applies_and_refuses_forms_from_other_sites() 
         .text()
         .await
         .unwrap();
-    assert!(detail.contains("data-testid=\"preview-edit-in-place\""));
+    // The ClusterIssuer it names does not exist: edit-in-place cannot help yet, so the page
+    // says what to fix first instead of offering it.
+    assert!(!detail.contains("data-testid=\"preview-edit-in-place\""));
+    assert!(detail.contains("data-testid=\"not-offered\""), "{detail}");
+    assert!(detail.contains("Adding edit-in-place cannot help yet"));
+    ready_cluster_issuer(&app, "letsencrypt-prod");
+    app.eventually("the fix is offered once the issuer is there", || async {
+        app.get("/ingresses/zrh-prod/shop/web")
+            .await
+            .text()
+            .await
+            .unwrap()
+            .contains("data-testid=\"preview-edit-in-place\"")
+    })
+    .await;
 
     let (no_redirects, csrf) = browser(&app).await;
     let forged = no_redirects

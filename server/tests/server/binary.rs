@@ -465,9 +465,9 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
     assert!(board.contains("Demo: a simulated fleet"));
 
     // Every rule happens somewhere (the two that need history excepted).
-    let expected: Vec<&str> = lookout_app::model::finding::RULE_IDS
+    let expected: Vec<&str> = lookout_app::model::Rule::ALL
         .iter()
-        .copied()
+        .map(|r| r.id())
         .filter(|r| *r != "acme.rate-limit-budget" && *r != "tailscale.cert-budget")
         .collect();
     let deadline = Instant::now() + Duration::from_secs(60);

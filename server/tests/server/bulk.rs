@@ -138,26 +138,11 @@ async fn seed_issuances(app: &TestApp, names: &str, n: usize) {
 /// The Let's Encrypt production ClusterIssuer, `web-tls` with this status, and five
 /// issuances of its names this week in the history.
 async fn failing_web_tls_with_a_full_budget(app: &TestApp, status: Value) {
-    create(
-        app,
-        0,
-        "cert-manager.io",
-        "clusterissuers",
-        None,
-        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
-    );
+    // Ready: an issuer that is not would be why renewing fails (and renew is refused).
+    ready_cluster_issuer(app, "letsencrypt-prod");
     let c = &app.fleet.clusters[0].cluster;
     let mut opts = kubesim::WriteOpts::system();
     opts.status = true;
-    // Ready: an issuer that is not would be why renewing fails (and renew is refused).
-    c.merge_patch(
-        &c.resolve("cert-manager.io", "clusterissuers").unwrap(),
-        None,
-        "letsencrypt-prod",
-        &json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered", "message": "The ACME account was registered with the ACME server"}]}}),
-        &opts,
-    )
-    .unwrap();
     let rt = c.resolve("cert-manager.io", "certificates").unwrap();
     c.merge_patch(
         &rt,
@@ -343,14 +328,7 @@ async fn renew_is_refused_while_its_root_cause_is_unfixed() {
     let app = spawn_app(&["zrh-prod"]).await;
     app.wait_ready().await;
     shop(&app).await;
-    create(
-        &app,
-        0,
-        "cert-manager.io",
-        "clusterissuers",
-        None,
-        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
-    );
+    cluster_issuer(&app, "letsencrypt-prod");
     let path = "/api/v1/certificates/zrh-prod/shop/web-tls/renew";
     app.eventually("the issuer is known and not ready", || async {
         app.json("/api/v1/problems?cause=issuer.not-ready").await["total"] == 1
@@ -385,19 +363,7 @@ async fn renew_is_refused_while_its_root_cause_is_unfixed() {
         409
     );
 
-    let c = &app.fleet.clusters[0].cluster;
-    let opts = kubesim::WriteOpts {
-        status: true,
-        ..kubesim::WriteOpts::system()
-    };
-    c.merge_patch(
-        &c.resolve("cert-manager.io", "clusterissuers").unwrap(),
-        None,
-        "letsencrypt-prod",
-        &json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered"}]}}),
-        &opts,
-    )
-    .unwrap();
+    mark_cluster_issuer_ready(&app, "letsencrypt-prod");
     app.eventually("the issuer is ready", || async {
         app.json("/api/v1/problems?cause=issuer.not-ready").await["total"] == 0
     })
@@ -477,14 +443,7 @@ namespaces = ["shop"]
         json!({"metadata": {"name": "web-tls"},
                "spec": {"secretName": "web-tls", "dnsNames": ["web.shop.example"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}}),
     );
-    create(
-        &app,
-        0,
-        "cert-manager.io",
-        "clusterissuers",
-        None,
-        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": PROD, "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
-    );
+    cluster_issuer(&app, "letsencrypt-prod");
     let as_tenant = |method: reqwest::Method, path: &str| {
         app.http
             .request(method, format!("{}{path}", app.base))

@@ -502,6 +502,43 @@ pub fn create(
         .unwrap();
 }
 
+/// A Let's Encrypt production ClusterIssuer `name` in cluster 0, as created (not Ready: no
+/// controller registered its account).
+pub fn cluster_issuer(app: &TestApp, name: &str) {
+    create(
+        app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": name}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+}
+
+/// Marks ClusterIssuer `name` of cluster 0 Ready, as cert-manager does once its account is
+/// registered.
+pub fn mark_cluster_issuer_ready(app: &TestApp, name: &str) {
+    let c = &app.fleet.clusters[0].cluster;
+    let opts = kubesim::WriteOpts {
+        status: true,
+        ..kubesim::WriteOpts::system()
+    };
+    c.merge_patch(
+        &c.resolve("cert-manager.io", "clusterissuers").unwrap(),
+        None,
+        name,
+        &json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered", "message": "The ACME account was registered with the ACME server"}]}}),
+        &opts,
+    )
+    .unwrap();
+}
+
+/// A Ready Let's Encrypt production ClusterIssuer `name` in cluster 0.
+pub fn ready_cluster_issuer(app: &TestApp, name: &str) {
+    cluster_issuer(app, name);
+    mark_cluster_issuer_ready(app, name);
+}
+
 /// Waits up to `secs` seconds for `check` to hold (polling every 50 ms), else fails naming
 /// `what`.
 pub async fn within<F, Fut>(secs: u64, what: &str, check: F)

@@ -465,3 +465,70 @@ async fn the_probe_never_connects_outside_the_allowed_networks() {
         "{probes:#}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_is_probed_again_as_soon_as_its_objects_change_not_at_the_next_round() {
+    let ports = free_ports();
+    // One round an hour: anything seen after the first comes from a recheck on change.
+    let mut slow = settings(ports, &["127.0.0.0/8", "::1/128"]);
+    slow.interval = Duration::from_secs(3600);
+    let app = app_with(&["plain"])
+        .with_controllers()
+        .edge(ports)
+        .probe(slow)
+        .await;
+    app.wait_ready().await;
+    cluster_setup(
+        &app,
+        0,
+        json!({"enforce-ingress-https": "false", "ingress-default-lb-mode": "shared"}),
+        &["IPv4"],
+    );
+    within(30, "the first round is done", || async {
+        app.json("/api/v1/probes").await["round"]["rounds"]
+            .as_u64()
+            .is_some_and(|n| n >= 1)
+    })
+    .await;
+    // A new Ingress after the round: probed at once, and again once its certificate is
+    // issued, so what clients get is the issued certificate — no probe finding.
+    ingress(&app, 0, "late", "letsencrypt-prod", json!({}));
+    within(
+        30,
+        "the new host is probed without waiting an hour",
+        || async {
+            app.json("/api/v1/probes?host=late.example.com").await["items"]
+                .as_array()
+                .is_some_and(|items| !items.is_empty())
+        },
+    )
+    .await;
+    within(
+        60,
+        "the issued certificate is what the probe sees served",
+        || async {
+            let issued = app
+                .json_opt("/api/v1/certificates/plain/default/late-tls")
+                .await
+                .is_some_and(|c| c["certificate"]["ready"]["status"] == "True");
+            let served = app.json("/api/v1/probes?host=late.example.com").await["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|o| {
+                    o["tls"]["leaf"]["names"]
+                        .as_array()
+                        .is_some_and(|n| n.iter().any(|n| n == "late.example.com"))
+                });
+            let findings = fired(&app, "plain").await;
+            issued && served && !findings.iter().any(|(_, name, _)| name.starts_with("late"))
+        },
+    )
+    .await;
+    assert_eq!(
+        app.json("/api/v1/probes").await["round"]["rounds"].as_u64(),
+        Some(1),
+        "no second round ran: the rechecks did it"
+    );
+    app.stop().await;
+}

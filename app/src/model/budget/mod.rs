@@ -16,6 +16,7 @@
 
 mod gcra;
 
+use crate::model::rule::Rule;
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
@@ -473,21 +474,21 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
             } else {
                 frees
             };
-            let (rule, title, message, remediation): (&'static str, String, String, &str) = match b.limit {
+            let (rule, title, message, remediation): (Rule, String, String, &str) = match b.limit {
                 Limit::Paused => (
-                    "acme.paused",
+                    Rule::AcmePaused,
                     format!("Let's Encrypt likely paused {what}"),
                     format!("The history shows so many failed validations of {} by {account} that Let's Encrypt pauses the name for that account: every new order for it is refused with \"Your account is temporarily prevented from requesting certificates…\" until someone unpauses it.", b.key),
                     "Fix the failing challenge first, then unpause the name at the URL in the Order's error (Let's Encrypt's self-service portal), then restart the issuance.",
                 ),
                 Limit::NewOrders => (
-                    "acme.orders-budget",
+                    Rule::AcmeOrdersBudget,
                     format!("{}/{} {what} used", b.used, b.capacity),
                     format!("Let's Encrypt ({}) allows {} new orders per account in 3 hours (renewals exempt); {} are used.{frees}", b.server, b.capacity, b.used),
                     "Find what creates orders in a loop (a Certificate recreated, a failing challenge retried, bulk issuance) and stop it; spread bulk issuance over time.",
                 ),
                 _ => (
-                    "acme.rate-limit-budget",
+                    Rule::AcmeRateLimitBudget,
                     format!("{}/{} {what} used", b.used, b.capacity),
                     format!("Let's Encrypt ({}) allows {}; {} are used.{frees}", b.server, b.limit.description(), b.used),
                     "Avoid renewing or recreating certificates for these names until capacity frees up; fix failing challenges before retrying; combine names into fewer certificates.",

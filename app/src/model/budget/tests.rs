@@ -2,6 +2,7 @@
 //! per-account limits, paused names.
 
 use super::*;
+use crate::model::Rule;
 use chrono::TimeZone;
 
 const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
@@ -195,7 +196,7 @@ fn a_name_that_keeps_failing_for_days_is_paused() {
     let paused = b.iter().find(|x| x.limit == Limit::Paused).unwrap();
     assert_eq!(paused.key, "zombie.example.com");
     let f = findings(&b, now());
-    assert!(f.iter().any(|f| f.rule == "acme.paused"), "{f:#?}");
+    assert!(f.iter().any(|f| f.rule == Rule::AcmePaused), "{f:#?}");
     // An order for it is refused by the pause: it costs no new order.
     let mut history = History {
         failures: (0..3_601)
@@ -231,7 +232,7 @@ fn budget_findings_warn_at_80_percent_and_are_critical_when_full() {
     assert_eq!(f.len(), 1);
     assert_eq!(
         (f[0].rule, f[0].severity.label(), &*f[0].name),
-        ("acme.rate-limit-budget", "warning", "full-tls")
+        (Rule::AcmeRateLimitBudget, "warning", "full-tls")
     );
     let mut five = four.clone();
     five.issuances
@@ -255,7 +256,7 @@ fn budget_findings_warn_at_80_percent_and_are_critical_when_full() {
     let f = findings(&compute(&orders, now()), now());
     assert!(
         f.iter()
-            .any(|f| f.rule == "acme.orders-budget" && f.severity.label() == "warning"),
+            .any(|f| f.rule == Rule::AcmeOrdersBudget && f.severity.label() == "warning"),
         "{f:#?}"
     );
 }

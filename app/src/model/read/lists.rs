@@ -1,6 +1,7 @@
 //! Each list and chain view, built from one cluster's cached data and findings as one
 //! caller may see them.
 
+use crate::model::Rule;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -82,7 +83,9 @@ pub fn ingress_page<'a>(
                 rows.iter()
                     .filter(|r| {
                         q.q.as_ref().is_none_or(|t| r.ingress.matches_text(t))
-                            && q.status.is_none_or(|s| s == r.annotation.state())
+                            && q.status
+                                .as_ref()
+                                .is_none_or(|s| s.contains(r.annotation.state()))
                     })
                     .map(|r| (r, v.whole_cluster())),
             );
@@ -156,11 +159,11 @@ pub fn ingress_detail(
 }
 
 /// The rules that say a Certificate's hosts serve something else than what was issued.
-const SERVES_SOMETHING_ELSE: [&str; 4] = [
-    "probe.wrong-certificate",
-    "probe.expired",
-    "probe.name-mismatch",
-    "probe.untrusted",
+const SERVES_SOMETHING_ELSE: [crate::model::Rule; 4] = [
+    Rule::ProbeWrongCertificate,
+    Rule::ProbeExpired,
+    Rule::ProbeNameMismatch,
+    Rule::ProbeUntrusted,
 ];
 
 /// Adds the Certificates of one cluster that the caller sees and `q` selects to `out`.
@@ -333,7 +336,7 @@ pub fn finding_selected(visible: &Visibility<'_>, q: &FindingQuery, f: &Finding)
         && q.cluster.as_ref().is_none_or(|c| **c == *f.cluster)
         && q.namespace.as_ref().is_none_or(|ns| **ns == *f.namespace)
         && q.severity.is_none_or(|s| s == f.severity)
-        && q.rule.as_ref().is_none_or(|r| r == f.rule)
+        && q.rule.as_ref().is_none_or(|r| r == f.rule.id())
 }
 
 /// Name, namespace or a dnsName contains `q` (ignoring case).

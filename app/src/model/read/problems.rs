@@ -24,58 +24,18 @@ use super::chain::{certificate_objects, ingress_objects, FindingIndex, ObjectRef
 use super::views::ProblemQuery;
 use crate::model::chain::Index;
 use crate::model::data::{ClusterData, ClusterFacts};
+use crate::model::rule::{Blocks, Part, Rule};
 use crate::model::text::Text;
 use crate::model::{Finding, Severity};
-
-/// What part a rule plays in a chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Part {
-    /// Never folded into a chain: its own problem (budgets, tailnet, informational checks).
-    Alone,
-    /// What a failure looks like; the number ranks how much it explains (higher: deeper).
-    Symptom(u8),
-    /// Why issuance fails; the number ranks which cause to fix first (higher: first).
-    Cause(u8),
-}
-
-fn part(rule: &str) -> Part {
-    match rule {
-        "cluster.unreachable" | "cluster.cert-manager-missing" => Part::Cause(9),
-        "issuer.missing" | "issuer.not-ready" => Part::Cause(8),
-        "acme.paused" | "acme.rate-limited" => Part::Cause(7),
-        "ingress.certificate-missing" | "ingress.unknown-class" => Part::Cause(6),
-        "ingress.edit-in-place-invalid" => Part::Cause(5),
-        "ingress.edit-in-place-missing" | "ingress.edit-in-place-not-effective" => Part::Cause(4),
-        "ingress.shared-host-https-redirect" => Part::Cause(3),
-        // Observed: what a redirect does to the challenge path, ranked under the settings
-        // that explain it, so it becomes their evidence.
-        "probe.acme-path-redirected" => Part::Cause(3),
-        "ingress.no-address" | "cluster.ipv6-proxy-protocol" => Part::Cause(2),
-        "ingress.shared-secret" | "cert.hosts-not-covered" | "cert.staging-issuer" => {
-            Part::Cause(1)
-        }
-        "acme.challenge-failing" => Part::Symptom(12),
-        "acme.challenge-stuck" => Part::Symptom(10),
-        "cert.issuance-failing" => Part::Symptom(8),
-        "cert.not-ready" => Part::Symptom(6),
-        // What clients get: deeper than an expiry, shallower than an issuance that fails.
-        "probe.expired" | "probe.wrong-certificate" | "probe.name-mismatch" | "probe.untrusted" => {
-            Part::Symptom(5)
-        }
-        "cert.expired" => Part::Symptom(4),
-        "cert.expiring" => Part::Symptom(2),
-        _ => Part::Alone,
-    }
-}
 
 /// The part a finding plays: its rule's, except that a Let's Encrypt limit reached
 /// (critical) is a cause like the CA's refusal, while a limit only getting near stays alone.
 fn part_of(f: &Finding) -> Part {
     match f.rule {
-        "acme.orders-budget" | "acme.rate-limit-budget" if f.severity == Severity::Critical => {
+        Rule::AcmeOrdersBudget | Rule::AcmeRateLimitBudget if f.severity == Severity::Critical => {
             Part::Cause(7)
         }
-        rule => part(rule),
+        rule => rule.info().part,
     }
 }
 
@@ -89,20 +49,60 @@ pub struct ProblemObject {
     pub name: Text,
 }
 
-/// How soon the problem hurts: its worst severity, the earliest expiry of a certificate it
-/// affects, and since when it has been failing.
+/// How much and how soon the problem hurts clients (see [`harm`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Urgency {
+    /// Harm to clients: critical when they fail now or will within seven days with
+    /// issuance failing; warning when they will later, or something needs attention.
     pub severity: Severity,
+    /// Clients fail now, since then.
+    pub clients_failing_since: Option<DateTime<Utc>>,
+    /// Clients will fail then unless the cause is fixed (a certificate's expiry while its
+    /// renewal fails); None while they fail already or when renewal works.
+    pub clients_fail_at: Option<DateTime<Utc>>,
+    /// The earliest `notAfter` of the certificates it involves.
     pub expires: Option<DateTime<Utc>>,
+    /// A TLS host it involves has no issued certificate yet.
+    #[serde(skip)]
+    unissued: bool,
+    /// Since when the root or any symptom has held.
     pub failing_since: Option<DateTime<Utc>>,
+}
+
+impl Urgency {
+    /// What the problem's chains hold, as it was judged with.
+    fn certificates(&self) -> harm::Certificates {
+        harm::Certificates {
+            expires: self.expires,
+            unissued: self.unissued,
+        }
+    }
+
+    /// Judges the harm of `findings` (a problem's root and symptoms).
+    fn of<'f>(
+        findings: impl Iterator<Item = &'f Finding> + Clone,
+        certificates: harm::Certificates,
+        since: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Urgency {
+        let h = harm::judge(findings, certificates, now);
+        Urgency {
+            severity: h.severity,
+            clients_failing_since: h.clients_failing_since,
+            clients_fail_at: h.clients_fail_at,
+            expires: certificates.expires,
+            unissued: certificates.unissued,
+            failing_since: since,
+        }
+    }
 }
 
 /// The one next thing to do, and where.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NextAction {
-    /// A short imperative ("Apply the fix", "Check the issuer").
-    pub label: &'static str,
+    /// A short imperative that says where it leads ("Apply the fix", "Check the issuer",
+    /// "Open Certificate shop-tls").
+    pub label: String,
     /// The page where it is done (the root object's page).
     pub href: Option<String>,
     /// The root finding's remediation, in full.
@@ -115,7 +115,7 @@ pub struct Problem {
     /// Stable while the root cause stays (cluster, rule and object of the root finding).
     pub id: String,
     /// The root finding's rule.
-    pub cause: &'static str,
+    pub cause: Rule,
     /// One line in plain words.
     pub diagnosis: String,
     /// The root finding's explanation with its evidence.
@@ -159,20 +159,25 @@ impl Problem {
     /// Not for `ingress.edit-in-place-not-effective`: the setting is there, and a new
     /// request is what applies it.
     pub fn blocks_issuance(&self) -> bool {
-        // A warning (edit-in-place missing while no challenge fails) is a risk, not a
-        // certainty: only a critical root blocks.
-        self.root.severity == Severity::Critical
-            && matches!(
-                self.root.rule,
-                "cluster.cert-manager-missing"
-                    | "issuer.missing"
-                    | "issuer.not-ready"
-                    | "acme.paused"
-                    | "acme.rate-limited"
-                    | "ingress.certificate-missing"
-                    | "ingress.edit-in-place-missing"
-                    | "ingress.edit-in-place-invalid"
-                    | "ingress.shared-host-https-redirect"
+        match self.cause.info().blocks {
+            Blocks::Always => true,
+            // A warning (edit-in-place missing while no challenge fails, a limit only
+            // getting near) is a risk, not a certainty: only a critical root blocks.
+            Blocks::WhenCritical => self.root.severity == Severity::Critical,
+            Blocks::Never => false,
+        }
+    }
+
+    /// Whether it must be fixed before the edit-in-place fix can help: it blocks issuance
+    /// and is not itself what edit-in-place fixes (cert-manager missing, the issuer, the
+    /// CA's refusal).
+    pub fn blocks_edit_in_place(&self) -> bool {
+        self.blocks_issuance()
+            && !matches!(
+                self.cause,
+                Rule::IngressEditInPlaceMissing
+                    | Rule::IngressEditInPlaceInvalid
+                    | Rule::IngressSharedHostHttpsRedirect
             )
     }
 
@@ -190,7 +195,7 @@ impl Problem {
 /// A stable short id: FNV-1a over the root's identity, as 16 hex digits.
 fn problem_id(f: &Finding) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in [&*f.cluster, f.rule, &*f.namespace, &*f.kind, &*f.name] {
+    for part in [&*f.cluster, f.rule.id(), &*f.namespace, &*f.kind, &*f.name] {
         for b in part.bytes().chain([0]) {
             hash ^= u64::from(b);
             hash = hash.wrapping_mul(0x0100_0000_01b3);
@@ -201,77 +206,25 @@ fn problem_id(f: &Finding) -> String {
 
 /// The plain-words headline of a root finding.
 fn diagnosis(root: &Finding) -> String {
-    let lead = match root.rule {
-        "cluster.unreachable" => {
-            "Lookout cannot reach this cluster; what it shows may be out of date"
-        }
-        "cluster.cert-manager-missing" => {
-            "cert-manager is not installed here, so nothing issues certificates"
-        }
-        "issuer.missing" => "The issuer these certificates ask for does not exist",
-        "issuer.not-ready" => "The issuer is not ready, so no certificate can be issued",
-        "acme.paused" => {
-            "Let's Encrypt has paused issuance for these names after repeated failures"
-        }
-        "acme.rate-limited" => "Let's Encrypt refuses new certificates for now (rate limit)",
-        "ingress.certificate-missing" => "The Ingress asks for a certificate, but none is made",
-        "ingress.unknown-class" => "No controller serves this Ingress's class",
-        "ingress.edit-in-place-invalid" => {
-            "The edit-in-place annotation has a value cert-manager ignores"
-        }
-        "ingress.edit-in-place-missing" => {
-            "Let's Encrypt cannot reach the HTTP-01 challenge: the solver needs edit-in-place here"
-        }
-        "ingress.edit-in-place-not-effective" => {
-            "The fix is set, but the running challenge was created before it"
-        }
-        "ingress.shared-host-https-redirect" => {
-            "Another Ingress's HTTPS redirect catches this host's challenge path"
-        }
-        "ingress.no-address" => "The Ingress has no load-balancer address, so nothing reaches it",
-        "cluster.ipv6-proxy-protocol" => {
-            "IPv6 clients fail: the load balancer and Cilium disagree on PROXY protocol"
-        }
-        "ingress.shared-secret" => "Several Ingresses write the same TLS Secret",
-        "cert.hosts-not-covered" => "The certificate does not cover every host the Ingress serves",
-        "cert.staging-issuer" => {
-            "A production host has a Let's Encrypt staging certificate, which browsers do not trust"
-        }
-        "acme.challenge-failing" => "Let's Encrypt's challenge fails",
-        "acme.challenge-stuck" => "The challenge has made no progress",
-        "cert.issuance-failing" => "Issuing the certificate keeps failing",
-        "cert.not-ready" => "The certificate is not ready",
-        "cert.expired" => "The certificate has expired",
-        "cert.expiring" => "The certificate expires soon and is not being renewed",
-        "probe.acme-path-redirected" => {
-            "Observed: the ACME challenge path is redirected to HTTPS, so HTTP-01 cannot pass"
-        }
-        "probe.unreachable" => "Observed: clients get no answer from the load balancer",
-        "probe.proxy-protocol" => "Observed: the load balancer answers only PROXY-protocol clients",
-        "probe.expired" => "Observed: clients get an expired certificate",
-        "probe.wrong-certificate" => {
-            "Observed: clients get another certificate than the issued one"
-        }
-        "probe.name-mismatch" => "Observed: the served certificate does not name the host",
-        "probe.untrusted" => "Observed: clients do not trust the served certificate",
-        _ => return root.title.to_string(),
-    };
-    format!("{lead}: {}", root.title)
+    format!("{}: {}", root.rule.info().diagnosis, root.title)
 }
 
 /// Whether what a probe rule observed is evidence for a root rule (the root explains it).
-fn supports(probe: &str, root: &str) -> bool {
+fn supports(probe: Rule, root: Rule) -> bool {
     match probe {
-        "probe.acme-path-redirected" => {
-            REDIRECTED.contains(&root) || root == "ingress.shared-host-https-redirect"
+        Rule::ProbeAcmePathRedirected => {
+            REDIRECTED.contains(&root) || root == Rule::IngressSharedHostHttpsRedirect
         }
-        "probe.unreachable" | "probe.proxy-protocol" => {
-            matches!(root, "cluster.ipv6-proxy-protocol" | "ingress.no-address")
+        Rule::ProbeUnreachable | Rule::ProbeProxyProtocol => {
+            matches!(
+                root,
+                Rule::ClusterIpv6ProxyProtocol | Rule::IngressNoAddress
+            )
         }
-        "probe.untrusted" => root == "cert.staging-issuer",
-        "probe.expired" => matches!(root, "cert.expired" | "cert.expiring"),
-        "probe.name-mismatch" | "probe.wrong-certificate" => {
-            matches!(root, "cert.hosts-not-covered" | "ingress.shared-secret")
+        Rule::ProbeUntrusted => root == Rule::CertStagingIssuer,
+        Rule::ProbeExpired => matches!(root, Rule::CertExpired | Rule::CertExpiring),
+        Rule::ProbeNameMismatch | Rule::ProbeWrongCertificate => {
+            matches!(root, Rule::CertHostsNotCovered | Rule::IngressSharedSecret)
         }
         _ => false,
     }
@@ -281,14 +234,14 @@ fn supports(probe: &str, root: &str) -> bool {
 /// alike): one problem per cluster, rule and address family — or the cluster's own
 /// `cluster.ipv6-proxy-protocol` problem, which explains them.
 fn network_key(f: &Finding, findings: &[&Finding]) -> Option<String> {
-    if !matches!(f.rule, "probe.unreachable" | "probe.proxy-protocol") {
+    if !matches!(f.rule, Rule::ProbeUnreachable | Rule::ProbeProxyProtocol) {
         return None;
     }
     let ipv6 = f.title.contains("IPv6");
-    if ipv6 || f.rule == "probe.proxy-protocol" {
+    if ipv6 || f.rule == Rule::ProbeProxyProtocol {
         if let Some(cluster_wide) = findings
             .iter()
-            .find(|c| c.rule == "cluster.ipv6-proxy-protocol" && c.cluster == f.cluster)
+            .find(|c| c.rule == Rule::ClusterIpv6ProxyProtocol && c.cluster == f.cluster)
         {
             return Some(problem_id(cluster_wide));
         }
@@ -296,29 +249,18 @@ fn network_key(f: &Finding, findings: &[&Finding]) -> Option<String> {
     Some(format!("{}\0{}\0{ipv6}", f.cluster, f.rule))
 }
 
-/// The label of the next action for a root rule.
-fn action_label(rule: &str) -> &'static str {
-    match rule {
-        "ingress.edit-in-place-missing" | "ingress.edit-in-place-not-effective" => "Apply the fix",
-        "ingress.edit-in-place-invalid"
-        | "ingress.certificate-missing"
-        | "ingress.unknown-class"
-        | "ingress.shared-secret"
-        | "ingress.shared-host-https-redirect"
-        | "ingress.no-address" => "Fix the Ingress",
-        "issuer.missing" | "issuer.not-ready" => "Check the issuer",
-        "cluster.unreachable" | "cluster.cert-manager-missing" | "cluster.ipv6-proxy-protocol" => {
-            "Check the cluster"
-        }
-        "probe.unreachable" | "probe.proxy-protocol" => "Check the load balancer",
-        "probe.acme-path-redirected" => "Fix the Ingress",
-        "probe.expired" | "probe.wrong-certificate" => "Check what the listener serves",
-        "acme.paused"
-        | "acme.rate-limited"
-        | "acme.rate-limit-budget"
-        | "acme.orders-budget"
-        | "tailscale.cert-budget" => "Wait, and hold back new certificates",
-        _ => "Open the certificate",
+/// The next action for a root finding: its rule's recommendation, else the root object's
+/// page, named by what it is ("Open Certificate shop-tls").
+fn next_action(root: &Finding) -> NextAction {
+    let label = match root.rule.info().action {
+        Some(words) => words.to_string(),
+        None if root.kind.is_empty() => "Open its findings".to_string(),
+        None => format!("Open {} {}", root.kind, root.name),
+    };
+    NextAction {
+        label,
+        href: href(root),
+        detail: root.remediation.clone(),
     }
 }
 
@@ -352,6 +294,7 @@ struct Gathering<'a> {
     hosts: BTreeSet<Text>,
     heads: BTreeSet<ProblemObject>,
     expires: Option<DateTime<Utc>>,
+    unissued: bool,
 }
 
 impl<'a> Gathering<'a> {
@@ -363,6 +306,7 @@ impl<'a> Gathering<'a> {
             hosts: BTreeSet::new(),
             heads: BTreeSet::new(),
             expires: None,
+            unissued: false,
         }
     }
 
@@ -379,7 +323,7 @@ impl<'a> Gathering<'a> {
         };
     }
 
-    fn finish(mut self) -> Problem {
+    fn finish(mut self, now: DateTime<Utc>) -> Problem {
         self.symptoms.sort_by_key(|f| rank(f));
         let root = self.root;
         let first = object_of(root);
@@ -392,8 +336,12 @@ impl<'a> Gathering<'a> {
             .chain(all().map(|f| f.namespace.clone()))
             .filter(|n| !n.is_empty())
             .collect();
-        let severity = all().map(|f| f.severity).min().unwrap_or(root.severity);
         let since = all().filter_map(|f| f.since).min();
+        let certificates = harm::Certificates {
+            expires: self.expires,
+            unissued: self.unissued,
+        };
+        let urgency = Urgency::of(all(), certificates, since, now);
         // What the probe saw backs an inferred root it explains: "observed", not "likely".
         let observed = self.symptoms.iter().find(|f| supports(f.rule, root.rule));
         let (diagnosis, evidence) = match observed {
@@ -414,17 +362,9 @@ impl<'a> Gathering<'a> {
             hosts: self.hosts.into_iter().collect(),
             clusters: vec![root.cluster.clone()],
             namespaces: namespaces.into_iter().collect(),
-            urgency: Urgency {
-                severity,
-                expires: self.expires,
-                failing_since: since,
-            },
+            urgency,
             since,
-            action: NextAction {
-                label: action_label(root.rule),
-                href: href(root),
-                detail: root.remediation.clone(),
-            },
+            action: next_action(root),
             objects: objects.into(),
             root: root.clone(),
             symptoms: self.symptoms.into_iter().cloned().collect(),
@@ -439,6 +379,8 @@ struct Chain {
     objects: HashSet<ObjectRef>,
     hosts: Vec<Text>,
     expires: Option<DateTime<Utc>>,
+    /// A TLS host of it has no issued certificate yet.
+    unissued: bool,
     /// The issuer the chain names: (namespace — empty for a ClusterIssuer —, kind, name).
     issuer: Option<(Text, Text, Text)>,
 }
@@ -454,12 +396,17 @@ fn issuer_key(namespace: &Text, r: &crate::model::IssuerRef) -> (Text, Text, Tex
 }
 
 /// Which problem a chain's root makes: its own, except that `issuer.missing` (reported on
-/// each Ingress or Certificate that names the issuer) is one problem per missing issuer —
-/// one root cause, however many chains name it.
+/// each Ingress or Certificate that names the issuer) is one problem per missing issuer, and
+/// `cluster.cert-manager-missing` (reported on each Ingress that asks for a certificate) one
+/// per cluster — one root cause, however many chains name it.
 fn gathering_key(root: &Finding, chain: &Chain) -> String {
     match (&chain.issuer, root.rule) {
-        (Some((ns, kind, name)), "issuer.missing") => {
+        (Some((ns, kind, name)), Rule::IssuerMissing) => {
             format!("{}\0issuer.missing\0{ns}\0{kind}\0{name}", root.cluster)
+        }
+        // Reported on each Ingress that asks for a certificate: one cause, the cluster's.
+        (_, Rule::ClusterCertManagerMissing) => {
+            format!("{}\0cluster.cert-manager-missing", root.cluster)
         }
         _ => problem_id(root),
     }
@@ -483,6 +430,8 @@ fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
             objects: ingress_objects(idx, ing),
             hosts: ing.all_hosts(),
             expires: certificates.iter().filter_map(|c| c.not_after).min(),
+            unissued: certificates.iter().any(|c| c.not_after.is_none())
+                || (certificates.is_empty() && !ing.tls.is_empty()),
             issuer: ing
                 .issuer
                 .as_deref()
@@ -506,6 +455,7 @@ fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
             objects,
             hosts: c.dns_names.to_vec(),
             expires: c.not_after,
+            unissued: c.not_after.is_none(),
             issuer: c.issuer.as_deref().map(|r| issuer_key(&c.namespace, r)),
         });
     }
@@ -518,6 +468,7 @@ pub fn cluster_problems(
     facts: &ClusterFacts,
     data: &ClusterData,
     findings: &[&Finding],
+    now: DateTime<Utc>,
 ) -> Vec<Problem> {
     let idx = Index::new(facts, data);
     let by_object = FindingIndex::from_refs(findings);
@@ -532,7 +483,7 @@ pub fn cluster_problems(
         let Some(root) = in_chain.iter().copied().max_by(|a, b| {
             (part_of(a), std::cmp::Reverse(a.severity))
                 .cmp(&(part_of(b), std::cmp::Reverse(b.severity)))
-                .then_with(|| b.rule.cmp(a.rule))
+                .then_with(|| b.rule.id().cmp(a.rule.id()))
         }) else {
             continue;
         };
@@ -547,6 +498,7 @@ pub fn cluster_problems(
         g.hosts.extend(chain.hosts);
         g.heads.insert(chain.head);
         g.expires(chain.expires);
+        g.unissued |= chain.unissued;
     }
     // What no chain took: a problem each (merged when the same root comes twice); the
     // load balancer's findings last, so that the cluster-wide finding that explains them is
@@ -568,17 +520,17 @@ pub fn cluster_problems(
         }
     }
     fold_shared_hosts(&mut gathered);
-    let mut out: Vec<Problem> = gathered.into_values().map(Gathering::finish).collect();
+    let mut out: Vec<Problem> = gathered.into_values().map(|g| g.finish(now)).collect();
     sort(&mut out);
     out
 }
 
 /// Roots that a redirect on the host explains.
-const REDIRECTED: &[&str] = &[
-    "ingress.edit-in-place-missing",
-    "ingress.edit-in-place-not-effective",
-    "ingress.edit-in-place-invalid",
-    "acme.challenge-failing",
+const REDIRECTED: &[Rule] = &[
+    Rule::IngressEditInPlaceMissing,
+    Rule::IngressEditInPlaceNotEffective,
+    Rule::IngressEditInPlaceInvalid,
+    Rule::AcmeChallengeFailing,
 ];
 
 /// Another Ingress on the same host with HTTPS enforced (a second Ingress of the app, or
@@ -588,7 +540,7 @@ const REDIRECTED: &[&str] = &[
 fn fold_shared_hosts(gathered: &mut BTreeMap<String, Gathering<'_>>) {
     let shared: Vec<String> = gathered
         .iter()
-        .filter(|(_, g)| g.root.rule == "ingress.shared-host-https-redirect")
+        .filter(|(_, g)| g.root.rule == Rule::IngressSharedHostHttpsRedirect)
         .map(|(k, _)| k.clone())
         .collect();
     for key in shared {
@@ -617,6 +569,7 @@ fn fold_shared_hosts(gathered: &mut BTreeMap<String, Gathering<'_>>) {
         t.heads.insert(object_of(s.root));
         t.heads.extend(s.heads);
         t.expires(s.expires);
+        t.unissued |= s.unissued;
     }
 }
 
@@ -635,8 +588,10 @@ fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
     }
 }
 
+mod harm;
 mod list;
 
+pub use harm::HORIZON;
 pub use list::{join_fleet, selected, sort, Problems};
 
 #[cfg(test)]

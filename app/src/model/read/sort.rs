@@ -151,7 +151,7 @@ pub fn findings(findings: &mut [Finding], sort: Option<Sort<FindingSort>>) {
             FindingSort::Urgency => Ordering::Equal,
             FindingSort::Since => (b.since.is_some(), b.since).cmp(&(a.since.is_some(), a.since)),
             FindingSort::Cluster => a.cluster.cmp(&b.cluster),
-            FindingSort::Rule => a.rule.cmp(b.rule),
+            FindingSort::Rule => a.rule.id().cmp(b.rule.id()),
         };
         sort.apply(primary)
     });
@@ -160,6 +160,7 @@ pub fn findings(findings: &mut [Finding], sort: Option<Sort<FindingSort>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Rule;
     use crate::model::Severity;
 
     #[test]
@@ -178,7 +179,7 @@ mod tests {
 
     fn finding(name: &str, severity: Severity, since: Option<i64>) -> Finding {
         Finding {
-            rule: "cert.not-ready",
+            rule: Rule::CertNotReady,
             severity,
             cluster: "zrh".into(),
             namespace: "shop".into(),

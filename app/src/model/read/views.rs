@@ -134,7 +134,8 @@ pub struct IngressQuery {
     pub namespace: Option<String>,
     /// Free text: name, namespace or host contains it.
     pub q: Option<String>,
-    pub status: Option<crate::model::chain::AnnotationState>,
+    /// One or more states, comma-separated.
+    pub status: Option<crate::model::chain::AnnotationStates>,
     /// None: by cluster, namespace, name.
     pub sort: Option<super::sort::Sort<super::sort::IngressSort>>,
     /// 1-based.

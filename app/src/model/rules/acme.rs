@@ -1,5 +1,6 @@
 //! `acme.*`: Orders and Challenges.
 
+use crate::model::rule::Rule;
 use std::collections::BTreeSet;
 
 use super::{at, span, About, Ctx};
@@ -55,7 +56,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             };
             let diagnosis = diagnose(ctx, ch, &failure);
             ctx.push(
-                "acme.challenge-failing",
+                Rule::AcmeChallengeFailing,
                 Severity::Critical,
                 about(),
                 format!(
@@ -73,7 +74,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             && age.is_some_and(|a| a > ctx.t.challenge_stuck_after)
         {
             ctx.push(
-                "acme.challenge-stuck",
+                Rule::AcmeChallengeStuck,
                 Severity::Warning,
                 about(),
                 format!("Challenge for {} stuck in {:?} for {}", ch.dns_name, if ch.state.is_empty() { "unknown" } else { &ch.state }, age.map(span).unwrap_or_default()),
@@ -173,7 +174,7 @@ fn push_rate_limited(
     // rules of their own.
     if text.contains("temporarily prevented from requesting certificates") {
         ctx.push(
-            "acme.paused",
+            Rule::AcmePaused,
             Severity::Critical,
             about,
             format!("Let's Encrypt paused the names of {kind} {name} for this account"),
@@ -185,12 +186,12 @@ fn push_rate_limited(
     }
     let (rule, title) = if text.contains("too many new orders") {
         (
-            "acme.orders-budget",
+            Rule::AcmeOrdersBudget,
             format!("Let's Encrypt refuses new orders from the account of {kind} {name}"),
         )
     } else {
         (
-            "acme.rate-limited",
+            Rule::AcmeRateLimited,
             format!(
                 "Let's Encrypt rate limit hit for {kind} {name}: {}",
                 failure.label

@@ -1,5 +1,6 @@
 //! `cert.*`: Certificates.
 
+use crate::model::rule::Rule;
 use chrono::Duration;
 
 use super::{at, span, About, Ctx};
@@ -20,7 +21,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         let expired = c.not_after.is_some_and(|na| na <= now);
         if let (true, Some(not_after)) = (expired, c.not_after) {
             ctx.push(
-                "cert.expired",
+                Rule::CertExpired,
                 Severity::Critical,
                 about(),
                 format!("Certificate {} expired {} ago", c.name, span(now - not_after)),
@@ -48,7 +49,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     _ => "it is under the configured expiry floor".to_string(),
                 };
                 ctx.push(
-                    "cert.expiring",
+                    Rule::CertExpiring,
                     severity,
                     about(),
                     format!("Certificate {} expires in {}", c.name, span(left)),
@@ -77,7 +78,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 })
                 .unwrap_or(("(no Ready condition yet)".into(), Text::from("")));
             ctx.push(
-                "cert.not-ready",
+                Rule::CertNotReady,
                 if long { Severity::Critical } else { Severity::Warning },
                 about(),
                 format!("Certificate {} is not ready: {reason}", c.name),
@@ -102,7 +103,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 .unwrap_or_default();
             let retry = c.last_failure_time.map(|lf| next_retry(lf, n, ctx.t));
             ctx.push(
-                "cert.issuance-failing",
+                Rule::CertIssuanceFailing,
                 Severity::Critical,
                 about(),
                 format!("Issuance of {} has failed {}", c.name, crate::model::text::count(usize::try_from(n).unwrap_or(0), "time", "times")),
@@ -123,7 +124,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 .and_then(|r| ctx.idx.issuer(&c.namespace, r));
             if let Some(i) = issuer.filter(|i| i.server == AcmeServer::LetsEncryptStaging) {
                 ctx.push(
-                    "cert.staging-issuer",
+                    Rule::CertStagingIssuer,
                     Severity::Warning,
                     about(),
                     format!("Certificate {} comes from Let's Encrypt staging (untrusted)", c.name),
@@ -151,7 +152,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             }
             let missing_text = missing.iter().map(|h| &***h).collect::<Vec<_>>().join(", ");
             ctx.push(
-                "cert.hosts-not-covered",
+                Rule::CertHostsNotCovered,
                 Severity::Warning,
                 About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name },
                 format!("{missing_text} not covered by Certificate {}", c.name),

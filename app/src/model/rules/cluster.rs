@@ -4,6 +4,7 @@ use super::{About, Ctx};
 use crate::model::cluster::{KindState, SyncState};
 use crate::model::finding::Severity;
 use crate::model::kind::Kind;
+use crate::model::rule::Rule;
 use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
@@ -16,7 +17,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     };
     match &facts.state {
         SyncState::Stale { since, error } => ctx.push(
-            "cluster.unreachable",
+            Rule::ClusterUnreachable,
             Severity::Critical,
             about(),
             format!("Cluster {} is unreachable; data shown is from {}", facts.name, super::at(*since)),
@@ -25,7 +26,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             Some(*since),
         ),
         SyncState::Failed { error } => ctx.push(
-            "cluster.unreachable",
+            Rule::ClusterUnreachable,
             Severity::Critical,
             about(),
             format!("Cluster {} could not be reached", facts.name),
@@ -36,23 +37,34 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         _ => {}
     }
 
-    let asking = ctx
-        .idx
-        .data
-        .ingresses
-        .values()
-        .filter(|i| i.issuer.is_some())
-        .count();
-    if matches!(facts.kind(Kind::Certificate), Some(KindState::NotInstalled)) && asking > 0 {
-        ctx.push(
-            "cluster.cert-manager-missing",
-            Severity::Warning,
-            about(),
-            format!("cert-manager is not installed, but {asking} Ingress(es) ask for certificates"),
-            format!("The CRD certificates.cert-manager.io is not served by {}, yet {asking} Ingress(es) carry cert-manager.io/cluster-issuer or cert-manager.io/issuer. Nothing will issue their certificates.", facts.name),
-            "Install cert-manager (with its CRDs) in this cluster, or remove the issuer annotations from Ingresses that should not get certificates.",
-            None,
-        );
+    // Reported on each Ingress that asks for a certificate, so that whoever sees the Ingress
+    // learns why it has none (and nothing about anyone else's Ingresses); the board makes
+    // them one problem per cluster.
+    if matches!(facts.kind(Kind::Certificate), Some(KindState::NotInstalled)) {
+        let asking: Vec<_> = ctx
+            .idx
+            .data
+            .ingresses
+            .values()
+            .filter(|i| i.issuer.is_some())
+            .cloned()
+            .collect();
+        for ing in asking {
+            let issuer = ing.issuer.as_deref().expect("filtered on the issuer");
+            ctx.push(
+                Rule::ClusterCertManagerMissing,
+                Severity::Warning,
+                About {
+                    namespace: &ing.namespace,
+                    kind: "Ingress",
+                    name: &ing.name,
+                },
+                format!("cert-manager is not installed in {}, yet Ingress {} asks for a certificate", facts.name, ing.name),
+                format!("The CRD certificates.cert-manager.io is not served by {}, yet Ingress {}/{} names {} {} (cert-manager.io annotations). Nothing will issue its certificate, so its TLS hosts get none.", facts.name, ing.namespace, ing.name, issuer.kind, issuer.name),
+                "Install cert-manager (with its CRDs) in this cluster, or remove the issuer annotations from Ingresses that should not get certificates.",
+                ing.created,
+            );
+        }
     }
 
     let proxy = facts.overrides.proxy_protocol.or(ctx
@@ -78,7 +90,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             })
             .collect();
         ctx.push(
-            "cluster.ipv6-proxy-protocol",
+            Rule::ClusterIpv6ProxyProtocol,
             Severity::Warning,
             about(),
             "PROXY protocol on an IPv4-only cluster: IPv6 clients may fail".to_string(),

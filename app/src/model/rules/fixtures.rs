@@ -1,6 +1,7 @@
 //! Fixture builders that read like sentences:
 //! `IngressView::test("shop").in_ns("acme").with_issuer("letsencrypt").tls("shop.example.com")`.
 
+use crate::model::Rule;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -413,7 +414,7 @@ impl World {
         super::evaluate(&self.facts, &self.data, now(), &Thresholds::default())
     }
     /// The findings of one rule, as (severity, kind, name).
-    pub fn fired(&self, rule: &str) -> Vec<(String, String, String)> {
+    pub fn fired(&self, rule: Rule) -> Vec<(String, String, String)> {
         self.findings()
             .into_iter()
             .filter(|f| f.rule == rule)

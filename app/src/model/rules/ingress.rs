@@ -1,5 +1,6 @@
 //! `ingress.*`: the Ingresses themselves.
 
+use crate::model::rule::Rule;
 use std::collections::BTreeMap;
 
 use super::acme::{challenge_failing, redirect_evidence, Redirect};
@@ -69,7 +70,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                         format!("The Ingress asks {issuer} for a certificate for {} and that issuer solves them with an HTTP-01 solver Ingress, but the Ingress lacks {EDIT_IN_PLACE}: \"true\"; {https}. {why} Its challenges are failing now: {}.", hosts.join(", "), failing.join("; "))
                     };
                     ctx.push(
-                        "ingress.edit-in-place-missing",
+                        Rule::IngressEditInPlaceMissing,
                         if failing.is_empty() { Severity::Warning } else { Severity::Critical },
                         about(),
                         format!("Ingress {} lacks the edit-in-place annotation", ing.name),
@@ -80,7 +81,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 }
             }
             AnnotationStatus::Invalid { value } => ctx.push(
-                "ingress.edit-in-place-invalid",
+                Rule::IngressEditInPlaceInvalid,
                 Severity::Warning,
                 about(),
                 format!("{EDIT_IN_PLACE} is {value:?}, not \"true\""),
@@ -89,7 +90,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 None,
             ),
             AnnotationStatus::SetNotEffective { certificates, managers } => ctx.push(
-                "ingress.edit-in-place-not-effective",
+                Rule::IngressEditInPlaceNotEffective,
                 Severity::Warning,
                 about(),
                 format!("Edit-in-place is set but Certificate {} was created without it", certificates.join(", ")),
@@ -123,7 +124,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 if !stale.is_empty() {
                     let (certs, challenges): (Vec<String>, Vec<String>) = stale.into_iter().unzip();
                     ctx.push(
-                        "ingress.edit-in-place-not-effective",
+                        Rule::IngressEditInPlaceNotEffective,
                         Severity::Critical,
                         about(),
                         format!("Edit-in-place is set, but failing challenge {} still uses a separate solver", challenges.join(", ")),
@@ -137,7 +138,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     );
                 }
             }
-            AnnotationStatus::NotRequested => {}
+            AnnotationStatus::NotRequested | AnnotationStatus::NotApplicable => {}
         }
 
         let tailscale = ing.class.as_deref() == Some("tailscale");
@@ -147,7 +148,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 .is_some_and(|c| now - c > ctx.t.no_address_after);
         if addressless && !tailscale {
             ctx.push(
-                "ingress.no-address",
+                Rule::IngressNoAddress,
                 Severity::Warning,
                 about(),
                 format!("Ingress {} has no load-balancer address", ing.name),
@@ -166,7 +167,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 .map(|t| format!(" in tailnet {t}"))
                 .unwrap_or_default();
             ctx.push(
-                "ingress.no-address",
+                Rule::IngressNoAddress,
                 Severity::Warning,
                 about(),
                 format!("Tailscale Ingress {} has no hostname yet", ing.name),
@@ -183,7 +184,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     .contains_key(&crate::model::data::key("", class))
             {
                 ctx.push(
-                    "ingress.unknown-class",
+                    Rule::IngressUnknownClass,
                     Severity::Warning,
                     about(),
                     format!("Ingress class {class:?} does not exist"),
@@ -207,7 +208,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     && ing.issuer.is_none()
                 {
                     ctx.push(
-                        "ingress.unmanaged-tls",
+                        Rule::IngressUnmanagedTls,
                         Severity::Info,
                         about(),
                         format!("TLS Secret {secret} is not managed by cert-manager"),
@@ -295,7 +296,7 @@ fn shared_secrets(ctx: &mut Ctx<'_>) {
                 )
             };
             ctx.push(
-                "ingress.shared-secret",
+                Rule::IngressSharedSecret,
                 Severity::Warning,
                 About {
                     namespace: &Text::from(ns.as_str()),
@@ -359,7 +360,7 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
             None => continue,
         };
         ctx.push(
-            "ingress.certificate-missing",
+            Rule::IngressCertificateMissing,
             Severity::Critical,
             About {
                 namespace: &ing.namespace,
@@ -422,7 +423,7 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
                 n => format!(" and {n} Ingresses in other namespaces"),
             };
             ctx.push(
-                "ingress.shared-host-https-redirect",
+                Rule::IngressSharedHostHttpsRedirect,
                 Severity::Warning,
                 About { namespace: &Text::from(ns.as_str()), kind: "Ingress", name: &Text::from(name.as_str()) },
                 format!("{} Ingresses serve {host} with HTTPS enforced", ings.len()),

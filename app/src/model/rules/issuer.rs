@@ -1,5 +1,6 @@
 //! `issuer.*`: references to Issuers and ClusterIssuers.
 
+use crate::model::rule::Rule;
 use std::collections::BTreeMap;
 
 use super::{About, Ctx};
@@ -38,7 +39,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             .push(format!("Ingress {}/{}", ing.namespace, ing.name));
         if ctx.idx.issuer(&ing.namespace, r).is_none() {
             ctx.push(
-                "issuer.missing",
+                Rule::IssuerMissing,
                 Severity::Critical,
                 About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name },
                 format!("{} {} does not exist", r.kind, r.name),
@@ -62,7 +63,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             .is_some_and(|i| i.issuer.as_ref() == Some(r));
         if ctx.idx.issuer(&c.namespace, r).is_none() && !reported_on_ingress {
             ctx.push(
-                "issuer.missing",
+                Rule::IssuerMissing,
                 Severity::Critical,
                 About {
                     namespace: &c.namespace,
@@ -104,7 +105,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             })
             .unwrap_or(("absent".into(), String::new(), String::new()));
         ctx.push(
-            "issuer.not-ready",
+            Rule::IssuerNotReady,
             Severity::Critical,
             About { namespace: &Text::from(ns.as_str()), kind: &kind, name: &Text::from(name.as_str()) },
             format!("{kind} {name} is not ready; {} on it", crate::model::text::count(users.len(), "object depends", "objects depend")),

@@ -15,6 +15,7 @@ use super::chain::Index;
 use super::data::{ClusterData, ClusterFacts};
 use super::finding::{sort_by_urgency, Finding, Severity};
 use super::interner::Interner;
+use super::rule::Rule;
 use super::text::Text;
 use super::thresholds::Thresholds;
 
@@ -42,7 +43,7 @@ impl Ctx<'_> {
     #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
-        rule: &'static str,
+        rule: Rule,
         severity: Severity,
         about: About<'_>,
         title: String,

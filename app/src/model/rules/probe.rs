@@ -3,6 +3,7 @@
 //! `status.certificate`), the Certificate's `notAfter`, and whether the ACME path reaches a
 //! solver. These are observations, not inferences: their evidence is what a client got.
 
+use crate::model::rule::Rule;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -181,7 +182,7 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             ""
         };
         ctx.push(
-            "probe.expired",
+            Rule::ProbeExpired,
             Severity::Critical,
             on.certificate_or_publisher(),
             format!("https://{host} serves an expired certificate"),
@@ -240,7 +241,7 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             .or_else(|| c.not_after.map(|na| format!("valid until {}", at(na))))
             .unwrap_or_default();
         ctx.push(
-            "probe.wrong-certificate",
+            Rule::ProbeWrongCertificate,
             Severity::Critical,
             on.certificate_or_publisher(),
             format!("https://{host} serves {}", if which.starts_with("an older") { "an older certificate" } else { "another certificate than the issued one" }),
@@ -259,7 +260,7 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
     if let Some((_, t)) = mismatch.first() {
         let list: Vec<&Observation> = mismatch.iter().map(|(o, _)| *o).collect();
         ctx.push(
-            "probe.name-mismatch",
+            Rule::ProbeNameMismatch,
             Severity::Critical,
             on.certificate_or_publisher(),
             format!("The certificate served for {host} does not name it"),
@@ -305,7 +306,7 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             Severity::Warning
         };
         ctx.push(
-            "probe.untrusted",
+            Rule::ProbeUntrusted,
             severity,
             on.certificate_or_publisher(),
             format!("Clients do not trust what https://{host} serves"),
@@ -339,7 +340,7 @@ fn paths(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
         return;
     }
     ctx.push(
-        "probe.acme-path-redirected",
+        Rule::ProbeAcmePathRedirected,
         Severity::Warning,
         on.publisher(),
         format!("http://{host}/.well-known/acme-challenge/ is redirected to HTTPS"),
@@ -364,7 +365,7 @@ fn reachability(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
         .collect();
     if !proxied.is_empty() {
         ctx.push(
-            "probe.proxy-protocol",
+            Rule::ProbeProxyProtocol,
             Severity::Warning,
             on.publisher(),
             format!("{host} answers only clients that send a PROXY protocol header"),
@@ -415,7 +416,7 @@ fn reachability(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             )
         };
         ctx.push(
-            "probe.unreachable",
+            Rule::ProbeUnreachable,
             severity,
             on.publisher(),
             title,

@@ -6,6 +6,7 @@
 //! hostname only once the certificate is issued or port 80 is advertised, so an Ingress the
 //! CA refused has none; it is attributed to its cluster's configured `tailnet`).
 
+use crate::model::rule::Rule;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
@@ -83,7 +84,7 @@ pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
                 String::new()
             };
             Some(Finding {
-                rule: "tailscale.cert-budget",
+                rule: Rule::TailscaleCertBudget,
                 severity: if named >= CAPACITY { Severity::Critical } else { Severity::Warning },
                 cluster: newest.cluster.as_str().into(),
                 namespace: newest.namespace.as_str().into(),

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::*;
@@ -16,6 +17,7 @@ use super::*;
 pub fn join_fleet<'a>(
     problems: impl IntoIterator<Item = &'a Problem>,
     fleet: &[Finding],
+    now: DateTime<Utc>,
 ) -> Vec<Cow<'a, Problem>> {
     let mut out: Vec<Cow<'a, Problem>> = problems.into_iter().map(Cow::Borrowed).collect();
     if fleet.is_empty() {
@@ -60,11 +62,7 @@ pub fn join_fleet<'a>(
                     p.cause = f.rule;
                     p.diagnosis = diagnosis(f);
                     p.evidence = f.message.clone();
-                    p.action = NextAction {
-                        label: action_label(f.rule),
-                        href: href(f),
-                        detail: f.remediation.clone(),
-                    };
+                    p.action = next_action(f);
                     let first = object_of(f);
                     objects.retain(|o| *o != first);
                     objects.insert(0, first);
@@ -74,14 +72,14 @@ pub fn join_fleet<'a>(
                 symptoms.sort_by_key(rank);
                 p.symptoms = symptoms.into();
                 p.objects = objects.into();
-                p.urgency.severity = p.urgency.severity.min(f.severity);
                 p.since = match (p.since, f.since) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
-                p.urgency.failing_since = p.since;
+                let all = std::iter::once(&p.root).chain(p.symptoms.iter());
+                p.urgency = Urgency::of(all, p.urgency.certificates(), p.since, now);
             }
-            None => out.push(Cow::Owned(Gathering::new(f).finish())),
+            None => out.push(Cow::Owned(Gathering::new(f).finish(now))),
         }
     }
     out
@@ -94,7 +92,7 @@ pub fn selected(p: &Problem, q: &ProblemQuery) -> bool {
         .is_none_or(|c| p.clusters.iter().any(|x| &**x == c))
         && q.namespace.as_deref().is_none_or(|n| p.in_namespace(n))
         && q.host.as_deref().is_none_or(|h| p.has_host(h))
-        && q.cause.as_deref().is_none_or(|c| p.cause == c)
+        && q.cause.as_deref().is_none_or(|c| p.cause.id() == c)
         && q.severity.is_none_or(|s| p.urgency.severity == s)
 }
 
@@ -141,29 +139,29 @@ impl Problems {
     }
 }
 
-/// Most urgent first: severity, then the earliest expiry, then the longest failing, then id.
+/// Most urgent first: severity (harm to clients), then clients failing now (the longest
+/// first), then the soonest time to harm, then the longest failing, then id.
 pub fn sort(problems: &mut [Problem]) {
     problems.sort_by(order);
 }
 
+/// Earlier first; a time before none.
+fn earliest(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    }
+}
+
 /// The order of [`sort`].
 fn order(a: &Problem, b: &Problem) -> std::cmp::Ordering {
-    {
-        a.urgency
-            .severity
-            .cmp(&b.urgency.severity)
-            .then_with(|| match (a.urgency.expires, b.urgency.expires) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            })
-            .then_with(|| match (a.since, b.since) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            })
-            .then_with(|| a.id.cmp(&b.id))
-    }
+    let (x, y) = (&a.urgency, &b.urgency);
+    x.severity
+        .cmp(&y.severity)
+        .then_with(|| earliest(x.clients_failing_since, y.clients_failing_since))
+        .then_with(|| earliest(x.clients_fail_at, y.clients_fail_at))
+        .then_with(|| earliest(a.since, b.since))
+        .then_with(|| a.id.cmp(&b.id))
 }

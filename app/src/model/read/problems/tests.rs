@@ -1,6 +1,7 @@
 //! Findings grouped into problems: one root cause with its symptoms, merged across the
 //! chains it breaks, and built only from what the caller sees.
 
+use crate::model::Rule;
 use chrono::Duration;
 
 use super::*;
@@ -31,7 +32,12 @@ fn problems_of(w: &World, scope: &Scope) -> Vec<Problem> {
     let findings = w.findings();
     let visible = Visibility::of(scope, &w.facts.name).expect("the cluster is visible");
     let mine: Vec<&Finding> = findings.iter().filter(|f| visible.finding(f)).collect();
-    cluster_problems(&w.facts, &w.data, &mine)
+    cluster_problems(
+        &w.facts,
+        &w.data,
+        &mine,
+        crate::model::rules::fixtures::now(),
+    )
 }
 
 fn everything() -> Scope {
@@ -62,7 +68,7 @@ fn a_missing_fix_and_everything_it_breaks_are_one_problem_naming_both_hosts() {
     let problems = problems_of(&w, &everything());
     assert_eq!(problems.len(), 1, "{problems:#?}");
     let p = &problems[0];
-    assert_eq!(p.cause, "ingress.edit-in-place-missing");
+    assert_eq!(p.cause, Rule::IngressEditInPlaceMissing);
     assert_eq!(
         p.hosts.to_vec(),
         vec![
@@ -75,13 +81,17 @@ fn a_missing_fix_and_everything_it_breaks_are_one_problem_naming_both_hosts() {
     assert!(p
         .symptoms
         .iter()
-        .any(|f| f.rule == "acme.challenge-failing"));
+        .any(|f| f.rule == Rule::AcmeChallengeFailing));
     assert_eq!(
         p.symptoms.len() + 1,
         findings.len(),
         "every finding is in it once"
     );
-    assert_eq!(p.urgency.severity, Severity::Critical);
+    // Renewal fails while the certificate still has 70 days: clients fail then, a warning.
+    assert_eq!(p.urgency.severity, Severity::Warning);
+    assert_eq!(p.urgency.clients_fail_at, p.urgency.expires);
+    assert!(p.urgency.clients_fail_at.is_some());
+    assert_eq!(p.urgency.clients_failing_since, None);
     assert_eq!(p.action.label, "Apply the fix");
     assert_eq!(p.action.href.as_deref(), Some("/ingresses/zrh/acme/shop"));
     assert!(p
@@ -119,7 +129,7 @@ fn an_issuer_behind_many_ingresses_is_one_problem_with_its_blast_radius() {
     let problems = problems_of(&w, &everything());
     let p = problems
         .iter()
-        .find(|p| p.cause == "issuer.not-ready")
+        .find(|p| p.cause == Rule::IssuerNotReady)
         .unwrap_or_else(|| panic!("{problems:#?}"));
     assert_eq!(
         p.namespaces.to_vec(),
@@ -129,7 +139,7 @@ fn an_issuer_behind_many_ingresses_is_one_problem_with_its_blast_radius() {
     assert_eq!(&*p.objects[0].kind, "ClusterIssuer");
     assert_eq!(p.objects.len(), 3, "the issuer and both Ingresses");
     assert!(
-        problems.iter().all(|q| q.cause == "issuer.not-ready"),
+        problems.iter().all(|q| q.cause == Rule::IssuerNotReady),
         "the Certificates that are not ready are its symptoms: {problems:#?}"
     );
 }
@@ -141,7 +151,8 @@ fn a_tenant_gets_problems_from_what_they_see_only() {
     assert!(!problems.is_empty());
     for p in &problems {
         assert_ne!(
-            p.cause, "issuer.not-ready",
+            p.cause,
+            Rule::IssuerNotReady,
             "the ClusterIssuer's finding is not theirs"
         );
         assert_eq!(p.namespaces.to_vec(), vec![Text::from("acme")]);
@@ -184,11 +195,11 @@ fn a_chain_without_a_cause_is_rooted_at_its_deepest_symptom() {
     let w = World::new().attempt(attempt).certificate(cert).ingress(ing);
     let problems = problems_of(&w, &everything());
     assert_eq!(problems.len(), 1, "{problems:#?}");
-    assert_eq!(problems[0].cause, "acme.challenge-failing");
+    assert_eq!(problems[0].cause, Rule::AcmeChallengeFailing);
     assert!(problems[0]
         .symptoms
         .iter()
-        .any(|f| f.rule == "cert.not-ready"));
+        .any(|f| f.rule == Rule::CertNotReady));
 }
 
 #[test]
@@ -218,7 +229,8 @@ fn problems_are_most_urgent_first_and_ids_are_stable() {
     let a = problems_of(&w, &everything());
     let b = problems_of(&w, &everything());
     assert!(a.len() >= 2, "{a:#?}");
-    assert_eq!(a[0].urgency.severity, Severity::Critical);
+    assert_eq!(a[0].cause, Rule::IngressEditInPlaceMissing);
+    assert_eq!(a[0].urgency.severity, Severity::Warning);
     assert!(a
         .windows(2)
         .all(|p| p[0].urgency.severity <= p[1].urgency.severity));
@@ -244,7 +256,7 @@ fn a_missing_issuer_named_by_many_ingresses_is_one_problem() {
     let problems = problems_of(&w, &everything());
     let missing: Vec<&Problem> = problems
         .iter()
-        .filter(|p| p.cause == "issuer.missing")
+        .filter(|p| p.cause == Rule::IssuerMissing)
         .collect();
     assert_eq!(missing.len(), 1, "{problems:#?}");
     let p = missing[0];
@@ -253,7 +265,7 @@ fn a_missing_issuer_named_by_many_ingresses_is_one_problem() {
     assert_eq!(
         p.symptoms
             .iter()
-            .filter(|f| f.rule == "issuer.missing")
+            .filter(|f| f.rule == Rule::IssuerMissing)
             .count(),
         2,
         "the other Ingresses' reports of it"
@@ -280,7 +292,7 @@ fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
     let problems = problems_of(&w, &everything());
     assert_eq!(problems.len(), 1, "{problems:#?}");
     let budget = |severity: Severity, name: &str| Finding {
-        rule: "acme.rate-limit-budget",
+        rule: Rule::AcmeRateLimitBudget,
         severity,
         cluster: "zrh".into(),
         namespace: "globex".into(),
@@ -292,13 +304,17 @@ fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
         since: None,
     };
     // Reached: the CA refuses, so that is the root; the failing issuance its symptom.
-    let joined = join_fleet(&problems, &[budget(Severity::Critical, "promo-tls")]);
+    let joined = join_fleet(
+        &problems,
+        &[budget(Severity::Critical, "promo-tls")],
+        crate::model::rules::fixtures::now(),
+    );
     assert_eq!(joined.len(), 1);
-    assert_eq!(joined[0].cause, "acme.rate-limit-budget");
+    assert_eq!(joined[0].cause, Rule::AcmeRateLimitBudget);
     assert!(joined[0]
         .symptoms
         .iter()
-        .any(|f| f.rule == "cert.issuance-failing"));
+        .any(|f| f.rule == Rule::CertIssuanceFailing));
     // Near: a symptom of the problem, not its root; about nothing here: its own problem.
     let joined = join_fleet(
         &problems,
@@ -306,21 +322,22 @@ fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
             budget(Severity::Warning, "promo-tls"),
             budget(Severity::Warning, "elsewhere-tls"),
         ],
+        crate::model::rules::fixtures::now(),
     );
     assert_eq!(joined.len(), 2);
-    assert_eq!(joined[0].cause, "cert.issuance-failing");
+    assert_eq!(joined[0].cause, Rule::CertIssuanceFailing);
     assert!(joined[0]
         .symptoms
         .iter()
-        .any(|f| f.rule == "acme.rate-limit-budget"));
+        .any(|f| f.rule == Rule::AcmeRateLimitBudget));
     assert_eq!(&*joined[1].root.name, "elsewhere-tls");
     // The cache's problem itself is untouched.
-    assert_eq!(problems[0].cause, "cert.issuance-failing");
+    assert_eq!(problems[0].cause, Rule::CertIssuanceFailing);
 }
 
 /// A finding of `rule` about `kind`/`name` in namespace `acme` (cluster-wide when `kind` is
 /// `Cluster`), titled `title`.
-fn finding(rule: &'static str, kind: &str, name: &str, title: &str) -> Finding {
+fn finding(rule: Rule, kind: &str, name: &str, title: &str) -> Finding {
     Finding {
         rule,
         severity: Severity::Critical,
@@ -342,7 +359,7 @@ fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
     let w = World::new().ingress(a).ingress(b);
     let v6 = |name: &str| {
         finding(
-            "probe.unreachable",
+            Rule::ProbeUnreachable,
             "Ingress",
             name,
             "IPv6 clients get no answer from x while the other family works",
@@ -350,7 +367,7 @@ fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
     };
     let proxy = |name: &str| {
         finding(
-            "probe.proxy-protocol",
+            Rule::ProbeProxyProtocol,
             "Ingress",
             name,
             "x answers only clients that send a PROXY protocol header",
@@ -358,7 +375,12 @@ fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
     };
     let alone = [v6("a"), v6("b"), proxy("a"), proxy("b")];
     let refs: Vec<&Finding> = alone.iter().collect();
-    let problems = cluster_problems(&w.facts, &w.data, &refs);
+    let problems = cluster_problems(
+        &w.facts,
+        &w.data,
+        &refs,
+        crate::model::rules::fixtures::now(),
+    );
     // One problem per rule (and family), each naming both Ingresses.
     assert_eq!(problems.len(), 2, "{problems:#?}");
     assert!(
@@ -367,15 +389,20 @@ fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
     );
     // The cluster's PROXY protocol on an IPv4-only load balancer explains them all.
     let cluster = finding(
-        "cluster.ipv6-proxy-protocol",
+        Rule::ClusterIpv6ProxyProtocol,
         "Cluster",
         "zrh",
         "PROXY protocol on an IPv4-only cluster",
     );
     let with: Vec<&Finding> = std::iter::once(&cluster).chain(alone.iter()).collect();
-    let problems = cluster_problems(&w.facts, &w.data, &with);
+    let problems = cluster_problems(
+        &w.facts,
+        &w.data,
+        &with,
+        crate::model::rules::fixtures::now(),
+    );
     assert_eq!(problems.len(), 1, "{problems:#?}");
-    assert_eq!(problems[0].cause, "cluster.ipv6-proxy-protocol");
+    assert_eq!(problems[0].cause, Rule::ClusterIpv6ProxyProtocol);
     assert_eq!(problems[0].symptoms.len(), 4);
     assert!(
         problems[0]
@@ -396,16 +423,21 @@ fn what_the_probe_saw_backs_only_a_root_that_explains_it() {
     let mut findings = w.findings();
     // A redirect on the challenge path backs the missing fix ...
     findings.push(finding(
-        "probe.acme-path-redirected",
+        Rule::ProbeAcmePathRedirected,
         "Ingress",
         "shop",
         "http://shop.example.com/.well-known/acme-challenge/ is redirected to HTTPS",
     ));
     let refs: Vec<&Finding> = findings.iter().collect();
-    let problems = cluster_problems(&w.facts, &w.data, &refs);
+    let problems = cluster_problems(
+        &w.facts,
+        &w.data,
+        &refs,
+        crate::model::rules::fixtures::now(),
+    );
     let p = problems
         .iter()
-        .find(|p| p.cause == "ingress.edit-in-place-missing")
+        .find(|p| p.cause == Rule::IngressEditInPlaceMissing)
         .expect("the missing fix");
     assert!(
         p.diagnosis.contains("(observed: http://shop.example.com"),
@@ -420,16 +452,104 @@ fn what_the_probe_saw_backs_only_a_root_that_explains_it() {
     // ... an expired served copy does not.
     let mut findings = w.findings();
     findings.push(finding(
-        "probe.expired",
+        Rule::ProbeExpired,
         "Certificate",
         "shop-tls",
         "https://shop.example.com serves an expired certificate",
     ));
     let refs: Vec<&Finding> = findings.iter().collect();
-    let problems = cluster_problems(&w.facts, &w.data, &refs);
+    let problems = cluster_problems(
+        &w.facts,
+        &w.data,
+        &refs,
+        crate::model::rules::fixtures::now(),
+    );
     let p = problems
         .iter()
-        .find(|p| p.cause == "ingress.edit-in-place-missing")
+        .find(|p| p.cause == Rule::IngressEditInPlaceMissing)
         .expect("the missing fix");
     assert!(!p.diagnosis.contains("observed"), "{}", p.diagnosis);
+}
+
+#[test]
+fn a_host_whose_clients_fail_now_ranks_above_one_that_fails_in_four_days() {
+    let shop = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let wiki = IngressView::test("wiki")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .edit_in_place("true")
+        .tls("wiki.example.com");
+    // shop was never issued and its challenge fails: its clients get no certificate now.
+    let w = failing(World::new(), shop);
+    let mut w = w;
+    for c in w.data.certificates.values_mut() {
+        std::sync::Arc::make_mut(c).not_after = None;
+    }
+    // wiki's renewal fails with four days left.
+    let expiring = CertificateView::of(&wiki)
+        .expiring(Duration::days(4), Duration::days(26))
+        .failing(3, Duration::hours(1));
+    let w = w.certificate(expiring).ingress(wiki);
+    let mut problems = problems_of(&w, &everything());
+    sort(&mut problems);
+    let hosts: Vec<&str> = problems.iter().map(|p| &*p.hosts[0]).collect();
+    assert_eq!(
+        hosts,
+        ["shop.example.com", "wiki.example.com"],
+        "{problems:#?}"
+    );
+    let (now, later) = (&problems[0].urgency, &problems[1].urgency);
+    assert_eq!(now.severity, Severity::Critical);
+    assert!(now.clients_failing_since.is_some());
+    assert_eq!(later.severity, Severity::Critical);
+    assert_eq!(later.clients_failing_since, None);
+    assert_eq!(
+        later.clients_fail_at,
+        Some(crate::model::rules::fixtures::now() + Duration::days(4))
+    );
+}
+
+#[test]
+fn every_ingress_asking_for_a_certificate_without_cert_manager_folds_under_that_cause() {
+    use crate::model::cluster::KindState;
+    use crate::model::kind::Kind;
+    let mut w = World::new().kind_state(Kind::Certificate, KindState::NotInstalled);
+    for (name, host) in [
+        ("jupyter", "jupyter.lab.example"),
+        ("wiki", "wiki.lab.example"),
+    ] {
+        w = w.ingress(
+            IngressView::test(name)
+                .in_ns("acme")
+                .with_issuer("letsencrypt-prod")
+                .tls(host),
+        );
+    }
+    let mut findings = w.findings();
+    // What clients get there: the controller's fallback certificate.
+    findings.push(finding(
+        Rule::ProbeNameMismatch,
+        "Ingress",
+        "jupyter",
+        "https://jupyter.lab.example serves a certificate that does not name it",
+    ));
+    let refs: Vec<&Finding> = findings.iter().collect();
+    let problems = cluster_problems(
+        &w.facts,
+        &w.data,
+        &refs,
+        crate::model::rules::fixtures::now(),
+    );
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    let p = &problems[0];
+    assert_eq!(p.cause, Rule::ClusterCertManagerMissing);
+    assert_eq!(p.hosts.len(), 2);
+    assert!(p.symptoms.iter().any(|f| f.rule == Rule::ProbeNameMismatch));
+    // Its clients get no certificate now: harm, however mild the rule's own severity.
+    assert_eq!(p.urgency.severity, Severity::Critical);
+    assert!(p.urgency.clients_failing_since.is_some());
+    assert_eq!(p.action.label, "Check the cluster");
 }

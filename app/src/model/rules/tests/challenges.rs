@@ -2,6 +2,7 @@
 //! that only a redirect (seen, or inferred from Cilium's HTTPS enforcement) leads to the
 //! edit-in-place fix — checked against every real text in `../shared/real-texts.json`.
 
+use crate::model::Rule;
 use chrono::Duration;
 
 use crate::model::certificate::{CertificateView, ChallengeView};
@@ -42,7 +43,7 @@ fn failing(ing: IngressView, reason: &str, in_place: Option<&str>) -> World {
 fn challenge_finding(w: &World) -> Finding {
     w.findings()
         .into_iter()
-        .find(|f| f.rule == "acme.challenge-failing")
+        .find(|f| f.rule == Rule::AcmeChallengeFailing)
         .expect("acme.challenge-failing fired")
 }
 
@@ -71,11 +72,11 @@ fn a_404_behind_cilium_https_enforcement_is_likely_a_redirect_and_the_fix_restar
         f.remediation
     );
     assert!(!f.remediation.contains("Then renew"), "{}", f.remediation);
-    assert_eq!(w.fired("ingress.edit-in-place-missing").len(), 1);
+    assert_eq!(w.fired(Rule::IngressEditInPlaceMissing).len(), 1);
     assert_eq!(
         w.findings()
             .iter()
-            .find(|f| f.rule == "ingress.edit-in-place-missing")
+            .find(|f| f.rule == Rule::IngressEditInPlaceMissing)
             .unwrap()
             .severity,
         Severity::Critical
@@ -133,7 +134,7 @@ fn a_404_without_https_enforcement_is_not_blamed_on_edit_in_place() {
     let missing = w
         .findings()
         .into_iter()
-        .find(|f| f.rule == "ingress.edit-in-place-missing")
+        .find(|f| f.rule == Rule::IngressEditInPlaceMissing)
         .unwrap();
     assert_eq!(missing.severity, Severity::Warning);
 }
@@ -215,7 +216,7 @@ fn a_challenge_made_before_the_fix_is_named_until_its_request_is_replaced() {
     let f: Vec<Finding> = w
         .findings()
         .into_iter()
-        .filter(|f| f.rule == "ingress.edit-in-place-not-effective")
+        .filter(|f| f.rule == Rule::IngressEditInPlaceNotEffective)
         .collect();
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0].severity, Severity::Critical);
@@ -227,5 +228,5 @@ fn a_challenge_made_before_the_fix_is_named_until_its_request_is_replaced() {
     );
     // The new challenge, solved in place: nothing to say.
     let w = failing(ing, NOT_FOUND, Some("shop"));
-    assert!(w.fired("ingress.edit-in-place-not-effective").is_empty());
+    assert!(w.fired(Rule::IngressEditInPlaceNotEffective).is_empty());
 }

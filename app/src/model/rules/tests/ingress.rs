@@ -1,6 +1,7 @@
 //! The `ingress.*` rules, positive and negative.
 
 use super::*;
+use crate::model::Rule;
 
 #[test]
 fn edit_in_place_missing_invalid_and_not_effective() {
@@ -11,7 +12,7 @@ fn edit_in_place_missing_invalid_and_not_effective() {
         .certificate(CertificateView::of(&missing))
         .ingress(missing);
     assert_eq!(
-        w.fired("ingress.edit-in-place-missing"),
+        w.fired(Rule::IngressEditInPlaceMissing),
         one("warning", "Ingress", "a")
     );
 
@@ -23,10 +24,10 @@ fn edit_in_place_missing_invalid_and_not_effective() {
         .certificate(CertificateView::of(&invalid))
         .ingress(invalid);
     assert_eq!(
-        w.fired("ingress.edit-in-place-invalid"),
+        w.fired(Rule::IngressEditInPlaceInvalid),
         one("warning", "Ingress", "b")
     );
-    assert!(w.fired("ingress.edit-in-place-missing").is_empty());
+    assert!(w.fired(Rule::IngressEditInPlaceMissing).is_empty());
 
     let set = IngressView::test("c")
         .with_issuer("letsencrypt-prod")
@@ -36,20 +37,20 @@ fn edit_in_place_missing_invalid_and_not_effective() {
         .certificate(CertificateView::of(&set).without_override())
         .ingress(set.clone());
     assert_eq!(
-        w.fired("ingress.edit-in-place-not-effective"),
+        w.fired(Rule::IngressEditInPlaceNotEffective),
         one("warning", "Ingress", "c")
     );
     let w = World::new()
         .certificate(CertificateView::of(&set))
         .ingress(set);
-    assert!(w.fired("ingress.edit-in-place-not-effective").is_empty());
+    assert!(w.fired(Rule::IngressEditInPlaceNotEffective).is_empty());
 
     let plain = IngressView::test("d").tls("d.example.com");
     assert!(World::new()
         .ingress(plain)
         .findings()
         .iter()
-        .all(|f| !f.rule.starts_with("ingress.edit-in-place")));
+        .all(|f| !f.rule.id().starts_with("ingress.edit-in-place")));
 }
 
 #[test]
@@ -57,11 +58,11 @@ fn shared_secret_in_one_namespace() {
     let a = IngressView::test("a").tls_secret("a.example.com", "shared-tls");
     let b = IngressView::test("b").tls_secret("b.example.com", "shared-tls");
     let w = World::new().ingress(a).ingress(b.clone());
-    assert_eq!(w.fired("ingress.shared-secret").len(), 2);
+    assert_eq!(w.fired(Rule::IngressSharedSecret).len(), 2);
     let across = w
         .findings()
         .into_iter()
-        .find(|f| f.rule == "ingress.shared-secret")
+        .find(|f| f.rule == Rule::IngressSharedSecret)
         .unwrap();
     assert!(
         across
@@ -79,7 +80,7 @@ fn shared_secret_in_one_namespace() {
     let fired = w.findings();
     let within: Vec<_> = fired
         .iter()
-        .filter(|f| f.rule == "ingress.shared-secret")
+        .filter(|f| f.rule == Rule::IngressSharedSecret)
         .collect();
     assert_eq!(within.len(), 1);
     assert!(
@@ -93,7 +94,7 @@ fn shared_secret_in_one_namespace() {
     assert!(World::new()
         .ingress(b)
         .ingress(other_ns)
-        .fired("ingress.shared-secret")
+        .fired(Rule::IngressSharedSecret)
         .is_empty());
 }
 
@@ -106,12 +107,12 @@ fn certificate_missing_when_the_issuer_annotations_conflict_or_there_is_no_tls()
         .with_issuer_conflict(both)
         .tls("c.example.com");
     let w = World::new().ingress(conflict.clone());
-    let fired = w.fired("ingress.certificate-missing");
+    let fired = w.fired(Rule::IngressCertificateMissing);
     assert_eq!(fired.len(), 1);
     let f = w
         .findings()
         .into_iter()
-        .find(|f| f.rule == "ingress.certificate-missing")
+        .find(|f| f.rule == Rule::IngressCertificateMissing)
         .unwrap();
     assert!(
         f.message.contains("BadConfig") && f.message.contains(both),
@@ -122,13 +123,13 @@ fn certificate_missing_when_the_issuer_annotations_conflict_or_there_is_no_tls()
     let w = World::new()
         .ingress(conflict.clone())
         .certificate(CertificateView::of(&conflict));
-    assert!(w.fired("ingress.certificate-missing").is_empty());
+    assert!(w.fired(Rule::IngressCertificateMissing).is_empty());
     // An issuer but no TLS section: nothing for ingress-shim to make a Certificate from.
     let bare = IngressView::test("bare").with_issuer("letsencrypt-prod");
     assert_eq!(
         World::new()
             .ingress(bare)
-            .fired("ingress.certificate-missing")
+            .fired(Rule::IngressCertificateMissing)
             .len(),
         1
     );
@@ -138,7 +139,7 @@ fn certificate_missing_when_the_issuer_annotations_conflict_or_there_is_no_tls()
         .tls("fine.example.com");
     assert!(World::new()
         .ingress(fine)
-        .fired("ingress.certificate-missing")
+        .fired(Rule::IngressCertificateMissing)
         .is_empty());
 }
 
@@ -147,13 +148,13 @@ fn shared_host_with_https_enforcement() {
     let a = IngressView::test("a").tls("shop.example.com");
     let b = IngressView::test("b").tls_secret("shop.example.com", "b-tls");
     let w = World::new().ingress(a.clone()).ingress(b.clone());
-    assert_eq!(w.fired("ingress.shared-host-https-redirect").len(), 2);
+    assert_eq!(w.fired(Rule::IngressSharedHostHttpsRedirect).len(), 2);
     let off_a = a.force_https("disabled");
     let off_b = b.force_https("disabled");
     assert!(World::new()
         .ingress(off_a)
         .ingress(off_b)
-        .fired("ingress.shared-host-https-redirect")
+        .fired(Rule::IngressSharedHostHttpsRedirect)
         .is_empty());
 }
 
@@ -161,43 +162,43 @@ fn shared_host_with_https_enforcement() {
 fn no_address_after_five_minutes() {
     let w = World::new().ingress(IngressView::test("a").without_address(Duration::minutes(10)));
     assert_eq!(
-        w.fired("ingress.no-address"),
+        w.fired(Rule::IngressNoAddress),
         one("warning", "Ingress", "a")
     );
     let w = World::new().ingress(IngressView::test("a").without_address(Duration::minutes(1)));
-    assert!(w.fired("ingress.no-address").is_empty());
+    assert!(w.fired(Rule::IngressNoAddress).is_empty());
 }
 
 #[test]
 fn unmanaged_tls_when_no_certificate_writes_the_secret() {
     let w = World::new().ingress(IngressView::test("a").tls("a.example.com"));
     assert_eq!(
-        w.fired("ingress.unmanaged-tls"),
+        w.fired(Rule::IngressUnmanagedTls),
         one("info", "Ingress", "a")
     );
     let ing = shop();
     let w = World::new()
         .certificate(CertificateView::of(&ing))
         .ingress(ing);
-    assert!(w.fired("ingress.unmanaged-tls").is_empty());
+    assert!(w.fired(Rule::IngressUnmanagedTls).is_empty());
 }
 
 #[test]
 fn unknown_class() {
     let w = World::new().ingress(IngressView::test("a").class("nginx"));
     assert_eq!(
-        w.fired("ingress.unknown-class"),
+        w.fired(Rule::IngressUnknownClass),
         one("warning", "Ingress", "a")
     );
     assert!(World::new()
         .ingress(IngressView::test("a"))
-        .fired("ingress.unknown-class")
+        .fired(Rule::IngressUnknownClass)
         .is_empty());
     // The message does not list the cluster's classes: a namespace's users read it too.
     let message = w
         .findings()
         .into_iter()
-        .find(|f| f.rule == "ingress.unknown-class")
+        .find(|f| f.rule == Rule::IngressUnknownClass)
         .map(|f| f.message.to_string())
         .unwrap();
     assert!(
@@ -243,7 +244,7 @@ fn issuer_with(solvers: serde_json::Value) -> crate::model::issuer::IssuerView {
 fn missing_fired(w: &World) -> Vec<crate::model::finding::Finding> {
     w.findings()
         .into_iter()
-        .filter(|f| f.rule == "ingress.edit-in-place-missing")
+        .filter(|f| f.rule == Rule::IngressEditInPlaceMissing)
         .collect()
 }
 
@@ -294,7 +295,7 @@ fn edit_in_place_matters_only_for_an_http01_ingress_solver_behind_cilium() {
         .certificate(CertificateView::of(&ing().with_issuer("nope")))
         .ingress(ing().with_issuer("nope"));
     assert!(missing_fired(&w).is_empty());
-    assert_eq!(w.fired("issuer.missing").len(), 1);
+    assert_eq!(w.fired(Rule::IssuerMissing).len(), 1);
 }
 
 #[test]
@@ -337,7 +338,7 @@ fn a_tailscale_ingress_without_hostname_is_a_certificate_problem_not_a_load_bala
     let f: Vec<_> = w
         .findings()
         .into_iter()
-        .filter(|f| f.rule == "ingress.no-address")
+        .filter(|f| f.rule == Rule::IngressNoAddress)
         .collect();
     assert_eq!(f.len(), 1);
     assert!(f[0].title.contains("has no hostname yet"), "{}", f[0].title);
@@ -365,7 +366,7 @@ fn certificate_missing_when_ingress_shim_refuses_an_annotation_value() {
     let f: Vec<_> = w
         .findings()
         .into_iter()
-        .filter(|f| f.rule == "ingress.certificate-missing")
+        .filter(|f| f.rule == Rule::IngressCertificateMissing)
         .collect();
     assert_eq!(f.len(), 1);
     assert!(
@@ -378,7 +379,7 @@ fn certificate_missing_when_ingress_shim_refuses_an_annotation_value() {
     let w = World::new()
         .certificate(CertificateView::of(&ing))
         .ingress(ing);
-    assert!(w.fired("ingress.certificate-missing").is_empty());
+    assert!(w.fired(Rule::IngressCertificateMissing).is_empty());
 }
 
 #[test]
@@ -393,7 +394,7 @@ fn a_shared_host_finding_names_no_object_of_another_namespace() {
     let f: Vec<_> = w
         .findings()
         .into_iter()
-        .filter(|f| f.rule == "ingress.shared-host-https-redirect")
+        .filter(|f| f.rule == Rule::IngressSharedHostHttpsRedirect)
         .collect();
     assert_eq!(f.len(), 2);
     let a = f.iter().find(|f| &*f.namespace == "tenant-a").unwrap();

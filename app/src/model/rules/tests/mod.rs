@@ -4,6 +4,7 @@ mod challenges;
 mod ingress;
 mod probe;
 
+use crate::model::Rule;
 use chrono::{Duration, Utc};
 
 use super::fixtures::{ago, attempt, cluster_issuer, World};
@@ -42,7 +43,7 @@ fn cluster_unreachable_when_stale_or_failed() {
         error: "connection refused".into(),
     };
     assert_eq!(
-        w.fired("cluster.unreachable"),
+        w.fired(Rule::ClusterUnreachable),
         one("critical", "Cluster", "zrh")
     );
     w.facts.state = SyncState::Failed {
@@ -50,7 +51,7 @@ fn cluster_unreachable_when_stale_or_failed() {
     };
     assert!(w.findings()[0].message.contains("no such context"));
     w.facts.state = SyncState::Synced;
-    assert!(w.fired("cluster.unreachable").is_empty());
+    assert!(w.fired(Rule::ClusterUnreachable).is_empty());
 }
 
 #[test]
@@ -58,27 +59,28 @@ fn cert_manager_missing_only_when_ingresses_ask_for_certificates() {
     let w = World::new()
         .kind_state(Kind::Certificate, KindState::NotInstalled)
         .ingress(IngressView::test("plain").tls("a.example.com"));
-    assert!(w.fired("cluster.cert-manager-missing").is_empty());
+    assert!(w.fired(Rule::ClusterCertManagerMissing).is_empty());
     let w = w.ingress(shop());
+    // On the Ingress that asks, not the cluster: whoever sees the Ingress sees why.
     assert_eq!(
-        w.fired("cluster.cert-manager-missing"),
-        one("warning", "Cluster", "zrh")
+        w.fired(Rule::ClusterCertManagerMissing),
+        one("warning", "Ingress", "shop")
     );
 }
 
 #[test]
 fn ipv6_proxy_protocol_needs_proxy_protocol_and_ipv4_only() {
     let mut w = World::new().load_balancer(&["IPv4"]);
-    assert!(w.fired("cluster.ipv6-proxy-protocol").is_empty());
+    assert!(w.fired(Rule::ClusterIpv6ProxyProtocol).is_empty());
     for c in w.data.cilium_configs.values_mut() {
         std::sync::Arc::make_mut(c).proxy_protocol = Some(true);
     }
     assert_eq!(
-        w.fired("cluster.ipv6-proxy-protocol"),
+        w.fired(Rule::ClusterIpv6ProxyProtocol),
         one("warning", "Cluster", "zrh")
     );
     let w = w.load_balancer(&["IPv4", "IPv6"]);
-    assert!(w.fired("cluster.ipv6-proxy-protocol").is_empty());
+    assert!(w.fired(Rule::ClusterIpv6ProxyProtocol).is_empty());
 }
 
 #[test]
@@ -88,10 +90,10 @@ fn expired_certificate_is_critical_and_not_also_not_ready() {
     cert.not_after = ago(Duration::days(2));
     let w = World::new().certificate(cert).ingress(ing);
     assert_eq!(
-        w.fired("cert.expired"),
+        w.fired(Rule::CertExpired),
         one("critical", "Certificate", "shop-tls")
     );
-    assert!(w.fired("cert.not-ready").is_empty());
+    assert!(w.fired(Rule::CertNotReady).is_empty());
 }
 
 #[test]
@@ -103,20 +105,20 @@ fn expiring_is_relative_to_the_renewal_time_not_a_fixed_21_days() {
     ok.not_after = Some(super::fixtures::now() + Duration::days(15));
     ok.renewal_time = Some(super::fixtures::now() + Duration::days(1));
     let w = World::new().certificate(ok).ingress(ing.clone());
-    assert!(w.fired("cert.expiring").is_empty());
+    assert!(w.fired(Rule::CertExpiring).is_empty());
     // Renewal was due 2 days ago: warning with 20 days left, critical with 5.
     let w = World::new()
         .certificate(CertificateView::of(&ing).expiring(Duration::days(20), Duration::days(2)))
         .ingress(ing.clone());
     assert_eq!(
-        w.fired("cert.expiring"),
+        w.fired(Rule::CertExpiring),
         one("warning", "Certificate", "shop-tls")
     );
     let w = World::new()
         .certificate(CertificateView::of(&ing).expiring(Duration::days(5), Duration::days(2)))
         .ingress(ing);
     assert_eq!(
-        w.fired("cert.expiring"),
+        w.fired(Rule::CertExpiring),
         one("critical", "Certificate", "shop-tls")
     );
 }
@@ -128,7 +130,7 @@ fn not_ready_turns_critical_after_an_hour() {
         .certificate(CertificateView::of(&ing).not_ready("DoesNotExist", Duration::minutes(10)))
         .ingress(ing.clone());
     assert_eq!(
-        w.fired("cert.not-ready"),
+        w.fired(Rule::CertNotReady),
         one("warning", "Certificate", "shop-tls")
     );
     assert!(w
@@ -139,7 +141,7 @@ fn not_ready_turns_critical_after_an_hour() {
         .certificate(CertificateView::of(&ing).not_ready("DoesNotExist", Duration::hours(3)))
         .ingress(ing);
     assert_eq!(
-        w.fired("cert.not-ready"),
+        w.fired(Rule::CertNotReady),
         one("critical", "Certificate", "shop-tls")
     );
 }
@@ -151,20 +153,20 @@ fn issuance_failing_shows_the_next_retry() {
         .certificate(CertificateView::of(&ing).failing(3, Duration::hours(1)))
         .ingress(ing.clone());
     assert_eq!(
-        w.fired("cert.issuance-failing"),
+        w.fired(Rule::CertIssuanceFailing),
         one("critical", "Certificate", "shop-tls")
     );
     let f = w
         .findings()
         .into_iter()
-        .find(|f| f.rule == "cert.issuance-failing")
+        .find(|f| f.rule == Rule::CertIssuanceFailing)
         .unwrap();
     let retry = super::at(super::fixtures::now() + Duration::hours(3));
     assert!(f.message.contains(&retry), "{}", f.message);
     let w = World::new()
         .certificate(CertificateView::of(&ing))
         .ingress(ing);
-    assert!(w.fired("cert.issuance-failing").is_empty());
+    assert!(w.fired(Rule::CertIssuanceFailing).is_empty());
 }
 
 #[test]
@@ -174,13 +176,13 @@ fn hosts_not_covered_by_the_certificate() {
         .certificate(CertificateView::of(&ing).dns(&["other.example.com"]))
         .ingress(ing.clone());
     assert_eq!(
-        w.fired("cert.hosts-not-covered"),
+        w.fired(Rule::CertHostsNotCovered),
         one("warning", "Ingress", "shop")
     );
     let w = World::new()
         .certificate(CertificateView::of(&ing).dns(&["*.example.com"]))
         .ingress(ing);
-    assert!(w.fired("cert.hosts-not-covered").is_empty());
+    assert!(w.fired(Rule::CertHostsNotCovered).is_empty());
 }
 
 #[test]
@@ -194,11 +196,11 @@ fn staging_issuer_in_production_clusters_only() {
         .certificate(CertificateView::of(&ing))
         .ingress(ing);
     assert_eq!(
-        w.fired("cert.staging-issuer"),
+        w.fired(Rule::CertStagingIssuer),
         one("warning", "Certificate", "shop-tls")
     );
     w.facts.overrides.production = false;
-    assert!(w.fired("cert.staging-issuer").is_empty());
+    assert!(w.fired(Rule::CertStagingIssuer).is_empty());
 }
 
 #[test]
@@ -216,7 +218,7 @@ fn a_young_self_check_failure_is_not_yet_failing_and_an_invalid_one_is() {
         ))
         .certificate(cert.clone())
         .ingress(ing.clone());
-    assert!(w.fired("acme.challenge-failing").is_empty());
+    assert!(w.fired(Rule::AcmeChallengeFailing).is_empty());
     let w = World::new()
         .attempt(attempt(
             &cert,
@@ -226,7 +228,7 @@ fn a_young_self_check_failure_is_not_yet_failing_and_an_invalid_one_is() {
         ))
         .certificate(cert)
         .ingress(ing);
-    assert_eq!(w.fired("acme.challenge-failing").len(), 1);
+    assert_eq!(w.fired(Rule::AcmeChallengeFailing).len(), 1);
 }
 
 #[test]
@@ -243,7 +245,7 @@ fn stuck_challenge_after_15_minutes() {
         .certificate(cert.clone())
         .ingress(ing.clone());
     assert_eq!(
-        w.fired("acme.challenge-stuck"),
+        w.fired(Rule::AcmeChallengeStuck),
         one("warning", "Challenge", "shop-tls-2-123-456")
     );
     let w = World::new()
@@ -255,7 +257,7 @@ fn stuck_challenge_after_15_minutes() {
         ))
         .certificate(cert)
         .ingress(ing);
-    assert!(w.fired("acme.challenge-stuck").is_empty());
+    assert!(w.fired(Rule::AcmeChallengeStuck).is_empty());
 }
 
 #[test]
@@ -268,13 +270,13 @@ fn rate_limited_order_reports_the_certificate_and_retry_time() {
         .certificate(cert.clone())
         .ingress(ing.clone());
     assert_eq!(
-        w.fired("acme.rate-limited"),
+        w.fired(Rule::AcmeRateLimited),
         one("critical", "Certificate", "shop-tls")
     );
     let f = w
         .findings()
         .into_iter()
-        .find(|f| f.rule == "acme.rate-limited")
+        .find(|f| f.rule == Rule::AcmeRateLimited)
         .unwrap();
     assert!(f.message.contains("2026-06-02T08:00:00Z"), "{}", f.message);
     let w = World::new()
@@ -286,7 +288,7 @@ fn rate_limited_order_reports_the_certificate_and_retry_time() {
         ))
         .certificate(cert.clone())
         .ingress(ing.clone());
-    assert!(w.fired("acme.rate-limited").is_empty());
+    assert!(w.fired(Rule::AcmeRateLimited).is_empty());
     // An invalid authorization is not a rate limit, even when the Order's generated name
     // holds the digits 429 (the demo's shop once showed "rate limit hit" for a minute).
     let invalid = "Failed to wait for order resource \"shop-tls-1-5712429898\" to become ready: order is in \"invalid\" state: Failed to finalize Order: authorization for shop.acme.example of Certificate shop-tls is invalid";
@@ -294,7 +296,7 @@ fn rate_limited_order_reports_the_certificate_and_retry_time() {
         .attempt(attempt(&cert, "invalid", Some(invalid), None))
         .certificate(cert)
         .ingress(ing);
-    assert!(w.fired("acme.rate-limited").is_empty());
+    assert!(w.fired(Rule::AcmeRateLimited).is_empty());
 }
 
 #[test]
@@ -309,16 +311,16 @@ fn a_paused_name_and_the_new_orders_limit_have_rules_of_their_own() {
     };
     let w = world("Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: Your account is temporarily prevented from requesting certificates for shop.example.com and possibly others. Please visit: https://portal.letsencrypt.org/sfe/v1/unpause?jwt=x");
     assert_eq!(
-        w.fired("acme.paused"),
+        w.fired(Rule::AcmePaused),
         one("critical", "Certificate", "shop-tls")
     );
-    assert!(w.fired("acme.rate-limited").is_empty());
+    assert!(w.fired(Rule::AcmeRateLimited).is_empty());
     let w = world("Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many new orders (300) from this account in the last 3h0m0s, retry after 2026-06-01 15:00:00 UTC: see https://letsencrypt.org/docs/rate-limits/#new-orders-per-account");
     assert_eq!(
-        w.fired("acme.orders-budget"),
+        w.fired(Rule::AcmeOrdersBudget),
         one("critical", "Certificate", "shop-tls")
     );
-    assert!(w.fired("acme.paused").is_empty() && w.fired("acme.rate-limited").is_empty());
+    assert!(w.fired(Rule::AcmePaused).is_empty() && w.fired(Rule::AcmeRateLimited).is_empty());
 }
 
 #[test]
@@ -332,14 +334,14 @@ fn missing_issuer_is_reported_once_on_the_ingress() {
         .certificate(CertificateView::of(&ing))
         .ingress(ing);
     assert_eq!(
-        w.fired("issuer.missing"),
+        w.fired(Rule::IssuerMissing),
         one("critical", "Ingress", "shop")
     );
     let ing = shop();
     let w = World::new()
         .certificate(CertificateView::of(&ing))
         .ingress(ing);
-    assert!(w.fired("issuer.missing").is_empty());
+    assert!(w.fired(Rule::IssuerMissing).is_empty());
 }
 
 #[test]
@@ -350,12 +352,12 @@ fn issuer_not_ready_when_referenced() {
         .certificate(CertificateView::of(&ing))
         .ingress(ing);
     assert_eq!(
-        w.fired("issuer.not-ready"),
+        w.fired(Rule::IssuerNotReady),
         one("critical", "ClusterIssuer", "letsencrypt-prod")
     );
     // An unready issuer nobody uses is not a finding.
     let w = World::new().issuer(cluster_issuer("unused", LE_PRODUCTION, false));
-    assert!(w.fired("issuer.not-ready").is_empty());
+    assert!(w.fired(Rule::IssuerNotReady).is_empty());
 }
 
 #[test]
@@ -457,7 +459,7 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet_across_clusters() {
     );
     // Each cluster alone stays under the warning: the per-cluster rules never fire it.
     assert!(fleet(&[&a]).is_empty());
-    assert!(a.fired("tailscale.cert-budget").is_empty());
+    assert!(a.fired(Rule::TailscaleCertBudget).is_empty());
     // Older than a week: nothing.
     let mut old = cluster("zrh", 45, 0, None);
     let keys: Vec<_> = old.data.ingresses.keys().cloned().collect();

@@ -1,5 +1,6 @@
 //! The `probe.*` rules on observations set by hand: what each says, and when it stays quiet.
 
+use crate::model::Rule;
 use std::sync::Arc;
 
 use chrono::Duration;
@@ -70,7 +71,7 @@ fn world(edit_in_place: bool, observations: Vec<Observation>) -> World {
 fn probe_findings(w: &World) -> Vec<Finding> {
     w.findings()
         .into_iter()
-        .filter(|f| f.rule.starts_with("probe."))
+        .filter(|f| f.rule.id().starts_with("probe."))
         .collect()
 }
 
@@ -95,7 +96,7 @@ fn an_expired_copy_while_the_certificate_is_valid_is_called_stale() {
     let w = world(true, vec![seen("192.0.2.1", "shop", Ok(old))]);
     let found = probe_findings(&w);
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert_eq!(found[0].rule, "probe.expired");
+    assert_eq!(found[0].rule, Rule::ProbeExpired);
     assert_eq!(&*found[0].kind, "Certificate");
     assert!(
         found[0].message.contains("stale copy"),
@@ -111,7 +112,7 @@ fn an_older_certificate_is_named_as_such() {
     let w = world(true, vec![seen("192.0.2.1", "shop", Ok(older))]);
     let found = probe_findings(&w);
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert_eq!(found[0].rule, "probe.wrong-certificate");
+    assert_eq!(found[0].rule, Rule::ProbeWrongCertificate);
     assert!(
         found[0].message.contains("an older certificate"),
         "{}",
@@ -130,12 +131,15 @@ fn a_fallback_certificate_is_a_name_mismatch_and_another_certificate_not_an_untr
         "self-signed".into(),
     ));
     let w = world(true, vec![seen("192.0.2.1", "shop", Ok(fallback))]);
-    let mut rules: Vec<&str> = probe_findings(&w).iter().map(|f| f.rule).collect();
-    rules.sort();
-    assert_eq!(rules, ["probe.name-mismatch", "probe.wrong-certificate"]);
+    let mut rules: Vec<Rule> = probe_findings(&w).iter().map(|f| f.rule).collect();
+    rules.sort_by_key(|r| r.id());
+    assert_eq!(
+        rules,
+        [Rule::ProbeNameMismatch, Rule::ProbeWrongCertificate]
+    );
     let wrong = probe_findings(&w)
         .into_iter()
-        .find(|f| f.rule == "probe.wrong-certificate")
+        .find(|f| f.rule == Rule::ProbeWrongCertificate)
         .unwrap();
     assert!(
         wrong.message.contains("fallback or default"),
@@ -157,7 +161,7 @@ fn a_staging_chain_is_untrusted() {
     let w = world(true, vec![seen("192.0.2.1", "shop", Ok(staging))]);
     let found = probe_findings(&w);
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert_eq!(found[0].rule, "probe.untrusted");
+    assert_eq!(found[0].rule, Rule::ProbeUntrusted);
     assert!(found[0].message.contains("staging"), "{}", found[0].message);
 }
 
@@ -175,7 +179,7 @@ fn a_redirected_acme_path_counts_only_without_edit_in_place() {
             .iter()
             .map(|f| f.rule)
             .collect::<Vec<_>>(),
-        ["probe.acme-path-redirected"]
+        [Rule::ProbeAcmePathRedirected]
     );
     // With edit-in-place the redirect reaches the solver over HTTPS.
     assert!(probe_findings(&world(true, vec![o])).is_empty());
@@ -193,7 +197,7 @@ fn ipv6_failing_while_ipv4_works_is_said_as_such_and_both_failing_twice() {
     );
     let found = probe_findings(&w);
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert_eq!(found[0].rule, "probe.unreachable");
+    assert_eq!(found[0].rule, Rule::ProbeUnreachable);
     assert!(
         found[0].title.contains("IPv6 clients get no answer"),
         "{}",
@@ -226,6 +230,43 @@ fn an_answer_only_with_a_proxy_header_is_proxy_protocol_not_unreachable() {
     let found = probe_findings(&world(true, vec![o]));
     assert_eq!(
         found.iter().map(|f| f.rule).collect::<Vec<_>>(),
-        ["probe.proxy-protocol"]
+        [Rule::ProbeProxyProtocol]
     );
+}
+
+#[test]
+fn a_hosts_serving_signature_changes_when_its_certificate_is_issued_and_no_other_does() {
+    use crate::model::certificate::CertificateView;
+    use crate::model::ingress::IngressView;
+    use crate::model::probe::serving_signatures;
+    use chrono::Duration;
+    let shop = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let blog = IngressView::test("blog")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("blog.example.com");
+    let mut w = World::new()
+        .certificate(CertificateView::of(&shop).not_ready("Failed", Duration::hours(1)))
+        .certificate(CertificateView::of(&blog))
+        .ingress(shop)
+        .ingress(blog);
+    let before = serving_signatures(&w.data);
+    assert_eq!(before.len(), 2);
+    // cert-manager issues shop's certificate: a new revision, Ready.
+    for c in w.data.certificates.values_mut() {
+        if &*c.name == "shop-tls" {
+            let c = std::sync::Arc::make_mut(c);
+            c.revision = Some(2);
+            c.ready = CertificateView::of(&IngressView::test("x").tls("x.example.com")).ready;
+        }
+    }
+    let after = serving_signatures(&w.data);
+    assert_ne!(before["shop.example.com"], after["shop.example.com"]);
+    assert_eq!(before["blog.example.com"], after["blog.example.com"]);
+    // The probe's own results are not a change of what should be served.
+    w.data.probes = std::sync::Arc::new(Vec::new());
+    assert_eq!(serving_signatures(&w.data), after);
 }

@@ -187,11 +187,27 @@ pub fn why_box(
                 }
             });
             let buttons = actions.take();
+            // Being fixed: the page says so, and what it waits for, instead of "broken".
+            let (class, heading, lead) = match &p.confirming {
+                Some(awaiting) => (
+                    "why confirming",
+                    "Fixed — confirming",
+                    view! { <p class="diagnosis" data-testid="confirming"><span class="badge ok">"✓ fixed — confirming"</span>" "{format!("Waiting for: {awaiting}.")}</p><p class="term">{format!("Was: {}", p.diagnosis)}</p> }.into_any(),
+                ),
+                None => (
+                    "why",
+                    "Why this is broken",
+                    view! {
+                        <p class="diagnosis"><SeverityBadge severity=p.urgency.severity/>" "{p.diagnosis.clone()}</p>
+                        <p class="harm-line"><super::Harm urgency=p.urgency.clone() now=now/></p>
+                    }
+                    .into_any(),
+                ),
+            };
             view! {
-                <section class="why" data-testid="why" data-cause=p.cause.id()>
-                    <h2>"Why this is broken"</h2>
-                    <p class="diagnosis"><SeverityBadge severity=p.urgency.severity/>" "{p.diagnosis.clone()}</p>
-                    <p class="harm-line"><super::Harm urgency=p.urgency.clone() now=now/></p>
+                <section class=class data-testid="why" data-cause=p.cause.id()>
+                    <h2>{heading}</h2>
+                    {lead}
                     {buttons}
                     <h3>"What to do"</h3>
                     <p class="remediation">{crate::components::cited(&p.action.detail)}</p>

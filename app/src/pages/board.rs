@@ -161,14 +161,29 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
             .collect_view();
         view! { <details class="symptoms"><summary>{count}</summary><ul>{items}{more}</ul></details> }
     });
-    let class = format!("problem {}", p.urgency.severity.label());
-    view! {
-        <li class=class data-testid="problem-row" data-cause=p.cause.id() data-object=object data-id=p.id.clone()>
-            <div class="head">
+    let (class, head) = match &p.confirming {
+        // Being fixed: what it waits for, and no button (there is nothing to do but wait).
+        Some(awaiting) => (
+            "problem confirming".to_string(),
+            view! {
+                <span class="badge ok" data-testid="confirming"><span aria-hidden="true">"✓ "</span>"fixed — confirming"</span>
+                <span class="urgency">{awaiting.clone()}</span>
+            }
+            .into_any(),
+        ),
+        None => (
+            format!("problem {}", p.urgency.severity.label()),
+            view! {
                 <SeverityBadge severity=p.urgency.severity/>
                 <span class="urgency">{urgency}</span>
                 {action}
-            </div>
+            }
+            .into_any(),
+        ),
+    };
+    view! {
+        <li class=class data-testid="problem-row" data-cause=p.cause.id() data-object=object data-id=p.id.clone() data-confirming=p.confirming.is_some().then_some("true")>
+            <div class="head">{head}</div>
             <p class="headline">{headline}</p>
             <div class="meta">
                 <ul class="hosts plain" aria-label="Hosts">{hosts}{more_hosts}</ul>
@@ -269,14 +284,22 @@ pub fn page(
         .iter()
         .filter(|c| matches!(c.state, SyncState::Stale { .. } | SyncState::Failed { .. }))
         .count();
+    let fixing = (problems.confirming > 0)
+        .then(|| {
+            format!(
+                " {} being fixed.",
+                plural(problems.confirming, "problem is", "problems are")
+            )
+        })
+        .unwrap_or_default();
     let headline = if critical + warning == 0 {
         format!(
-            "Nothing is broken: {}, no critical or warning problems.",
+            "Nothing is broken: {}, no critical or warning problems.{fixing}",
             plural(clusters.len(), "cluster", "clusters")
         )
     } else {
         format!(
-            "{critical} critical and {} across {}{}",
+            "{critical} critical and {} across {}{}.{fixing}",
             plural(warning, "warning problem", "warning problems"),
             plural(clusters.len(), "cluster", "clusters"),
             if unhealthy > 0 {

@@ -129,6 +129,10 @@ pub struct Problem {
     /// Since when the root or any symptom has held.
     pub since: Option<DateTime<Utc>>,
     pub action: NextAction,
+    /// Set while the problem is being fixed: nothing is wrong any more but what a fix is
+    /// waiting for (a new issuance under way, the host yet to serve the renewed
+    /// certificate), in words. None: broken.
+    pub confirming: Option<String>,
     /// The root finding itself.
     pub root: Finding,
     /// The other findings it explains, most urgent first.
@@ -295,6 +299,7 @@ struct Gathering<'a> {
     heads: BTreeSet<ProblemObject>,
     expires: Option<DateTime<Utc>>,
     unissued: bool,
+    issuance: Vec<Issuance>,
 }
 
 impl<'a> Gathering<'a> {
@@ -307,6 +312,7 @@ impl<'a> Gathering<'a> {
             heads: BTreeSet::new(),
             expires: None,
             unissued: false,
+            issuance: Vec::new(),
         }
     }
 
@@ -341,7 +347,12 @@ impl<'a> Gathering<'a> {
             expires: self.expires,
             unissued: self.unissued,
         };
-        let urgency = Urgency::of(all(), certificates, since, now);
+        let mut urgency = Urgency::of(all(), certificates, since, now);
+        let confirming = confirming(all(), &self.issuance, now);
+        if confirming.is_some() {
+            // Nothing to do but wait: not counted among what is broken.
+            urgency.severity = Severity::Info;
+        }
         // What the probe saw backs an inferred root it explains: "observed", not "likely".
         let observed = self.symptoms.iter().find(|f| supports(f.rule, root.rule));
         let (diagnosis, evidence) = match observed {
@@ -365,10 +376,77 @@ impl<'a> Gathering<'a> {
             urgency,
             since,
             action: next_action(root),
+            confirming,
             objects: objects.into(),
             root: root.clone(),
             symptoms: self.symptoms.into_iter().cloned().collect(),
         }
+    }
+}
+
+/// A Certificate's issuance as far as telling "being fixed" from "failing" needs it.
+#[derive(Debug, Clone, Copy)]
+struct Issuance {
+    /// `Issuing=True`: an attempt is under way.
+    issuing: bool,
+    /// `Ready=True`, since then.
+    ready_since: Option<DateTime<Utc>>,
+}
+
+impl Issuance {
+    fn of(c: &crate::model::certificate::CertificateView) -> Issuance {
+        Issuance {
+            issuing: c.issuing.as_ref().is_some_and(|i| i.is_true()),
+            ready_since: c
+                .ready
+                .as_ref()
+                .filter(|r| r.is_true())
+                .map(|r| r.last_transition.unwrap_or(DateTime::<Utc>::UNIX_EPOCH)),
+        }
+    }
+}
+
+/// How long after a certificate turns Ready what the probe saw before still counts as
+/// awaited: the probe looks again at once and once more 15 s later; past this, what it
+/// sees is what clients get.
+const SERVED_WITHIN: chrono::Duration = chrono::Duration::seconds(45);
+
+/// Whether a finding is one that a new certificate, issued and served, ends.
+fn awaited(f: &Finding) -> bool {
+    matches!(
+        f.rule,
+        Rule::CertIssuanceFailing
+            | Rule::CertNotReady
+            | Rule::CertExpiring
+            | Rule::CertExpired
+            | Rule::ProbeNameMismatch
+            | Rule::ProbeWrongCertificate
+            | Rule::ProbeExpired
+            | Rule::ProbeUntrusted
+    )
+}
+
+/// What a problem is waiting for when nothing is wrong any more but the results of a fix:
+/// every finding is one that a new certificate ends (issuance failed before, not ready,
+/// expiring, what the host served), no cause and no failing challenge remains, and each of
+/// its certificates is either being issued now or was issued moments ago (its host yet to
+/// be seen serving it). None: broken.
+fn confirming<'f>(
+    findings: impl Iterator<Item = &'f Finding> + Clone,
+    issuance: &[Issuance],
+    now: DateTime<Utc>,
+) -> Option<String> {
+    if issuance.is_empty() || !findings.clone().all(awaited) {
+        return None;
+    }
+    let issuing = issuance.iter().any(|i| i.issuing);
+    let every = issuance
+        .iter()
+        .all(|i| i.issuing || i.ready_since.is_some_and(|at| now - at <= SERVED_WITHIN));
+    match (every, issuing) {
+        (false, _) => None,
+        (true, true) => Some("a new certificate is being issued".into()),
+        (true, false) => Some("the certificate is issued; waiting to see the host serve it".into()),
     }
 }
 
@@ -381,6 +459,8 @@ struct Chain {
     expires: Option<DateTime<Utc>>,
     /// A TLS host of it has no issued certificate yet.
     unissued: bool,
+    /// Its certificates' issuance, for telling a fix under way from a failure.
+    issuance: Vec<Issuance>,
     /// The issuer the chain names: (namespace — empty for a ClusterIssuer —, kind, name).
     issuer: Option<(Text, Text, Text)>,
 }
@@ -432,6 +512,7 @@ fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
             expires: certificates.iter().filter_map(|c| c.not_after).min(),
             unissued: certificates.iter().any(|c| c.not_after.is_none())
                 || (certificates.is_empty() && !ing.tls.is_empty()),
+            issuance: certificates.iter().map(|c| Issuance::of(c)).collect(),
             issuer: ing
                 .issuer
                 .as_deref()
@@ -456,6 +537,7 @@ fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
             hosts: c.dns_names.to_vec(),
             expires: c.not_after,
             unissued: c.not_after.is_none(),
+            issuance: vec![Issuance::of(c)],
             issuer: c.issuer.as_deref().map(|r| issuer_key(&c.namespace, r)),
         });
     }
@@ -499,6 +581,7 @@ pub fn cluster_problems(
         g.heads.insert(chain.head);
         g.expires(chain.expires);
         g.unissued |= chain.unissued;
+        g.issuance.extend(chain.issuance);
     }
     // What no chain took: a problem each (merged when the same root comes twice); the
     // load balancer's findings last, so that the cluster-wide finding that explains them is
@@ -570,6 +653,7 @@ fn fold_shared_hosts(gathered: &mut BTreeMap<String, Gathering<'_>>) {
         t.heads.extend(s.heads);
         t.expires(s.expires);
         t.unissued |= s.unissued;
+        t.issuance.extend(s.issuance);
     }
 }
 

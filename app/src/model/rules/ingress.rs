@@ -391,30 +391,45 @@ fn bad_config_events(ctx: &Ctx<'_>, ing: &IngressView) -> String {
     }
 }
 
-/// `ingress.shared-host-https-redirect`: several Ingresses on one host with HTTPS enforced.
+/// `ingress.shared-host-https-redirect`: several Ingresses on one host with HTTPS enforced —
+/// unless the host is fixed: an Ingress of it has edit-in-place and none asks for a
+/// certificate without it (the challenge is then solved on the certificate's own Ingress, so
+/// the redirect reaches the solver over HTTPS: nothing is left to fix).
 fn shared_hosts(ctx: &mut Ctx<'_>) {
-    let mut by_host: BTreeMap<String, Vec<(String, String, Option<bool>)>> = BTreeMap::new();
+    // Per host: (namespace, name, HTTPS enforced, edit-in-place: Some(true) set, Some(false)
+    // asks for a certificate without it, None neither).
+    type Serving = (String, String, Option<bool>, Option<bool>);
+    let mut by_host: BTreeMap<String, Vec<Serving>> = BTreeMap::new();
     for ing in ctx.idx.data.ingresses.values() {
         let enforce = ctx.idx.controller_of(ing).enforce_https;
+        let fixed = match (ing.edit_in_place.as_deref(), &ing.issuer) {
+            (Some("true"), _) => Some(true),
+            (_, Some(_)) => Some(false),
+            (_, None) => None,
+        };
         for h in ing.all_hosts() {
             by_host.entry(h.to_ascii_lowercase()).or_default().push((
                 ing.namespace.to_string(),
                 ing.name.to_string(),
                 enforce,
+                fixed,
             ));
         }
     }
     for (host, ings) in by_host {
-        if ings.len() < 2 || !ings.iter().any(|(_, _, e)| *e == Some(true)) {
+        // Fixed: the certificate's Ingress solves in place and none asks without the fix.
+        let fixed = ings.iter().any(|(_, _, _, f)| *f == Some(true))
+            && !ings.iter().any(|(_, _, _, f)| *f == Some(false));
+        if ings.len() < 2 || !ings.iter().any(|(_, _, e, _)| *e == Some(true)) || fixed {
             continue;
         }
-        for (ns, name, _) in &ings {
+        for (ns, name, _, _) in &ings {
             // Names only from the finding's own namespace: whoever sees it may not see the
             // others' (a tenant would learn another tenant's objects from their host).
             let same: Vec<&str> = ings
                 .iter()
-                .filter(|(n2, _, _)| n2 == ns)
-                .map(|(_, n, _)| n.as_str())
+                .filter(|(n2, _, _, _)| n2 == ns)
+                .map(|(_, n, _, _)| n.as_str())
                 .collect();
             let elsewhere = ings.len() - same.len();
             let others = match elsewhere {

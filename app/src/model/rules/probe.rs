@@ -145,6 +145,27 @@ fn issued<'a>(ctx: &Ctx<'a>, c: &CertificateView) -> Option<&'a IssuedLeaf> {
         .and_then(|r| r.issued.as_deref())
 }
 
+/// The SHA-256 of the current leaf of every other Certificate of this cluster whose dnsNames
+/// cover `host` (`own`'s older leaves are not among them: serving one is a stale Secret).
+fn others_covering(
+    ctx: &Ctx<'_>,
+    own: Option<&CertificateView>,
+    host: &str,
+) -> std::collections::HashSet<String> {
+    ctx.idx
+        .data
+        .certificates
+        .values()
+        .filter(|c| own.is_none_or(|o| !(o.namespace == c.namespace && o.name == c.name)))
+        .filter(|c| {
+            c.dns_names
+                .iter()
+                .any(|n| crate::model::probe::name_matches(n, host))
+        })
+        .filter_map(|c| issued(ctx, c).map(|leaf| leaf.sha256.to_string()))
+        .collect()
+}
+
 /// `probe.expired`, `probe.wrong-certificate`, `probe.name-mismatch`, `probe.untrusted`.
 fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
     let now = ctx.now;
@@ -196,11 +217,16 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
         );
     }
 
-    // Another certificate than the issued one (the expired ones are told above).
+    // Another certificate than the issued one (the expired ones are told above) — unless it
+    // is what another Certificate of this host issued, valid and trusted: two Ingresses of
+    // one host with a Secret each, the controller serving one of them, which is what
+    // clients should get.
     let issued = cert.and_then(|c| issued(ctx, c));
+    let of_this_host = others_covering(ctx, cert, host);
     let other: Vec<_> = served
         .iter()
         .filter(|(_, t)| t.leaf.not_after > now)
+        .filter(|(_, t)| !(t.untrusted.is_none() && of_this_host.contains(&*t.leaf.sha256)))
         .filter(|(_, t)| match (issued, cert) {
             (Some(i), _) => *i.sha256 != *t.leaf.sha256,
             // No issued leaf to compare: a Ready Certificate's notAfter must match.
@@ -240,9 +266,12 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             })
             .or_else(|| c.not_after.map(|na| format!("valid until {}", at(na))))
             .unwrap_or_default();
+        // A valid, trusted certificate for the host (an older one still in date) fails
+        // no client yet: it needs attention before it expires. Anything else fails them.
+        let still_good = t.untrusted.is_none() && t.leaf.covers(host) && !t.leaf.self_signed();
         ctx.push(
             Rule::ProbeWrongCertificate,
-            Severity::Critical,
+            if still_good { Severity::Warning } else { Severity::Critical },
             on.certificate_or_publisher(),
             format!("https://{host} serves {}", if which.starts_with("an older") { "an older certificate" } else { "another certificate than the issued one" }),
             format!("Observed on {}: clients get {which}: {}. cert-manager issued {expected} for Certificate {}.", addresses(&list), describe(t), c.name),

@@ -19,9 +19,11 @@ use crate::model::{Finding, Severity};
 /// How soon a coming failure is critical rather than a warning.
 pub const HORIZON: Duration = Duration::days(7);
 
-/// Whether the finding means clients fail now.
+/// Whether the finding means clients fail now: a rule that observes clients failing, where
+/// the finding is critical (a certificate still valid for the host, if not the issued one,
+/// or an untrusted one outside production, is a warning: no client fails yet).
 fn clients_fail_now(f: &Finding) -> bool {
-    f.rule.info().bearing == Bearing::ClientsFail
+    f.rule.info().bearing == Bearing::ClientsFail && f.severity == Severity::Critical
 }
 
 /// Whether the finding means the certificate is not being (re)issued, or will not be when

@@ -78,6 +78,13 @@ pub fn join_fleet<'a>(
                 };
                 let all = std::iter::once(&p.root).chain(p.symptoms.iter());
                 p.urgency = Urgency::of(all, p.urgency.certificates(), p.since, now);
+                // A limit or a tailnet joining is something a new certificate does not end.
+                if !awaited(f) {
+                    p.confirming = None;
+                }
+                if p.confirming.is_some() {
+                    p.urgency.severity = Severity::Info;
+                }
             }
             None => out.push(Cow::Owned(Gathering::new(f).finish(now))),
         }
@@ -104,6 +111,8 @@ pub struct Problems {
     pub page: crate::model::Page<Problem>,
     /// Cluster → (critical, warning, info).
     pub by_cluster: BTreeMap<String, [usize; 3]>,
+    /// Of every problem the caller sees, how many are being fixed (confirming).
+    pub confirming: usize,
 }
 
 impl Problems {
@@ -111,7 +120,9 @@ impl Problems {
     pub fn of<'a>(all: impl IntoIterator<Item = &'a Problem>, q: &ProblemQuery) -> Problems {
         let mut by_cluster: BTreeMap<String, [usize; 3]> = BTreeMap::new();
         let mut matching: Vec<&Problem> = Vec::new();
+        let mut confirming = 0;
         for p in all {
+            confirming += usize::from(p.confirming.is_some());
             for c in &p.clusters {
                 by_cluster.entry(c.to_string()).or_default()[p.urgency.severity as usize] += 1;
             }
@@ -135,6 +146,7 @@ impl Problems {
                 per_page: q.per_page,
             },
             by_cluster,
+            confirming,
         }
     }
 }

@@ -553,3 +553,87 @@ fn every_ingress_asking_for_a_certificate_without_cert_manager_folds_under_that_
     assert!(p.urgency.clients_failing_since.is_some());
     assert_eq!(p.action.label, "Check the cluster");
 }
+
+#[test]
+fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
+    use crate::model::rules::fixtures::cond;
+    let shop = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .edit_in_place("true")
+        .tls("shop.example.com");
+    let issuer = cluster_issuer(
+        "letsencrypt-prod",
+        crate::model::issuer::LE_PRODUCTION,
+        true,
+    );
+    let now = crate::model::rules::fixtures::now();
+    // The fix is applied: the last attempt failed, a new one is under way, nothing fails.
+    let retrying = CertificateView::of(&shop)
+        .failing(1, Duration::hours(1))
+        .issuing()
+        .not_ready("Failed", Duration::hours(1));
+    let w = World::new()
+        .issuer(issuer.clone())
+        .certificate(retrying.clone())
+        .ingress(shop.clone());
+    let problems = problems_of(&w, &everything());
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    let p = &problems[0];
+    assert_eq!(
+        p.confirming.as_deref(),
+        Some("a new certificate is being issued")
+    );
+    assert_eq!(p.urgency.severity, Severity::Info, "not counted as broken");
+    // The new attempt's challenge fails: broken again.
+    let failing_again = failing(World::new().issuer(issuer.clone()), shop.clone());
+    assert!(problems_of(&failing_again, &everything())
+        .iter()
+        .all(|p| p.confirming.is_none()));
+    // Issued moments ago while the host still served the old one: awaiting the host.
+    let mut just_issued = CertificateView::of(&shop);
+    just_issued.ready = Some(cond(
+        "Ready",
+        "True",
+        "Ready",
+        "Certificate is up to date and has not expired",
+        Some(now - Duration::seconds(10)),
+    ));
+    let served_old = || {
+        let mut f = finding(
+            Rule::ProbeWrongCertificate,
+            "Certificate",
+            "shop-tls",
+            "https://shop.example.com serves an older certificate",
+        );
+        f.since = Some(now - Duration::hours(2));
+        f
+    };
+    let w = World::new()
+        .issuer(issuer.clone())
+        .certificate(just_issued)
+        .ingress(shop.clone());
+    let findings = [served_old()];
+    let refs: Vec<&Finding> = findings.iter().collect();
+    let p = &cluster_problems(&w.facts, &w.data, &refs, now)[0];
+    assert_eq!(
+        p.confirming.as_deref(),
+        Some("the certificate is issued; waiting to see the host serve it")
+    );
+    // Long after: what the host serves is what clients get — broken.
+    let mut long_ago = CertificateView::of(&shop);
+    long_ago.ready = Some(cond(
+        "Ready",
+        "True",
+        "Ready",
+        "Certificate is up to date and has not expired",
+        Some(now - Duration::minutes(10)),
+    ));
+    let w = World::new()
+        .issuer(issuer)
+        .certificate(long_ago)
+        .ingress(shop);
+    let p = &cluster_problems(&w.facts, &w.data, &refs, now)[0];
+    assert_eq!(p.confirming, None);
+    assert_eq!(p.urgency.severity, Severity::Critical);
+}

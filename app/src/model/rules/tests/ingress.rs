@@ -149,6 +149,27 @@ fn shared_host_with_https_enforcement() {
     let b = IngressView::test("b").tls_secret("shop.example.com", "b-tls");
     let w = World::new().ingress(a.clone()).ingress(b.clone());
     assert_eq!(w.fired(Rule::IngressSharedHostHttpsRedirect).len(), 2);
+    // Fixed: the Ingress that asks for the certificate solves in place, the other asks for
+    // none — the redirect reaches the solver over HTTPS, nothing is left to fix.
+    let owner = a
+        .clone()
+        .with_issuer("letsencrypt-prod")
+        .edit_in_place("true");
+    assert!(World::new()
+        .ingress(owner.clone())
+        .ingress(b.clone())
+        .fired(Rule::IngressSharedHostHttpsRedirect)
+        .is_empty());
+    // Not while another Ingress of the host asks for a certificate without it.
+    let unfixed = b.clone().with_issuer("letsencrypt-prod");
+    assert_eq!(
+        World::new()
+            .ingress(owner)
+            .ingress(unfixed)
+            .fired(Rule::IngressSharedHostHttpsRedirect)
+            .len(),
+        2
+    );
     let off_a = a.force_https("disabled");
     let off_b = b.force_https("disabled");
     assert!(World::new()

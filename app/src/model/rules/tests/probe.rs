@@ -118,6 +118,41 @@ fn an_older_certificate_is_named_as_such() {
         "{}",
         found[0].message
     );
+    // Still valid and trusted for the host: no client fails yet, it needs attention.
+    assert_eq!(found[0].severity.label(), "warning");
+}
+
+#[test]
+fn a_host_served_another_of_its_certificates_is_not_served_the_wrong_one() {
+    use crate::model::ingress::IngressView;
+    use crate::model::rules::fixtures::attempt;
+    // shop and shop-api serve one host, each with a Certificate; the controller serves
+    // shop-api's, whose leaf cert-manager issued.
+    let served = leaf(&["shop.example.com"], R10, now() + Duration::days(80));
+    let api = IngressView::test("shop-api")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .edit_in_place("true")
+        .tls("shop.example.com");
+    let api_cert = CertificateView::of(&api);
+    let (mut request, order, _) = attempt(&api_cert, "valid", None, None);
+    request.issued = Some(Box::new(crate::model::probe::IssuedLeaf {
+        sha256: served.leaf.sha256.as_str().into(),
+        serial: "0A".into(),
+        not_after: served.leaf.not_after,
+    }));
+    let mut w = world(true, vec![seen("192.0.2.1", "shop", Ok(served.clone()))])
+        .certificate(api_cert)
+        .attempt((request, order, None))
+        .ingress(api);
+    assert!(probe_findings(&w).is_empty(), "{:#?}", probe_findings(&w));
+    // Another leaf than any Certificate of the host issued is still the wrong one.
+    let mut stranger = served;
+    stranger.leaf.sha256 = "cd".repeat(32);
+    w.data.probes = Arc::new(vec![seen("192.0.2.1", "shop", Ok(stranger))]);
+    assert!(probe_findings(&w)
+        .iter()
+        .any(|f| f.rule == Rule::ProbeWrongCertificate));
 }
 
 #[test]

@@ -284,14 +284,14 @@ pub fn page(
         .iter()
         .filter(|c| matches!(c.state, SyncState::Stale { .. } | SyncState::Failed { .. }))
         .count();
-    let fixing = (problems.confirming > 0)
-        .then(|| {
-            format!(
-                " {} being fixed.",
-                plural(problems.confirming, "problem is", "problems are")
-            )
-        })
-        .unwrap_or_default();
+    let fixing = if problems.confirming > 0 {
+        format!(
+            " {} being fixed.",
+            plural(problems.confirming, "problem is", "problems are")
+        )
+    } else {
+        String::new()
+    };
     let headline = if critical + warning == 0 {
         format!(
             "Nothing is broken: {}, no critical or warning problems.{fixing}",

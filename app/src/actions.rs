@@ -164,6 +164,12 @@ pub struct ActionRecord {
     pub items: Vec<ActionRecord>,
     /// Items planned in a bulk run (`items.len()` of them are done).
     pub total: usize,
+    /// What an applied action set going, step by step (request → order → challenge →
+    /// issued → served by the host), as the reader sees the cluster now; empty for a
+    /// preview, a bulk run, or a Certificate the reader does not see.
+    pub progress: Vec<crate::model::read::progress::ProgressStep>,
+    /// `ready` once issued and served, `failed` at the first failure, null while under way.
+    pub settled: Option<crate::model::read::progress::Settled>,
 }
 
 impl ActionRecord {

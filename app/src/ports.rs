@@ -33,6 +33,15 @@ pub trait FleetReader: Send + Sync {
     fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail>;
     fn certificates(&self, scope: &Scope, query: &CertificateQuery) -> Page<CertificateRow>;
     fn certificate(&self, scope: &Scope, key: &ObjectKey) -> Option<CertificateDetail>;
+    /// One issuer (`namespace` None: a ClusterIssuer) with the Certificates that use it;
+    /// None when it neither exists nor is named by a Certificate the scope sees.
+    fn issuer(
+        &self,
+        scope: &Scope,
+        cluster: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<crate::model::read::issuer::IssuerDetail>;
     /// The Let's Encrypt Certificates the scope sees (where `query` says) that will be
     /// issued before `until`: for the budgets' forecast.
     fn due(

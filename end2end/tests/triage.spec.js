@@ -57,7 +57,19 @@ for (const javaScriptEnabled of [true, false]) {
       await action.apply('edit-in-place').click();
       await expect(action.banner).toContainText('Done');
       await expect(action.summary).toContainText('ok');
+      // It follows through: the result page reaches "Ready and served" (by itself with
+      // JavaScript, on a reload without), and then nothing critical names the host and its
+      // Ingress page says it is healthy.
+      await expect(async () => {
+        if (!javaScriptEnabled) await page.reload();
+        await expect(page.getByTestId('progress')).toHaveAttribute('data-settled', 'ready', { timeout: 2_000 });
+      }).toPass({ timeout: 60_000 });
+      await expect(page.getByTestId('progress-headline')).toContainText('Ready and served');
       await finalState(page, javaScriptEnabled ? 'triage' : 'triage-no-js');
+      await board.open('?host=shop.acme.example&severity=critical');
+      await expect(page.getByTestId('problem-row')).toHaveCount(0);
+      await ingress.open('zrh-prod', 'acme-shop', 'shop');
+      await expect(page.getByTestId('healthy')).toBeVisible();
     });
   });
 }

@@ -250,7 +250,12 @@ pub fn Harm(urgency: crate::model::read::problems::Urgency, now: DateTime<Utc>) 
         .failing_since
         .map(|at| view! { <br/><span class="since">"problem since "<Time at=at now=now/></span> });
     // The problem's own start says more only when it is not when clients began to fail.
-    let since = since.filter(|_| urgency.failing_since != urgency.clients_failing_since);
+    let since = since.filter(
+        |_| match (urgency.failing_since, urgency.clients_failing_since) {
+            (Some(a), Some(b)) => (a - b).num_minutes().abs() > 5,
+            _ => true,
+        },
+    );
     let harm = match (urgency.clients_failing_since, urgency.clients_fail_at) {
         (Some(at), _) => view! { <strong class="harm now">"clients failing since "<Time at=at now=now/></strong> }.into_any(),
         (None, Some(at)) => view! { <strong class="harm soon">"clients fail "<Time at=at now=now/>" unless fixed"</strong> }.into_any(),

@@ -138,11 +138,23 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
 
 /// Why a button is not offered: `lead` (what would not help), the problem that stands in
 /// the way, and a link to where it is fixed first.
-pub fn not_offered(lead: &'static str, p: &Problem) -> impl IntoView {
-    let first = p.action.href.clone().map(|href| {
-        view! { " Fix that first: "<a href=href data-testid="fix-first">{p.action.label.clone()}</a>"." }
-    });
-    view! { <p data-testid="not-offered">{lead}{p.diagnosis.clone()}"."{first}</p> }
+/// `shown`: the problem is the one the page leads with (its diagnosis is right above, so it
+/// is not repeated); `here`: this page's path (a link to it would lead nowhere).
+pub fn not_offered(lead: &'static str, p: &Problem, shown: bool, here: &str) -> impl IntoView {
+    let first = p
+        .action
+        .href
+        .clone()
+        .filter(|href| href != here)
+        .map(|href| {
+            view! { " Fix that first: "<a href=href data-testid="fix-first">{p.action.label.clone()}</a>"." }
+        });
+    let why = if shown {
+        "the problem above.".to_string()
+    } else {
+        format!("{}.", p.diagnosis)
+    };
+    view! { <p data-testid="not-offered">{lead}{why}{first}</p> }
 }
 
 /// The same fix as YAML, for whoever changes the Ingress in Git.

@@ -34,6 +34,11 @@ pub fn detail_pages(kind: &str) -> Option<&'static str> {
 
 /// The page of an object, for the kinds Lookout has one for.
 pub fn object_path(kind: &str, cluster: &str, namespace: &str, name: &str) -> Option<String> {
+    match kind {
+        "ClusterIssuer" => return Some(issuer_path(cluster, None, name)),
+        "Issuer" => return Some(issuer_path(cluster, Some(namespace), name)),
+        _ => {}
+    }
     let base = detail_pages(kind)?;
     Some(format!(
         "/{base}/{}/{}/{}",
@@ -41,6 +46,16 @@ pub fn object_path(kind: &str, cluster: &str, namespace: &str, name: &str) -> Op
         encode(namespace),
         encode(name)
     ))
+}
+
+/// The page of an issuer (`namespace` None: a ClusterIssuer, `_` in the path).
+pub fn issuer_path(cluster: &str, namespace: Option<&str>, name: &str) -> String {
+    format!(
+        "/issuers/{}/{}/{}",
+        encode(cluster),
+        namespace.map(encode).unwrap_or_else(|| "_".into()),
+        encode(name)
+    )
 }
 
 /// Upstream issues the explanations cite, by the short names they use, and their GitHub

@@ -101,6 +101,39 @@ struct Specificity {
 }
 
 impl Solver {
+    /// One line in words: "HTTP-01 through a solver Ingress, for dnsZones example.com".
+    pub fn describe(&self) -> String {
+        let how = match (self.kind, &self.ingress_name) {
+            (SolverKind::Http01Ingress, Some(name)) => {
+                format!("HTTP-01, editing Ingress {name} in place")
+            }
+            (SolverKind::Http01Ingress, None) => "HTTP-01 through a solver Ingress".to_string(),
+            (SolverKind::Http01Gateway, _) => "HTTP-01 through a Gateway HTTPRoute".to_string(),
+            (SolverKind::Dns01, _) => "DNS-01".to_string(),
+            (SolverKind::Unknown, _) => "an empty or unknown solver (never picked)".to_string(),
+        };
+        let mut whom = Vec::new();
+        if !self.dns_names.is_empty() {
+            whom.push(format!("dnsNames {}", self.dns_names.join(", ")));
+        }
+        if !self.dns_zones.is_empty() {
+            whom.push(format!("dnsZones {}", self.dns_zones.join(", ")));
+        }
+        if !self.match_labels.is_empty() {
+            let labels: Vec<String> = self
+                .match_labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            whom.push(format!("labels {}", labels.join(", ")));
+        }
+        match (whom.is_empty(), self.catch_all) {
+            (true, true) => format!("{how}, for every name"),
+            (true, false) => format!("{how}, for names its selector matches"),
+            (false, _) => format!("{how}, for {}", whom.join("; ")),
+        }
+    }
+
     /// Whether it can answer the challenge types offered for `name` (DNS-01 only for a
     /// wildcard).
     fn offered(&self, name: &str) -> bool {

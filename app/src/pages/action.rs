@@ -215,6 +215,7 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
         view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{items_table(&r.items)} }
     });
     let next = next_actions(shell, r);
+    let follow = follow_through(r, shell.now);
     document(
         &Shell {
             title: format!("{}: {target}", r.action.title()),
@@ -226,6 +227,7 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
             <p>{target}</p>
             <p class=banner_class data-testid="action-banner">{banner}</p>
             <p data-testid="action-summary">{outcome_badge(r.outcome)}" "{r.message.clone()}</p>
+            {follow}
             {progress}
             {budget}
             {steps}
@@ -234,6 +236,82 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
             {back}
         },
     )
+}
+
+/// What an applied action set going, live: one line that says where it stands ("Ready and
+/// served", the first failure and what to do, or what it waits for), then each step.
+fn follow_through(r: &ActionRecord, now: chrono::DateTime<chrono::Utc>) -> Option<impl IntoView> {
+    use crate::model::read::progress::{Settled, StepState};
+    if r.progress.is_empty() {
+        return None;
+    }
+    let back = object_href(&r.kind, &r.cluster, &r.namespace, &r.name);
+    let (class, headline) = match r.settled {
+        Some(Settled::Ready) => (
+            "notice ok",
+            view! { <strong>"✓ Ready and served."</strong>" The certificate is issued and the hosts serve it; clients get it now." }.into_any(),
+        ),
+        Some(Settled::Failed) => {
+            let first = r
+                .progress
+                .iter()
+                .find(|s| s.state == StepState::Failed)
+                .map(|s| s.detail.clone())
+                .unwrap_or_default();
+            (
+                "notice critical",
+                view! { <strong>"✖ It did not work: "</strong>{first}". "<a href=back.clone()>{format!("See why on the {} page", r.kind)}</a> }.into_any(),
+            )
+        }
+        None => {
+            let waiting = r
+                .progress
+                .iter()
+                .find(|s| s.state == StepState::Pending)
+                .map(|s| s.detail.clone())
+                .unwrap_or_else(|| "under way".into());
+            (
+                "notice info",
+                view! { <strong>"… Under way: "</strong>{waiting}". This page follows it as it happens (reload it without JavaScript)." }.into_any(),
+            )
+        }
+    };
+    let steps = r
+        .progress
+        .iter()
+        .map(|s| {
+            let (icon, word) = match s.state {
+                StepState::Done => ("✓", "done"),
+                StepState::Failed => ("✖", "failed"),
+                StepState::Pending => ("…", "waiting"),
+                StepState::Skipped => ("–", "not needed"),
+            };
+            let at = s.at.map(|at| view! { " · "<crate::components::Time at=at now=now/> });
+            let name = match s.step {
+                "request" => "Request",
+                "order" => "Order",
+                "challenge" => "Challenge",
+                "issued" => "Issued",
+                _ => "Served by the host",
+            };
+            view! {
+                <li data-testid="progress-step" data-step=s.step data-state=word>
+                    <span aria-hidden="true">{icon}" "</span><strong>{name}</strong>{format!(" — {word}: ")}{s.detail.clone()}{at}
+                </li>
+            }
+        })
+        .collect_view();
+    let settled = match r.settled {
+        Some(Settled::Ready) => "ready",
+        Some(Settled::Failed) => "failed",
+        None => "",
+    };
+    Some(view! {
+        <section class="follow" data-testid="progress" data-settled=settled>
+            <p class=class data-testid="progress-headline">{headline}</p>
+            <ol class="steps">{steps}</ol>
+        </section>
+    })
 }
 
 /// The buttons that follow: run the previewed action, undo a fix, retry a failing
@@ -274,17 +352,23 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
             .into_any(),
         );
     }
+    // Undo is there, never the main button: folded.
     if !r.dry_run && r.action == ActionKind::EditInPlace && r.outcome.succeeded() {
         forms.push(
-            action_form(
-                &shell.csrf,
-                ActionKind::UndoEditInPlace,
-                &r.cluster,
-                &r.namespace,
-                &r.name,
-                crate::pages::action::FormMode::Preview,
-                "Preview undo".into(),
-            )
+            view! {
+                <details class="undo">
+                    <summary>"Undo this fix"</summary>
+                    {action_form(
+                        &shell.csrf,
+                        ActionKind::UndoEditInPlace,
+                        &r.cluster,
+                        &r.namespace,
+                        &r.name,
+                        crate::pages::action::FormMode::Preview,
+                        "Preview undo".into(),
+                    )}
+                </details>
+            }
             .into_any(),
         );
     }

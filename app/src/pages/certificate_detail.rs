@@ -138,6 +138,13 @@ pub fn page(
     // Issuing again cannot succeed while a prerequisite is broken (and would spend a failed
     // authorization or an order): no button, the reason, and where to fix it first.
     let blocked = problems.iter().find(|p| p.blocks_issuance());
+    let here = crate::model::links::object_path(
+        "Certificate",
+        &d.chain.certificate.cluster,
+        &d.chain.certificate.namespace,
+        &d.chain.certificate.name,
+    )
+    .unwrap_or_default();
     let renew = shell.actions.then(|| {
         if let Some(p) = blocked {
             let lead = if issuing {
@@ -147,7 +154,7 @@ pub fn page(
             };
             return view! {
                 <section class="actions blocked" aria-label="Actions" data-testid="certificate-actions">
-                    {crate::components::why::not_offered(lead, p)}
+                    {crate::components::why::not_offered(lead, p, problems.first().is_some_and(|f| f.id == p.id), &here)}
                 </section>
             }
             .into_any();
@@ -190,10 +197,10 @@ pub fn page(
     });
     let why = why_box(&problems, &[CertificateRef::of(&d.chain)], renew, now);
     let findings_count = d.findings.len();
-    let no_findings = d
-        .findings
-        .is_empty()
-        .then(|| view! { <p class="empty">"No findings."</p> });
+    // Nothing wrong now: said first, where the diagnosis would be.
+    let no_findings = (d.findings.is_empty() && problems.is_empty()).then(|| {
+        view! { <p class="notice ok" data-testid="healthy"><strong>"✓ Healthy."</strong>" Nothing is wrong with this Certificate now."</p> }
+    });
     let issued_leaf = d
         .chain
         .requests
@@ -207,6 +214,7 @@ pub fn page(
         },
         view! {
             <h1>"Certificate " {c.name.clone()}</h1>
+            {no_findings}
             {why}
             <h2>"Details"</h2>
             <dl class="facts">
@@ -228,7 +236,6 @@ pub fn page(
                 <dt>"Failed attempts"</dt><dd>{c.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
             </dl>
             {lifetime_bar(c.not_before, c.renewal_time, c.not_after, now)}
-            {no_findings}
             {crate::components::findings_fold(findings_count, findings_table(d.findings, now, true))}
             {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), issued_leaf, now))}
             {crate::components::fold("Attempts", attempts(&d.chain, now))}

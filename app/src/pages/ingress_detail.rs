@@ -204,6 +204,8 @@ pub fn page(
     // Edit-in-place cannot help while a prerequisite is broken (no cert-manager, no issuer,
     // the CA refusing): the page says what to fix first instead of offering it.
     let prerequisite = problems.iter().find(|p| p.blocks_edit_in_place());
+    let here = crate::model::links::object_path("Ingress", &i.cluster, &i.namespace, &i.name)
+        .unwrap_or_default();
     let actions = shell.actions.then(|| {
         let needed = matches!(
             d.annotation,
@@ -213,7 +215,10 @@ pub fn page(
             .then(|| action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()));
         let not_now = prerequisite
             .filter(|_| needed)
-            .map(|p| crate::components::why::not_offered("Adding edit-in-place cannot help yet: ", p));
+            .map(|p| {
+                let shown = problems.first().is_some_and(|f| f.id == p.id);
+                crate::components::why::not_offered("Adding edit-in-place cannot help yet: ", p, shown, &here)
+            });
         let lookout_owns = match &d.annotation {
             AnnotationStatus::Set { managers } | AnnotationStatus::SetNotEffective { managers, .. } => {
                 managers.iter().any(|m| &**m == crate::actions::FIELD_MANAGER)
@@ -251,9 +256,10 @@ pub fn page(
     });
     let why = why_box(&problems, &certificates, actions.flatten(), now);
     let findings_count = d.findings.len();
-    let no_findings = d.findings.is_empty().then(
-        || view! { <p class="empty">"No findings: this Ingress and its chain look healthy."</p> },
-    );
+    // Nothing wrong now: said first, where the diagnosis would be.
+    let no_findings = (d.findings.is_empty() && problems.is_empty()).then(|| {
+        view! { <p class="notice ok" data-testid="healthy"><strong>"✓ Healthy."</strong>" Nothing is wrong with this Ingress and its chain now."</p> }
+    });
     document(
         &Shell {
             title: page_title(worst, &i.name, &i.namespace, &i.cluster),
@@ -262,6 +268,7 @@ pub fn page(
         },
         view! {
             <h1>"Ingress " {i.name.clone()}</h1>
+            {no_findings}
             {why}
             <h2>"Details"</h2>
             <dl class="facts">
@@ -275,7 +282,6 @@ pub fn page(
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
                 <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd data-testid="annotation-status">{annotation_text(&d.annotation)}</dd>
             </dl>
-            {no_findings}
             {crate::components::findings_fold(findings_count, findings_table(d.findings, now, true))}
             {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), None, now))}
             {crate::components::fold("Chain", tls)}

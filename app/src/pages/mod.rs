@@ -13,6 +13,7 @@ pub mod findings;
 pub mod forecast;
 pub mod ingress_detail;
 pub mod ingresses;
+pub mod issuer;
 pub mod rate_limits;
 pub mod search;
 

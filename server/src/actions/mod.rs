@@ -311,6 +311,8 @@ impl Actions {
             needs_confirmation: false,
             items: Vec::new(),
             total: 0,
+            progress: Vec::new(),
+            settled: None,
         }
     }
 

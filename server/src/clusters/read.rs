@@ -138,6 +138,22 @@ impl FleetReader for Registry {
         })
     }
 
+    fn issuer(
+        &self,
+        scope: &Scope,
+        cluster: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<lookout_app::model::read::issuer::IssuerDetail> {
+        let (c, visible) = self.visible(scope, Some(cluster)).next()?;
+        let findings = c.findings();
+        c.read(|data| {
+            lookout_app::model::read::issuer::issuer_detail(
+                &visible, &c.name, data, &findings, namespace, name,
+            )
+        })
+    }
+
     fn due(
         &self,
         scope: &Scope,

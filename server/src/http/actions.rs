@@ -253,7 +253,8 @@ pub(super) async fn api_bulk_renew(
     api_bulk(state, caller, ActionKind::BulkRenew, headers, body).await
 }
 
-/// A preview or result the caller may see: their own, or one about an object they see.
+/// A preview or result the caller may see: their own, or one about an object they see;
+/// an applied action with its follow-through as the caller sees the cluster now.
 fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionRecord, AppError> {
     state
         .actions
@@ -262,7 +263,68 @@ fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionR
             r.actor == caller.actor()
                 || (!r.action.is_bulk() && caller.scope.sees(&r.cluster, &r.namespace))
         })
+        .map(|r| with_progress(state, caller, r))
         .ok_or_else(|| AppError::NotFound(format!("There is no action {id} (previews and results are kept for the last 500 actions; the audit log keeps every one).")))
+}
+
+/// Adds what an applied fix, renew or restart set going: the issuance of each Certificate
+/// it touched, step by step, read within the caller's scope (a Certificate they do not see
+/// adds nothing).
+fn with_progress(state: &AppState, caller: &Caller, mut r: ActionRecord) -> ActionRecord {
+    use lookout_app::model::read::progress::{follow_through, Settled};
+    let applies = matches!(
+        r.action,
+        ActionKind::EditInPlace | ActionKind::Renew | ActionKind::Restart
+    );
+    if r.dry_run || !applies || !r.outcome.succeeded() {
+        return r;
+    }
+    // The Certificates it touched, and whether it asked for a new certificate.
+    let mut certificates: Vec<String> = Vec::new();
+    if r.kind == "Certificate" {
+        certificates.push(r.name.clone());
+    }
+    for s in r.steps.iter().filter(|s| s.kind == "Certificate") {
+        if !certificates.contains(&s.name) {
+            certificates.push(s.name.clone());
+        }
+    }
+    let expects_issuance = matches!(r.action, ActionKind::Renew | ActionKind::Restart)
+        || r.steps.iter().any(|s| {
+            s.kind == "CertificateRequest"
+                || s.change.contains("renew")
+                || s.change.contains("restart")
+        });
+    let probed = state.probes.last.lock().expect("probe status lock").rounds > 0;
+    let mut settled: Vec<Option<Settled>> = Vec::new();
+    let several = certificates.len() > 1;
+    for name in certificates {
+        let key = ObjectKey {
+            cluster: r.cluster.as_str().into(),
+            namespace: r.namespace.as_str().into(),
+            name,
+        };
+        let Some(d) = state.fleet().certificate(&caller.scope, &key) else {
+            continue;
+        };
+        let (mut steps, s) =
+            follow_through(&d.chain, &d.clients_get, probed, r.at, expects_issuance);
+        if several {
+            for step in &mut steps {
+                step.detail = format!("{}: {}", key.name, step.detail);
+            }
+        }
+        r.progress.extend(steps);
+        settled.push(s);
+    }
+    r.settled = if settled.contains(&Some(Settled::Failed)) {
+        Some(Settled::Failed)
+    } else if !settled.is_empty() && settled.iter().all(|s| *s == Some(Settled::Ready)) {
+        Some(Settled::Ready)
+    } else {
+        None
+    };
+    r
 }
 
 pub(super) async fn api_action(

@@ -84,6 +84,38 @@ pub(super) async fn certificates(
     Ok(Json(load::certificates(&state, &caller.scope, &q)))
 }
 
+/// One issuer as the caller sees it (`_` as the namespace of a ClusterIssuer); a 404 like
+/// a missing object for anything the caller does not see.
+pub(super) fn issuer_detail(
+    state: &AppState,
+    caller: &Caller,
+    cluster: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<lookout_app::model::read::issuer::IssuerDetail, AppError> {
+    let namespace = (namespace != "_").then_some(namespace);
+    state
+        .fleet()
+        .issuer(&caller.scope, cluster, namespace, name)
+        .ok_or_else(|| {
+            AppError::NotFound(format!(
+                "There is no issuer {name} in {} of cluster {cluster} that you can see.",
+                namespace.map_or_else(|| "the cluster".to_string(), |ns| format!("namespace {ns}"))
+            ))
+        })
+}
+
+/// `GET /api/v1/issuers/{cluster}/{namespace or _}/{name}`: what the issuer page shows.
+pub(super) async fn issuer(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((cluster, namespace, name)): Path<(ClusterName, String, String)>,
+) -> Result<Json<lookout_app::model::read::issuer::IssuerDetail>, ApiError> {
+    Ok(Json(issuer_detail(
+        &state, &caller, &cluster, &namespace, &name,
+    )?))
+}
+
 /// A Certificate's chain plus what the history remembers about it.
 #[derive(Serialize)]
 pub(super) struct CertificateWithHistory {

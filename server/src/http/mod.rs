@@ -175,6 +175,11 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(pages::certificate),
         ),
+        route(
+            "/issuers/{cluster}/{namespace}/{name}",
+            GET,
+            get(pages::issuer),
+        ),
         route("/challenges", GET, get(pages::challenges)),
         route("/rate-limits", GET, get(pages::rate_limits)),
         route("/rate-limits/forecast", GET, get(pages::forecast)),
@@ -208,6 +213,11 @@ pub fn routes() -> Vec<Route> {
             "/api/v1/certificates/{cluster}/{namespace}/{name}",
             GET,
             get(api::certificate),
+        ),
+        route(
+            "/api/v1/issuers/{cluster}/{namespace}/{name}",
+            GET,
+            get(api::issuer),
         ),
         route("/api/v1/ingresses", GET, get(api::ingresses)),
         route(

@@ -225,6 +225,20 @@ pub(super) async fn certificate(
     )))
 }
 
+/// `/issuers/{cluster}/{namespace or _}/{name}`.
+pub(super) async fn issuer(
+    State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
+    Path((cluster, namespace, name)): Path<(ClusterName, String, String)>,
+) -> Result<Html<String>, AppError> {
+    let detail = super::api::issuer_detail(&state, &caller, &cluster, &namespace, &name)?;
+    Ok(Html(pages::issuer::page(
+        &shell(&state, &caller, &csrf),
+        detail,
+    )))
+}
+
 pub(super) async fn challenges(
     State(state): State<AppState>,
     caller: Caller,

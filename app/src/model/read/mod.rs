@@ -13,8 +13,10 @@
 //! - [`problems`]: the findings grouped by root cause along the chain.
 
 pub mod chain;
+pub mod issuer;
 pub mod lists;
 pub mod problems;
+pub mod progress;
 pub mod sort;
 pub mod views;
 

@@ -300,6 +300,8 @@ struct Gathering<'a> {
     expires: Option<DateTime<Utc>>,
     unissued: bool,
     issuance: Vec<Issuance>,
+    /// The issuer its chains name: (namespace — empty for a ClusterIssuer —, kind, name).
+    issuer: Option<(Text, Text, Text)>,
 }
 
 impl<'a> Gathering<'a> {
@@ -313,6 +315,7 @@ impl<'a> Gathering<'a> {
             expires: None,
             unissued: false,
             issuance: Vec::new(),
+            issuer: None,
         }
     }
 
@@ -375,7 +378,16 @@ impl<'a> Gathering<'a> {
             namespaces: namespaces.into_iter().collect(),
             urgency,
             since,
-            action: next_action(root),
+            action: {
+                let mut action = next_action(root);
+                // "Check the issuer" opens the issuer's page, also when the finding is
+                // about an Ingress or Certificate that names a missing one.
+                if let (Rule::IssuerMissing, Some((ns, kind, name))) = (root.rule, &self.issuer) {
+                    let ns = (&**kind != "ClusterIssuer").then_some(&**ns);
+                    action.href = Some(crate::model::links::issuer_path(&root.cluster, ns, name));
+                }
+                action
+            },
             confirming,
             objects: objects.into(),
             root: root.clone(),
@@ -582,6 +594,9 @@ pub fn cluster_problems(
         g.expires(chain.expires);
         g.unissued |= chain.unissued;
         g.issuance.extend(chain.issuance);
+        if g.issuer.is_none() {
+            g.issuer = chain.issuer.clone();
+        }
     }
     // What no chain took: a problem each (merged when the same root comes twice); the
     // load balancer's findings last, so that the cluster-wide finding that explains them is

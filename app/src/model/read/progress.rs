@@ -1,0 +1,493 @@
+//! How an applied action follows through: the issuance it started, step by step — the
+//! CertificateRequest, its Order, the Challenges, the certificate issued, then served by the
+//! host — read from the cluster as it is now, so the result page says "Ready and served" or
+//! the first failure in plain words, not only "Done".
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::model::chain::CertificateChain;
+use crate::model::probe::Observation;
+
+/// Where one step stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepState {
+    Pending,
+    Done,
+    Failed,
+    /// Not part of this action's follow-through (no new issuance was needed; the probe is
+    /// off).
+    Skipped,
+}
+
+/// One step of the follow-through.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProgressStep {
+    /// `request`, `order`, `challenge`, `issued` or `served`.
+    pub step: &'static str,
+    pub state: StepState,
+    /// When it was done or failed, when known.
+    pub at: Option<DateTime<Utc>>,
+    /// What was seen, in words.
+    pub detail: String,
+}
+
+/// How it ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Settled {
+    /// Issued and served by the host (or issued, where the probe does not look).
+    Ready,
+    /// A step failed: its detail says how.
+    Failed,
+}
+
+/// Requests made this long before the action still count as its own (the clocks of
+/// Lookout and the API server differ a little).
+const SLACK: Duration = Duration::seconds(5);
+
+fn step(
+    step: &'static str,
+    state: StepState,
+    at: Option<DateTime<Utc>>,
+    detail: String,
+) -> ProgressStep {
+    ProgressStep {
+        step,
+        state,
+        at,
+        detail,
+    }
+}
+
+/// The follow-through of an action applied at `since` on `chain`'s Certificate, with what
+/// the probe saw on its hosts (`served`; `probed`: whether the probe has looked at all).
+/// `expects_issuance`: the action asked for a new certificate (a renew, a restart, the
+/// fix's last step); else only what is issued now and served counts.
+pub fn follow_through(
+    chain: &CertificateChain,
+    served: &[Observation],
+    probed: bool,
+    since: DateTime<Utc>,
+    expects_issuance: bool,
+) -> (Vec<ProgressStep>, Option<Settled>) {
+    use StepState::*;
+    let mut out = Vec::new();
+    let attempt = chain
+        .requests
+        .iter()
+        .filter(|r| r.request.created.is_some_and(|c| c + SLACK >= since))
+        .max_by_key(|r| r.request.created);
+    let issued_leaf = match (attempt, expects_issuance) {
+        (None, true) => {
+            out.push(step(
+                "request",
+                Pending,
+                None,
+                "waiting for cert-manager to make a CertificateRequest".into(),
+            ));
+            None
+        }
+        (None, false) => {
+            for s in ["request", "order", "challenge"] {
+                out.push(step(s, Skipped, None, "no new issuance was needed".into()));
+            }
+            chain
+                .requests
+                .iter()
+                .find(|r| {
+                    r.request.issued.is_some() && r.request.revision == chain.certificate.revision
+                })
+                .and_then(|r| r.request.issued.as_deref())
+                .map(|l| l.sha256.to_string())
+        }
+        (Some(r), _) => {
+            let req = &r.request;
+            out.push(step(
+                "request",
+                Done,
+                req.created,
+                format!("CertificateRequest {} made", req.name),
+            ));
+            let order = r.orders.iter().max_by_key(|o| o.order.created);
+            match order {
+                None => out.push(step(
+                    "order",
+                    Pending,
+                    None,
+                    "waiting for the ACME order".into(),
+                )),
+                Some(o) => {
+                    let state = &*o.order.state;
+                    let (s, detail) = match state {
+                        "valid" => (Done, format!("Order {} is valid", o.order.name)),
+                        "invalid" | "errored" => (
+                            Failed,
+                            format!(
+                                "Order {} is {state}: {}",
+                                o.order.name,
+                                o.order.reason.as_deref().unwrap_or("no reason given")
+                            ),
+                        ),
+                        other => (
+                            Pending,
+                            format!(
+                                "Order {} is {}",
+                                o.order.name,
+                                if other.is_empty() {
+                                    "being created"
+                                } else {
+                                    other
+                                }
+                            ),
+                        ),
+                    };
+                    out.push(step(
+                        "order",
+                        s,
+                        o.order.failure_time.or(o.order.created),
+                        detail,
+                    ));
+                    let failed = o
+                        .challenges
+                        .iter()
+                        .find(|c| matches!(&*c.state, "invalid" | "errored"));
+                    let challenge = match (failed, state) {
+                        (Some(c), _) => step(
+                            "challenge",
+                            Failed,
+                            None,
+                            format!(
+                                "the challenge for {} failed: {}",
+                                c.dns_name,
+                                c.reason.as_deref().unwrap_or("no reason given")
+                            ),
+                        ),
+                        (None, "valid" | "ready") => step(
+                            "challenge",
+                            Done,
+                            None,
+                            "Let's Encrypt validated every name".into(),
+                        ),
+                        (None, _) if o.challenges.is_empty() => step(
+                            "challenge",
+                            Pending,
+                            None,
+                            "waiting for the challenges".into(),
+                        ),
+                        (None, _) => {
+                            let waiting: Vec<String> = o
+                                .challenges
+                                .iter()
+                                .filter(|c| &*c.state != "valid")
+                                .map(|c| match c.reason.as_deref() {
+                                    Some(r) if !r.is_empty() => format!("{} ({r})", c.dns_name),
+                                    _ => format!(
+                                        "{} ({})",
+                                        c.dns_name,
+                                        if c.state.is_empty() {
+                                            "pending"
+                                        } else {
+                                            &c.state
+                                        }
+                                    ),
+                                })
+                                .collect();
+                            step(
+                                "challenge",
+                                if waiting.is_empty() { Done } else { Pending },
+                                None,
+                                if waiting.is_empty() {
+                                    "Let's Encrypt validated every name".into()
+                                } else {
+                                    format!("waiting for {}", waiting.join(", "))
+                                },
+                            )
+                        }
+                    };
+                    out.push(challenge);
+                }
+            }
+            let ready = req.ready.as_ref();
+            match (ready.map(|c| c.is_true()), req.issued.as_deref()) {
+                (Some(true), Some(leaf)) => {
+                    out.push(step(
+                        "issued",
+                        Done,
+                        ready.and_then(|c| c.last_transition),
+                        format!(
+                            "issued: serial {}, valid until {}",
+                            leaf.serial,
+                            leaf.not_after.format("%Y-%m-%d")
+                        ),
+                    ));
+                    Some(leaf.sha256.to_string())
+                }
+                _ if req.failure_time.is_some()
+                    || ready.is_some_and(|c| {
+                        matches!(c.reason.as_deref(), Some("Failed" | "Denied"))
+                    }) =>
+                {
+                    out.push(step(
+                        "issued",
+                        Failed,
+                        req.failure_time,
+                        format!(
+                            "the request failed: {}",
+                            ready
+                                .and_then(|c| c.message.as_deref())
+                                .unwrap_or("no reason given")
+                        ),
+                    ));
+                    None
+                }
+                _ => {
+                    out.push(step(
+                        "issued",
+                        Pending,
+                        None,
+                        "waiting for the certificate".into(),
+                    ));
+                    None
+                }
+            }
+        }
+    };
+    if !expects_issuance || attempt.is_some() {
+        if attempt.is_none() {
+            let ready = chain.certificate.ready.as_ref().filter(|r| r.is_true());
+            out.push(match ready {
+                Some(r) => step(
+                    "issued",
+                    Done,
+                    r.last_transition,
+                    "the certificate is Ready".into(),
+                ),
+                None => step(
+                    "issued",
+                    Pending,
+                    None,
+                    "the certificate is not Ready".into(),
+                ),
+            });
+        }
+        let hosts: Vec<&Observation> = served
+            .iter()
+            .filter(|o| {
+                chain
+                    .certificate
+                    .dns_names
+                    .iter()
+                    .any(|n| crate::model::probe::name_matches(n, &o.host))
+            })
+            .collect();
+        let served_step = match (&issued_leaf, hosts.is_empty(), probed) {
+            (_, true, false) => step(
+                "served",
+                Skipped,
+                None,
+                "the probe has not looked at these hosts (it is off, or has not run yet)".into(),
+            ),
+            (None, _, _) => step(
+                "served",
+                Pending,
+                None,
+                "waiting for the certificate to be issued".into(),
+            ),
+            (Some(_), true, true) => step(
+                "served",
+                Pending,
+                None,
+                "waiting for the probe to look at the hosts".into(),
+            ),
+            (Some(sha), false, _) => {
+                let stale: Vec<String> = hosts
+                    .iter()
+                    .filter(|o| {
+                        o.tls
+                            .as_ref()
+                            .is_none_or(|t| &*t.leaf.sha256 != sha.as_str())
+                    })
+                    .map(|o| format!("{} on {}", o.host, o.address))
+                    .collect();
+                if stale.is_empty() {
+                    let at = hosts.iter().map(|o| o.since).max();
+                    step(
+                        "served",
+                        Done,
+                        at,
+                        "every address of its hosts serves the new certificate".into(),
+                    )
+                } else {
+                    step(
+                        "served",
+                        Pending,
+                        None,
+                        format!("still another certificate on {}", stale.join(", ")),
+                    )
+                }
+            }
+        };
+        out.push(served_step);
+    }
+    let settled = if out.iter().any(|s| s.state == Failed) {
+        Some(Settled::Failed)
+    } else if out.iter().all(|s| matches!(s.state, Done | Skipped))
+        && out.iter().any(|s| s.step == "issued" && s.state == Done)
+    {
+        Some(Settled::Ready)
+    } else {
+        None
+    };
+    (out, settled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::certificate::CertificateView;
+    use crate::model::chain::{OrderChain, RequestChain};
+    use crate::model::ingress::IngressView;
+    use crate::model::issuer::AcmeServer;
+    use crate::model::probe::{IssuedLeaf, ServedCertificate, TlsObservation};
+    use crate::model::rules::fixtures::{attempt, cond, now};
+
+    /// shop-tls with the attempt the action started 40 minutes ago (the fixtures' attempt
+    /// is 30 minutes old): its order in `order_state`, one challenge.
+    fn chain(order_state: &str, challenge: (&str, &str), issued: Option<&str>) -> CertificateChain {
+        let ing = IngressView::test("shop")
+            .in_ns("acme")
+            .tls("shop.example.com");
+        let cert = CertificateView::of(&ing);
+        let (mut request, order, ch) = attempt(
+            &cert,
+            order_state,
+            None,
+            Some((challenge.0, challenge.1, Duration::minutes(20))),
+        );
+        if let Some(sha) = issued {
+            request.ready = Some(cond("Ready", "True", "Issued", "issued", Some(now())));
+            request.issued = Some(Box::new(IssuedLeaf {
+                sha256: sha.into(),
+                serial: "0B".into(),
+                not_after: now() + Duration::days(90),
+            }));
+        }
+        CertificateChain {
+            certificate: cert,
+            issuer: None,
+            server: AcmeServer::LetsEncryptProduction,
+            requests: vec![RequestChain {
+                request,
+                current: true,
+                orders: vec![OrderChain {
+                    order,
+                    challenges: ch.into_iter().collect(),
+                }],
+            }],
+        }
+    }
+
+    fn served(sha: &str) -> Observation {
+        Observation {
+            host: "shop.example.com".into(),
+            address: "192.0.2.1".parse().unwrap(),
+            sources: Vec::new(),
+            since: now(),
+            tls: Some(TlsObservation {
+                leaf: ServedCertificate {
+                    subject: "CN=shop.example.com".into(),
+                    names: vec!["shop.example.com".into()],
+                    issuer: "CN=R10".into(),
+                    serial: "0B".into(),
+                    not_before: now(),
+                    not_after: now() + Duration::days(90),
+                    sha256: sha.into(),
+                },
+                chain_len: 2,
+                untrusted: None,
+                version: "TLSv1.3".into(),
+            }),
+            tls_error: None,
+            needs_proxy_header: false,
+            acme: None,
+            acme_error: None,
+        }
+    }
+
+    fn states(steps: &[ProgressStep]) -> Vec<(&'static str, StepState)> {
+        steps.iter().map(|s| (s.step, s.state)).collect()
+    }
+
+    fn since() -> DateTime<Utc> {
+        now() - Duration::minutes(40)
+    }
+
+    #[test]
+    fn under_way_it_says_what_it_waits_for() {
+        let c = chain("pending", ("pending", ""), None);
+        let (steps, settled) = follow_through(&c, &[], true, since(), true);
+        assert_eq!(settled, None);
+        assert_eq!(
+            states(&steps),
+            [
+                ("request", StepState::Done),
+                ("order", StepState::Pending),
+                ("challenge", StepState::Pending),
+                ("issued", StepState::Pending),
+                ("served", StepState::Pending),
+            ]
+        );
+        assert!(
+            steps[2].detail.contains("shop.example.com"),
+            "{}",
+            steps[2].detail
+        );
+    }
+
+    #[test]
+    fn a_failed_challenge_settles_it_failed_with_the_cas_words() {
+        let c = chain(
+            "invalid",
+            (
+                "invalid",
+                "Invalid response from https://shop.example.com/.well-known/acme-challenge/x: 404",
+            ),
+            None,
+        );
+        let (steps, settled) = follow_through(&c, &[], true, since(), true);
+        assert_eq!(settled, Some(Settled::Failed));
+        let failed = steps.iter().find(|s| s.step == "challenge").unwrap();
+        assert_eq!(failed.state, StepState::Failed);
+        assert!(
+            failed.detail.contains("Invalid response"),
+            "{}",
+            failed.detail
+        );
+    }
+
+    #[test]
+    fn issued_is_not_ready_until_the_host_serves_it() {
+        let sha = "ab".repeat(32);
+        let c = chain("valid", ("valid", ""), Some(&sha));
+        let (steps, settled) = follow_through(&c, &[served(&"cd".repeat(32))], true, since(), true);
+        assert_eq!(settled, None, "{steps:#?}");
+        assert_eq!(steps.last().unwrap().state, StepState::Pending);
+        let (steps, settled) = follow_through(&c, &[served(&sha)], true, since(), true);
+        assert_eq!(settled, Some(Settled::Ready), "{steps:#?}");
+        // Without the probe: issued is as far as Lookout can tell.
+        let (steps, settled) = follow_through(&c, &[], false, since(), true);
+        assert_eq!(steps.last().unwrap().state, StepState::Skipped);
+        assert_eq!(settled, Some(Settled::Ready));
+    }
+
+    #[test]
+    fn a_request_from_before_the_action_is_not_its_follow_through() {
+        let c = chain("invalid", ("invalid", "old failure"), None);
+        // The action ran after that attempt: it waits for a new request.
+        let (steps, settled) = follow_through(&c, &[], true, now(), true);
+        assert_eq!(states(&steps), [("request", StepState::Pending)]);
+        assert_eq!(settled, None);
+    }
+}

@@ -25,3 +25,22 @@ test('support finds the clusters that run out within 7 days from the budgets pag
   await accessible(page);
   await finalState(page, 'forecast');
 });
+
+// Support: "which namespaces spent most of globex.example's budget?" — two clicks from
+// anywhere: the limits in the header, then the registered domain.
+test('support finds which namespaces spent most of a registered domain in two clicks', async ({ page }) => {
+  await page.goto('/');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: "Let's Encrypt limits" }).click();
+  const domain = page.getByTestId('budget-key').filter({ hasText: /^globex\.example$/ }).first();
+  await expect(domain).toBeVisible();
+  await domain.click();
+  await expect(page).toHaveURL(/\/rate-limits\?key=globex\.example$/);
+  const rows = page.getByTestId('spender-row');
+  await expect(rows.first()).toContainText('zrh-prod/globex-web');
+  // The most first.
+  const counts = (await rows.locator('td').allTextContents()).map(Number);
+  expect(counts.length).toBeGreaterThan(0);
+  expect([...counts].sort((a, b) => b - a)).toEqual(counts);
+  // Every budget row shown is globex.example's.
+  for (const key of await page.getByTestId('budget-key').allTextContents()) expect(key).toBe('globex.example');
+});

@@ -76,3 +76,21 @@ test('each bar of the expiry chart lists its certificates', async ({ page }) => 
   expect(expires.length).toBeGreaterThan(0);
   for (const e of expires) expect(e.trim()).toBe('');
 });
+
+// Support exports the rollout of the fix — every Ingress that still needs it, whatever the
+// reason (missing, invalid, not in effect) — in one CSV, two clicks from anywhere.
+test('the rollout of the fix exports in one CSV', async ({ page }) => {
+  await page.goto('/');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Ingresses' }).click();
+  const href = await page.getByTestId('needs-fix-csv').getAttribute('href');
+  expect(href).toBe('/api/v1/ingresses.csv?status=missing%2Cinvalid%2Cset-not-effective');
+  const csv = await page.request.get(href);
+  expect(csv.status()).toBe(200);
+  const [header, ...lines] = (await csv.text()).trim().split('\n');
+  const status = header.split(',').indexOf('annotation.status');
+  expect(status, header).toBeGreaterThan(-1);
+  const seen = new Set(lines.map((l) => l.split(',')[status]));
+  expect([...seen].every((s) => ['missing', 'invalid', 'set-not-effective'].includes(s)), [...seen].join(' ')).toBe(true);
+  expect(seen.has('missing')).toBe(true);
+  expect(seen.has('invalid')).toBe(true);
+});

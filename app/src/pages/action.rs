@@ -204,7 +204,7 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
         }
     });
     let budget = (!r.budget.is_empty()).then(|| {
-        view! { <h2>"Let's Encrypt budgets"</h2>{budget_table(&r.budget)} }
+        view! { <h2>"Let's Encrypt limits"</h2>{budget_table(&r.budget)} }
     });
     let steps = (!r.steps.is_empty())
         .then(|| view! { <h2>"Changes"</h2>{steps_table(&r.cluster, &r.steps)} });

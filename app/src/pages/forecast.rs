@@ -13,6 +13,7 @@ pub(crate) fn budget_query_string(q: &BudgetQuery) -> String {
     query_string(&[
         ("cluster", q.cluster.as_deref()),
         ("namespace", q.namespace.as_deref()),
+        ("key", q.key.as_deref()),
     ])
 }
 

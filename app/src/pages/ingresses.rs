@@ -48,6 +48,24 @@ pub(crate) fn query_string(q: &IngressQuery) -> String {
     .join("&")
 }
 
+/// The rollout's question in one line: the Ingresses that still need the fix (where the
+/// page is filtered), as a list and as CSV.
+fn rollout(query: &IngressQuery) -> impl IntoView {
+    let q = crate::components::query_string(&[
+        ("cluster", query.cluster.as_deref()),
+        ("namespace", query.namespace.as_deref()),
+        ("status", Some(NEEDS_FIX)),
+    ]);
+    let list = format!("/ingresses?{q}");
+    let csv = format!("/api/v1/ingresses.csv?{q}");
+    view! {
+        <p class="rollout">"Rollout of the fix: "
+            <a href=list data-testid="needs-fix">"the Ingresses that still need it"</a>" · "
+            <a href=csv download="" data-testid="needs-fix-csv">"export them as CSV"</a>
+        </p>
+    }
+}
+
 /// The statuses whose Ingresses the edit-in-place fix is for.
 const NEEDS_FIX: &str = "missing,invalid,set-not-effective";
 
@@ -198,6 +216,7 @@ pub fn page(
                 </label>
                 <button type="submit">"Filter"</button>
             </form>
+            {rollout(query)}
             {legend}
             {bulk}
             {empty}

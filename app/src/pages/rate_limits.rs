@@ -31,21 +31,52 @@ pub(crate) fn elsewhere(n: u32) -> Option<String> {
     (n > 0).then(|| format!(" ({n} used in this fleet outside your namespaces)"))
 }
 
-/// Where a budget was spent: its clusters, each a filter of this page.
+/// Where a budget was spent: each namespace with how many of its counted spends it made,
+/// the most first, each a filter of this page.
 fn places(b: &Budget) -> impl IntoView {
-    b.clusters
+    b.spent_by
         .iter()
-        .map(|c| {
-            let href = format!("/rate-limits?cluster={}", encode(c));
-            let namespaces: Vec<&str> = b
-                .namespaces
-                .iter()
-                .filter_map(|n| n.split_once('/').filter(|(x, _)| x == c).map(|(_, ns)| ns))
-                .collect();
-            let title = namespaces.join(", ");
-            view! { <li><a href=href title=title>{c.clone()}</a>{format!(" ({})", namespaces.len())}</li> }
+        .map(|s| {
+            let (cluster, namespace) = s.namespace.split_once('/').unwrap_or(("", &s.namespace));
+            let href = format!(
+                "/rate-limits?{}",
+                crate::components::query_string(&[
+                    ("cluster", Some(cluster)),
+                    ("namespace", Some(namespace))
+                ])
+            );
+            view! { <li><a href=href>{s.namespace.clone()}</a>{format!(" ({})", s.count)}</li> }
         })
         .collect_view()
+}
+
+/// The spends of the budgets shown, summed per namespace, the most first: which customers
+/// spent most (of one registered domain's budget when the page is narrowed to it).
+fn spenders(budgets: &[Budget]) -> Option<impl IntoView> {
+    let mut totals: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
+    for s in budgets.iter().flat_map(|b| b.spent_by.iter()) {
+        *totals.entry(&s.namespace).or_default() += s.count;
+    }
+    if totals.is_empty() {
+        return None;
+    }
+    let mut rows: Vec<(&str, u32)> = totals.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let rows = rows
+        .into_iter()
+        .map(|(namespace, count)| {
+            view! { <tr data-testid="spender-row"><th scope="row">{namespace.to_string()}</th><td data-label="Spent">{count}</td></tr> }
+        })
+        .collect_view();
+    Some(view! {
+        <h2>"Spent most"</h2>
+        <p>"What each namespace spent of the budgets above (each counted spend once per budget it counts against)."</p>
+        <table data-testid="spenders">
+            <caption class="visually-hidden">"Spends per namespace"</caption>
+            <thead><tr><th scope="col">"Namespace"</th><th scope="col">"Spent"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    })
 }
 
 /// The next 7 days in one line, linked to the forecast: which registered domains run out,
@@ -115,10 +146,13 @@ pub fn page(
                 crate::model::budget::Limit::NewOrders => {
                     view! { <span>{b.key.clone()}</span> }.into_any()
                 }
+                // The key narrows this page to its budget (who spent it); its certificates
+                // are one more link.
                 _ => {
                     let first = b.key.split(',').next().unwrap_or(&b.key).trim().to_string();
-                    let href = format!("/certificates?q={}", encode(&first));
-                    view! { <a href=href>{b.key.clone()}</a> }.into_any()
+                    let narrow = format!("/rate-limits?key={}", encode(&b.key));
+                    let certificates = format!("/certificates?q={}", encode(&first));
+                    view! { <a href=narrow data-testid="budget-key">{b.key.clone()}</a>" "<a class="term" href=certificates>"(certificates)"</a> }.into_any()
                 }
             };
             let latest = b.latest.as_ref().map(|o| {
@@ -145,8 +179,8 @@ pub fn page(
             }
         })
         .collect_view();
-    let filtered = (query.cluster.is_some() || query.namespace.is_some()).then(|| {
-        let what = [query.cluster.as_deref(), query.namespace.as_deref()]
+    let filtered = (query.cluster.is_some() || query.namespace.is_some() || query.key.is_some()).then(|| {
+        let what = [query.key.as_deref(), query.cluster.as_deref(), query.namespace.as_deref()]
             .into_iter()
             .flatten()
             .collect::<Vec<_>>()
@@ -159,12 +193,12 @@ pub fn page(
     );
     document(
         &Shell {
-            title: "Let's Encrypt budgets".into(),
+            title: "Let's Encrypt limits".into(),
             active: Nav::RateLimits,
             ..shell.clone()
         },
         view! {
-            <h1>"Let's Encrypt budgets"</h1>
+            <h1>"Let's Encrypt limits"</h1>
             <p>"Computed from the issuance history: 50 new certificates per registered domain and 5 per exact set of names per 7 days (renewals of a set are exempt from the first), 5 failed authorizations per name per hour."</p>
             {filtered}
             {ahead}
@@ -173,10 +207,11 @@ pub fn page(
                 <caption class="visually-hidden">"Budgets"</caption>
                 <thead><tr>
                     <th scope="col">"Server"</th><th scope="col">"Limit"</th><th scope="col">"For"</th>
-                    <th scope="col">"Used"</th><th scope="col">"Budget"</th><th scope="col">"Next frees up"</th><th scope="col">"Spent from (namespaces)"</th><th scope="col">"Latest spent by"</th>
+                    <th scope="col">"Used"</th><th scope="col">"Budget"</th><th scope="col">"Next frees up"</th><th scope="col">"Spent by (namespace, count)"</th><th scope="col">"Latest spent by"</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
+            {spenders(&budgets)}
             {crate::components::json_link("/api/v1/rate-limits", &crate::pages::forecast::budget_query_string(query))}
         },
     )

@@ -422,6 +422,7 @@ mod tests {
             elsewhere: 4,
             clusters: Vec::new(),
             namespaces: Vec::new(),
+            spent_by: Vec::new(),
         }];
         let plan = [due("a", &["a.example.net"], NOW, true)];
         let f = forecast(&budgets, &plan, t(NOW), Duration::days(7));

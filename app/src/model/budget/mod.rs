@@ -192,6 +192,37 @@ pub struct Budget {
     pub clusters: Vec<String>,
     /// The same as `cluster/namespace`.
     pub namespaces: Vec<String>,
+    /// How many of the counted spends the viewer may see each `cluster/namespace` made,
+    /// the most first ("which customers spent most").
+    pub spent_by: Vec<Spent>,
+}
+
+/// One namespace's share of a budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Spent {
+    /// `cluster/namespace`.
+    pub namespace: String,
+    pub count: u32,
+}
+
+/// Counts of spends per `cluster/namespace`, the most first (then by name).
+pub fn spent_by<'a>(origins: impl Iterator<Item = &'a Origin>) -> Vec<Spent> {
+    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    for o in origins {
+        *counts
+            .entry(format!("{}/{}", o.cluster, o.namespace))
+            .or_default() += 1;
+    }
+    let mut out: Vec<Spent> = counts
+        .into_iter()
+        .map(|(namespace, count)| Spent { namespace, count })
+        .collect();
+    out.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.namespace.cmp(&b.namespace))
+    });
+    out
 }
 
 /// The clusters and `cluster/namespace`s of some origins, sorted and without repeats.
@@ -221,12 +252,14 @@ impl Budget {
                 .used
                 .saturating_sub(u32::try_from(self.counted.len()).unwrap_or(u32::MAX));
         let (clusters, namespaces) = places(mine.iter().copied());
+        let spent_by = spent_by(mine.iter().copied());
         Some(Budget {
             latest: Some(first),
             frees_at: if elsewhere == 0 { self.frees_at } else { None },
             counted: Vec::new(),
             clusters,
             namespaces,
+            spent_by,
             elsewhere,
             ..self.clone()
         })
@@ -413,6 +446,7 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
         // The spends still counted are the latest `used` ones.
         let counted: Vec<Origin> = origins.iter().rev().take(used as usize).cloned().collect();
         let (clusters, namespaces) = places(counted.iter());
+        let spent_by = spent_by(counted.iter());
         out.push(Budget {
             server: server.clone(),
             limit: *limit,
@@ -427,6 +461,7 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             elsewhere: 0,
             clusters,
             namespaces,
+            spent_by,
         });
     }
     for ((server, account, name), origin) in &replay.paused {
@@ -444,6 +479,7 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             elsewhere: 0,
             clusters: vec![origin.cluster.clone()],
             namespaces: vec![format!("{}/{}", origin.cluster, origin.namespace)],
+            spent_by: spent_by(std::iter::once(origin)),
         });
     }
     out.sort_by(|a, b| b.ratio.total_cmp(&a.ratio).then(a.key.cmp(&b.key)));

@@ -440,3 +440,30 @@ fn a_renew_preview_shows_the_failed_authorizations_of_a_name_that_failed() {
         "checked, not spent: a success costs none of it"
     );
 }
+
+#[test]
+fn spends_are_counted_per_namespace_the_most_first() {
+    let o = |ns: &str| Origin {
+        cluster: "zrh".into(),
+        namespace: ns.into(),
+        kind: "Certificate".into(),
+        name: "x".into(),
+    };
+    let origins = [
+        o("globex"),
+        o("acme"),
+        o("globex"),
+        o("initech"),
+        o("globex"),
+        o("acme"),
+    ];
+    let spent = super::spent_by(origins.iter());
+    let got: Vec<(&str, u32)> = spent
+        .iter()
+        .map(|s| (s.namespace.as_str(), s.count))
+        .collect();
+    assert_eq!(
+        got,
+        [("zrh/globex", 3), ("zrh/acme", 2), ("zrh/initech", 1)]
+    );
+}

@@ -110,14 +110,20 @@ pub struct ProbeQuery {
 pub struct BudgetQuery {
     pub cluster: Option<String>,
     pub namespace: Option<String>,
+    /// One budget's key: a registered domain, an exact set (comma-joined), a name.
+    pub key: Option<String>,
 }
 
 impl BudgetQuery {
     /// Whether a budget was spent where the filters say (by what the viewer may see of it).
     pub fn selects(&self, b: &crate::model::budget::Budget) -> bool {
-        self.cluster
+        self.key
             .as_deref()
-            .is_none_or(|c| b.clusters.iter().any(|x| x == c))
+            .is_none_or(|k| k.eq_ignore_ascii_case(&b.key))
+            && self
+                .cluster
+                .as_deref()
+                .is_none_or(|c| b.clusters.iter().any(|x| x == c))
             && self.namespace.as_deref().is_none_or(|n| {
                 b.namespaces
                     .iter()

@@ -294,7 +294,11 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
             on.certificate_or_publisher(),
             format!("The certificate served for {host} does not name it"),
             format!("Observed on {}: the served certificate ({}) does not cover {host}; browsers refuse it.{said}", addresses(&list), describe(t)),
-            "Make the host part of the Certificate's dnsNames (for an Ingress: list it under spec.tls[].hosts) and check that the listener serves that Certificate's Secret.",
+            if on.certificate.is_some() {
+                "Make the host part of the Certificate's dnsNames (for an Ingress: list it under spec.tls[].hosts) and check that the listener serves that Certificate's Secret."
+            } else {
+                "No Certificate serves this host: put a certificate for it into the TLS Secret the Ingress names (spec.tls[].secretName), or let cert-manager make one (an issuer annotation on the Ingress, where cert-manager runs)."
+            },
             since(&mismatch),
         );
     }

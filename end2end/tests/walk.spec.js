@@ -1,0 +1,96 @@
+// Every page of the demo, walked as support at 1280×800 (and the fixes again at 390×844): no button offers an action its own
+// preview refuses, the page's main button sits in the first screen, no link answers 4xx/5xx,
+// and no critical problem is rooted in a symptom of cert-manager missing.
+import { test, expect } from '../harness/fixtures.js';
+
+test.setTimeout(300_000);
+
+test('every page keeps its promises: buttons that work, links that answer, the fix in view', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('/');
+  const who = page.getByTestId('demo-identity');
+  await who.getByRole('combobox').selectOption('support');
+  await who.getByRole('button', { name: 'Switch' }).click();
+  // The demo's stories need a few simulated minutes to fail.
+  await expect(async () => {
+    const problems = await (await page.request.get('/api/v1/problems?cause=ingress.edit-in-place-missing')).json();
+    expect(problems.total).toBeGreaterThan(0);
+  }).toPass({ timeout: 60_000 });
+
+  const ingresses = (await (await page.request.get('/api/v1/ingresses?per_page=500')).json()).items;
+  const certificates = (await (await page.request.get('/api/v1/certificates?per_page=500')).json()).items;
+  const enc = encodeURIComponent;
+  const pages = [
+    '/', '/findings', '/clusters', '/ingresses', '/certificates', '/challenges', '/rate-limits',
+    '/rate-limits/forecast', '/audit',
+    ...ingresses.map((r) => `/ingresses/${enc(r.cluster)}/${enc(r.namespace)}/${enc(r.name)}`),
+    ...certificates.map((r) => (r.certificate ?? r)).map((c) => `/certificates/${enc(c.cluster)}/${enc(c.namespace)}/${enc(c.name)}`),
+  ];
+  expect(pages.length).toBeGreaterThan(60);
+
+  const links = new Set();
+  let previewed = 0;
+  for (const path of pages) {
+    await page.goto(path);
+    for (const href of await page.locator('main a[href^="/"]').evaluateAll((as) => as.map((a) => a.getAttribute('href')))) {
+      links.add(href);
+    }
+    // The page's buttons: each preview it offers (folded or not) is one its preview runs.
+    const forms = await page.locator('main form.action').evaluateAll((fs) => fs.map((f) => Object.fromEntries(new FormData(f))));
+    for (const fields of forms) {
+      if (fields.mode !== 'preview') continue;
+      const response = await page.request.post('/actions', { form: fields });
+      expect(response.status(), `${path}: ${fields.action}`).toBeLessThan(400);
+      const id = new URL(response.url()).pathname.split('/').pop();
+      const record = await (await page.request.get(`/api/v1/actions/${id}`)).json();
+      expect(record.outcome, `${path} offers ${fields.action}, which its preview refuses: ${record.message}`).not.toBe('refused');
+      previewed += 1;
+    }
+    // Where the page leads with a diagnosis and offers its fix, the fix is in the first screen.
+    const primary = page.locator('[data-testid="why"] form.action button').first();
+    if (await primary.count()) {
+      const box = await primary.boundingBox();
+      expect(box, `${path}: the main button is hidden`).not.toBeNull();
+      expect(box.y + box.height, `${path}: the main button is below the first screen`).toBeLessThanOrEqual(800);
+    }
+  }
+  expect(previewed, 'the walk previewed actions').toBeGreaterThan(5);
+
+  // On a phone too: the fix is on the first screen of every page that offers one.
+  await page.setViewportSize({ width: 390, height: 844 });
+  let onPhone = 0;
+  for (const path of pages.filter((p) => p.split('/').length > 4)) {
+    await page.goto(path);
+    const primary = page.locator('[data-testid="why"] form.action button').first();
+    if (!(await primary.count())) continue;
+    const box = await primary.boundingBox();
+    expect(box.y + box.height, `${path}: the main button is below a phone's first screen`).toBeLessThanOrEqual(844);
+    onPhone += 1;
+  }
+  expect(onPhone, 'pages with a fix were checked on a phone').toBeGreaterThan(2);
+
+  for (const href of links) {
+    const response = await page.request.get(href);
+    if (response.status() === 404) {
+      // An object can go between the walk and the check (cert-manager deletes its solver
+      // Ingresses once a challenge is done): a 404 is right only for what is gone.
+      const [, list, cluster, namespace, name] = new URL(href, 'http://x').pathname.split('/').map(decodeURIComponent);
+      const api = await page.request.get(`/api/v1/${list}/${enc(cluster)}/${enc(namespace)}/${enc(name)}`);
+      expect(api.status(), `link ${href} answers 404 while its object is there`).toBe(404);
+      continue;
+    }
+    expect(response.status(), `link ${href}`).toBeLessThan(400);
+  }
+
+  // A cluster without cert-manager: every Ingress that asks for a certificate there is under
+  // that cause, never under what it looks like (a name mismatch, a missing certificate).
+  const stranded = (await (await page.request.get('/api/v1/ingresses?status=not-applicable&per_page=500')).json()).items;
+  expect(stranded.length).toBeGreaterThan(0);
+  const problems = (await (await page.request.get('/api/v1/problems?per_page=500')).json()).items;
+  for (const r of stranded) {
+    const about = problems.filter((p) => p.objects.some((o) => o.kind === 'Ingress' && o.cluster === r.cluster
+      && o.namespace === r.namespace && o.name === r.name));
+    expect(about.length, `${r.name} is in a problem`).toBeGreaterThan(0);
+    for (const p of about) expect(p.cause, `${r.name}`).toBe('cluster.cert-manager-missing');
+  }
+});

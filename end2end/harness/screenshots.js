@@ -33,8 +33,10 @@ async function waitForTheStory(page, base) {
   const deadline = Date.now() + 90_000;
   for (;;) {
     await page.goto(`${base}/`);
-    const rows = await page.locator('[data-testid="problem-row"][data-object="zrh-prod/acme-shop/Ingress/shop"]').count();
-    if (rows > 0) return;
+    const rows = await page.locator('[data-testid="problem-row"][data-object="zrh-prod/acme-shop/Ingress/shop"][data-cause="ingress.edit-in-place-missing"]').count();
+    // ... and the first issuances have settled: nothing is still being confirmed.
+    const settling = await page.locator('[data-testid="problem-row"][data-confirming="true"]').count();
+    if (rows > 0 && settling === 0) return;
     if (Date.now() > deadline) throw new Error('the demo never showed the shop.acme.example problem');
     await page.waitForTimeout(1000);
   }

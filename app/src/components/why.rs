@@ -203,8 +203,8 @@ pub fn why_box(
             let (class, heading, lead) = match &p.confirming {
                 Some(awaiting) => (
                     "why confirming",
-                    "Fixed — confirming",
-                    view! { <p class="diagnosis" data-testid="confirming"><span class="badge ok">"✓ fixed — confirming"</span>" "{format!("Waiting for: {awaiting}.")}</p><p class="term">{format!("Was: {}", p.diagnosis)}</p> }.into_any(),
+                    "Being issued — confirming",
+                    view! { <p class="diagnosis" data-testid="confirming"><span class="badge ok">"✓ confirming"</span>" "{format!("Nothing is wrong now but the wait: {awaiting}.")}</p><p class="term">{format!("Was: {}", p.diagnosis)}</p> }.into_any(),
                 ),
                 None => (
                     "why",

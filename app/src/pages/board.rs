@@ -166,7 +166,7 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
         Some(awaiting) => (
             "problem confirming".to_string(),
             view! {
-                <span class="badge ok" data-testid="confirming"><span aria-hidden="true">"✓ "</span>"fixed — confirming"</span>
+                <span class="badge ok" data-testid="confirming"><span aria-hidden="true">"✓ "</span>"confirming"</span>
                 <span class="urgency">{awaiting.clone()}</span>
             }
             .into_any(),
@@ -286,7 +286,7 @@ pub fn page(
         .count();
     let fixing = if problems.confirming > 0 {
         format!(
-            " {} being fixed.",
+            " {} being issued or fixed, waiting to be confirmed.",
             plural(problems.confirming, "problem is", "problems are")
         )
     } else {

@@ -455,10 +455,19 @@ fn confirming<'f>(
     let every = issuance
         .iter()
         .all(|i| i.issuing || i.ready_since.is_some_and(|at| now - at <= SERVED_WITHIN));
-    match (every, issuing) {
-        (false, _) => None,
-        (true, true) => Some("a new certificate is being issued".into()),
-        (true, false) => Some("the certificate is issued; waiting to see the host serve it".into()),
+    // After a failure (a fix applied, or a retry): the new attempt; else a first issuance.
+    let failed_before = findings
+        .clone()
+        .any(|f| f.rule == Rule::CertIssuanceFailing);
+    match (every, issuing, failed_before) {
+        (false, _, _) => None,
+        (true, true, true) => {
+            Some("a new certificate is being issued after the last attempt failed".into())
+        }
+        (true, true, false) => Some("its certificate is being issued".into()),
+        (true, false, _) => {
+            Some("the certificate is issued; waiting to see the host serve it".into())
+        }
     }
 }
 

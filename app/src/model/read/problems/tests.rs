@@ -582,7 +582,7 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
     let p = &problems[0];
     assert_eq!(
         p.confirming.as_deref(),
-        Some("a new certificate is being issued")
+        Some("a new certificate is being issued after the last attempt failed")
     );
     assert_eq!(p.urgency.severity, Severity::Info, "not counted as broken");
     // The new attempt's challenge fails: broken again.

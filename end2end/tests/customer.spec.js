@@ -26,7 +26,8 @@ test('a customer sees only acme-* namespaces', async ({ page }) => {
   const problems = page.getByTestId('problem-row');
   await expect(problems).not.toHaveCount(0);
   await expect(page.locator('main')).not.toContainText('globex');
-  await problems.first().locator('a.diagnosis').click();
+  // The most urgent of what is broken (not what is being issued and only awaits confirming).
+  await page.locator('[data-testid="problem-row"]:not([data-confirming])').first().locator('a.diagnosis').click();
   await expect(page.getByTestId('why').first()).toContainText('Why this is broken');
   await expect(page.getByTestId('why').first()).toContainText('What to do');
   await finalState(page, 'customer');

@@ -290,7 +290,7 @@ async fn each_page_answers_with_its_own_content() {
         ("/challenges", &["Failures by reason", "name=\"domain\""]),
         (
             "/rate-limits",
-            &["Let&#x27;s Encrypt budgets", "Let's Encrypt budgets"],
+            &["Let&#x27;s Encrypt limits", "Let's Encrypt limits"],
         ),
         ("/audit", &["Audit log", "No action or preview matches"]),
         (

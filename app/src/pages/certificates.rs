@@ -175,10 +175,10 @@ pub fn page(
                 <label>"Status "
                     <select name="status"><option value="">"Any"</option>{status_options}</select>
                 </label>
-                <label>"Served "
+                <label>"What hosts serve "
                     <select name="served">
-                        <option value="">"Anything"</option>
-                        <option value="other" selected=query.served.is_some()>"something else than issued"</option>
+                        <option value="">"any (issued or not)"</option>
+                        <option value="other" selected=query.served.is_some()>"not what was issued (the probe saw another, expired or untrusted certificate)"</option>
                     </select>
                 </label>
                 {query.expires.map(|w| view! { <input type="hidden" name="expires" value=w.label()/> })}

@@ -396,81 +396,6 @@ impl<'a> Gathering<'a> {
     }
 }
 
-/// A Certificate's issuance as far as telling "being fixed" from "failing" needs it.
-#[derive(Debug, Clone, Copy)]
-struct Issuance {
-    /// `Issuing=True`: an attempt is under way.
-    issuing: bool,
-    /// `Ready=True`, since then.
-    ready_since: Option<DateTime<Utc>>,
-}
-
-impl Issuance {
-    fn of(c: &crate::model::certificate::CertificateView) -> Issuance {
-        Issuance {
-            issuing: c.issuing.as_ref().is_some_and(|i| i.is_true()),
-            ready_since: c
-                .ready
-                .as_ref()
-                .filter(|r| r.is_true())
-                .map(|r| r.last_transition.unwrap_or(DateTime::<Utc>::UNIX_EPOCH)),
-        }
-    }
-}
-
-/// How long after a certificate turns Ready what the probe saw before still counts as
-/// awaited: the probe looks again at once and once more 15 s later; past this, what it
-/// sees is what clients get.
-const SERVED_WITHIN: chrono::Duration = chrono::Duration::seconds(45);
-
-/// Whether a finding is one that a new certificate, issued and served, ends.
-fn awaited(f: &Finding) -> bool {
-    matches!(
-        f.rule,
-        Rule::CertIssuanceFailing
-            | Rule::CertNotReady
-            | Rule::CertExpiring
-            | Rule::CertExpired
-            | Rule::ProbeNameMismatch
-            | Rule::ProbeWrongCertificate
-            | Rule::ProbeExpired
-            | Rule::ProbeUntrusted
-    )
-}
-
-/// What a problem is waiting for when nothing is wrong any more but the results of a fix:
-/// every finding is one that a new certificate ends (issuance failed before, not ready,
-/// expiring, what the host served), no cause and no failing challenge remains, and each of
-/// its certificates is either being issued now or was issued moments ago (its host yet to
-/// be seen serving it). None: broken.
-fn confirming<'f>(
-    findings: impl Iterator<Item = &'f Finding> + Clone,
-    issuance: &[Issuance],
-    now: DateTime<Utc>,
-) -> Option<String> {
-    if issuance.is_empty() || !findings.clone().all(awaited) {
-        return None;
-    }
-    let issuing = issuance.iter().any(|i| i.issuing);
-    let every = issuance
-        .iter()
-        .all(|i| i.issuing || i.ready_since.is_some_and(|at| now - at <= SERVED_WITHIN));
-    // After a failure (a fix applied, or a retry): the new attempt; else a first issuance.
-    let failed_before = findings
-        .clone()
-        .any(|f| f.rule == Rule::CertIssuanceFailing);
-    match (every, issuing, failed_before) {
-        (false, _, _) => None,
-        (true, true, true) => {
-            Some("a new certificate is being issued after the last attempt failed".into())
-        }
-        (true, true, false) => Some("its certificate is being issued".into()),
-        (true, false, _) => {
-            Some("the certificate is issued; waiting to see the host serve it".into())
-        }
-    }
-}
-
 /// One chain: its head (an Ingress, or a Certificate no Ingress owns), its objects, hosts
 /// and the expiry of its certificates.
 struct Chain {
@@ -696,8 +621,11 @@ fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
     }
 }
 
+mod confirming;
 mod harm;
 mod list;
+
+use confirming::{awaited, confirming, Issuance};
 
 pub use harm::HORIZON;
 pub use list::{join_fleet, selected, sort, Problems};

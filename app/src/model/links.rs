@@ -34,9 +34,9 @@ pub fn detail_pages(kind: &str) -> Option<&'static str> {
 
 /// The page of an object, for the kinds Lookout has one for.
 pub fn object_path(kind: &str, cluster: &str, namespace: &str, name: &str) -> Option<String> {
-    match kind {
-        "ClusterIssuer" => return Some(issuer_path(cluster, None, name)),
-        "Issuer" => return Some(issuer_path(cluster, Some(namespace), name)),
+    match crate::model::Kind::from_name(kind)? {
+        crate::model::Kind::ClusterIssuer => return Some(issuer_path(cluster, None, name)),
+        crate::model::Kind::Issuer => return Some(issuer_path(cluster, Some(namespace), name)),
         _ => {}
     }
     let base = detail_pages(kind)?;

@@ -78,16 +78,22 @@ impl Urgency {
         }
     }
 
-    /// Judges the harm of `findings` (a problem's root and symptoms).
+    /// Judges the harm of `findings` (a problem's root and symptoms); a problem being
+    /// confirmed (nothing to do but wait) is info, not counted among what is broken.
     fn of<'f>(
         findings: impl Iterator<Item = &'f Finding> + Clone,
         certificates: harm::Certificates,
         since: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
+        confirming: bool,
     ) -> Urgency {
         let h = harm::judge(findings, certificates, now);
         Urgency {
-            severity: h.severity,
+            severity: if confirming {
+                Severity::Info
+            } else {
+                h.severity
+            },
             clients_failing_since: h.clients_failing_since,
             clients_fail_at: h.clients_fail_at,
             expires: certificates.expires,
@@ -350,12 +356,8 @@ impl<'a> Gathering<'a> {
             expires: self.expires,
             unissued: self.unissued,
         };
-        let mut urgency = Urgency::of(all(), certificates, since, now);
         let confirming = confirming(all(), &self.issuance, now);
-        if confirming.is_some() {
-            // Nothing to do but wait: not counted among what is broken.
-            urgency.severity = Severity::Info;
-        }
+        let urgency = Urgency::of(all(), certificates, since, now, confirming.is_some());
         // What the probe saw backs an inferred root it explains: "observed", not "likely".
         let observed = self.symptoms.iter().find(|f| supports(f.rule, root.rule));
         let (diagnosis, evidence) = match observed {

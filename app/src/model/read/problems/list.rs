@@ -76,15 +76,13 @@ pub fn join_fleet<'a>(
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
-                let all = std::iter::once(&p.root).chain(p.symptoms.iter());
-                p.urgency = Urgency::of(all, p.urgency.certificates(), p.since, now);
                 // A limit or a tailnet joining is something a new certificate does not end.
                 if !awaited(f) {
                     p.confirming = None;
                 }
-                if p.confirming.is_some() {
-                    p.urgency.severity = Severity::Info;
-                }
+                let all = std::iter::once(&p.root).chain(p.symptoms.iter());
+                let certificates = p.urgency.certificates();
+                p.urgency = Urgency::of(all, certificates, p.since, now, p.confirming.is_some());
             }
             None => out.push(Cow::Owned(Gathering::new(f).finish(now))),
         }

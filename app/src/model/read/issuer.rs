@@ -11,7 +11,19 @@ use super::Visibility;
 use crate::model::data::ClusterData;
 use crate::model::finding::Finding;
 use crate::model::issuer::AcmeServer;
+use crate::model::refs::IssuerRef;
 use crate::model::text::Text;
+use crate::model::Kind;
+
+/// Whether an issuerRef names a ClusterIssuer (Some(true)), an Issuer (Some(false)), or
+/// another kind (an external issuer: None).
+fn cluster_wide(r: &IssuerRef) -> Option<bool> {
+    match Kind::from_name(&r.kind)? {
+        Kind::ClusterIssuer => Some(true),
+        Kind::Issuer => Some(false),
+        _ => None,
+    }
+}
 
 /// A Certificate that names the issuer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -66,9 +78,9 @@ pub fn issuer_detail(
     name: &str,
 ) -> Option<IssuerDetail> {
     let kind = if namespace.is_some() {
-        "Issuer"
+        Kind::Issuer
     } else {
-        "ClusterIssuer"
+        Kind::ClusterIssuer
     };
     if namespace.is_some_and(|ns| !visible.namespace(ns)) {
         return None;
@@ -86,8 +98,8 @@ pub fn issuer_detail(
             c.issuer.as_deref().is_some_and(|r| {
                 &*r.name == name
                     && match namespace {
-                        Some(ns) => &*r.kind != "ClusterIssuer" && &*c.namespace == ns,
-                        None => &*r.kind == "ClusterIssuer",
+                        Some(ns) => cluster_wide(r) == Some(false) && &*c.namespace == ns,
+                        None => cluster_wide(r) == Some(true),
                     }
             })
         })
@@ -132,7 +144,7 @@ pub fn issuer_detail(
             matches!(
                 f.rule,
                 crate::model::Rule::IssuerNotReady | crate::model::Rule::IssuerMissing
-            ) && (&*f.name == name && &*f.kind == kind
+            ) && (&*f.name == name && Kind::from_name(&f.kind) == Some(kind)
                 || certificates
                     .iter()
                     .any(|c| c.namespace == f.namespace && c.name == f.name))
@@ -141,7 +153,7 @@ pub fn issuer_detail(
         .collect();
     Some(IssuerDetail {
         cluster: cluster.to_string(),
-        kind,
+        kind: kind.name(),
         namespace: namespace.unwrap_or("").to_string(),
         name: name.to_string(),
         exists: found.is_some(),

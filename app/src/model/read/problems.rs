@@ -385,7 +385,9 @@ impl<'a> Gathering<'a> {
                 // "Check the issuer" opens the issuer's page, also when the finding is
                 // about an Ingress or Certificate that names a missing one.
                 if let (Rule::IssuerMissing, Some((ns, kind, name))) = (root.rule, &self.issuer) {
-                    let ns = (&**kind != "ClusterIssuer").then_some(&**ns);
+                    let cluster_wide = crate::model::Kind::from_name(kind)
+                        == Some(crate::model::Kind::ClusterIssuer);
+                    let ns = (!cluster_wide).then_some(&**ns);
                     action.href = Some(crate::model::links::issuer_path(&root.cluster, ns, name));
                 }
                 action
@@ -415,7 +417,7 @@ struct Chain {
 
 /// The issuer a chain names, as a key.
 fn issuer_key(namespace: &Text, r: &crate::model::IssuerRef) -> (Text, Text, Text) {
-    let ns = if &*r.kind == "ClusterIssuer" {
+    let ns = if crate::model::Kind::from_name(&r.kind) == Some(crate::model::Kind::ClusterIssuer) {
         Text::from("")
     } else {
         namespace.clone()

@@ -67,6 +67,7 @@ pub(super) struct Harm {
     pub clients_fail_at: Option<DateTime<Utc>>,
 }
 
+/// Judges a problem's harm from all its findings (root and symptoms) and its certificates.
 pub(super) fn judge<'f>(
     findings: impl Iterator<Item = &'f Finding> + Clone,
     certificates: Certificates,

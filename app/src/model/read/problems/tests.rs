@@ -40,6 +40,18 @@ fn problems_of(w: &World, scope: &Scope) -> Vec<Problem> {
     )
 }
 
+/// The problems of `w` built from `findings` (its own, with what a test adds), at the
+/// fixtures' now.
+fn problems_from(w: &World, findings: &[Finding]) -> Vec<Problem> {
+    let refs: Vec<&Finding> = findings.iter().collect();
+    cluster_problems(
+        &w.facts,
+        &w.data,
+        &refs,
+        crate::model::rules::fixtures::now(),
+    )
+}
+
 fn everything() -> Scope {
     Scope::everything()
 }
@@ -428,13 +440,7 @@ fn what_the_probe_saw_backs_only_a_root_that_explains_it() {
         "shop",
         "http://shop.example.com/.well-known/acme-challenge/ is redirected to HTTPS",
     ));
-    let refs: Vec<&Finding> = findings.iter().collect();
-    let problems = cluster_problems(
-        &w.facts,
-        &w.data,
-        &refs,
-        crate::model::rules::fixtures::now(),
-    );
+    let problems = problems_from(&w, &findings);
     let p = problems
         .iter()
         .find(|p| p.cause == Rule::IngressEditInPlaceMissing)
@@ -457,13 +463,7 @@ fn what_the_probe_saw_backs_only_a_root_that_explains_it() {
         "shop-tls",
         "https://shop.example.com serves an expired certificate",
     ));
-    let refs: Vec<&Finding> = findings.iter().collect();
-    let problems = cluster_problems(
-        &w.facts,
-        &w.data,
-        &refs,
-        crate::model::rules::fixtures::now(),
-    );
+    let problems = problems_from(&w, &findings);
     let p = problems
         .iter()
         .find(|p| p.cause == Rule::IngressEditInPlaceMissing)
@@ -536,13 +536,7 @@ fn every_ingress_asking_for_a_certificate_without_cert_manager_folds_under_that_
         "jupyter",
         "https://jupyter.lab.example serves a certificate that does not name it",
     ));
-    let refs: Vec<&Finding> = findings.iter().collect();
-    let problems = cluster_problems(
-        &w.facts,
-        &w.data,
-        &refs,
-        crate::model::rules::fixtures::now(),
-    );
+    let problems = problems_from(&w, &findings);
     assert_eq!(problems.len(), 1, "{problems:#?}");
     let p = &problems[0];
     assert_eq!(p.cause, Rule::ClusterCertManagerMissing);

@@ -580,6 +580,88 @@ async fn renewal_at_renewal_time_and_manual_renew() {
     assert_eq!(sim.certificate("web-tls").await["status"]["revision"], 3);
 }
 
+/// A Secret already holding a certificate for the names, from the Certificate's issuer:
+/// cert-manager's readiness controller reads its times, the Certificate is Ready without a
+/// new issuance, and the renewal starts at the renewal time that certificate gives — the
+/// old one staying in the Secret while it runs. One from another issuer is replaced.
+#[tokio::test]
+async fn a_certificate_already_in_the_secret_is_adopted_and_renewed_at_its_renewal_time() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    let now = sim.clock.now();
+    let secret = |name: &str, host: &str, issuer: &str, days_left: i64| {
+        let not_after = now + chrono::Duration::days(days_left);
+        let (chain, key) = kubesim::sim::pki::issue(
+            kubesim::sim::pki::Hierarchy::Production,
+            &[host.to_string()],
+            not_after - chrono::Duration::days(90),
+            not_after,
+            days_left as u64,
+        )
+        .unwrap();
+        json!({"metadata": {"name": format!("{name}-tls"), "annotations": {"cert-manager.io/issuer-name": issuer, "cert-manager.io/issuer-kind": "ClusterIssuer"}},
+               "type": "kubernetes.io/tls", "data": {"tls.crt": chain, "tls.key": key}})
+    };
+    sim.create(
+        "",
+        "Secret",
+        "secrets",
+        Some("shop"),
+        secret("old", "old.example.com", "letsencrypt-prod", 40),
+    )
+    .await;
+    sim.create(
+        "",
+        "Secret",
+        "secrets",
+        Some("shop"),
+        secret("moved", "moved.example.com", "letsencrypt-other", 40),
+    )
+    .await;
+    let old_crt = sim
+        .get("", "Secret", "secrets", Some("shop"), "old-tls")
+        .await
+        .unwrap()["data"]["tls.crt"]
+        .clone();
+    sim.ingress("old", "old.example.com", true).await;
+    sim.ingress("moved", "moved.example.com", true).await;
+    sim.run(15);
+    let cert = sim.certificate("old-tls").await;
+    let ready = condition(&cert, "Ready").unwrap();
+    assert_eq!(
+        (ready["status"].as_str(), ready["reason"].as_str()),
+        (Some("True"), Some("Ready")),
+        "{cert:#}"
+    );
+    assert!(
+        cert["status"]["revision"].is_null(),
+        "no issuance: {cert:#}"
+    );
+    let not_after = kubesim::sim::letsencrypt::rfc3339(now + chrono::Duration::days(40));
+    assert_eq!(cert["status"]["notAfter"], json!(not_after));
+    // A third of 90 days before the end.
+    let renewal = kubesim::sim::letsencrypt::rfc3339(now + chrono::Duration::days(10));
+    assert_eq!(cert["status"]["renewalTime"], json!(renewal));
+    let secret = sim
+        .get("", "Secret", "secrets", Some("shop"), "old-tls")
+        .await
+        .unwrap();
+    assert_eq!(
+        secret["data"]["tls.crt"], old_crt,
+        "the adopted certificate stays"
+    );
+    // From another issuer: issued again at once.
+    assert_eq!(sim.certificate("moved-tls").await["status"]["revision"], 1);
+
+    sim.jump(chrono::Duration::days(11));
+    let cert = sim.certificate("old-tls").await;
+    assert_eq!(
+        cert["status"]["revision"], 1,
+        "renewed at its renewal time: {cert:#}"
+    );
+    assert_ne!(cert["status"]["notAfter"], json!(not_after));
+}
+
 #[tokio::test]
 async fn a_rate_limited_order_fails_with_retry_after() {
     let sim = Sim::start().await;

@@ -18,7 +18,9 @@ fn fixed(name: &str) -> Value {
 
 /// zrh-prod: Cilium with HTTPS enforcement, dual-stack; the issuer asks the CA without a
 /// self-check (`waitInsteadOfSelfCheck`), so a missing edit-in-place fails validation and
-/// backs off — fix it and the next attempt (1 h later, a minute at 60×) succeeds.
+/// backs off — fix it and the next attempt (1 h later, a minute at 60×) succeeds. As in a
+/// fleet that is watched, most failures are renewals seen weeks before the certificate
+/// they replace ends (its Secret, issued earlier, still served).
 pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
     s.namespaces(&[
         "acme-shop",
@@ -107,6 +109,23 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
     // no failed attempt counted). The fix has to restart the issuance: annotating alone
     // leaves the pending challenge with its old solver.
     s.http01_issuer("acme-blog", "letsencrypt").await?;
+    // Both issued 90 days ago and now renewing: the old certificates are still served.
+    s.issued_secret(
+        "acme-blog",
+        "preview-tls",
+        &["preview.acme.example"],
+        Some(("Issuer", "letsencrypt")),
+        20,
+    )
+    .await?;
+    s.issued_secret(
+        "acme-blog",
+        "blog-tls",
+        &["blog.acme.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        24,
+    )
+    .await?;
     s.ingress(
         "acme-blog",
         "preview",
@@ -117,7 +136,15 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
     )
     .await?;
     s.ingress("acme-blog", "blog", &["blog.acme.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "yes"}), Some("cilium"), None).await?;
-    // Two TLS entries sharing one Secret.
+    // Two TLS entries sharing one Secret (put there by hand, covering both).
+    s.issued_secret(
+        "globex-web",
+        "globex-shared-tls",
+        &["www.globex.example", "m.globex.example"],
+        None,
+        50,
+    )
+    .await?;
     s.ingress(
         "globex-web",
         "legacy-www",
@@ -137,6 +164,14 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
     )
     .await?;
     // TLS managed by hand.
+    s.issued_secret(
+        "globex-web",
+        "status-tls",
+        &["status.globex.example"],
+        None,
+        60,
+    )
+    .await?;
     s.ingress(
         "globex-web",
         "status",
@@ -153,11 +188,11 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
             .letsencrypt
             .lock()
             .map_err(|_| anyhow::anyhow!("letsencrypt lock poisoned"))?;
-        for _ in 0..5 {
+        for i in 1..=5 {
             le.record_issuance(
                 Server::Production,
                 &["promo.globex.example".to_string()],
-                s.now - chrono::Duration::days(1),
+                promo_issued_at(s.now, i),
             );
         }
     }
@@ -201,6 +236,22 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         )
         .map_err(|e| anyhow::anyhow!("seeding the bulk account: {e}"))?;
     }
+    s.issued_secret(
+        "globex-web",
+        "legacy-tls",
+        &["legacy.globex.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        12,
+    )
+    .await?;
+    s.issued_secret(
+        "initech-portal",
+        "bulk-tls",
+        &["bulk.initech.example"],
+        Some(("ClusterIssuer", "letsencrypt-bulk")),
+        18,
+    )
+    .await?;
     s.ingress(
         "globex-web",
         "legacy",
@@ -219,7 +270,15 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         None,
     )
     .await?;
-    // The annotation added after the Certificate existed.
+    // The annotation added after the Certificate existed (renewing the one it adopted).
+    s.issued_secret(
+        "initech-portal",
+        "portal-tls",
+        &["portal.initech.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        22,
+    )
+    .await?;
     s.ingress(
         "initech-portal",
         "portal",
@@ -278,7 +337,16 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
     )
     .await?;
     // Two issuer annotations that contradict each other: ingress-shim refuses the Ingress
-    // (BadConfig) and no certificate is ever requested.
+    // (BadConfig) and no certificate is ever requested, so the one issued before the second
+    // annotation came is never renewed.
+    s.issued_secret(
+        "team-ml",
+        "jupyter-tls",
+        &["jupyter.ml.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        16,
+    )
+    .await?;
     s.ingress(
         "team-ml",
         "jupyter",
@@ -292,8 +360,9 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
 }
 
 /// gva-prod: PROXY protocol on an IPv4-only cluster, so the issuer skips the in-cluster
-/// self-check (`waitInsteadOfSelfCheck: 0s`, cert-manager#466); a broken issuer; expired and expiring
-/// certificates; a DNS-01 issuer whose challenge never gets presented.
+/// self-check (`waitInsteadOfSelfCheck: 0s`, cert-manager#466); a broken issuer whose
+/// certificates still serve while their renewal fails; a certificate that expired because
+/// its issuer is gone; a DNS-01 issuer whose challenge never gets presented.
 pub(super) async fn geneva(s: &Seeder) -> anyhow::Result<()> {
     s.namespaces(&["initech-api", "acme-shop", "hooli-search"])
         .await?;
@@ -342,6 +411,38 @@ pub(super) async fn geneva(s: &Seeder) -> anyhow::Result<()> {
         )
         .await?;
     }
+    s.issued_secret(
+        "acme-shop",
+        "shop-gva-tls",
+        &["shop-gva.acme.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        15,
+    )
+    .await?;
+    s.issued_secret(
+        "initech-api",
+        "legacy-tls",
+        &["legacy.initech.example"],
+        Some(("ClusterIssuer", "letsencrypt-old")),
+        20,
+    )
+    .await?;
+    s.issued_secret(
+        "initech-api",
+        "typo-tls",
+        &["typo.initech.example"],
+        Some(("ClusterIssuer", "letsencrypt-prd")),
+        19,
+    )
+    .await?;
+    s.issued_secret(
+        "hooli-search",
+        "ads-tls",
+        &["ads.hooli.example"],
+        Some(("Issuer", "route53")),
+        26,
+    )
+    .await?;
     s.ingress(
         "acme-shop",
         "shop-gva",
@@ -370,15 +471,16 @@ pub(super) async fn geneva(s: &Seeder) -> anyhow::Result<()> {
     )
     .await?;
     s.ingress("hooli-search", "ads", &["ads.hooli.example"], json!({"cert-manager.io/issuer": "route53", "acme.cert-manager.io/http01-edit-in-place": "true"}), Some("cilium"), None).await?;
-    // Issued long ago; the issuer can no longer renew them.
+    // Issued long ago; the issuer can no longer renew them (one is in its last 20 days, the
+    // other, whose issuer was deleted, expired two days ago).
     let old = json!({"name": "letsencrypt-old", "kind": "ClusterIssuer", "group": CM});
     s.old_certificate(
         "initech-api",
         "intranet-tls",
         &["intranet.initech.example"],
         old,
-        -2,
-        -32,
+        20,
+        -10,
     )
     .await?;
     let missing = json!({"name": "team-le", "kind": "Issuer", "group": CM});
@@ -387,8 +489,8 @@ pub(super) async fn geneva(s: &Seeder) -> anyhow::Result<()> {
         "wiki-tls",
         &["wiki.initech.example"],
         missing,
-        5,
-        -25,
+        -2,
+        -32,
     )
     .await?;
     // A hand-made Certificate that misses a host of the Ingress using its Secret.
@@ -428,6 +530,8 @@ pub(super) async fn lab(s: &Seeder) -> anyhow::Result<()> {
         None,
     )
     .await?;
+    s.issued_secret("team-lab", "wiki-tls", &["wiki.lab.example"], None, 45)
+        .await?;
     s.ingress(
         "team-lab",
         "wiki",
@@ -438,6 +542,13 @@ pub(super) async fn lab(s: &Seeder) -> anyhow::Result<()> {
     )
     .await?;
     Ok(())
+}
+
+/// When `globex-web/promo` was issued the `i`th of five times (1–5), within the last day:
+/// what kubesim's Let's Encrypt counts and what Lookout's history recorded are the same
+/// issuances.
+fn promo_issued_at(now: chrono::DateTime<chrono::Utc>, i: i64) -> chrono::DateTime<chrono::Utc> {
+    now - chrono::Duration::hours(20) + chrono::Duration::minutes(10 * i)
 }
 
 /// What Lookout would have recorded had it been running all week: the five issuances of
@@ -451,8 +562,7 @@ pub(super) async fn history(
     // Five issuances of one exact set within the last day (as kubesim's CA was seeded): a
     // bucket of 5 that gets one back every ~34 h is empty.
     for day in 1..=5i64 {
-        let at = (now - chrono::Duration::hours(20) + chrono::Duration::minutes(10 * day))
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let at = promo_issued_at(now, day).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         sqlx::query(
             "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at) \
              VALUES ('zrh-prod', 'globex-web', ?, ?, 'promo-tls', ?, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"promo.globex.example\"]', 'issued', NULL, NULL, ?, ?, ?, ?)",

@@ -227,6 +227,46 @@ impl Seeder {
             .await
     }
 
+    /// A TLS Secret holding a publicly trusted certificate for `hosts`, issued 90 days
+    /// before its end, `days_left` from now. With `issuer` (kind, name) it is as
+    /// cert-manager left it: the certificate a Certificate of that name adopts, and the one
+    /// the load balancer serves while its renewal runs. Without, it was put there by hand.
+    pub(super) async fn issued_secret(
+        &self,
+        ns: &str,
+        name: &str,
+        hosts: &[&str],
+        issuer: Option<(&str, &str)>,
+        days_left: i64,
+    ) -> anyhow::Result<()> {
+        let names: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();
+        let not_after = self.now + chrono::Duration::days(days_left);
+        let serial = names
+            .join(",")
+            .bytes()
+            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let (chain, key) = kubesim::sim::pki::issue(
+            kubesim::sim::pki::Hierarchy::Production,
+            &names,
+            not_after - chrono::Duration::days(90),
+            not_after,
+            serial,
+        )
+        .ok_or_else(|| anyhow::anyhow!("signing the certificate of Secret {ns}/{name}"))?;
+        let metadata = match issuer {
+            Some((kind, issuer)) => json!({"name": name,
+                "labels": {"controller.cert-manager.io/fao": "true"},
+                "annotations": {"cert-manager.io/certificate-name": name, "cert-manager.io/issuer-name": issuer,
+                    "cert-manager.io/issuer-kind": kind, "cert-manager.io/issuer-group": CM,
+                    "cert-manager.io/common-name": hosts.first(), "cert-manager.io/alt-names": hosts.join(",")}}),
+            None => json!({"name": name}),
+        };
+        let secret = json!({"metadata": metadata, "type": "kubernetes.io/tls",
+            "data": {"tls.crt": chain, "tls.key": key}});
+        self.create(&ar("", "Secret", "secrets"), Some(ns), secret)
+            .await
+    }
+
     /// Once Certificate `ns/name` is Ready (cert-manager's simulation issued it), replaces the
     /// data of its Secret: what Cilium's listener then serves is no longer what was issued
     /// (a stale copy, or something it cannot load), while the Certificate stays Ready.

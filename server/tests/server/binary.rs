@@ -495,6 +495,25 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
+    // Severity is harm to clients: most of the demo's problems are renewals failing while
+    // the old certificate still serves, so at most a third are critical.
+    let problems: Value = reqwest::get(format!("{url}/api/v1/problems?per_page=100"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let items = problems["items"].as_array().unwrap();
+    let critical = items
+        .iter()
+        .filter(|p| p["urgency"]["severity"] == "critical")
+        .count();
+    assert!(
+        items.len() >= 20 && critical * 3 <= items.len(),
+        "{critical} of {} problems critical",
+        items.len()
+    );
+
     // Lookout's own fix on a failing Ingress, one press: the annotations, then the renew the
     // Certificate in backoff needs (or the restart of an issuance in flight); the next
     // attempt succeeds within a minute of real time.
@@ -537,8 +556,9 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
-    // Stuck in flight (the self-check fails for ever): the fix's last step replaces the
-    // in-flight request, and the new challenge, solved in place, is issued.
+    // A renewal stuck in flight (the self-check fails for ever, the old certificate still
+    // served): the fix's last step replaces the in-flight request, and the new challenge,
+    // solved in place, is issued — the Certificate's first revision issued here.
     let fix: Value = http
         .post(format!(
             "{url}/api/v1/ingresses/zrh-prod/acme-blog/preview/edit-in-place"
@@ -562,12 +582,14 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         .json()
         .await
         .unwrap();
-        if cert["certificate"]["ready"]["status"] == "True" {
+        if cert["certificate"]["ready"]["status"] == "True"
+            && cert["certificate"]["revision"].as_i64().is_some()
+        {
             break;
         }
         assert!(
             fixed_at.elapsed() < Duration::from_secs(60),
-            "preview-tls not issued a minute after the fix: {cert}"
+            "preview-tls not renewed a minute after the fix: {cert}"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }

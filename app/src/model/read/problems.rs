@@ -24,6 +24,7 @@ use super::chain::{certificate_objects, ingress_objects, FindingIndex, ObjectRef
 use super::views::ProblemQuery;
 use crate::model::chain::Index;
 use crate::model::data::{ClusterData, ClusterFacts};
+use crate::model::ingress::IngressView;
 use crate::model::rule::{Blocks, Part, Rule};
 use crate::model::text::Text;
 use crate::model::{Finding, Severity};
@@ -442,6 +443,29 @@ fn gathering_key(root: &Finding, chain: &Chain) -> String {
     }
 }
 
+/// For an Ingress whose TLS entries no Certificate covers (made by hand, or one
+/// ingress-shim will not make): Some when the probe saw every one of its TLS hosts serve a
+/// trusted certificate for it — a certificate clients get, if nothing renews it — holding
+/// the earliest `notAfter` among them; None while a host is unprobed or served nothing
+/// trusted.
+fn served_expiry(ing: &IngressView, data: &ClusterData) -> Option<Option<DateTime<Utc>>> {
+    let mut earliest: Option<DateTime<Utc>> = None;
+    for host in ing.tls.iter().flat_map(|t| t.hosts.iter()) {
+        // Every address of the host must serve one (an IPv6 listener failing is a failure).
+        let mut served: Option<DateTime<Utc>> = None;
+        for o in data.probes.iter().filter(|o| o.host == **host) {
+            let tls = o
+                .tls
+                .as_ref()
+                .filter(|tls| tls.untrusted.is_none() && tls.leaf.covers(host))?;
+            served = Some(served.map_or(tls.leaf.not_after, |s| s.min(tls.leaf.not_after)));
+        }
+        let served = served?;
+        earliest = Some(earliest.map_or(served, |e| e.min(served)));
+    }
+    Some(earliest)
+}
+
 fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
     let mut out = Vec::new();
     let mut owned: HashSet<(&str, &str)> = HashSet::new();
@@ -459,9 +483,16 @@ fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
             },
             objects: ingress_objects(idx, ing),
             hosts: ing.all_hosts(),
-            expires: certificates.iter().filter_map(|c| c.not_after).min(),
+            // TLS entries with no Certificate: what the hosts serve, if anything trusted.
+            expires: certificates
+                .iter()
+                .filter_map(|c| c.not_after)
+                .min()
+                .or_else(|| served_expiry(ing, data).flatten()),
             unissued: certificates.iter().any(|c| c.not_after.is_none())
-                || (certificates.is_empty() && !ing.tls.is_empty()),
+                || (certificates.is_empty()
+                    && !ing.tls.is_empty()
+                    && served_expiry(ing, data).is_none()),
             issuance: certificates.iter().map(|c| Issuance::of(c)).collect(),
             issuer: ing
                 .issuer

@@ -14,6 +14,7 @@ use super::letsencrypt::{rfc3339, Server};
 use super::{cilium, hash, s, time, Api, World};
 
 mod acme;
+mod readiness;
 
 pub use acme::account_of;
 use acme::acme;
@@ -138,6 +139,20 @@ fn backoff(attempts: i64) -> Duration {
     Duration::hours(1 << exp).min(Duration::hours(32))
 }
 
+/// pkg/util/pki/renewaltime.go desiredRenewalTime: renewBefore when within the lifetime,
+/// else renewBeforePercentage of it when in (0, 100), else a third.
+fn renew_before(cert: &Value, lifetime: Duration) -> Duration {
+    let percentage = cert
+        .pointer("/spec/renewBeforePercentage")
+        .and_then(Value::as_i64)
+        .filter(|p| (1..100).contains(p));
+    s(cert, "/spec/renewBefore")
+        .and_then(go_duration)
+        .filter(|rb| *rb > Duration::zero() && *rb < lifetime)
+        .or_else(|| percentage.map(|p| lifetime * i32::try_from(p).unwrap_or(33) / 100))
+        .unwrap_or(lifetime / 3)
+}
+
 pub(super) fn reconcile(api: &Api<'_>, world: &World) {
     for cert in api.list(CM, "certificates") {
         certificate(api, world, &cert);
@@ -159,6 +174,9 @@ fn certificate(api: &Api<'_>, world: &World, cert: &Value) {
     }
     let not_after = time(cert, "/status/notAfter");
     let secret = s(cert, "/spec/secretName").and_then(|sn| api.get("", "secrets", Some(ns), sn));
+    if not_after.is_none() && readiness::adopt(api, cert, secret.as_ref()) {
+        return;
+    }
     let issued_names = secret
         .as_ref()
         .and_then(|sec| s(sec, "/metadata/annotations/cert-manager.io~1alt-names"))
@@ -378,17 +396,7 @@ fn complete(api: &Api<'_>, cert: &Value, cr: &Value) {
     let lifetime = s(cert, "/spec/duration")
         .and_then(go_duration)
         .unwrap_or(Duration::days(90));
-    // pkg/util/pki/renewaltime.go desiredRenewalTime: renewBefore when within the lifetime,
-    // else renewBeforePercentage of it when in (0, 100), else a third.
-    let percentage = cert
-        .pointer("/spec/renewBeforePercentage")
-        .and_then(Value::as_i64)
-        .filter(|p| (1..100).contains(p));
-    let renew_before = s(cert, "/spec/renewBefore")
-        .and_then(go_duration)
-        .filter(|rb| *rb > Duration::zero() && *rb < lifetime)
-        .or_else(|| percentage.map(|p| lifetime * i32::try_from(p).unwrap_or(33) / 100))
-        .unwrap_or(lifetime / 3);
+    let renew_before = renew_before(cert, lifetime);
     let (not_before, not_after) = (now, now + lifetime);
     let secret_name = s(cert, "/spec/secretName").unwrap_or(name);
     let all = names(cert);

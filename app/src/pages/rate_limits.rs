@@ -136,6 +136,9 @@ pub fn page(
             let frees = b.frees_at.map(|at| {
                 if at <= now {
                     view! { <span>"available now"</span> }.into_any()
+                } else if b.frees_at_from_ca {
+                    // The CA refused an order and named the time itself.
+                    view! { <Time at=at now=now/>" "<span class="term" title="The time Let's Encrypt named when it refused an order">"(Let's Encrypt's retry time)"</span> }.into_any()
                 } else {
                     view! { <Time at=at now=now/> }.into_any()
                 }

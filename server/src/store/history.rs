@@ -555,6 +555,39 @@ pub async fn new_orders(
         .collect())
 }
 
+/// Requests the CA refused over a limit since `since`, with the retry time it named: a
+/// failed request whose message carries "retry after".
+pub async fn refusals(
+    pool: &SqlitePool,
+    since: DateTime<Utc>,
+) -> Result<Vec<lookout_app::model::budget::CaRefusal>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT finished_at, cluster, namespace, name, certificate, acme_server, issuer_kind, issuer_name, names, message FROM certificate_requests \
+         WHERE outcome = 'failed' AND finished_at >= ? AND acme_server IS NOT NULL AND message LIKE '%retry after%'",
+    )
+    .bind(stamp(since))
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let at = DateTime::parse_from_rfc3339(&r.get::<Option<String>, _>("finished_at")?)
+                .ok()?
+                .with_timezone(&Utc);
+            let names: Vec<String> =
+                serde_json::from_str(&r.get::<String, _>("names")).unwrap_or_default();
+            lookout_app::model::budget::CaRefusal::read(
+                &r.get::<String, _>("acme_server"),
+                &account_of(&r),
+                &names,
+                &r.get::<Option<String>, _>("message")?,
+                at,
+                request_origin(&r),
+            )
+        })
+        .collect())
+}
+
 /// Recomputes the Let's Encrypt budgets every `interval` and hands them to `publish`.
 pub async fn run_budgets(
     pool: SqlitePool,
@@ -576,16 +609,19 @@ pub async fn run_budgets(
         let issued = issuances(&pool, at - chrono::Duration::days(127)).await;
         let failed = failed_authorizations(&pool, at - chrono::Duration::days(7)).await;
         let ordered = new_orders(&pool, at - chrono::Duration::hours(3)).await;
-        match (issued, failed, ordered) {
-            (Ok(issuances), Ok(failures), Ok(orders)) => {
+        // A retry time lies at most a week ahead (the longest period of a limit).
+        let refused = refusals(&pool, at - chrono::Duration::days(7)).await;
+        match (issued, failed, ordered, refused) {
+            (Ok(issuances), Ok(failures), Ok(orders), Ok(refusals)) => {
                 let history = lookout_app::model::budget::History {
                     orders,
                     issuances,
                     failures,
+                    refusals,
                 };
                 publish(lookout_app::model::budget::compute(&history, at))
             }
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+            (Err(e), _, _, _) | (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
                 tracing::error!(error = %e, "could not compute the Let's Encrypt budgets")
             }
         }
@@ -706,5 +742,49 @@ mod tests {
         assert_eq!(orders[0].account, "ClusterIssuer letsencrypt-prod (zrh)");
         assert_eq!(orders[0].names, ["web.example.com"]);
         assert_eq!(orders[0].origin.name, "web-tls");
+    }
+
+    #[tokio::test]
+    async fn refused_requests_are_read_with_the_cas_retry_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        let at = "2026-06-01T10:00:00.000Z";
+        let refused = "Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many certificates (5) already issued for this exact set of identifiers in the last 168h0m0s, retry after 2026-06-01 17:30:00 UTC: see https://letsencrypt.org/docs/rate-limits/";
+        for (name, outcome, message) in [
+            ("promo-tls-1", "failed", refused),
+            (
+                "web-tls-1",
+                "failed",
+                "Failed to finalize Order: 403 unauthorized",
+            ),
+            ("old-tls-1", "issued", refused),
+        ] {
+            sqlx::query("INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen) \
+                         VALUES ('zrh', 'shop', ?, ?, ?, 1, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"promo.example.com\"]', ?, 'Failed', ?, ?, ?, ?)")
+                .bind(name)
+                .bind(name)
+                .bind(name.trim_end_matches("-1"))
+                .bind(outcome)
+                .bind(message)
+                .bind(at)
+                .bind(at)
+                .bind(at)
+                .execute(&db.writer)
+                .await
+                .unwrap();
+        }
+        let since = DateTime::parse_from_rfc3339("2026-05-30T00:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let got = refusals(&db.reader, since).await.unwrap();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].key, "promo.example.com");
+        assert_eq!(got[0].origin.name, "promo-tls");
+        assert_eq!(
+            got[0].retry_after,
+            DateTime::parse_from_rfc3339("2026-06-01T17:30:00Z").unwrap()
+        );
     }
 }

@@ -423,6 +423,8 @@ mod tests {
             clusters: Vec::new(),
             namespaces: Vec::new(),
             spent_by: Vec::new(),
+            refused: None,
+            frees_at_from_ca: false,
         }];
         let plan = [due("a", &["a.example.net"], NOW, true)];
         let f = forecast(&budgets, &plan, t(NOW), Duration::days(7));

@@ -66,12 +66,79 @@ pub struct NewOrder {
     pub origin: Origin,
 }
 
+/// An order the CA refused over a limit, with the time it named ("retry after …"), from a
+/// failed CertificateRequest. Boulder's word on a budget outranks the replay: Lookout's
+/// history may miss spends (another fleet, an account used elsewhere, a gap in the watch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaRefusal {
+    pub server: String,
+    pub limit: Limit,
+    /// The budget's key, as [`Budget::key`].
+    pub key: String,
+    /// The account, for the per-account limits.
+    pub account: Option<String>,
+    pub at: DateTime<Utc>,
+    pub retry_after: DateTime<Utc>,
+    pub origin: Origin,
+}
+
+impl CaRefusal {
+    /// Reads a refusal from the CA's message about an order for `names` by `account`: which
+    /// limit, from Boulder's wording (`ratelimits/limiter.go`, `ra/ra.go`), and its retry
+    /// time. None for a message that is no such refusal or names no retry time.
+    pub fn read(
+        server: &str,
+        account: &str,
+        names: &[String],
+        message: &str,
+        at: DateTime<Utc>,
+        origin: Origin,
+    ) -> Option<CaRefusal> {
+        let retry_after = crate::model::reasons::parse_retry_after(message)?;
+        let quoted = || {
+            let start = message.find("for \"")? + "for \"".len();
+            let end = message[start..].find('"')? + start;
+            Some(message[start..end].to_ascii_lowercase())
+        };
+        let (limit, key, account) = if message.contains("exact set") {
+            (Limit::ExactSet, set_key(names), None)
+        } else if message.contains("too many new orders") {
+            (
+                Limit::NewOrders,
+                account.to_string(),
+                Some(account.to_string()),
+            )
+        } else if message.contains("too many failed authorizations") {
+            (
+                Limit::FailedAuthorizations,
+                quoted()?,
+                Some(account.to_string()),
+            )
+        } else if message.contains("too many certificates") {
+            (Limit::RegisteredDomain, quoted()?, None)
+        } else {
+            return None;
+        };
+        Some(CaRefusal {
+            server: server.to_string(),
+            limit,
+            key,
+            account,
+            at,
+            retry_after,
+            origin,
+        })
+    }
+}
+
 /// What the budgets are computed from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct History {
     pub orders: Vec<NewOrder>,
     pub issuances: Vec<Issuance>,
     pub failures: Vec<FailedAuthorization>,
+    /// The CA's refusals with their retry times.
+    pub refusals: Vec<CaRefusal>,
 }
 
 /// Which limit a budget is.
@@ -195,6 +262,12 @@ pub struct Budget {
     /// How many of the counted spends the viewer may see each `cluster/namespace` made,
     /// the most first ("which customers spent most").
     pub spent_by: Vec<Spent>,
+    /// The CA refused an order over this budget and named `frees_at` itself; the object it
+    /// refused (never in the JSON: see [`Budget::for_viewer`]).
+    #[serde(skip)]
+    pub refused: Option<Origin>,
+    /// Whether `frees_at` is the CA's own retry time rather than the replay's.
+    pub frees_at_from_ca: bool,
 }
 
 /// One namespace's share of a budget.
@@ -246,16 +319,26 @@ impl Budget {
     /// only when every counted spend is theirs.
     pub fn for_viewer(&self, sees: impl Fn(&Origin) -> bool) -> Option<Budget> {
         let mine: Vec<&Origin> = self.counted.iter().filter(|o| sees(o)).collect();
-        let first = (*mine.first()?).clone();
+        // The CA's retry time was told to the refused object: its viewers may know it, and
+        // see the budget it was refused over.
+        let told = self.refused.as_ref().filter(|o| sees(o));
+        let first = mine.first().copied().or(told)?.clone();
         let elsewhere = u32::try_from(self.counted.len() - mine.len()).unwrap_or(u32::MAX)
             + self
                 .used
                 .saturating_sub(u32::try_from(self.counted.len()).unwrap_or(u32::MAX));
         let (clusters, namespaces) = places(mine.iter().copied());
         let spent_by = spent_by(mine.iter().copied());
+        let told = told.is_some();
         Some(Budget {
             latest: Some(first),
-            frees_at: if elsewhere == 0 { self.frees_at } else { None },
+            frees_at: if elsewhere == 0 || told {
+                self.frees_at
+            } else {
+                None
+            },
+            frees_at_from_ca: self.frees_at_from_ca && (elsewhere == 0 || told),
+            refused: None,
             counted: Vec::new(),
             clusters,
             namespaces,
@@ -462,8 +545,11 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             clusters,
             namespaces,
             spent_by,
+            refused: None,
+            frees_at_from_ca: false,
         });
     }
+    refusals(&mut out, &history.refusals, now);
     for ((server, account, name), origin) in &replay.paused {
         out.push(Budget {
             server: server.clone(),
@@ -480,10 +566,64 @@ pub fn compute(history: &History, now: DateTime<Utc>) -> Vec<Budget> {
             clusters: vec![origin.cluster.clone()],
             namespaces: vec![format!("{}/{}", origin.cluster, origin.namespace)],
             spent_by: spent_by(std::iter::once(origin)),
+            refused: None,
+            frees_at_from_ca: false,
         });
     }
     out.sort_by(|a, b| b.ratio.total_cmp(&a.ratio).then(a.key.cmp(&b.key)));
     out
+}
+
+/// Applies the CA's refusals still in force: the budget has no room until the latest retry
+/// time the CA named, whatever the replay counted (a budget the history never saw spent
+/// appears, its spends all from elsewhere).
+fn refusals(out: &mut Vec<Budget>, refusals: &[CaRefusal], now: DateTime<Utc>) {
+    let mut latest: BTreeMap<Key, &CaRefusal> = BTreeMap::new();
+    for r in refusals
+        .iter()
+        .filter(|r| r.at <= now && r.retry_after > now)
+    {
+        let key: Key = (r.server.clone(), r.limit, r.key.clone(), r.account.clone());
+        let entry = latest.entry(key).or_insert(r);
+        if (r.at, r.retry_after) > (entry.at, entry.retry_after) {
+            *entry = r;
+        }
+    }
+    for ((server, limit, key, account), r) in latest {
+        let capacity = u32::try_from(rate(&server, limit).burst).unwrap_or(u32::MAX);
+        let i = match out.iter().position(|b| {
+            b.server == server && b.limit == limit && b.key == key && b.account == account
+        }) {
+            Some(i) => i,
+            None => {
+                out.push(Budget {
+                    server,
+                    limit,
+                    key,
+                    account,
+                    used: capacity,
+                    capacity,
+                    ratio: 1.0,
+                    frees_at: None,
+                    latest: Some(r.origin.clone()),
+                    counted: Vec::new(),
+                    elsewhere: 0,
+                    clusters: vec![r.origin.cluster.clone()],
+                    namespaces: vec![format!("{}/{}", r.origin.cluster, r.origin.namespace)],
+                    spent_by: Vec::new(),
+                    refused: None,
+                    frees_at_from_ca: false,
+                });
+                out.len() - 1
+            }
+        };
+        let b = &mut out[i];
+        b.used = b.capacity;
+        b.ratio = 1.0;
+        b.frees_at = Some(r.retry_after);
+        b.frees_at_from_ca = true;
+        b.refused = Some(r.origin.clone());
+    }
 }
 
 /// The findings of the budgets: `acme.rate-limit-budget` (registered domain, exact set,

@@ -467,3 +467,115 @@ fn spends_are_counted_per_namespace_the_most_first() {
         [("zrh/globex", 3), ("zrh/acme", 2), ("zrh/initech", 1)]
     );
 }
+
+/// The CA's refusal with its retry time is the budget's word: the replay counted four of
+/// five (the fifth was spent where Lookout does not look), the CA said no until a time —
+/// the budget is full until then, and frees at that time, for everyone who was told it.
+#[test]
+fn the_cas_retry_time_outranks_the_replay() {
+    let retry = now() + Duration::hours(7);
+    let message = format!(
+        "Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many certificates (5) already issued for this exact set of identifiers in the last 168h0m0s, retry after {}: see https://letsencrypt.org/docs/rate-limits/",
+        retry.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    let names = vec!["promo.example.org".to_string()];
+    let refusal = CaRefusal::read(
+        PROD,
+        ACCOUNT,
+        &names,
+        &message,
+        now() - Duration::minutes(5),
+        origin("promo-tls"),
+    )
+    .expect("an exact-set refusal");
+    assert_eq!(
+        (refusal.limit, refusal.key.as_str()),
+        (Limit::ExactSet, "promo.example.org")
+    );
+    let history = History {
+        issuances: (1..=4)
+            .map(|h| issued(PROD, &["promo.example.org"], Duration::hours(h)))
+            .collect(),
+        refusals: vec![refusal.clone()],
+        ..History::default()
+    };
+    let budgets = compute(&history, now());
+    let b = find(&budgets, Limit::ExactSet, "promo.example.org").unwrap();
+    assert_eq!(
+        (b.used, b.frees_at, b.frees_at_from_ca),
+        (5, Some(retry), true)
+    );
+    // The refused Certificate's viewers were told the time; the replay alone would not
+    // have shown it to them (a spend from elsewhere).
+    let own = b.for_viewer(|o| o.name == "promo-tls").unwrap();
+    assert_eq!(own.frees_at, Some(retry));
+    // Once the retry time has passed, the replay speaks again.
+    let later = compute(&history, retry + Duration::minutes(1));
+    let b = find(&later, Limit::ExactSet, "promo.example.org").unwrap();
+    assert!(!b.frees_at_from_ca);
+    assert_eq!(b.used, 4, "{b:?}");
+    // A refusal over a budget the history never saw spent still makes it.
+    let alone = compute(
+        &History {
+            refusals: vec![refusal],
+            ..History::default()
+        },
+        now(),
+    );
+    let b = find(&alone, Limit::ExactSet, "promo.example.org").unwrap();
+    assert_eq!((b.used, b.frees_at), (5, Some(retry)));
+    assert!(b.for_viewer(|o| o.name == "promo-tls").is_some());
+    assert!(b.for_viewer(|o| o.name == "other-tls").is_none());
+}
+
+#[test]
+fn refusals_name_their_limit_in_boulders_words() {
+    let retry = "retry after 2026-06-08 19:00:00 UTC";
+    let read = |m: &str| {
+        CaRefusal::read(
+            PROD,
+            ACCOUNT,
+            &["a.shop.example".to_string(), "b.shop.example".to_string()],
+            &format!("429 urn:ietf:params:acme:error:rateLimited: {m}, {retry}: see …"),
+            now(),
+            origin("x"),
+        )
+        .map(|r| (r.limit, r.key, r.account))
+    };
+    assert_eq!(
+        read("too many new orders (300) from this account in the last 3h0m0s"),
+        Some((Limit::NewOrders, ACCOUNT.into(), Some(ACCOUNT.into())))
+    );
+    assert_eq!(
+        read("too many failed authorizations (5) for \"A.shop.example\" in the last 1h0m0s"),
+        Some((
+            Limit::FailedAuthorizations,
+            "a.shop.example".into(),
+            Some(ACCOUNT.into())
+        ))
+    );
+    assert_eq!(
+        read("too many certificates (50) already issued for \"shop.example\" in the last 168h0m0s"),
+        Some((Limit::RegisteredDomain, "shop.example".into(), None))
+    );
+    assert_eq!(
+        read("too many certificates (5) already issued for this exact set of identifiers in the last 168h0m0s"),
+        Some((Limit::ExactSet, "a.shop.example,b.shop.example".into(), None))
+    );
+    assert_eq!(
+        read("too many new registrations (10) from this IP address"),
+        None
+    );
+    assert_eq!(
+        CaRefusal::read(
+            PROD,
+            ACCOUNT,
+            &[],
+            "too many new orders (300) from this account",
+            now(),
+            origin("x")
+        ),
+        None,
+        "no retry time, no refusal to keep"
+    );
+}

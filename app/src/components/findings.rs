@@ -16,10 +16,10 @@ pub(crate) fn SeverityBadge(severity: Severity) -> impl IntoView {
 
 /// The page of the object a finding is about, when Lookout has one.
 pub(crate) fn object_href(f: &Finding) -> Option<String> {
-    if &*f.kind == "Cluster" {
-        return Some("/clusters".into());
-    }
-    let base = super::detail_pages(&f.kind)?;
+    let base = match f.kind {
+        crate::model::Subject::Cluster => return Some("/clusters".into()),
+        crate::model::Subject::Object(kind) => super::detail_pages(kind.name())?,
+    };
     Some(format!(
         "/{base}/{}/{}/{}",
         encode(&f.cluster),

@@ -64,7 +64,7 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
     let root = &p.root;
     let ns = word(&root.namespace);
     let name = word(&root.name);
-    let kind = Kind::from_name(&root.kind);
+    let kind = root.kind.kind();
     let mut out = vec![format!("# in cluster {}", word(&root.cluster))];
     match root.rule {
         Rule::IngressEditInPlaceMissing
@@ -120,9 +120,9 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
                 }
             }
         }
-        _ if root.kind.is_empty() => {}
+        _ if root.kind == crate::model::Subject::Cluster => {}
         _ => {
-            let kind = root.kind.to_ascii_lowercase();
+            let kind = root.kind.name().to_ascii_lowercase();
             if root.namespace.is_empty() {
                 out.push(format!("kubectl describe {kind} {name}"));
             } else {

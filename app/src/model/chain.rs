@@ -313,7 +313,7 @@ impl<'a> Index<'a> {
 
     /// The issuer a reference names (a ClusterIssuer, or an Issuer in `namespace`).
     pub fn issuer(&self, namespace: &str, r: &IssuerRef) -> Option<&'a Arc<IssuerView>> {
-        if &*r.kind == "ClusterIssuer" {
+        if r.cluster_scoped() {
             self.data.cluster_issuers.get(&key("", &r.name))
         } else {
             self.data.issuers.get(&key(namespace, &r.name))

@@ -1,5 +1,6 @@
 //! A finding: one rule firing on one object.
 
+use super::kind::Kind;
 use super::rule::Rule;
 use super::text::Text;
 use chrono::{DateTime, Utc};
@@ -52,6 +53,56 @@ impl Severity {
     }
 }
 
+/// What a finding is about: the cluster itself, or one of its objects of a watched kind.
+/// Serialized as the kind's name (`"Ingress"`, …), `"Cluster"` for the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Subject {
+    Cluster,
+    Object(Kind),
+}
+
+impl Subject {
+    /// `"Cluster"`, or the kind's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Subject::Cluster => "Cluster",
+            Subject::Object(k) => k.name(),
+        }
+    }
+
+    /// The kind, when the subject is an object.
+    pub const fn kind(self) -> Option<Kind> {
+        match self {
+            Subject::Cluster => None,
+            Subject::Object(k) => Some(k),
+        }
+    }
+}
+
+impl From<Kind> for Subject {
+    fn from(k: Kind) -> Self {
+        Subject::Object(k)
+    }
+}
+
+impl std::fmt::Display for Subject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Subject {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl PartialEq<Kind> for Subject {
+    fn eq(&self, other: &Kind) -> bool {
+        *self == Subject::Object(*other)
+    }
+}
+
 /// One rule firing on one object, with its evidence and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
@@ -60,7 +111,7 @@ pub struct Finding {
     pub cluster: Text,
     /// Empty for cluster-scoped objects and the cluster itself.
     pub namespace: Text,
-    pub kind: Text,
+    pub kind: Subject,
     pub name: Text,
     /// One line.
     pub title: Text,

@@ -32,7 +32,7 @@ pub mod thresholds;
 pub mod timeline;
 
 pub use cluster::{ClusterView, KindState, KindStatus, SyncState};
-pub use finding::{Finding, Severity};
+pub use finding::{Finding, Severity, Subject};
 pub use ids::{ClusterName, Namespace};
 pub use ingress::{IngressView, IssuerRef, TlsEntry};
 pub use kind::Kind;

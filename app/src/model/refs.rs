@@ -18,6 +18,19 @@ impl IssuerRef {
     /// Whether this names cert-manager's own Issuer or ClusterIssuer.
     pub fn is_cert_manager(&self) -> bool {
         (self.group.is_empty() || &*self.group == "cert-manager.io")
-            && (&*self.kind == "Issuer" || &*self.kind == "ClusterIssuer")
+            && matches!(
+                self.watched_kind(),
+                Some(super::Kind::Issuer | super::Kind::ClusterIssuer)
+            )
+    }
+
+    /// The kind it names, when Lookout watches it.
+    pub fn watched_kind(&self) -> Option<super::Kind> {
+        super::Kind::from_name(&self.kind)
+    }
+
+    /// Whether it names a ClusterIssuer (cluster-scoped: no namespace).
+    pub fn cluster_scoped(&self) -> bool {
+        self.watched_kind() == Some(super::Kind::ClusterIssuer)
     }
 }

@@ -18,11 +18,7 @@ fn object(namespace: &str, kind: &str, name: &str) -> ObjectRef {
 
 /// The issuer an object names: a ClusterIssuer has no namespace.
 fn issuer(namespace: &str, r: &IssuerRef) -> ObjectRef {
-    let namespace = if &*r.kind == "ClusterIssuer" {
-        ""
-    } else {
-        namespace
-    };
+    let namespace = if r.cluster_scoped() { "" } else { namespace };
     object(namespace, &r.kind, &r.name)
 }
 
@@ -78,7 +74,7 @@ impl<'a> FindingIndex<'a> {
     fn from_iter(findings: impl IntoIterator<Item = &'a Finding>) -> Self {
         let mut map: HashMap<_, Vec<&Finding>> = HashMap::new();
         for f in findings {
-            map.entry((&*f.namespace, &*f.kind, &*f.name))
+            map.entry((&*f.namespace, f.kind.name(), &*f.name))
                 .or_default()
                 .push(f);
         }

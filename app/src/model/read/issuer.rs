@@ -144,7 +144,7 @@ pub fn issuer_detail(
             matches!(
                 f.rule,
                 crate::model::Rule::IssuerNotReady | crate::model::Rule::IssuerMissing
-            ) && (&*f.name == name && Kind::from_name(&f.kind) == Some(kind)
+            ) && (&*f.name == name && f.kind == kind
                 || certificates
                     .iter()
                     .any(|c| c.namespace == f.namespace && c.name == f.name))

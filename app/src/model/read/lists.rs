@@ -204,7 +204,7 @@ pub fn certificate_rows(
         if q.served == Some(super::views::ServedFilter::Other)
             && !about.iter().any(|f| {
                 SERVES_SOMETHING_ELSE.contains(&f.rule)
-                    && &*f.kind == "Certificate"
+                    && f.kind == crate::model::Kind::Certificate
                     && f.name == cert.name
             })
         {

@@ -20,11 +20,10 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::chain::{certificate_objects, ingress_objects, FindingIndex, ObjectRef};
+use super::chain::FindingIndex;
 use super::views::ProblemQuery;
 use crate::model::chain::Index;
 use crate::model::data::{ClusterData, ClusterFacts};
-use crate::model::ingress::IngressView;
 use crate::model::rule::{Blocks, Part, Rule};
 use crate::model::text::Text;
 use crate::model::{Finding, Severity};
@@ -161,7 +160,7 @@ impl Problem {
             .any(|o| is(&o.kind, &o.namespace, &o.name))
             || std::iter::once(&self.root)
                 .chain(self.symptoms.iter())
-                .any(|f| is(&f.kind, &f.namespace, &f.name))
+                .any(|f| is(f.kind.name(), &f.namespace, &f.name))
     }
 
     /// Whether issuing the certificate again cannot succeed until the root cause is fixed
@@ -206,7 +205,13 @@ impl Problem {
 /// A stable short id: FNV-1a over the root's identity, as 16 hex digits.
 fn problem_id(f: &Finding) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in [&*f.cluster, f.rule.id(), &*f.namespace, &*f.kind, &*f.name] {
+    for part in [
+        &*f.cluster,
+        f.rule.id(),
+        &*f.namespace,
+        f.kind.name(),
+        &*f.name,
+    ] {
         for b in part.bytes().chain([0]) {
             hash ^= u64::from(b);
             hash = hash.wrapping_mul(0x0100_0000_01b3);
@@ -265,7 +270,7 @@ fn network_key(f: &Finding, findings: &[&Finding]) -> Option<String> {
 fn next_action(root: &Finding) -> NextAction {
     let label = match root.rule.info().action {
         Some(words) => words.to_string(),
-        None if root.kind.is_empty() => "Open its findings".to_string(),
+        None if root.kind == crate::model::Subject::Cluster => "Open its findings".to_string(),
         None => format!("Open {} {}", root.kind, root.name),
     };
     NextAction {
@@ -277,17 +282,19 @@ fn next_action(root: &Finding) -> NextAction {
 
 /// The page of the object a finding is about, when Lookout has one.
 fn href(f: &Finding) -> Option<String> {
-    if &*f.kind == "Cluster" {
-        return Some("/clusters".into());
+    match f.kind {
+        crate::model::Subject::Cluster => Some("/clusters".into()),
+        crate::model::Subject::Object(kind) => {
+            crate::model::links::object_path(kind.name(), &f.cluster, &f.namespace, &f.name)
+        }
     }
-    crate::model::links::object_path(&f.kind, &f.cluster, &f.namespace, &f.name)
 }
 
 fn object_of(f: &Finding) -> ProblemObject {
     ProblemObject {
         cluster: f.cluster.clone(),
         namespace: f.namespace.clone(),
-        kind: f.kind.clone(),
+        kind: f.kind.name().into(),
         name: f.name.clone(),
     }
 }
@@ -399,130 +406,6 @@ impl<'a> Gathering<'a> {
             symptoms: self.symptoms.into_iter().cloned().collect(),
         }
     }
-}
-
-/// One chain: its head (an Ingress, or a Certificate no Ingress owns), its objects, hosts
-/// and the expiry of its certificates.
-struct Chain {
-    head: ProblemObject,
-    objects: HashSet<ObjectRef>,
-    hosts: Vec<Text>,
-    expires: Option<DateTime<Utc>>,
-    /// A TLS host of it has no issued certificate yet.
-    unissued: bool,
-    /// Its certificates' issuance, for telling a fix under way from a failure.
-    issuance: Vec<Issuance>,
-    /// The issuer the chain names: (namespace — empty for a ClusterIssuer —, kind, name).
-    issuer: Option<(Text, Text, Text)>,
-}
-
-/// The issuer a chain names, as a key.
-fn issuer_key(namespace: &Text, r: &crate::model::IssuerRef) -> (Text, Text, Text) {
-    let ns = if crate::model::Kind::from_name(&r.kind) == Some(crate::model::Kind::ClusterIssuer) {
-        Text::from("")
-    } else {
-        namespace.clone()
-    };
-    (ns, r.kind.clone(), r.name.clone())
-}
-
-/// Which problem a chain's root makes: its own, except that `issuer.missing` (reported on
-/// each Ingress or Certificate that names the issuer) is one problem per missing issuer, and
-/// `cluster.cert-manager-missing` (reported on each Ingress that asks for a certificate) one
-/// per cluster — one root cause, however many chains name it.
-fn gathering_key(root: &Finding, chain: &Chain) -> String {
-    match (&chain.issuer, root.rule) {
-        (Some((ns, kind, name)), Rule::IssuerMissing) => {
-            format!("{}\0issuer.missing\0{ns}\0{kind}\0{name}", root.cluster)
-        }
-        // Reported on each Ingress that asks for a certificate: one cause, the cluster's.
-        (_, Rule::ClusterCertManagerMissing) => {
-            format!("{}\0cluster.cert-manager-missing", root.cluster)
-        }
-        _ => problem_id(root),
-    }
-}
-
-/// For an Ingress whose TLS entries no Certificate covers (made by hand, or one
-/// ingress-shim will not make): Some when the probe saw every one of its TLS hosts serve a
-/// trusted certificate for it — a certificate clients get, if nothing renews it — holding
-/// the earliest `notAfter` among them; None while a host is unprobed or served nothing
-/// trusted.
-fn served_expiry(ing: &IngressView, data: &ClusterData) -> Option<Option<DateTime<Utc>>> {
-    let mut earliest: Option<DateTime<Utc>> = None;
-    for host in ing.tls.iter().flat_map(|t| t.hosts.iter()) {
-        // Every address of the host must serve one (an IPv6 listener failing is a failure).
-        let mut served: Option<DateTime<Utc>> = None;
-        for o in data.probes.iter().filter(|o| o.host == **host) {
-            let tls = o
-                .tls
-                .as_ref()
-                .filter(|tls| tls.untrusted.is_none() && tls.leaf.covers(host))?;
-            served = Some(served.map_or(tls.leaf.not_after, |s| s.min(tls.leaf.not_after)));
-        }
-        let served = served?;
-        earliest = Some(earliest.map_or(served, |e| e.min(served)));
-    }
-    Some(earliest)
-}
-
-fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
-    let mut out = Vec::new();
-    let mut owned: HashSet<(&str, &str)> = HashSet::new();
-    for ing in data.ingresses.values() {
-        let certificates = idx.certificates_of(ing);
-        for c in &certificates {
-            owned.insert((&c.namespace, &c.name));
-        }
-        out.push(Chain {
-            head: ProblemObject {
-                cluster: cluster.clone(),
-                namespace: ing.namespace.clone(),
-                kind: "Ingress".into(),
-                name: ing.name.clone(),
-            },
-            objects: ingress_objects(idx, ing),
-            hosts: ing.all_hosts(),
-            // TLS entries with no Certificate: what the hosts serve, if anything trusted.
-            expires: certificates
-                .iter()
-                .filter_map(|c| c.not_after)
-                .min()
-                .or_else(|| served_expiry(ing, data).flatten()),
-            unissued: certificates.iter().any(|c| c.not_after.is_none())
-                || (certificates.is_empty()
-                    && !ing.tls.is_empty()
-                    && served_expiry(ing, data).is_none()),
-            issuance: certificates.iter().map(|c| Issuance::of(c)).collect(),
-            issuer: ing
-                .issuer
-                .as_deref()
-                .or_else(|| certificates.first().and_then(|c| c.issuer.as_deref()))
-                .map(|r| issuer_key(&ing.namespace, r)),
-        });
-    }
-    for c in data.certificates.values() {
-        if owned.contains(&(&*c.namespace, &*c.name)) {
-            continue;
-        }
-        let mut objects = HashSet::new();
-        certificate_objects(idx, c, &mut objects);
-        out.push(Chain {
-            head: ProblemObject {
-                cluster: cluster.clone(),
-                namespace: c.namespace.clone(),
-                kind: "Certificate".into(),
-                name: c.name.clone(),
-            },
-            objects,
-            hosts: c.dns_names.to_vec(),
-            expires: c.not_after,
-            unissued: c.not_after.is_none(),
-            issuance: vec![Issuance::of(c)],
-            issuer: c.issuer.as_deref().map(|r| issuer_key(&c.namespace, r)),
-        });
-    }
-    out
 }
 
 /// The problems of one cluster from the findings the caller may see of it (`findings`
@@ -644,7 +527,7 @@ fn fold_shared_hosts(gathered: &mut BTreeMap<String, Gathering<'_>>) {
 /// The hosts of the object a finding is about, for findings that no chain took.
 fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
     let key = crate::model::data::key(&f.namespace, &f.name);
-    match crate::model::Kind::from_name(&f.kind)? {
+    match f.kind.kind()? {
         crate::model::Kind::Ingress => data.ingresses.get(&key).map(|i| i.all_hosts()),
         crate::model::Kind::Certificate => {
             data.certificates.get(&key).map(|c| c.dns_names.to_vec())
@@ -656,10 +539,12 @@ fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
     }
 }
 
+mod chains;
 mod confirming;
 mod harm;
 mod list;
 
+use chains::{chains, gathering_key};
 use confirming::{awaited, confirming, Issuance};
 
 pub use harm::HORIZON;

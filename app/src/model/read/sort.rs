@@ -183,7 +183,7 @@ mod tests {
             severity,
             cluster: "zrh".into(),
             namespace: "shop".into(),
-            kind: "Certificate".into(),
+            kind: crate::model::Kind::Certificate.into(),
             name: name.into(),
             title: "".into(),
             message: "".into(),

@@ -1,5 +1,7 @@
 //! `acme.*`: Orders and Challenges.
 
+use crate::model::finding::Subject;
+use crate::model::kind::Kind;
 use crate::model::rule::Rule;
 use std::collections::BTreeSet;
 
@@ -36,7 +38,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     for ch in data.challenges.values() {
         let about = || About {
             namespace: &ch.namespace,
-            kind: "Challenge",
+            kind: Subject::Object(Kind::Challenge),
             name: &ch.name,
         };
         let age = ch.created.map(|c| now - c);
@@ -99,8 +101,8 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             .request_of_order(o)
             .and_then(|r| ctx.idx.certificate_of_request(r));
         let (kind, name) = match cert {
-            Some(c) => ("Certificate", c.name.clone()),
-            None => ("Order", o.name.clone()),
+            Some(c) => (Kind::Certificate, c.name.clone()),
+            None => (Kind::Order, o.name.clone()),
         };
         if !reported.insert((o.namespace.to_string(), name.to_string())) {
             continue;
@@ -126,8 +128,8 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         };
         let cert_name = ctx.idx.certificate_of_request(r).map(|c| c.name.clone());
         let (kind, name) = match &cert_name {
-            Some(n) => ("Certificate", n.clone()),
-            None => ("CertificateRequest", r.name.clone()),
+            Some(n) => (Kind::Certificate, n.clone()),
+            None => (Kind::CertificateRequest, r.name.clone()),
         };
         if !reported.insert((r.namespace.to_string(), name.to_string())) {
             continue;
@@ -146,7 +148,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 fn push_rate_limited(
     ctx: &mut Ctx<'_>,
     namespace: &Text,
-    kind: &str,
+    kind: Kind,
     name: &Text,
     text: &str,
     since: Option<chrono::DateTime<chrono::Utc>>,
@@ -167,7 +169,7 @@ fn push_rate_limited(
     let failure = Failure::classify(text);
     let about = About {
         namespace,
-        kind,
+        kind: Subject::Object(kind),
         name,
     };
     // Which limit, from Boulder's words: a paused name and the per-account order limit have

@@ -1,5 +1,7 @@
 //! `cert.*`: Certificates.
 
+use crate::model::finding::Subject;
+use crate::model::kind::Kind;
 use crate::model::rule::Rule;
 use chrono::Duration;
 
@@ -15,7 +17,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     for c in data.certificates.values() {
         let about = || About {
             namespace: &c.namespace,
-            kind: "Certificate",
+            kind: Subject::Object(Kind::Certificate),
             name: &c.name,
         };
         let expired = c.not_after.is_some_and(|na| na <= now);
@@ -154,7 +156,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             ctx.push(
                 Rule::CertHostsNotCovered,
                 Severity::Warning,
-                About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name },
+                About { namespace: &ing.namespace, kind: Subject::Object(Kind::Ingress), name: &ing.name },
                 format!("{missing_text} not covered by Certificate {}", c.name),
                 format!("The TLS entry with secretName {} lists {}, but the Certificate's dnsNames are {}.", c.secret_name.as_deref().unwrap_or(""), t.hosts.join(", "), c.dns_names.join(", ")),
                 "If ingress-shim owns the Certificate it updates dnsNames itself; otherwise add the hosts to the Certificate's dnsNames (or give the host its own TLS entry and Secret).",

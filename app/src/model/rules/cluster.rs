@@ -3,6 +3,7 @@
 use super::{About, Ctx};
 use crate::model::cluster::{KindState, SyncState};
 use crate::model::finding::Severity;
+use crate::model::finding::Subject;
 use crate::model::kind::Kind;
 use crate::model::rule::Rule;
 use crate::model::text::Text;
@@ -12,7 +13,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let (cluster, name) = (Text::from(""), Text::from(facts.name.as_str()));
     let about = || About {
         namespace: &cluster,
-        kind: "Cluster",
+        kind: Subject::Cluster,
         name: &name,
     };
     match &facts.state {
@@ -56,7 +57,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 Severity::Warning,
                 About {
                     namespace: &ing.namespace,
-                    kind: "Ingress",
+                    kind: Subject::Object(Kind::Ingress),
                     name: &ing.name,
                 },
                 format!("cert-manager is not installed in {}, yet Ingress {} asks for a certificate", facts.name, ing.name),

@@ -1,5 +1,6 @@
 //! `ingress.*`: the Ingresses themselves.
 
+use crate::model::finding::Subject;
 use crate::model::rule::Rule;
 use std::collections::BTreeMap;
 
@@ -21,7 +22,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     for ing in data.ingresses.values() {
         let about = || About {
             namespace: &ing.namespace,
-            kind: "Ingress",
+            kind: Subject::Object(Kind::Ingress),
             name: &ing.name,
         };
         let controller = ctx.idx.controller_of(ing);
@@ -300,7 +301,7 @@ fn shared_secrets(ctx: &mut Ctx<'_>) {
                 Severity::Warning,
                 About {
                     namespace: &Text::from(ns.as_str()),
-                    kind: "Ingress",
+                    kind: Subject::Object(Kind::Ingress),
                     name: &Text::from(name.as_str()),
                 },
                 title,
@@ -364,7 +365,7 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
             Severity::Critical,
             About {
                 namespace: &ing.namespace,
-                kind: "Ingress",
+                kind: Subject::Object(Kind::Ingress),
                 name: &ing.name,
             },
             title,
@@ -440,7 +441,7 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
             ctx.push(
                 Rule::IngressSharedHostHttpsRedirect,
                 Severity::Warning,
-                About { namespace: &Text::from(ns.as_str()), kind: "Ingress", name: &Text::from(name.as_str()) },
+                About { namespace: &Text::from(ns.as_str()), kind: Subject::Object(Kind::Ingress), name: &Text::from(name.as_str()) },
                 format!("{} Ingresses serve {host} with HTTPS enforced", ings.len()),
                 format!("{host} is served by Ingress(es) {} in {ns}{others}. Cilium merges them into one virtual host, so one Ingress's HTTPS redirect applies to all of them — including cert-manager's /.well-known/acme-challenge path on a solver Ingress (cilium/cilium#35347).", same.join(", ")),
                 "Use acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress that owns the certificate, or serve the host from one Ingress.",

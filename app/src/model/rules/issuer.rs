@@ -1,5 +1,6 @@
 //! `issuer.*`: references to Issuers and ClusterIssuers.
 
+use crate::model::finding::Subject;
 use crate::model::rule::Rule;
 use std::collections::BTreeMap;
 
@@ -20,7 +21,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let key = |ns: &str, r: &IssuerRef| {
         (
             r.kind.to_string(),
-            if &*r.kind == "ClusterIssuer" {
+            if r.cluster_scoped() {
                 String::new()
             } else {
                 ns.to_string()
@@ -41,9 +42,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             ctx.push(
                 Rule::IssuerMissing,
                 Severity::Critical,
-                About { namespace: &ing.namespace, kind: "Ingress", name: &ing.name },
+                About { namespace: &ing.namespace, kind: Subject::Object(Kind::Ingress), name: &ing.name },
                 format!("{} {} does not exist", r.kind, r.name),
-                format!("The Ingress asks for {} {:?}{}, which does not exist in {}; no certificate can be issued.", r.kind, r.name, if &*r.kind == "Issuer" { format!(" in namespace {}", ing.namespace) } else { String::new() }, facts.name),
+                format!("The Ingress asks for {} {:?}{}, which does not exist in {}; no certificate can be issued.", r.kind, r.name, if r.watched_kind() == Some(Kind::Issuer) { format!(" in namespace {}", ing.namespace) } else { String::new() }, facts.name),
                 "Fix the issuer annotation (cert-manager.io/cluster-issuer or cert-manager.io/issuer) or create the issuer.",
                 None,
             );
@@ -67,7 +68,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 Severity::Critical,
                 About {
                     namespace: &c.namespace,
-                    kind: "Certificate",
+                    kind: Subject::Object(Kind::Certificate),
                     name: &c.name,
                 },
                 format!("{} {} does not exist", r.kind, r.name),
@@ -107,7 +108,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         ctx.push(
             Rule::IssuerNotReady,
             Severity::Critical,
-            About { namespace: &Text::from(ns.as_str()), kind: &kind, name: &Text::from(name.as_str()) },
+            About { namespace: &Text::from(ns.as_str()), kind: Kind::from_name(&kind).map_or(Subject::Object(Kind::Issuer), Subject::Object), name: &Text::from(name.as_str()) },
             format!("{kind} {name} is not ready; {} on it", crate::model::text::count(users.len(), "object depends", "objects depend")),
             format!("Ready is {status} ({reason}): {message}. Used by: {}.", users.join(", ")),
             "Check the issuer's ACME account registration (server URL, email, account key Secret) and its events; issuance through it cannot succeed until it is Ready.",

@@ -13,7 +13,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::chain::Index;
 use super::data::{ClusterData, ClusterFacts};
-use super::finding::{sort_by_urgency, Finding, Severity};
+use super::finding::{sort_by_urgency, Finding, Severity, Subject};
 use super::interner::Interner;
 use super::rule::Rule;
 use super::text::Text;
@@ -35,7 +35,7 @@ pub(crate) struct Ctx<'a> {
 /// so a finding holds no copy of them.
 pub(crate) struct About<'s> {
     pub namespace: &'s Text,
-    pub kind: &'s str,
+    pub kind: Subject,
     pub name: &'s Text,
 }
 
@@ -57,7 +57,7 @@ impl Ctx<'_> {
             severity,
             cluster: s.get(&self.idx.facts.name),
             namespace: about.namespace.clone(),
-            kind: s.get(about.kind),
+            kind: about.kind,
             name: about.name.clone(),
             title: s.get(&title),
             message: s.get(&message),

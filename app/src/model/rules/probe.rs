@@ -3,6 +3,8 @@
 //! `status.certificate`), the Certificate's `notAfter`, and whether the ACME path reaches a
 //! solver. These are observations, not inferences: their evidence is what a client got.
 
+use crate::model::finding::Subject;
+use crate::model::kind::Kind;
 use crate::model::rule::Rule;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,7 +38,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         let ingress = data
             .ingresses
             .get(&crate::model::data::key(namespace, name))
-            .filter(|_| kind == "Ingress");
+            .filter(|_| Kind::from_name(kind) == Some(Kind::Ingress));
         let certificate = ingress.and_then(|ing| {
             ing.tls
                 .iter()
@@ -45,11 +47,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 .and_then(|s| ctx.idx.certificate_for(ing, s))
                 .cloned()
         });
-        let (ns, obj_kind, obj_name): (Text, &str, Text) = match ingress {
-            Some(i) => (i.namespace.clone(), "Ingress", i.name.clone()),
+        let (ns, obj_kind, obj_name): (Text, Kind, Text) = match ingress {
+            Some(i) => (i.namespace.clone(), Kind::Ingress, i.name.clone()),
             None => (namespace.into(), kind_name(kind), name.into()),
         };
-        let on = Subject {
+        let on = Probed {
             edit_in_place: ingress
                 .and_then(|i| i.edit_in_place.as_deref())
                 .is_some_and(|v| v == "true"),
@@ -65,33 +67,33 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     }
 }
 
-fn kind_name(kind: &str) -> &'static str {
-    if kind == "Gateway" {
-        "Gateway"
-    } else {
-        "Ingress"
+/// The publisher's kind: a Gateway, else an Ingress.
+fn kind_name(kind: &str) -> Kind {
+    match Kind::from_name(kind) {
+        Some(Kind::Gateway) => Kind::Gateway,
+        _ => Kind::Ingress,
     }
 }
 
 /// A probed host and the objects its findings are about.
-struct Subject<'a> {
+struct Probed<'a> {
     /// The publishing Ingress has `acme.cert-manager.io/http01-edit-in-place: "true"`: the
     /// solver's path is on the same virtual host, so a redirect reaches it over HTTPS.
     edit_in_place: bool,
     host: &'a str,
     namespace: Text,
-    kind: &'static str,
+    kind: Kind,
     name: Text,
     certificate: Option<Arc<CertificateView>>,
 }
 
-impl Subject<'_> {
+impl Probed<'_> {
     /// The serving findings are the Certificate's when there is one, else the publisher's.
     fn certificate_or_publisher(&self) -> About<'_> {
         match &self.certificate {
             Some(c) => About {
                 namespace: &c.namespace,
-                kind: "Certificate",
+                kind: Subject::Object(Kind::Certificate),
                 name: &c.name,
             },
             None => self.publisher(),
@@ -101,7 +103,7 @@ impl Subject<'_> {
     fn publisher(&self) -> About<'_> {
         About {
             namespace: &self.namespace,
-            kind: self.kind,
+            kind: Subject::Object(self.kind),
             name: &self.name,
         }
     }
@@ -167,7 +169,7 @@ fn others_covering(
 }
 
 /// `probe.expired`, `probe.wrong-certificate`, `probe.name-mismatch`, `probe.untrusted`.
-fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
+fn serving(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
     let now = ctx.now;
     let host = on.host;
     let served: Vec<(&Observation, &TlsObservation)> = seen
@@ -351,7 +353,7 @@ fn serving(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
 }
 
 /// `probe.acme-path-redirected`.
-fn paths(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
+fn paths(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
     let host = on.host;
     let redirected: Vec<&Observation> = seen
         .iter()
@@ -389,7 +391,7 @@ fn paths(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
 }
 
 /// `probe.unreachable` per address family, `probe.proxy-protocol`.
-fn reachability(ctx: &mut Ctx<'_>, on: &Subject<'_>, seen: &[&Observation]) {
+fn reachability(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
     let host = on.host;
     let proxied: Vec<&Observation> = seen
         .iter()

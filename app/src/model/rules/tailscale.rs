@@ -88,7 +88,7 @@ pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
                 severity: if named >= CAPACITY { Severity::Critical } else { Severity::Warning },
                 cluster: newest.cluster.as_str().into(),
                 namespace: newest.namespace.as_str().into(),
-                kind: "Ingress".into(),
+                kind: crate::model::Subject::Object(crate::model::Kind::Ingress),
                 name: newest.name.as_str().into(),
                 title: format!("{named} new Tailscale hostnames in {tailnet} this week (limit {CAPACITY})").into(),
                 message: format!(

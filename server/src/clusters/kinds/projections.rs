@@ -247,7 +247,7 @@ impl Projection for CertificateRequests {
         live: &ClusterData,
     ) -> Option<HistoryEvent> {
         let acme_server = view.issuer.as_ref().and_then(|r| {
-            let (issuers, namespace) = if &*r.kind == "ClusterIssuer" {
+            let (issuers, namespace) = if r.cluster_scoped() {
                 (&live.cluster_issuers, "")
             } else {
                 (&live.issuers, &*view.namespace)

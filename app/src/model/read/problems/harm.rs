@@ -134,7 +134,7 @@ mod tests {
             severity,
             cluster: Text::from("zrh"),
             namespace: Text::from("shop"),
-            kind: Text::from("Ingress"),
+            kind: crate::model::Subject::Object(crate::model::Kind::Ingress),
             name: Text::from("shop"),
             title: Text::from("t"),
             message: Text::from("m"),

@@ -26,12 +26,13 @@ pub fn join_fleet<'a>(
     // Which problem each fleet finding joins: its objects are looked up while the
     // problems' findings are scanned once, borrowed (no copy of any problem's list).
     type About<'f> = (&'f str, &'f str, &'f str, &'f str);
-    let about = |f: &'a Finding| -> About<'a> { (&f.cluster, &f.namespace, &f.kind, &f.name) };
+    let about =
+        |f: &'a Finding| -> About<'a> { (&f.cluster, &f.namespace, f.kind.name(), &f.name) };
     let mut wanted: std::collections::HashMap<About<'_>, Vec<usize>> =
         std::collections::HashMap::new();
     for (j, f) in fleet.iter().enumerate() {
         wanted
-            .entry((&f.cluster, &f.namespace, &f.kind, &f.name))
+            .entry((&f.cluster, &f.namespace, f.kind.name(), &f.name))
             .or_default()
             .push(j);
     }

@@ -97,7 +97,7 @@ fn an_expired_copy_while_the_certificate_is_valid_is_called_stale() {
     let found = probe_findings(&w);
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].rule, Rule::ProbeExpired);
-    assert_eq!(&*found[0].kind, "Certificate");
+    assert_eq!(found[0].kind, crate::model::Kind::Certificate);
     assert!(
         found[0].message.contains("stale copy"),
         "{}",

@@ -1,4 +1,4 @@
-//! "Why this is broken" and "What to do" at the top of the chain and certificate pages: the
+//! "Why this is broken" (or "will break", or "needs attention") and "What to do" at the top of the chain and certificate pages: the
 //! problem's diagnosis and evidence, then its remediation with the equivalent `kubectl`
 //! commands (for whoever fixes it in Git, or has no rights in Lookout), selectable text.
 
@@ -170,6 +170,25 @@ fn yaml(p: &Problem) -> Option<&'static str> {
 /// Each leads with what hurts clients and the diagnosis, then what to do — `actions` (the
 /// page's buttons) go right under the first problem's — and folds the evidence, what it
 /// causes and the kubectl commands under it.
+/// The box's heading for a problem not being fixed: broken now, breaking at a known time,
+/// or only needing attention.
+fn heading(u: &crate::model::read::problems::Urgency) -> &'static str {
+    headline(
+        u.clients_failing_since.is_some(),
+        u.clients_fail_at.is_some(),
+    )
+}
+
+fn headline(failing_now: bool, fails_later: bool) -> &'static str {
+    if failing_now {
+        "Why this is broken"
+    } else if fails_later {
+        "Why this will break"
+    } else {
+        "What needs attention"
+    }
+}
+
 pub fn why_box(
     problems: &[Problem],
     certificates: &[CertificateRef],
@@ -206,9 +225,10 @@ pub fn why_box(
                     "Being issued — confirming",
                     view! { <p class="diagnosis" data-testid="confirming"><span class="badge ok">"✓ confirming"</span>" "{format!("Nothing is wrong now but the wait: {awaiting}.")}</p><p class="term">{format!("Was: {}", p.diagnosis)}</p> }.into_any(),
                 ),
+                // Broken now, breaking at a known time, or only needing attention.
                 None => (
                     "why",
-                    "Why this is broken",
+                    heading(&p.urgency),
                     view! {
                         <p class="diagnosis"><SeverityBadge severity=p.urgency.severity/>" "{p.diagnosis.clone()}</p>
                         <p class="harm-line"><super::Harm urgency=p.urgency.clone() now=now/></p>
@@ -303,6 +323,13 @@ mod tests {
             commands(p, &[backoff]).last().map(String::as_str),
             Some("cmctl renew -n acme shop-tls")
         );
+    }
+
+    #[test]
+    fn the_heading_says_whether_clients_fail_now_later_or_not_at_all() {
+        assert_eq!(headline(false, false), "What needs attention");
+        assert_eq!(headline(false, true), "Why this will break");
+        assert_eq!(headline(true, false), "Why this is broken");
     }
 
     #[test]

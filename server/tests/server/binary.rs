@@ -514,6 +514,26 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         items.len()
     );
 
+    // Prerequisites first: no problem is rooted at something a symptom of it explains
+    // (a cause ranked to be fixed before the root's, or any cause under a symptom root).
+    use lookout_app::model::rule::{Part, Rule};
+    let rank = |id: &str| match Rule::parse(id).map(|r| r.info().part) {
+        Some(Part::Cause(n)) => i32::from(n) + 100,
+        Some(Part::Symptom(n)) => i32::from(n),
+        _ => -1,
+    };
+    for p in items {
+        let root = p["root"]["rule"].as_str().unwrap();
+        for s in p["symptoms"].as_array().unwrap() {
+            let symptom = s["rule"].as_str().unwrap();
+            assert!(
+                rank(symptom) < 100 || rank(symptom) <= rank(root),
+                "problem {} is rooted at {root} under {symptom}, which comes first",
+                p["id"]
+            );
+        }
+    }
+
     // Lookout's own fix on a failing Ingress, one press: the annotations, then the renew the
     // Certificate in backoff needs (or the restart of an issuance in flight); the next
     // attempt succeeds within a minute of real time.

@@ -65,6 +65,19 @@ echo "== cargo test"
 # Under CI=true the kubectl tests fail when kubectl is missing instead of skipping.
 cargo test --locked --workspace
 
+echo "== benchmark smoke run (bench --quick, history_throughput)"
+# The benchmark command must keep completing: every step is bounded and fails with its
+# reason (a refused stream, a step that hangs). No timing target is asserted here — these
+# are debug builds; docs/benchmarks.md holds release numbers from scripts/bench.sh.
+cargo test --locked --workspace --no-run --quiet
+target/debug/examples/bench --quick --lookout target/debug/lookout --json target/bench/quick.json >target/bench-quick.log 2>&1 || {
+  cat target/bench-quick.log >&2
+  echo "the quick benchmark failed (its output above)" >&2
+  exit 1
+}
+echo "bench --quick completed: $(grep -c '^| ' target/bench-quick.log) table rows (target/bench-quick.log)"
+target/debug/examples/history_throughput 5000
+
 echo "== browser journeys (Playwright + Chromium, end2end/)"
 if [ -x "$CHROMIUM" ] && [ -d end2end/node_modules ]; then
   # The binary `cargo test` built above (same features as the tests): a plain `cargo build`

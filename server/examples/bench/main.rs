@@ -22,6 +22,12 @@ mod soak;
 use measure::*;
 use soak::soak;
 
+/// The bound on one step of the benchmark (a step that takes longer fails the run).
+const MINUTES_5: Duration = Duration::from_secs(300);
+
+/// Live streams the benchmark's Lookout admits: above the most SSE clients it opens.
+const SSE_ROOM: usize = 2_000;
+
 struct Args {
     quick: bool,
     /// Only the one-cluster page latencies (for comparing changes to the request path).
@@ -105,6 +111,11 @@ async fn start_lookout_with(
         "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{}\"\n",
         dir.path().join("lookout.db").display()
     );
+    // The benchmark's live streams all come from one identity (sign-in off): room for them,
+    // rather than the per-identity cap a deployment keeps against one runaway client.
+    config.push_str(&format!(
+        "[http]\nstreams_per_identity = {SSE_ROOM}\nstreams_total = {SSE_ROOM}\n"
+    ));
     for c in &fleet.clusters {
         config.push_str(&format!(
             "[[clusters]]\nname = \"{0}\"\nkubeconfig = \"{1}\"\ncontext = \"{0}\"\n",
@@ -268,13 +279,28 @@ async fn main() {
     let (cpu, _, hwm) = proc_stats(l.pid);
     row(&format!("cold start, 1 cluster × {small} Ingresses + {small} Certificates (+ Secrets, requests)"), format!("{:.2} s ready, {cpu:.2} s CPU, {} MiB peak RSS", ready.as_secs_f64(), hwm / 1024), "≤ 3 s", Some(ready.as_secs_f64() <= 3.0));
     out["one_cluster"] = json!({"objects": small, "ready_s": ready.as_secs_f64(), "cpu_s": cpu, "peak_rss_kib": hwm});
-    let m = memory(&l, base_rss, 2 * small).await;
+    let m = bounded(
+        "memory, 1 cluster",
+        MINUTES_5,
+        memory(&l, base_rss, 2 * small),
+    )
+    .await;
     memory_rows(&mut row, "1 cluster", &m);
     out["one_cluster"]["memory"] = m;
     // The same cluster failing: its ClusterIssuer deleted, every Ingress raises
     // issuer.missing (a finding per Ingress held in memory). The pages below run on it.
-    let findings = failing(&l.base, &f.clusters[0].cluster, small).await;
-    let m = memory(&l, base_rss, 2 * small).await;
+    let findings = bounded(
+        "the issuer deleted",
+        MINUTES_5,
+        failing(&l.base, &f.clusters[0].cluster, small),
+    )
+    .await;
+    let m = bounded(
+        "memory, 1 cluster",
+        MINUTES_5,
+        memory(&l, base_rss, 2 * small),
+    )
+    .await;
     memory_rows(
         &mut row,
         &format!("1 cluster with its issuer deleted ({findings} findings)"),
@@ -289,7 +315,12 @@ async fn main() {
         ),
     ] {
         for c in [1usize, 16, 64] {
-            let (p50, p99, rps) = latency(&l.base, path, c, if a.quick { 2.0 } else { 5.0 }).await;
+            let (p50, p99, rps) = bounded(
+                "page latency",
+                MINUTES_5,
+                latency(&l.base, path, c, if a.quick { 2.0 } else { 5.0 }),
+            )
+            .await;
             let target = (name != "triage board" && c == 64).then_some(p99 <= 25.0);
             row(
                 &format!("{name} at {c} clients"),
@@ -311,7 +342,8 @@ async fn main() {
         return;
     }
     let clients = if a.quick { 200 } else { 1_000 };
-    let (p50, p99, delivered) = sse(&l.base, &f, clients, 10).await;
+    let (p50, p99, delivered) =
+        bounded("SSE delivery", MINUTES_5, sse(&l.base, &f, clients, 10)).await;
     row(
         &format!("SSE delivery, {clients} clients, 10 changes"),
         format!("p50 {p50:.0} ms, p99 {p99:.0} ms ({delivered} deliveries)"),
@@ -320,7 +352,7 @@ async fn main() {
     );
     out["sse"] = json!({"clients": clients, "p50_ms": p50, "p99_ms": p99, "delivered": delivered});
     let host = format!("app-{}.tenant-{}.example.com", small / 2, (small / 2) % 10);
-    let (k, lk, kh, lh) = by_host(&l.base, &kc, &f, &host).await;
+    let (k, lk, kh, lh) = bounded("host lookup", MINUTES_5, by_host(&l.base, &kc, &f, &host)).await;
     row(
         "host lookup, 1 cluster: kubectl get ingress -A -o json + filter vs Lookout API",
         format!(
@@ -355,11 +387,16 @@ async fn main() {
         None,
     );
     out["fleet"] = json!({"clusters": large_clusters, "objects_per_cluster": large, "ready_s": ready.as_secs_f64(), "cpu_s": cpu, "peak_rss_kib": hwm});
-    let m = memory(&l, base_rss, 2 * large * large_clusters).await;
+    let m = bounded(
+        "memory, fleet",
+        MINUTES_5,
+        memory(&l, base_rss, 2 * large * large_clusters),
+    )
+    .await;
     memory_rows(&mut row, "fleet", &m);
     out["fleet"]["memory"] = m;
     let host = format!("app-{}.tenant-{}.example.com", large / 3, (large / 3) % 10);
-    let (k, lk, kh, lh) = by_host(&l.base, &kc, &f, &host).await;
+    let (k, lk, kh, lh) = bounded("host lookup", MINUTES_5, by_host(&l.base, &kc, &f, &host)).await;
     row(&format!("host lookup across {large_clusters} clusters: kubectl per cluster + filter vs Lookout API"), format!("{:.0} ms vs {:.1} ms ({:.0}×; {kh} and {lh} found)", k * 1000.0, lk * 1000.0, k / lk), "", None);
     out["by_host_fleet"] =
         json!({"kubectl_s": k, "lookout_s": lk, "found_kubectl": kh, "found_lookout": lh});

@@ -159,6 +159,19 @@ pub(super) async fn latency(
     )
 }
 
+/// Runs one step of the benchmark and fails, naming it, when it takes longer than `bound`:
+/// the benchmark never waits for ever.
+pub(super) async fn bounded<T>(
+    step: &str,
+    bound: Duration,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    match tokio::time::timeout(bound, work).await {
+        Ok(v) => v,
+        Err(_) => panic!("benchmark step {step:?} did not complete within {bound:?}"),
+    }
+}
+
 /// `clients` SSE streams; `changes` Ingresses created one at a time: the time from each
 /// write to each client's next message (p50, p99 in ms).
 pub(super) async fn sse(
@@ -173,18 +186,32 @@ pub(super) async fn sse(
         .unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
     let mut tasks = Vec::new();
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    // Each stream says once whether it opened: Ok when its first message came, or why not.
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel::<Result<(), String>>();
     for i in 0..clients {
         let (client, tx, ready) = (client.clone(), tx.clone(), ready_tx.clone());
         let url = format!("{base}/api/v1/events");
         tasks.push(tokio::spawn(async move {
-            let mut body = client.get(url).send().await.unwrap().bytes_stream();
+            let response = match client.get(url).send().await {
+                Ok(r) if r.status().is_success() => r,
+                Ok(r) => {
+                    let status = r.status();
+                    let body = r.text().await.unwrap_or_default();
+                    let _ = ready.send(Err(format!("stream {i} refused: {status} {body}")));
+                    return;
+                }
+                Err(e) => {
+                    let _ = ready.send(Err(format!("stream {i} failed: {e}")));
+                    return;
+                }
+            };
+            let mut body = response.bytes_stream();
             let mut first = true;
             while let Some(Ok(chunk)) = body.next().await {
                 if String::from_utf8_lossy(&chunk).contains("event: change") {
                     if first {
                         first = false;
-                        let _ = ready.send(());
+                        let _ = ready.send(Ok(()));
                     } else if tx.send((i, Instant::now())).is_err() {
                         return;
                     }
@@ -192,8 +219,22 @@ pub(super) async fn sse(
             }
         }));
     }
-    for _ in 0..clients {
-        ready_rx.recv().await.unwrap();
+    // Every stream open within a minute, or the step fails with the first reason.
+    let opened = tokio::time::timeout(Duration::from_secs(60), async {
+        for n in 0..clients {
+            match ready_rx.recv().await {
+                Some(Ok(())) => {}
+                Some(Err(why)) => return Err(format!("{n} of {clients} streams open; {why}")),
+                None => return Err(format!("{n} of {clients} streams open; the rest ended")),
+            }
+        }
+        Ok(())
+    })
+    .await;
+    match opened {
+        Ok(Ok(())) => {}
+        Ok(Err(why)) => panic!("SSE step: {why}"),
+        Err(_) => panic!("SSE step: not every one of {clients} streams opened within 60 s"),
     }
     let cluster = &fleet.clusters[0].cluster;
     let rt = cluster.resolve("networking.k8s.io", "ingresses").unwrap();

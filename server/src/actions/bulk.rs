@@ -87,10 +87,13 @@ impl Actions {
             )));
         }
         // A target outside where the caller may act is, for them, a target that does not
-        // exist: no record and no audit row lands in another scope's log.
+        // exist: no record and no audit row lands in another scope's log. A cluster the
+        // config does not name does not exist for anyone (a grant of `*` matches any text).
+        let known = self.registry.cluster_names();
         let clusters = match &target.cluster {
-            Some(c) => vec![c.clone()],
-            None => self.registry.cluster_names(),
+            Some(c) if known.contains(c) => vec![c.clone()],
+            Some(_) => Vec::new(),
+            None => known,
         };
         let reachable = clusters.iter().any(|c| match &target.namespace {
             Some(ns) => caller.act.sees(c, ns),

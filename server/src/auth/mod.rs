@@ -155,6 +155,9 @@ pub struct Auth {
     groups_max_age: Duration,
     /// Whether browsers reach Lookout over HTTPS (cookies are then `Secure`).
     pub secure: bool,
+    /// The origin of `auth.public_url` (`https://lookout.example.com`): what a browser's
+    /// `Origin` must be on a request that changes something. None without a public URL.
+    pub origin: Option<String>,
     pub oidc: Option<oidc::Provider>,
     /// With `mode = "none"`: identities the visitor may switch between (the demo).
     pub demo: Vec<DemoIdentity>,
@@ -242,6 +245,7 @@ impl Auth {
                 .public_url
                 .as_deref()
                 .is_some_and(|u| u.starts_with("https://")),
+            origin: a.public_url.as_deref().and_then(origin_of),
             oidc,
             demo: Vec::new(),
             allowed_hosts: a
@@ -266,6 +270,7 @@ impl Auth {
             ttl: Duration::from_secs(12 * 3600),
             groups_max_age: Duration::from_secs(3600),
             secure: false,
+            origin: None,
             oidc: None,
             demo: Vec::new(),
             allowed_hosts: Vec::new(),
@@ -464,18 +469,47 @@ pub fn local_host(host: Option<&str>, allowed: &[String]) -> bool {
     loopback || allowed.contains(&name)
 }
 
-/// API tokens act as `token:<name>`; a person may not carry such a name (from the proxy or
-/// the identity provider), or they could read that token's action records and sign audit
-/// rows as it.
+/// API tokens act as `token:<name>`; a person may not carry such a name in any case (from
+/// the proxy or the identity provider), or they could read that token's action records and
+/// sign audit rows as it — or as a look-alike (`TOKEN:prometheus`). Nor may a name hold
+/// control characters, which would forge lines in logs and the audit.
 fn not_a_token_name(name: &str) -> Result<(), Refused> {
-    if name.starts_with("token:") {
+    if name
+        .get(..TOKEN_PREFIX.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(TOKEN_PREFIX))
+    {
         Err(Refused(format!(
-            "the user name {name:?} is reserved: names beginning with \"token:\" are API tokens'"
+            "the user name {name:?} is reserved: names beginning with \"token:\" (in any case) are API tokens'"
+        )))
+    } else if name.chars().any(char::is_control) {
+        Err(Refused(format!(
+            "the user name {:?} holds control characters",
+            name.escape_default().to_string()
         )))
     } else {
         Ok(())
     }
 }
+
+/// The origin of a URL as browsers send it in `Origin`: lowercase scheme and host, the port
+/// only when it is not the scheme's default.
+pub fn origin_of(url: &str) -> Option<String> {
+    let uri: http::Uri = url.parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let host = uri.host()?.to_ascii_lowercase();
+    let default = match scheme.as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    Some(match uri.port_u16().filter(|p| *p != default) {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    })
+}
+
+/// What API tokens' names begin with.
+const TOKEN_PREFIX: &str = "token:";
 
 /// Compares secrets in time that does not depend on where they differ.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -496,6 +530,23 @@ pub fn random_token() -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn token_names_in_any_case_and_control_characters_are_refused() {
+        for name in [
+            "token:ci",
+            "TOKEN:prometheus",
+            "ToKeN:x",
+            "sue\nadmin",
+            "a\u{7f}b",
+        ] {
+            assert!(not_a_token_name(name).is_err(), "{name:?}");
+        }
+        for name in ["sue", "tokens:are-fine", "tok", "Zoë", "support engineer"] {
+            assert!(not_a_token_name(name).is_ok(), "{name:?}");
+        }
+    }
 
     #[test]
     fn only_loopback_names_or_allowed_hosts_are_local() {
@@ -523,8 +574,6 @@ mod tests {
         }
         assert!(!local_host(None, &allowed));
     }
-
-    use super::*;
 
     #[test]
     fn groups_pick_the_rules_that_name_them() {

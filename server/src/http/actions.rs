@@ -65,14 +65,26 @@ fn json_body<T: serde::de::DeserializeOwned>(
             "must be a JSON object, e.g. {\"dry_run\": true}",
         ));
     }
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    // From the bytes, not the parsed value (which keeps the last of a repeated key): a key
+    // given twice is refused by name — `{"dry_run": true, "dry_run": false}` is no dry run.
+    let mut de = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let message = e.inner().to_string();
         let path = e.path().to_string();
-        let param = if path == "." {
-            "body".to_string()
-        } else {
-            path
+        let param = match message
+            .strip_prefix("duplicate field `")
+            .and_then(|m| m.split_once('`'))
+        {
+            Some((name, _)) => name.to_string(),
+            None if path == "." => "body".to_string(),
+            None => path,
         };
-        AppError::bad(&param, e.inner().to_string())
+        let message = if message.starts_with("duplicate field") {
+            "given more than once".to_string()
+        } else {
+            message
+        };
+        AppError::bad(&param, message)
     })
 }
 

@@ -83,6 +83,7 @@ impl AppError {
                 StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
                 StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
                 StatusCode::TOO_MANY_REQUESTS => "too_many_requests",
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "request_header_fields_too_large",
                 StatusCode::SERVICE_UNAVAILABLE => "unavailable",
                 StatusCode::INTERNAL_SERVER_ERROR => "internal",
                 _ => "bad_request",

@@ -85,11 +85,16 @@ async fn readyz(State(state): State<AppState>) -> Response {
     if state.registry.ready() {
         (StatusCode::OK, "ready").into_response()
     } else {
-        let pending = state.registry.pending().join(", ");
+        // Anyone may ask (probes send no credentials), so the answer names no cluster: the
+        // count only. `/api/v1/clusters` says which, to those who may see them.
+        let pending = state.registry.pending().len();
         (
             StatusCode::SERVICE_UNAVAILABLE,
             Expected,
-            format!("waiting for the first sync of: {pending}"),
+            format!(
+                "waiting for the first sync of {}",
+                lookout_app::model::text::count(pending, "cluster", "clusters")
+            ),
         )
             .into_response()
     }
@@ -154,6 +159,17 @@ fn route(
     }
 }
 
+/// A route that takes no query parameter: any is a 400 naming it, as on the routes that
+/// take some (`query::read`), rather than ignored.
+fn no_query(r: Route) -> Route {
+    Route {
+        handler: r
+            .handler
+            .layer(axum::middleware::from_fn(rejections::refuse_query)),
+        ..r
+    }
+}
+
 /// Every route of the application. The router is built from this table, and the tenancy
 /// test walks it, so a route added later cannot escape that test.
 pub fn routes() -> Vec<Route> {
@@ -186,7 +202,7 @@ pub fn routes() -> Vec<Route> {
         route("/audit", GET, get(pages::audit)),
         route("/search", GET, get(pages::search)),
         route("/actions", POST, post(actions::post_action)),
-        route("/actions/{id}", GET, get(actions::action_page)),
+        no_query(route("/actions/{id}", GET, get(actions::action_page))),
         route("/api/v1/clusters", GET, get(api::clusters)),
         route("/api/v1/findings", GET, get(api::findings)),
         route("/api/v1/problems", GET, get(api::problems)),
@@ -209,45 +225,49 @@ pub fn routes() -> Vec<Route> {
         ),
         route("/api/v1/audit.csv", GET, get(export::audit)),
         route("/api/v1/certificates", GET, get(api::certificates)),
-        route(
+        no_query(route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}",
             GET,
             get(api::certificate),
-        ),
-        route(
+        )),
+        no_query(route(
             "/api/v1/issuers/{cluster}/{namespace}/{name}",
             GET,
             get(api::issuer),
-        ),
+        )),
         route("/api/v1/ingresses", GET, get(api::ingresses)),
-        route(
+        no_query(route(
             "/api/v1/ingresses/{cluster}/{namespace}/{name}",
             GET,
             get(api::ingress),
-        ),
-        route("/api/v1/events", GET, get(events::stream)),
+        )),
+        no_query(route("/api/v1/events", GET, get(events::stream))),
         route(
             "/api/v1/ingresses/{cluster}/{namespace}/{name}/edit-in-place",
             &["POST", "DELETE"],
             post(actions::api_edit_in_place).delete(actions::api_undo_edit_in_place),
         ),
-        route(
+        no_query(route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}/renew",
             POST,
             post(actions::api_renew),
-        ),
-        route(
+        )),
+        no_query(route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}/restart",
             POST,
             post(actions::api_restart),
-        ),
-        route(
+        )),
+        no_query(route(
             "/api/v1/bulk/edit-in-place",
             POST,
             post(actions::api_bulk_edit_in_place),
-        ),
-        route("/api/v1/bulk/renew", POST, post(actions::api_bulk_renew)),
-        route("/api/v1/actions/{id}", GET, get(actions::api_action)),
+        )),
+        no_query(route(
+            "/api/v1/bulk/renew",
+            POST,
+            post(actions::api_bulk_renew),
+        )),
+        no_query(route("/api/v1/actions/{id}", GET, get(actions::api_action))),
         route(
             "/api/v1/{*rest}",
             &["GET", "POST", "DELETE"],
@@ -270,7 +290,7 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(|q| async move { assets::LIVE_SCRIPT.respond(q) }),
         ),
-        route("/metrics", GET, get(metrics::render)),
+        no_query(route("/metrics", GET, get(metrics::render))),
         route(
             assets::FAVICON.path(),
             GET,
@@ -281,8 +301,8 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(|q| async move { assets::FAVICON.respond(q) }),
         ),
-        route("/healthz", GET, get(healthz)),
-        route("/readyz", GET, get(readyz)),
+        no_query(route("/healthz", GET, get(healthz))),
+        no_query(route("/readyz", GET, get(readyz))),
     ]
 }
 
@@ -298,6 +318,8 @@ pub(crate) fn router(state: AppState) -> Router {
             state.clone(),
             session::authenticate,
         ))
+        // Before anyone reads them.
+        .layer(axum::middleware::from_fn(rejections::header_limits))
         .layer(axum::middleware::from_fn_with_state(
             state.http.clone(),
             metrics::track,

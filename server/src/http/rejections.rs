@@ -76,3 +76,70 @@ fn message(
         _ => text,
     }
 }
+
+/// The largest request header Lookout takes (name and value), and all of them together.
+/// Browsers and proxies send a few KiB; more is a mistake or an attack.
+pub(super) const MAX_HEADER: usize = 16 * 1024;
+pub(super) const MAX_HEADERS: usize = 64 * 1024;
+
+/// Refuses a request whose headers exceed [`MAX_HEADER`] one or [`MAX_HEADERS`] all with
+/// 431 Request Header Fields Too Large, naming the header.
+pub(super) async fn header_limits(req: Request, next: Next) -> Response {
+    let api = req.uri().path().starts_with("/api/");
+    let mut total = 0;
+    let mut refusal = None;
+    for (name, value) in req.headers() {
+        let size = name.as_str().len() + value.len();
+        total += size;
+        if size > MAX_HEADER {
+            refusal = Some(format!(
+                "The {name} header is {} KiB; Lookout takes headers of up to {} KiB each.",
+                size / 1024,
+                MAX_HEADER / 1024
+            ));
+            break;
+        }
+    }
+    if refusal.is_none() && total > MAX_HEADERS {
+        refusal = Some(format!(
+            "The request's headers are {} KiB together; Lookout takes up to {} KiB.",
+            total / 1024,
+            MAX_HEADERS / 1024
+        ));
+    }
+    match refusal {
+        None => next.run(req).await,
+        Some(message) => {
+            let error = AppError::Rejected {
+                status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                message,
+            };
+            if api {
+                ApiError(error).into_response()
+            } else {
+                error.into_response()
+            }
+        }
+    }
+}
+
+/// Refuses any query parameter on a route that takes none (see `no_query` in the routes).
+pub(super) async fn refuse_query(req: Request, next: Next) -> Response {
+    let api = req.uri().path().starts_with("/api/");
+    let first = req.uri().query().and_then(|q| {
+        form_urlencoded::parse(q.as_bytes())
+            .next()
+            .map(|(k, _)| k.to_string())
+    });
+    match first {
+        None => next.run(req).await,
+        Some(name) => {
+            let error = AppError::bad(&name, "unknown parameter (this page takes none)");
+            if api {
+                ApiError(error).into_response()
+            } else {
+                error.into_response()
+            }
+        }
+    }
+}

@@ -86,11 +86,19 @@ fn public(path: &str) -> bool {
 /// Refuses a state-changing request a browser sent from another site: browsers name the
 /// origin of every cross-site POST/DELETE in `Origin` (or `Sec-Fetch-Site`). Clients that
 /// send neither are not browsers.
-pub(crate) fn same_origin(headers: &HeaderMap) -> Result<(), AppError> {
+///
+/// With `auth.public_url`, `Origin` must be its origin — scheme, host and port; without one
+/// (Lookout on loopback, or behind a proxy that did not say), the request's own `Host` over
+/// either scheme.
+pub(crate) fn same_origin(headers: &HeaderMap, public: Option<&str>) -> Result<(), AppError> {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-        let ok = host
-            .is_some_and(|h| origin == format!("http://{h}") || origin == format!("https://{h}"));
+        let ok = match public {
+            Some(public) => crate::auth::origin_of(origin).as_deref() == Some(public),
+            None => host.is_some_and(|h| {
+                origin == format!("http://{h}") || origin == format!("https://{h}")
+            }),
+        };
         return if ok {
             Ok(())
         } else {
@@ -150,7 +158,7 @@ pub(crate) async fn authenticate(
     let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let result = (|| -> Result<Option<Identity>, AppError> {
         if changes_state {
-            same_origin(req.headers())?;
+            same_origin(req.headers(), state.auth.origin.as_deref())?;
         }
         if public(&path) {
             return Ok(None);
@@ -207,14 +215,17 @@ pub(crate) async fn authenticate(
             if let Some(id) = identity {
                 req.extensions_mut().insert(Caller::new(id));
             }
-            // Every browser gets a CSRF token for its forms.
+            // Every browser gets a CSRF token for its forms — set on pages only: never on
+            // a static file or a health answer, which shared caches may keep and hand to
+            // many browsers, nor on the API, which holds no form.
             let csrf = match jar.get(CSRF_COOKIE) {
                 Some(c) => c.value().to_string(),
-                None => {
+                None if !api && !public(&path) => {
                     let t = random_token();
                     jar = jar.add(cookie(&state.auth, CSRF_COOKIE, t.clone()));
                     t
                 }
+                None => String::new(),
             };
             req.extensions_mut().insert(CsrfToken(csrf));
             (jar, next.run(req).await).into_response()
@@ -419,19 +430,41 @@ mod tests {
     fn a_cross_site_post_is_refused_and_a_same_site_one_accepted() {
         let mut h = HeaderMap::new();
         h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
-        assert!(same_origin(&h).is_ok(), "no Origin: not a browser");
+        assert!(same_origin(&h, None).is_ok(), "no Origin: not a browser");
         h.insert(
             header::ORIGIN,
             HeaderValue::from_static("http://127.0.0.1:8080"),
         );
-        assert!(same_origin(&h).is_ok());
+        assert!(same_origin(&h, None).is_ok());
         h.insert(
             header::ORIGIN,
             HeaderValue::from_static("http://evil.example"),
         );
-        assert!(same_origin(&h).is_err());
+        assert!(same_origin(&h, None).is_err());
         h.remove(header::ORIGIN);
         h.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
-        assert!(same_origin(&h).is_err());
+        assert!(same_origin(&h, None).is_err());
+    }
+
+    #[test]
+    fn with_a_public_url_the_origin_must_match_its_scheme_host_and_port() {
+        let public = crate::auth::origin_of("https://Lookout.example.com:443/base/").unwrap();
+        assert_eq!(public, "https://lookout.example.com");
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::HOST,
+            HeaderValue::from_static("lookout.example.com"),
+        );
+        for (origin, ok) in [
+            ("https://lookout.example.com", true),
+            ("https://LOOKOUT.example.com:443", true),
+            ("http://lookout.example.com", false),
+            ("https://lookout.example.com:8443", false),
+            ("https://lookout.example.com.evil.example", false),
+            ("null", false),
+        ] {
+            h.insert(header::ORIGIN, HeaderValue::from_static(origin));
+            assert_eq!(same_origin(&h, Some(&public)).is_ok(), ok, "{origin}");
+        }
     }
 }

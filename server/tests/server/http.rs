@@ -178,7 +178,14 @@ async fn readyz_waits_for_a_cluster_that_does_not_answer() {
     .await;
     let ready = app.get("/readyz").await;
     assert_eq!(ready.status(), 503);
-    assert!(ready.text().await.unwrap().contains("silent"));
+    // Anyone may ask: the answer counts, and names no cluster.
+    let text = ready.text().await.unwrap();
+    assert_eq!(text, "waiting for the first sync of 1 cluster");
+    assert!(app.json("/api/v1/clusters").await["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["name"] == "silent"));
     // Pages do not wait on it.
     let started = Instant::now();
     assert_eq!(app.get("/ingresses").await.status(), 200);
@@ -568,4 +575,103 @@ fn utf8_percent_encode(c: char) -> String {
             .map(|b| format!("%{b:02X}"))
             .collect()
     }
+}
+
+/// Inputs are checked against what exists and what a route takes: a bulk run aimed at a
+/// cluster the config does not name is a 404 that records nothing (a grant of `*` matches
+/// any text, and the run would land on everyone's board); a JSON key given twice is a 400
+/// naming it (the last would win); a query parameter on a route that takes none, and an
+/// oversized header, are refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn inputs_are_checked_against_the_config_and_what_each_route_takes() {
+    let app = spawn_app(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    for path in ["/api/v1/bulk/renew", "/api/v1/bulk/edit-in-place"] {
+        let r = app
+            .post(
+                path,
+                json!({"cluster": "CALL-SUPPORT-+1-555-0100-NOW", "dry_run": true}),
+            )
+            .await;
+        assert_eq!(r.status(), 404, "{path}");
+    }
+    assert_eq!(
+        app.json("/api/v1/audit").await["total"],
+        0,
+        "nothing recorded"
+    );
+    let board = app.get("/").await.text().await.unwrap();
+    assert!(!board.contains("CALL-SUPPORT"), "on the board");
+    // The configured cluster still works.
+    let r = app
+        .post(
+            "/api/v1/bulk/renew",
+            json!({"cluster": "zrh-prod", "dry_run": true}),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+
+    let twice = app
+        .http
+        .post(format!("{}/api/v1/bulk/renew", app.base))
+        .header("content-type", "application/json")
+        .body(r#"{"cluster": "zrh-prod", "dry_run": true, "dry_run": false}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(twice.status(), 400);
+    let body: Value = twice.json().await.unwrap();
+    assert_eq!(
+        body["error"]["message"], "dry_run: given more than once",
+        "{body}"
+    );
+    assert_eq!(
+        app.json("/api/v1/audit").await["total"],
+        1,
+        "only the dry run above"
+    );
+
+    for path in [
+        "/api/v1/events?x=1",
+        "/api/v1/ingresses/zrh-prod/default/web?x=1",
+        "/healthz?verbose=1",
+        "/readyz?x=1",
+    ] {
+        let r = app.get(path).await;
+        assert_eq!(r.status(), 400, "{path}");
+    }
+    let body: Value = app.get("/api/v1/events?x=1").await.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("x: unknown parameter"),
+        "{body}"
+    );
+
+    let big = "a".repeat(100 * 1024);
+    let r = app
+        .http
+        .get(format!("{}/api/v1/clusters", app.base))
+        .header("x-padding", big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 431);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "request_header_fields_too_large");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("x-padding"),
+        "{body}"
+    );
+    let mut many = app.http.get(format!("{}/api/v1/clusters", app.base));
+    for i in 0..8 {
+        many = many.header(format!("x-part-{i}"), "b".repeat(10 * 1024));
+    }
+    assert_eq!(many.send().await.unwrap().status(), 431);
+    assert_eq!(app.get("/api/v1/clusters").await.status(), 200);
+    app.stop().await;
 }

@@ -417,11 +417,15 @@ async fn recent_changes(
     // Each source is read newest first and cut at `limit` on its own (its time index
     // serves that), within the scope; only then merged. One ORDER BY over the union read
     // every row of the window — thousands on a busy day — for every board.
+    // A row with no namespace is about the whole cluster (an action run over all of it):
+    // only a whole-cluster grant (namespace `*`) sees it, as in the audit. The cluster's own
+    // sync events are the exception, told to anyone who sees the cluster at all.
     let scoped = |cluster: &str, namespace: &str| {
+        let any_namespace = if namespace == "''" { "1" } else { "0" };
         format!(
             "(?3 IS NULL OR EXISTS (SELECT 1 FROM json_each(?3) AS g \
                WHERE {cluster} GLOB json_extract(g.value, '$[0]') \
-                 AND ({namespace} = '' OR {namespace} GLOB json_extract(g.value, '$[1]'))))"
+                 AND ({any_namespace} OR {namespace} GLOB json_extract(g.value, '$[1]'))))"
         )
     };
     let branch = |select: &str, from: &str, at: &str, cluster: &str, namespace: &str| {

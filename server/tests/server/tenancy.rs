@@ -510,6 +510,43 @@ async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
         403,
         "a viewer's action on their own Ingress is refused"
     );
+
+    // A run aimed at the whole cluster is for whole-cluster viewers: on support's board and
+    // in their audit, on neither for the tenant (whose audit never showed it either).
+    let bulk = app
+        .http
+        .post(format!("{}/api/v1/bulk/renew", app.base))
+        .header("X-Forwarded-User", "sue")
+        .header("X-Forwarded-Groups", "support")
+        .json(&json!({"cluster": "zrh-prod", "dry_run": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bulk.status(), 200);
+    let support_board = app
+        .get_as("/", "sue", "support")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(support_board.contains("bulk-renew"), "support sees its run");
+    let board = app
+        .get_as("/", customer.0, customer.1)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !board.contains("bulk-renew"),
+        "a whole-cluster run on a tenant's board"
+    );
+    let audit = app
+        .get_as("/api/v1/audit", customer.0, customer.1)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(!audit.contains("bulk-renew"), "{audit}");
     app.stop().await;
 }
 

@@ -127,10 +127,10 @@ pub fn page(
         .iter()
         .map(|b| {
             let limit = b.limit.description();
-            let server = if b.server.contains("staging") {
-                "staging"
-            } else {
-                "production"
+            let server = match crate::model::issuer::AcmeServer::classify(Some(&b.server)) {
+                crate::model::issuer::AcmeServer::LetsEncryptStaging => "staging",
+                crate::model::issuer::AcmeServer::LetsEncryptProduction => "production",
+                _ => "another CA",
             };
             // A time that has passed means a token is back: say so rather than "8 min ago".
             let frees = b.frees_at.map(|at| {

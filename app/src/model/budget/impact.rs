@@ -39,10 +39,11 @@ pub fn impact_for_viewer(
         else {
             continue;
         };
-        i.elsewhere = current
-            .for_viewer(&sees)
-            .map_or(current.used, |b| b.elsewhere);
-        if i.elsewhere > 0 {
+        // The time as the viewer's budget has it (kept when every spend is theirs, or when
+        // the CA named it to their own object).
+        let seen = current.for_viewer(&sees);
+        i.elsewhere = seen.as_ref().map_or(current.used, |b| b.elsewhere);
+        if seen.and_then(|b| b.frees_at).is_none() {
             i.frees_at = None;
         }
     }

@@ -268,7 +268,15 @@ impl Budget {
         let (clusters, namespaces) = places(mine.iter().copied());
         let spent_by = spent_by(mine.iter().copied());
         let told = told.is_some();
+        // Another CA's directory URL says which CA a neighbour's issuer uses (a private one,
+        // often with its internal host name): withheld, as on the Certificate page.
+        let server = match crate::model::issuer::AcmeServer::classify(Some(&self.server)) {
+            crate::model::issuer::AcmeServer::LetsEncryptProduction
+            | crate::model::issuer::AcmeServer::LetsEncryptStaging => self.server.clone(),
+            _ => OTHER_SERVER.to_string(),
+        };
         Some(Budget {
+            server,
             latest: Some(first),
             frees_at: if elsewhere == 0 || told {
                 self.frees_at
@@ -286,6 +294,10 @@ impl Budget {
         })
     }
 }
+
+/// What a viewer who does not see everything reads as the server of a budget that is not
+/// Let's Encrypt's.
+pub const OTHER_SERVER: &str = "another ACME server";
 
 /// A bucket's identity: server, limit, key, account.
 type Key = (String, Limit, String, Option<String>);

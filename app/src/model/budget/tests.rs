@@ -579,3 +579,28 @@ fn refusals_name_their_limit_in_boulders_words() {
         "no retry time, no refusal to keep"
     );
 }
+
+/// A viewer who does not see everything learns that a budget's server is another CA, not
+/// its directory URL (a neighbour's private CA and its internal host name).
+#[test]
+fn another_cas_directory_is_withheld_from_a_partial_viewer() {
+    let private = "https://acme.corp.internal:9443/directory";
+    let history = History {
+        issuances: vec![
+            issued(private, &["a.example.org"], Duration::hours(1)),
+            issued(PROD, &["a.example.org"], Duration::hours(1)),
+        ],
+        ..History::default()
+    };
+    let budgets = compute(&history, now());
+    let servers: Vec<String> = budgets
+        .iter()
+        .filter_map(|b| b.for_viewer(|_| true))
+        .map(|b| b.server)
+        .collect();
+    assert!(servers.iter().any(|s| s == OTHER_SERVER), "{servers:?}");
+    assert!(servers.iter().any(|s| s == PROD), "{servers:?}");
+    assert!(!servers.iter().any(|s| s.contains("corp.internal")));
+    // Whoever sees everything reads the budgets whole.
+    assert!(budgets.iter().any(|b| b.server == private));
+}

@@ -77,7 +77,6 @@ pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
             }
             all.sort_by_key(|i| i.created);
             let newest = all.last()?;
-            let clusters: std::collections::BTreeSet<&str> = all.iter().map(|i| i.cluster.as_str()).collect();
             let waiting = if waiting > 0 {
                 format!(" {waiting} more are still without a hostname: the operator publishes one only once the certificate is issued, so these are likely refused by the limit.")
             } else {
@@ -92,8 +91,9 @@ pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
                 name: newest.name.as_str().into(),
                 title: format!("{named} new Tailscale hostnames in {tailnet} this week (limit {CAPACITY})").into(),
                 message: format!(
-                    "{named} Tailscale Ingresses with hostnames under {tailnet} were created in the last 7 days, in {} of this fleet. Each new hostname needs a new Let's Encrypt certificate, and {tailnet} is one registered domain: {CAPACITY} new certificates per 7 days, shared with every other cluster and device in the tailnet.{waiting}",
-                    crate::model::text::count(clusters.len(), "cluster", "clusters")
+                    // How many clusters, or which, is not said: the finding is read by whoever
+                    // sees its Ingress, who may see no other cluster of the tailnet.
+                    "{named} Tailscale Ingresses with hostnames under {tailnet} were created in the last 7 days across this fleet. Each new hostname needs a new Let's Encrypt certificate, and {tailnet} is one registered domain: {CAPACITY} new certificates per 7 days, shared with every other cluster and device in the tailnet.{waiting}"
                 )
                 .into(),
                 remediation: "Hold back new Tailscale Ingresses in this tailnet for a few days, or reuse hostnames; renewals (ARI) are exempt, new names are not.".into(),

@@ -153,6 +153,11 @@ fn owners_text(owners: &[(String, String)]) -> String {
 }
 
 impl Actions {
+    /// The fleet's current budgets, whoever may see them (to render a record for a reader).
+    pub fn budgets(&self) -> Vec<lookout_app::model::budget::Budget> {
+        self.budgets.all()
+    }
+
     pub fn new(
         registry: Arc<Registry>,
         fleet: (crate::fleet::Changes, Arc<crate::fleet::Budgets>),

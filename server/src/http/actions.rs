@@ -275,8 +275,52 @@ fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionR
             r.actor == caller.actor()
                 || (!r.action.is_bulk() && caller.scope.sees(&r.cluster, &r.namespace))
         })
+        .map(|r| as_reader_sees(state, caller, r))
         .map(|r| with_progress(state, caller, r))
         .ok_or_else(|| AppError::NotFound(format!("There is no action {id} (previews and results are kept for the last 500 actions; the audit log keeps every one).")))
+}
+
+/// Someone else's record as the reader may see it. A record was made through its actor's
+/// view: its budget lines count what the actor may know (whose spends, when one frees up,
+/// another CA's address) and its message may quote cluster-wide state (an issuer's status
+/// and how many objects depend on it). A reader who does not see the whole cluster gets the
+/// budget lines through their own view of the current budgets, and the steps on their own
+/// objects without the actor's words.
+fn as_reader_sees(state: &AppState, caller: &Caller, mut r: ActionRecord) -> ActionRecord {
+    if r.actor == caller.actor() || caller.scope.sees_cluster_wide(&r.cluster) {
+        return r;
+    }
+    let budgets = state.actions.budgets();
+    let sees = |o: &lookout_app::model::budget::Origin| caller.scope.sees(&o.cluster, &o.namespace);
+    for i in &mut r.budget {
+        let current = budgets
+            .iter()
+            .find(|b| b.server == i.server && b.limit == i.limit && b.key == i.key);
+        let seen = current.and_then(|b| b.for_viewer(sees));
+        i.elsewhere = seen
+            .as_ref()
+            .map_or_else(|| current.map_or(0, |b| b.used), |b| b.elsewhere);
+        i.frees_at = seen.as_ref().and_then(|b| b.frees_at);
+        if let Some(b) = &seen {
+            i.server = b.server.clone();
+        } else if !matches!(
+            lookout_app::model::issuer::AcmeServer::classify(Some(&i.server)),
+            lookout_app::model::issuer::AcmeServer::LetsEncryptProduction
+                | lookout_app::model::issuer::AcmeServer::LetsEncryptStaging
+        ) {
+            i.server = lookout_app::model::budget::OTHER_SERVER.to_string();
+        }
+    }
+    r.message = format!(
+        "{} by {}: {}. Preview it yourself to see the details as you may see them.",
+        r.action.label(),
+        r.actor,
+        r.outcome.label()
+    );
+    for s in &mut r.steps {
+        s.message = None;
+    }
+    r
 }
 
 /// Adds what an applied fix, renew or restart set going: the issuance of each Certificate

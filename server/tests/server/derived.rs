@@ -211,7 +211,6 @@ async fn derived_data_never_carries_a_neighbours_names() {
             .any(|b| b["limit"] == "exact-set" && b["used"] == 2 && b["elsewhere"] == 1),
         "the neighbour's issuance of the same names is counted, not named: {own:#}"
     );
-
     // The same routes show support the markers: the walk below is not vacuous.
     for path in [
         "/",
@@ -299,6 +298,56 @@ async fn derived_data_never_carries_a_neighbours_names() {
     assert!(
         findings.contains("1 Ingress in another namespace"),
         "{findings}"
+    );
+    // Support's preview of the same renew, read by the tenant, shows what the tenant's own
+    // preview shows of the budgets (support's view knew when the neighbour spent it), and
+    // none of support's words.
+    let support_on_shop: Value = app
+        .http
+        .post(format!(
+            "{}/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew",
+            app.base
+        ))
+        .header("X-Forwarded-User", SUPPORT.0)
+        .header("X-Forwarded-Groups", SUPPORT.1)
+        .json(&json!({"dry_run": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let theirs: Value = app
+        .get_as(
+            &format!(
+                "/api/v1/actions/{}",
+                support_on_shop["id"].as_str().expect("support may preview")
+            ),
+            TENANT.0,
+            TENANT.1,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let exact = |r: &Value| {
+        r["budget"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["limit"] == "exact-set")
+            .cloned()
+            .unwrap()
+    };
+    let (mine, seen) = (exact(&own), exact(&theirs));
+    assert_eq!(
+        (&seen["elsewhere"], &seen["frees_at"], &seen["server"]),
+        (&mine["elsewhere"], &mine["frees_at"], &mine["server"]),
+        "support's record as the tenant reads it: {theirs:#}"
+    );
+    assert!(
+        theirs["message"].as_str().unwrap().starts_with("renew by "),
+        "{theirs:#}"
     );
     app.stop().await;
 }

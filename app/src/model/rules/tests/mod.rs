@@ -452,7 +452,11 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet_across_clusters() {
         f[0].title
     );
     // Read by whoever sees its Ingress: how many clusters, or which, is not told.
-    assert!(f[0].message.contains("across this fleet"), "{}", f[0].message);
+    assert!(
+        f[0].message.contains("across this fleet"),
+        "{}",
+        f[0].message
+    );
     assert!(!f[0].message.contains("2 clusters"), "{}", f[0].message);
     assert!(!f[0].message.contains("zrh"), "{}", f[0].message);
     assert!(

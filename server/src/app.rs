@@ -146,7 +146,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         finished
     });
     // Sign-outs from before this start stay in force.
-    match store::sessions::ended(&db.reader, chrono::Utc::now().timestamp()).await {
+    match store::sessions::ended(&db.reader, auth.now()).await {
         Ok(ended) => auth.remember_ended(ended),
         Err(e) => {
             tracing::error!(error = %e, "ended sign-ins could not be read; copies of signed-out session cookies work until they expire")

@@ -168,6 +168,8 @@ pub struct Auth {
     /// expiry (Unix seconds). The database keeps them too (`store::sessions`), and they are
     /// read back at start.
     revoked: std::sync::Mutex<std::collections::HashMap<String, i64>>,
+    /// Where "now" comes from for sessions: the wall clock, or a test's.
+    clock: crate::clock::Now,
 }
 
 fn grant(clusters: &[String], namespaces: &[String]) -> Grant {
@@ -254,6 +256,7 @@ impl Auth {
                 .map(|h| h.trim().to_ascii_lowercase())
                 .collect(),
             revoked: Default::default(),
+            clock: crate::clock::wall_clock(),
         })
     }
 
@@ -275,7 +278,20 @@ impl Auth {
             demo: Vec::new(),
             allowed_hosts: Vec::new(),
             revoked: Default::default(),
+            clock: crate::clock::wall_clock(),
         }
+    }
+
+    /// Sessions judged by `clock` instead of the wall clock (tests move it instead of
+    /// waiting).
+    pub fn with_clock(mut self, clock: crate::clock::Now) -> Auth {
+        self.clock = clock;
+        self
+    }
+
+    /// Now, in Unix seconds, by the sessions' clock.
+    pub fn now(&self) -> i64 {
+        (self.clock)().timestamp()
     }
 
     /// With the demo's identities and the rules that give them their access.
@@ -401,7 +417,7 @@ impl Auth {
     /// and whose groups were read from the provider within `auth.groups_max_age`.
     pub fn session(&self, value: &str) -> Option<(String, Vec<String>)> {
         let s: Session = serde_json::from_str(value).ok()?;
-        let now = chrono::Utc::now().timestamp();
+        let now = self.now();
         let revoked = self
             .revoked
             .lock()
@@ -422,7 +438,7 @@ impl Auth {
     /// Sign-ins that ended (id, expiry in Unix seconds): from [`Auth::revoke`], or read back
     /// from the database at start.
     pub fn remember_ended(&self, ended: impl IntoIterator<Item = (String, i64)>) {
-        let now = chrono::Utc::now().timestamp();
+        let now = self.now();
         let mut revoked = self.revoked.lock().expect("revoked lock");
         // Forget what has expired anyway.
         revoked.retain(|_, expires| *expires > now);
@@ -434,9 +450,9 @@ impl Auth {
         let session = Session {
             name,
             groups,
-            expires: chrono::Utc::now().timestamp() + self.ttl.as_secs() as i64,
+            expires: self.now() + self.ttl.as_secs() as i64,
             id: random_token(),
-            checked: chrono::Utc::now().timestamp(),
+            checked: self.now(),
         };
         serde_json::to_string(&session).expect("a session serializes")
     }

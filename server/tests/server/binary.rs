@@ -334,21 +334,30 @@ async fn an_unreachable_cluster_is_logged_when_its_state_changes_not_on_every_re
         Stdio::piped(),
     );
     wait_http_ok(&format!("{base}/readyz")).await;
-    // Long enough for every kind to fail several times.
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let metrics = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let failures: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("lookout_watch_errors_total{cluster=\"gone\"} "))
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(failures >= 24, "every kind retried: {failures} failures");
+    // Until every kind has failed twice (each retried at least once), within 20 s.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let failures = loop {
+        let metrics = reqwest::get(format!("{base}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let failures: u64 = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("lookout_watch_errors_total{cluster=\"gone\"} "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        if failures >= 24 {
+            break failures;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "every kind retried: {failures} failures"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     let log = stop_and_read_log(&mut child).await;
     let loud: Vec<&str> = log
         .lines()

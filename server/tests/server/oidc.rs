@@ -444,8 +444,22 @@ namespaces = ["acme-*"]
         &[],
     )
     .unwrap();
+    // The sessions' clock, moved forward by the test instead of waiting.
+    let ahead = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let clock: lookout_server::clock::Now = {
+        let ahead = ahead.clone();
+        std::sync::Arc::new(move || {
+            chrono::Utc::now()
+                + chrono::Duration::seconds(ahead.load(std::sync::atomic::Ordering::SeqCst))
+        })
+    };
     let app = app_with(&["zrh-prod"])
-        .auth(Auth::from_config(&config).await.unwrap())
+        .auth(
+            Auth::from_config(&config)
+                .await
+                .unwrap()
+                .with_clock(clock.clone()),
+        )
         .listener(listener)
         .await;
     let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
@@ -453,10 +467,10 @@ namespaces = ["acme-*"]
     let (page, _) = sign_in(&carol, &base, "/ingresses", "carol").await;
     assert!(page.contains("carol (viewer)"), "{page}");
 
-    // Carol moves to support; once her groups are older than 4 s the next page goes through
-    // the provider again — no form, her session there lasts — and she is an operator.
+    // Carol moves to support; once her groups are older than 4 s (the sessions' clock moved
+    // 5 s on) the next page goes through the provider again — no form, her session there lasts — and she is an operator.
     std::fs::write(groups.path(), r#"{"carol": ["support"]}"#).unwrap();
-    tokio::time::sleep(Duration::from_millis(5200)).await;
+    ahead.fetch_add(5, std::sync::atomic::Ordering::SeqCst);
     let aged = carol
         .get(format!("{base}/api/v1/ingresses"))
         .send()
@@ -505,7 +519,7 @@ namespaces = ["acme-*"]
     assert_eq!(replay(base.clone(), stolen.clone()).await, 401);
     let dir = app.stop().await;
     let again = app_with(&["zrh-prod"])
-        .auth(Auth::from_config(&config).await.unwrap())
+        .auth(Auth::from_config(&config).await.unwrap().with_clock(clock))
         .dir(dir)
         .await;
     assert_eq!(

@@ -227,7 +227,11 @@ pub fn why_box(
                 ),
                 // Broken now, breaking at a known time, or only needing attention.
                 None => (
-                    "why",
+                    match p.urgency.severity {
+                        crate::model::Severity::Critical => "why",
+                        crate::model::Severity::Warning => "why harm-warning",
+                        crate::model::Severity::Info => "why harm-info",
+                    },
                     heading(&p.urgency),
                     view! {
                         <p class="diagnosis"><SeverityBadge severity=p.urgency.severity/>" "{p.diagnosis.clone()}</p>

@@ -92,6 +92,25 @@ fn row(f: &DomainForecast, now: chrono::DateTime<chrono::Utc>) -> impl IntoView 
     }
 }
 
+/// The headline of domains that run out: "refuses now" when the first refused issuance is
+/// due already (a budget used up), "will refuse" when it comes later in the week.
+pub(crate) fn refusal_headline(
+    short: &[&DomainForecast],
+    now: chrono::DateTime<chrono::Utc>,
+) -> &'static str {
+    let now_too = short
+        .iter()
+        .filter(|f| f.runs_out.is_some_and(|t| t <= now))
+        .count();
+    if now_too == 0 {
+        "Let's Encrypt will refuse certificates in the next 7 days"
+    } else if now_too == short.len() {
+        "Let's Encrypt refuses certificates now"
+    } else {
+        "Let's Encrypt refuses certificates now, and will refuse more in the next 7 days"
+    }
+}
+
 pub fn page(shell: &Shell, query: &BudgetQuery, forecast: &[DomainForecast]) -> String {
     let now = shell.now;
     let (short, clusters) = crate::model::budget::running_out(forecast);
@@ -105,7 +124,8 @@ pub fn page(shell: &Shell, query: &BudgetQuery, forecast: &[DomainForecast]) -> 
         let domains = short.len();
         view! {
             <p class="notice critical" data-testid="forecast-summary">
-                <strong>{format!("Let's Encrypt will refuse certificates for {domains} registered domain{} in the next 7 days", if domains == 1 { "" } else { "s" })}</strong>
+                <strong>{refusal_headline(&short, now)}</strong>
+                {format!(" for {domains} registered domain{}", if domains == 1 { "" } else { "s" })}
                 {format!(", in {} {}.", if clusters.len() == 1 { "cluster" } else { "clusters" }, clusters.join(", "))}
             </p>
         }
@@ -156,4 +176,38 @@ pub fn page(shell: &Shell, query: &BudgetQuery, forecast: &[DomainForecast]) -> 
             {crate::components::json_link("/api/v1/rate-limits/forecast", &budget_query_string(query))}
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_headline_says_now_when_a_budget_is_used_up_already() {
+        let now = crate::model::rules::fixtures::now();
+        let short = |at: chrono::DateTime<chrono::Utc>| DomainForecast {
+            server: "https://acme-v02.api.letsencrypt.org/directory".into(),
+            domain: "example.org".into(),
+            capacity: 50,
+            left_now: 0,
+            left_at_end: 0,
+            runs_out: Some(at),
+            refused: 1,
+            renewals: 0,
+            new_certificates: 1,
+            due: Vec::new(),
+            clusters: Vec::new(),
+            namespaces: Vec::new(),
+        };
+        let (used_up, later) = (short(now), short(now + chrono::Duration::days(3)));
+        assert_eq!(
+            refusal_headline(&[&used_up], now),
+            "Let's Encrypt refuses certificates now"
+        );
+        assert_eq!(
+            refusal_headline(&[&later], now),
+            "Let's Encrypt will refuse certificates in the next 7 days"
+        );
+        assert!(refusal_headline(&[&used_up, &later], now).contains("and will refuse more"));
+    }
 }

@@ -84,6 +84,7 @@ fn spenders(budgets: &[Budget]) -> Option<impl IntoView> {
 fn forecast_notice(
     query: &crate::model::read::views::BudgetQuery,
     forecast: &[crate::model::budget::DomainForecast],
+    now: chrono::DateTime<chrono::Utc>,
 ) -> impl IntoView {
     let href = {
         let q = crate::pages::forecast::budget_query_string(query);
@@ -107,7 +108,7 @@ fn forecast_notice(
         let domains: Vec<&str> = short.iter().map(|f| f.domain.as_str()).collect();
         view! {
             <p class="notice critical" data-testid="forecast-notice">
-                <strong>"Let's Encrypt will refuse certificates in the next 7 days"</strong>
+                <strong>{super::forecast::refusal_headline(&short, now)}</strong>
                 {format!(" for {} ({}), in {}. ", if short.len() == 1 { "1 registered domain".to_string() } else { format!("{} registered domains", short.len()) }, domains.join(", "), clusters.join(", "))}
                 {link}
             </p>
@@ -190,7 +191,7 @@ pub fn page(
             .join(" / ");
         view! { <p>"Budgets spent from "<strong>{what}</strong>" — "<a href="/rate-limits">"all budgets"</a></p> }
     });
-    let ahead = forecast_notice(query, forecast);
+    let ahead = forecast_notice(query, forecast, now);
     let empty = budgets.is_empty().then(
         || view! { <p class="empty">"No certificate has been issued or failed within the limits' windows."</p> },
     );

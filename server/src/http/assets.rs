@@ -46,6 +46,7 @@ pub(super) static FAVICON: Asset = Asset {
 };
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct VersionQuery {
     v: Option<String>,
 }

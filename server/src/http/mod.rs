@@ -279,7 +279,7 @@ pub fn routes() -> Vec<Route> {
         route("/auth/callback", GET, get(session::callback)),
         route("/auth/logout", POST, post(session::logout)),
         route("/auth/demo", POST, post(session::switch_demo_identity)),
-        route("/auth/signed-out", GET, get(session::signed_out)),
+        no_query(route("/auth/signed-out", GET, get(session::signed_out))),
         route(
             assets::STYLESHEET.path(),
             GET,

@@ -318,6 +318,7 @@ pub(crate) async fn signed_out() -> axum::response::Html<String> {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct LoginQuery {
     return_to: Option<String>,
 }
@@ -347,6 +348,9 @@ pub(crate) async fn login(
     Ok((jar.add(flow_cookie), Redirect::to(&url)).into_response())
 }
 
+/// What the provider sends back. The one route that takes parameters it does not name:
+/// providers add their own (`iss` from RFC 9207, `session_state` from OpenID Connect Session
+/// Management), and refusing them would refuse the sign-in.
 #[derive(Deserialize)]
 pub(crate) struct CallbackQuery {
     code: Option<String>,

@@ -636,6 +636,8 @@ async fn inputs_are_checked_against_the_config_and_what_each_route_takes() {
         "/api/v1/ingresses/zrh-prod/default/web?x=1",
         "/healthz?verbose=1",
         "/readyz?x=1",
+        "/style/lookout.css?v=1&x=1",
+        "/auth/signed-out?x=1",
     ] {
         let r = app.get(path).await;
         assert_eq!(r.status(), 400, "{path}");

@@ -76,7 +76,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                         about(),
                         format!("Ingress {} lacks the edit-in-place annotation", ing.name),
                         message,
-                        "Set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress, acme.cert-manager.io/http01-override-ingress-name: <ingress name> on its existing Certificate (the Ingress annotation alone does not change it), and restart an issuance in flight (its challenge keeps its old solver) — Lookout's \"Add edit-in-place\" does all three.",
+                        "Set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress, acme.cert-manager.io/http01-override-ingress-name set to the Ingress's name on its existing Certificate (the Ingress annotation alone does not change it), and restart an issuance in flight (its challenge keeps its old solver) — Lookout's \"Add edit-in-place\" does all three.",
                         ing.created,
                     );
                 }
@@ -102,7 +102,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     certificates.join(", "),
                     crate::model::text::noun(certificates.len(), "lacks", "lack")
                 ),
-                "Put acme.cert-manager.io/http01-override-ingress-name: <ingress name> (and cert-manager.io/issue-temporary-certificate: \"true\") on the Certificate, or delete the Certificate so ingress-shim recreates it with them.",
+                "Put acme.cert-manager.io/http01-override-ingress-name, set to the Ingress's name (and cert-manager.io/issue-temporary-certificate: \"true\") on the Certificate, or delete the Certificate so ingress-shim recreates it with them.",
                 None,
             ),
             AnnotationStatus::Set { .. } => {

@@ -112,9 +112,17 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
     let now = shell.now;
     let who = user_box(shell);
     let sync = (!shell.sync.is_empty()).then(|| {
-        let items = shell
-            .sync
-            .iter()
+        // Clusters not in sync first: on a phone the strip scrolls sideways, and the one
+        // that failed must be in its first screen.
+        let mut lines: Vec<&SyncLine> = shell.sync.iter().collect();
+        lines.sort_by_key(|c| match c.state {
+            SyncState::Failed { .. } => 0,
+            SyncState::Stale { .. } => 1,
+            SyncState::Connecting => 2,
+            SyncState::Synced => 3,
+        });
+        let items = lines
+            .into_iter()
             .map(|c| {
                 let last = c.last_sync.map(|at| view! { <span class="last">" · synced " <Time at=at now=now/></span> });
                 view! { <li><a href="/clusters">{c.name.clone()}</a>" " <SyncBadge state=c.state.clone()/>{last}</li> }
@@ -416,6 +424,32 @@ pub(crate) use crate::model::links::{detail_pages, encode_into};
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn clusters_out_of_sync_lead_the_strip() {
+        let line = |name: &str, state| SyncLine {
+            name: name.into(),
+            state,
+            last_sync: None,
+        };
+        let shell = Shell {
+            sync: vec![
+                line("zrh-prod", SyncState::Synced),
+                line("gva-prod", SyncState::Synced),
+                line(
+                    "fra-edge",
+                    SyncState::Failed {
+                        error: "connection refused".into(),
+                    },
+                ),
+            ],
+            ..Shell::default()
+        };
+        let html = document(&shell, view! { <p>"x"</p> });
+        let at = |name: &str| html.find(&format!(">{name}<")).unwrap();
+        assert!(at("fra-edge") < at("zrh-prod"), "{html}");
+        assert!(at("zrh-prod") < at("gva-prod"), "the rest keep their order");
+    }
 
     #[test]
     fn relative_times_read_naturally() {

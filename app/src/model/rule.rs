@@ -137,10 +137,10 @@ const SECURING_INGRESS: (&str, &str) = (
 );
 
 /// The recommended actions' words, shared by the rules that recommend them.
-const APPLY_FIX: Option<&str> = Some("Apply the fix");
+const APPLY_FIX: Option<&str> = Some("Add edit-in-place");
 const FIX_INGRESS: Option<&str> = Some("Fix the Ingress");
-const CHECK_ISSUER: Option<&str> = Some("Check the issuer");
-const CHECK_CLUSTER: Option<&str> = Some("Check the cluster");
+const CHECK_ISSUER: Option<&str> = Some("Open the issuer");
+const CHECK_CLUSTER: Option<&str> = Some("Open the cluster's state");
 const CHECK_LB: Option<&str> = Some("Check the load balancer");
 const WAIT: Option<&str> = Some("Wait, and hold back new certificates");
 

@@ -1,6 +1,6 @@
 //! `/issuers/{cluster}/{namespace or _}/{name}`: one issuer — ready or not in words, the ACME
 //! server it talks to, how it solves challenges, and the Certificates that use it, with
-//! their readiness. "Check the issuer" on the board and the chain pages opens it.
+//! their readiness. "Open the issuer" on the board and the chain pages opens it.
 
 use leptos::prelude::*;
 

@@ -1,5 +1,5 @@
 //! One issuer as a caller sees it: whether it is ready in words, which ACME server it talks
-//! to, how it solves challenges, and the Certificates that use it — what "Check the issuer"
+//! to, how it solves challenges, and the Certificates that use it — what "Open the issuer"
 //! opens. A namespace-scoped caller sees a ClusterIssuer's readiness and server kind, and
 //! only their own Certificates; its message, URL and solvers (which may name other
 //! tenants' hosts and zones) only whoever sees the whole cluster.

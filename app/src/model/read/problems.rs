@@ -106,7 +106,7 @@ impl Urgency {
 /// The one next thing to do, and where.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NextAction {
-    /// A short imperative that says where it leads ("Apply the fix", "Check the issuer",
+    /// A short imperative that says where it leads ("Add edit-in-place", "Open the issuer",
     /// "Open Certificate shop-tls").
     pub label: String,
     /// The page where it is done (the root object's page).
@@ -390,7 +390,7 @@ impl<'a> Gathering<'a> {
             since,
             action: {
                 let mut action = next_action(root);
-                // "Check the issuer" opens the issuer's page, also when the finding is
+                // "Open the issuer" opens the issuer's page, also when the finding is
                 // about an Ingress or Certificate that names a missing one.
                 if let (Rule::IssuerMissing, Some((ns, kind, name))) = (root.rule, &self.issuer) {
                     let cluster_wide = crate::model::Kind::from_name(kind)

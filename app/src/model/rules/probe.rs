@@ -385,7 +385,7 @@ fn paths(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
             answer.status,
             answer.location.as_deref().unwrap_or_default()
         ),
-        "Apply the fix: edit-in-place on the Ingress routes the challenge path to the solver on the same virtual host (cilium/cilium#35347: force-https on another Ingress of the host still redirects).",
+        "Add edit-in-place: on the Ingress it routes the challenge path to the solver on the same virtual host (cilium/cilium#35347: force-https on another Ingress of the host still redirects).",
         redirected.iter().map(|o| o.since).min(),
     );
 }

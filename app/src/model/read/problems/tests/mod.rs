@@ -104,7 +104,7 @@ fn a_missing_fix_and_everything_it_breaks_are_one_problem_naming_both_hosts() {
     assert_eq!(p.urgency.clients_fail_at, p.urgency.expires);
     assert!(p.urgency.clients_fail_at.is_some());
     assert_eq!(p.urgency.clients_failing_since, None);
-    assert_eq!(p.action.label, "Apply the fix");
+    assert_eq!(p.action.label, "Add edit-in-place");
     assert_eq!(p.action.href.as_deref(), Some("/ingresses/zrh/acme/shop"));
     assert!(p
         .diagnosis
@@ -546,7 +546,7 @@ fn every_ingress_asking_for_a_certificate_without_cert_manager_folds_under_that_
     // Its clients get no certificate now: harm, however mild the rule's own severity.
     assert_eq!(p.urgency.severity, Severity::Critical);
     assert!(p.urgency.clients_failing_since.is_some());
-    assert_eq!(p.action.label, "Check the cluster");
+    assert_eq!(p.action.label, "Open the cluster's state");
 }
 
 #[test]

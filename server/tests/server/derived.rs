@@ -231,63 +231,20 @@ async fn derived_data_never_carries_a_neighbours_names() {
         );
     }
 
-    let mut checked = 0;
-    for route in lookout_server::routes() {
-        for method in route.methods {
-            let name = if route.path.contains("certificates") {
-                "shop-tls"
-            } else {
-                "shop"
-            };
-            let path = route
-                .path
-                .replace("{cluster}", "zrh-prod")
-                .replace("{namespace}", "acme-shop")
-                .replace("{name}", name)
-                .replace("{id}", &own_id)
-                .replace("{*rest}", "acme-shop");
-            let path = match path.as_str() {
-                "/search" => "/search?q=shop.acme.example".to_string(),
-                // The ClusterIssuer both tenants' Certificates use.
-                p if p.contains("/issuers/") => p.replace("/acme-shop/shop", "/_/letsencrypt-prod"),
-                _ => path,
-            };
-            let mut request = app
-                .http
-                .request(method.parse().unwrap(), format!("{}{path}", app.base))
-                .header("X-Forwarded-User", TENANT.0)
-                .header("X-Forwarded-Groups", TENANT.1);
-            if *method != "GET" {
-                request = request.json(&if path.contains("/bulk/") {
-                    json!({"dry_run": true, "namespace": "acme-shop"})
-                } else {
-                    json!({"dry_run": true})
-                });
-            }
-            let response = request.send().await.unwrap();
-            let status = response.status().as_u16();
-            let body = if path == "/api/v1/events" {
-                let mut stream = response.bytes_stream();
-                let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
-                    .await
-                    .unwrap()
-                    .unwrap()
-                    .unwrap();
-                String::from_utf8_lossy(&first).to_string()
-            } else {
-                response.text().await.unwrap()
-            };
-            assert!(status < 500, "{method} {path}: {status}");
-            for marker in MARKERS {
-                assert!(
-                    !body.contains(marker),
-                    "{method} {path} ({status}) shows {marker:?}: {body}"
-                );
-            }
-            checked += 1;
-        }
+    // The tenant's operator through the trusted proxy, and a viewer token on the same
+    // namespaces: the same walk, the same silence.
+    for who in [Who::Proxy(TENANT.0, TENANT.1), Who::Token("s3cret-viewer")] {
+        let (checked, answered) = walk(&app, &own_id, who).await;
+        assert!(
+            checked >= 40,
+            "walked {checked} route × method pairs as {who:?}"
+        );
+        // Not a walk of refusals: most routes answer this identity.
+        assert!(
+            answered >= 25,
+            "{answered} of {checked} answered {who:?} with 2xx"
+        );
     }
-    assert!(checked >= 40, "walked {checked} route × method pairs");
     // The tenant's own findings are there, with the neighbour counted, not named.
     let findings = app
         .get_as("/api/v1/findings", TENANT.0, TENANT.1)
@@ -403,4 +360,81 @@ async fn a_tenants_own_bulk_run_moves_its_live_revision_and_no_one_elses() {
         "another person's run is not told"
     );
     app.stop().await;
+}
+
+/// Who walks the routes: a user the trusted proxy names, or an API token.
+#[derive(Debug, Clone, Copy)]
+enum Who {
+    Proxy(&'static str, &'static str),
+    Token(&'static str),
+}
+
+/// Every route × method of the router with the tenant's own objects as parameters, as
+/// `who`: no response carries a marker of the neighbour. Returns how many were walked, and
+/// how many of them answered 2xx.
+async fn walk(app: &TestApp, own_id: &str, who: Who) -> (usize, usize) {
+    let (mut checked, mut answered) = (0, 0);
+    for route in lookout_server::routes() {
+        for method in route.methods {
+            let name = if route.path.contains("certificates") {
+                "shop-tls"
+            } else {
+                "shop"
+            };
+            let path = route
+                .path
+                .replace("{cluster}", "zrh-prod")
+                .replace("{namespace}", "acme-shop")
+                .replace("{name}", name)
+                .replace("{id}", own_id)
+                .replace("{*rest}", "acme-shop");
+            let path = match path.as_str() {
+                "/search" => "/search?q=shop.acme.example".to_string(),
+                // The ClusterIssuer both tenants' Certificates use.
+                p if p.contains("/issuers/") => p.replace("/acme-shop/shop", "/_/letsencrypt-prod"),
+                _ => path,
+            };
+            let request = app
+                .http
+                .request(method.parse().unwrap(), format!("{}{path}", app.base));
+            let mut request = match who {
+                Who::Proxy(user, groups) => request
+                    .header("X-Forwarded-User", user)
+                    .header("X-Forwarded-Groups", groups),
+                Who::Token(token) => request.bearer_auth(token),
+            };
+            if *method != "GET" {
+                request = request.json(&if path.contains("/bulk/") {
+                    json!({"dry_run": true, "namespace": "acme-shop"})
+                } else {
+                    json!({"dry_run": true})
+                });
+            }
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            let body = if path == "/api/v1/events" {
+                let mut stream = response.bytes_stream();
+                let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .unwrap();
+                String::from_utf8_lossy(&first).to_string()
+            } else {
+                response.text().await.unwrap()
+            };
+            assert!(status < 500, "{who:?} {method} {path}: {status}");
+            if (200..300).contains(&status) {
+                answered += 1;
+            }
+            for marker in MARKERS {
+                assert!(
+                    !body.contains(marker),
+                    "{who:?} {method} {path} ({status}) shows {marker:?}: {body}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    (checked, answered)
 }

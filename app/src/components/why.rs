@@ -170,6 +170,21 @@ fn yaml(p: &Problem) -> Option<&'static str> {
 /// Each leads with what hurts clients and the diagnosis, then what to do — `actions` (the
 /// page's buttons) go right under the first problem's — and folds the evidence, what it
 /// causes and the kubectl commands under it.
+/// " · for a.example, b.example and 3 more": whose clients it is about, in the first screen.
+fn hosts_line(hosts: &[crate::model::text::Text]) -> Option<String> {
+    const SHOWN: usize = 3;
+    let first: Vec<&str> = hosts.iter().take(SHOWN).map(|h| &**h).collect();
+    (!first.is_empty()).then(|| {
+        let more = hosts.len().saturating_sub(SHOWN);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!(" · for {}{more}", first.join(", "))
+    })
+}
+
 /// The box's heading for a problem not being fixed: broken now, breaking at a known time,
 /// or only needing attention.
 fn heading(u: &crate::model::read::problems::Urgency) -> &'static str {
@@ -235,7 +250,7 @@ pub fn why_box(
                     heading(&p.urgency),
                     view! {
                         <p class="diagnosis"><SeverityBadge severity=p.urgency.severity/>" "{p.diagnosis.clone()}</p>
-                        <p class="harm-line"><super::Harm urgency=p.urgency.clone() now=now/></p>
+                        <p class="harm-line"><super::Harm urgency=p.urgency.clone() now=now/>{hosts_line(&p.hosts)}</p>
                     }
                     .into_any(),
                 ),
@@ -334,6 +349,26 @@ mod tests {
         assert_eq!(headline(false, false), "What needs attention");
         assert_eq!(headline(false, true), "Why this will break");
         assert_eq!(headline(true, false), "Why this is broken");
+    }
+
+    #[test]
+    fn the_hosts_are_named_three_at_most() {
+        let hosts: Vec<crate::model::text::Text> = [
+            "a.example",
+            "b.example",
+            "c.example",
+            "d.example",
+            "e.example",
+        ]
+        .iter()
+        .map(|h| crate::model::text::Text::from(*h))
+        .collect();
+        assert_eq!(hosts_line(&hosts[..1]).unwrap(), " · for a.example");
+        assert_eq!(
+            hosts_line(&hosts).unwrap(),
+            " · for a.example, b.example, c.example and 2 more"
+        );
+        assert_eq!(hosts_line(&[]), None);
     }
 
     #[test]

@@ -103,9 +103,29 @@ pub fn scope_param(scope: &lookout_app::model::scope::Scope) -> Option<String> {
 /// SQL that holds for rows whose `cluster` and `namespace` columns are in the scope bound as
 /// parameter `?{n}` (see [`scope_param`]).
 pub fn scope_clause(n: usize) -> String {
+    scope_filter(n, "cluster", "namespace", Rows::InNamespaces)
+}
+
+/// What a table's rows are about, for [`scope_filter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    /// Rows of a namespace, or (namespace `''`) of the whole cluster: an empty namespace is
+    /// seen only through a whole-cluster grant (namespace pattern `*`).
+    InNamespaces,
+    /// Rows about the cluster itself (its sync state), told to anyone who sees any of it.
+    OfTheCluster,
+}
+
+/// The one place the history's scope filter is written: SQL that holds for rows whose
+/// `cluster_column` and `namespace_column` are in the scope bound as parameter `?{n}`.
+pub fn scope_filter(n: usize, cluster_column: &str, namespace_column: &str, rows: Rows) -> String {
+    let namespace = match rows {
+        Rows::InNamespaces => format!("{namespace_column} GLOB json_extract(g.value, '$[1]')"),
+        Rows::OfTheCluster => "1".to_string(),
+    };
     format!(
         "(?{n} IS NULL OR EXISTS (SELECT 1 FROM json_each(?{n}) AS g \
-           WHERE cluster GLOB json_extract(g.value, '$[0]') AND namespace GLOB json_extract(g.value, '$[1]')))"
+           WHERE {cluster_column} GLOB json_extract(g.value, '$[0]') AND {namespace}))"
     )
 }
 
@@ -256,6 +276,87 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Who sees which history rows is decided in one function: no other source file of the
+    /// server writes a scope filter of its own (the form every copy would take).
+    #[test]
+    fn the_scope_filter_is_written_in_one_place() {
+        fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    sources(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        sources(&root, &mut files);
+        let copies: Vec<String> = files
+            .iter()
+            .filter(|f| !f.ends_with("store/mod.rs"))
+            .filter(|f| {
+                std::fs::read_to_string(f)
+                    .unwrap()
+                    .contains("json_extract(g.value")
+            })
+            .map(|f| f.display().to_string())
+            .collect();
+        assert!(files.len() > 20, "the sources were found");
+        assert!(
+            copies.is_empty(),
+            "scope filters written elsewhere: {copies:?}"
+        );
+        // And the rule of whole-cluster rows holds in SQL: a namespace grant does not see a
+        // row without a namespace; a whole-cluster grant does.
+        let filter = scope_filter(1, "cluster", "namespace", Rows::InNamespaces);
+        assert!(filter.contains("namespace GLOB json_extract(g.value, '$[1]')"));
+        assert!(!scope_filter(1, "c", "n", Rows::OfTheCluster).contains("n GLOB"));
+    }
+
+    #[tokio::test]
+    async fn scope_filters_keep_whole_cluster_rows_for_whole_cluster_grants() {
+        let pool = sqlx::SqlitePool::connect("sqlite::memory:").await.unwrap();
+        let tenant =
+            lookout_app::model::scope::Scope::from_grants(vec![lookout_app::model::scope::Grant {
+                clusters: vec!["zrh".into()],
+                namespaces: vec!["acme-*".into()],
+            }]);
+        let whole =
+            lookout_app::model::scope::Scope::from_grants(vec![lookout_app::model::scope::Grant {
+                clusters: vec!["zrh".into()],
+                namespaces: vec!["*".into()],
+            }]);
+        let sees = |scope: &lookout_app::model::scope::Scope, namespace: &str, rows: Rows| {
+            let sql = format!(
+                "SELECT {} FROM (SELECT 'zrh' AS cluster, ?2 AS namespace)",
+                scope_filter(1, "cluster", "namespace", rows)
+            );
+            let (pool, param, namespace) =
+                (pool.clone(), scope_param(scope), namespace.to_string());
+            async move {
+                sqlx::query_scalar::<_, bool>(&sql)
+                    .bind(param)
+                    .bind(namespace)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap()
+            }
+        };
+        assert!(sees(&tenant, "acme-shop", Rows::InNamespaces).await);
+        assert!(!sees(&tenant, "globex", Rows::InNamespaces).await);
+        assert!(
+            !sees(&tenant, "", Rows::InNamespaces).await,
+            "a whole-cluster run"
+        );
+        assert!(sees(&whole, "", Rows::InNamespaces).await);
+        assert!(
+            sees(&tenant, "", Rows::OfTheCluster).await,
+            "the cluster's own state"
+        );
+    }
 
     #[tokio::test]
     async fn opens_in_wal_mode_and_migrates() {

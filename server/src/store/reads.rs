@@ -421,12 +421,12 @@ async fn recent_changes(
     // only a whole-cluster grant (namespace `*`) sees it, as in the audit. The cluster's own
     // sync events are the exception, told to anyone who sees the cluster at all.
     let scoped = |cluster: &str, namespace: &str| {
-        let any_namespace = if namespace == "''" { "1" } else { "0" };
-        format!(
-            "(?3 IS NULL OR EXISTS (SELECT 1 FROM json_each(?3) AS g \
-               WHERE {cluster} GLOB json_extract(g.value, '$[0]') \
-                 AND ({any_namespace} OR {namespace} GLOB json_extract(g.value, '$[1]'))))"
-        )
+        let rows = if namespace == "''" {
+            super::Rows::OfTheCluster
+        } else {
+            super::Rows::InNamespaces
+        };
+        super::scope_filter(3, cluster, namespace, rows)
     };
     let branch = |select: &str, from: &str, at: &str, cluster: &str, namespace: &str| {
         format!(

@@ -1,6 +1,6 @@
 // Support, from the budgets page to "which clusters will run out in the next 7 days" in at
 // most two clicks: the demo's promo certificate has used its exact set up (5 issuances in a
-// day), so Let's Encrypt will refuse it until a token comes back.
+// day), so Let's Encrypt refuses it now, until a token comes back.
 import { test, expect, finalState, accessible } from '../harness/fixtures.js';
 
 test('support finds the clusters that run out within 7 days from the budgets page', async ({ page }) => {
@@ -12,9 +12,8 @@ test('support finds the clusters that run out within 7 days from the budgets pag
   await page.goto('/rate-limits');
   // The budgets page says it in one line already ...
   const notice = page.getByTestId('forecast-notice');
-  // (promo's exact set is used up; its next attempt, after cert-manager's backoff, is the
-  // first issuance refused — later this week, so "will refuse").
-  await expect(notice).toContainText('Let\'s Encrypt will refuse certificates in the next 7 days');
+  // (promo's exact set is used up already: refused now, not only later in the week).
+  await expect(notice).toContainText('Let\'s Encrypt refuses certificates now');
   await expect(notice).toContainText('zrh-prod');
   // ... and one click shows which domains, clusters and certificates.
   await notice.getByTestId('forecast-link').click();

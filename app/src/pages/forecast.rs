@@ -92,15 +92,16 @@ fn row(f: &DomainForecast, now: chrono::DateTime<chrono::Utc>) -> impl IntoView 
     }
 }
 
-/// The headline of domains that run out: "refuses now" when the first refused issuance is
-/// due already (a budget used up), "will refuse" when it comes later in the week.
+/// The headline of domains that run out: "refuses now" when an issuance is refused over a
+/// budget that has no room already, or is due now; "will refuse" when the budget runs out
+/// later in the week.
 pub(crate) fn refusal_headline(
     short: &[&DomainForecast],
     now: chrono::DateTime<chrono::Utc>,
 ) -> &'static str {
     let now_too = short
         .iter()
-        .filter(|f| f.runs_out.is_some_and(|t| t <= now))
+        .filter(|f| f.refusing_now || f.runs_out.is_some_and(|t| t <= now))
         .count();
     if now_too == 0 {
         "Let's Encrypt will refuse certificates in the next 7 days"
@@ -192,6 +193,7 @@ mod tests {
             left_now: 0,
             left_at_end: 0,
             runs_out: Some(at),
+            refusing_now: false,
             refused: 1,
             renewals: 0,
             new_certificates: 1,

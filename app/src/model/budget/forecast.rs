@@ -94,6 +94,9 @@ pub struct DomainForecast {
     pub left_at_end: u32,
     /// When the first due issuance would be refused; None when all fit.
     pub runs_out: Option<DateTime<Utc>>,
+    /// A due issuance is refused over a budget that has no room already now (not only by
+    /// the time it is due): Let's Encrypt refuses these names now.
+    pub refusing_now: bool,
     pub refused: u32,
     pub renewals: u32,
     pub new_certificates: u32,
@@ -107,6 +110,8 @@ pub struct DomainForecast {
 /// A bucket's whole tokens as the forecast moves on.
 struct Tokens {
     left: i64,
+    /// It had no room at `now`, before the forecast moved on.
+    empty_now: bool,
     burst: i64,
     next: Option<DateTime<Utc>>,
     interval: Duration,
@@ -128,6 +133,7 @@ impl Tokens {
             .map(|b| b.frees_at.unwrap_or(now + interval));
         Tokens {
             left,
+            empty_now: left <= 0,
             burst: r.burst,
             next,
             interval,
@@ -180,12 +186,14 @@ pub fn forecast(
             );
         }
         let mut refused = None;
+        let mut empty_now = false;
         for key in &keys {
             let t = buckets
                 .entry(key.clone())
                 .or_insert_with(|| Tokens::of(&key.0, key.1, &key.2, budgets, now));
             t.advance(d.at);
             if t.left <= 0 && refused.is_none() {
+                empty_now = t.empty_now;
                 refused = Some(Refusal {
                     limit: key.1,
                     key: key.2.clone(),
@@ -212,6 +220,7 @@ pub fn forecast(
                         domain,
                         left_at_end: 0,
                         runs_out: None,
+                        refusing_now: false,
                         refused: 0,
                         renewals: 0,
                         new_certificates: 0,
@@ -223,6 +232,7 @@ pub fn forecast(
             if refused.is_some() {
                 f.refused += 1;
                 f.runs_out = f.runs_out.or(Some(d.at));
+                f.refusing_now |= empty_now;
             }
             if renewal {
                 f.renewals += 1;
@@ -349,6 +359,10 @@ mod tests {
         );
         assert_eq!((d.renewals, d.new_certificates, d.refused), (5, 3, 1));
         assert_eq!(d.runs_out, Some(t("2026-12-03T13:00:00Z")));
+        assert!(
+            !d.refusing_now,
+            "room now (2 left); the due ones use it up later"
+        );
         let refused: Vec<&str> = d
             .due
             .iter()
@@ -398,6 +412,7 @@ mod tests {
         assert!(d.due[1].refused.is_none(), "a token came back by then");
         assert!(d.due[0].renewal && d.renewals == 2 && d.new_certificates == 0);
         assert_eq!(d.runs_out, Some(t(NOW)));
+        assert!(d.refusing_now, "the exact set has no room already");
         // Only the first of the five was new, and its token came back after 202 minutes.
         assert_eq!(d.left_now, 50);
         assert_eq!(

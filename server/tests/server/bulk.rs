@@ -345,7 +345,7 @@ async fn renew_is_refused_while_its_root_cause_is_unfixed() {
     assert!(
         why.contains("would fail the same way")
             && why.contains("issuer is not ready")
-            && why.contains("check the issuer"),
+            && why.contains("open the issuer"),
         "{why}"
     );
     let page = app

@@ -291,25 +291,14 @@ fn as_reader_sees(state: &AppState, caller: &Caller, mut r: ActionRecord) -> Act
         return r;
     }
     let budgets = state.actions.budgets();
-    let sees = |o: &lookout_app::model::budget::Origin| caller.scope.sees(&o.cluster, &o.namespace);
-    for i in &mut r.budget {
-        let current = budgets
-            .iter()
-            .find(|b| b.server == i.server && b.limit == i.limit && b.key == i.key);
-        let seen = current.and_then(|b| b.for_viewer(sees));
-        i.elsewhere = seen
-            .as_ref()
-            .map_or_else(|| current.map_or(0, |b| b.used), |b| b.elsewhere);
-        i.frees_at = seen.as_ref().and_then(|b| b.frees_at);
-        if let Some(b) = &seen {
-            i.server = b.server.clone();
-        } else if !matches!(
-            lookout_app::model::issuer::AcmeServer::classify(Some(&i.server)),
-            lookout_app::model::issuer::AcmeServer::LetsEncryptProduction
-                | lookout_app::model::issuer::AcmeServer::LetsEncryptStaging
-        ) {
-            i.server = lookout_app::model::budget::OTHER_SERVER.to_string();
-        }
+    let seen = lookout_app::model::budget::as_seen_by(&mut r.budget, &budgets, |o| {
+        caller.scope.sees(&o.cluster, &o.namespace)
+    });
+    for (i, seen) in r.budget.iter_mut().zip(seen) {
+        i.server = seen.map_or_else(
+            || lookout_app::model::budget::shown_server(&i.server),
+            |b| b.server,
+        );
     }
     r.message = format!(
         "{} by {}: {}. Preview it yourself to see the details as you may see them.",

@@ -420,18 +420,10 @@ async fn recent_changes(
     // A row with no namespace is about the whole cluster (an action run over all of it):
     // only a whole-cluster grant (namespace `*`) sees it, as in the audit. The cluster's own
     // sync events are the exception, told to anyone who sees the cluster at all.
-    let scoped = |cluster: &str, namespace: &str| {
-        let rows = if namespace == "''" {
-            super::Rows::OfTheCluster
-        } else {
-            super::Rows::InNamespaces
-        };
-        super::scope_filter(3, cluster, namespace, rows)
-    };
-    let branch = |select: &str, from: &str, at: &str, cluster: &str, namespace: &str| {
+    use super::{scope_filter, Rows};
+    let branch = |select: &str, from: &str, at: &str, scoped: String| {
         format!(
-            "SELECT * FROM (SELECT {select} FROM {from} WHERE {at} >= ?1 AND {} ORDER BY {at} DESC LIMIT ?2)",
-            scoped(cluster, namespace)
+            "SELECT * FROM (SELECT {select} FROM {from} WHERE {at} >= ?1 AND {scoped} ORDER BY {at} DESC LIMIT ?2)"
         )
     };
     let sql = [
@@ -439,39 +431,34 @@ async fn recent_changes(
             "at, cluster, namespace, 'Certificate' AS kind, name, 'Ready ' || status AS what, reason AS detail",
             "certificate_readiness",
             "at",
-            "cluster",
-            "namespace",
+            scope_filter(3, "cluster", "namespace", Rows::InNamespaces),
         ),
         branch(
             "t.at AS at, c.cluster AS cluster, c.namespace AS namespace, 'Challenge' AS kind, c.name || ' (' || c.dns_name || ')' AS name, \
              CASE t.state WHEN '' THEN 'created' ELSE t.state END AS what, t.reason AS detail",
             "challenge_transitions t JOIN challenges c ON c.id = t.challenge_id",
             "t.at",
-            "c.cluster",
-            "c.namespace",
+            scope_filter(3, "c.cluster", "c.namespace", Rows::InNamespaces),
         ),
         branch(
             "deleted_at AS at, cluster, namespace, 'Challenge' AS kind, name || ' (' || dns_name || ')' AS name, 'deleted' AS what, \
              CASE state WHEN '' THEN NULL ELSE 'last state ' || state END AS detail",
             "challenges",
             "deleted_at",
-            "cluster",
-            "namespace",
+            scope_filter(3, "cluster", "namespace", Rows::InNamespaces),
         ),
         branch(
             "at, cluster, '' AS namespace, 'Cluster' AS kind, cluster AS name, state AS what, error AS detail",
             "cluster_sync_events",
             "at",
-            "cluster",
-            "''",
+            scope_filter(3, "cluster", "''", Rows::OfTheCluster),
         ),
         branch(
             "at, cluster, namespace, kind, name, \
              action || CASE dry_run WHEN 1 THEN ' (preview)' ELSE '' END || ': ' || outcome AS what, error AS detail",
             "audit_log",
             "at",
-            "cluster",
-            "namespace",
+            scope_filter(3, "cluster", "namespace", Rows::InNamespaces),
         ),
     ]
     .join(" UNION ALL ")

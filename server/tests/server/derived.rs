@@ -168,34 +168,26 @@ async fn derived_data_never_carries_a_neighbours_names() {
     .await;
     // Support acts in the neighbour's namespace (a preview, an audit row).
     let support_preview: Value = app
-        .http
-        .post(format!(
-            "{}/api/v1/certificates/zrh-prod/globex-web/globex-twin-tls/renew",
-            app.base
-        ))
-        .header("X-Forwarded-User", SUPPORT.0)
-        .header("X-Forwarded-Groups", SUPPORT.1)
-        .json(&json!({"dry_run": true}))
-        .send()
+        .post_as(
+            "/api/v1/certificates/zrh-prod/globex-web/globex-twin-tls/renew",
+            SUPPORT.0,
+            SUPPORT.1,
+            json!({"dry_run": true}),
+        )
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
     assert!(support_preview["id"].is_string(), "{support_preview:#}");
     // The tenant's own preview: its budgets are shared with the neighbour's certificate.
     let own: Value = app
-        .http
-        .post(format!(
-            "{}/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew",
-            app.base
-        ))
-        .header("X-Forwarded-User", TENANT.0)
-        .header("X-Forwarded-Groups", TENANT.1)
-        .json(&json!({"dry_run": true}))
-        .send()
+        .post_as(
+            "/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew",
+            TENANT.0,
+            TENANT.1,
+            json!({"dry_run": true}),
+        )
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -260,17 +252,13 @@ async fn derived_data_never_carries_a_neighbours_names() {
     // preview shows of the budgets (support's view knew when the neighbour spent it), and
     // none of support's words.
     let support_on_shop: Value = app
-        .http
-        .post(format!(
-            "{}/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew",
-            app.base
-        ))
-        .header("X-Forwarded-User", SUPPORT.0)
-        .header("X-Forwarded-Groups", SUPPORT.1)
-        .json(&json!({"dry_run": true}))
-        .send()
+        .post_as(
+            "/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew",
+            SUPPORT.0,
+            SUPPORT.1,
+            json!({"dry_run": true}),
+        )
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();

@@ -117,6 +117,24 @@ pub(crate) fn two_tenants(app: &TestApp) {
 }
 
 impl TestApp {
+    /// A POST of `body` as JSON, as a user the trusted proxy identified.
+    pub(crate) async fn post_as(
+        &self,
+        path: &str,
+        user: &str,
+        groups: &str,
+        body: Value,
+    ) -> reqwest::Response {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .header("X-Forwarded-User", user)
+            .header("X-Forwarded-Groups", groups)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// A GET as a user the trusted proxy identified.
     pub(crate) async fn get_as(&self, path: &str, user: &str, groups: &str) -> reqwest::Response {
         self.http
@@ -514,14 +532,13 @@ async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
     // A run aimed at the whole cluster is for whole-cluster viewers: on support's board and
     // in their audit, on neither for the tenant (whose audit never showed it either).
     let bulk = app
-        .http
-        .post(format!("{}/api/v1/bulk/renew", app.base))
-        .header("X-Forwarded-User", "sue")
-        .header("X-Forwarded-Groups", "support")
-        .json(&json!({"cluster": "zrh-prod", "dry_run": true}))
-        .send()
-        .await
-        .unwrap();
+        .post_as(
+            "/api/v1/bulk/renew",
+            "sue",
+            "support",
+            json!({"cluster": "zrh-prod", "dry_run": true}),
+        )
+        .await;
     assert_eq!(bulk.status(), 200);
     let support_board = app
         .get_as("/", "sue", "support")

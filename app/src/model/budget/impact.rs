@@ -32,22 +32,34 @@ pub fn impact_for_viewer(
     sees: impl Fn(&Origin) -> bool,
 ) -> Vec<Impact> {
     let mut out = impact(budgets, planned);
-    for i in &mut out {
-        let Some(current) = budgets
-            .iter()
-            .find(|b| b.server == i.server && b.limit == i.limit && b.key == i.key)
-        else {
-            continue;
-        };
-        // The time as the viewer's budget has it (kept when every spend is theirs, or when
-        // the CA named it to their own object).
-        let seen = current.for_viewer(&sees);
-        i.elsewhere = seen.as_ref().map_or(current.used, |b| b.elsewhere);
-        if seen.and_then(|b| b.frees_at).is_none() {
-            i.frees_at = None;
-        }
-    }
+    as_seen_by(&mut out, budgets, sees);
     out
+}
+
+/// Renders impacts — computed now, or kept in someone else's record — through a viewer's
+/// view of the current budgets: how many spends came from elsewhere, and the time one frees
+/// up only as the viewer's budget has it (kept when every spend is theirs, or when the CA
+/// named it to their own object). A budget no longer in use tells nothing more. Returns, per
+/// impact, whether the viewer's budget was found (its `server` is then the viewer's to read).
+pub fn as_seen_by(
+    impacts: &mut [Impact],
+    budgets: &[Budget],
+    sees: impl Fn(&Origin) -> bool,
+) -> Vec<Option<Budget>> {
+    impacts
+        .iter_mut()
+        .map(|i| {
+            let current = budgets
+                .iter()
+                .find(|b| b.server == i.server && b.limit == i.limit && b.key == i.key);
+            let seen = current.and_then(|b| b.for_viewer(&sees));
+            i.elsewhere = seen
+                .as_ref()
+                .map_or_else(|| current.map_or(0, |b| b.used), |b| b.elsewhere);
+            i.frees_at = seen.as_ref().and_then(|b| b.frees_at);
+            seen
+        })
+        .collect()
 }
 
 /// A planned issuance: its ACME server, its ACME account when known, its names, and

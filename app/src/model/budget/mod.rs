@@ -270,13 +270,8 @@ impl Budget {
         let told = told.is_some();
         // Another CA's directory URL says which CA a neighbour's issuer uses (a private one,
         // often with its internal host name): withheld, as on the Certificate page.
-        let server = match crate::model::issuer::AcmeServer::classify(Some(&self.server)) {
-            crate::model::issuer::AcmeServer::LetsEncryptProduction
-            | crate::model::issuer::AcmeServer::LetsEncryptStaging => self.server.clone(),
-            _ => OTHER_SERVER.to_string(),
-        };
         Some(Budget {
-            server,
+            server: shown_server(&self.server),
             latest: Some(first),
             frees_at: if elsewhere == 0 || told {
                 self.frees_at
@@ -298,6 +293,16 @@ impl Budget {
 /// What a viewer who does not see everything reads as the server of a budget that is not
 /// Let's Encrypt's.
 pub const OTHER_SERVER: &str = "another ACME server";
+
+/// A budget's server as a viewer who does not see everything reads it: Let's Encrypt's
+/// directories as they are, any other as [`OTHER_SERVER`].
+pub fn shown_server(server: &str) -> String {
+    match crate::model::issuer::AcmeServer::classify(Some(server)) {
+        crate::model::issuer::AcmeServer::LetsEncryptProduction
+        | crate::model::issuer::AcmeServer::LetsEncryptStaging => server.to_string(),
+        _ => OTHER_SERVER.to_string(),
+    }
+}
 
 /// A bucket's identity: server, limit, key, account.
 type Key = (String, Limit, String, Option<String>);
@@ -588,7 +593,7 @@ mod forecast;
 mod impact;
 
 pub use forecast::{forecast, running_out, DomainForecast, Due, DueCertificate, Refusal};
-pub use impact::{impact, impact_for_viewer, Impact, Planned};
+pub use impact::{as_seen_by, impact, impact_for_viewer, Impact, Planned};
 
 #[cfg(test)]
 mod tests;

@@ -87,6 +87,11 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
         for c in &certificates {
             owned.insert((&c.namespace, &c.name));
         }
+        // TLS entries no issued Certificate covers: what the hosts serve, if anything
+        // trusted (looked up once: it scans the probe's observations).
+        let served = (certificates.iter().all(|c| c.not_after.is_none()) && !ing.tls.is_empty())
+            .then(|| served_expiry(ing, data))
+            .flatten();
         out.push(Chain {
             head: ProblemObject {
                 cluster: cluster.clone(),
@@ -96,16 +101,13 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
             },
             objects: ingress_objects(idx, ing),
             hosts: ing.all_hosts(),
-            // TLS entries with no Certificate: what the hosts serve, if anything trusted.
             expires: certificates
                 .iter()
                 .filter_map(|c| c.not_after)
                 .min()
-                .or_else(|| served_expiry(ing, data).flatten()),
+                .or(served.flatten()),
             unissued: certificates.iter().any(|c| c.not_after.is_none())
-                || (certificates.is_empty()
-                    && !ing.tls.is_empty()
-                    && served_expiry(ing, data).is_none()),
+                || (certificates.is_empty() && !ing.tls.is_empty() && served.is_none()),
             issuance: certificates.iter().map(|c| Issuance::of(c)).collect(),
             issuer: ing
                 .issuer

@@ -1,5 +1,6 @@
 //! The traits the server implements for the pages and the JSON API; they return the read
-//! model's view types. Every read takes the caller's [`Scope`]: there is no unscoped query.
+//! model's view types. Every read takes the caller's [`View`] — made once per request — and
+//! nothing else about the caller: there is no unscoped query.
 
 use crate::model::read::views::{
     CertificateDetail, CertificateQuery, CertificateRow, FindingQuery, IngressDetail, IngressQuery,
@@ -13,40 +14,40 @@ use chrono::{DateTime, Utc};
 use crate::model::budget::Budget;
 use crate::model::history::{AuditEntry, ChallengeRecord, RecentChange};
 use crate::model::read::views::{AuditQuery, ChallengeQuery};
-use crate::model::{ClusterView, Finding, ObjectKey, Page, Scope};
+use crate::model::{ClusterView, Finding, ObjectKey, Page, View};
 
 /// Reads the cached state of the fleet.
 pub trait FleetReader: Send + Sync {
-    /// The clusters the scope can see, in configuration order.
-    fn clusters(&self, scope: &Scope) -> Vec<ClusterView>;
+    /// The clusters the view holds, in configuration order.
+    fn clusters(&self, view: &View) -> Vec<ClusterView>;
     /// Findings across the visible fleet, most urgent first.
-    fn findings(&self, scope: &Scope, query: &FindingQuery) -> Vec<Finding>;
+    fn findings(&self, view: &View, query: &FindingQuery) -> Vec<Finding>;
     /// The visible findings grouped by root cause, most urgent first.
     fn problems(
         &self,
-        scope: &Scope,
+        view: &View,
         query: &crate::model::read::views::ProblemQuery,
     ) -> crate::model::read::problems::Problems;
     /// Ingresses in the query's sort order (by cluster, namespace, name by default).
-    fn ingresses(&self, scope: &Scope, query: &IngressQuery) -> Page<IngressRow>;
-    /// One Ingress with its chain; None when it does not exist or is outside the scope.
-    fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail>;
-    fn certificates(&self, scope: &Scope, query: &CertificateQuery) -> Page<CertificateRow>;
-    fn certificate(&self, scope: &Scope, key: &ObjectKey) -> Option<CertificateDetail>;
+    fn ingresses(&self, view: &View, query: &IngressQuery) -> Page<IngressRow>;
+    /// One Ingress with its chain; None when it does not exist or is outside the view.
+    fn ingress(&self, view: &View, key: &ObjectKey) -> Option<IngressDetail>;
+    fn certificates(&self, view: &View, query: &CertificateQuery) -> Page<CertificateRow>;
+    fn certificate(&self, view: &View, key: &ObjectKey) -> Option<CertificateDetail>;
     /// One issuer (`namespace` None: a ClusterIssuer) with the Certificates that use it;
-    /// None when it neither exists nor is named by a Certificate the scope sees.
+    /// None when it neither exists nor is named by a Certificate the view holds.
     fn issuer(
         &self,
-        scope: &Scope,
+        view: &View,
         cluster: &str,
         namespace: Option<&str>,
         name: &str,
     ) -> Option<crate::model::read::issuer::IssuerDetail>;
-    /// The Let's Encrypt Certificates the scope sees (where `query` says) that will be
+    /// The Let's Encrypt Certificates the view holds (where `query` says) that will be
     /// issued before `until`: for the budgets' forecast.
     fn due(
         &self,
-        scope: &Scope,
+        view: &View,
         query: &crate::model::read::views::BudgetQuery,
         until: DateTime<Utc>,
     ) -> Vec<crate::model::budget::Due>;
@@ -54,7 +55,7 @@ pub trait FleetReader: Send + Sync {
     /// `host` narrow it).
     fn probes(
         &self,
-        scope: &Scope,
+        view: &View,
         cluster: Option<&str>,
         namespace: Option<&str>,
         host: Option<&str>,
@@ -77,25 +78,21 @@ pub struct ChallengePage {
     pub failures: Vec<(&'static str, usize)>,
 }
 
-/// Reads the history (SQLite). Each read returns only what the scope sees; the adapter
+/// Reads the history (SQLite). Each read returns only what the view holds; the adapter
 /// applies it in its queries.
 pub trait HistoryReader: Send + Sync {
     /// The page of Challenges `query` asks for.
     fn challenges<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         query: &'a ChallengeQuery,
     ) -> Reading<'a, ChallengePage>;
     /// The page of audit rows `query` asks for, newest first.
-    fn audit<'a>(
-        &'a self,
-        scope: &'a Scope,
-        query: &'a AuditQuery,
-    ) -> Reading<'a, Page<AuditEntry>>;
+    fn audit<'a>(&'a self, view: &'a View, query: &'a AuditQuery) -> Reading<'a, Page<AuditEntry>>;
     /// What changed since `since`, newest first, at most `limit` lines.
     fn recent_changes<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         since: DateTime<Utc>,
         limit: usize,
     ) -> Reading<'a, Vec<RecentChange>>;
@@ -103,14 +100,14 @@ pub trait HistoryReader: Send + Sync {
     /// first.
     fn certificate_timeline<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         certificate: &'a ObjectKey,
     ) -> Reading<'a, Vec<crate::model::timeline::Attempt>>;
     /// The Challenges for `hosts` (exactly those names) in one namespace, newest first, at
     /// most `per_host` of each.
     fn host_challenges<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         cluster: &'a str,
         namespace: &'a str,
         hosts: Vec<String>,
@@ -120,6 +117,6 @@ pub trait HistoryReader: Send + Sync {
 
 /// Reads the Let's Encrypt budgets (recomputed from the history).
 pub trait BudgetReader: Send + Sync {
-    /// The budgets the scope may see.
-    fn budgets(&self, scope: &Scope) -> Vec<Budget>;
+    /// The budgets as the view may see them.
+    fn budgets(&self, view: &View) -> Vec<Budget>;
 }

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lookout_app::model::certificate::ChallengeView;
 use lookout_app::model::interner::Interner;
 use lookout_app::model::read::views::ChallengeQuery;
-use lookout_app::model::Scope;
+use lookout_app::model::View;
 use lookout_app::ports::HistoryReader;
 use lookout_server::store::history::{self, HistoryEvent};
 use lookout_server::store::reads::HistoryStore;
@@ -66,7 +66,7 @@ async fn main() -> anyhow::Result<()> {
         );
         tokio::spawn(async move {
             // The first page of everything, as the challenge list reads it.
-            let everything = Scope::everything();
+            let everything = View::whole_fleet(["bench"]);
             let query = ChallengeQuery {
                 page: 1,
                 per_page: 100,

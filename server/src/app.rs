@@ -177,7 +177,10 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
             read_only,
         )),
         auth: Arc::new(auth),
-        ended_sessions: store::sessions::EndedSessions(db.writer.clone()),
+        ended_sessions: store::sessions::EndedSessions {
+            pool: db.writer.clone(),
+            now: registry.now.clone(),
+        },
         probes: probe_status,
     });
 

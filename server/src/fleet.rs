@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use lookout_app::model::budget::Budget;
 use lookout_app::model::read::Visibility;
-use lookout_app::model::Scope;
+use lookout_app::model::View;
 use lookout_app::ports::BudgetReader;
 use tokio::sync::watch;
 
@@ -75,15 +75,15 @@ impl BudgetReader for Budgets {
     /// Whoever sees everything gets every budget; anyone else the budgets their own objects
     /// spent, with how many of the counted spends came from elsewhere — never from where or
     /// when ([`Budget::for_viewer`]).
-    fn budgets(&self, scope: &Scope) -> Vec<Budget> {
+    fn budgets(&self, view: &View) -> Vec<Budget> {
         let all = self.all();
-        if scope.sees_everything() {
+        if view.sees_everything() {
             return all;
         }
         all.iter()
             .filter_map(|b| {
                 b.for_viewer(|o| {
-                    Visibility::of(scope, &o.cluster).is_some_and(|v| v.namespace(&o.namespace))
+                    Visibility::of(view, &o.cluster).is_some_and(|v| v.namespace(&o.namespace))
                 })
             })
             .collect()

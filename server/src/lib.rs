@@ -46,6 +46,8 @@ mod fleet;
 mod http;
 pub mod memory;
 pub mod probe;
+#[cfg(test)]
+mod source_scan;
 pub mod store;
 
 pub use clusters::{connect, watched_kinds, ClusterSource, WatchSettings};

@@ -195,21 +195,25 @@ async fn serve(c: Config) -> anyhow::Result<()> {
     on_signal(token.clone());
     // A database that cannot be opened now (read-only or full filesystem, a lock) is shown
     // and opened later; a bad URL or a migration that does not fit stops here.
-    let db = store::Db::open_or_retry(&c.database_url).await?;
+    // One clock for everything that asks the time: sessions, storage health, sync, rules.
+    let now = lookout_server::clock::wall_clock();
+    let db = store::Db::open_or_retry(&c.database_url, now.clone()).await?;
     let listener = tokio::net::TcpListener::bind(c.listen_addr())
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", c.listen))?;
     let clusters = lookout_server::connect(&c.clusters).await;
     tracing::info!(listen = %c.listen, clusters = c.clusters.len(), "serving");
     let banner = (c.auth.mode == AuthMode::None).then(|| "Sign-in is off (auth.mode = \"none\"): everyone who reaches this address sees every cluster.".to_string());
-    let auth = lookout_server::auth::Auth::from_config(&c).await?;
+    let auth = lookout_server::auth::Auth::from_config(&c)
+        .await?
+        .with_clock(now.clone());
     let probe = lookout_server::probe::worker::ProbeParts::from_config(&c)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let settings = WatchSettings {
         thresholds: c.thresholds(),
         crd_recheck: c.watch.crd_recheck_interval,
         list_timeout: c.watch.list_timeout,
-        now: lookout_server::clock::wall_clock(),
+        now,
         history_retention: c.history_retention(),
         budget_interval: std::time::Duration::from_secs(30),
         ..WatchSettings::default()

@@ -65,6 +65,9 @@ pub struct Shell {
     pub user: Option<UserInfo>,
     /// The demo's identities (name, description) to switch between; empty outside the demo.
     pub demo: Vec<(String, String)>,
+    /// An error or sign-in page: it shows no data, so no "Data as of" and no clock of its
+    /// own (`now` is unused).
+    pub without_data: bool,
 }
 
 /// The caller, for the header.
@@ -158,9 +161,11 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                     </div>
                 </header>
                 <main id="main" data-live="">{body}</main>
-                <footer id="rendered" data-live="">
-                    "Data as of " <Time at=shell.now now=shell.now/>
-                </footer>
+                {(!shell.without_data).then(|| view! {
+                    <footer id="rendered" data-live="">
+                        "Data as of " <Time at=shell.now now=shell.now/>
+                    </footer>
+                })}
             </body>
         </html>
     };

@@ -30,6 +30,7 @@ pub mod solvers;
 pub mod text;
 pub mod thresholds;
 pub mod timeline;
+pub mod view;
 
 pub use cluster::{ClusterView, KindState, KindStatus, SyncState};
 pub use finding::{Finding, Severity, Subject};
@@ -37,7 +38,7 @@ pub use ids::{ClusterName, Namespace};
 pub use ingress::{IngressView, IssuerRef, TlsEntry};
 pub use kind::Kind;
 pub use rule::Rule;
-pub use scope::Scope;
+pub use view::View;
 
 use serde::{Deserialize, Serialize};
 

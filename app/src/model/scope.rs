@@ -1,4 +1,5 @@
-//! What a caller may see: cluster globs × namespace globs. Every read query takes a Scope.
+//! Who may see and do what: rules of a role over cluster globs × namespace globs, from the
+//! configuration. A request turns them into its caller's [`super::view::View`].
 
 use serde::{Deserialize, Serialize};
 
@@ -8,12 +9,6 @@ use serde::{Deserialize, Serialize};
 pub struct Grant {
     pub clusters: Vec<String>,
     pub namespaces: Vec<String>,
-}
-
-/// The union of a caller's grants. An empty scope sees nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Scope {
-    grants: Vec<Grant>,
 }
 
 /// Shell-style wildcard match over bytes.
@@ -37,57 +32,6 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == b'*')
-}
-
-impl Scope {
-    /// Everything in every cluster (support, on-call, and `auth.mode = "none"`).
-    pub fn everything() -> Self {
-        Scope {
-            grants: vec![Grant {
-                clusters: vec!["*".into()],
-                namespaces: vec!["*".into()],
-            }],
-        }
-    }
-
-    /// Whether every namespace of every cluster is visible.
-    pub fn sees_everything(&self) -> bool {
-        self.grants
-            .iter()
-            .any(|g| g.clusters.iter().any(|c| c == "*") && g.namespaces.iter().any(|n| n == "*"))
-    }
-
-    pub fn from_grants(grants: Vec<Grant>) -> Self {
-        Scope { grants }
-    }
-
-    pub fn grants(&self) -> &[Grant] {
-        &self.grants
-    }
-
-    /// Whether any object of `cluster` may be visible.
-    pub fn sees_cluster(&self, cluster: &str) -> bool {
-        self.grants
-            .iter()
-            .any(|g| g.clusters.iter().any(|c| glob_match(c, cluster)))
-    }
-
-    /// Whether every namespace of `cluster` is visible (needed for cluster-scoped objects,
-    /// whose findings may name objects of any namespace).
-    pub fn sees_cluster_wide(&self, cluster: &str) -> bool {
-        self.grants.iter().any(|g| {
-            g.clusters.iter().any(|c| glob_match(c, cluster))
-                && g.namespaces.iter().any(|n| n == "*")
-        })
-    }
-
-    /// Whether objects in `namespace` of `cluster` are visible.
-    pub fn sees(&self, cluster: &str, namespace: &str) -> bool {
-        self.grants.iter().any(|g| {
-            g.clusters.iter().any(|c| glob_match(c, cluster))
-                && g.namespaces.iter().any(|n| glob_match(n, namespace))
-        })
-    }
 }
 
 /// What a caller may do where they may see: `viewer` reads, `operator` also runs actions,
@@ -142,20 +86,16 @@ impl Access {
         )])
     }
 
-    /// Where the caller may look.
-    pub fn scope(&self) -> Scope {
-        Scope::from_grants(self.rules.iter().map(|(_, g)| g.clone()).collect())
+    /// Each rule: a role over a grant.
+    pub fn rules(&self) -> &[(Role, Grant)] {
+        &self.rules
     }
 
-    /// Where the caller may run actions.
-    pub fn act_scope(&self) -> Scope {
-        Scope::from_grants(
-            self.rules
-                .iter()
-                .filter(|(r, _)| *r >= Role::Operator)
-                .map(|(_, g)| g.clone())
-                .collect(),
-        )
+    /// Whether some rule covers every namespace of every cluster (whatever its role).
+    pub fn is_fleet_wide(&self) -> bool {
+        self.rules.iter().any(|(_, g)| {
+            g.clusters.iter().any(|c| c == "*") && g.namespaces.iter().any(|n| n == "*")
+        })
     }
 
     /// The highest role of any rule (None: no rule matched, the caller sees nothing).
@@ -170,13 +110,6 @@ impl Access {
                 && g.clusters.iter().any(|c| c == "*")
                 && g.namespaces.iter().any(|n| n == "*")
         })
-    }
-}
-
-impl Scope {
-    /// Whether the scope sees nothing at all.
-    pub fn is_empty(&self) -> bool {
-        self.grants.is_empty()
     }
 }
 
@@ -196,26 +129,7 @@ mod tests {
     }
 
     #[test]
-    fn a_customer_scope_sees_only_its_namespaces_in_its_cluster() {
-        let s = Scope::from_grants(vec![Grant {
-            clusters: vec!["zrh-prod".into()],
-            namespaces: vec!["acme-*".into()],
-        }]);
-        assert!(s.sees("zrh-prod", "acme-shop"));
-        assert!(!s.sees("zrh-prod", "globex"));
-        assert!(!s.sees("gva-prod", "acme-shop"));
-        assert!(s.sees_cluster("zrh-prod") && !s.sees_cluster("gva-prod"));
-        assert!(!Scope::default().sees("zrh-prod", "acme-shop"));
-        assert!(!s.sees_everything() && Scope::everything().sees_everything());
-        let every_namespace_of_one = Scope::from_grants(vec![Grant {
-            clusters: vec!["zrh-prod".into()],
-            namespaces: vec!["*".into()],
-        }]);
-        assert!(!every_namespace_of_one.sees_everything());
-    }
-
-    #[test]
-    fn rules_combine_a_wide_view_with_a_narrow_right_to_act() {
+    fn the_top_role_and_fleet_wide_rules_are_told_apart() {
         let g = |c: &str, n: &str| Grant {
             clusters: vec![c.into()],
             namespaces: vec![n.into()],
@@ -224,16 +138,11 @@ mod tests {
             (Role::Viewer, g("*", "acme-*")),
             (Role::Operator, g("zrh-prod", "acme-shop")),
         ]);
-        assert!(access.scope().sees("gva-prod", "acme-blog"));
-        assert!(!access.scope().sees("gva-prod", "globex"));
-        assert!(access.act_scope().sees("zrh-prod", "acme-shop"));
-        assert!(
-            !access.act_scope().sees("gva-prod", "acme-blog"),
-            "a viewer there"
-        );
         assert_eq!(access.top_role(), Some(Role::Operator));
-        assert!(!access.is_fleet_admin());
+        assert!(!access.is_fleet_admin() && !access.is_fleet_wide());
+        let wide_viewer = Access::new(vec![(Role::Viewer, g("*", "*"))]);
+        assert!(wide_viewer.is_fleet_wide() && !wide_viewer.is_fleet_admin());
         assert!(Access::everything().is_fleet_admin());
-        assert!(Access::default().scope().is_empty());
+        assert_eq!(Access::default().top_role(), None);
     }
 }

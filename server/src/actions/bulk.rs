@@ -10,7 +10,7 @@ impl Actions {
     fn bulk_ingresses(&self, caller: &Caller, target: &BulkTarget) -> Vec<ObjectKey> {
         self.registry
             .ingresses(
-                &caller.scope,
+                &caller.view,
                 &IngressQuery {
                     cluster: target.cluster.clone(),
                     namespace: target.namespace.clone(),
@@ -25,7 +25,9 @@ impl Actions {
                 matches!(
                     r.annotation,
                     AnnotationStatus::Missing | AnnotationStatus::SetNotEffective { .. }
-                ) && caller.act.sees(&r.ingress.cluster, &r.ingress.namespace)
+                ) && caller
+                    .view
+                    .may_act(&r.ingress.cluster, &r.ingress.namespace)
             })
             .map(|r| ObjectKey {
                 cluster: r.ingress.cluster.as_ref().into(),
@@ -40,7 +42,7 @@ impl Actions {
         let mut keys: Vec<ObjectKey> = Vec::new();
         for status in [CertificateStatus::NotReady, CertificateStatus::Failing] {
             let page = self.registry.certificates(
-                &caller.scope,
+                &caller.view,
                 &CertificateQuery {
                     cluster: target.cluster.clone(),
                     namespace: target.namespace.clone(),
@@ -52,8 +54,8 @@ impl Actions {
             );
             for row in page.items.into_iter().filter(|r| {
                 caller
-                    .act
-                    .sees(&r.certificate.cluster, &r.certificate.namespace)
+                    .view
+                    .may_act(&r.certificate.cluster, &r.certificate.namespace)
             }) {
                 let k = ObjectKey {
                     cluster: row.certificate.cluster.as_ref().into(),
@@ -66,7 +68,7 @@ impl Actions {
             }
         }
         keys.iter()
-            .filter_map(|k| self.registry.certificate(&caller.scope, k))
+            .filter_map(|k| self.registry.certificate(&caller.view, k))
             .collect()
     }
 
@@ -80,7 +82,7 @@ impl Actions {
         dry_run: bool,
     ) -> Result<(ActionRecord, Vec<ObjectKey>), ActionError> {
         self.check_writable()?;
-        if caller.act.is_empty() {
+        if !caller.view.may_act_anywhere() {
             return Err(ActionError::Forbidden(format!(
                 "{} may not run actions (no rule gives them the operator role)",
                 caller.actor()
@@ -96,8 +98,8 @@ impl Actions {
             None => known,
         };
         let reachable = clusters.iter().any(|c| match &target.namespace {
-            Some(ns) => caller.act.sees(c, ns),
-            None => caller.act.sees_cluster(c),
+            Some(ns) => caller.view.may_act(c, ns),
+            None => caller.view.may_act_in(c),
         });
         if !reachable {
             return Err(ActionError::NotFound(format!(

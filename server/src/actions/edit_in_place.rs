@@ -41,7 +41,7 @@ impl Actions {
             .filter_map(|t| t.certificate.as_ref())
             .filter_map(|chain| {
                 self.registry.certificate(
-                    &caller.scope,
+                    &caller.view,
                     &ObjectKey {
                         cluster: key.cluster.clone(),
                         namespace: key.namespace.clone(),

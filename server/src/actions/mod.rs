@@ -256,7 +256,7 @@ impl Actions {
         self.check_writable()?;
         let detail = self
             .registry
-            .ingress(&caller.scope, key)
+            .ingress(&caller.view, key)
             .ok_or_else(|| not_found("Ingress", key))?;
         may_act(caller, key)?;
         Ok(detail)
@@ -345,7 +345,7 @@ impl Actions {
 
 /// Whether the caller's role lets them change objects in the key's namespace.
 fn may_act(caller: &Caller, key: &ObjectKey) -> Result<(), ActionError> {
-    if caller.act.sees(&key.cluster, &key.namespace) {
+    if caller.view.may_act(&key.cluster, &key.namespace) {
         Ok(())
     } else {
         Err(ActionError::Forbidden(format!(

@@ -8,11 +8,11 @@ impl Actions {
     /// many came from outside their namespaces — not from where, nor when.
     pub(super) fn impact_for(&self, caller: &Caller, planned: &[Planned]) -> Vec<Impact> {
         let budgets = self.budgets.all();
-        if caller.scope.sees_everything() {
+        if caller.view.sees_everything() {
             impact(&budgets, planned)
         } else {
             lookout_app::model::budget::impact_for_viewer(&budgets, planned, |o| {
-                caller.scope.sees(&o.cluster, &o.namespace)
+                caller.view.sees(&o.cluster, &o.namespace)
             })
         }
     }
@@ -31,7 +31,7 @@ impl Actions {
         self.check_writable()?;
         let detail = self
             .registry
-            .certificate(&caller.scope, key)
+            .certificate(&caller.view, key)
             .ok_or_else(|| not_found("Certificate", key))?;
         may_act(caller, key)?;
         let mut r = self.record(caller, action, "Certificate", key, dry_run);
@@ -69,7 +69,7 @@ impl Actions {
         };
         // Whether it would fail does not depend on who asks: judged on the whole cluster (a
         // ClusterIssuer that is not ready blocks a tenant's renew too). What is said does.
-        let everything = lookout_app::model::Scope::everything();
+        let everything = self.registry.whole_fleet();
         let problems = lookout_app::ports::FleetReader::problems(&*self.registry, &everything, &q);
         // The Certificate's chain: itself, and the Ingress it belongs to.
         let p = problems.page.items.into_iter().find(|p| {
@@ -77,7 +77,7 @@ impl Actions {
                 && (p.concerns("Certificate", &key.namespace, &key.name)
                     || ingress.is_some_and(|i| p.concerns("Ingress", &key.namespace, i)))
         })?;
-        let visible = lookout_app::model::read::Visibility::of(&caller.scope, &key.cluster)
+        let visible = lookout_app::model::read::Visibility::of(&caller.view, &key.cluster)
             .is_some_and(|v| v.finding(&p.root));
         if !visible {
             // A cluster-scoped root (the issuer): its readiness is the tenant's business,

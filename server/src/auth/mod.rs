@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use lookout_app::model::scope::{Access, Grant, Role};
-use lookout_app::model::Scope;
+use lookout_app::model::View;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -61,19 +61,20 @@ pub struct Identity {
     pub via: &'static str,
 }
 
-/// The caller of a handler: the identity, where they may look and where they may act.
+/// The caller of a handler: the identity, and their view of the fleet — made once per
+/// request, at the door (`http::session::authenticate`), and the only thing reads are
+/// given about who asks.
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub identity: Arc<Identity>,
-    pub scope: Scope,
-    pub act: Scope,
+    pub view: View,
 }
 
 impl Caller {
-    pub fn new(identity: Identity) -> Caller {
+    /// The caller `identity` over the configured `clusters`.
+    pub fn new<'a>(identity: Identity, clusters: impl IntoIterator<Item = &'a str>) -> Caller {
         Caller {
-            scope: identity.access.scope(),
-            act: identity.access.act_scope(),
+            view: View::new(&identity.access, clusters),
             identity: Arc::new(identity),
         }
     }
@@ -83,24 +84,17 @@ impl Caller {
         &self.identity.name
     }
 
-    /// Everything (tests and internal callers).
-    pub fn everything(name: &str) -> Caller {
-        Caller::new(Identity {
-            name: name.into(),
-            groups: Vec::new(),
-            access: Access::everything(),
-            via: "none",
-        })
-    }
-
     /// Someone who sees nothing (a route open to all, reached without an identity).
     pub fn nobody() -> Caller {
-        Caller::new(Identity {
-            name: "anonymous".into(),
-            groups: Vec::new(),
-            access: Access::default(),
-            via: "none",
-        })
+        Caller::new(
+            Identity {
+                name: "anonymous".into(),
+                groups: Vec::new(),
+                access: Access::default(),
+                via: "none",
+            },
+            [],
+        )
     }
 }
 
@@ -609,10 +603,12 @@ mod tests {
             ],
         );
         let customer = auth.access_of(&["customer-acme".into(), "other".into()]);
-        assert!(customer.scope().sees("zrh-prod", "acme-shop"));
-        assert!(!customer.scope().sees("zrh-prod", "globex"));
-        assert!(customer.act_scope().is_empty());
-        assert!(auth.access_of(&["nobody".into()]).scope().is_empty());
+        let view = View::new(&customer, ["zrh-prod", "gva-prod"]);
+        assert!(view.sees("zrh-prod", "acme-shop"));
+        assert!(!view.sees("zrh-prod", "globex") && !view.sees_cluster("gva-prod"));
+        assert!(!view.may_act_anywhere());
+        let nobody = auth.access_of(&["nobody".into()]);
+        assert!(View::new(&nobody, ["zrh-prod"]).is_empty());
     }
 
     #[test]

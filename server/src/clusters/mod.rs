@@ -275,12 +275,12 @@ impl Registry {
         self.budgets.all()
     }
 
-    /// The budgets as `scope` may see them (their findings are built from these).
+    /// The budgets as `view` may see them (their findings are built from these).
     pub fn budgets_for(
         &self,
-        scope: &lookout_app::model::Scope,
+        view: &lookout_app::model::View,
     ) -> Vec<lookout_app::model::budget::Budget> {
-        lookout_app::ports::BudgetReader::budgets(self.budgets.as_ref(), scope)
+        lookout_app::ports::BudgetReader::budgets(self.budgets.as_ref(), view)
     }
 
     /// `tailscale.cert-budget`: new Tailscale hostnames per tailnet, counted across every
@@ -292,6 +292,12 @@ impl Registry {
             .flat_map(|c| c.tailnet_ingresses().iter().cloned().collect::<Vec<_>>())
             .collect();
         lookout_app::model::rules::tailscale::findings(&recent)
+    }
+
+    /// The whole fleet's view, for Lookout's own fleet-wide work (metrics, the judgement of
+    /// whether an action would fail) — never a caller's.
+    pub fn whole_fleet(&self) -> lookout_app::model::View {
+        lookout_app::model::View::whole_fleet(self.clusters.iter().map(|c| c.name.as_str()))
     }
 
     /// The cluster names, in configuration order.

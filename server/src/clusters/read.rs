@@ -11,7 +11,7 @@ use lookout_app::model::read::views::{
     IngressQuery, IngressRow, ProblemQuery,
 };
 use lookout_app::model::read::{lists, Visibility};
-use lookout_app::model::{Finding, ObjectKey, Page, Scope};
+use lookout_app::model::{Finding, ObjectKey, Page, View};
 use lookout_app::ports::FleetReader;
 
 use super::record::ClusterRecord;
@@ -21,36 +21,36 @@ impl Registry {
     /// The clusters `scope` sees (only `cluster` when given), with what it sees of each.
     fn visible<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         cluster: Option<&'a str>,
     ) -> impl Iterator<Item = (&'a Arc<ClusterRecord>, Visibility<'a>)> + 'a {
         self.records()
             .iter()
             .filter(move |c| cluster.is_none_or(|q| q == c.name))
-            .filter_map(move |c| Some((c, Visibility::of(scope, &c.name)?)))
+            .filter_map(move |c| Some((c, Visibility::of(view, &c.name)?)))
     }
 
     /// The cluster of `key`, when the caller sees anything there.
     fn record<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         key: &ObjectKey,
     ) -> Option<(&'a Arc<ClusterRecord>, Visibility<'a>)> {
-        self.visible(scope, None)
+        self.visible(view, None)
             .find(|(c, _)| c.name == key.cluster)
     }
 }
 
 impl FleetReader for Registry {
-    fn clusters(&self, scope: &Scope) -> Vec<lookout_app::model::ClusterView> {
-        self.visible(scope, None)
+    fn clusters(&self, view: &View) -> Vec<lookout_app::model::ClusterView> {
+        self.visible(view, None)
             .map(|(c, visible)| c.view(&visible))
             .collect()
     }
 
-    fn findings(&self, scope: &Scope, q: &FindingQuery) -> Vec<Finding> {
+    fn findings(&self, view: &View, q: &FindingQuery) -> Vec<Finding> {
         let mut out = Vec::new();
-        for (c, visible) in self.visible(scope, q.cluster.as_deref()) {
+        for (c, visible) in self.visible(view, q.cluster.as_deref()) {
             // Each cluster's findings are in urgency order already: the sort below only
             // merges the clusters' runs.
             out.extend(
@@ -62,20 +62,20 @@ impl FleetReader for Registry {
         }
         // Built from the budgets as the caller may see them: a namespace-scoped caller's
         // findings name no one else's object and no one else's timing.
-        let fleet = lookout_app::model::budget::findings(&self.budgets_for(scope), (self.now)())
+        let fleet = lookout_app::model::budget::findings(&self.budgets_for(view), (self.now)())
             .into_iter()
             .chain(self.tailnet_findings());
         out.extend(fleet.filter(|f| {
-            Visibility::of(scope, &f.cluster).is_some_and(|v| lists::finding_selected(&v, q, f))
+            Visibility::of(view, &f.cluster).is_some_and(|v| lists::finding_selected(&v, q, f))
         }));
         lookout_app::model::read::sort::findings(&mut out, q.sort);
         out
     }
 
-    fn problems(&self, scope: &Scope, q: &ProblemQuery) -> Problems {
+    fn problems(&self, view: &View, q: &ProblemQuery) -> Problems {
         let mut cached = Vec::new();
         let mut own = Vec::new();
-        for (c, visible) in self.visible(scope, q.cluster.as_deref()) {
+        for (c, visible) in self.visible(view, q.cluster.as_deref()) {
             if visible.whole_cluster() {
                 cached.push(c.problems());
             } else {
@@ -85,10 +85,10 @@ impl FleetReader for Registry {
         // The fleet's findings (budgets as the caller may see them, tailnets) join the
         // problem of the object they are about, or stand alone.
         let fleet: Vec<Finding> =
-            lookout_app::model::budget::findings(&self.budgets_for(scope), (self.now)())
+            lookout_app::model::budget::findings(&self.budgets_for(view), (self.now)())
                 .into_iter()
                 .chain(self.tailnet_findings())
-                .filter(|f| Visibility::of(scope, &f.cluster).is_some_and(|v| v.finding(f)))
+                .filter(|f| Visibility::of(view, &f.cluster).is_some_and(|v| v.finding(f)))
                 .collect();
         let all = problems::join_fleet(
             cached.iter().flat_map(|c| c.iter()).chain(&own),
@@ -98,9 +98,9 @@ impl FleetReader for Registry {
         Problems::of(all.iter().map(|p| p.as_ref()), q)
     }
 
-    fn ingresses(&self, scope: &Scope, q: &IngressQuery) -> Page<IngressRow> {
+    fn ingresses(&self, view: &View, q: &IngressQuery) -> Page<IngressRow> {
         let clusters: Vec<_> = self
-            .visible(scope, q.cluster.as_deref())
+            .visible(view, q.cluster.as_deref())
             .map(|(c, visible)| (visible, c.ingress_rows()))
             .collect();
         lists::ingress_page(
@@ -110,18 +110,18 @@ impl FleetReader for Registry {
         )
     }
 
-    fn ingress(&self, scope: &Scope, key: &ObjectKey) -> Option<IngressDetail> {
-        let (c, visible) = self.record(scope, key)?;
+    fn ingress(&self, view: &View, key: &ObjectKey) -> Option<IngressDetail> {
+        let (c, visible) = self.record(view, key)?;
         let (findings, facts) = (c.findings(), c.facts());
         c.read(|data| {
             lists::ingress_detail(&visible, &facts, data, &findings, &key.namespace, &key.name)
         })
     }
 
-    fn certificates(&self, scope: &Scope, q: &CertificateQuery) -> Page<CertificateRow> {
+    fn certificates(&self, view: &View, q: &CertificateQuery) -> Page<CertificateRow> {
         let now = (self.now)();
         let mut rows = Vec::new();
-        for (c, visible) in self.visible(scope, q.cluster.as_deref()) {
+        for (c, visible) in self.visible(view, q.cluster.as_deref()) {
             let (findings, facts) = (c.findings(), c.facts());
             c.read(|data| {
                 lists::certificate_rows(&visible, &facts, data, &findings, q, now, &mut rows)
@@ -130,8 +130,8 @@ impl FleetReader for Registry {
         lists::certificate_page(rows, q, &self.cluster_names())
     }
 
-    fn certificate(&self, scope: &Scope, key: &ObjectKey) -> Option<CertificateDetail> {
-        let (c, visible) = self.record(scope, key)?;
+    fn certificate(&self, view: &View, key: &ObjectKey) -> Option<CertificateDetail> {
+        let (c, visible) = self.record(view, key)?;
         let (findings, facts) = (c.findings(), c.facts());
         c.read(|data| {
             lists::certificate_detail(&visible, &facts, data, &findings, &key.namespace, &key.name)
@@ -140,12 +140,12 @@ impl FleetReader for Registry {
 
     fn issuer(
         &self,
-        scope: &Scope,
+        view: &View,
         cluster: &str,
         namespace: Option<&str>,
         name: &str,
     ) -> Option<lookout_app::model::read::issuer::IssuerDetail> {
-        let (c, visible) = self.visible(scope, Some(cluster)).next()?;
+        let (c, visible) = self.visible(view, Some(cluster)).next()?;
         let findings = c.findings();
         c.read(|data| {
             lookout_app::model::read::issuer::issuer_detail(
@@ -154,15 +154,10 @@ impl FleetReader for Registry {
         })
     }
 
-    fn due(
-        &self,
-        scope: &Scope,
-        q: &BudgetQuery,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> Vec<Due> {
+    fn due(&self, view: &View, q: &BudgetQuery, until: chrono::DateTime<chrono::Utc>) -> Vec<Due> {
         let now = (self.now)();
         let mut out = Vec::new();
-        for (c, visible) in self.visible(scope, q.cluster.as_deref()) {
+        for (c, visible) in self.visible(view, q.cluster.as_deref()) {
             let facts = c.facts();
             c.read(|data| {
                 lists::due_issuances(
@@ -181,13 +176,13 @@ impl FleetReader for Registry {
 
     fn probes(
         &self,
-        scope: &Scope,
+        view: &View,
         cluster: Option<&str>,
         namespace: Option<&str>,
         host: Option<&str>,
     ) -> Vec<lookout_app::model::probe::ProbeRow> {
         let mut out = Vec::new();
-        for (c, visible) in self.visible(scope, cluster) {
+        for (c, visible) in self.visible(view, cluster) {
             let probes = c.read(|d| d.probes.clone());
             out.extend(lookout_app::model::probe::visible_rows(
                 &c.name,

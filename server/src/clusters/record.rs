@@ -616,21 +616,23 @@ mod tests {
 
     #[test]
     fn a_namespace_scoped_caller_gets_a_sentence_not_the_clients_error() {
-        use lookout_app::model::scope::{Grant, Scope};
+        use lookout_app::model::scope::{Access, Grant, Role};
+        use lookout_app::model::View;
         let record = record(Arc::new(AtomicI64::new(0)));
         let raw = "error trying to connect: tcp connect error: Connection refused (os error 111) to https://10.0.0.7:6443/apis/cert-manager.io/v1";
         record.set_reachable(Err(raw.into()));
-        let all = Scope::everything();
+        let all = View::whole_fleet(["zrh"]);
         let seen = record.view(&Visibility::of(&all, "zrh").unwrap());
         assert_eq!(
             seen.last_error.as_deref(),
             Some(raw),
             "operators see it all"
         );
-        let tenant = Scope::from_grants(vec![Grant {
+        let grant = Grant {
             clusters: vec!["zrh".into()],
             namespaces: vec!["shop".into()],
-        }]);
+        };
+        let tenant = View::new(&Access::new(vec![(Role::Viewer, grant)]), ["zrh"]);
         let theirs = record.view(&Visibility::of(&tenant, "zrh").unwrap());
         let text = serde_json::to_string(&theirs).unwrap();
         assert!(

@@ -273,7 +273,7 @@ fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionR
         .get(id)
         .filter(|r| {
             r.actor == caller.actor()
-                || (!r.action.is_bulk() && caller.scope.sees(&r.cluster, &r.namespace))
+                || (!r.action.is_bulk() && caller.view.sees(&r.cluster, &r.namespace))
         })
         .map(|r| as_reader_sees(state, caller, r))
         .map(|r| with_progress(state, caller, r))
@@ -287,12 +287,12 @@ fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionR
 /// budget lines through their own view of the current budgets, and the steps on their own
 /// objects without the actor's words.
 fn as_reader_sees(state: &AppState, caller: &Caller, mut r: ActionRecord) -> ActionRecord {
-    if r.actor == caller.actor() || caller.scope.sees_cluster_wide(&r.cluster) {
+    if r.actor == caller.actor() || caller.view.sees_cluster_wide(&r.cluster) {
         return r;
     }
     let budgets = state.actions.budgets();
     let seen = lookout_app::model::budget::as_seen_by(&mut r.budget, &budgets, |o| {
-        caller.scope.sees(&o.cluster, &o.namespace)
+        caller.view.sees(&o.cluster, &o.namespace)
     });
     for (i, seen) in r.budget.iter_mut().zip(seen) {
         i.server = seen.map_or_else(
@@ -349,7 +349,7 @@ fn with_progress(state: &AppState, caller: &Caller, mut r: ActionRecord) -> Acti
             namespace: r.namespace.as_str().into(),
             name,
         };
-        let Some(d) = state.fleet().certificate(&caller.scope, &key) else {
+        let Some(d) = state.fleet().certificate(&caller.view, &key) else {
             continue;
         };
         let (mut steps, s) =

@@ -30,7 +30,7 @@ pub(super) async fn clusters(
 ) -> Result<Json<Items<ClusterView>>, ApiError> {
     query::none(raw.as_deref())?;
     Ok(Json(Items {
-        items: state.fleet().clusters(&caller.scope),
+        items: state.fleet().clusters(&caller.view),
     }))
 }
 
@@ -40,7 +40,7 @@ pub(super) async fn findings(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<Finding>>, ApiError> {
     let q = query::finding_query(raw.as_deref())?;
-    let all = state.fleet().findings(&caller.scope, &q);
+    let all = state.fleet().findings(&caller.view, &q);
     Ok(Json(Page::of(all, q.page, q.per_page)))
 }
 
@@ -50,7 +50,7 @@ pub(super) async fn problems(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<lookout_app::model::read::problems::Problems>, ApiError> {
     let q = query::problem_query(raw.as_deref())?;
-    Ok(Json(state.fleet().problems(&caller.scope, &q)))
+    Ok(Json(state.fleet().problems(&caller.view, &q)))
 }
 
 pub(super) async fn ingresses(
@@ -59,7 +59,7 @@ pub(super) async fn ingresses(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<IngressRow>>, ApiError> {
     let q = query::ingress_query(raw.as_deref())?;
-    Ok(Json(load::ingresses(&state, &caller.scope, &q)))
+    Ok(Json(load::ingresses(&state, &caller.view, &q)))
 }
 
 pub(super) async fn ingress(
@@ -72,7 +72,7 @@ pub(super) async fn ingress(
         namespace,
         name,
     };
-    Ok(Json(load::ingress(&state, &caller.scope, &key)?))
+    Ok(Json(load::ingress(&state, &caller.view, &key)?))
 }
 
 pub(super) async fn certificates(
@@ -81,7 +81,7 @@ pub(super) async fn certificates(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<CertificateRow>>, ApiError> {
     let q = query::certificate_query(raw.as_deref())?;
-    Ok(Json(load::certificates(&state, &caller.scope, &q)))
+    Ok(Json(load::certificates(&state, &caller.view, &q)))
 }
 
 /// One issuer as the caller sees it (`_` as the namespace of a ClusterIssuer); a 404 like
@@ -96,7 +96,7 @@ pub(super) fn issuer_detail(
     let namespace = (namespace != "_").then_some(namespace);
     state
         .fleet()
-        .issuer(&caller.scope, cluster, namespace, name)
+        .issuer(&caller.view, cluster, namespace, name)
         .ok_or_else(|| {
             AppError::NotFound(format!(
                 "There is no issuer {name} in {} of cluster {cluster} that you can see.",
@@ -134,7 +134,7 @@ pub(super) async fn certificate(
         namespace,
         name,
     };
-    let (detail, timeline) = load::certificate(&state, &caller.scope, &key).await?;
+    let (detail, timeline) = load::certificate(&state, &caller.view, &key).await?;
     Ok(Json(CertificateWithHistory {
         detail,
         timeline: timeline.map_err(AppError::from)?,
@@ -163,7 +163,7 @@ pub(super) async fn challenges(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ChallengeHistory>, ApiError> {
     let q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
-    let history = load::challenges(&state, &caller.scope, &q).await?;
+    let history = load::challenges(&state, &caller.view, &q).await?;
     Ok(Json(ChallengeHistory {
         page: history.page,
         failures_by_reason: history
@@ -180,7 +180,7 @@ pub(super) async fn audit(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Page<AuditEntry>>, ApiError> {
     let q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
-    Ok(Json(load::audit(&state, &caller.scope, &q).await?))
+    Ok(Json(load::audit(&state, &caller.view, &q).await?))
 }
 
 /// The Let's Encrypt budgets the caller may see.
@@ -191,7 +191,7 @@ pub(super) async fn rate_limits(
 ) -> Result<Json<Items<Budget>>, ApiError> {
     let q = query::budget_query(raw.as_deref())?;
     Ok(Json(Items {
-        items: load::budgets(&state, &caller.scope, &q),
+        items: load::budgets(&state, &caller.view, &q),
     }))
 }
 
@@ -203,7 +203,7 @@ pub(super) async fn forecast(
 ) -> Result<Json<Items<lookout_app::model::budget::DomainForecast>>, ApiError> {
     let q = query::budget_query(raw.as_deref())?;
     Ok(Json(Items {
-        items: load::forecast(&state, &caller.scope, &q),
+        items: load::forecast(&state, &caller.view, &q),
     }))
 }
 
@@ -237,12 +237,12 @@ pub(super) async fn probes(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Probes>, ApiError> {
     let q = query::probe_query(raw.as_deref())?;
-    let items = load::probes(&state, &caller.scope, &q);
+    let items = load::probes(&state, &caller.view, &q);
     let last = state.probes.last.lock().expect("probe status lock").clone();
     Ok(Json(Probes {
         items,
         checked: last.finished,
-        round: caller.scope.sees_everything().then_some(Round {
+        round: caller.view.sees_everything().then_some(Round {
             seconds: last.seconds,
             probed: last.probed,
             failed: last.failed,

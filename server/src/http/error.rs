@@ -4,7 +4,6 @@
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
-use chrono::Utc;
 use lookout_app::components::{Nav, Shell};
 use lookout_app::pages;
 use serde_json::json;
@@ -104,12 +103,12 @@ impl AppError {
     }
 }
 
-/// The shell of error pages (they have no data of their own).
+/// The shell of error pages (they have no data of their own, and so no time).
 pub(crate) fn error_shell() -> Shell {
     Shell {
         title: String::new(),
         active: Nav::None,
-        now: Utc::now(),
+        without_data: true,
         stylesheet: super::stylesheet_href(),
         ..Shell::default()
     }

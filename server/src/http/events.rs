@@ -106,13 +106,13 @@ struct Change {
 /// tenant cannot watch another's activity (or other clusters') through it.
 pub(super) fn revision(state: &AppState, caller: &Caller) -> u64 {
     use std::hash::{Hash, Hasher};
-    let scope = &caller.scope;
-    if scope.sees_everything() {
+    let view = &caller.view;
+    if view.sees_everything() {
         return state.changes.revision();
     }
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for c in state.registry.records() {
-        if let Some(visible) = lookout_app::model::read::Visibility::of(scope, &c.name) {
+        if let Some(visible) = lookout_app::model::read::Visibility::of(view, &c.name) {
             (&c.name, c.visible_generation(&visible), c.state_label()).hash(&mut h);
         }
     }
@@ -124,7 +124,7 @@ pub(super) fn revision(state: &AppState, caller: &Caller) -> u64 {
 }
 
 fn change(state: &AppState, caller: &Caller) -> Change {
-    let scope = &caller.scope;
+    let view = &caller.view;
     Change {
         rev: revision(state, caller),
         clusters: state
@@ -132,7 +132,7 @@ fn change(state: &AppState, caller: &Caller) -> Change {
             .records()
             .iter()
             .filter_map(|c| {
-                let visible = lookout_app::model::read::Visibility::of(scope, &c.name)?;
+                let visible = lookout_app::model::read::Visibility::of(view, &c.name)?;
                 Some(ClusterChange {
                     name: c.name.clone(),
                     state: c.state_label(),
@@ -155,16 +155,16 @@ pub(super) async fn stream(
     caller: crate::auth::Caller,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, super::error::ApiError> {
     let slot = state.streams.open(caller.actor())?;
-    let scope = caller;
+    let view = caller;
     let mut changes = state.changes.subscribe();
     changes.borrow_and_update();
     let shutdown = state.shutdown.clone();
-    let first = change(&state, &scope);
+    let first = change(&state, &view);
     let last = first.rev;
     let first = event(&first);
     let rest = futures::stream::unfold(
-        (changes, state, scope, slot, last),
-        move |(mut changes, state, scope, slot, mut last)| {
+        (changes, state, view, slot, last),
+        move |(mut changes, state, view, slot, mut last)| {
             let shutdown = shutdown.clone();
             async move {
                 // Only what the caller sees moving makes a message: silence otherwise, so
@@ -179,11 +179,11 @@ pub(super) async fn stream(
                         _ = shutdown.cancelled() => return None,
                     }
                     changes.borrow_and_update();
-                    let now = change(&state, &scope);
+                    let now = change(&state, &view);
                     if now.rev != last {
                         last = now.rev;
                         let e = event(&now);
-                        return Some((Ok(e), (changes, state, scope, slot, last)));
+                        return Some((Ok(e), (changes, state, view, slot, last)));
                     }
                 }
             }

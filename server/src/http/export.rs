@@ -133,11 +133,7 @@ pub(super) async fn findings(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let q = query::finding_query(raw.as_deref())?;
-    download(
-        "findings",
-        &state.fleet().findings(&caller.scope, &q),
-        false,
-    )
+    download("findings", &state.fleet().findings(&caller.view, &q), false)
 }
 
 pub(super) async fn problems(
@@ -147,7 +143,7 @@ pub(super) async fn problems(
 ) -> Result<Response, ApiError> {
     let mut q = query::problem_query(raw.as_deref())?;
     (q.page, q.per_page) = (1, usize::MAX);
-    let problems = state.fleet().problems(&caller.scope, &q);
+    let problems = state.fleet().problems(&caller.view, &q);
     download("problems", &problems.page.items, false)
 }
 
@@ -157,7 +153,7 @@ pub(super) async fn probes(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let q = query::probe_query(raw.as_deref())?;
-    download("probes", &load::probes(&state, &caller.scope, &q), false)
+    download("probes", &load::probes(&state, &caller.view, &q), false)
 }
 
 pub(super) async fn ingresses(
@@ -169,7 +165,7 @@ pub(super) async fn ingresses(
     (q.page, q.per_page) = (1, usize::MAX);
     download(
         "ingresses",
-        &load::ingresses(&state, &caller.scope, &q).items,
+        &load::ingresses(&state, &caller.view, &q).items,
         false,
     )
 }
@@ -183,7 +179,7 @@ pub(super) async fn certificates(
     (q.page, q.per_page) = (1, usize::MAX);
     download(
         "certificates",
-        &load::certificates(&state, &caller.scope, &q).items,
+        &load::certificates(&state, &caller.view, &q).items,
         false,
     )
 }
@@ -196,7 +192,7 @@ pub(super) async fn rate_limits(
     let q = query::budget_query(raw.as_deref())?;
     download(
         "rate-limits",
-        &load::budgets(&state, &caller.scope, &q),
+        &load::budgets(&state, &caller.view, &q),
         false,
     )
 }
@@ -207,11 +203,7 @@ pub(super) async fn forecast(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let q = query::budget_query(raw.as_deref())?;
-    download(
-        "forecast",
-        &load::forecast(&state, &caller.scope, &q),
-        false,
-    )
+    download("forecast", &load::forecast(&state, &caller.view, &q), false)
 }
 
 /// Reads a history list page by page (`MAX_PER_PAGE` rows each) until it ends or holds
@@ -245,8 +237,8 @@ pub(super) async fn challenges(
             per_page: MAX_PER_PAGE,
             ..q.clone()
         };
-        let (state, scope) = (&state, &caller.scope);
-        async move { Ok(load::challenges(state, scope, &q).await?.page.items) }
+        let (state, view) = (&state, &caller.view);
+        async move { Ok(load::challenges(state, view, &q).await?.page.items) }
     })
     .await?;
     download("challenges", &rows, truncated)
@@ -264,8 +256,8 @@ pub(super) async fn audit(
             per_page: MAX_PER_PAGE,
             ..q.clone()
         };
-        let (state, scope) = (&state, &caller.scope);
-        async move { Ok(load::audit(state, scope, &q).await?.items) }
+        let (state, view) = (&state, &caller.view);
+        async move { Ok(load::audit(state, view, &q).await?.items) }
     })
     .await?;
     download("audit", &rows, truncated)

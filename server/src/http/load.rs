@@ -1,6 +1,6 @@
 //! One loader per view, shared by its page and its `/api/v1` endpoint, so that the two can
 //! never disagree. Loaders read through the ports only (`FleetReader`, `HistoryReader`,
-//! `BudgetReader`), each taking the caller's scope; none applies a scope itself.
+//! `BudgetReader`), each taking the caller's view; none applies a view itself.
 
 use chrono::{DateTime, Utc};
 use lookout_app::model::budget::{Budget, DomainForecast};
@@ -11,7 +11,7 @@ use lookout_app::model::read::views::{
     IngressQuery, IngressRow, ProblemQuery,
 };
 use lookout_app::model::timeline::Attempt;
-use lookout_app::model::{ClusterView, ObjectKey, Page, Scope};
+use lookout_app::model::{ClusterView, ObjectKey, Page, View};
 use lookout_app::ports::{
     BudgetReader, ChallengePage, FleetReader, HistoryReader, HistoryUnavailable,
 };
@@ -38,16 +38,16 @@ pub(super) struct Board {
 
 pub(super) async fn board(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     q: &ProblemQuery,
     now: DateTime<Utc>,
 ) -> Board {
     Board {
-        clusters: state.fleet().clusters(scope),
-        problems: state.fleet().problems(scope, q),
+        clusters: state.fleet().clusters(view),
+        problems: state.fleet().problems(view, q),
         recent: state
             .history
-            .recent_changes(scope, now - RECENT_WINDOW, RECENT_LINES)
+            .recent_changes(view, now - RECENT_WINDOW, RECENT_LINES)
             .await
             .map_err(|e| format!("the history could not be read ({})", e.0)),
     }
@@ -56,7 +56,7 @@ pub(super) async fn board(
 /// The problems an object is part of (for "Why this is broken" on its page).
 pub(super) fn problems_about(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     key: &ObjectKey,
     kind: &str,
 ) -> Vec<lookout_app::model::read::problems::Problem> {
@@ -70,7 +70,7 @@ pub(super) fn problems_about(
     };
     state
         .fleet()
-        .problems(scope, &q)
+        .problems(view, &q)
         .page
         .items
         .into_iter()
@@ -78,17 +78,17 @@ pub(super) fn problems_about(
         .collect()
 }
 
-pub(super) fn ingresses(state: &AppState, scope: &Scope, q: &IngressQuery) -> Page<IngressRow> {
-    state.fleet().ingresses(scope, q)
+pub(super) fn ingresses(state: &AppState, view: &View, q: &IngressQuery) -> Page<IngressRow> {
+    state.fleet().ingresses(view, q)
 }
 
 /// One Ingress with its chain, or the 404 that the page and the API share.
 pub(super) fn ingress(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     key: &ObjectKey,
 ) -> Result<IngressDetail, AppError> {
-    state.fleet().ingress(scope, key).ok_or_else(|| {
+    state.fleet().ingress(view, key).ok_or_else(|| {
         AppError::NotFound(format!(
             "There is no Ingress {}/{} in cluster {}.",
             key.namespace, key.name, key.cluster
@@ -99,7 +99,7 @@ pub(super) fn ingress(
 /// The Challenges the history has for an Ingress's hosts in its namespace, newest first.
 pub(super) async fn ingress_history(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     detail: &IngressDetail,
 ) -> Result<Vec<lookout_app::model::history::ChallengeRecord>, String> {
     const PER_HOST: usize = 20;
@@ -107,7 +107,7 @@ pub(super) async fn ingress_history(
     state
         .history
         .host_challenges(
-            scope,
+            view,
             &ing.cluster,
             &ing.namespace,
             ing.hosts.iter().map(|h| h.to_string()).collect(),
@@ -119,20 +119,20 @@ pub(super) async fn ingress_history(
 
 pub(super) fn certificates(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     q: &CertificateQuery,
 ) -> Page<CertificateRow> {
-    state.fleet().certificates(scope, q)
+    state.fleet().certificates(view, q)
 }
 
 /// What the probe last saw, as the caller may see it, where the filters say.
 pub(super) fn probes(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     q: &lookout_app::model::read::views::ProbeQuery,
 ) -> Vec<lookout_app::model::probe::ProbeRow> {
     state.fleet().probes(
-        scope,
+        view,
         q.cluster.as_deref(),
         q.namespace.as_deref(),
         q.host.as_deref(),
@@ -143,33 +143,33 @@ pub(super) fn probes(
 /// history remembers of it (or why it cannot be read).
 pub(super) async fn certificate(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     key: &ObjectKey,
 ) -> Result<(CertificateDetail, Result<Vec<Attempt>, HistoryUnavailable>), AppError> {
-    let detail = state.fleet().certificate(scope, key).ok_or_else(|| {
+    let detail = state.fleet().certificate(view, key).ok_or_else(|| {
         AppError::NotFound(format!(
             "There is no Certificate {}/{} in cluster {}.",
             key.namespace, key.name, key.cluster
         ))
     })?;
-    let timeline = state.history.certificate_timeline(scope, key).await;
+    let timeline = state.history.certificate_timeline(view, key).await;
     Ok((detail, timeline))
 }
 
 pub(super) async fn challenges(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     q: &ChallengeQuery,
 ) -> Result<ChallengePage, AppError> {
-    Ok(state.history.challenges(scope, q).await?)
+    Ok(state.history.challenges(view, q).await?)
 }
 
 pub(super) async fn audit(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     q: &AuditQuery,
 ) -> Result<Page<AuditEntry>, AppError> {
-    Ok(state.history.audit(scope, q).await?)
+    Ok(state.history.audit(view, q).await?)
 }
 
 /// How far the budgets' forecast looks ahead.
@@ -180,20 +180,20 @@ pub(super) const FORECAST: chrono::Duration = chrono::Duration::days(7);
 /// not theirs to know.
 pub(super) fn forecast(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     q: &lookout_app::model::read::views::BudgetQuery,
 ) -> Vec<DomainForecast> {
     let now = (state.registry.now)();
-    let due = state.registry.due(scope, q, now + FORECAST);
-    lookout_app::model::budget::forecast(&state.budgets.budgets(scope), &due, now, FORECAST)
+    let due = state.registry.due(view, q, now + FORECAST);
+    lookout_app::model::budget::forecast(&state.budgets.budgets(view), &due, now, FORECAST)
 }
 
 pub(super) fn budgets(
     state: &AppState,
-    scope: &Scope,
+    view: &View,
     q: &lookout_app::model::read::views::BudgetQuery,
 ) -> Vec<Budget> {
-    let mut all = state.budgets.budgets(scope);
+    let mut all = state.budgets.budgets(view);
     all.retain(|b| q.selects(b));
     all
 }

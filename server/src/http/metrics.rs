@@ -13,7 +13,6 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use lookout_app::model::read::views::FindingQuery;
-use lookout_app::model::Scope;
 use lookout_app::ports::FleetReader;
 
 use super::AppState;
@@ -104,7 +103,7 @@ fn storage(out: &mut String, writers: &BTreeMap<&'static str, WriterState>) {
 
 /// Fleet-wide numbers: only for admins of every cluster (and with sign-in off).
 pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::Caller) -> Response {
-    if !caller.identity.access.is_fleet_admin() {
+    if !caller.view.fleet_admin() {
         return super::AppError::Forbidden(
             "/metrics shows the whole fleet: it needs the admin role over every cluster and namespace (e.g. an API token with role = \"admin\")".into(),
         )
@@ -112,7 +111,7 @@ pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::C
     }
     let mut out = String::new();
     let registry = &state.registry;
-    let all = Scope::everything();
+    let all = state.registry.whole_fleet();
 
     family(
         &mut out,
@@ -388,7 +387,9 @@ fn probes(out: &mut String, state: &AppState) {
         last.probes_total
     );
 
-    let rows = state.fleet().probes(&Scope::everything(), None, None, None);
+    let rows = state
+        .fleet()
+        .probes(&state.registry.whole_fleet(), None, None, None);
     // Per host: the earliest notAfter served on any address; per family: whether every
     // address served a certificate.
     let mut not_after: BTreeMap<(&str, &str), i64> = BTreeMap::new();

@@ -29,6 +29,7 @@ use lookout_app::ports::FleetReader;
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::auth::Caller;
 use crate::clusters::Registry;
 
 pub(crate) use error::{error_shell, ApiError, AppError};
@@ -81,23 +82,28 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
-async fn readyz(State(state): State<AppState>) -> Response {
+async fn readyz(State(state): State<AppState>, caller: Caller) -> Response {
     if state.registry.ready() {
-        (StatusCode::OK, "ready").into_response()
-    } else {
-        // Anyone may ask (probes send no credentials), so the answer names no cluster: the
-        // count only. `/api/v1/clusters` says which, to those who may see them.
-        let pending = state.registry.pending().len();
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Expected,
-            format!(
-                "waiting for the first sync of {}",
-                lookout_app::model::text::count(pending, "cluster", "clusters")
-            ),
-        )
-            .into_response()
+        return (StatusCode::OK, "ready").into_response();
     }
+    // Anyone may ask (probes send no credentials): an anonymous caller gets the status
+    // only; a caller who identifies (an API token, a signed-in admin) learns which of the
+    // clusters they may see are still pending.
+    let pending: Vec<String> = state
+        .registry
+        .pending()
+        .into_iter()
+        .filter(|c| caller.view.sees_cluster(c))
+        .collect();
+    let text = if pending.is_empty() {
+        "not ready: waiting for the first sync of the clusters".to_string()
+    } else {
+        format!(
+            "not ready: waiting for the first sync of {}",
+            pending.join(", ")
+        )
+    };
+    (StatusCode::SERVICE_UNAVAILABLE, Expected, text).into_response()
 }
 
 /// Marks a 5xx response as an expected answer rather than a failure of the server (`/readyz`

@@ -20,7 +20,7 @@ pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shel
     let rev = super::events::revision(state, caller);
     let sync = state
         .fleet()
-        .clusters(&caller.scope)
+        .clusters(&caller.view)
         .into_iter()
         .map(|c| SyncLine {
             name: c.name,
@@ -39,11 +39,11 @@ pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shel
         rev,
         script: Some(super::assets::LIVE_SCRIPT.href()),
         sync,
-        actions: !state.actions.read_only() && !caller.act.is_empty(),
+        actions: !state.actions.read_only() && caller.view.may_act_anywhere(),
         csrf: csrf.0.clone(),
         user: Some(UserInfo {
             name: caller.identity.name.clone(),
-            role: caller.identity.access.top_role().map(|r| r.label()),
+            role: caller.view.role().map(|r| r.label()),
             via: caller.identity.via,
         }),
         demo: state
@@ -52,6 +52,7 @@ pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shel
             .iter()
             .map(|d| (d.name.clone(), d.description.clone()))
             .collect(),
+        without_data: false,
     }
 }
 
@@ -78,7 +79,7 @@ pub(super) async fn board(
 ) -> Result<Html<String>, AppError> {
     let q = query::problem_query(raw.as_deref())?;
     let shell = shell(&state, &caller, &csrf);
-    let board = load::board(&state, &caller.scope, &q, shell.now).await;
+    let board = load::board(&state, &caller.view, &q, shell.now).await;
     Ok(Html(pages::board::page(
         &shell,
         &q,
@@ -99,8 +100,8 @@ pub(super) async fn findings(
     Ok(Html(pages::findings::page(
         &shell,
         &q,
-        state.fleet().clusters(&caller.scope),
-        state.fleet().findings(&caller.scope, &q),
+        state.fleet().clusters(&caller.view),
+        state.fleet().findings(&caller.view, &q),
     )))
 }
 
@@ -108,7 +109,7 @@ pub(super) async fn findings(
 fn cluster_names(state: &AppState, caller: &Caller) -> Vec<String> {
     state
         .fleet()
-        .clusters(&caller.scope)
+        .clusters(&caller.view)
         .into_iter()
         .map(|c| c.name)
         .collect()
@@ -121,7 +122,7 @@ pub(super) async fn clusters(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     query::none(raw.as_deref())?;
-    let clusters = state.fleet().clusters(&caller.scope);
+    let clusters = state.fleet().clusters(&caller.view);
     Ok(Html(pages::clusters::page(
         &shell(&state, &caller, &csrf),
         clusters,
@@ -136,7 +137,7 @@ pub(super) async fn ingresses(
 ) -> Result<Html<String>, AppError> {
     let q = query::ingress_query(raw.as_deref())?;
     let names = cluster_names(&state, &caller);
-    let page = load::ingresses(&state, &caller.scope, &q);
+    let page = load::ingresses(&state, &caller.view, &q);
     Ok(Html(pages::ingresses::page(
         &shell(&state, &caller, &csrf),
         &q,
@@ -156,10 +157,10 @@ pub(super) async fn ingress(
         namespace,
         name,
     };
-    let detail = load::ingress(&state, &caller.scope, &key)?;
-    let problems = load::problems_about(&state, &caller.scope, &key, "Ingress");
+    let detail = load::ingress(&state, &caller.view, &key)?;
+    let problems = load::problems_about(&state, &caller.view, &key, "Ingress");
     // The page shows the live chain even when the history cannot be read.
-    let history = load::ingress_history(&state, &caller.scope, &detail).await;
+    let history = load::ingress_history(&state, &caller.view, &detail).await;
     Ok(Html(pages::ingress_detail::page(
         &shell(&state, &caller, &csrf),
         detail,
@@ -179,7 +180,7 @@ pub(super) async fn certificates(
     // when one is chosen); the table shows one page of those in the window.
     let all = load::certificates(
         &state,
-        &caller.scope,
+        &caller.view,
         &CertificateQuery {
             page: 1,
             per_page: usize::MAX,
@@ -215,8 +216,8 @@ pub(super) async fn certificate(
         name,
     };
     // The page shows the live chain even when the history cannot be read.
-    let (detail, timeline) = load::certificate(&state, &caller.scope, &key).await?;
-    let problems = load::problems_about(&state, &caller.scope, &key, "Certificate");
+    let (detail, timeline) = load::certificate(&state, &caller.view, &key).await?;
+    let problems = load::problems_about(&state, &caller.view, &key, "Certificate");
     Ok(Html(pages::certificate_detail::page(
         &shell(&state, &caller, &csrf),
         detail,
@@ -246,7 +247,7 @@ pub(super) async fn challenges(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
-    let history = load::challenges(&state, &caller.scope, &q).await?;
+    let history = load::challenges(&state, &caller.view, &q).await?;
     Ok(Html(pages::challenges::page(
         &shell(&state, &caller, &csrf),
         &q,
@@ -263,7 +264,7 @@ pub(super) async fn audit(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
-    let page = load::audit(&state, &caller.scope, &q).await?;
+    let page = load::audit(&state, &caller.view, &q).await?;
     Ok(Html(pages::audit::page(
         &shell(&state, &caller, &csrf),
         &q,
@@ -278,7 +279,7 @@ pub(super) async fn search(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let text = query::search_query(raw.as_deref())?;
-    let scope = &caller.scope;
+    let view = &caller.view;
     let per_page = pages::search::RESULTS_PER_KIND;
     let (ingresses, certificates) = match &text {
         None => (
@@ -288,7 +289,7 @@ pub(super) async fn search(
         Some(t) => (
             load::ingresses(
                 &state,
-                scope,
+                view,
                 &IngressQuery {
                     q: Some(t.clone()),
                     page: 1,
@@ -298,7 +299,7 @@ pub(super) async fn search(
             ),
             load::certificates(
                 &state,
-                scope,
+                view,
                 &CertificateQuery {
                     q: Some(t.clone()),
                     page: 1,
@@ -326,8 +327,8 @@ pub(super) async fn rate_limits(
     Ok(Html(pages::rate_limits::page(
         &shell(&state, &caller, &csrf),
         &q,
-        load::budgets(&state, &caller.scope, &q),
-        &load::forecast(&state, &caller.scope, &q),
+        load::budgets(&state, &caller.view, &q),
+        &load::forecast(&state, &caller.view, &q),
     )))
 }
 
@@ -341,7 +342,7 @@ pub(super) async fn forecast(
     Ok(Html(pages::forecast::page(
         &shell(&state, &caller, &csrf),
         &q,
-        &load::forecast(&state, &caller.scope, &q),
+        &load::forecast(&state, &caller.view, &q),
     )))
 }
 

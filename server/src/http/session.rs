@@ -73,6 +73,9 @@ impl FromRequestParts<AppState> for CsrfToken {
 #[derive(Debug, Clone)]
 pub(crate) struct CsrfToken(pub String);
 
+/// Readiness: public, but it tells a caller who identifies which of their clusters wait.
+const READINESS: &str = "/readyz";
+
 /// Paths anyone may reach: health, assets, and the sign-in flow itself.
 fn public(path: &str) -> bool {
     matches!(
@@ -160,7 +163,7 @@ pub(crate) async fn authenticate(
         if changes_state {
             same_origin(req.headers(), state.auth.origin.as_deref())?;
         }
-        if public(&path) {
+        if public(&path) && path != READINESS {
             return Ok(None);
         }
         let headers = req.headers();
@@ -209,11 +212,22 @@ pub(crate) async fn authenticate(
             })),
         }
     })();
+    // Readiness is public: a caller who identifies is told more, one who does not (or
+    // cannot: a kubelet's probe) gets the status.
+    let result = if path == READINESS {
+        result.or(Ok(None))
+    } else {
+        result
+    };
     let mut jar = jar;
     let mut response = match result {
         Ok(identity) => {
             if let Some(id) = identity {
-                req.extensions_mut().insert(Caller::new(id));
+                // The one door: the caller's view is made here, once per request, from
+                // their rules and the configured clusters; every read is given this view.
+                let clusters = state.registry.records().iter().map(|c| c.name.as_str());
+                let caller = Caller::new(id, clusters);
+                req.extensions_mut().insert(caller);
             }
             // Every browser gets a CSRF token for its forms — set on pages only: never on
             // a static file or a health answer, which shared caches may keep and hand to
@@ -470,5 +484,56 @@ mod tests {
             h.insert(header::ORIGIN, HeaderValue::from_static(origin));
             assert_eq!(same_origin(&h, Some(&public)).is_ok(), ok, "{origin}");
         }
+    }
+
+    /// The caller's view is made at one door: only `authenticate` (through `Caller::new`)
+    /// turns an identity's rules into a view; Lookout's own fleet-wide view is made by the
+    /// registry and used only where no caller is involved; nothing else reads an identity's
+    /// rules or matches a scope's globs itself.
+    #[test]
+    fn the_callers_view_is_made_at_one_door() {
+        let files = crate::source_scan::product_sources();
+        assert!(files.len() > 20, "the sources were found");
+        let using = |needle: &str| -> Vec<&str> {
+            files
+                .iter()
+                .filter(|(_, text)| text.contains(needle))
+                .map(|(name, _)| name.as_str())
+                .collect()
+        };
+        assert_eq!(using("Caller::new("), ["auth/mod.rs", "http/session.rs"]);
+        assert_eq!(using("View::new("), ["auth/mod.rs"]);
+        assert_eq!(using("View::whole_fleet("), ["clusters/mod.rs"]);
+        assert_eq!(
+            using(".whole_fleet()"),
+            ["actions/renew.rs", "http/metrics.rs"],
+            "the fleet-wide view: metrics, and whether an action would fail"
+        );
+        assert!(using("glob_match(").is_empty(), "globs are the view's");
+        // An identity's rules (`model::scope`: `Access`, `Grant`) are read by the
+        // configuration, sign-in and the demo's identities only; every other module sees
+        // callers as a `View` (or the whole `Caller`).
+        let rules: Vec<&str> = using("model::scope::")
+            .into_iter()
+            .filter(|f| {
+                !["auth/", "config/", "demo/"]
+                    .iter()
+                    .any(|p| f.starts_with(p))
+            })
+            .collect();
+        assert!(rules.is_empty(), "an identity's rules read in {rules:?}");
+        // And one clock: the time is asked of the injected clock (`clock::Now`), so tests
+        // and the demo can move it; only the clock module reads the wall clock.
+        assert_eq!(using("Utc::now"), ["clock.rs"]);
+        assert!(files.iter().any(|(n, _)| n == "config/mod.rs"));
+        assert!(
+            !files.iter().any(|(n, _)| n.ends_with("fuzz.rs")),
+            "test-only module"
+        );
+        let rules: Vec<&str> = using("identity.access")
+            .into_iter()
+            .filter(|f| !f.starts_with("auth/"))
+            .collect();
+        assert!(rules.is_empty(), "an identity's rules read in {rules:?}");
     }
 }

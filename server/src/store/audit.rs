@@ -6,7 +6,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
 use lookout_app::model::choice::Choice;
 use lookout_app::model::history::AuditEntry;
-use lookout_app::model::scope::Scope;
+use lookout_app::model::view::View;
 use sqlx::{Row, SqlitePool};
 
 use std::sync::Arc;
@@ -113,8 +113,8 @@ pub struct AuditFilter {
     pub action: Option<String>,
     pub outcome: Option<String>,
     pub since: Option<DateTime<Utc>>,
-    /// The caller's scope as [`super::scope_param`] writes it (None: everything).
-    pub scope: Option<String>,
+    /// The caller's view as [`super::view_param`] writes it (None: everything).
+    pub view: Option<String>,
     /// Rows skipped before the first returned (a page's start).
     pub offset: i64,
     /// At most this many rows (newest first).
@@ -122,8 +122,8 @@ pub struct AuditFilter {
 }
 
 impl AuditFilter {
-    /// One page of a query, within what `scope` sees.
-    pub fn of(q: &lookout_app::model::read::views::AuditQuery, scope: &Scope) -> Self {
+    /// One page of a query, within what `view` sees.
+    pub fn of(q: &lookout_app::model::read::views::AuditQuery, view: &View) -> Self {
         let (offset, limit) = super::page_window(q.page, q.per_page);
         AuditFilter {
             cluster: q.cluster.clone(),
@@ -132,7 +132,7 @@ impl AuditFilter {
             action: q.action.clone(),
             outcome: q.outcome.map(|o| o.label().to_string()),
             since: q.since,
-            scope: super::scope_param(scope),
+            view: super::view_param(view),
             offset,
             limit,
         }
@@ -158,7 +158,7 @@ fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q AuditFilter) -> SqlQuery<'q> {
             f.since
                 .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true)),
         )
-        .bind(&f.scope)
+        .bind(&f.view)
 }
 
 /// How many audit rows the filter matches (ignoring its window).

@@ -77,31 +77,35 @@ impl StoreError {
     }
 }
 
-/// A scope as one SQL parameter for [`scope_clause`]: NULL when it sees everything, else the
-/// JSON array of its `[cluster, namespace]` pattern pairs as SQLite `GLOB` patterns.
+/// A caller's view as one SQL parameter for [`scope_filter`]: NULL when it sees everything
+/// (also the history of clusters since removed from the configuration), else the JSON array
+/// of `[cluster, namespace pattern]` pairs, one per visible cluster and pattern — the
+/// cluster by name, as the view resolved it against the configuration, the namespaces as
+/// SQLite `GLOB` patterns (`*` for a cluster seen whole).
 ///
-/// `GLOB` matches like [`lookout_app::model::scope::glob_match`] (`*`, `?`, case-sensitive)
-/// once `[` is escaped; one difference remains: `?` is one byte there and one character
-/// here, which only matters for non-ASCII names (cluster names are ASCII by configuration,
-/// namespaces by the API server's validation).
-pub fn scope_param(scope: &lookout_app::model::scope::Scope) -> Option<String> {
-    if scope.sees_everything() {
+/// `GLOB` matches like [`lookout_app::model::view::Namespaces::contains`] (`*`, `?`,
+/// case-sensitive) once `[` is escaped; one difference remains: `?` is one byte there and
+/// one character here, which only matters for non-ASCII names (namespaces are ASCII by the
+/// API server's validation).
+pub fn view_param(view: &lookout_app::model::View) -> Option<String> {
+    use lookout_app::model::view::Namespaces;
+    if view.sees_everything() {
         return None;
     }
-    let pairs: Vec<[String; 2]> = scope
-        .grants()
-        .iter()
-        .flat_map(|g| {
-            g.clusters
-                .iter()
-                .flat_map(|c| g.namespaces.iter().map(|n| [sql_glob(c), sql_glob(n)]))
-        })
-        .collect();
+    let mut pairs: Vec<[String; 2]> = Vec::new();
+    for (cluster, sight) in view.clusters() {
+        match &sight.read {
+            Namespaces::Every => pairs.push([cluster.to_string(), "*".into()]),
+            Namespaces::Matching(patterns) => {
+                pairs.extend(patterns.iter().map(|p| [cluster.to_string(), sql_glob(p)]))
+            }
+        }
+    }
     Some(serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()))
 }
 
-/// SQL that holds for rows whose `cluster` and `namespace` columns are in the scope bound as
-/// parameter `?{n}` (see [`scope_param`]).
+/// SQL that holds for rows whose `cluster` and `namespace` columns are in the view bound as
+/// parameter `?{n}` (see [`view_param`]).
 pub fn scope_clause(n: usize) -> String {
     scope_filter(n, "cluster", "namespace", Rows::InNamespaces)
 }
@@ -117,7 +121,8 @@ pub enum Rows {
 }
 
 /// The one place the history's scope filter is written: SQL that holds for rows whose
-/// `cluster_column` and `namespace_column` are in the scope bound as parameter `?{n}`.
+/// `cluster_column` and `namespace_column` are in the view bound as parameter `?{n}` (see
+/// [`view_param`]).
 pub fn scope_filter(n: usize, cluster_column: &str, namespace_column: &str, rows: Rows) -> String {
     let namespace = match rows {
         Rows::InNamespaces => format!("{namespace_column} GLOB json_extract(g.value, '$[1]')"),
@@ -125,7 +130,7 @@ pub fn scope_filter(n: usize, cluster_column: &str, namespace_column: &str, rows
     };
     format!(
         "(?{n} IS NULL OR EXISTS (SELECT 1 FROM json_each(?{n}) AS g \
-           WHERE {cluster_column} GLOB json_extract(g.value, '$[0]') AND {namespace}))"
+           WHERE {cluster_column} = json_extract(g.value, '$[0]') AND {namespace}))"
     )
 }
 
@@ -225,7 +230,7 @@ impl Db {
     /// fault (as writer `database` in [`writer::Health`]), lets its writers hold what they
     /// cannot write, and tries again — after 2 s, doubling to a minute — until the database
     /// opens and is migrated. Any other error is returned.
-    pub async fn open_or_retry(url: &str) -> Result<Db, StoreError> {
+    pub async fn open_or_retry(url: &str, now: crate::clock::Now) -> Result<Db, StoreError> {
         let error = match Db::open(url).await {
             Ok(db) => return Ok(db),
             Err(e) if e.is_transient() => e,
@@ -236,7 +241,7 @@ impl Db {
         // sees, only SQLite's reason.
         tracing::error!(%error, "the database cannot be opened now; serving live data and trying again");
         let health = Arc::new(writer::Health::default());
-        health.failed_because("database", error.reason(), chrono::Utc::now());
+        health.failed_because("database", error.reason(), now());
         let db = Db {
             writer: writer_pool().connect_lazy_with(options.clone()),
             reader: reader_pool().connect_lazy_with(options.read_only(true)),
@@ -253,11 +258,7 @@ impl Db {
                         return;
                     }
                     Err(e) => {
-                        health.failed_because(
-                            "database",
-                            StoreError::from(e).reason(),
-                            chrono::Utc::now(),
-                        );
+                        health.failed_because("database", StoreError::from(e).reason(), now());
                         pause = (pause * 2).min(REOPEN_MAX);
                     }
                 }
@@ -281,28 +282,11 @@ mod tests {
     /// server writes a scope filter of its own (the form every copy would take).
     #[test]
     fn the_scope_filter_is_written_in_one_place() {
-        fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    sources(&path, out);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    out.push(path);
-                }
-            }
-        }
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        sources(&root, &mut files);
-        let copies: Vec<String> = files
+        let files = crate::source_scan::product_sources();
+        let copies: Vec<&str> = files
             .iter()
-            .filter(|f| !f.ends_with("store/mod.rs"))
-            .filter(|f| {
-                std::fs::read_to_string(f)
-                    .unwrap()
-                    .contains("json_extract(g.value")
-            })
-            .map(|f| f.display().to_string())
+            .filter(|(name, text)| name != "store/mod.rs" && text.contains("json_extract(g.value"))
+            .map(|(name, _)| name.as_str())
             .collect();
         assert!(files.len() > 20, "the sources were found");
         assert!(
@@ -319,23 +303,23 @@ mod tests {
     #[tokio::test]
     async fn scope_filters_keep_whole_cluster_rows_for_whole_cluster_grants() {
         let pool = sqlx::SqlitePool::connect("sqlite::memory:").await.unwrap();
-        let tenant =
-            lookout_app::model::scope::Scope::from_grants(vec![lookout_app::model::scope::Grant {
-                clusters: vec!["zrh".into()],
-                namespaces: vec!["acme-*".into()],
-            }]);
-        let whole =
-            lookout_app::model::scope::Scope::from_grants(vec![lookout_app::model::scope::Grant {
-                clusters: vec!["zrh".into()],
-                namespaces: vec!["*".into()],
-            }]);
-        let sees = |scope: &lookout_app::model::scope::Scope, namespace: &str, rows: Rows| {
+        use lookout_app::model::scope::{Access, Grant, Role};
+        use lookout_app::model::View;
+        let view = |clusters: &str, namespaces: &str| {
+            let grant = Grant {
+                clusters: vec![clusters.into()],
+                namespaces: vec![namespaces.into()],
+            };
+            View::new(&Access::new(vec![(Role::Viewer, grant)]), ["zrh", "gva"])
+        };
+        let (tenant, whole) = (view("zrh", "acme-*"), view("zrh", "*"));
+        let elsewhere = view("gva", "*");
+        let sees = |view: &View, namespace: &str, rows: Rows| {
             let sql = format!(
                 "SELECT {} FROM (SELECT 'zrh' AS cluster, ?2 AS namespace)",
                 scope_filter(1, "cluster", "namespace", rows)
             );
-            let (pool, param, namespace) =
-                (pool.clone(), scope_param(scope), namespace.to_string());
+            let (pool, param, namespace) = (pool.clone(), view_param(view), namespace.to_string());
             async move {
                 sqlx::query_scalar::<_, bool>(&sql)
                     .bind(param)
@@ -355,6 +339,14 @@ mod tests {
         assert!(
             sees(&tenant, "", Rows::OfTheCluster).await,
             "the cluster's own state"
+        );
+        assert!(!sees(&elsewhere, "acme-shop", Rows::InNamespaces).await);
+        assert!(!sees(&elsewhere, "", Rows::OfTheCluster).await);
+        assert!(!sees(&View::nothing(), "", Rows::OfTheCluster).await);
+        let fleet = View::whole_fleet(["gva"]);
+        assert!(
+            sees(&fleet, "acme-shop", Rows::InNamespaces).await,
+            "the whole fleet reads every row, also of clusters since removed"
         );
     }
 

@@ -1,5 +1,5 @@
 //! The history's reads, as `lookout_app::ports::HistoryReader`: each query carries the
-//! caller's scope as SQL (see [`super::scope_clause`]), so what the pages and the API get is
+//! caller's view as SQL (see [`super::scope_clause`]), so what the pages and the API get is
 //! only ever what the caller may see. One page of rows is read, however long the history.
 
 use std::collections::HashMap;
@@ -10,7 +10,7 @@ use lookout_app::model::failure::Failure;
 use lookout_app::model::history::{AuditEntry, ChallengeRecord, RecentChange, Transition};
 use lookout_app::model::read::sort::{ChallengeSort, Sort};
 use lookout_app::model::read::views::{AuditQuery, ChallengeQuery, ChallengeState};
-use lookout_app::model::scope::Scope;
+use lookout_app::model::view::View;
 use lookout_app::model::{ObjectKey, Page};
 use lookout_app::ports::{ChallengePage, HistoryReader, HistoryUnavailable, Reading};
 use sqlx::{Row, SqlitePool};
@@ -29,7 +29,7 @@ pub struct HistoryStore {
 
 /// One answer of [`recent_changes`] and what it was asked with.
 struct RecentAnswer {
-    scope: Scope,
+    view: View,
     limit: usize,
     since: DateTime<Utc>,
     committed: u64,
@@ -59,7 +59,7 @@ impl HistoryStore {
 
     fn kept_recent(
         &self,
-        scope: &Scope,
+        view: &View,
         since: DateTime<Utc>,
         limit: usize,
     ) -> Option<Vec<RecentChange>> {
@@ -69,7 +69,7 @@ impl HistoryStore {
             .find(|a| {
                 a.committed == committed
                     && a.limit == limit
-                    && a.scope == *scope
+                    && a.view == *view
                     && since >= a.since
                     && since - a.since <= RECENT_SLACK
             })
@@ -78,19 +78,19 @@ impl HistoryStore {
 
     fn keep_recent(
         &self,
-        scope: &Scope,
+        view: &View,
         since: DateTime<Utc>,
         limit: usize,
         committed: u64,
         rows: &[RecentChange],
     ) {
         let mut kept = self.recent.lock().expect("recent lock");
-        kept.retain(|a| !(a.scope == *scope && a.limit == limit));
+        kept.retain(|a| !(a.view == *view && a.limit == limit));
         if kept.len() >= RECENT_ANSWERS {
             kept.remove(0);
         }
         kept.push(RecentAnswer {
-            scope: scope.clone(),
+            view: view.clone(),
             limit,
             since,
             committed,
@@ -108,11 +108,11 @@ fn unavailable(e: sqlx::Error) -> HistoryUnavailable {
 impl HistoryReader for HistoryStore {
     fn challenges<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         q: &'a ChallengeQuery,
     ) -> Reading<'a, ChallengePage> {
         Box::pin(async move {
-            let filter = ChallengeFilter::of(q, scope);
+            let filter = ChallengeFilter::of(q, view);
             let pool = &self.pool;
             let (total, failures, mut items) = tokio::try_join!(
                 count_challenges(pool, &filter),
@@ -135,9 +135,9 @@ impl HistoryReader for HistoryStore {
         })
     }
 
-    fn audit<'a>(&'a self, scope: &'a Scope, q: &'a AuditQuery) -> Reading<'a, Page<AuditEntry>> {
+    fn audit<'a>(&'a self, view: &'a View, q: &'a AuditQuery) -> Reading<'a, Page<AuditEntry>> {
         Box::pin(async move {
-            let filter = audit::AuditFilter::of(q, scope);
+            let filter = audit::AuditFilter::of(q, view);
             let (total, items) = tokio::try_join!(
                 audit::count(&self.pool, &filter),
                 audit::list(&self.pool, &filter),
@@ -154,21 +154,21 @@ impl HistoryReader for HistoryStore {
 
     fn recent_changes<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         since: DateTime<Utc>,
         limit: usize,
     ) -> Reading<'a, Vec<RecentChange>> {
         Box::pin(async move {
-            if let Some(rows) = self.kept_recent(scope, since, limit) {
+            if let Some(rows) = self.kept_recent(view, since, limit) {
                 return Ok(rows);
             }
             // The count before the read: a commit during it makes the answer a miss next time.
             let committed = self.writes.as_ref().map(|w| w.committed());
-            let rows = recent_changes(&self.pool, scope, since, limit)
+            let rows = recent_changes(&self.pool, view, since, limit)
                 .await
                 .map_err(unavailable)?;
             if let Some(committed) = committed {
-                self.keep_recent(scope, since, limit, committed, &rows);
+                self.keep_recent(view, since, limit, committed, &rows);
             }
             Ok(rows)
         })
@@ -176,11 +176,11 @@ impl HistoryReader for HistoryStore {
 
     fn certificate_timeline<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         c: &'a ObjectKey,
     ) -> Reading<'a, Vec<lookout_app::model::timeline::Attempt>> {
         Box::pin(async move {
-            if !scope.sees(&c.cluster, &c.namespace) {
+            if !view.sees(&c.cluster, &c.namespace) {
                 return Ok(Vec::new());
             }
             super::timeline::certificate_attempts(&self.pool, &c.cluster, &c.namespace, &c.name)
@@ -191,7 +191,7 @@ impl HistoryReader for HistoryStore {
 
     fn host_challenges<'a>(
         &'a self,
-        scope: &'a Scope,
+        view: &'a View,
         cluster: &'a str,
         namespace: &'a str,
         hosts: Vec<String>,
@@ -205,7 +205,7 @@ impl HistoryReader for HistoryStore {
                     cluster: Some(cluster.to_string()),
                     namespace: Some(namespace.to_string()),
                     domain: Some(host.clone()),
-                    scope: super::scope_param(scope),
+                    view: super::view_param(view),
                     limit: i64::try_from(per_host).unwrap_or(i64::MAX),
                     ..Default::default()
                 };
@@ -232,8 +232,8 @@ pub(crate) struct ChallengeFilter {
     pub domain: Option<String>,
     pub outcome: Option<ChallengeState>,
     pub since: Option<DateTime<Utc>>,
-    /// The caller's scope as [`super::scope_param`] writes it (None: everything).
-    pub scope: Option<String>,
+    /// The caller's view as [`super::view_param`] writes it (None: everything).
+    pub view: Option<String>,
     /// None: the most recently seen first.
     pub sort: Option<Sort<ChallengeSort>>,
     /// Rows skipped before the first returned (a page's start).
@@ -243,8 +243,8 @@ pub(crate) struct ChallengeFilter {
 }
 
 impl ChallengeFilter {
-    /// One page of a query, within what `scope` sees.
-    pub(crate) fn of(q: &ChallengeQuery, scope: &Scope) -> Self {
+    /// One page of a query, within what `view` sees.
+    pub(crate) fn of(q: &ChallengeQuery, view: &View) -> Self {
         let (offset, limit) = super::page_window(q.page, q.per_page);
         ChallengeFilter {
             cluster: q.cluster.clone(),
@@ -252,7 +252,7 @@ impl ChallengeFilter {
             domain: q.domain.clone(),
             outcome: q.outcome,
             since: q.since,
-            scope: super::scope_param(scope),
+            view: super::view_param(view),
             sort: q.sort,
             offset,
             limit,
@@ -276,7 +276,7 @@ fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q ChallengeFilter) -> SqlQuery<'q> {
         .bind(&f.domain)
         .bind(f.outcome.map(|o| o.label()))
         .bind(f.since.map(stamp))
-        .bind(&f.scope)
+        .bind(&f.view)
 }
 
 /// `ORDER BY` of a challenge list: the sort key, then the most recently seen first (the
@@ -406,16 +406,16 @@ async fn fill_transitions(
     Ok(())
 }
 
-/// What changed since `since` that `scope` sees, newest first, at most `limit` rows. A line
+/// What changed since `since` that `view` sees, newest first, at most `limit` rows. A line
 /// about the cluster itself (its sync state) is seen by anyone who sees the cluster.
 async fn recent_changes(
     pool: &SqlitePool,
-    scope: &Scope,
+    view: &View,
     since: DateTime<Utc>,
     limit: usize,
 ) -> Result<Vec<RecentChange>, sqlx::Error> {
     // Each source is read newest first and cut at `limit` on its own (its time index
-    // serves that), within the scope; only then merged. One ORDER BY over the union read
+    // serves that), within the view; only then merged. One ORDER BY over the union read
     // every row of the window — thousands on a busy day — for every board.
     // A row with no namespace is about the whole cluster (an action run over all of it):
     // only a whole-cluster grant (namespace `*`) sees it, as in the audit. The cluster's own
@@ -466,7 +466,7 @@ async fn recent_changes(
     let rows = sqlx::query(&sql)
         .bind(stamp(since))
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .bind(super::scope_param(scope))
+        .bind(super::view_param(view))
         .fetch_all(pool)
         .await?;
     Ok(rows
@@ -519,12 +519,12 @@ mod tests {
             .await
             .unwrap();
         let store = HistoryStore::new(db.reader.clone()).with_writes(db.health.clone());
-        let (everything, now) = (Scope::everything(), Utc::now());
+        let (everything, now) = (View::whole_fleet(["zrh"]), Utc::now());
         let since = now - chrono::Duration::hours(24);
         let read = |since| {
             let store = store.clone();
-            let scope = everything.clone();
-            async move { store.recent_changes(&scope, since, 30).await.unwrap().len() }
+            let view = everything.clone();
+            async move { store.recent_changes(&view, since, 30).await.unwrap().len() }
         };
         assert_eq!(read(since).await, 0);
         // Behind the store's back (no writer, no audit log): the kept answer stands.
@@ -656,11 +656,16 @@ mod tests {
             "two texts of one reason counted together"
         );
 
-        // A customer's scope: acme namespaces of zrh clusters only.
-        let customer = Scope::from_grants(vec![lookout_app::model::scope::Grant {
+        // A customer's view: acme namespaces of zrh clusters only.
+        use lookout_app::model::scope::{Access, Grant, Role};
+        let grant = Grant {
             clusters: vec!["zrh-*".into()],
             namespaces: vec!["acme-*".into()],
-        }]);
+        };
+        let customer = View::new(
+            &Access::new(vec![(Role::Viewer, grant)]),
+            ["zrh-prod", "gva-prod"],
+        );
         let q = |sort: Option<&str>, page: usize, per_page: usize| ChallengeQuery {
             sort: sort.and_then(Sort::parse),
             page,
@@ -693,7 +698,7 @@ mod tests {
             }
             assert_eq!(names(&paged), expected, "{sort:?}");
         }
-        let nobody = ChallengeFilter::of(&q(None, 1, 50), &Scope::default());
+        let nobody = ChallengeFilter::of(&q(None, 1, 50), &View::nothing());
         assert_eq!(count_challenges(&db.reader, &nobody).await.unwrap(), 0);
     }
 }

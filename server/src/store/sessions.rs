@@ -4,16 +4,20 @@
 
 use sqlx::SqlitePool;
 
-/// Where signing out is kept (the database's writer).
+/// Where signing out is kept (the database's writer), and the clock that says which ended
+/// sign-ins have expired.
 #[derive(Clone)]
-pub struct EndedSessions(pub SqlitePool);
+pub struct EndedSessions {
+    pub pool: SqlitePool,
+    pub now: crate::clock::Now,
+}
 
 impl EndedSessions {
     /// Keeps sign-in `id` ended until `expires`. A database that cannot take it is logged:
     /// the running server refuses the session anyway (it keeps it in memory too), only a
     /// restart would forget it.
     pub async fn end(&self, id: &str, expires: i64) {
-        if let Err(e) = end(&self.0, id, expires, chrono::Utc::now().timestamp()).await {
+        if let Err(e) = end(&self.pool, id, expires, (self.now)().timestamp()).await {
             tracing::error!(error = %e, "the end of a sign-in could not be stored; a restart would forget it");
         }
     }

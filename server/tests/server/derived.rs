@@ -1,11 +1,13 @@
 //! What a tenant learns about a neighbour through derived data: findings, budgets, previews,
 //! audit rows, action records and live updates computed from both tenants' objects. The
-//! neighbour (`globex-web`) shares a host and a certificate's names with the tenant
-//! (`acme-shop`), has certificates issued from the same Let's Encrypt budgets, is acted on by
-//! a support engineer; every one of its names carries the marker `globex`. The tenant's
-//! operator then walks every route of the router with its *own* objects as parameters: no
-//! response may carry the marker. Support sees the markers on the same routes, so their
-//! absence means something.
+//! neighbour (`globex-web`) shares a host, the load balancer's address, a registered domain
+//! and its Let's Encrypt budgets, a tailnet and a Certificate name (`shop-tls`) with the
+//! tenant (`acme-shop`); a support engineer previews actions on both and runs bulk runs over
+//! the cluster and in the neighbour's namespace; every one of the neighbour's names carries
+//! the marker `globex`. The tenant then walks every route of the router with its *own*
+//! objects as parameters — as a user the trusted proxy names, with an API token, and signed
+//! in with OpenID Connect — and no response may carry a marker. Support sees the markers on
+//! the same routes, so their absence means something.
 
 use std::time::Duration;
 
@@ -50,12 +52,30 @@ fn neighbours_sharing_a_host(app: &TestApp) {
         None,
         json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}}),
     );
-    for (ns, name, hosts) in [
-        ("acme-shop", "shop", vec!["shop.acme.example"]),
-        ("globex-web", "globex-twin", vec!["shop.acme.example"]),
-        ("globex-web", "globex-only", vec!["api.acme.example"]),
+    // The neighbour: the same host, another host of the same registered domain (and so its
+    // budgets), and a Certificate of the same name as the tenant's (`shop-tls`).
+    for (ns, name, hosts, secret) in [
+        ("acme-shop", "shop", vec!["shop.acme.example"], "shop-tls"),
+        (
+            "globex-web",
+            "globex-twin",
+            vec!["shop.acme.example"],
+            "globex-twin-tls",
+        ),
+        (
+            "globex-web",
+            "globex-only",
+            vec!["api.acme.example"],
+            "globex-only-tls",
+        ),
+        (
+            "globex-web",
+            "globex-namesake",
+            vec!["globex-namesake.acme.example"],
+            "shop-tls",
+        ),
     ] {
-        if name != "globex-only" {
+        if name == "shop" || name == "globex-twin" {
             create("", "namespaces", None, json!({"metadata": {"name": ns}}));
         }
         let annotations = json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"});
@@ -66,26 +86,114 @@ fn neighbours_sharing_a_host(app: &TestApp) {
             json!({"metadata": {"name": name, "annotations": annotations},
                    "spec": {"ingressClassName": "cilium",
                             "rules": hosts.iter().map(|h| json!({"host": h})).collect::<Vec<_>>(),
-                            "tls": [{"hosts": hosts, "secretName": format!("{name}-tls")}]}}),
+                            "tls": [{"hosts": hosts, "secretName": secret}]}}),
         );
+    }
+}
+
+/// One tailnet, two tenants: 20 Tailscale Ingresses of the neighbour's, then 21 of the
+/// tenant's (newer), each with its published hostname — 41 of Let's Encrypt's 50 a week, so
+/// `tailscale.cert-budget` is about the tenant's newest and counts the neighbour's.
+async fn neighbours_sharing_a_tailnet(app: &TestApp) {
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("networking.k8s.io", "ingresses").unwrap();
+    let status = kubesim::WriteOpts {
+        status: true,
+        ..kubesim::WriteOpts::system()
+    };
+    for (ns, prefix, count) in [("globex-web", "globex-ts", 20), ("acme-shop", "ts", 21)] {
+        for i in 0..count {
+            let name = format!("{prefix}-{i}");
+            c.create(
+                &rt,
+                Some(ns),
+                json!({"metadata": {"name": name}, "spec": {"ingressClassName": "tailscale"}}),
+                &kubesim::WriteOpts::system(),
+            )
+            .unwrap();
+            let hostname = format!("{name}.tail0042.ts.net");
+            c.merge_patch(
+                &rt,
+                Some(ns),
+                &name,
+                &json!({"status": {"loadBalancer": {"ingress": [{"hostname": hostname}]}}}),
+                &status,
+            )
+            .unwrap();
+        }
+        // Creation times are in seconds: the tenant's come a second later.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn derived_data_never_carries_a_neighbours_names() {
-    // kubesim serves the hosts and the probe looks at them: what it saw is derived data too.
     let ports = crate::probing::free_ports();
-    let app = app_with(&["zrh-prod"])
+    let app = neighbours_app(ports).auth(auth("127.0.0.1/32").await).await;
+    let (support, tenant) = (
+        Who::Proxy(SUPPORT.0, SUPPORT.1),
+        Who::Proxy(TENANT.0, TENANT.1),
+    );
+    // The tenant's operator through the trusted proxy, and a viewer token on the same
+    // namespaces.
+    let walkers = [tenant, Who::Token("s3cret-viewer")];
+    neighbours_walked(&app, support, tenant, &walkers).await;
+    app.stop().await;
+}
+
+/// The same walk for people signed in with OpenID Connect (a real provider): sessions
+/// decide the view as proxies and tokens do.
+#[tokio::test(flavor = "multi_thread")]
+async fn derived_data_never_carries_a_neighbours_names_to_a_signed_in_tenant() {
+    if !crate::oidc::provider_available() {
+        return;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let groups = dir.path().join("groups.json");
+    std::fs::write(
+        &groups,
+        json!({SUPPORT.0: [SUPPORT.1], TENANT.0: [TENANT.1]}).to_string(),
+    )
+    .unwrap();
+    let provider =
+        crate::oidc::start_provider_with(&format!("{base}/auth/callback"), Some(&groups)).await;
+    let ports = crate::probing::free_ports();
+    let app = neighbours_app(ports)
+        .auth(crate::tenancy::oidc_auth(&base, &provider.issuer).await)
+        .listener(listener)
+        .await;
+    let browsers = [crate::oidc::browser(), crate::oidc::browser()];
+    for (browser, login) in browsers.iter().zip([SUPPORT.0, TENANT.0]) {
+        let (page, _) = crate::oidc::sign_in(browser, &base, "/", login).await;
+        assert!(page.contains(login), "signed in as {login}");
+    }
+    let support = Who::Session(SUPPORT.0, &browsers[0]);
+    let tenant = Who::Session(TENANT.0, &browsers[1]);
+    neighbours_walked(&app, support, tenant, &[tenant]).await;
+    app.stop().await;
+}
+
+/// kubesim with its controllers, serving the hosts on `ports`, and the probe looking at
+/// them: what it saw is derived data too.
+fn neighbours_app(ports: kubesim::sim::edge::EdgePorts) -> AppOptions {
+    app_with(&["zrh-prod"])
         .with_controllers()
         .edge(ports)
         .probe(crate::probing::settings(ports, &["127.0.0.0/8", "::1/128"]))
-        .auth(auth("127.0.0.1/32").await)
-        .await;
+}
+
+/// Neighbours sharing a host, a load-balancer address, a registered domain and its budgets,
+/// a tailnet and a Certificate name; support acting on both and running bulk runs over the
+/// cluster: `walkers` walk every route as the tenant and find no marker of the neighbour.
+async fn neighbours_walked(app: &TestApp, support: Who<'_>, tenant: Who<'_>, walkers: &[Who<'_>]) {
     app.wait_ready().await;
-    neighbours_sharing_a_host(&app);
-    app.eventually("all three certificates are issued and counted", || async {
-        let budgets = app
-            .get_as("/api/v1/rate-limits", SUPPORT.0, SUPPORT.1)
+    neighbours_sharing_a_host(app);
+    neighbours_sharing_a_tailnet(app).await;
+    app.eventually("all four certificates are issued and counted", || async {
+        let budgets = support
+            .get(app, "/api/v1/rate-limits")
             .await
             .json::<Value>()
             .await
@@ -98,33 +206,30 @@ async fn derived_data_never_carries_a_neighbours_names() {
                     x["limit"] == "exact-set" && x["key"] == "shop.acme.example" && x["used"] == 2
                 })
             })
-            && app
-                .get_as("/api/v1/certificates?status=ready", SUPPORT.0, SUPPORT.1)
+            && support
+                .get(app, "/api/v1/certificates?status=ready")
                 .await
                 .json::<Value>()
                 .await
                 .unwrap()["total"]
-                == 3
+                == 4
     })
     .await;
     app.eventually(
         "the probe has seen the shared host from both namespaces",
         || async {
-            app.get_as(
-                "/api/v1/probes?host=shop.acme.example",
-                SUPPORT.0,
-                SUPPORT.1,
-            )
-            .await
-            .text()
-            .await
-            .unwrap()
-            .contains("globex-twin")
+            support
+                .get(app, "/api/v1/probes?host=shop.acme.example")
+                .await
+                .text()
+                .await
+                .unwrap()
+                .contains("globex-twin")
         },
     )
     .await;
-    let mine = app
-        .get_as("/api/v1/probes", TENANT.0, TENANT.1)
+    let mine = tenant
+        .get(app, "/api/v1/probes")
         .await
         .json::<Value>()
         .await
@@ -158,7 +263,8 @@ async fn derived_data_never_carries_a_neighbours_names() {
     )
     .unwrap();
     app.eventually("the shared host is a finding", || async {
-        app.get_as("/api/v1/findings", TENANT.0, TENANT.1)
+        tenant
+            .get(app, "/api/v1/findings")
             .await
             .text()
             .await
@@ -167,11 +273,10 @@ async fn derived_data_never_carries_a_neighbours_names() {
     })
     .await;
     // Support acts in the neighbour's namespace (a preview, an audit row).
-    let support_preview: Value = app
-        .post_as(
+    let support_preview: Value = support
+        .post(
+            app,
             "/api/v1/certificates/zrh-prod/globex-web/globex-twin-tls/renew",
-            SUPPORT.0,
-            SUPPORT.1,
             json!({"dry_run": true}),
         )
         .await
@@ -180,11 +285,10 @@ async fn derived_data_never_carries_a_neighbours_names() {
         .unwrap();
     assert!(support_preview["id"].is_string(), "{support_preview:#}");
     // The tenant's own preview: its budgets are shared with the neighbour's certificate.
-    let own: Value = app
-        .post_as(
+    let own: Value = tenant
+        .post(
+            app,
             "/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew",
-            TENANT.0,
-            TENANT.1,
             json!({"dry_run": true}),
         )
         .await
@@ -211,22 +315,37 @@ async fn derived_data_never_carries_a_neighbours_names() {
         "/api/v1/findings",
         "/issuers/zrh-prod/_/letsencrypt-prod",
     ] {
-        let body = app
-            .get_as(path, SUPPORT.0, SUPPORT.1)
-            .await
-            .text()
-            .await
-            .unwrap();
+        let body = support.get(app, path).await.text().await.unwrap();
         assert!(
             body.contains("globex"),
             "support sees the neighbour on {path}"
         );
     }
 
-    // The tenant's operator through the trusted proxy, and a viewer token on the same
-    // namespaces: the same walk, the same silence.
-    for who in [Who::Proxy(TENANT.0, TENANT.1), Who::Token("s3cret-viewer")] {
-        let (checked, answered) = walk(&app, &own_id, who).await;
+    // Support's bulk runs: over the whole cluster, and in the neighbour's namespace.
+    for (path, body) in [
+        (
+            "/api/v1/bulk/renew",
+            json!({"cluster": "zrh-prod", "dry_run": true}),
+        ),
+        (
+            "/api/v1/bulk/edit-in-place",
+            json!({"namespace": "globex-web", "dry_run": true}),
+        ),
+    ] {
+        let run = support.post(app, path, body).await;
+        assert_eq!(run.status(), 200, "support's bulk run {path}");
+    }
+    let audit = support
+        .get(app, "/api/v1/audit")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(audit.contains("bulk-renew"), "{audit}");
+    // The walk: the same routes, the same silence.
+    for &who in walkers {
+        let (checked, answered) = walk(app, &own_id, who).await;
         assert!(
             checked >= 40,
             "walked {checked} route × method pairs as {who:?}"
@@ -238,8 +357,8 @@ async fn derived_data_never_carries_a_neighbours_names() {
         );
     }
     // The tenant's own findings are there, with the neighbour counted, not named.
-    let findings = app
-        .get_as("/api/v1/findings", TENANT.0, TENANT.1)
+    let findings = tenant
+        .get(app, "/api/v1/findings")
         .await
         .text()
         .await
@@ -248,28 +367,31 @@ async fn derived_data_never_carries_a_neighbours_names() {
         findings.contains("1 Ingress in another namespace"),
         "{findings}"
     );
+    // The tailnet's budget: the tenant's newest Ingress, the neighbour's hostnames counted.
+    assert!(
+        findings.contains("41 new Tailscale hostnames in tail0042.ts.net"),
+        "{findings}"
+    );
     // Support's preview of the same renew, read by the tenant, shows what the tenant's own
     // preview shows of the budgets (support's view knew when the neighbour spent it), and
     // none of support's words.
-    let support_on_shop: Value = app
-        .post_as(
+    let support_on_shop: Value = support
+        .post(
+            app,
             "/api/v1/certificates/zrh-prod/acme-shop/shop-tls/renew",
-            SUPPORT.0,
-            SUPPORT.1,
             json!({"dry_run": true}),
         )
         .await
         .json()
         .await
         .unwrap();
-    let theirs: Value = app
-        .get_as(
+    let theirs: Value = tenant
+        .get(
+            app,
             &format!(
                 "/api/v1/actions/{}",
                 support_on_shop["id"].as_str().expect("support may preview")
             ),
-            TENANT.0,
-            TENANT.1,
         )
         .await
         .json()
@@ -294,7 +416,6 @@ async fn derived_data_never_carries_a_neighbours_names() {
         theirs["message"].as_str().unwrap().starts_with("renew by "),
         "{theirs:#}"
     );
-    app.stop().await;
 }
 
 /// A tenant's bulk run moves the tenant's live revision (its page follows the progress);
@@ -350,17 +471,64 @@ async fn a_tenants_own_bulk_run_moves_its_live_revision_and_no_one_elses() {
     app.stop().await;
 }
 
-/// Who walks the routes: a user the trusted proxy names, or an API token.
-#[derive(Debug, Clone, Copy)]
-enum Who {
+/// Who acts or walks the routes: a user the trusted proxy names, an API token, or a browser
+/// holding an OpenID Connect session (with the person's name).
+#[derive(Clone, Copy)]
+enum Who<'a> {
     Proxy(&'static str, &'static str),
     Token(&'static str),
+    Session(&'static str, &'a reqwest::Client),
+}
+
+impl std::fmt::Debug for Who<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Who::Proxy(user, groups) => write!(f, "proxy user {user} ({groups})"),
+            Who::Token(_) => write!(f, "a viewer token"),
+            Who::Session(name, _) => write!(f, "{name}'s session"),
+        }
+    }
+}
+
+impl Who<'_> {
+    fn request(
+        &self,
+        app: &TestApp,
+        method: reqwest::Method,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
+        let url = format!("{}{path}", app.base);
+        match *self {
+            Who::Proxy(user, groups) => app
+                .http
+                .request(method, url)
+                .header("X-Forwarded-User", user)
+                .header("X-Forwarded-Groups", groups),
+            Who::Token(token) => app.http.request(method, url).bearer_auth(token),
+            Who::Session(_, browser) => browser.request(method, url),
+        }
+    }
+
+    async fn get(&self, app: &TestApp, path: &str) -> reqwest::Response {
+        self.request(app, reqwest::Method::GET, path)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn post(&self, app: &TestApp, path: &str, body: Value) -> reqwest::Response {
+        self.request(app, reqwest::Method::POST, path)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
 }
 
 /// Every route × method of the router with the tenant's own objects as parameters, as
 /// `who`: no response carries a marker of the neighbour. Returns how many were walked, and
 /// how many of them answered 2xx.
-async fn walk(app: &TestApp, own_id: &str, who: Who) -> (usize, usize) {
+async fn walk(app: &TestApp, own_id: &str, who: Who<'_>) -> (usize, usize) {
     let (mut checked, mut answered) = (0, 0);
     for route in lookout_server::routes() {
         for method in route.methods {
@@ -382,15 +550,11 @@ async fn walk(app: &TestApp, own_id: &str, who: Who) -> (usize, usize) {
                 p if p.contains("/issuers/") => p.replace("/acme-shop/shop", "/_/letsencrypt-prod"),
                 _ => path,
             };
-            let request = app
-                .http
-                .request(method.parse().unwrap(), format!("{}{path}", app.base));
-            let mut request = match who {
-                Who::Proxy(user, groups) => request
-                    .header("X-Forwarded-User", user)
-                    .header("X-Forwarded-Groups", groups),
-                Who::Token(token) => request.bearer_auth(token),
-            };
+            // A session walks the data, not its own sign-in and sign-out.
+            if matches!(who, Who::Session(..)) && path.starts_with("/auth/") {
+                continue;
+            }
+            let mut request = who.request(app, method.parse().unwrap(), &path);
             if *method != "GET" {
                 request = request.json(&if path.contains("/bulk/") {
                     json!({"dry_run": true, "namespace": "acme-shop"})

@@ -167,28 +167,63 @@ async fn readyz_waits_for_a_cluster_that_does_not_answer() {
     let kc = dir.path().join("silent");
     write_kubeconfig(&kc, "s", format!("127.0.0.1:{port}"));
     let app = app_with(&["zrh-prod"])
+        .auth(crate::tenancy::auth("127.0.0.1/32").await)
         .extra(vec![ClusterConfig {
             context: None,
             ..ClusterConfig::from_kubeconfig("silent", &kc, "")
         }])
         .await;
+    let clusters = || async {
+        let resp = app.get_as("/api/v1/clusters", "sam", "support").await;
+        resp.json::<serde_json::Value>().await.unwrap()
+    };
     app.eventually("zrh-prod synced", || async {
-        app.json("/api/v1/clusters").await["items"][0]["state"] == "synced"
+        clusters().await["items"][0]["state"] == "synced"
     })
     .await;
     let ready = app.get("/readyz").await;
     assert_eq!(ready.status(), 503);
-    // Anyone may ask: the answer counts, and names no cluster.
+    // Anyone may ask: an anonymous caller (a kubelet's probe) gets the status only.
     let text = ready.text().await.unwrap();
-    assert_eq!(text, "waiting for the first sync of 1 cluster");
-    assert!(app.json("/api/v1/clusters").await["items"]
+    assert_eq!(
+        text,
+        "not ready: waiting for the first sync of the clusters"
+    );
+    // A caller who identifies learns which of the clusters they see are pending.
+    let told = |token: &'static str| {
+        let app = &app;
+        async move {
+            let resp = app
+                .http
+                .get(format!("{}/readyz", app.base))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            (resp.status(), resp.text().await.unwrap())
+        }
+    };
+    assert_eq!(
+        told("s3cret-admin").await,
+        (
+            reqwest::StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: waiting for the first sync of silent".to_string()
+        )
+    );
+    let (status, text) = told("not-a-token").await;
+    assert_eq!(status, 503, "a wrong token is an anonymous probe here");
+    assert!(!text.contains("silent"), "{text}");
+    assert!(clusters().await["items"]
         .as_array()
         .unwrap()
         .iter()
         .any(|c| c["name"] == "silent"));
     // Pages do not wait on it.
     let started = Instant::now();
-    assert_eq!(app.get("/ingresses").await.status(), 200);
+    assert_eq!(
+        app.get_as("/ingresses", "sam", "support").await.status(),
+        200
+    );
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(app.get("/healthz").await.status(), 200);
     app.stop().await;

@@ -18,7 +18,7 @@ fn end2end() -> PathBuf {
 }
 
 /// Whether node and the npm packages are there; in CI their absence is a failure.
-fn provider_available() -> bool {
+pub(crate) fn provider_available() -> bool {
     let node = std::process::Command::new("node")
         .arg("--version")
         .output()
@@ -37,9 +37,9 @@ fn provider_available() -> bool {
 }
 
 /// The provider process; killed when dropped.
-struct OidcProvider {
+pub(crate) struct OidcProvider {
     child: tokio::process::Child,
-    issuer: String,
+    pub(crate) issuer: String,
 }
 
 impl Drop for OidcProvider {
@@ -53,7 +53,7 @@ async fn start_provider(redirect_uri: &str) -> OidcProvider {
 }
 
 /// The provider, reading each login's groups from `groups_file` (JSON) at every sign-in.
-async fn start_provider_with(
+pub(crate) async fn start_provider_with(
     redirect_uri: &str,
     groups_file: Option<&std::path::Path>,
 ) -> OidcProvider {
@@ -89,7 +89,7 @@ async fn start_provider_with(
 }
 
 /// A browser that keeps cookies and shows each redirect.
-fn browser() -> reqwest::Client {
+pub(crate) fn browser() -> reqwest::Client {
     browser_with(std::sync::Arc::new(reqwest::cookie::Jar::default()))
 }
 
@@ -142,7 +142,7 @@ fn form_of(html: &str) -> (String, Vec<(String, String)>) {
 
 /// Signs in as `login` through the provider's login form (and its consent form, if it asks),
 /// starting at `path`; returns the page the browser lands on.
-async fn sign_in(
+pub(crate) async fn sign_in(
     client: &reqwest::Client,
     base: &str,
     path: &str,
@@ -191,38 +191,8 @@ async fn support_and_a_customer_sign_in_with_a_real_provider_and_see_their_scope
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let provider = start_provider(&format!("{base}/auth/callback")).await;
-    let config = Config::parse(
-        &format!(
-            r#"
-[[clusters]]
-name = "zrh-prod"
-in_cluster = true
-
-[auth]
-mode = "oidc"
-public_url = "{base}"
-
-[auth.oidc]
-issuer_url = "{issuer}"
-client_id = "lookout"
-client_secret = "lookout-test-secret"
-
-[[access]]
-groups = ["support"]
-role = "operator"
-
-[[access]]
-groups = ["customer-acme"]
-role = "viewer"
-clusters = ["zrh-prod"]
-namespaces = ["acme-*"]
-"#,
-            issuer = provider.issuer
-        ),
-        &[],
-    )
-    .unwrap();
-    let auth = Auth::from_config(&config).await.unwrap();
+    // Support operates everywhere; the customer's group sees its namespaces.
+    let auth = crate::tenancy::oidc_auth(&base, &provider.issuer).await;
     let app = app_with(&["zrh-prod"]).auth(auth).listener(listener).await;
     for (ns, host) in [
         ("acme-shop", "shop.acme.example"),

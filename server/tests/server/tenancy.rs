@@ -22,16 +22,45 @@ fn sha256(s: &str) -> String {
 }
 
 pub(crate) async fn auth(trusted: &str) -> Auth {
-    let text = format!(
+    with_rules(&format!(
+        "[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"{trusted}\"]\n"
+    ))
+    .await
+}
+
+/// The same rules for people signed in at the OpenID Connect provider `issuer`, Lookout
+/// being at `base`.
+pub(crate) async fn oidc_auth(base: &str, issuer: &str) -> Auth {
+    with_rules(&format!(
         r#"
-[[clusters]]
-name = "zrh-prod"
-in_cluster = true
-
 [auth]
-mode = "proxy"
-trusted_proxies = ["{trusted}"]
+mode = "oidc"
+public_url = "{base}"
 
+[auth.oidc]
+issuer_url = "{issuer}"
+client_id = "lookout"
+client_secret = "lookout-test-secret"
+"#
+    ))
+    .await
+}
+
+/// `auth_section` with [`rules`], for one cluster `zrh-prod`.
+async fn with_rules(auth_section: &str) -> Auth {
+    let text = format!(
+        "[[clusters]]\nname = \"zrh-prod\"\nin_cluster = true\n{auth_section}\n{}",
+        rules()
+    );
+    let config = Config::parse(&text, &[]).unwrap();
+    Auth::from_config(&config).await.unwrap()
+}
+
+/// Support (operator), on-call (admin), a customer's viewers and operators, a viewer token
+/// on the customer's namespaces and an admin token.
+fn rules() -> String {
+    format!(
+        r#"
 [[access]]
 groups = ["support"]
 role = "operator"
@@ -65,9 +94,7 @@ role = "admin"
 "#,
         viewer = sha256("s3cret-viewer"),
         admin = sha256("s3cret-admin"),
-    );
-    let config = Config::parse(&text, &[]).unwrap();
-    Auth::from_config(&config).await.unwrap()
+    )
 }
 
 /// Two tenants in one cluster: ACME (the customer) and Globex (another customer).

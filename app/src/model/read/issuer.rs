@@ -175,7 +175,8 @@ mod tests {
     use crate::model::certificate::CertificateView;
     use crate::model::ingress::IngressView;
     use crate::model::rules::fixtures::{cluster_issuer, World};
-    use crate::model::scope::{Grant, Scope};
+    use crate::model::scope::{Access, Grant, Role};
+    use crate::model::View;
 
     /// An issuer of another CA, not ready, used by two tenants' Certificates.
     fn world() -> World {
@@ -194,15 +195,15 @@ mod tests {
         w
     }
 
-    fn detail(w: &World, scope: &Scope, name: &str) -> Option<IssuerDetail> {
+    fn detail(w: &World, view: &View, name: &str) -> Option<IssuerDetail> {
         let findings = w.findings();
-        let visible = Visibility::of(scope, &w.facts.name)?;
+        let visible = Visibility::of(view, &w.facts.name)?;
         issuer_detail(&visible, &w.facts.name, &w.data, &findings, None, name)
     }
 
     #[test]
     fn whoever_sees_the_cluster_gets_the_issuer_whole() {
-        let d = detail(&world(), &Scope::everything(), "internal-ca").unwrap();
+        let d = detail(&world(), &View::whole_fleet(["zrh"]), "internal-ca").unwrap();
         assert_eq!(d.readiness, "not ready");
         assert!(d
             .ready_message
@@ -222,10 +223,11 @@ mod tests {
 
     #[test]
     fn a_tenant_sees_its_readiness_and_only_its_own_certificates() {
-        let tenant = Scope::from_grants(vec![Grant {
+        let grant = Grant {
             clusters: vec!["*".into()],
             namespaces: vec!["acme".into()],
-        }]);
+        };
+        let tenant = View::new(&Access::new(vec![(Role::Viewer, grant)]), ["zrh"]);
         let d = detail(&world(), &tenant, "internal-ca").unwrap();
         assert_eq!(d.readiness, "not ready");
         assert_eq!(
@@ -248,10 +250,10 @@ mod tests {
         let w = World::new()
             .certificate(CertificateView::of(&ing))
             .ingress(ing);
-        let d = detail(&w, &Scope::everything(), "letsencrypt-prd").unwrap();
+        let d = detail(&w, &View::whole_fleet(["zrh"]), "letsencrypt-prd").unwrap();
         assert!(!d.exists);
         assert_eq!(d.readiness, "does not exist");
         assert_eq!(d.certificates.len(), 1);
-        assert!(detail(&w, &Scope::everything(), "no-such-issuer").is_none());
+        assert!(detail(&w, &View::whole_fleet(["zrh"]), "no-such-issuer").is_none());
     }
 }

@@ -3,7 +3,7 @@
 //! pages, and the chain views. Pure: the server's registry hands in each cluster's data and
 //! findings and gets back view types; pages and the JSON API show the same ones.
 //!
-//! [`Visibility`] is the one place where a caller's [`Scope`] meets the fleet's data: every
+//! [`Visibility`] is the one place where a caller's [`View`] meets the fleet's data: every
 //! list, detail and count here goes through it.
 //!
 //! - [`views`]: the filters of each list and the rows and views returned.
@@ -20,43 +20,37 @@ pub mod progress;
 pub mod sort;
 pub mod views;
 
-use crate::model::{Finding, Scope};
+use crate::model::view::{Sight, View};
+use crate::model::Finding;
 
 /// What one caller sees of one cluster.
 #[derive(Debug, Clone, Copy)]
 pub struct Visibility<'a> {
-    scope: &'a Scope,
-    cluster: &'a str,
-    /// Every namespace, and so its cluster-scoped objects and what their findings name.
-    whole: bool,
+    sight: &'a Sight,
 }
 
 impl<'a> Visibility<'a> {
-    /// What `scope` sees of `cluster`; None when it sees nothing there.
-    pub fn of(scope: &'a Scope, cluster: &'a str) -> Option<Self> {
-        scope.sees_cluster(cluster).then(|| Visibility {
-            scope,
-            cluster,
-            whole: scope.sees_cluster_wide(cluster),
-        })
+    /// What `view` sees of `cluster`; None when it sees nothing there.
+    pub fn of(view: &'a View, cluster: &str) -> Option<Self> {
+        view.sight(cluster).map(|sight| Visibility { sight })
     }
 
     /// Whether the caller sees every namespace of the cluster (object counts per kind, findings
     /// about cluster-scoped objects).
     pub fn whole_cluster(&self) -> bool {
-        self.whole
+        self.sight.whole()
     }
 
     /// Whether objects in `namespace` are visible.
     pub fn namespace(&self, namespace: &str) -> bool {
-        self.whole || self.scope.sees(self.cluster, namespace)
+        self.sight.read.contains(namespace)
     }
 
     /// Whether a finding of this cluster is visible: a namespaced one by its namespace, a
     /// cluster-wide one only with the whole cluster (see [`Finding::needs_whole_cluster`]).
     pub fn finding(&self, f: &Finding) -> bool {
         if f.needs_whole_cluster() {
-            self.whole
+            self.whole_cluster()
         } else if f.namespace.is_empty() {
             true
         } else {

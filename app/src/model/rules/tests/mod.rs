@@ -484,7 +484,8 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet_across_clusters() {
 fn a_tenant_sees_a_cluster_issuers_kind_not_its_internal_url() {
     use crate::model::read::lists::certificate_detail;
     use crate::model::read::Visibility;
-    use crate::model::scope::{Grant, Scope};
+    use crate::model::scope::{Access, Grant, Role};
+    use crate::model::View;
     let ing = shop();
     let cert = CertificateView::of(&ing);
     let mut internal = cluster_issuer(
@@ -500,17 +501,23 @@ fn a_tenant_sees_a_cluster_issuers_kind_not_its_internal_url() {
         .issuer(internal)
         .certificate(cert.clone())
         .ingress(ing);
-    let detail = |scope: &Scope| {
-        let visible = Visibility::of(scope, "zrh").unwrap();
+    let detail = |view: &View| {
+        let visible = Visibility::of(view, "zrh").unwrap();
         certificate_detail(&visible, &w.facts, &w.data, &[], "acme", "shop-tls").unwrap()
     };
-    let support = Scope::everything();
+    let support = View::whole_fleet(["zrh"]);
     let issuer = detail(&support).chain.issuer.unwrap();
     assert!(issuer.acme_server_url.is_some() && !issuer.solvers.is_empty());
-    let tenant = Scope::from_grants(vec![Grant {
-        clusters: vec!["zrh".into()],
-        namespaces: vec!["acme".into()],
-    }]);
+    let tenant = View::new(
+        &Access::new(vec![(
+            Role::Viewer,
+            Grant {
+                clusters: vec!["zrh".into()],
+                namespaces: vec!["acme".into()],
+            },
+        )]),
+        ["zrh"],
+    );
     let theirs = detail(&tenant);
     let json = serde_json::to_string(&theirs).unwrap();
     assert!(!json.contains("ca.internal.corp"), "{json}");

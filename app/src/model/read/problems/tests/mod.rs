@@ -9,7 +9,8 @@ use crate::model::certificate::CertificateView;
 use crate::model::ingress::IngressView;
 use crate::model::read::Visibility;
 use crate::model::rules::fixtures::{attempt, cluster_issuer, World};
-use crate::model::scope::{Grant, Scope};
+use crate::model::scope::{Access, Grant, Role};
+use crate::model::View;
 
 const NOT_FOUND: &str =
     "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'";
@@ -28,9 +29,9 @@ fn failing(w: World, ing: IngressView) -> World {
     w.attempt(attempt).certificate(cert).ingress(ing)
 }
 
-fn problems_of(w: &World, scope: &Scope) -> Vec<Problem> {
+fn problems_of(w: &World, view: &View) -> Vec<Problem> {
     let findings = w.findings();
-    let visible = Visibility::of(scope, &w.facts.name).expect("the cluster is visible");
+    let visible = Visibility::of(view, &w.facts.name).expect("the cluster is visible");
     let mine: Vec<&Finding> = findings.iter().filter(|f| visible.finding(f)).collect();
     cluster_problems(
         &w.facts,
@@ -52,15 +53,16 @@ fn problems_from(w: &World, findings: &[Finding]) -> Vec<Problem> {
     )
 }
 
-fn everything() -> Scope {
-    Scope::everything()
+fn everything() -> View {
+    View::whole_fleet(["zrh"])
 }
 
-fn tenant(namespaces: &[&str]) -> Scope {
-    Scope::from_grants(vec![Grant {
+fn tenant(namespaces: &[&str]) -> View {
+    let grant = Grant {
         clusters: vec!["*".into()],
         namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
-    }])
+    };
+    View::new(&Access::new(vec![(Role::Viewer, grant)]), ["zrh"])
 }
 
 #[test]

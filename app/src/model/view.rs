@@ -1,0 +1,244 @@
+//! The caller's view: what one person may see and do in the fleet, made once per request
+//! from their rules ([`Access`]) and the clusters Lookout is configured with.
+//!
+//! Every read — the fleet's lists and details, problems, budgets, forecasts, probes, the
+//! history, the audit log, recent changes, action records, the live stream — takes a
+//! [`View`] and nothing else about the caller. A cluster that is not configured is in no
+//! view (a request naming it finds nothing, like a missing object), and each configured
+//! cluster is either seen whole or through a list of namespace patterns, resolved once here
+//! rather than by glob-matching cluster names per object.
+
+use std::collections::BTreeMap;
+
+use super::scope::{glob_match, Access, Grant, Role};
+
+/// Which namespaces of one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Namespaces {
+    /// Every namespace, and so the cluster-scoped objects and whatever their findings name.
+    Every,
+    /// The namespaces matching these patterns (`*` any run of characters, `?` one).
+    Matching(Vec<String>),
+}
+
+impl Namespaces {
+    pub fn contains(&self, namespace: &str) -> bool {
+        match self {
+            Namespaces::Every => true,
+            Namespaces::Matching(patterns) => patterns.iter().any(|p| glob_match(p, namespace)),
+        }
+    }
+
+    /// The union of `self` and `patterns`.
+    fn widen(&mut self, patterns: &[String]) {
+        if patterns.iter().any(|p| p == "*") {
+            *self = Namespaces::Every;
+        } else if let Namespaces::Matching(mine) = self {
+            for p in patterns {
+                if !mine.contains(p) {
+                    mine.push(p.clone());
+                }
+            }
+        }
+    }
+
+    fn of(patterns: &[String]) -> Namespaces {
+        let mut n = Namespaces::Matching(Vec::new());
+        n.widen(patterns);
+        n
+    }
+}
+
+/// What the caller sees of one cluster, and where there they may act.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sight {
+    pub read: Namespaces,
+    /// None: they may run no action in this cluster.
+    pub act: Option<Namespaces>,
+}
+
+impl Sight {
+    /// Whether every namespace is visible.
+    pub fn whole(&self) -> bool {
+        self.read == Namespaces::Every
+    }
+}
+
+/// One caller's view of the fleet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    clusters: BTreeMap<String, Sight>,
+    /// Every namespace of every cluster, including clusters since removed from the
+    /// configuration whose history is still kept.
+    everything: bool,
+    role: Option<Role>,
+    fleet_admin: bool,
+}
+
+impl View {
+    /// The view of a caller with `access` over the configured `clusters`.
+    pub fn new<'a>(access: &Access, clusters: impl IntoIterator<Item = &'a str>) -> View {
+        let rules = access.rules();
+        let mut seen = BTreeMap::new();
+        for cluster in clusters {
+            let mut sight: Option<Sight> = None;
+            for (role, grant) in rules.iter().filter(|(_, g)| covers(g, cluster)) {
+                let s = sight.get_or_insert_with(|| Sight {
+                    read: Namespaces::of(&grant.namespaces),
+                    act: None,
+                });
+                s.read.widen(&grant.namespaces);
+                if *role >= Role::Operator {
+                    match &mut s.act {
+                        Some(act) => act.widen(&grant.namespaces),
+                        None => s.act = Some(Namespaces::of(&grant.namespaces)),
+                    }
+                }
+            }
+            if let Some(s) = sight {
+                seen.insert(cluster.to_string(), s);
+            }
+        }
+        View {
+            clusters: seen,
+            everything: access.is_fleet_wide(),
+            role: access.top_role(),
+            fleet_admin: access.is_fleet_admin(),
+        }
+    }
+
+    /// The whole fleet, for Lookout's own fleet-wide work (metrics, the budgets every
+    /// preview is checked against) and for `auth.mode = "none"`.
+    pub fn whole_fleet<'a>(clusters: impl IntoIterator<Item = &'a str>) -> View {
+        View::new(&Access::everything(), clusters)
+    }
+
+    /// Someone who sees nothing.
+    pub fn nothing() -> View {
+        View::new(&Access::default(), [])
+    }
+
+    /// What the caller sees of `cluster`; None when nothing (or it is not configured).
+    pub fn sight(&self, cluster: &str) -> Option<&Sight> {
+        self.clusters.get(cluster)
+    }
+
+    /// The clusters the caller sees anything of, by name.
+    pub fn clusters(&self) -> impl Iterator<Item = (&str, &Sight)> {
+        self.clusters.iter().map(|(c, s)| (c.as_str(), s))
+    }
+
+    /// Whether every namespace of every cluster is visible (also the history of clusters no
+    /// longer configured).
+    pub fn sees_everything(&self) -> bool {
+        self.everything
+    }
+
+    /// Whether the caller sees nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.clusters.is_empty() && !self.everything
+    }
+
+    pub fn sees_cluster(&self, cluster: &str) -> bool {
+        self.clusters.contains_key(cluster)
+    }
+
+    /// Whether every namespace of `cluster` is visible (needed for cluster-scoped objects,
+    /// whose findings may name objects of any namespace).
+    pub fn sees_cluster_wide(&self, cluster: &str) -> bool {
+        self.sight(cluster).is_some_and(Sight::whole)
+    }
+
+    /// Whether objects in `namespace` of `cluster` are visible.
+    pub fn sees(&self, cluster: &str, namespace: &str) -> bool {
+        self.sight(cluster)
+            .is_some_and(|s| s.read.contains(namespace))
+    }
+
+    /// Whether the caller may run actions on objects in `namespace` of `cluster`.
+    pub fn may_act(&self, cluster: &str, namespace: &str) -> bool {
+        self.sight(cluster)
+            .and_then(|s| s.act.as_ref())
+            .is_some_and(|a| a.contains(namespace))
+    }
+
+    /// Whether the caller may run actions somewhere in `cluster`.
+    pub fn may_act_in(&self, cluster: &str) -> bool {
+        self.sight(cluster).is_some_and(|s| s.act.is_some())
+    }
+
+    /// Whether the caller may run actions anywhere.
+    pub fn may_act_anywhere(&self) -> bool {
+        self.clusters.values().any(|s| s.act.is_some())
+    }
+
+    /// The highest role of any rule that matched the caller.
+    pub fn role(&self) -> Option<Role> {
+        self.role
+    }
+
+    /// Admin over every cluster and namespace: may read fleet-wide operational data.
+    pub fn fleet_admin(&self) -> bool {
+        self.fleet_admin
+    }
+}
+
+fn covers(grant: &Grant, cluster: &str) -> bool {
+    grant.clusters.iter().any(|c| glob_match(c, cluster))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(c: &str, n: &str) -> Grant {
+        Grant {
+            clusters: vec![c.into()],
+            namespaces: vec![n.into()],
+        }
+    }
+
+    const FLEET: [&str; 3] = ["zrh-prod", "gva-prod", "zrh-test"];
+
+    #[test]
+    fn a_customer_sees_only_its_namespaces_of_configured_clusters() {
+        let v = View::new(
+            &Access::new(vec![(Role::Viewer, g("zrh-*", "acme-*"))]),
+            FLEET,
+        );
+        assert!(v.sees("zrh-prod", "acme-shop") && v.sees("zrh-test", "acme-blog"));
+        assert!(!v.sees("zrh-prod", "globex") && !v.sees("gva-prod", "acme-shop"));
+        assert!(!v.sees_cluster("zrh-unknown"), "not configured: in no view");
+        assert!(!v.sees_cluster_wide("zrh-prod") && !v.sees_everything());
+        assert!(!v.may_act("zrh-prod", "acme-shop") && !v.may_act_anywhere());
+        assert_eq!(v.clusters().count(), 2);
+        assert!(View::nothing().is_empty() && !View::nothing().sees_cluster("zrh-prod"));
+    }
+
+    #[test]
+    fn rules_combine_a_wide_view_with_a_narrow_right_to_act() {
+        let access = Access::new(vec![
+            (Role::Viewer, g("*", "acme-*")),
+            (Role::Operator, g("zrh-prod", "acme-shop")),
+            (Role::Viewer, g("gva-prod", "*")),
+        ]);
+        let v = View::new(&access, FLEET);
+        assert!(v.sees("gva-prod", "acme-blog") && v.sees("gva-prod", "globex"));
+        assert!(v.sees_cluster_wide("gva-prod") && !v.sees_cluster_wide("zrh-prod"));
+        assert!(v.may_act("zrh-prod", "acme-shop"));
+        assert!(!v.may_act("zrh-prod", "acme-blog") && !v.may_act("gva-prod", "acme-shop"));
+        assert!(v.may_act_in("zrh-prod") && !v.may_act_in("gva-prod"));
+        assert_eq!(v.role(), Some(Role::Operator));
+        assert!(!v.fleet_admin() && !v.sees_everything());
+    }
+
+    #[test]
+    fn the_whole_fleet_sees_every_configured_cluster_whole() {
+        let v = View::whole_fleet(FLEET);
+        assert!(v.sees_everything() && v.fleet_admin());
+        assert!(FLEET
+            .iter()
+            .all(|c| v.sees_cluster_wide(c) && v.may_act(c, "any")));
+        assert!(!v.sees_cluster("elsewhere"));
+    }
+}

@@ -220,13 +220,22 @@ pub(crate) async fn authenticate(
         result
     };
     let mut jar = jar;
-    let mut response = match result {
+    let response = match result {
         Ok(identity) => {
             if let Some(id) = identity {
                 // The one door: the caller's view is made here, once per request, from
                 // their rules and the configured clusters; every read is given this view.
                 let clusters = state.registry.records().iter().map(|c| c.name.as_str());
                 let caller = Caller::new(id, clusters);
+                if let Some(what) = outside_view(&caller.view, req.uri().query()) {
+                    let e = AppError::NotFound(what);
+                    let response = if api {
+                        ApiError(e).into_response()
+                    } else {
+                        e.into_response()
+                    };
+                    return finish(&state, &path, response);
+                }
                 req.extensions_mut().insert(caller);
             }
             // Every browser gets a CSRF token for its forms — set on pages only: never on
@@ -262,8 +271,13 @@ pub(crate) async fn authenticate(
         Err(e) if api => ApiError(e).into_response(),
         Err(e) => e.into_response(),
     };
+    finish(&state, &path, response)
+}
+
+/// The headers every answer of [`authenticate`] carries.
+fn finish(state: &AppState, path: &str, mut response: Response) -> Response {
     secure_headers(response.headers_mut());
-    if !public(&path) {
+    if !public(path) {
         // What a caller sees depends on who they are: no shared cache may keep it.
         let h = response.headers_mut();
         h.entry(header::CACHE_CONTROL)
@@ -283,6 +297,28 @@ pub(crate) async fn authenticate(
         );
     }
     response
+}
+
+/// What a query's `cluster` and `namespace` filters name outside the caller's view, if
+/// anything: such a filter is answered like a missing object (404), the same whether the
+/// cluster or namespace does not exist or is someone else's.
+fn outside_view(view: &lookout_app::model::View, query: Option<&str>) -> Option<String> {
+    let (mut cluster, mut namespace) = (None, None);
+    for (key, value) in form_urlencoded::parse(query?.as_bytes()) {
+        match &*key {
+            "cluster" if !value.is_empty() => cluster = Some(value.into_owned()),
+            "namespace" if !value.is_empty() => namespace = Some(value.into_owned()),
+            _ => {}
+        }
+    }
+    match (cluster, namespace) {
+        (Some(c), _) if !view.sees_cluster(&c) => Some(format!("cluster {c}")),
+        (Some(c), Some(n)) if !view.sees(&c, &n) => Some(format!("namespace {n} of cluster {c}")),
+        (None, Some(n)) if !view.clusters().any(|(_, s)| s.read.contains(&n)) => {
+            Some(format!("namespace {n}"))
+        }
+        _ => None,
+    }
 }
 
 #[derive(Deserialize)]

@@ -765,3 +765,49 @@ impl Revisions {
         }
     }
 }
+
+/// A filter naming a cluster or namespace outside the caller's view is a 404 like a missing
+/// object — whether it does not exist or is someone else's — on pages, the API and exports.
+#[tokio::test(flavor = "multi_thread")]
+async fn filters_outside_the_callers_view_are_not_found() {
+    let app = app_with(&["zrh-prod"])
+        .auth(auth("127.0.0.1/32").await)
+        .await;
+    app.wait_ready().await;
+    two_tenants(&app);
+    let customer = ("carol", "customer-acme");
+    for path in [
+        "/api/v1/ingresses?cluster=CALL-SUPPORT-NOW",
+        "/api/v1/ingresses?cluster=zrh-prod&namespace=globex-web",
+        "/api/v1/findings?namespace=globex-web",
+        "/api/v1/ingresses.csv?cluster=sim-2",
+        "/ingresses?namespace=globex-web",
+        "/audit?cluster=sim-2",
+    ] {
+        let resp = app.get_as(path, customer.0, customer.1).await;
+        assert_eq!(resp.status(), 404, "{path}");
+        let body = resp.text().await.unwrap();
+        assert!(
+            !body.contains("globex-web") || path.contains("globex-web"),
+            "{body}"
+        );
+        if path.starts_with("/api/") && !path.contains(".csv") {
+            let error: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(error["error"]["code"], "not_found", "{path}");
+        }
+    }
+    // The same filters inside the view answer; support sees every namespace.
+    for (who, path) in [
+        (
+            customer,
+            "/api/v1/ingresses?cluster=zrh-prod&namespace=acme-shop",
+        ),
+        (customer, "/api/v1/ingresses?namespace=acme-nothing-yet"),
+        (customer, "/ingresses?cluster=&namespace="),
+        (("sue", "support"), "/api/v1/findings?namespace=globex-web"),
+    ] {
+        let resp = app.get_as(path, who.0, who.1).await;
+        assert_eq!(resp.status(), 200, "{path} as {}", who.0);
+    }
+    app.stop().await;
+}

@@ -281,10 +281,7 @@ impl ChallengeView {
             dns_name: strings.get(str_at(data, "/spec/dnsName").as_deref().unwrap_or_default()),
             challenge_type: strings.get(str_at(data, "/spec/type").as_deref().unwrap_or_default()),
             state: strings.get(&state),
-            failure: reason
-                .as_deref()
-                .filter(|_| state != "valid")
-                .map(Failure::classify),
+            failure: Failure::of_challenge(&state, reason.as_deref()),
             in_place_ingress: str_at(data, "/spec/solver/http01/ingress/name")
                 .filter(|n| !n.is_empty())
                 .map(|n| strings.get(&n)),

@@ -104,6 +104,15 @@ impl Failure {
         }
     }
 
+    /// What a Challenge's `status.reason` says went wrong, if anything: None for a valid
+    /// Challenge, an empty reason, or one of the reasons cert-manager writes while all is well
+    /// ([`informational`]).
+    pub fn of_challenge(state: &str, reason: Option<&str>) -> Option<Self> {
+        reason
+            .filter(|r| !r.trim().is_empty() && state != "valid" && !informational(r))
+            .map(Failure::classify)
+    }
+
     /// Classifies a Challenge's `status.reason`, an ACME problem detail, or a controller log
     /// line about a challenge.
     pub fn classify(text: &str) -> Self {
@@ -200,6 +209,18 @@ impl Failure {
     }
 }
 
+/// Whether a Challenge's reason is cert-manager telling how things go rather than what went
+/// wrong (`pkg/controller/acmechallenges/readiness.go`, `sync.go`): a solver configured to
+/// wait instead of self-checking ("Waiting 30s before accepting HTTP-01 challenge without
+/// self-check"), and the reason of a valid Challenge ("Successfully authorized domain").
+pub fn informational(reason: &str) -> bool {
+    let t = reason.trim().to_ascii_lowercase();
+    (t.starts_with("waiting ")
+        && t.contains(" before accepting ")
+        && t.ends_with("without self-check"))
+        || t == "successfully authorized domain"
+}
+
 /// Boulder's rate limits, current and legacy wording.
 fn rate_limit(t: &str) -> Option<Failure> {
     use FailureClass::RateLimited;
@@ -228,7 +249,7 @@ fn rate_limit(t: &str) -> Option<Failure> {
         ("new orders per account (300 per 3 hours)", "the ACME account created 300 orders in three hours: a retry loop or bulk issuance; renewals are exempt")
     } else if t.contains("registrations") {
         ("new accounts per IP address", "too many ACME accounts were registered from this address; reuse the issuer's account key")
-    } else if t.contains("certificates already issued for") || t.contains("registered domain") {
+    } else if t.contains("already issued for") || t.contains("registered domain") {
         ("certificates per registered domain (50 per week)", "fifty new certificates were issued under this registered domain in seven days (by anyone); renewals of an exact set issued in the last 120 days are exempt")
     } else {
         (
@@ -243,6 +264,20 @@ fn rate_limit(t: &str) -> Option<Failure> {
 fn dns01(t: &str) -> Option<Failure> {
     use FailureClass::Dns01;
     let has = |needles: &[&str]| needles.iter().any(|n| t.contains(n));
+    // Boulder looking up the TXT record (`bdns/problem.go`: "DNS problem: NXDOMAIN looking
+    // up TXT for _acme-challenge.<name>", or with an extended error "looking up TXT for
+    // <name>: <summary>").
+    if has(&["looking up txt for"]) {
+        if has(&["nxdomain"]) {
+            return Some(Failure::new(Dns01, "DNS-01: _acme-challenge name does not exist", "the CA looked up the TXT record at _acme-challenge.<name> and the name does not exist (NXDOMAIN): the record was never created in the public zone, was removed before the CA looked, or a CNAME delegation points at a name that does not exist"));
+        }
+        return Some(Failure::new(Dns01, "DNS-01: the CA could not look up the TXT record", "the CA's resolvers could not get an answer for _acme-challenge.<name> (a timeout or SERVFAIL at the zone's nameservers, or a broken DNSSEC chain); the zone's nameservers must answer the public internet"));
+    }
+    // cert-manager finding the zone of the name (`pkg/issuer/acme/dns/util/cache.go`): only
+    // DNS-01 looks up SOA records.
+    if has(&["querying the soa record"]) {
+        return Some(Failure::new(Dns01, "DNS-01: zone lookup failed", "cert-manager could not find the DNS zone of the name: the SOA query to its nameservers failed (SERVFAIL, REFUSED); check the zone's delegation, or the nameservers cert-manager asks (--dns01-recursive-nameservers)"));
+    }
     if has(&["txt record"]) {
         return Some(Failure::new(Dns01, "DNS-01: wrong or missing TXT record", "the CA did not find the expected TXT record at _acme-challenge.<name>: a stale record, another issuer's record, or a CNAME delegation pointing elsewhere"));
     }
@@ -299,6 +334,17 @@ fn not_a_challenge(t: &str) -> Option<Failure> {
 /// redirect limit, an HTTPS answer that is plain HTTP, or the CA fetching an `https://` URL.
 fn redirected(text: &str, t: &str) -> Option<Failure> {
     use FailureClass::Redirected;
+    // Boulder refusing to follow a redirect (`va/http.go`): to a port other than 80 or 443,
+    // another scheme, a bad host, too many hops, or a status it may not follow.
+    if t.contains("invalid port in redirect target") {
+        return Some(Failure::new(Redirected, "redirected to a port other than 80 or 443", "the challenge URL redirects to another port (an HTTPS redirect that carries a NodePort or a listener's internal port); the CA follows redirects only to ports 80 and 443 — answer /.well-known/acme-challenge/ on port 80 without redirecting, or redirect to a URL without a port"));
+    }
+    if t.contains("in redirect target") {
+        return Some(Failure::new(Redirected, "redirected to an invalid target", "the challenge URL redirects to a URL the CA refuses to follow (another scheme, an IP address or a host without a public suffix — often a redirect missing its '/'); answer /.well-known/acme-challenge/ on port 80 without redirecting"));
+    }
+    if t.contains("too many redirects") || t.contains("disallowed redirect status code") {
+        return Some(Failure::new(Redirected, "redirects the CA will not follow", "the challenge URL redirects more than ten times, or with a status the CA may not follow (only 301, 302, 307 and 308); answer /.well-known/acme-challenge/ on port 80 without redirecting"));
+    }
     if t.contains("stopped after 10 redirects") {
         return Some(Failure::new(Redirected, "redirect loop", "the challenge URL redirects in a loop (Go's client gave up after 10 redirects), typically plain HTTP redirected to HTTPS and back; cert-manager's solver never answered"));
     }

@@ -350,10 +350,7 @@ async fn challenge_rows(
         .map(|r| {
             let state: String = r.get("state");
             let reason: Option<String> = r.get("reason");
-            let failure = reason
-                .as_deref()
-                .filter(|r| !r.is_empty() && state != "valid")
-                .map(Failure::classify);
+            let failure = Failure::of_challenge(&state, reason.as_deref());
             ChallengeRecord {
                 id: r.get("id"),
                 cluster: r.get("cluster"),

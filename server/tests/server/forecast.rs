@@ -94,7 +94,7 @@ async fn the_forecast_names_the_clusters_that_run_out_and_keeps_tenants_apart() 
     // The filters narrow the certificates played: the tenant's namespace alone fits.
     let own = forecast(&app, SUPPORT, "?namespace=acme-shop").await;
     assert_eq!(own["items"][0]["refused"], 0, "{own:#}");
-    let elsewhere = forecast(&app, SUPPORT, "?cluster=gva-prod").await;
+    let elsewhere = forecast(&app, SUPPORT, "?namespace=elsewhere").await;
     assert_eq!(elsewhere["items"], json!([]));
 
     // The expiry chart's windows filter the certificates (none of these was ever issued).

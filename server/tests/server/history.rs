@@ -201,13 +201,18 @@ async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_th
     assert_eq!(set["latest"]["name"], "shop-tls");
     assert_eq!(set["clusters"], json!(["zrh-prod"]));
     assert_eq!(set["namespaces"], json!(["zrh-prod/default"]));
-    // Which clusters spend it: the filter keeps it for its cluster, not for another.
+    // Which namespaces spend it: the filter keeps it for its namespace, not for another; a
+    // cluster Lookout does not watch is not found.
     let here = app
         .json("/api/v1/rate-limits?cluster=zrh-prod&namespace=default")
         .await;
     assert!(!here["items"].as_array().unwrap().is_empty());
-    let elsewhere = app.json("/api/v1/rate-limits?cluster=gva-prod").await;
+    let elsewhere = app
+        .json("/api/v1/rate-limits?cluster=zrh-prod&namespace=elsewhere")
+        .await;
     assert!(elsewhere["items"].as_array().unwrap().is_empty());
+    let unknown = app.get("/api/v1/rate-limits?cluster=gva-prod").await;
+    assert_eq!(unknown.status(), 404);
     let page = app.get("/rate-limits?cluster=zrh-prod").await;
     assert_eq!(page.status(), 200);
     assert!(page

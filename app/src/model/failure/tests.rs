@@ -162,3 +162,59 @@ fn classes_serialize_as_the_contract_spells_them() {
         assert_eq!(serde_json::to_value(class).unwrap(), class.as_str());
     }
 }
+
+/// Texts built from the upstream format strings (Boulder `bdns/problem.go`,
+/// `ratelimits/limiter.go`, `va/http.go`; cert-manager `pkg/issuer/acme/dns/util/cache.go`)
+/// that read like something else.
+#[test]
+fn upstream_format_strings_are_read_as_what_they_are_about() {
+    let prefix = "Error accepting authorization: acme: authorization error for a.example: 400 urn:ietf:params:acme:error:";
+    let cases = [
+        // The CA looking up DNS-01's TXT record is DNS-01, not the host's A record.
+        (format!("{prefix}dns: DNS problem: NXDOMAIN looking up TXT for _acme-challenge.a.example - check that a DNS record exists for this domain"), Dns01, "DNS-01: _acme-challenge name does not exist"),
+        (format!("{prefix}dns: DNS problem: looking up TXT for _acme-challenge.a.example: DNSSEC Bogus"), Dns01, "DNS-01: the CA could not look up the TXT record"),
+        (format!("{prefix}dns: DNS problem: SERVFAIL looking up TXT for _acme-challenge.a.example - the domain's nameservers may be malfunctioning"), Dns01, "DNS-01: the CA could not look up the TXT record"),
+        // ... while its A lookup for HTTP-01 stays DNS.
+        (format!("{prefix}dns: DNS problem: NXDOMAIN looking up A for a.example - check that a DNS record exists for this domain"), Dns, "DNS lookup failed"),
+        // cert-manager finding the zone: only DNS-01 asks for SOA records.
+        ("When querying the SOA record for the domain '_acme-challenge.a.example.' using nameservers [10.96.0.10:53], rcode was expected to be 'NOERROR' or 'NXDOMAIN', but got 'SERVFAIL'".to_string(), Dns01, "DNS-01: zone lookup failed"),
+        // Boulder refusing a redirect is a redirect problem.
+        (format!("{prefix}connection: 203.0.113.7: Fetching http://a.example/.well-known/acme-challenge/x: Invalid port in redirect target. Only ports 80 and 443 are supported, not 8443"), Redirected, "redirected to a port other than 80 or 443"),
+        (format!("{prefix}connection: 203.0.113.7: Fetching http://a.example/.well-known/acme-challenge/x: Invalid host in redirect target \"a.examplewww\". Check webserver config for missing '/' in redirect target."), Redirected, "redirected to an invalid target"),
+        (format!("{prefix}connection: 203.0.113.7: Fetching http://a.example/.well-known/acme-challenge/x: Too many redirects"), Redirected, "redirects the CA will not follow"),
+        // The registered-domain limit in today's words.
+        ("Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many certificates (50) already issued for \"example.com\" in the last 168h0m0s, retry after 2026-12-06 10:00:00 UTC: see https://letsencrypt.org/docs/rate-limits/#new-certificates-per-registered-domain".to_string(), RateLimited, "certificates per registered domain (50 per week)"),
+        ("Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many certificates (5) already issued for this exact set of identifiers in the last 168h0m0s, retry after 2026-12-06 10:00:00 UTC".to_string(), RateLimited, "duplicate certificates (5 per exact set per week)"),
+    ];
+    for (text, class, label) in cases {
+        let f = Failure::classify(&text);
+        assert_eq!((f.class, &*f.label), (class, label), "{text}");
+    }
+}
+
+/// cert-manager writes a reason on a pending Challenge also when all is well: a solver that
+/// waits instead of self-checking (`acmechallenges/readiness.go`). No failure is read from it.
+#[test]
+fn informational_reasons_are_no_failure() {
+    for reason in [
+        "Waiting 30s before accepting HTTP-01 challenge without self-check",
+        "Waiting 12.5s before accepting DNS-01 challenge without self-check",
+        "Successfully authorized domain",
+    ] {
+        assert!(super::informational(reason), "{reason}");
+        assert_eq!(
+            Failure::of_challenge("pending", Some(reason)),
+            None,
+            "{reason}"
+        );
+    }
+    let failing =
+        "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'";
+    assert!(!super::informational(failing));
+    assert_eq!(
+        Failure::of_challenge("pending", Some(failing)).map(|f| f.class),
+        Some(NotFound)
+    );
+    assert_eq!(Failure::of_challenge("valid", Some(failing)), None);
+    assert_eq!(Failure::of_challenge("pending", Some("  ")), None);
+}

@@ -23,10 +23,12 @@ pub(crate) fn challenge_failing(
     if ch.has_failed() {
         return true;
     }
-    // A pending challenge carries a reason only when something goes wrong: the self-check
+    // A pending challenge carries a failure when something goes wrong: the self-check
     // failing ("Waiting for HTTP-01 challenge propagation: …") or the solver not being
-    // presented ("Error presenting challenge: …", cert-manager's acmechallenges/sync.go).
-    ch.reason.as_deref().is_some_and(|r| !r.is_empty())
+    // presented ("Error presenting challenge: …", cert-manager's acmechallenges/sync.go) —
+    // not when its reason only tells how it goes (a solver that waits instead of
+    // self-checking: `Failure::of_challenge`).
+    ch.failure.is_some()
         && ch
             .created
             .is_some_and(|c| now - c > t.challenge_failing_after)

@@ -27,6 +27,8 @@ pub(crate) const CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 pub(crate) const FORCE_HTTPS: &str = "ingress.cilium.io/force-https";
 /// Cilium's load-balancer mode for one Ingress: `dedicated` or `shared`.
 pub(crate) const LB_MODE: &str = "ingress.cilium.io/loadbalancer-mode";
+/// The older spelling Cilium still reads when [`LB_MODE`] is absent.
+pub(crate) const LB_MODE_ALIAS: &str = "io.cilium.ingress/loadbalancer-mode";
 
 pub use super::refs::IssuerRef;
 
@@ -133,7 +135,9 @@ impl IngressView {
         let addresses = strings.list(addresses);
         let mut note = |key: &str| annotation(meta, key).map(|v| strings.get(&v));
         let (edit_in_place, force_https) = (note(EDIT_IN_PLACE), note(FORCE_HTTPS));
-        let lb_mode = note(LB_MODE);
+        // Cilium reads the first of the two keys that is present
+        // (`operator/pkg/ingress/annotations`, `annotation.Get`).
+        let lb_mode = note(LB_MODE).or_else(|| note(LB_MODE_ALIAS));
         let labels = meta
             .labels
             .iter()
@@ -270,6 +274,24 @@ mod tests {
         assert_eq!(fine.issuer_conflict, None);
         let none = project(json!({"metadata": {"name": "shop"}}));
         assert_eq!(none.issuer_conflict, None);
+    }
+
+    /// Cilium reads `ingress.cilium.io/loadbalancer-mode`, else its older alias.
+    #[test]
+    fn the_load_balancer_mode_is_read_from_either_spelling() {
+        let mode = |annotations: Value| {
+            project(json!({"metadata": {"name": "shop", "annotations": annotations}})).lb_mode
+        };
+        assert_eq!(
+            mode(json!({LB_MODE_ALIAS: "shared"})).as_deref(),
+            Some("shared")
+        );
+        assert_eq!(
+            mode(json!({LB_MODE: "dedicated", LB_MODE_ALIAS: "shared"})).as_deref(),
+            Some("dedicated"),
+            "the current spelling wins"
+        );
+        assert_eq!(mode(json!({})), None);
     }
 
     #[test]

@@ -82,13 +82,12 @@ pub(crate) fn enforces_https(api: &Api<'_>, ing: &Value) -> bool {
 
 /// Whether Cilium gives an Ingress its own load balancer (cilium/cilium
 /// `operator/pkg/ingress/ingress_reconcile.go` isEffectiveLoadbalancerModeDedicated): the
-/// `ingress.cilium.io/loadbalancer-mode` annotation when it is `dedicated` or `shared`, else
-/// cilium-config's `ingress-default-lb-mode`, else dedicated (the operator's default).
+/// `ingress.cilium.io/loadbalancer-mode` annotation (or, when it is absent, its older alias
+/// `io.cilium.ingress/loadbalancer-mode`: `operator/pkg/ingress/annotations/annotations.go`)
+/// when it is `dedicated` or `shared`, else cilium-config's `ingress-default-lb-mode`, else
+/// dedicated (the operator's default).
 pub(crate) fn dedicated(api: &Api<'_>, ing: &Value) -> bool {
-    match s(
-        ing,
-        "/metadata/annotations/ingress.cilium.io~1loadbalancer-mode",
-    ) {
+    match lb_mode_annotation(ing) {
         Some("dedicated") => true,
         Some("shared") => false,
         _ => {
@@ -207,9 +206,42 @@ pub(super) fn reconcile(api: &Api<'_>, loopback: bool) {
     }
 }
 
+/// The Ingress's load-balancer mode annotation: the first present of the current key and
+/// its alias (`annotation.Get` takes the first key that exists, whatever its value).
+fn lb_mode_annotation(ing: &Value) -> Option<&str> {
+    let annotations = ing.pointer("/metadata/annotations")?;
+    [
+        "ingress.cilium.io/loadbalancer-mode",
+        "io.cilium.ingress/loadbalancer-mode",
+    ]
+    .iter()
+    .find_map(|key| annotations.get(*key))
+    .and_then(Value::as_str)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_load_balancer_mode_has_an_older_alias() {
+        let ing = |a: Value| serde_json::json!({"metadata": {"annotations": a}});
+        let alias = ing(serde_json::json!({"io.cilium.ingress/loadbalancer-mode": "shared"}));
+        assert_eq!(lb_mode_annotation(&alias), Some("shared"));
+        let both = ing(serde_json::json!({
+            "ingress.cilium.io/loadbalancer-mode": "bogus",
+            "io.cilium.ingress/loadbalancer-mode": "shared",
+        }));
+        assert_eq!(
+            lb_mode_annotation(&both),
+            Some("bogus"),
+            "the first present key"
+        );
+        assert_eq!(
+            lb_mode_annotation(&serde_json::json!({"metadata": {}})),
+            None
+        );
+    }
 
     #[test]
     fn force_https_reads_as_ciliums_operator_reads_it() {

@@ -882,6 +882,52 @@ async fn an_ingress_naming_one_secret_twice_is_refused_with_bad_config() {
     );
 }
 
+/// A TLS block without hosts is skipped with a `BadConfig` event; the Ingress's other
+/// blocks still get their Certificates (`buildCertificates` continues past it).
+#[tokio::test]
+async fn a_tls_block_without_hosts_is_skipped_with_bad_config() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    sim.create(
+        "networking.k8s.io",
+        "Ingress",
+        "ingresses",
+        Some("shop"),
+        json!({"metadata": {"name": "half", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+               "spec": {"ingressClassName": "cilium", "rules": [{"host": "a.example.com"}],
+                        "tls": [{"secretName": "nohosts-tls"}, {"hosts": ["a.example.com"], "secretName": "half-tls"}]}}),
+    )
+    .await;
+    sim.run(10);
+    let cert = |name: &'static str| {
+        sim.get(
+            "cert-manager.io",
+            "Certificate",
+            "certificates",
+            Some("shop"),
+            name,
+        )
+    };
+    assert!(cert("nohosts-tls").await.is_none(), "the skipped block");
+    assert!(cert("half-tls").await.is_some(), "the valid block");
+    let events = sim
+        .api("", "Event", "events", Some("shop"))
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let bad: Vec<&Value> = events
+        .items
+        .iter()
+        .map(|e| &e.data)
+        .filter(|e| e["reason"] == "BadConfig" && e["involvedObject"]["name"] == "half")
+        .collect();
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert_eq!(
+        bad[0]["message"],
+        "Skipped a TLS block: spec.tls[0].hosts: Required value"
+    );
+}
+
 /// The issuer's solver is picked per name as cert-manager's solverpicker does: a `dnsZones`
 /// selector beats a solver without selector, and the Challenge's type follows the solver.
 #[tokio::test]

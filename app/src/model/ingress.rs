@@ -73,6 +73,8 @@ pub struct IngressView {
     /// Load-balancer addresses from status.
     pub addresses: Texts,
     pub created: Option<DateTime<Utc>>,
+    /// When its spec or metadata were last written (see [`crate::model::object::last_changed`]).
+    pub changed: Option<DateTime<Utc>>,
 }
 
 impl IngressView {
@@ -172,6 +174,7 @@ impl IngressView {
             force_https,
             addresses,
             created: created(meta),
+            changed: crate::model::object::last_changed(meta),
         })
     }
 

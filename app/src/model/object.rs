@@ -112,6 +112,21 @@ pub fn created(meta: &ObjectMeta) -> Option<DateTime<Utc>> {
         .and_then(|t| DateTime::from_timestamp(t.0.as_second(), 0))
 }
 
+/// When the object's spec or metadata were last written: the latest `time` of its
+/// managedFields entries that are not about a subresource (a controller writing `status`
+/// changes nothing the user asked for), else its creation. The API server sets an entry's
+/// time at every write of that manager.
+pub fn last_changed(meta: &ObjectMeta) -> Option<DateTime<Utc>> {
+    meta.managed_fields
+        .iter()
+        .flatten()
+        .filter(|e| e.subresource.as_deref().is_none_or(str::is_empty))
+        .filter_map(|e| e.time.as_ref())
+        .filter_map(|t| DateTime::from_timestamp(t.0.as_second(), 0))
+        .max()
+        .or_else(|| created(meta))
+}
+
 /// The owner reference marked `controller: true`.
 pub(crate) fn controller_owner(meta: &ObjectMeta, strings: &mut Interner) -> Option<Owner> {
     meta.owner_references
@@ -153,6 +168,26 @@ pub(crate) fn annotation_managers(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_last_change_is_the_latest_write_of_spec_or_metadata() {
+        let meta: ObjectMeta = serde_json::from_value(json!({
+            "creationTimestamp": "2026-12-01T00:00:00Z",
+            "managedFields": [
+                {"manager": "kubectl", "operation": "Update", "time": "2026-12-02T10:00:00Z"},
+                {"manager": "cilium-operator", "operation": "Update", "subresource": "status", "time": "2026-12-03T10:00:00Z"},
+                {"manager": "helm", "operation": "Apply", "time": "2026-12-02T12:00:00Z"},
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            last_changed(&meta).map(|t| t.to_rfc3339()),
+            Some("2026-12-02T12:00:00+00:00".into())
+        );
+        let bare: ObjectMeta =
+            serde_json::from_value(json!({"creationTimestamp": "2026-12-01T00:00:00Z"})).unwrap();
+        assert_eq!(last_changed(&bare), created(&bare));
+    }
 
     #[test]
     fn conditions_tolerate_missing_and_wrong_fields() {

@@ -14,6 +14,9 @@ pub struct Thresholds {
     pub challenge_stuck_after: Duration,
     /// `ingress.no-address` after creation.
     pub no_address_after: Duration,
+    /// `ingress.certificate-missing` for an Ingress that asks for a certificate and has none,
+    /// this long after it last changed, when nothing says why.
+    pub certificate_missing_after: Duration,
     /// `cert.expiring` turns critical under this much time left.
     pub expiry_critical: Duration,
     /// `cert.expiring` also fires under this much time left, whatever the renewal time.
@@ -32,6 +35,7 @@ impl Default for Thresholds {
             challenge_failing_after: Duration::minutes(5),
             challenge_stuck_after: Duration::minutes(15),
             no_address_after: Duration::minutes(5),
+            certificate_missing_after: Duration::minutes(5),
             expiry_critical: Duration::days(7),
             expiry_floor: None,
             renewal_grace: Duration::hours(1),

@@ -113,6 +113,27 @@ fn repeated_secret_names(ing: &Value) -> Option<String> {
     }
 }
 
+/// Why ingress-shim skips TLS entry `i` (`pkg/controller/certificate-shim/sync.go`
+/// `validateIngressTLSBlock`: hosts and secretName are required), in apimachinery's words
+/// (`spec.tls[0].hosts: Required value`, several as `[a, b]`); None when it is usable.
+fn invalid_tls_block(i: usize, tls: &Value) -> Option<String> {
+    let empty = |field: &str| match tls.get(field) {
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(Value::String(s)) => s.is_empty(),
+        _ => true,
+    };
+    let errors: Vec<String> = ["hosts", "secretName"]
+        .into_iter()
+        .filter(|f| empty(f))
+        .map(|f| format!("spec.tls[{i}].{f}: Required value"))
+        .collect();
+    match errors.len() {
+        0 => None,
+        1 => errors.into_iter().next(),
+        _ => Some(format!("[{}]", errors.join(", "))),
+    }
+}
+
 /// Records a `BadConfig` Warning about `ing`, once (the same event is not repeated on every
 /// pass).
 fn bad_config(api: &Api<'_>, ing: &Value, message: &str) {
@@ -194,19 +215,24 @@ pub(super) fn reconcile(api: &Api<'_>) {
             "/metadata/annotations/acme.cert-manager.io~1http01-edit-in-place",
         ) == Some("true");
         let mut wanted: Vec<String> = Vec::new();
-        for tls in ing
+        for (i, tls) in ing
             .pointer("/spec/tls")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
+            .enumerate()
         {
+            if let Some(why) = invalid_tls_block(i, tls) {
+                bad_config(api, &ing, &format!("Skipped a TLS block: {why}"));
+                continue;
+            }
             let (Some(secret), Some(hosts)) = (
                 tls.get("secretName").and_then(Value::as_str),
                 tls.get("hosts").and_then(Value::as_array),
             ) else {
                 continue;
             };
-            if hosts.is_empty() || wanted.iter().any(|w| w == secret) {
+            if wanted.iter().any(|w| w == secret) {
                 continue;
             }
             wanted.push(secret.to_string());
@@ -292,6 +318,22 @@ pub(super) fn reconcile(api: &Api<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tls_block_without_hosts_or_secret_name_is_skipped_in_apimachinerys_words() {
+        assert_eq!(
+            invalid_tls_block(0, &json!({"secretName": "a-tls"})).as_deref(),
+            Some("spec.tls[0].hosts: Required value")
+        );
+        assert_eq!(
+            invalid_tls_block(2, &json!({"hosts": [], "secretName": ""})).as_deref(),
+            Some("[spec.tls[2].hosts: Required value, spec.tls[2].secretName: Required value]")
+        );
+        assert_eq!(
+            invalid_tls_block(0, &json!({"hosts": ["a.example"], "secretName": "a-tls"})),
+            None
+        );
+    }
 
     #[test]
     fn contradicting_issuer_annotations_are_refused_in_ingress_shims_words() {

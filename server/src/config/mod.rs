@@ -187,6 +187,8 @@ pub struct RulesConfig {
     #[serde(with = "humantime_serde")]
     pub no_address_after: Option<Duration>,
     #[serde(with = "humantime_serde")]
+    pub certificate_missing_after: Option<Duration>,
+    #[serde(with = "humantime_serde")]
     pub expiry_critical: Option<Duration>,
     /// `0s` or unset: no floor.
     #[serde(with = "humantime_serde")]
@@ -424,6 +426,10 @@ impl Config {
             (r.challenge_failing_after, &mut t.challenge_failing_after),
             (r.challenge_stuck_after, &mut t.challenge_stuck_after),
             (r.no_address_after, &mut t.no_address_after),
+            (
+                r.certificate_missing_after,
+                &mut t.certificate_missing_after,
+            ),
             (r.expiry_critical, &mut t.expiry_critical),
             (r.renewal_grace, &mut t.renewal_grace),
             (r.backoff_min, &mut t.backoff_min),

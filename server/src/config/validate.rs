@@ -293,6 +293,10 @@ impl Config {
             ("rules.challenge_failing_after", r.challenge_failing_after),
             ("rules.challenge_stuck_after", r.challenge_stuck_after),
             ("rules.no_address_after", r.no_address_after),
+            (
+                "rules.certificate_missing_after",
+                r.certificate_missing_after,
+            ),
             ("rules.expiry_critical", r.expiry_critical),
             ("rules.expiry_floor", r.expiry_floor),
             ("rules.renewal_grace", r.renewal_grace),

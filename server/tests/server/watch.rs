@@ -599,3 +599,39 @@ async fn dropped_watches_resume_from_their_version_without_a_relist_or_a_lost_ch
     );
     app.stop().await;
 }
+
+/// ingress-shim skips a TLS block without hosts with a `BadConfig` event (kubesim words it as
+/// cert-manager does); Lookout reports the Ingress's missing certificate at once, quoting the
+/// event, without knowing the refusal itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_config_event_of_any_wording_makes_the_missing_certificate_a_finding() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    let c = &app.fleet.clusters[0].cluster;
+    let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
+        let rt = c.resolve(group, plural).unwrap();
+        c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+            .unwrap();
+    };
+    create(
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    create(
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        json!({"metadata": {"name": "half", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+               "spec": {"rules": [{"host": "half.example.com"}], "tls": [{"secretName": "half-tls"}]}}),
+    );
+    app.eventually("the finding quotes ingress-shim's event", || async {
+        app.json("/api/v1/findings?rule=ingress.certificate-missing")
+            .await
+            .to_string()
+            .contains("Skipped a TLS block: spec.tls[0].hosts: Required value")
+    })
+    .await;
+    app.stop().await;
+}

@@ -66,7 +66,15 @@ impl IngressView {
             labels: Default::default(),
             addresses: std::sync::Arc::from(["192.0.2.1".into()]),
             created: ago(Duration::days(30)),
+            // No write time unless a test gives one: the grace of `ingress.certificate-missing`
+            // is then not judged.
+            changed: None,
         }
+    }
+    /// Last written `since` before the fixtures' now.
+    pub fn changed_ago(mut self, since: Duration) -> Self {
+        self.changed = ago(since);
+        self
     }
     pub fn in_ns(mut self, ns: &str) -> Self {
         self.namespace = ns.into();
@@ -384,6 +392,30 @@ impl World {
                 .challenges
                 .insert(key(&c.namespace, &c.name), Arc::new(c));
         }
+        self
+    }
+    /// An Event about the Ingress `name` of `namespace`.
+    pub fn ingress_event(
+        mut self,
+        namespace: &str,
+        name: &str,
+        reason: &str,
+        message: &str,
+    ) -> Self {
+        let event = crate::model::infra::EventView {
+            namespace: namespace.into(),
+            name: format!("{name}.{}", self.data.events.len()),
+            object_kind: "Ingress".into(),
+            object_name: name.into(),
+            event_type: "Warning".into(),
+            reason: reason.into(),
+            message: message.into(),
+            count: 1,
+            last_seen: ago(Duration::minutes(1)),
+        };
+        self.data
+            .events
+            .insert(key(namespace, &event.name), Arc::new(event));
         self
     }
     pub fn issuer(mut self, i: IssuerView) -> Self {

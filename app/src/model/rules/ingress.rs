@@ -318,6 +318,11 @@ fn shared_secrets(ctx: &mut Ctx<'_>) {
 /// with `BadConfig`, cert-manager `certificate-shim/sync.go` `issuerForIngressLike`), or it
 /// has no `spec.tls` to make a Certificate from (`buildCertificates` works from the TLS
 /// entries). A repeated secretName is `ingress.shared-secret`.
+///
+/// Beyond the refusals Lookout reads itself: an Ingress whose TLS entries have no Certificate
+/// is reported at once when ingress-shim has a `BadConfig` event for it, whatever the event
+/// says (it is quoted), and otherwise once it has stood unchanged for
+/// `certificate_missing_after` — so a refusal Lookout does not model still shows.
 fn certificate_missing(ctx: &mut Ctx<'_>) {
     if !ctx.idx.facts.synced(Kind::Certificate) {
         return;
@@ -358,7 +363,32 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
                 format!("Ingress {}/{} names an issuer, but ingress-shim makes Certificates only from spec.tls entries, and it has none: no certificate is requested and its hosts are served without one.", ing.namespace, ing.name),
                 "Add a spec.tls entry with the hosts and a secretName, or remove the issuer annotation.",
             ),
-            None => continue,
+            // A secretName repeated within the Ingress is `ingress.shared-secret`'s.
+            None if without.is_empty() || repeats_a_secret(ing) => continue,
+            None => {
+                let events = bad_config_events(ctx, ing);
+                let waited = ing.changed.map(|c| ctx.now - c);
+                let secrets = format!(
+                    "{} {}",
+                    crate::model::text::noun(without.len(), "Secret", "Secrets"),
+                    without.join(", ")
+                );
+                if !events.is_empty() {
+                    (
+                        "ingress-shim refuses this Ingress: no Certificate is made".to_string(),
+                        format!("ingress-shim reported a BadConfig for Ingress {}/{} and no Certificate writes its TLS {secrets}, so no certificate is issued for those hosts.{events}", ing.namespace, ing.name),
+                        "Fix what the BadConfig event names in the Ingress (its TLS entries or its cert-manager.io annotations); ingress-shim makes the Certificate on the next change.",
+                    )
+                } else if waited.is_some_and(|w| w >= ctx.t.certificate_missing_after) {
+                    (
+                        "It asks for a certificate and none was made".to_string(),
+                        format!("Ingress {}/{} names an issuer, but {} after it last changed no Certificate writes its TLS {secrets}, and ingress-shim has left no event saying why. cert-manager's controller log (ingress-shim) says why; its hosts are served without a certificate from this issuer meanwhile.", ing.namespace, ing.name, crate::model::rules::span(waited.unwrap_or_default())),
+                        "Read cert-manager's controller log for this Ingress (kubectl -n cert-manager logs deploy/cert-manager | grep <ingress name>); check that the controller runs with ingress-shim enabled and that the Ingress's annotations and TLS entries are what ingress-shim expects.",
+                    )
+                } else {
+                    continue;
+                }
+            }
         };
         ctx.push(
             Rule::IngressCertificateMissing,
@@ -374,6 +404,19 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
             None,
         );
     }
+}
+
+/// Whether a secretName appears in more than one of the Ingress's TLS entries.
+fn repeats_a_secret(ing: &IngressView) -> bool {
+    let names: Vec<&str> = ing
+        .tls
+        .iter()
+        .filter_map(|t| t.secret_name.as_deref())
+        .collect();
+    names
+        .iter()
+        .enumerate()
+        .any(|(i, n)| names[..i].contains(n))
 }
 
 /// The Ingress's latest `BadConfig` events, as evidence.

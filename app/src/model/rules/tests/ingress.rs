@@ -143,6 +143,68 @@ fn certificate_missing_when_the_issuer_annotations_conflict_or_there_is_no_tls()
         .is_empty());
 }
 
+/// A refusal Lookout does not model still shows: at once with ingress-shim's `BadConfig`
+/// event of any wording (quoted), and without one once the Ingress has stood unchanged for
+/// the grace period.
+#[test]
+fn certificate_missing_for_any_bad_config_and_after_a_grace_without_one() {
+    let ing = IngressView::test("web")
+        .with_issuer("letsencrypt-prod")
+        .tls("web.example.com");
+    let text = "Some future refusal cert-manager words in a way no one has seen yet";
+    let w = World::new()
+        .ingress(ing.clone().changed_ago(Duration::seconds(10)))
+        .ingress_event("default", "web", "BadConfig", text);
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::IngressCertificateMissing)
+        .collect();
+    assert_eq!(found.len(), 1, "at once, with the event");
+    assert!(found[0].message.contains(text), "{}", found[0].message);
+    assert_eq!(found[0].severity, crate::model::Severity::Critical);
+    // Another reason's event is no evidence of a refusal.
+    let w = World::new()
+        .ingress(ing.clone().changed_ago(Duration::seconds(10)))
+        .ingress_event("default", "web", "Sync", text);
+    assert!(w.fired(Rule::IngressCertificateMissing).is_empty());
+    // Without an event: nothing within the grace, a finding after it.
+    let fresh = World::new().ingress(ing.clone().changed_ago(Duration::minutes(2)));
+    assert!(fresh.fired(Rule::IngressCertificateMissing).is_empty());
+    let stale = World::new().ingress(ing.clone().changed_ago(Duration::minutes(6)));
+    let found: Vec<_> = stale
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::IngressCertificateMissing)
+        .collect();
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0].message.contains("no event"),
+        "{}",
+        found[0].message
+    );
+    // A Certificate writing the Secret: nothing missing, whatever the events.
+    let served = World::new()
+        .ingress(ing.clone().changed_ago(Duration::minutes(6)))
+        .certificate(CertificateView::of(&ing))
+        .ingress_event("default", "web", "BadConfig", text);
+    assert!(served.fired(Rule::IngressCertificateMissing).is_empty());
+    // A secretName repeated within the Ingress is ingress.shared-secret's, not this rule's.
+    let twice = IngressView::test("twice")
+        .with_issuer("letsencrypt-prod")
+        .tls_secret("a.example.com", "same-tls")
+        .tls_secret("b.example.com", "same-tls")
+        .changed_ago(Duration::hours(1));
+    let w = World::new().ingress(twice).ingress_event(
+        "default",
+        "twice",
+        "BadConfig",
+        "this secret name must only appear in a single TLS entry",
+    );
+    assert!(w.fired(Rule::IngressCertificateMissing).is_empty());
+    assert!(!w.fired(Rule::IngressSharedSecret).is_empty());
+}
+
 #[test]
 fn shared_host_with_https_enforcement() {
     let a = IngressView::test("a").tls("shop.example.com");

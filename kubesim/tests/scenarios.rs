@@ -307,6 +307,39 @@ async fn failing_http01_behind_https_enforcement_succeeds_after_the_override() {
         "{reason}"
     );
     assert!(reason.ends_with(": 404"), "{reason}");
+    // The Order is invalid without a reason, and the request says so with nothing after it
+    // (cert-manager's `updateOrderStatusFromACMEOrder` and `certificaterequests/acme`).
+    let orders = sim
+        .api("acme.cert-manager.io", "Order", "orders", Some("shop"))
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let order = &orders.items[0].data;
+    assert_eq!(order["status"]["state"], "invalid", "{order:#}");
+    assert!(
+        order["status"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{order:#}"
+    );
+    assert!(order["status"]["failureTime"].is_string(), "{order:#}");
+    let requests = sim
+        .api(
+            "cert-manager.io",
+            "CertificateRequest",
+            "certificaterequests",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let ready = condition(&requests.items[0].data, "Ready").unwrap();
+    let message = ready["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("order is in \"invalid\" state: "),
+        "{message:?}"
+    );
     sim.run(3);
     let cert = sim.certificate("shop-tls").await;
     assert_eq!(cert["status"]["failedIssuanceAttempts"], 1, "{cert:#}");

@@ -73,8 +73,9 @@ mod tests {
             assert!(is_rate_limited(limited), "{limited}");
         }
         for not_limited in [
-            // The demo's order: a generated name holding 429, an authorization invalid.
-            "Failed to wait for order resource \"shop-tls-1-5712429898\" to become ready: order is in \"invalid\" state: Failed to finalize Order: authorization for shop.acme.example of Certificate shop-tls is invalid",
+            // An order made invalid by a failed challenge: a generated name holding 429, and no
+            // reason (cert-manager leaves the Order's reason empty).
+            "Failed to wait for order resource \"shop-tls-1-5712429898\" to become ready: order is in \"invalid\" state: ",
             "Waiting on certificate issuance from order re-checkout/re-checkout-tls-svclt-2985214297: \"\"",
             "Secret web-429 not found",
             "403 urn:ietf:params:acme:error:connection: 203.0.113.7: Fetching http://app.example.com/.well-known/acme-challenge/x: Too many redirects",

@@ -130,20 +130,13 @@ pub(super) fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
                 ),
                 false,
             );
-            challenges(api, world, cert, &issuer, &order, server);
+            challenges(api, world, &issuer, &order, server);
         }
     }
 }
 
 /// Creates and drives one Challenge per name; settles the Order when all are final.
-fn challenges(
-    api: &Api<'_>,
-    world: &World,
-    cert: &Value,
-    issuer: &Value,
-    order: &Value,
-    server: Option<Server>,
-) {
+fn challenges(api: &Api<'_>, world: &World, issuer: &Value, order: &Value, server: Option<Server>) {
     let (ns, order_name) = ns_name(order);
     let mut states = Vec::new();
     let names: Vec<String> = order
@@ -182,7 +175,6 @@ fn challenges(
         };
         states.push(drive_challenge(api, world, &ch, server));
     }
-    let (_, cert_name) = ns_name(cert);
     if !states.is_empty() && states.iter().all(|s| s == "valid") {
         if let Some(srv) = server {
             world
@@ -207,12 +199,19 @@ fn challenges(
             "Order completed successfully",
             "cert-manager-orders",
         );
-    } else if let Some(failed) = states.iter().position(|s| s == "invalid") {
-        let reason = format!(
-            "Failed to finalize Order: authorization for {} of Certificate {cert_name} is invalid",
-            names.get(failed).map(String::as_str).unwrap_or("a name")
+    } else if states.iter().any(|s| s == "invalid") {
+        // A failed challenge makes the ACME order invalid; cert-manager copies the state and
+        // sets the failure time, and leaves the reason empty
+        // (`pkg/controller/acmeorders/sync.go` `updateOrderStatusFromACMEOrder`): the request
+        // then reads `order is in "invalid" state: ` with nothing after it.
+        api.patch_status(
+            ACME,
+            "orders",
+            Some(ns),
+            order_name,
+            &json!({"status": {"state": "invalid", "failureTime": rfc3339(api.now)}}),
+            ORDERS,
         );
-        api.patch_status(ACME, "orders", Some(ns), order_name, &json!({"status": {"state": "invalid", "reason": reason, "failureTime": rfc3339(api.now)}}), ORDERS);
     }
 }
 

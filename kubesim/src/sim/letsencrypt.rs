@@ -232,7 +232,9 @@ impl LetsEncrypt {
     }
 
     /// A new order from `account` (`wfe2/wfe.go` NewOrder): a paused name is refused; an
-    /// ARI replacement (`replaces`) skips every limit; otherwise new orders per account
+    /// ARI replacement the CA accepted inside the certificate's suggested window
+    /// (`replaces`; kubesim's cert-manager sends none, so callers pass false) skips every
+    /// limit; otherwise new orders per account
     /// (not for a renewal), failed authorizations per name, certificates per registered
     /// domain (not for a renewal) and per exact set are checked together, and only an
     /// allowed order spends (its new order). Err is the problem a 429 carries.

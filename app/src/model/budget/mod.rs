@@ -6,7 +6,9 @@
 //!   exempt), failed authorizations per identifier per account (5 / h), new certificates per
 //!   registered domain (50 / 7 d; renewals exempt) and per exact set (5 / 7 d). Only if all
 //!   allow it is the new-orders bucket spent; a denied order costs nothing. An order that
-//!   `replaces` a certificate (ARI) skips every limit. An identifier the CA paused is refused.
+//!   `replaces` a certificate (ARI) skips every limit while that certificate is in its
+//!   suggested renewal window and not replaced already ([`ari`]). An identifier the CA
+//!   paused is refused.
 //! - An **issued certificate** spends the exact set and, unless it is a renewal, each
 //!   registered domain — each only if it still has room.
 //! - A **failed authorization** spends the identifier's failed-authorization bucket, and its
@@ -14,6 +16,7 @@
 //!   the identifier for the account.
 //! - A **renewal** is an exact set issued in the last 120 days.
 
+mod ari;
 mod gcra;
 mod refusal;
 
@@ -64,7 +67,8 @@ pub struct NewOrder {
     pub account: String,
     pub names: Vec<String>,
     pub at: DateTime<Utc>,
-    /// `spec.replaces` (ARI): exempt from every limit.
+    /// `spec.replaces` (ARI): exempt from every limit inside the replaced certificate's
+    /// suggested renewal window.
     pub replaces: bool,
     pub origin: Origin,
 }
@@ -316,6 +320,7 @@ struct Replay {
     /// When each exact set was issued, per server.
     issued: BTreeMap<(String, String), Vec<DateTime<Utc>>>,
     paused: BTreeMap<(String, String, String), Origin>,
+    replacements: ari::Replacements,
 }
 
 impl Replay {
@@ -356,8 +361,10 @@ impl Replay {
         if names.iter().any(|n| {
             self.paused
                 .contains_key(&(o.server.clone(), o.account.clone(), n.clone()))
-        }) || o.replaces
-        {
+        }) {
+            return;
+        }
+        if o.replaces && self.replacements.exempt(&o.server, &names, o.at) {
             return;
         }
         let renewal = self.renewal(&o.server, &names, o.at);
@@ -412,10 +419,13 @@ impl Replay {
             .entry((i.server.clone(), set_key(&i.names)))
             .or_default()
             .push(i.at);
+        let names: Vec<String> = i.names.iter().map(|n| n.to_ascii_lowercase()).collect();
+        self.replacements.issued(&i.server, &names, i.at);
     }
 
     fn failure(&mut self, f: &FailedAuthorization) {
         let name = f.name.to_ascii_lowercase();
+        self.replacements.failed(&f.server, &name);
         let account = Some(f.account.clone());
         self.spend(
             (

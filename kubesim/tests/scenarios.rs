@@ -1127,3 +1127,80 @@ async fn the_eleventh_account_from_one_address_is_refused() {
         .unwrap();
     assert_eq!(condition(&first, "Ready").unwrap()["status"], "True");
 }
+
+/// The Order controller computes the Challenges it needs on every pass from the issuer as it
+/// is now and the Order's annotations (cert-manager `acmeorders/sync.go`): a pending
+/// Challenge whose solver changes is replaced in place — same Order, same request, same
+/// token — and the new one, solved on the certificate's own Ingress, passes behind the
+/// redirect.
+#[tokio::test]
+async fn a_pending_challenge_is_re_solved_when_the_order_or_the_issuer_changes() {
+    for change in ["order", "issuer"] {
+        let sim = Sim::start().await;
+        sim.setup(
+            json!({"http01": {"ingress": {"ingressClassName": "cilium"}}}),
+            true,
+        )
+        .await;
+        sim.ingress("shop", "shop.example.com", false).await;
+        sim.run(60);
+        let list = |plural: &'static str, kind: &'static str, group: &'static str| {
+            let sim = &sim;
+            async move {
+                sim.api(group, kind, plural, Some("shop"))
+                    .list(&ListParams::default())
+                    .await
+                    .unwrap()
+                    .items
+                    .into_iter()
+                    .map(|o| serde_json::to_value(&o).unwrap())
+                    .collect::<Vec<Value>>()
+            }
+        };
+        let before = list("challenges", "Challenge", "acme.cert-manager.io").await;
+        assert_eq!(before.len(), 1, "{before:#?}");
+        assert_eq!(before[0]["status"]["state"], "pending");
+        let reason = before[0]["status"]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("wrong status code '404'"), "{reason}");
+        let orders = list("orders", "Order", "acme.cert-manager.io").await;
+        assert_eq!(orders.len(), 1);
+        let order = orders[0]["metadata"]["name"].as_str().unwrap().to_string();
+        let pp = PatchParams::default();
+        if change == "order" {
+            sim.api("acme.cert-manager.io", "Order", "orders", Some("shop"))
+                .patch(&order, &pp, &Patch::Merge(json!({"metadata": {"annotations": {"acme.cert-manager.io/http01-override-ingress-name": "shop"}}})))
+                .await
+                .unwrap();
+        } else {
+            sim.api("cert-manager.io", "ClusterIssuer", "clusterissuers", None)
+                .patch("letsencrypt-prod", &pp, &Patch::Merge(json!({"spec": {"acme": {"solvers": [{"http01": {"ingress": {"name": "shop"}}}]}}})))
+                .await
+                .unwrap();
+        }
+        sim.run(2);
+        let after = list("challenges", "Challenge", "acme.cert-manager.io").await;
+        assert_eq!(after.len(), 1, "{change}: the old one is gone: {after:#?}");
+        assert_ne!(
+            after[0]["metadata"]["name"], before[0]["metadata"]["name"],
+            "{change}"
+        );
+        assert_eq!(
+            after[0]["spec"]["token"], before[0]["spec"]["token"],
+            "{change}: the same authorization"
+        );
+        assert_eq!(
+            after[0]["spec"]["solver"]["http01"]["ingress"]["name"], "shop",
+            "{change}"
+        );
+        sim.run(60);
+        let cert = sim.certificate("shop-tls").await;
+        assert_eq!(
+            condition(&cert, "Ready").unwrap()["status"],
+            "True",
+            "{change}: {cert:#}"
+        );
+        let orders = list("orders", "Order", "acme.cert-manager.io").await;
+        assert_eq!(orders.len(), 1, "{change}: no new order");
+        assert_eq!(orders[0]["metadata"]["name"], order.as_str(), "{change}");
+    }
+}

@@ -153,6 +153,36 @@ pub struct LetsEncrypt {
     paused: BTreeSet<(Server, String, String)>,
     /// Per-account limits that differ from the defaults (Boulder's overrides).
     overrides: HashMap<(Server, Kind, String), Limit>,
+    /// Every certificate issued, oldest first: what an ARI order may replace.
+    served: Vec<Served>,
+}
+
+/// A certificate the CA issued, as ARI sees it (`sa` `replacementOrders`).
+#[derive(Debug, Clone)]
+struct Served {
+    server: Server,
+    names: BTreeSet<String>,
+    issued: DateTime<Utc>,
+    /// Its replacement was finalized.
+    replaced: bool,
+    /// A replacement order accepted at this time is still pending (until it is finalized,
+    /// fails, or outlives Boulder's 7-day order lifetime).
+    pending_replacement: Option<DateTime<Utc>>,
+}
+
+/// Boulder's suggested renewal window of a certificate issued at `issued`
+/// (`core/objects.go` `RenewalInfoSimple`), for the 90 days Let's Encrypt's certificates last.
+fn renewal_window(issued: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+    let not_after = issued + Duration::days(90) - Duration::seconds(1);
+    let validity = (not_after + Duration::seconds(1)) - issued;
+    let renewal_offset = if validity < Duration::days(10) {
+        validity / 2
+    } else {
+        validity / 3
+    };
+    let ideal = not_after - renewal_offset;
+    let margin = validity / 100;
+    (ideal - margin, ideal + margin)
 }
 
 /// The registered domain of a name, by the Public Suffix List.
@@ -232,9 +262,8 @@ impl LetsEncrypt {
     }
 
     /// A new order from `account` (`wfe2/wfe.go` NewOrder): a paused name is refused; an
-    /// ARI replacement the CA accepted inside the certificate's suggested window
-    /// (`replaces`; kubesim's cert-manager sends none, so callers pass false) skips every
-    /// limit; otherwise new orders per account
+    /// ARI replacement (`replaces`; kubesim's cert-manager sends none) skips every limit
+    /// when the CA accepts it ([`LetsEncrypt::accept_replacement`]); otherwise new orders per account
     /// (not for a renewal), failed authorizations per name, certificates per registered
     /// domain (not for a renewal) and per exact set are checked together, and only an
     /// allowed order spends (its new order). Err is the problem a 429 carries.
@@ -261,7 +290,7 @@ impl LetsEncrypt {
                 paused.join(", ")
             ));
         }
-        if replaces {
+        if replaces && self.accept_replacement(server, &names, now) {
             return Ok(());
         }
         let set = exact_set(&names);
@@ -342,6 +371,47 @@ impl LetsEncrypt {
         }
         self.spend((server, Kind::ExactSet, set.clone(), String::new()), now);
         self.issued.entry((server, set)).or_default().push(now);
+        let names: BTreeSet<String> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
+        for earlier in &mut self.served {
+            if earlier.server == server
+                && !earlier.names.is_disjoint(&names)
+                && earlier.pending_replacement.take().is_some()
+            {
+                earlier.replaced = true;
+            }
+        }
+        self.served.push(Served {
+            server,
+            names,
+            issued: now,
+            replaced: false,
+            pending_replacement: None,
+        });
+    }
+
+    /// Whether an order that `replaces` the latest certificate sharing one of `names` is
+    /// exempt from the limits (`wfe2/wfe.go` `validateReplacementOrder`): inside that
+    /// certificate's suggested window, with no replacement of it pending or finalized. A
+    /// refused replacement (`alreadyReplaced`, or one outside the window) is then an order
+    /// like any other — cert-manager sends it again without `replaces`.
+    fn accept_replacement(&mut self, server: Server, names: &[String], now: DateTime<Utc>) -> bool {
+        let Some(cert) = self
+            .served
+            .iter_mut()
+            .filter(|c| c.server == server && c.issued < now)
+            .rfind(|c| names.iter().any(|n| c.names.contains(n)))
+        else {
+            return false;
+        };
+        let pending = cert
+            .pending_replacement
+            .is_some_and(|t| now < t + Duration::days(7));
+        let (start, end) = renewal_window(cert.issued);
+        let accepted = !cert.replaced && !pending && now >= start && now < end;
+        if accepted {
+            cert.pending_replacement = Some(now);
+        }
+        accepted
     }
 
     /// A failed authorization (`ra.go` countFailedValidations): the per-account bucket of the
@@ -354,6 +424,14 @@ impl LetsEncrypt {
         now: DateTime<Utc>,
     ) {
         let name = name.to_ascii_lowercase();
+        // The replacement order this authorization belonged to is invalid now.
+        for cert in self
+            .served
+            .iter_mut()
+            .filter(|c| c.server == server && c.names.contains(&name))
+        {
+            cert.pending_replacement = None;
+        }
         self.spend(
             (
                 server,
@@ -434,6 +512,66 @@ pub fn rfc3339(t: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ARI: exempt inside Boulder's window of the latest certificate with a name in common,
+    /// once at a time; outside it, or already replaced, an order like any other.
+    #[test]
+    fn a_replacement_is_exempt_only_in_its_window_and_once() {
+        let mut le = LetsEncrypt::default();
+        let set = vec!["ari.example.com".to_string()];
+        le.record_issuance(Server::Production, &set, t0());
+        let (start, end) = renewal_window(t0());
+        assert_eq!(
+            start,
+            t0() + Duration::days(60)
+                - Duration::seconds(1)
+                - Duration::hours(21)
+                - Duration::minutes(36)
+        );
+        assert_eq!(
+            end,
+            t0() + Duration::days(60) - Duration::seconds(1)
+                + Duration::hours(21)
+                + Duration::minutes(36)
+        );
+        assert!(
+            !le.accept_replacement(Server::Production, &set, t0() + Duration::days(30)),
+            "too early"
+        );
+        assert!(
+            le.accept_replacement(Server::Production, &set, start),
+            "in the window"
+        );
+        assert!(
+            !le.accept_replacement(Server::Production, &set, start + Duration::hours(1)),
+            "one is pending"
+        );
+        le.record_failed_authorization(
+            Server::Production,
+            "acct",
+            "ari.example.com",
+            start + Duration::hours(2),
+        );
+        assert!(
+            le.accept_replacement(Server::Production, &set, start + Duration::hours(3)),
+            "the pending one failed"
+        );
+        le.record_issuance(Server::Production, &set, start + Duration::hours(4));
+        // The new certificate is the one replaced now; the old one counts as replaced.
+        assert!(
+            !le.accept_replacement(Server::Production, &set, start + Duration::hours(5)),
+            "outside the new one's window"
+        );
+        assert!(le.served[0].replaced && !le.served[1].replaced);
+        assert!(
+            !le.accept_replacement(
+                Server::Production,
+                &["other.example.com".to_string()],
+                start
+            ),
+            "nothing to replace"
+        );
+    }
     use chrono::TimeZone;
 
     fn t0() -> DateTime<Utc> {
@@ -586,16 +724,22 @@ mod tests {
                 .0,
             0
         );
-        // One back every 36 s; an ARI replacement needs none.
+        // One back every 36 s; an ARI replacement in its certificate's window needs none (a
+        // certificate for x issued 60 days ago; the order adds a name, so it is no renewal).
+        le.record_issuance(
+            Server::Production,
+            &["x.example.org".into()],
+            t0() - Duration::days(60),
+        );
+        let replacing = ["x.example.org".to_string(), "y.example.org".to_string()];
         assert!(le
-            .check_new_order(
-                Server::Production,
-                "acct",
-                &["x.example.org".into()],
-                t0(),
-                true
-            )
+            .check_new_order(Server::Production, "acct", &replacing, t0(), true)
             .is_ok());
+        assert!(
+            le.check_new_order(Server::Production, "acct", &replacing, t0(), true)
+                .is_err(),
+            "a second replacement of it is an order like any other"
+        );
         assert!(le
             .check_new_order(
                 Server::Production,

@@ -160,3 +160,60 @@ async fn the_fix_restarts_the_stuck_issuance_and_the_certificate_is_issued() {
     assert!(diff.contains("http01-override-ingress-name"), "{diff}");
     app.stop().await;
 }
+
+/// cert-manager's Order controller re-solves a pending Challenge when the issuer's solver
+/// changes (kubesim does as upstream does): Lookout's chain follows the new Challenge — its
+/// solver on the certificate's own Ingress — and the failure of the old one goes with it,
+/// without a new request.
+#[tokio::test(flavor = "multi_thread")]
+async fn lookout_follows_a_challenge_re_solved_after_the_issuer_changed() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    behind_https_enforcement(&app);
+    let chain = "/api/v1/ingresses/zrh-prod/default/web";
+    app.eventually("the self-check fails behind the redirect", || async {
+        app.json_opt(chain)
+            .await
+            .is_some_and(|d| first_challenge(&d)["failure"]["class"] == "not-found")
+    })
+    .await;
+    let d = app.json(chain).await;
+    let old = first_challenge(&d)["name"].as_str().unwrap().to_string();
+    let request = d["tls"][0]["certificate"]["requests"][0]["request"]["name"].clone();
+    assert!(request.is_string(), "{d:#}");
+    // The issuer's solver now names the Ingress: the challenge is solved in place.
+    let c = &app.fleet.clusters[0].cluster;
+    c.merge_patch(
+        &c.resolve("cert-manager.io", "clusterissuers").unwrap(),
+        None,
+        "letsencrypt-prod",
+        &json!({"spec": {"acme": {"solvers": [{"http01": {"ingress": {"name": "web"}}}]}}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    app.eventually(
+        "Lookout shows the new challenge, solved in place",
+        || async {
+            app.json_opt(chain).await.is_some_and(|d| {
+                let ch = first_challenge(&d);
+                ch["name"] != old.as_str() && ch["in_place_ingress"] == "web"
+            })
+        },
+    )
+    .await;
+    app.eventually(
+        "the certificate is issued from the same request",
+        || async {
+            app.json_opt("/api/v1/certificates/zrh-prod/default/web-tls")
+                .await
+                .is_some_and(|c| c["certificate"]["ready"]["status"] == "True")
+        },
+    )
+    .await;
+    let d = app.json(chain).await;
+    assert_eq!(
+        d["tls"][0]["certificate"]["requests"][0]["request"]["name"], request,
+        "no new request: {d:#}"
+    );
+    app.stop().await;
+}

@@ -136,6 +136,15 @@ pub(super) fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
 }
 
 /// Creates and drives one Challenge per name; settles the Order when all are final.
+///
+/// The Challenges a pending Order needs are computed on every pass from the issuer as it is
+/// now and the Order's own annotations, and each is named after a hash of its spec, as
+/// cert-manager's Order controller does (`pkg/controller/acmeorders/sync.go`,
+/// `buildPartialRequiredChallenges`, `anyLeftoverChallengesExist`; `util.go`
+/// `buildPartialChallenge`): when the solver changes under a Challenge that is not final —
+/// the issuer's solvers edited, or the Order annotated with an override — a new Challenge for
+/// the same authorization (the same token) replaces it, and the old one is deleted with its
+/// solver. No new request, no new ACME order.
 fn challenges(api: &Api<'_>, world: &World, issuer: &Value, order: &Value, server: Option<Server>) {
     let (ns, order_name) = ns_name(order);
     let mut states = Vec::new();
@@ -146,20 +155,60 @@ fn challenges(api: &Api<'_>, world: &World, issuer: &Value, order: &Value, serve
         .flatten()
         .filter_map(|n| n.as_str().map(str::to_string))
         .collect();
+    let order_uid = s(order, "/metadata/uid").unwrap_or_default();
+    let owned: Vec<Value> = api
+        .list(ACME, "challenges")
+        .into_iter()
+        .filter(|c| {
+            s(c, "/metadata/namespace") == Some(ns)
+                && s(c, "/metadata/ownerReferences/0/uid") == Some(order_uid)
+        })
+        .collect();
     for dns in &names {
+        let solver = solver_for(issuer, order, dns);
         let ch_name = format!(
             "{order_name}-{}",
-            hash(world.seed, &[order_name, dns]) % 10_000_000_000
+            hash(world.seed, &[order_name, dns, &solver.to_string()]) % 10_000_000_000
         );
         let token = format!(
             "{:016x}{:016x}",
             hash(world.seed, &[dns, order_name, "token"]),
             hash(world.seed, &[order_name, dns])
         );
-        let ch = match api.get(ACME, "challenges", Some(ns), &ch_name) {
+        let of_name: Vec<&Value> = owned
+            .iter()
+            .filter(|c| s(c, "/spec/dnsName") == Some(dns.as_str()))
+            .collect();
+        // A final Challenge (valid, invalid) stays what it is: the authorization is decided.
+        let decided = of_name.iter().find(|c| {
+            matches!(
+                s(c, "/status/state"),
+                Some("valid" | "invalid" | "errored" | "expired")
+            )
+        });
+        if decided.is_none() {
+            for leftover in of_name
+                .iter()
+                .filter(|c| s(c, "/metadata/name") != Some(ch_name.as_str()))
+            {
+                if let Some(old_solver) = leftover.pointer("/spec/solver") {
+                    clean_up_solver(api, leftover, old_solver);
+                }
+                api.delete(
+                    ACME,
+                    "challenges",
+                    Some(ns),
+                    s(leftover, "/metadata/name").unwrap_or_default(),
+                );
+            }
+        }
+        let existing = match decided {
+            Some(c) => Some((*c).clone()),
+            None => api.get(ACME, "challenges", Some(ns), &ch_name),
+        };
+        let ch = match existing {
             Some(ch) => ch,
             None => {
-                let solver = solver_for(issuer, order, dns);
                 let ch = json!({
                     "apiVersion": "acme.cert-manager.io/v1", "kind": "Challenge",
                     "metadata": {"name": ch_name, "namespace": ns,
@@ -217,8 +266,9 @@ fn challenges(api: &Api<'_>, world: &World, issuer: &Value, order: &Value, serve
 
 /// The solver of a new Challenge: the issuer's first solver with the Order's ingress
 /// overrides applied, as cert-manager's `applyIngressParameterAnnotationOverrides`
-/// (`pkg/controller/acmeorders/util.go`) does. It is written into the Challenge's spec once;
-/// annotating the Certificate later changes nothing for this Challenge.
+/// (`pkg/controller/acmeorders/util.go`) does. It is computed on every pass of the Order
+/// ([`challenges`] replaces a pending Challenge whose solver changed); annotating the
+/// Certificate changes nothing for it (the Order's annotations were copied at creation).
 fn solver_for(issuer: &Value, order: &Value, dns: &str) -> Value {
     let mut solver = pick_solver(issuer, order, dns).unwrap_or(json!({"http01": {"ingress": {}}}));
     let annotation = |key: &str| {

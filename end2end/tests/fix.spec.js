@@ -22,7 +22,7 @@ test('fix, apply, and the finding clears live', async ({ page, context }) => {
   const action = new ActionPage(tab);
   await expect(action.banner).toContainText('Preview (dry run)');
   await expect(action.steps).toHaveCount(3);
-  await expect(action.steps.nth(2)).toContainText(/Issuing=True|in-flight CertificateRequest/);
+  await expect(action.steps.nth(2)).toContainText(/Issuing=True|in-flight CertificateRequest|in-flight ACME Order/);
   await expect(action.steps.first()).toContainText('+ metadata.annotations["acme.cert-manager.io/http01-edit-in-place"]: "true"');
   await accessible(tab);
   await action.apply('edit-in-place').click();

@@ -17,6 +17,9 @@ use crate::model::Kind;
 pub struct CertificateRef {
     pub name: String,
     pub in_flight: Option<String>,
+    /// The in-flight request's Order while cert-manager can still re-solve its challenges in
+    /// place: pending, none of its Challenges failed.
+    pub re_solvable_order: Option<String>,
     /// The last attempt failed and cert-manager waits before the next (Issuing=False).
     pub in_backoff: bool,
 }
@@ -42,6 +45,19 @@ impl CertificateRef {
                 .then(|| c.requests.iter().find(|r| r.current))
                 .flatten()
                 .map(|r| r.request.name.to_string()),
+            re_solvable_order: issuing
+                .then(|| c.requests.iter().find(|r| r.current))
+                .flatten()
+                .and_then(|r| r.orders.first())
+                .filter(|o| matches!(&*o.order.state, "" | "pending"))
+                .filter(|o| {
+                    !o.challenges.is_empty()
+                        && !o
+                            .challenges
+                            .iter()
+                            .any(|ch| matches!(&*ch.state, "invalid" | "errored" | "expired"))
+                })
+                .map(|o| o.order.name.to_string()),
         }
     }
 }
@@ -78,8 +94,16 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
                     "kubectl -n {ns} annotate --overwrite certificate {} {OVERRIDE_INGRESS_NAME}={name} {ISSUE_TEMPORARY_CERTIFICATE}=true",
                     word(&c.name)
                 ));
-                if let Some(r) = &c.in_flight {
-                    out.push("# a pending challenge keeps its solver: restart the issuance".into());
+                if let Some(order) = &c.re_solvable_order {
+                    out.push("# the pending challenge keeps its solver until its Order says otherwise: cert-manager then solves it again in place (same request, no new order)".into());
+                    out.push(format!(
+                        "kubectl -n {ns} annotate --overwrite order {} {OVERRIDE_INGRESS_NAME}={name}",
+                        word(order)
+                    ));
+                } else if let Some(r) = &c.in_flight {
+                    out.push(
+                        "# a failed challenge cannot be solved again: restart the issuance".into(),
+                    );
                     out.push(format!(
                         "kubectl -n {ns} delete certificaterequest {}",
                         word(r)
@@ -318,24 +342,37 @@ mod tests {
         );
         let p = &problems[0];
         assert_eq!(p.cause, Rule::IngressEditInPlaceMissing);
-        let in_flight = CertificateRef {
+        let failed = CertificateRef {
             name: "shop-tls".into(),
             in_flight: Some("shop-tls-2".into()),
+            re_solvable_order: None,
             in_backoff: false,
         };
         assert_eq!(
-            commands(p, &[in_flight]),
+            commands(p, &[failed]),
             vec![
                 "# in cluster zrh",
                 "kubectl -n acme annotate --overwrite ingress shop acme.cert-manager.io/http01-edit-in-place=true",
                 "kubectl -n acme annotate --overwrite certificate shop-tls acme.cert-manager.io/http01-override-ingress-name=shop cert-manager.io/issue-temporary-certificate=true",
-                "# a pending challenge keeps its solver: restart the issuance",
+                "# a failed challenge cannot be solved again: restart the issuance",
                 "kubectl -n acme delete certificaterequest shop-tls-2",
             ]
+        );
+        // A pending challenge: the Order is annotated, cert-manager re-solves in place.
+        let pending = CertificateRef {
+            name: "shop-tls".into(),
+            in_flight: Some("shop-tls-2".into()),
+            re_solvable_order: Some("shop-tls-2-1234567890".into()),
+            in_backoff: false,
+        };
+        assert_eq!(
+            commands(p, &[pending]).last().map(String::as_str),
+            Some("kubectl -n acme annotate --overwrite order shop-tls-2-1234567890 acme.cert-manager.io/http01-override-ingress-name=shop")
         );
         let backoff = CertificateRef {
             name: "shop-tls".into(),
             in_flight: None,
+            re_solvable_order: None,
             in_backoff: true,
         };
         assert_eq!(

@@ -67,6 +67,13 @@ pub(crate) const RIGHTS: &[(&str, &str, &str, &str, &str)] = &[
         "",
         "restart issuance",
     ),
+    (
+        "patch",
+        "acme.cert-manager.io",
+        "orders",
+        "",
+        "the fix re-solves a pending challenge in place",
+    ),
 ];
 
 use std::collections::{BTreeMap, HashMap, VecDeque};

@@ -19,6 +19,10 @@ pub(crate) enum Kind {
     Certificate,
     /// Deleted to restart an issuance.
     CertificateRequest,
+    /// Annotated so that cert-manager re-solves its pending Challenges in place.
+    Order,
+    /// Read: what the Order's Challenges are and how they are solved.
+    Challenge,
 }
 
 impl Kind {
@@ -27,6 +31,8 @@ impl Kind {
             Kind::Ingress => "Ingress",
             Kind::Certificate => "Certificate",
             Kind::CertificateRequest => "CertificateRequest",
+            Kind::Order => "Order",
+            Kind::Challenge => "Challenge",
         }
     }
 
@@ -40,6 +46,8 @@ impl Kind {
                 "CertificateRequest",
                 "certificaterequests",
             ),
+            Kind::Order => ("acme.cert-manager.io", "v1", "Order", "orders"),
+            Kind::Challenge => ("acme.cert-manager.io", "v1", "Challenge", "challenges"),
         };
         ApiResource {
             group: group.into(),

@@ -6,6 +6,15 @@
 //! it) makes cert-manager's request manager create the next one at once, while `Issuing`
 //! stays True. A Certificate in backoff (`Issuing` not True) is renewed instead, as
 //! `cmctl renew` does.
+//!
+//! The fix prefers a lighter last step when cert-manager allows it: its Order controller
+//! computes the Challenges a pending Order needs on every sync from the issuer and the
+//! Order's own annotations, and replaces a pending Challenge whose solver changed
+//! (`pkg/controller/acmeorders/sync.go`). So while the in-flight Order is pending and none of
+//! its Challenges has failed, the fix annotates the Order with the override instead: the same
+//! ACME order and authorization, no new request, no new order spent from Let's Encrypt's
+//! budget. If no Challenge on the Ingress appears within [`REQUEST_WAIT`], it restarts the
+//! request after all.
 
 use super::*;
 
@@ -13,6 +22,13 @@ use super::*;
 enum Needed {
     /// A request in flight that predates the override: delete it (name, uid).
     Delete { request: String, uid: String },
+    /// Its Order is pending with no failed Challenge: annotate the Order (name) with the
+    /// override, cert-manager re-solves in place. `request`/`uid` for the fallback.
+    Resolve {
+        order: String,
+        request: String,
+        uid: String,
+    },
     /// In backoff or not ready, no request in flight: renew.
     Renew,
     /// Nothing now, for the reason given.
@@ -106,10 +122,17 @@ impl Actions {
                     "CertificateRequest {name} in flight already carries {OVERRIDE_INGRESS_NAME}"
                 )));
             }
-            return Ok(Needed::Delete {
-                request: name,
-                uid: request.metadata.uid.clone().unwrap_or_default(),
-            });
+            let uid = request.metadata.uid.clone().unwrap_or_default();
+            if let Some(ingress) = override_for {
+                if let Some(order) = Self::re_solvable(client, ns, &uid, ingress).await? {
+                    return Ok(Needed::Resolve {
+                        order,
+                        request: name,
+                        uid,
+                    });
+                }
+            }
+            return Ok(Needed::Delete { request: name, uid });
         }
         if failing(&live) {
             Ok(Needed::Renew)
@@ -118,6 +141,102 @@ impl Actions {
                 "the certificate is valid and not being issued; its next renewal uses the overrides".into(),
             ))
         }
+    }
+
+    /// The Order of request `uid` when cert-manager can re-solve its Challenges in place: it
+    /// is pending (not failed, not done) and none of its Challenges failed. None when the
+    /// request has no Order yet, or it already carries the override with a Challenge on
+    /// `ingress` (nothing left for the Order: the request is then restarted).
+    async fn re_solvable(
+        client: &kube::Client,
+        ns: &str,
+        request_uid: &str,
+        ingress: &str,
+    ) -> Result<Option<String>, CallError> {
+        let controlled_by = |o: &kube::api::DynamicObject, uid: &str| {
+            o.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|r| r.uid == uid && r.controller == Some(true))
+        };
+        let orders = requests::list(client, Kind::Order, ns).await?;
+        let Some(order) = orders.iter().find(|o| controlled_by(o, request_uid)) else {
+            return Ok(None);
+        };
+        let state = order.data["status"]["state"].as_str().unwrap_or_default();
+        if !matches!(state, "" | "pending") || order.metadata.deletion_timestamp.is_some() {
+            return Ok(None);
+        }
+        let order_uid = order.metadata.uid.clone().unwrap_or_default();
+        let challenges = requests::list(client, Kind::Challenge, ns).await?;
+        let mine: Vec<_> = challenges
+            .iter()
+            .filter(|c| controlled_by(c, &order_uid))
+            .collect();
+        let failed = mine.iter().any(|c| {
+            matches!(
+                c.data["status"]["state"].as_str(),
+                Some("invalid" | "errored" | "expired")
+            )
+        });
+        let on_ingress = |c: &&&kube::api::DynamicObject| {
+            c.data["spec"]["solver"]["http01"]["ingress"]["name"].as_str() == Some(ingress)
+        };
+        if failed || mine.is_empty() || mine.iter().all(|c| on_ingress(&c)) {
+            return Ok(None);
+        }
+        Ok(order.metadata.name.clone())
+    }
+
+    /// Annotates the in-flight Order with the override: cert-manager's Order controller
+    /// replaces its pending Challenges with ones solved on `ingress`.
+    async fn re_solve_step(
+        client: &kube::Client,
+        ns: &str,
+        order: &str,
+        ingress: &str,
+        dry_run: bool,
+    ) -> Step {
+        let mut s = step(
+            Kind::Order,
+            ns,
+            order,
+            format!("have cert-manager solve the pending challenge on Ingress {ingress}: annotate the in-flight ACME Order; its controller replaces the Challenge in place — the same order and authorization, no new request, no new order spent from Let's Encrypt's budget"),
+        );
+        let wanted: BTreeMap<String, String> =
+            [(OVERRIDE_INGRESS_NAME.to_string(), ingress.to_string())].into();
+        match requests::apply_annotations(client, Kind::Order, ns, order, &wanted, dry_run).await {
+            Ok(_) => {
+                s.diff = vec![format!("+ {OVERRIDE_INGRESS_NAME}: {ingress}")];
+                s
+            }
+            Err(e) => failed(s, e),
+        }
+    }
+
+    /// After annotating the Order: whether a Challenge solved on `ingress` appears within
+    /// [`REQUEST_WAIT`].
+    async fn re_solved(client: &kube::Client, ns: &str, order: &str, ingress: &str) -> bool {
+        let until = tokio::time::Instant::now() + REQUEST_WAIT;
+        while tokio::time::Instant::now() < until {
+            if let Ok(all) = requests::list(client, Kind::Challenge, ns).await {
+                let seen = all.iter().any(|c| {
+                    c.metadata
+                        .owner_references
+                        .iter()
+                        .flatten()
+                        .any(|r| r.name == order && r.controller == Some(true))
+                        && c.data["spec"]["solver"]["http01"]["ingress"]["name"].as_str()
+                            == Some(ingress)
+                });
+                if seen {
+                    return true;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        false
     }
 
     /// Deletes the in-flight request, with its uid as a precondition.
@@ -189,6 +308,33 @@ impl Actions {
                     Self::settle(client, ns, &cert, ingress, &mut s).await;
                 }
                 s
+            }
+            Needed::Resolve {
+                order,
+                request,
+                uid,
+            } => {
+                let mut s = Self::re_solve_step(client, ns, &order, ingress, dry_run).await;
+                if dry_run || !s.outcome.succeeded() {
+                    return s;
+                }
+                if Self::re_solved(client, ns, &order, ingress).await {
+                    s.message = Some(format!(
+                        "cert-manager replaced the pending challenge of Order {order} with one solved on Ingress {ingress}"
+                    ));
+                    return s;
+                }
+                // This cert-manager did not re-solve in place: restart the request instead.
+                let mut r =
+                    Self::delete_request_step(client, ns, &cert, &request, &uid, false).await;
+                if r.outcome.succeeded() {
+                    Self::settle(client, ns, &cert, ingress, &mut r).await;
+                    s.diff.extend(r.diff);
+                    s.message = Some(format!("no challenge on Ingress {ingress} appeared within {} s of annotating Order {order}; restarted the request instead", REQUEST_WAIT.as_secs()));
+                    s
+                } else {
+                    r
+                }
             }
             Needed::Renew => {
                 let budget = impact(
@@ -282,7 +428,8 @@ impl Actions {
                 step(Kind::Certificate, &key.namespace, &key.name, "restart the issuance"),
                 e,
             ),
-            Ok(Needed::Delete { request, uid }) => {
+            // Only the fix (which knows the Ingress) re-solves in place.
+            Ok(Needed::Delete { request, uid } | Needed::Resolve { request, uid, .. }) => {
                 Self::delete_request_step(&client, &key.namespace, &key.name, &request, &uid, dry_run)
                     .await
             }

@@ -590,8 +590,9 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
     }
 
     // A renewal stuck in flight (the self-check fails for ever, the old certificate still
-    // served): the fix's last step replaces the in-flight request, and the new challenge,
-    // solved in place, is issued — the Certificate's first revision issued here.
+    // served): the fix's last step annotates the in-flight Order, cert-manager replaces the
+    // pending challenge with one solved in place, and it is issued — the Certificate's first
+    // revision issued here, from the same request.
     let fix: Value = http
         .post(format!(
             "{url}/api/v1/ingresses/zrh-prod/acme-blog/preview/edit-in-place"
@@ -604,7 +605,13 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         .await
         .unwrap();
     assert_eq!(fix["outcome"], "ok", "{fix}");
-    assert_eq!(fix["steps"][2]["kind"], "CertificateRequest", "{fix}");
+    assert_eq!(fix["steps"][2]["kind"], "Order", "{fix}");
+    assert!(
+        fix["steps"][2]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("replaced the pending challenge")),
+        "{fix}"
+    );
     let fixed_at = Instant::now();
     loop {
         let cert: Value = reqwest::get(format!(

@@ -1,7 +1,9 @@
 //! The fix on a cluster that behaves as cert-manager does (kubesim's controllers): a pending
-//! challenge behind Cilium's HTTPS enforcement does not heal from annotations alone, so the
-//! fix ends by restarting the issuance — and the certificate is issued. Also the separate
-//! "restart issuance" action, and renew refused while an issuance is in flight.
+//! challenge behind Cilium's HTTPS enforcement does not heal from the Ingress's and the
+//! Certificate's annotations alone (they reach only the next request), so the fix ends by
+//! annotating the in-flight Order, whose controller re-solves the challenge in place — and
+//! the certificate is issued from the same request. Also the separate "restart issuance"
+//! action, and renew refused while an issuance is in flight.
 
 use serde_json::{json, Value};
 
@@ -48,7 +50,7 @@ pub(crate) fn first_challenge(detail: &Value) -> &Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_fix_restarts_the_stuck_issuance_and_the_certificate_is_issued() {
+async fn the_fix_re_solves_the_stuck_challenge_in_place_and_the_certificate_is_issued() {
     let app = app_with(&["zrh-prod"]).with_controllers().await;
     app.wait_ready().await;
     behind_https_enforcement(&app);
@@ -121,10 +123,16 @@ async fn the_fix_restarts_the_stuck_issuance_and_the_certificate_is_issued() {
         .iter()
         .map(|s| s["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["Ingress", "Certificate", "CertificateRequest"]);
+    assert_eq!(kinds, ["Ingress", "Certificate", "Order"]);
     assert_eq!(
         preview["steps"][2]["diff"],
-        json!([format!("- CertificateRequest {request}")])
+        json!(["+ acme.cert-manager.io/http01-override-ingress-name: web"])
+    );
+    assert!(
+        preview["steps"][2]["change"]
+            .as_str()
+            .is_some_and(|d| d.contains("no new request")),
+        "the preview says why: {preview:#}"
     );
     let uid = |d: &Value| d["tls"][0]["certificate"]["requests"][0]["request"]["uid"].clone();
     let before = uid(&app.json(chain).await);
@@ -134,11 +142,18 @@ async fn the_fix_restarts_the_stuck_issuance_and_the_certificate_is_issued() {
         "a preview deletes nothing"
     );
 
-    // Applied: the request is replaced, the new challenge is solved in place, issued.
+    // Applied: the Order is annotated, cert-manager replaces the challenge with one solved
+    // in place, and the certificate is issued from the same request.
     let done = app.post(path, json!({"dry_run": false})).await;
     assert_eq!(done.status(), 200);
     let done: Value = done.json().await.unwrap();
     assert_eq!(done["outcome"], "ok", "{done:#}");
+    assert!(
+        done["steps"][2]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("replaced the pending challenge")),
+        "{done:#}"
+    );
     app.eventually("the certificate is issued", || async {
         app.json_opt("/api/v1/certificates/zrh-prod/default/web-tls")
             .await
@@ -154,10 +169,11 @@ async fn the_fix_restarts_the_stuck_issuance_and_the_certificate_is_issued() {
         .expect("the run is audited");
     let diff = run["diff"].as_str().unwrap_or_default();
     assert!(
-        diff.contains(&format!("- CertificateRequest {request}")),
-        "{audit:#}"
+        !diff.contains("- CertificateRequest"),
+        "no request deleted: {audit:#}"
     );
     assert!(diff.contains("http01-override-ingress-name"), "{diff}");
+    assert_eq!(uid(&app.json(chain).await), before, "the same request");
     app.stop().await;
 }
 

@@ -109,3 +109,61 @@ impl Replacements {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{failed, find, issued, now, ordered, ACCOUNT, PROD};
+    use super::super::{compute, History, Limit};
+    use super::*;
+    use chrono::TimeZone;
+
+    /// An ARI replacement skips every limit only inside the replaced certificate's suggested
+    /// window and while no other replacement of it is under way or done; otherwise (and when the
+    /// history does not know the certificate) it is an order like any other.
+    #[test]
+    fn ari_replacements_are_exempt_only_in_the_window_and_once() {
+        let d = Duration::days;
+        let s = Duration::seconds;
+        let mut history = History {
+            issuances: vec![
+                issued(PROD, &["a.example.com"], d(60)),
+                issued(PROD, &["c.example.com"], d(20)),
+                issued(PROD, &["e.example.com"], d(60)),
+                issued(PROD, &["i.example.com"], d(60)),
+            ],
+            ..Default::default()
+        };
+        // Each order adds a name, so none is a renewal: only ARI can exempt it from new orders.
+        // (All within 36 s, the time one new order takes to come back.)
+        for (names, ago) in [
+            (["a.example.com", "b.example.com"], s(29)), // in the window: exempt
+            (["c.example.com", "d.example.com"], s(28)), // 20 days in: outside, counted
+            (["e.example.com", "f.example.com"], s(27)), // exempt ...
+            (["e.example.com", "f.example.com"], s(26)), // ... and then already under way: counted
+            (["g.example.com", "h.example.com"], s(25)), // replaces an unknown certificate: counted
+            (["i.example.com", "j.example.com"], s(24)), // exempt, then its authorization fails ...
+            (["i.example.com", "j.example.com"], s(22)), // ... so this one is exempt again
+        ] {
+            history.orders.push(ordered(&names, ago, true));
+        }
+        history
+            .failures
+            .push(failed(ACCOUNT, "i.example.com", s(23)));
+        let b = compute(&history, now());
+        let orders = find(&b, Limit::NewOrders, ACCOUNT).unwrap();
+        assert_eq!(orders.used, 3, "{b:#?}");
+        // Boulder's window for a 90-day certificate (`RenewalInfoSimple`).
+        let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        let (start, end) = suggested_window(at, VALIDITY);
+        assert_eq!(start, Utc.with_ymd_and_hms(2026, 3, 1, 2, 23, 59).unwrap());
+        assert_eq!(end, Utc.with_ymd_and_hms(2026, 3, 2, 21, 35, 59).unwrap());
+        let (start, end) = suggested_window(at, Duration::hours(160));
+        assert_eq!(
+            (start, end),
+            (
+                at + Duration::hours(80) - s(1) - Duration::minutes(96),
+                at + Duration::hours(80) - s(1) + Duration::minutes(96)
+            )
+        );
+    }
+}

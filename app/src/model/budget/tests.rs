@@ -5,11 +5,11 @@ use super::*;
 use crate::model::Rule;
 use chrono::TimeZone;
 
-const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
+pub(super) const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
 const STAGING: &str = "https://acme-staging-v02.api.letsencrypt.org/directory";
-const ACCOUNT: &str = "ClusterIssuer letsencrypt-prod (zrh)";
+pub(super) const ACCOUNT: &str = "ClusterIssuer letsencrypt-prod (zrh)";
 
-fn now() -> DateTime<Utc> {
+pub(super) fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 6, 8, 12, 0, 0).unwrap()
 }
 
@@ -22,7 +22,7 @@ fn origin(name: &str) -> Origin {
     }
 }
 
-fn issued(server: &str, names: &[&str], ago: Duration) -> Issuance {
+pub(super) fn issued(server: &str, names: &[&str], ago: Duration) -> Issuance {
     Issuance {
         server: server.into(),
         names: names.iter().map(|s| s.to_string()).collect(),
@@ -31,7 +31,7 @@ fn issued(server: &str, names: &[&str], ago: Duration) -> Issuance {
     }
 }
 
-fn ordered(names: &[&str], ago: Duration, replaces: bool) -> NewOrder {
+pub(super) fn ordered(names: &[&str], ago: Duration, replaces: bool) -> NewOrder {
     NewOrder {
         server: PROD.into(),
         account: ACCOUNT.into(),
@@ -42,7 +42,7 @@ fn ordered(names: &[&str], ago: Duration, replaces: bool) -> NewOrder {
     }
 }
 
-fn failed(account: &str, name: &str, ago: Duration) -> FailedAuthorization {
+pub(super) fn failed(account: &str, name: &str, ago: Duration) -> FailedAuthorization {
     FailedAuthorization {
         server: PROD.into(),
         account: account.into(),
@@ -52,7 +52,7 @@ fn failed(account: &str, name: &str, ago: Duration) -> FailedAuthorization {
     }
 }
 
-fn find<'a>(b: &'a [Budget], limit: Limit, key: &str) -> Option<&'a Budget> {
+pub(super) fn find<'a>(b: &'a [Budget], limit: Limit, key: &str) -> Option<&'a Budget> {
     b.iter()
         .find(|x| x.limit == limit && x.key == key && x.server == PROD)
 }
@@ -133,56 +133,6 @@ fn new_orders_per_account_spend_only_when_the_whole_order_is_allowed() {
         "only other.example.com's order"
     );
     assert_eq!(orders.key, ACCOUNT);
-}
-
-/// An ARI replacement skips every limit only inside the replaced certificate's suggested
-/// window and while no other replacement of it is under way or done; otherwise (and when the
-/// history does not know the certificate) it is an order like any other.
-#[test]
-fn ari_replacements_are_exempt_only_in_the_window_and_once() {
-    let d = Duration::days;
-    let s = Duration::seconds;
-    let mut history = History {
-        issuances: vec![
-            issued(PROD, &["a.example.com"], d(60)),
-            issued(PROD, &["c.example.com"], d(20)),
-            issued(PROD, &["e.example.com"], d(60)),
-            issued(PROD, &["i.example.com"], d(60)),
-        ],
-        ..Default::default()
-    };
-    // Each order adds a name, so none is a renewal: only ARI can exempt it from new orders.
-    // (All within 36 s, the time one new order takes to come back.)
-    for (names, ago) in [
-        (["a.example.com", "b.example.com"], s(29)), // in the window: exempt
-        (["c.example.com", "d.example.com"], s(28)), // 20 days in: outside, counted
-        (["e.example.com", "f.example.com"], s(27)), // exempt ...
-        (["e.example.com", "f.example.com"], s(26)), // ... and then already under way: counted
-        (["g.example.com", "h.example.com"], s(25)), // replaces an unknown certificate: counted
-        (["i.example.com", "j.example.com"], s(24)), // exempt, then its authorization fails ...
-        (["i.example.com", "j.example.com"], s(22)), // ... so this one is exempt again
-    ] {
-        history.orders.push(ordered(&names, ago, true));
-    }
-    history
-        .failures
-        .push(failed(ACCOUNT, "i.example.com", s(23)));
-    let b = compute(&history, now());
-    let orders = find(&b, Limit::NewOrders, ACCOUNT).unwrap();
-    assert_eq!(orders.used, 3, "{b:#?}");
-    // Boulder's window for a 90-day certificate (`RenewalInfoSimple`).
-    let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
-    let (start, end) = ari::suggested_window(at, ari::VALIDITY);
-    assert_eq!(start, Utc.with_ymd_and_hms(2026, 3, 1, 2, 23, 59).unwrap());
-    assert_eq!(end, Utc.with_ymd_and_hms(2026, 3, 2, 21, 35, 59).unwrap());
-    let (start, end) = ari::suggested_window(at, Duration::hours(160));
-    assert_eq!(
-        (start, end),
-        (
-            at + Duration::hours(80) - s(1) - Duration::minutes(96),
-            at + Duration::hours(80) - s(1) + Duration::minutes(96)
-        )
-    );
 }
 
 #[test]

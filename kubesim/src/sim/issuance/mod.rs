@@ -15,6 +15,7 @@ use super::{cilium, hash, s, time, Api, World};
 
 mod acme;
 mod readiness;
+mod solver;
 
 pub use acme::account_of;
 use acme::acme;

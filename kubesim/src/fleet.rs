@@ -37,6 +37,9 @@ pub struct FleetOptions {
     /// Authenticate and authorize every API request with RBAC ([`crate::auth`]); off, every
     /// request may do everything.
     pub authorize: bool,
+    /// How long the garbage collector waits, on the fleet's clock, before it removes the
+    /// dependents of a deleted object (None: they go with it at once).
+    pub gc_delay: Option<chrono::Duration>,
 }
 
 impl FleetOptions {
@@ -52,6 +55,7 @@ impl FleetOptions {
             seed: 0,
             edge: None,
             authorize: false,
+            gc_delay: None,
         }
     }
 }
@@ -115,6 +119,7 @@ impl Fleet {
         };
         for (i, name) in opts.names.iter().enumerate() {
             let cluster = Cluster::new(name.clone(), clock.clone());
+            cluster.set_gc_delay(opts.gc_delay);
             if opts.install_crds {
                 install_builtin_crds(&cluster);
             }

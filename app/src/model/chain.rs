@@ -162,6 +162,11 @@ pub struct RequestChain {
     /// The request for the in-flight revision (status.revision + 1).
     pub current: bool,
     pub orders: Vec<OrderChain>,
+    /// An Order that holds the name of this request's Order but belongs to an earlier
+    /// request of the same name, deleted and not yet removed with its dependents by
+    /// Kubernetes' garbage collector: cert-manager computes the Order's name from the
+    /// request's name and the order's spec, finds this one and retries until it is gone.
+    pub held_by: Option<Text>,
 }
 
 /// A Certificate with its issuer and attempts (newest first).
@@ -327,12 +332,36 @@ impl<'a> Index<'a> {
         rs
     }
 
+    /// The Orders of a request: named after it and controlled by this very request (a
+    /// request made again under the same name is another request).
     pub fn orders_of(&self, r: &CertificateRequestView) -> Vec<&'a Arc<OrderView>> {
-        self.orders_by_request.get(&r.namespace, &r.name).to_vec()
+        self.orders_by_request
+            .get(&r.namespace, &r.name)
+            .iter()
+            .filter(|o| o.owner.as_ref().is_some_and(|ow| ow.uid == r.uid))
+            .copied()
+            .collect()
     }
 
+    /// Orders under the name of `r` that belong to an earlier request of that name.
+    pub fn stale_orders_of(&self, r: &CertificateRequestView) -> Vec<&'a Arc<OrderView>> {
+        self.orders_by_request
+            .get(&r.namespace, &r.name)
+            .iter()
+            .filter(|o| o.owner.as_ref().is_some_and(|ow| ow.uid != r.uid))
+            .copied()
+            .collect()
+    }
+
+    /// The Challenges controlled by this very Order (Orders of two requests of one name share
+    /// their name).
     pub fn challenges_of(&self, o: &OrderView) -> Vec<&'a Arc<ChallengeView>> {
-        self.challenges_by_order.get(&o.namespace, &o.name).to_vec()
+        self.challenges_by_order
+            .get(&o.namespace, &o.name)
+            .iter()
+            .filter(|c| c.owner.as_ref().is_some_and(|ow| ow.uid == o.uid))
+            .copied()
+            .collect()
     }
 
     /// Every Challenge under a Certificate (all its requests and orders).
@@ -408,6 +437,11 @@ impl<'a> Index<'a> {
             .requests_of(c)
             .into_iter()
             .map(|r| RequestChain {
+                held_by: self
+                    .orders_of(r)
+                    .is_empty()
+                    .then(|| self.stale_orders_of(r).first().map(|o| o.name.clone()))
+                    .flatten(),
                 request: r.as_ref().clone(),
                 current: r.revision == Some(in_flight),
                 orders: self

@@ -213,6 +213,7 @@ pub(crate) fn hash(seed: u64, parts: &[&str]) -> u64 {
 
 /// One reconcile pass of every controller over one cluster.
 pub fn step(cluster: &Cluster, world: &World) {
+    cluster.collect_garbage();
     let api = Api::new(cluster);
     issuers::reconcile(&api, world);
     cilium::reconcile(&api, world.loopback);

@@ -13,6 +13,7 @@ use crate::resources::{builtin_types, crd_status, ResourceType};
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 
+mod gc;
 mod watches;
 mod writes;
 
@@ -42,6 +43,8 @@ struct State {
     objects: HashMap<TypeKey, BTreeMap<ObjKey, Value>>,
     types: Vec<ResourceType>,
     uid_seq: u64,
+    /// When each deleted object went, by uid, while the garbage collector waits ([`gc`]).
+    gone: HashMap<String, chrono::DateTime<chrono::Utc>>,
 }
 
 /// How a write is made: who makes it, which part of the object, whether it persists.
@@ -97,6 +100,8 @@ pub struct Cluster {
     faults: Mutex<crate::faults::Faults>,
     /// Requests answered 429 by fault injection.
     throttled: std::sync::atomic::AtomicU64,
+    /// How long the garbage collector waits before removing a deleted owner's dependents.
+    gc_delay: std::sync::RwLock<Option<chrono::Duration>>,
 }
 
 fn is_path_segment(name: &str) -> bool {
@@ -141,12 +146,14 @@ impl Cluster {
                 objects: HashMap::new(),
                 types: builtin_types(),
                 uid_seq: 0,
+                gone: HashMap::new(),
             }),
             events,
             watch_epoch,
             window: 20_000,
             faults: Mutex::new(crate::faults::Faults::default()),
             throttled: std::sync::atomic::AtomicU64::new(0),
+            gc_delay: std::sync::RwLock::new(None),
         });
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let rt = cluster

@@ -415,6 +415,11 @@ impl Cluster {
         let deleted = self.commit(&mut st, rt, key, None, false)?;
         let mut doomed: Vec<String> = vec![meta_str(&old, "uid").unwrap_or_default().to_string()];
         let is_namespace = rt.group.is_empty() && rt.plural == "namespaces";
+        if !is_namespace && self.gc_delay().is_some() {
+            // Background propagation: the garbage collector removes the dependents later.
+            st.gone.insert(doomed.remove(0), self.clock.now());
+            return Ok(deleted);
+        }
         while let Some(uid) = doomed.pop() {
             let mut victims = Vec::new();
             for t in st.types.clone() {

@@ -239,6 +239,68 @@ impl Actions {
         false
     }
 
+    /// After the in-flight request `old_uid` was deleted: what cert-manager made next, in
+    /// words, once it can be told — its next request and that request's Order, or that the
+    /// Order waits for its predecessor's (same name: cert-manager computes it from the
+    /// request's name and spec) to be removed by Kubernetes' garbage collector. Bounded by
+    /// [`REQUEST_WAIT`].
+    async fn next_attempt(client: &kube::Client, ns: &str, cert: &str, old_uid: &str) -> String {
+        let until = tokio::time::Instant::now() + REQUEST_WAIT;
+        let mut seen: Option<String> = None;
+        while tokio::time::Instant::now() < until {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            let Ok(live) = requests::get(client, Kind::Certificate, ns, cert).await else {
+                continue;
+            };
+            let Ok(all) = requests::list(client, Kind::CertificateRequest, ns).await else {
+                continue;
+            };
+            let Some(next) =
+                in_flight(&live, &all).filter(|r| r.metadata.uid.as_deref() != Some(old_uid))
+            else {
+                continue;
+            };
+            let (name, uid) = (
+                next.metadata.name.clone().unwrap_or_default(),
+                next.metadata.uid.clone().unwrap_or_default(),
+            );
+            seen = Some(name.clone());
+            let Ok(orders) = requests::list(client, Kind::Order, ns).await else {
+                continue;
+            };
+            let owner = |o: &kube::api::DynamicObject| {
+                o.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .find(|r| r.controller == Some(true) && r.kind == "CertificateRequest")
+                    .map(|r| (r.name.clone(), r.uid.clone()))
+            };
+            if let Some(own) = orders
+                .iter()
+                .find(|o| owner(o).is_some_and(|(_, u)| u == uid))
+            {
+                return format!(
+                    "cert-manager made CertificateRequest {name} and its Order {}",
+                    own.metadata.name.as_deref().unwrap_or_default()
+                );
+            }
+            if let Some(old) = orders
+                .iter()
+                .find(|o| owner(o).is_some_and(|(n, u)| n == name && u != uid))
+            {
+                return format!(
+                    "cert-manager made CertificateRequest {name}; its Order waits for the old Order {} to be removed — it holds the name cert-manager gives the new one, and Kubernetes' garbage collector removes it shortly after the deleted request (cert-manager retries until then)",
+                    old.metadata.name.as_deref().unwrap_or_default()
+                );
+            }
+        }
+        match seen {
+            Some(name) => format!("cert-manager made CertificateRequest {name}; its Order is not there yet"),
+            None => format!("cert-manager has not made the next request within {} s; it makes it from the Certificate as it is now", REQUEST_WAIT.as_secs()),
+        }
+    }
+
     /// Deletes the in-flight request, with its uid as a precondition.
     async fn delete_request_step(
         client: &kube::Client,
@@ -430,8 +492,20 @@ impl Actions {
             ),
             // Only the fix (which knows the Ingress) re-solves in place.
             Ok(Needed::Delete { request, uid } | Needed::Resolve { request, uid, .. }) => {
-                Self::delete_request_step(&client, &key.namespace, &key.name, &request, &uid, dry_run)
-                    .await
+                let mut s = Self::delete_request_step(
+                    &client,
+                    &key.namespace,
+                    &key.name,
+                    &request,
+                    &uid,
+                    dry_run,
+                )
+                .await;
+                if !dry_run && s.outcome.succeeded() {
+                    s.message =
+                        Some(Self::next_attempt(&client, &key.namespace, &key.name, &uid).await);
+                }
+                s
             }
             Ok(Needed::Renew) => refused(key, "it is not being issued (Issuing is not True): nothing to restart; renew it instead"),
             Ok(Needed::Nothing(why)) => refused(key, &why),

@@ -49,6 +49,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         probe: None,
         edge: None,
         manifests: None,
+        gc_delay: None,
     }
 }
 
@@ -67,6 +68,7 @@ pub struct AppOptions {
     probe: Option<lookout_server::probe::worker::Settings>,
     edge: Option<kubesim::sim::edge::EdgePorts>,
     manifests: Option<String>,
+    gc_delay: Option<chrono::Duration>,
 }
 
 impl AppOptions {
@@ -139,6 +141,12 @@ impl AppOptions {
         self
     }
 
+    /// kubesim's garbage collector removes a deleted object's dependents this long after it.
+    pub fn gc_delay(mut self, delay: chrono::Duration) -> Self {
+        self.gc_delay = Some(delay);
+        self
+    }
+
     /// The database (and kubeconfig) in `dir`, e.g. a small filesystem mounted there.
     pub fn dir(mut self, dir: tempfile::TempDir) -> Self {
         self.dir = Some(dir);
@@ -153,6 +161,7 @@ impl AppOptions {
             controllers: self.controllers,
             edge: self.edge,
             authorize: self.manifests.is_some(),
+            gc_delay: self.gc_delay,
             ..FleetOptions::numbered(0)
         };
         let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())
@@ -650,4 +659,24 @@ pub fn write_kubeconfig(path: &Path, name: &str, addr: impl std::fmt::Display) {
         ),
     )
     .unwrap();
+}
+
+/// `ownerReferences` naming object `name` of `kind` in `default` of cluster 0 as its
+/// controller, with its real uid (an owner reference must carry the owner's uid: a request
+/// made again under an old name is another owner).
+pub fn controlled_by(
+    app: &TestApp,
+    api_version: &str,
+    kind: &str,
+    plural: &str,
+    name: &str,
+) -> Value {
+    let c = &app.fleet.clusters[0].cluster;
+    let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+    let rt = c
+        .resolve(group, plural)
+        .unwrap_or_else(|| panic!("{plural} is served"));
+    let uid =
+        c.get(&rt, Some("default"), name).expect("the owner exists")["metadata"]["uid"].clone();
+    json!([{"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "controller": true}])
 }

@@ -11,10 +11,6 @@ use crate::helpers::*;
 const SCRIPT: &str = "<script>alert(1)</script>";
 const BREAKOUT: &str = "\"><img src=x onerror=alert(2)>";
 
-fn owner(kind: &str, name: &str, api: &str) -> Value {
-    json!([{"apiVersion": api, "kind": kind, "name": name, "uid": format!("{name}-uid"), "controller": true}])
-}
-
 /// An Ingress → Certificate → CertificateRequest → Order → Challenge chain whose every
 /// free-text field carries hostile text, plus an Event.
 fn hostile_chain(app: &TestApp) {
@@ -38,7 +34,7 @@ fn hostile_chain(app: &TestApp) {
         "cert-manager.io",
         "certificates",
         Some("default"),
-        json!({"metadata": {"name": "evil-tls", "ownerReferences": owner("Ingress", "evil", "networking.k8s.io/v1")},
+        json!({"metadata": {"name": "evil-tls", "ownerReferences": controlled_by(app, "networking.k8s.io/v1", "Ingress", "ingresses", "evil")},
                "spec": {"secretName": "evil-tls", "dnsNames": [format!("{SCRIPT}.example")],
                         "issuerRef": {"name": format!("le{BREAKOUT}"), "kind": "ClusterIssuer"}}}),
     );
@@ -60,7 +56,7 @@ fn hostile_chain(app: &TestApp) {
         "certificaterequests",
         Some("default"),
         json!({"metadata": {"name": "evil-tls-1", "annotations": {"cert-manager.io/certificate-revision": "1"},
-                            "ownerReferences": owner("Certificate", "evil-tls", "cert-manager.io/v1")},
+                            "ownerReferences": controlled_by(app, "cert-manager.io/v1", "Certificate", "certificates", "evil-tls")},
                "spec": {"request": ""}}),
     );
     create(
@@ -69,7 +65,7 @@ fn hostile_chain(app: &TestApp) {
         "acme.cert-manager.io",
         "orders",
         Some("default"),
-        json!({"metadata": {"name": "evil-tls-1-1", "ownerReferences": owner("CertificateRequest", "evil-tls-1", "cert-manager.io/v1")},
+        json!({"metadata": {"name": "evil-tls-1-1", "ownerReferences": controlled_by(app, "cert-manager.io/v1", "CertificateRequest", "certificaterequests", "evil-tls-1")},
                "spec": {"dnsNames": [format!("{SCRIPT}.example")]}}),
     );
     create(
@@ -78,7 +74,7 @@ fn hostile_chain(app: &TestApp) {
         "acme.cert-manager.io",
         "challenges",
         Some("default"),
-        json!({"metadata": {"name": "evil-tls-1-1-1", "ownerReferences": owner("Order", "evil-tls-1-1", "acme.cert-manager.io/v1")},
+        json!({"metadata": {"name": "evil-tls-1-1-1", "ownerReferences": controlled_by(app, "acme.cert-manager.io/v1", "Order", "orders", "evil-tls-1-1")},
                "spec": {"dnsName": format!("{SCRIPT}.example"), "type": "HTTP-01"}}),
     );
     patch_status(

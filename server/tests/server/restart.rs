@@ -233,3 +233,77 @@ async fn lookout_follows_a_challenge_re_solved_after_the_issuer_changed() {
     );
     app.stop().await;
 }
+
+/// With Kubernetes' garbage collector taking its time (kubesim's delay), the request
+/// cert-manager makes after a restart has its predecessor's name, so its Order's name is
+/// taken until the old Order is removed: the restart and its progress say that is what it
+/// waits for, and then the new Order comes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_says_when_the_old_order_holds_the_new_ones_name() {
+    let app = app_with(&["zrh-prod"])
+        .with_controllers()
+        .gc_delay(chrono::Duration::seconds(4))
+        .await;
+    app.wait_ready().await;
+    behind_https_enforcement(&app);
+    let chain = "/api/v1/ingresses/zrh-prod/default/web";
+    app.eventually("a challenge is under way", || async {
+        app.json_opt(chain)
+            .await
+            .is_some_and(|d| first_challenge(&d)["reason"].is_string())
+    })
+    .await;
+    let d = app.json(chain).await;
+    let old_order = d["tls"][0]["certificate"]["requests"][0]["orders"][0]["order"]["name"].clone();
+    assert!(old_order.is_string(), "{d:#}");
+    let restart: Value = app
+        .post(
+            "/api/v1/certificates/zrh-prod/default/web-tls/restart",
+            json!({"dry_run": false}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(restart["outcome"], "ok", "{restart:#}");
+    let message = restart["steps"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!(
+            "its Order waits for the old Order {} to be removed",
+            old_order.as_str().unwrap()
+        )),
+        "{message}"
+    );
+    let id = restart["id"].as_str().unwrap();
+    let progress = app.json(&format!("/api/v1/actions/{id}")).await;
+    let order_step = progress["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "order")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        order_step["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("waiting for the old Order")),
+        "{progress:#}"
+    );
+    within(
+        20,
+        "the new Order, once the old one is collected",
+        || async {
+            let p = app.json(&format!("/api/v1/actions/{id}")).await;
+            p["progress"].as_array().is_some_and(|steps| {
+                steps.iter().any(|s| {
+                    s["step"] == "order"
+                        && s["detail"]
+                            .as_str()
+                            .is_some_and(|d| d.starts_with("Order ") && !d.contains("old"))
+                })
+            })
+        },
+    )
+    .await;
+    app.stop().await;
+}

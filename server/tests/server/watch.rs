@@ -122,7 +122,7 @@ async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
         "cert-manager.io",
         "certificaterequests",
         Some("default"),
-        json!({"metadata": {"name": "shop-tls-1", "annotations": {"cert-manager.io/certificate-revision": "1"}, "ownerReferences": owner("Certificate", "shop-tls", json!("c"), "cert-manager.io/v1")}, "spec": {"request": ""}}),
+        json!({"metadata": {"name": "shop-tls-1", "annotations": {"cert-manager.io/certificate-revision": "1"}, "ownerReferences": controlled_by(&app, "cert-manager.io/v1", "Certificate", "certificates", "shop-tls")}, "spec": {"request": ""}}),
     );
     create(
         &app,
@@ -130,7 +130,7 @@ async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
         "acme.cert-manager.io",
         "orders",
         Some("default"),
-        json!({"metadata": {"name": "shop-tls-1-1", "ownerReferences": owner("CertificateRequest", "shop-tls-1", json!("r"), "cert-manager.io/v1")}, "spec": {"dnsNames": ["shop.example.com"]}}),
+        json!({"metadata": {"name": "shop-tls-1-1", "ownerReferences": controlled_by(&app, "cert-manager.io/v1", "CertificateRequest", "certificaterequests", "shop-tls-1")}, "spec": {"dnsNames": ["shop.example.com"]}}),
     );
     create(
         &app,
@@ -138,7 +138,7 @@ async fn the_chain_links_ingress_certificate_request_order_and_challenge() {
         "acme.cert-manager.io",
         "challenges",
         Some("default"),
-        json!({"metadata": {"name": "shop-tls-1-1-1", "ownerReferences": owner("Order", "shop-tls-1-1", json!("o"), "acme.cert-manager.io/v1")},
+        json!({"metadata": {"name": "shop-tls-1-1-1", "ownerReferences": controlled_by(&app, "acme.cert-manager.io/v1", "Order", "orders", "shop-tls-1-1")},
         "spec": {"dnsName": "shop.example.com", "type": "HTTP-01"}}),
     );
     // Status is written through the status subresource, as cert-manager does.

@@ -116,7 +116,10 @@ pub fn follow_through(
                     "order",
                     Pending,
                     None,
-                    "waiting for the ACME order".into(),
+                    match &r.held_by {
+                        Some(old) => format!("waiting for the old Order {old} to be removed: it holds the name cert-manager gives this request's Order, and Kubernetes' garbage collector removes it shortly after its deleted request; cert-manager retries until then"),
+                        None => "waiting for the ACME order".into(),
+                    },
                 )),
                 Some(o) => {
                     let state = &*o.order.state;
@@ -385,6 +388,7 @@ mod tests {
                     order,
                     challenges: ch.into_iter().collect(),
                 }],
+                held_by: None,
             }],
         }
     }
@@ -444,6 +448,26 @@ mod tests {
             "{}",
             steps[2].detail
         );
+    }
+
+    /// A request made again under its predecessor's name waits for the old Order, which
+    /// holds the name of its own, to be removed: the progress says so.
+    #[test]
+    fn a_restarted_request_says_it_waits_for_the_old_order() {
+        let mut c = chain("pending", ("pending", ""), None);
+        c.requests[0].orders.clear();
+        c.requests[0].held_by = Some("shop-tls-1-2931474853".into());
+        let (steps, settled) = follow_through(&c, &[], true, since(), true);
+        let order = steps.iter().find(|s| s.step == "order").unwrap();
+        assert_eq!(order.state, StepState::Pending);
+        assert!(
+            order
+                .detail
+                .starts_with("waiting for the old Order shop-tls-1-2931474853 to be removed"),
+            "{}",
+            order.detail
+        );
+        assert_eq!(settled, None);
     }
 
     #[test]

@@ -42,14 +42,13 @@ pub(super) fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
     };
     let server = Server::from_url(server_url);
     let wanted = names(cert);
-    // Named after the request object (its uid), as cert-manager's hash of the request does:
-    // a request deleted and made again gets a new Order and new Challenges.
-    let cr_uid = s(cr, "/metadata/uid").unwrap_or_default();
-    let order_name = format!(
-        "{cr_name}-{}",
-        hash(world.seed, &[ns, cr_name, cr_uid]) % 10_000_000_000
-    );
+    let order_name = order_name(cr_name, cr, &wanted);
     let order = match api.get(ACME, "orders", Some(ns), &order_name) {
+        // The Order of a request deleted before this one under the same name: until the
+        // garbage collector removes it, cert-manager retries with backoff and reports nothing
+        // on the request (`certificaterequests/acme/acme.go` `Sign`: "found Order resource
+        // not owned by this CertificateRequest, retrying").
+        Some(o) if s(&o, "/metadata/ownerReferences/0/uid") != s(cr, "/metadata/uid") => return,
         Some(o) => o,
         None => {
             let limited = server.and_then(|srv| {
@@ -134,6 +133,24 @@ pub(super) fn acme(api: &Api<'_>, world: &World, cert: &Value, cr: &Value) {
             challenges(api, world, &issuer, &order, server);
         }
     }
+}
+
+/// The Order's name as cert-manager computes it (`certificaterequests/acme/acme.go`
+/// `buildOrder`, `pkg/api/util/names.go` `ComputeName`): the request's name and the 32-bit
+/// FNV-1 hash of the Order's spec without the CSR, in decimal. A request made again under
+/// the same name (`StableCertificateRequestName`) for the same names and issuer computes
+/// the same Order name.
+fn order_name(cr_name: &str, cr: &Value, names: &[String]) -> String {
+    let spec = json!({
+        "issuerRef": cr.pointer("/spec/issuerRef"),
+        "dnsNames": names,
+    });
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in spec.to_string().bytes() {
+        hash = hash.wrapping_mul(0x0100_0193) ^ u32::from(b);
+    }
+    let prefix: String = cr_name.chars().take(52).collect();
+    format!("{}-{hash}", prefix.trim_end_matches(['-', '.']))
 }
 
 /// Creates and drives one Challenge per name; settles the Order when all are final.

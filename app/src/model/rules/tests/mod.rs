@@ -530,3 +530,33 @@ fn a_tenant_sees_a_cluster_issuers_kind_not_its_internal_url() {
     );
     assert_eq!(issuer.server, crate::model::issuer::AcmeServer::OtherAcme);
 }
+
+/// A request made again under its predecessor's name (cert-manager names requests
+/// `<certificate>-<revision>`) is another request: the predecessor's Order and Challenges,
+/// not yet removed by the garbage collector, are not its own — it waits for that Order.
+#[test]
+fn a_namesake_requests_chain_holds_only_its_own_order_and_names_the_old_one() {
+    use crate::model::chain::Index;
+    use crate::model::text::Uid;
+    let ing = shop();
+    let cert = CertificateView::of(&ing);
+    let (mut request, order, ch) = attempt(
+        &cert,
+        "invalid",
+        None,
+        Some(("invalid", "old failure", Duration::minutes(20))),
+    );
+    // The old request (whose uid the Order and Challenge name) was deleted; a new one of
+    // the same name stands.
+    request.uid = Uid::parse("uid-cr-made-again");
+    let order_name = order.name.clone();
+    let w = World::new()
+        .attempt((request, order, ch))
+        .certificate(cert.clone())
+        .ingress(ing);
+    let idx = Index::new(&w.facts, &w.data);
+    let chain = idx.certificate_chain(&cert);
+    assert_eq!(chain.requests.len(), 1);
+    assert!(chain.requests[0].orders.is_empty(), "not its Order");
+    assert_eq!(chain.requests[0].held_by.as_deref(), Some(&*order_name));
+}

@@ -208,7 +208,9 @@ impl Actions {
             [(OVERRIDE_INGRESS_NAME.to_string(), ingress.to_string())].into();
         match requests::apply_annotations(client, Kind::Order, ns, order, &wanted, dry_run).await {
             Ok(_) => {
-                s.diff = vec![format!("+ {OVERRIDE_INGRESS_NAME}: {ingress}")];
+                s.diff = vec![format!(
+                    "+ metadata.annotations[\"{OVERRIDE_INGRESS_NAME}\"]: \"{ingress}\""
+                )];
                 s
             }
             Err(e) => failed(s, e),

@@ -334,12 +334,20 @@ fn with_progress(state: &AppState, caller: &Caller, mut r: ActionRecord) -> Acti
             certificates.push(s.name.clone());
         }
     }
-    let expects_issuance = matches!(r.action, ActionKind::Renew | ActionKind::Restart)
+    use lookout_app::model::read::progress::Expects;
+    let expects = if r.steps.iter().any(|s| s.kind == "Order") {
+        Expects::InFlight
+    } else if matches!(r.action, ActionKind::Renew | ActionKind::Restart)
         || r.steps.iter().any(|s| {
             s.kind == "CertificateRequest"
                 || s.change.contains("renew")
                 || s.change.contains("restart")
-        });
+        })
+    {
+        Expects::NewRequest
+    } else {
+        Expects::Nothing
+    };
     let probed = state.probes.last.lock().expect("probe status lock").rounds > 0;
     let mut settled: Vec<Option<Settled>> = Vec::new();
     let several = certificates.len() > 1;
@@ -352,8 +360,7 @@ fn with_progress(state: &AppState, caller: &Caller, mut r: ActionRecord) -> Acti
         let Some(d) = state.fleet().certificate(&caller.view, &key) else {
             continue;
         };
-        let (mut steps, s) =
-            follow_through(&d.chain, &d.clients_get, probed, r.at, expects_issuance);
+        let (mut steps, s) = follow_through(&d.chain, &d.clients_get, probed, r.at, expects);
         if several {
             for step in &mut steps {
                 step.detail = format!("{}: {}", key.name, step.detail);

@@ -126,7 +126,7 @@ async fn the_fix_re_solves_the_stuck_challenge_in_place_and_the_certificate_is_i
     assert_eq!(kinds, ["Ingress", "Certificate", "Order"]);
     assert_eq!(
         preview["steps"][2]["diff"],
-        json!(["+ acme.cert-manager.io/http01-override-ingress-name: web"])
+        json!(["+ metadata.annotations[\"acme.cert-manager.io/http01-override-ingress-name\"]: \"web\""])
     );
     assert!(
         preview["steps"][2]["change"]
@@ -160,6 +160,13 @@ async fn the_fix_re_solves_the_stuck_challenge_in_place_and_the_certificate_is_i
             .is_some_and(|c| c["certificate"]["ready"]["status"] == "True")
     })
     .await;
+    // Its progress follows the request in flight, not a new one.
+    let record = app
+        .json(&format!("/api/v1/actions/{}", done["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(record["progress"][0]["step"], "request", "{record:#}");
+    assert_eq!(record["progress"][0]["state"], "done", "{record:#}");
+    assert_eq!(record["settled"], "ready", "{record:#}");
     let audit = app.json("/api/v1/audit?action=edit-in-place").await;
     let run = audit["items"]
         .as_array()

@@ -61,23 +61,36 @@ fn step(
     }
 }
 
+/// What an action asked of the issuance it follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expects {
+    /// Nothing new: only what is issued now and served counts.
+    Nothing,
+    /// A new certificate from a request made after the action (a renew, a restart).
+    NewRequest,
+    /// A certificate from the request already in flight, whose challenge the action had
+    /// solved again in place (the fix's override on the Order).
+    InFlight,
+}
+
 /// The follow-through of an action applied at `since` on `chain`'s Certificate, with what
 /// the probe saw on its hosts (`served`; `probed`: whether the probe has looked at all).
-/// `expects_issuance`: the action asked for a new certificate (a renew, a restart, the
-/// fix's last step); else only what is issued now and served counts.
 pub fn follow_through(
     chain: &CertificateChain,
     served: &[Observation],
     probed: bool,
     since: DateTime<Utc>,
-    expects_issuance: bool,
+    expects: Expects,
 ) -> (Vec<ProgressStep>, Option<Settled>) {
     use StepState::*;
     let mut out = Vec::new();
+    let expects_issuance = expects != Expects::Nothing;
     let attempt = chain
         .requests
         .iter()
-        .filter(|r| r.request.created.is_some_and(|c| c + SLACK >= since))
+        .filter(|r| {
+            expects == Expects::InFlight || r.request.created.is_some_and(|c| c + SLACK >= since)
+        })
         .max_by_key(|r| r.request.created);
     let issued_leaf = match (attempt, expects_issuance) {
         (None, true) => {
@@ -431,7 +444,7 @@ mod tests {
     #[test]
     fn under_way_it_says_what_it_waits_for() {
         let c = chain("pending", ("pending", ""), None);
-        let (steps, settled) = follow_through(&c, &[], true, since(), true);
+        let (steps, settled) = follow_through(&c, &[], true, since(), Expects::NewRequest);
         assert_eq!(settled, None);
         assert_eq!(
             states(&steps),
@@ -457,7 +470,7 @@ mod tests {
         let mut c = chain("pending", ("pending", ""), None);
         c.requests[0].orders.clear();
         c.requests[0].held_by = Some("shop-tls-1-2931474853".into());
-        let (steps, settled) = follow_through(&c, &[], true, since(), true);
+        let (steps, settled) = follow_through(&c, &[], true, since(), Expects::NewRequest);
         let order = steps.iter().find(|s| s.step == "order").unwrap();
         assert_eq!(order.state, StepState::Pending);
         assert!(
@@ -480,7 +493,7 @@ mod tests {
             ),
             None,
         );
-        let (steps, settled) = follow_through(&c, &[], true, since(), true);
+        let (steps, settled) = follow_through(&c, &[], true, since(), Expects::NewRequest);
         assert_eq!(settled, Some(Settled::Failed));
         let failed = steps.iter().find(|s| s.step == "challenge").unwrap();
         assert_eq!(failed.state, StepState::Failed);
@@ -495,22 +508,46 @@ mod tests {
     fn issued_is_not_ready_until_the_host_serves_it() {
         let sha = "ab".repeat(32);
         let c = chain("valid", ("valid", ""), Some(&sha));
-        let (steps, settled) = follow_through(&c, &[served(&"cd".repeat(32))], true, since(), true);
+        let (steps, settled) = follow_through(
+            &c,
+            &[served(&"cd".repeat(32))],
+            true,
+            since(),
+            Expects::NewRequest,
+        );
         assert_eq!(settled, None, "{steps:#?}");
         assert_eq!(steps.last().unwrap().state, StepState::Pending);
-        let (steps, settled) = follow_through(&c, &[served(&sha)], true, since(), true);
+        let (steps, settled) =
+            follow_through(&c, &[served(&sha)], true, since(), Expects::NewRequest);
         assert_eq!(settled, Some(Settled::Ready), "{steps:#?}");
         // Without the probe: issued is as far as Lookout can tell.
-        let (steps, settled) = follow_through(&c, &[], false, since(), true);
+        let (steps, settled) = follow_through(&c, &[], false, since(), Expects::NewRequest);
         assert_eq!(steps.last().unwrap().state, StepState::Skipped);
         assert_eq!(settled, Some(Settled::Ready));
+    }
+
+    /// The fix that had the in-flight challenge solved again follows that request, though it
+    /// was made before the action.
+    #[test]
+    fn a_challenge_solved_again_in_place_is_followed_on_the_request_in_flight() {
+        let sha = "ab".repeat(32);
+        let c = chain("valid", ("valid", ""), Some(&sha));
+        let (steps, settled) = follow_through(&c, &[served(&sha)], true, now(), Expects::InFlight);
+        assert_eq!(steps[0].state, StepState::Done, "{steps:#?}");
+        assert_eq!(settled, Some(Settled::Ready));
+        let (steps, _) = follow_through(&c, &[served(&sha)], true, now(), Expects::NewRequest);
+        assert_eq!(
+            steps[0].state,
+            StepState::Pending,
+            "a new request is awaited"
+        );
     }
 
     #[test]
     fn a_request_from_before_the_action_is_not_its_follow_through() {
         let c = chain("invalid", ("invalid", "old failure"), None);
         // The action ran after that attempt: it waits for a new request.
-        let (steps, settled) = follow_through(&c, &[], true, now(), true);
+        let (steps, settled) = follow_through(&c, &[], true, now(), Expects::NewRequest);
         assert_eq!(states(&steps), [("request", StepState::Pending)]);
         assert_eq!(settled, None);
     }

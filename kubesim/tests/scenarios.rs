@@ -1204,3 +1204,47 @@ async fn a_pending_challenge_is_re_solved_when_the_order_or_the_issuer_changes()
         assert_eq!(orders[0]["metadata"]["name"], order.as_str(), "{change}");
     }
 }
+
+/// Behind HTTPS enforcement, an application whose route covers `/` answers the redirected
+/// challenge path itself, with its page: cert-manager's self-check reports the wrong
+/// response (not a 404), and so does the CA when the challenge is accepted.
+#[tokio::test]
+async fn an_application_route_answers_the_redirected_challenge_with_its_page() {
+    let sim = Sim::start().await;
+    sim.setup(
+        json!({"http01": {"ingress": {"ingressClassName": "cilium"}}, "waitInsteadOfSelfCheck": "2m"}),
+        true,
+    )
+    .await;
+    sim.create(
+        "networking.k8s.io",
+        "Ingress",
+        "ingresses",
+        Some("shop"),
+        json!({"metadata": {"name": "shop", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+               "spec": {"ingressClassName": "cilium",
+                        "rules": [{"host": "shop.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "shop", "port": {"number": 80}}}}]}}],
+                        "tls": [{"hosts": ["shop.example.com"], "secretName": "shop-tls"}]}}),
+    )
+    .await;
+    sim.run(130);
+    let challenges = sim
+        .api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let ch = &challenges.items[0].data;
+    assert_eq!(ch["status"]["state"], "invalid", "{ch:#}");
+    let reason = ch["status"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(
+            "The key authorization file from the server did not match this challenge. Expected \""
+        ) && reason.contains("(got \"<!DOCTYPE html>"),
+        "{reason}"
+    );
+}

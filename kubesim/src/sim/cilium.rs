@@ -134,6 +134,48 @@ pub(crate) fn host_redirects(api: &Api<'_>, host: &str) -> bool {
         })
 }
 
+/// Whether an application route of `host` (a path of one of its Ingresses, not a solver's)
+/// matches `path`: a `Prefix` path that is a whole-segment prefix of it (`/` matches all),
+/// an `Exact` path equal to it, or an `ImplementationSpecific` one taken as a prefix (as
+/// Envoy's prefix match). Over HTTPS the application then answers the challenge path —
+/// usually 200 with its own page.
+pub(crate) fn app_route_matches(api: &Api<'_>, host: &str, path: &str) -> bool {
+    api.list("networking.k8s.io", "ingresses")
+        .iter()
+        .any(|ing| {
+            let solver =
+                s(ing, "/metadata/name").is_some_and(|n| n.starts_with("cm-acme-http-solver-"));
+            !solver
+                && ing
+                    .pointer("/spec/rules")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|r| r.get("host").and_then(Value::as_str) == Some(host))
+                    .flat_map(|r| {
+                        r.pointer("/http/paths")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default()
+                    })
+                    .any(|p| {
+                        let prefix = p.get("path").and_then(Value::as_str).unwrap_or("/");
+                        if prefix.starts_with("/.well-known/acme-challenge/") {
+                            return false; // a solver path added in place
+                        }
+                        match p.get("pathType").and_then(Value::as_str) {
+                            Some("Exact") => prefix == path,
+                            _ => {
+                                let trimmed = prefix.trim_end_matches('/');
+                                trimmed.is_empty()
+                                    || path == trimmed
+                                    || path.starts_with(&format!("{trimmed}/"))
+                            }
+                        }
+                    })
+        })
+}
+
 /// Assigns load-balancer addresses. With `loopback` they are loopback addresses kubesim's
 /// [`super::edge`] serves, each with `::1` beside it (the load balancer in front is
 /// dual-stack, whatever the cluster's own families are).

@@ -153,6 +153,10 @@ fn order_name(cr_name: &str, cr: &Value, names: &[String]) -> String {
     format!("{}-{hash}", prefix.trim_end_matches(['-', '.']))
 }
 
+/// What an application's route answers on any path: its own page.
+const APP_PAGE: &str =
+    "<!DOCTYPE html><html><head><title>Shop</title></head><body>Welcome</body></html>";
+
 /// Creates and drives one Challenge per name; settles the Order when all are final.
 ///
 /// The Challenges a pending Order needs are computed on every pass from the issuer as it is
@@ -316,8 +320,17 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
             let probe = json!({"spec": {"ingressClassName": class}});
             class.is_some() && cilium::is_cilium(api, &probe) && cilium::dedicated(api, &probe)
         });
+    // Behind the redirect, the HTTPS listener routes the challenge path like any other: when
+    // an application route of the host covers it (a `/` prefix, as most have), the
+    // application answers — 200 with its own page, not the key.
+    let path = format!("/.well-known/acme-challenge/{token}");
+    let app_answers = (redirected || own_address) && cilium::app_route_matches(api, dns, &path);
+    let key = s(ch, "/spec/key").unwrap_or_default();
     let self_check = if dns_fails {
         Err(format!("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request '{url}': Get \"{url}\": dial tcp: lookup {dns} on 10.96.0.10:53: no such host"))
+    } else if app_answers {
+        // `pkg/issuer/acme/http/http.go`: the body is deliberately kept out of the error.
+        Err(format!("Waiting for HTTP-01 challenge propagation: did not get expected response \"{key}\" when querying endpoint"))
     } else if redirected || own_address {
         Err(
             "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
@@ -338,6 +351,9 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
     let outcome: Option<Result<(), String>> = match (wait, &self_check) {
         (Some(w), _) if age >= w.num_seconds() => Some(if dns_fails {
             Err(format!("acme: authorization error for {dns}: 400 urn:ietf:params:acme:error:dns: DNS problem: NXDOMAIN looking up A for {dns} - check that a DNS record exists for this domain"))
+        } else if app_answers {
+            // Boulder's `validateHTTP01`: the body it got, trimmed, against the key.
+            Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: The key authorization file from the server did not match this challenge. Expected \"{key}\" (got \"{APP_PAGE}\")"))
         } else if redirected {
             Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {address}: Invalid response from https://{dns}/.well-known/acme-challenge/{token}: 404"))
         } else if own_address {

@@ -322,7 +322,8 @@ async fn neighbours_walked(app: &TestApp, support: Who<'_>, tenant: Who<'_>, wal
         );
     }
 
-    // Support's bulk runs: over the whole cluster, and in the neighbour's namespace.
+    // Support's bulk runs: over the whole cluster, in the neighbour's namespace and in the
+    // tenant's.
     for (path, body) in [
         (
             "/api/v1/bulk/renew",
@@ -331,6 +332,10 @@ async fn neighbours_walked(app: &TestApp, support: Who<'_>, tenant: Who<'_>, wal
         (
             "/api/v1/bulk/edit-in-place",
             json!({"namespace": "globex-web", "dry_run": true}),
+        ),
+        (
+            "/api/v1/bulk/renew",
+            json!({"namespace": "acme-shop", "dry_run": true}),
         ),
     ] {
         let run = support.post(app, path, body).await;

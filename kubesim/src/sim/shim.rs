@@ -134,6 +134,54 @@ fn invalid_tls_block(i: usize, tls: &Value) -> Option<String> {
     }
 }
 
+/// Whether ingress-shim updates an owned Certificate to `spec` and `labels`
+/// (`pkg/controller/certificate-shim/sync.go` `certNeedsUpdate`): its labels, commonName,
+/// dnsNames in order, secretName, issuerRef name and kind, revisionHistoryLimit, the private
+/// key's algorithm, encoding, rotation policy and (but for Ed25519) size, duration and
+/// renewBefore — nothing else (not its annotations, not `usages`).
+fn needs_update(existing: &Value, spec: &Value, labels: &Value) -> bool {
+    let have = |path: &str| existing.pointer(path).filter(|v| !v.is_null());
+    let want = |path: &str| {
+        spec.pointer(path.strip_prefix("/spec").unwrap_or(path))
+            .filter(|v| !v.is_null())
+    };
+    let empty = json!({});
+    let labels_differ = existing.pointer("/metadata/labels").unwrap_or(&empty) != labels;
+    let key_text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    let algorithm = key_text(want("/spec/privateKey/algorithm"));
+    let mut compared = vec![
+        "/spec/commonName",
+        "/spec/dnsNames",
+        "/spec/secretName",
+        "/spec/issuerRef/name",
+        "/spec/issuerRef/kind",
+        "/spec/revisionHistoryLimit",
+        "/spec/privateKey/algorithm",
+        "/spec/privateKey/encoding",
+        "/spec/privateKey/rotationPolicy",
+        "/spec/duration",
+        "/spec/renewBefore",
+    ];
+    if algorithm != "Ed25519" {
+        compared.push("/spec/privateKey/size");
+    }
+    labels_differ || compared.into_iter().any(|p| have(p) != want(p))
+}
+
+/// A merge patch that makes the object at `current` equal to `wanted`: every key of
+/// `current` that `wanted` lacks is removed (ingress-shim replaces the spec and labels whole).
+fn replacing(current: Option<&Value>, wanted: &Value) -> Value {
+    let mut patch = wanted.clone();
+    if let (Some(Value::Object(old)), Value::Object(new)) = (current, &mut patch) {
+        for k in old.keys() {
+            if !new.contains_key(k) {
+                new.insert(k.clone(), Value::Null);
+            }
+        }
+    }
+    patch
+}
+
 /// Records a `BadConfig` Warning about `ing`, once (the same event is not repeated on every
 /// pass).
 fn bad_config(api: &Api<'_>, ing: &Value, message: &str) {
@@ -269,17 +317,25 @@ pub(super) fn reconcile(api: &Api<'_>) {
                         );
                     }
                 }
-                // Annotations are not compared: only the spec is kept in line (DOMAIN.md §1.8).
+                // Annotations are not compared: the spec and labels are kept in line, replaced
+                // whole when a field certNeedsUpdate compares differs (DOMAIN.md §1.8).
                 Some(c) if owned_by(c, uid) => {
-                    if c.pointer("/spec/dnsNames") != Some(&Value::Array(hosts.clone()))
-                        || c.pointer("/spec/issuerRef") != Some(&issuer)
-                    {
+                    let mut spec = json!({"secretName": secret, "dnsNames": hosts, "issuerRef": issuer, "usages": ["digital signature", "key encipherment"]});
+                    for (k, v) in &extra_spec {
+                        spec[k] = v.clone();
+                    }
+                    let labels = ing
+                        .pointer("/metadata/labels")
+                        .cloned()
+                        .unwrap_or(json!({}));
+                    if needs_update(c, &spec, &labels) {
                         api.patch(
                             "cert-manager.io",
                             "certificates",
                             Some(ns),
                             secret,
-                            &json!({"spec": {"dnsNames": hosts, "issuerRef": issuer}}),
+                            &json!({"metadata": {"labels": replacing(c.pointer("/metadata/labels"), &labels)},
+                                    "spec": replacing(c.pointer("/spec"), &spec)}),
                             MANAGER,
                         );
                         api.event(
@@ -318,6 +374,53 @@ pub(super) fn reconcile(api: &Api<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_owned_certificate_is_updated_on_the_fields_cert_needs_update_compares() {
+        let spec = json!({"secretName": "a-tls", "dnsNames": ["a.example"], "usages": ["digital signature"],
+                          "issuerRef": {"name": "le", "kind": "ClusterIssuer", "group": "cert-manager.io"}});
+        let labels = json!({"app": "shop"});
+        let cert =
+            |spec: Value, labels: Value| json!({"metadata": {"labels": labels}, "spec": spec});
+        assert!(!needs_update(
+            &cert(spec.clone(), labels.clone()),
+            &spec,
+            &labels
+        ));
+        // Fields it does not compare: usages, the issuer's group.
+        let mut other = spec.clone();
+        other["usages"] = json!(["server auth"]);
+        other["issuerRef"]["group"] = json!("example.io");
+        assert!(!needs_update(&cert(other, labels.clone()), &spec, &labels));
+        // Fields it does: labels, a duration set by hand, dnsNames' order, the key size.
+        assert!(needs_update(&cert(spec.clone(), json!({})), &spec, &labels));
+        let mut by_hand = spec.clone();
+        by_hand["duration"] = json!("2160h");
+        assert!(needs_update(&cert(by_hand, labels.clone()), &spec, &labels));
+        let mut reordered = spec.clone();
+        reordered["dnsNames"] = json!(["b.example", "a.example"]);
+        let mut two = spec.clone();
+        two["dnsNames"] = json!(["a.example", "b.example"]);
+        assert!(needs_update(
+            &cert(reordered, labels.clone()),
+            &two,
+            &labels
+        ));
+        let mut sized = spec.clone();
+        sized["privateKey"] = json!({"algorithm": "Ed25519", "size": 256});
+        let mut ed = spec.clone();
+        ed["privateKey"] = json!({"algorithm": "Ed25519"});
+        assert!(
+            !needs_update(&cert(sized, labels.clone()), &ed, &labels),
+            "no size for Ed25519"
+        );
+        // The patch replaces the spec whole.
+        let patch = replacing(
+            Some(&json!({"secretName": "a-tls", "duration": "2160h"})),
+            &json!({"secretName": "a-tls"}),
+        );
+        assert_eq!(patch, json!({"secretName": "a-tls", "duration": null}));
+    }
 
     #[test]
     fn a_tls_block_without_hosts_or_secret_name_is_skipped_in_apimachinerys_words() {

@@ -370,6 +370,7 @@ impl Actions {
                     Self::delete_request_step(client, ns, &cert, &request, &uid, dry_run).await;
                 if !dry_run && s.outcome.succeeded() {
                     Self::settle(client, ns, &cert, ingress, &mut s).await;
+                    s.message = Some(Self::next_attempt(client, ns, &cert, &uid).await);
                 }
                 s
             }
@@ -394,7 +395,8 @@ impl Actions {
                 if r.outcome.succeeded() {
                     Self::settle(client, ns, &cert, ingress, &mut r).await;
                     s.diff.extend(r.diff);
-                    s.message = Some(format!("no challenge on Ingress {ingress} appeared within {} s of annotating Order {order}; restarted the request instead", REQUEST_WAIT.as_secs()));
+                    let next = Self::next_attempt(client, ns, &cert, &uid).await;
+                    s.message = Some(format!("no challenge on Ingress {ingress} appeared within {} s of annotating Order {order}; restarted the request instead: {next}", REQUEST_WAIT.as_secs()));
                     s
                 } else {
                     r

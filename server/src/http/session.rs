@@ -312,11 +312,15 @@ fn outside_view(view: &lookout_app::model::View, query: Option<&str>) -> Option<
         }
     }
     match (cluster, namespace) {
-        (Some(c), _) if !view.sees_cluster(&c) => Some(format!("cluster {c}")),
-        (Some(c), Some(n)) if !view.sees(&c, &n) => Some(format!("namespace {n} of cluster {c}")),
-        (None, Some(n)) if !view.clusters().any(|(_, s)| s.read.contains(&n)) => {
-            Some(format!("namespace {n}"))
-        }
+        (Some(c), _) if !view.sees_cluster(&c) => Some(format!(
+            "no cluster \"{c}\" in your view (the address filters on it)"
+        )),
+        (Some(c), Some(n)) if !view.sees(&c, &n) => Some(format!(
+            "no namespace \"{n}\" of cluster \"{c}\" in your view (the address filters on it)"
+        )),
+        (None, Some(n)) if !view.clusters().any(|(_, s)| s.read.contains(&n)) => Some(format!(
+            "no namespace \"{n}\" in your view (the address filters on it)"
+        )),
         _ => None,
     }
 }

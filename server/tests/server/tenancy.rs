@@ -795,6 +795,7 @@ async fn filters_outside_the_callers_view_are_not_found() {
             let error: Value = serde_json::from_str(&body).unwrap();
             assert_eq!(error["error"]["code"], "not_found", "{path}");
         }
+        assert!(body.contains("in your view"), "{path}: {body}");
     }
     // The same filters inside the view answer; support sees every namespace.
     for (who, path) in [

@@ -436,15 +436,8 @@ impl<'a> Index<'a> {
         let requests = self
             .requests_of(c)
             .into_iter()
-            .map(|r| RequestChain {
-                held_by: self
-                    .orders_of(r)
-                    .is_empty()
-                    .then(|| self.stale_orders_of(r).first().map(|o| o.name.clone()))
-                    .flatten(),
-                request: r.as_ref().clone(),
-                current: r.revision == Some(in_flight),
-                orders: self
+            .map(|r| {
+                let orders: Vec<OrderChain> = self
                     .orders_of(r)
                     .into_iter()
                     .map(|o| OrderChain {
@@ -455,7 +448,17 @@ impl<'a> Index<'a> {
                             .map(|ch| ch.as_ref().clone())
                             .collect(),
                     })
-                    .collect(),
+                    .collect();
+                RequestChain {
+                    // Only an Order of its own frees the name: two cannot coexist.
+                    held_by: orders
+                        .is_empty()
+                        .then(|| self.stale_orders_of(r).first().map(|o| o.name.clone()))
+                        .flatten(),
+                    request: r.as_ref().clone(),
+                    current: r.revision == Some(in_flight),
+                    orders,
+                }
             })
             .collect();
         CertificateChain {

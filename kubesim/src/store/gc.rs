@@ -58,18 +58,14 @@ impl Cluster {
                         .flatten()
                         .filter_map(|r| r["uid"].as_str())
                         .collect();
-                    let orphaned_since = owners
-                        .iter()
-                        .map(|u| (live.contains(u), st.gone.get(*u)))
-                        .try_fold(
-                            None,
-                            |latest: Option<chrono::DateTime<chrono::Utc>>, owner| match owner {
-                                (false, Some(at)) => Some(Some(latest.map_or(*at, |l| l.max(*at)))),
-                                _ => None,
-                            },
-                        )
-                        .flatten();
-                    if orphaned_since.is_some_and(|at| now - at >= delay) {
+                    // Orphaned when every owner was deleted (and recorded so); since the
+                    // last of them went.
+                    let all_gone = !owners.is_empty()
+                        && owners
+                            .iter()
+                            .all(|u| !live.contains(u) && st.gone.contains_key(*u));
+                    let orphaned_since = owners.iter().filter_map(|u| st.gone.get(*u)).max();
+                    if all_gone && orphaned_since.is_some_and(|at| now - *at >= delay) {
                         let ns = (!ns.is_empty()).then(|| ns.clone());
                         out.push((t.clone(), ns, name.clone()));
                     }

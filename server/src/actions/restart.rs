@@ -56,12 +56,7 @@ fn in_flight<'o>(
         .unwrap_or(0)
         + 1;
     requests.iter().find(|r| {
-        let owned = r
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .any(|o| o.uid == uid && o.controller == Some(true));
+        let owned = controller(r).is_some_and(|o| o.uid == uid);
         let revision = r
             .metadata
             .annotations
@@ -70,6 +65,17 @@ fn in_flight<'o>(
             .and_then(|v| v.parse::<i64>().ok());
         owned && revision == Some(next) && r.metadata.deletion_timestamp.is_none()
     })
+}
+
+/// The owner reference marked as the object's controller.
+fn controller(
+    obj: &kube::api::DynamicObject,
+) -> Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
+    obj.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true))
 }
 
 fn issuing(cert: &kube::api::DynamicObject) -> bool {
@@ -153,13 +159,8 @@ impl Actions {
         request_uid: &str,
         ingress: &str,
     ) -> Result<Option<String>, CallError> {
-        let controlled_by = |o: &kube::api::DynamicObject, uid: &str| {
-            o.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|r| r.uid == uid && r.controller == Some(true))
-        };
+        let controlled_by =
+            |o: &kube::api::DynamicObject, uid: &str| controller(o).is_some_and(|r| r.uid == uid);
         let orders = requests::list(client, Kind::Order, ns).await?;
         let Some(order) = orders.iter().find(|o| controlled_by(o, request_uid)) else {
             return Ok(None);
@@ -224,11 +225,7 @@ impl Actions {
         while tokio::time::Instant::now() < until {
             if let Ok(all) = requests::list(client, Kind::Challenge, ns).await {
                 let seen = all.iter().any(|c| {
-                    c.metadata
-                        .owner_references
-                        .iter()
-                        .flatten()
-                        .any(|r| r.name == order && r.controller == Some(true))
+                    controller(c).is_some_and(|r| r.name == order)
                         && c.data["spec"]["solver"]["http01"]["ingress"]["name"].as_str()
                             == Some(ingress)
                 });
@@ -271,11 +268,8 @@ impl Actions {
                 continue;
             };
             let owner = |o: &kube::api::DynamicObject| {
-                o.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .find(|r| r.controller == Some(true) && r.kind == "CertificateRequest")
+                controller(o)
+                    .filter(|r| r.kind == "CertificateRequest")
                     .map(|r| (r.name.clone(), r.uid.clone()))
             };
             if let Some(own) = orders

@@ -40,6 +40,10 @@ pub struct FleetOptions {
     /// How long the garbage collector waits, on the fleet's clock, before it removes the
     /// dependents of a deleted object (None: they go with it at once).
     pub gc_delay: Option<chrono::Duration>,
+    /// cert-manager's `--default-issuer-name/-kind/-group`: the issuer of an Ingress that
+    /// asks with `kubernetes.io/tls-acme: "true"` alone (None: upstream's empty default,
+    /// so ingress-shim refuses such an Ingress with `BadConfig`).
+    pub default_issuer: Option<crate::sim::shim::DefaultIssuer>,
 }
 
 impl FleetOptions {
@@ -56,6 +60,7 @@ impl FleetOptions {
             edge: None,
             authorize: false,
             gc_delay: None,
+            default_issuer: None,
         }
     }
 }
@@ -108,6 +113,7 @@ impl Fleet {
         let world = Arc::new(World {
             seed: opts.seed,
             loopback: opts.edge.is_some(),
+            default_issuer: opts.default_issuer.clone(),
             ..World::default()
         });
         let manual = matches!(*clock, Clock::Manual(_));

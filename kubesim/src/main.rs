@@ -54,6 +54,12 @@ enum Command {
         /// Scale generator: spread over this many namespaces.
         #[arg(long, default_value_t = 10)]
         scale_namespaces: usize,
+        /// cert-manager's default issuer for Ingresses annotated only with
+        /// `kubernetes.io/tls-acme: "true"` (`--default-issuer-name/-kind/-group`), as
+        /// `Kind/name` or `Kind.group/name`; without it such an Ingress is refused with a
+        /// `BadConfig` event, as upstream's empty default name makes it.
+        #[arg(long)]
+        default_issuer: Option<String>,
     },
 }
 
@@ -76,6 +82,7 @@ async fn main() -> anyhow::Result<()> {
         authorize,
         scale_ingresses,
         scale_namespaces,
+        default_issuer,
     } = Cli::parse().command;
     if clusters == 0 {
         anyhow::bail!("--clusters must be at least 1");
@@ -86,6 +93,11 @@ async fn main() -> anyhow::Result<()> {
     opts.install_crds = !no_crds;
     opts.controllers = controllers;
     opts.authorize = authorize;
+    opts.default_issuer = default_issuer
+        .as_deref()
+        .map(kubesim::sim::shim::DefaultIssuer::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--default-issuer: {e}"))?;
     if scale_ingresses > 0 && no_crds {
         anyhow::bail!("--scale-ingresses needs the cert-manager CRDs (drop --no-crds)");
     }

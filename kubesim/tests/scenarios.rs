@@ -28,15 +28,20 @@ fn ar(group: &str, kind: &str, plural: &str) -> ApiResource {
 
 impl Sim {
     async fn start() -> Sim {
+        Sim::start_with(|_| {}).await
+    }
+
+    async fn start_with(adjust: impl FnOnce(&mut FleetOptions)) -> Sim {
         let token = CancellationToken::new();
         let clock = Arc::new(Clock::manual(
             Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap(),
         ));
-        let opts = FleetOptions {
+        let mut opts = FleetOptions {
             controllers: true,
             seed: 7,
             ..FleetOptions::numbered(1)
         };
+        adjust(&mut opts);
         let fleet = Fleet::start(&opts, clock.clone(), token.clone())
             .await
             .unwrap();
@@ -100,6 +105,24 @@ impl Sim {
         }
     }
 
+    /// Runs `secs`, then the reason of shop's first Challenge, which must have failed.
+    async fn failed_challenge_after(&self, secs: i64) -> String {
+        self.run(secs);
+        let challenges = self
+            .api(
+                "acme.cert-manager.io",
+                "Challenge",
+                "challenges",
+                Some("shop"),
+            )
+            .list(&ListParams::default())
+            .await
+            .unwrap();
+        let ch = &challenges.items[0].data;
+        assert_eq!(ch["status"]["state"], "invalid", "{ch:#}");
+        ch["status"]["reason"].as_str().unwrap().to_string()
+    }
+
     /// Jumps the clock, then runs the controllers for a few seconds.
     fn jump(&self, by: chrono::Duration) {
         self.clock.advance(by);
@@ -140,7 +163,7 @@ impl Sim {
             "ingresses",
             Some("shop"),
             json!({"metadata": {"name": name, "annotations": annotations},
-                   "spec": {"ingressClassName": "cilium", "rules": [{"host": host}], "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}}),
+                   "spec": {"ingressClassName": "cilium", "rules": [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": name, "port": {"number": 80}}}}]}}], "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}}),
         )
         .await;
     }
@@ -297,16 +320,16 @@ async fn failing_http01_behind_https_enforcement_succeeds_after_the_override() {
         .unwrap();
     let ch = &challenges.items[0].data;
     assert_eq!(ch["status"]["state"], "invalid", "{ch:#}");
-    // The CA followed the redirect: cert-manager reports Boulder's detail with the https URL.
+    // The CA followed the redirect to HTTPS, where the listener has no certificate for the
+    // host yet (no Secret) and resets the handshake: cert-manager reports Boulder's detail
+    // with the https URL.
     let reason = ch["status"]["reason"].as_str().unwrap();
-    assert!(reason.starts_with("Error accepting authorization: acme: authorization error for shop.example.com: 403 urn:ietf:params:acme:error:unauthorized: 192.0.2."), "{reason}");
+    assert!(reason.starts_with("Error accepting authorization: acme: authorization error for shop.example.com: 400 urn:ietf:params:acme:error:connection: 192.0.2."), "{reason}");
     assert!(
-        reason.contains(
-            ": Invalid response from https://shop.example.com/.well-known/acme-challenge/"
-        ),
+        reason.contains(": Fetching https://shop.example.com/.well-known/acme-challenge/"),
         "{reason}"
     );
-    assert!(reason.ends_with(": 404"), "{reason}");
+    assert!(reason.ends_with(": Connection reset by peer"), "{reason}");
     // The Order is invalid without a reason, and the request says so with nothing after it
     // (cert-manager's `updateOrderStatusFromACMEOrder` and `certificaterequests/acme`).
     let orders = sim
@@ -399,11 +422,15 @@ async fn self_check_fails_behind_https_enforcement_without_edit_in_place() {
     let ch = &challenges.items[0].data;
     assert_eq!(ch["status"]["state"], "pending");
     assert_eq!(ch["status"]["presented"], true);
-    // cert-manager's self-check follows Cilium's 308 to HTTPS, where no route serves the
-    // token: it reports the 404, never the 308 (pkg/issuer/acme/http/http.go).
-    assert_eq!(
-        ch["status"]["reason"],
-        "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
+    // cert-manager's self-check follows Cilium's 301 to HTTPS (pkg/issuer/acme/http/http.go),
+    // where the listener has no certificate for the host yet and resets the handshake: it
+    // reports Go's error for the https URL, never the 301.
+    let reason = ch["status"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request 'http://blog.example.com/.well-known/acme-challenge/")
+            && reason.contains("Get \"https://blog.example.com/.well-known/acme-challenge/")
+            && reason.ends_with("read: connection reset by peer"),
+        "{reason}"
     );
 }
 
@@ -495,7 +522,7 @@ async fn a_pending_challenge_does_not_heal_until_its_request_is_replaced() {
     assert!(still[0]["status"]["reason"]
         .as_str()
         .unwrap()
-        .contains("wrong status code '404'"));
+        .contains("connection reset by peer"));
     let cert = sim.certificate("shop-tls").await;
     assert_eq!(condition(&cert, "Issuing").unwrap()["status"], "True");
     assert!(cert["status"].get("failedIssuanceAttempts").is_none());
@@ -1047,9 +1074,13 @@ async fn in_dedicated_mode_a_separate_solver_fails_even_without_https_enforcemen
         .iter()
         .find(|c| c.data["spec"]["dnsName"] == "web.example.com")
         .expect("web's challenge is pending");
-    assert_eq!(
-        web.data["status"]["reason"],
-        "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
+    // DNS sends the request to the application's address, whose `/` route answers it.
+    assert!(
+        web.data["status"]["reason"].as_str().unwrap().starts_with(
+            "Waiting for HTTP-01 challenge propagation: did not get expected response"
+        ),
+        "{:#}",
+        web.data
     );
     // Solved in place, docs is issued; each Ingress has an address of its own.
     let docs = sim.certificate("docs-tls").await;
@@ -1161,7 +1192,7 @@ async fn a_pending_challenge_is_re_solved_when_the_order_or_the_issuer_changes()
         assert_eq!(before.len(), 1, "{before:#?}");
         assert_eq!(before[0]["status"]["state"], "pending");
         let reason = before[0]["status"]["reason"].as_str().unwrap_or_default();
-        assert!(reason.contains("wrong status code '404'"), "{reason}");
+        assert!(reason.contains("connection reset by peer"), "{reason}");
         let orders = list("orders", "Order", "acme.cert-manager.io").await;
         assert_eq!(orders.len(), 1);
         let order = orders[0]["metadata"]["name"].as_str().unwrap().to_string();
@@ -1205,15 +1236,24 @@ async fn a_pending_challenge_is_re_solved_when_the_order_or_the_issuer_changes()
     }
 }
 
-/// Behind HTTPS enforcement, an application whose route covers `/` answers the redirected
-/// challenge path itself, with its page: cert-manager's self-check reports the wrong
-/// response (not a 404), and so does the CA when the challenge is accepted.
+/// Behind HTTPS enforcement, once the host has a certificate (a renewal), an application
+/// whose route covers `/` answers the redirected challenge path itself, with its page:
+/// cert-manager's self-check reports the wrong response (not a 404), and so does the CA when
+/// the challenge is accepted.
 #[tokio::test]
 async fn an_application_route_answers_the_redirected_challenge_with_its_page() {
     let sim = Sim::start().await;
     sim.setup(
         json!({"http01": {"ingress": {"ingressClassName": "cilium"}}, "waitInsteadOfSelfCheck": "2m"}),
         true,
+    )
+    .await;
+    sim.create(
+        "",
+        "Secret",
+        "secrets",
+        Some("shop"),
+        json!({"metadata": {"name": "shop-tls"}, "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}}),
     )
     .await;
     sim.create(
@@ -1227,24 +1267,107 @@ async fn an_application_route_answers_the_redirected_challenge_with_its_page() {
                         "tls": [{"hosts": ["shop.example.com"], "secretName": "shop-tls"}]}}),
     )
     .await;
-    sim.run(130);
-    let challenges = sim
-        .api(
-            "acme.cert-manager.io",
-            "Challenge",
-            "challenges",
-            Some("shop"),
-        )
-        .list(&ListParams::default())
-        .await
-        .unwrap();
-    let ch = &challenges.items[0].data;
-    assert_eq!(ch["status"]["state"], "invalid", "{ch:#}");
-    let reason = ch["status"]["reason"].as_str().unwrap();
+    let reason = sim.failed_challenge_after(130).await;
     assert!(
         reason.contains(
             "The key authorization file from the server did not match this challenge. Expected \""
         ) && reason.contains("(got \"<!DOCTYPE html>"),
         "{reason}"
+    );
+}
+
+/// Behind HTTPS enforcement, a path that none of the host's TLS Ingresses routes is not
+/// redirected: Cilium's plain-HTTP virtual host for the host holds only those routes (the
+/// solver's own Ingress has no TLS), so Envoy answers a bare 404 over HTTP.
+#[tokio::test]
+async fn a_challenge_path_no_route_covers_gets_a_plain_404_behind_enforcement() {
+    let sim = Sim::start().await;
+    sim.setup(
+        json!({"http01": {"ingress": {"ingressClassName": "cilium"}}, "waitInsteadOfSelfCheck": "2m"}),
+        true,
+    )
+    .await;
+    sim.create(
+        "networking.k8s.io",
+        "Ingress",
+        "ingresses",
+        Some("shop"),
+        json!({"metadata": {"name": "shop", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+               "spec": {"ingressClassName": "cilium",
+                        "rules": [{"host": "shop.example.com", "http": {"paths": [{"path": "/api", "pathType": "Prefix", "backend": {"service": {"name": "shop", "port": {"number": 80}}}}]}}],
+                        "tls": [{"hosts": ["shop.example.com"], "secretName": "shop-tls"}]}}),
+    )
+    .await;
+    let reason = sim.failed_challenge_after(130).await;
+    assert!(
+        reason.contains(
+            ": Invalid response from http://shop.example.com/.well-known/acme-challenge/"
+        ) && reason.ends_with(": 404"),
+        "{reason}"
+    );
+}
+
+/// `kubernetes.io/tls-acme: "true"` alone: with cert-manager's default issuer flags the
+/// Certificate names that issuer; with upstream's empty default name ingress-shim refuses the
+/// Ingress with `BadConfig` and makes nothing.
+#[tokio::test]
+async fn tls_acme_uses_the_default_issuer_or_is_refused_without_one() {
+    let acme_ingress = json!({"metadata": {"name": "web", "annotations": {"kubernetes.io/tls-acme": "true"}},
+        "spec": {"ingressClassName": "cilium", "rules": [{"host": "web.example.com"}],
+                 "tls": [{"hosts": ["web.example.com"], "secretName": "web-tls"}]}});
+    let with = Sim::start_with(|o| {
+        o.default_issuer = Some(
+            kubesim::sim::shim::DefaultIssuer::parse("ClusterIssuer/letsencrypt-prod").unwrap(),
+        )
+    })
+    .await;
+    with.setup(http01(), false).await;
+    with.create(
+        "networking.k8s.io",
+        "Ingress",
+        "ingresses",
+        Some("shop"),
+        acme_ingress.clone(),
+    )
+    .await;
+    with.run(5);
+    let cert = with.certificate("web-tls").await;
+    assert_eq!(
+        cert["spec"]["issuerRef"],
+        json!({"name": "letsencrypt-prod", "kind": "ClusterIssuer", "group": "cert-manager.io"})
+    );
+
+    let without = Sim::start().await;
+    without.setup(http01(), false).await;
+    without
+        .create(
+            "networking.k8s.io",
+            "Ingress",
+            "ingresses",
+            Some("shop"),
+            acme_ingress,
+        )
+        .await;
+    without.run(5);
+    assert!(without
+        .get(
+            "cert-manager.io",
+            "Certificate",
+            "certificates",
+            Some("shop"),
+            "web-tls"
+        )
+        .await
+        .is_none());
+    let events = without
+        .api("", "Event", "events", Some("shop"))
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        events.items.iter().any(|e| e.data["reason"] == "BadConfig"
+            && e.data["message"] == "Could not determine issuer for ingress due to bad annotations: failed to determine issuer name to be used for ingress resource"),
+        "{:#?}",
+        events.items.iter().map(|e| &e.data["message"]).collect::<Vec<_>>()
     );
 }

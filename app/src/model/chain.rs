@@ -505,7 +505,7 @@ impl<'a> Index<'a> {
 
     /// The edit-in-place status of an Ingress.
     pub fn annotation_status(&self, ing: &IngressView) -> AnnotationStatus {
-        if ing.issuer.is_none() {
+        if !ing.asks_for_certificate() {
             return AnnotationStatus::NotRequested;
         }
         if matches!(

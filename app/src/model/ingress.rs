@@ -17,6 +17,8 @@ pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
 pub(crate) const CLUSTER_ISSUER: &str = "cert-manager.io/cluster-issuer";
 /// `cert-manager.io/issuer`.
 pub(crate) const ISSUER: &str = "cert-manager.io/issuer";
+/// `kubernetes.io/tls-acme`: ingress-shim's default trigger (`--auto-certificate-annotations`).
+pub(crate) const TLS_ACME: &str = "kubernetes.io/tls-acme";
 /// `cert-manager.io/issuer-kind` (external issuers).
 pub(crate) const ISSUER_KIND: &str = "cert-manager.io/issuer-kind";
 /// `cert-manager.io/issuer-group` (external issuers).
@@ -56,6 +58,11 @@ pub struct IngressView {
     /// Why ingress-shim cannot tell which issuer the annotations mean (it then makes no
     /// Certificate), in its own words; None when they are consistent.
     pub issuer_conflict: Option<Text>,
+    /// `kubernetes.io/tls-acme` is true as Go's `strconv.ParseBool` reads it: ingress-shim
+    /// makes Certificates for it with cert-manager's default issuer
+    /// (`--default-issuer-name/-kind/-group`, which Lookout cannot see; the issuer is then
+    /// read from the Certificate it made), or refuses it with `BadConfig` without one.
+    pub tls_acme: bool,
     /// Why ingress-shim refuses a per-certificate annotation (duration, private key…), in its
     /// words; None when it accepts them or the Ingress asks for no certificate.
     pub shim_refusal: Option<Text>,
@@ -159,6 +166,8 @@ impl IngressView {
             tls,
             issuer: requested_issuer(meta, strings),
             issuer_conflict: issuer_conflict(meta).map(|e| strings.get(&e)),
+            tls_acme: annotation(meta, TLS_ACME)
+                .is_some_and(|v| ["1", "t", "T", "TRUE", "true", "True"].contains(&v.as_str())),
             shim_refusal: meta
                 .annotations
                 .as_ref()
@@ -176,6 +185,24 @@ impl IngressView {
             created: created(meta),
             changed: crate::model::object::last_changed(meta),
         })
+    }
+
+    /// Whether ingress-shim is asked to make Certificates for it: an issuer annotation
+    /// (consistent or not), or `kubernetes.io/tls-acme` (cert-manager
+    /// `pkg/controller/certificate-shim/sync.go`, `hasShimAnnotation`).
+    pub fn asks_for_certificate(&self) -> bool {
+        self.issuer.is_some() || self.issuer_conflict.is_some() || self.tls_acme
+    }
+
+    /// How it asks, for texts: the issuer it names, else the annotation.
+    pub fn asks_how(&self) -> String {
+        match &self.issuer {
+            Some(r) => format!("names {} {}", r.kind, r.name),
+            None if self.tls_acme => {
+                "asks with kubernetes.io/tls-acme (cert-manager's default issuer)".to_string()
+            }
+            None => "names an issuer".to_string(),
+        }
     }
 
     /// Whether `q` (case-insensitive) appears in the name, namespace or a host.

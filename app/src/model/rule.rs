@@ -42,6 +42,7 @@ pub enum Rule {
     ProbeExpired,
     ProbeNameMismatch,
     ProbeUntrusted,
+    ProbeNoCertificate,
     ProbeAcmePathRedirected,
     ProbeUnreachable,
     ProbeProxyProtocol,
@@ -146,7 +147,7 @@ const WAIT: Option<&str> = Some("Wait, and hold back new certificates");
 
 impl Rule {
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 34] = [
+    pub const ALL: [Rule; 35] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -178,6 +179,7 @@ impl Rule {
         Rule::ProbeExpired,
         Rule::ProbeNameMismatch,
         Rule::ProbeUntrusted,
+        Rule::ProbeNoCertificate,
         Rule::ProbeAcmePathRedirected,
         Rule::ProbeUnreachable,
         Rule::ProbeProxyProtocol,
@@ -524,6 +526,16 @@ impl Rule {
                 None,
                 Never,
                 STAGING,
+            ),
+            Rule::ProbeNoCertificate => row(
+                "probe.no-certificate",
+                "Clients get no certificate",
+                "Observed: the host serves no certificate, because its Certificate has not been issued",
+                Symptom(5),
+                ClientsFail,
+                None,
+                Never,
+                TROUBLESHOOTING,
             ),
             Rule::ProbeAcmePathRedirected => row(
                 "probe.acme-path-redirected",

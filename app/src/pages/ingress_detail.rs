@@ -186,7 +186,13 @@ pub fn page(
         .issuer
         .as_ref()
         .map(|r| format!("{} {}", r.kind, r.name))
-        .unwrap_or_else(|| "none requested".into());
+        .unwrap_or_else(|| {
+            if i.tls_acme {
+                "cert-manager's default issuer (kubernetes.io/tls-acme)".into()
+            } else {
+                "none requested".into()
+            }
+        });
     let https = match d.controller.enforce_https {
         Some(v) => format!(
             "{} ({})",

@@ -149,7 +149,13 @@ pub fn page(
                 .issuer
                 .as_ref()
                 .map(|r| format!("{} {}", r.kind, r.name))
-                .unwrap_or_default();
+                .unwrap_or_else(|| {
+                    if i.tls_acme {
+                        "default (tls-acme)".into()
+                    } else {
+                        String::new()
+                    }
+                });
             view! {
                 <tr data-testid="ingress-row">
                     <td data-label="Cluster" class="cluster">{i.cluster.clone()}</td>

@@ -118,62 +118,146 @@ pub(crate) fn host_redirects(api: &Api<'_>, host: &str) -> bool {
     api.list("networking.k8s.io", "ingresses")
         .iter()
         .any(|ing| {
-            let serves = ing
-                .pointer("/spec/tls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .any(|t| {
+            tls_hosts_of(ing)
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host))
+                && enforces_https(api, ing)
+        })
+}
+
+/// One path of an Ingress rule as Envoy matches it: `Exact` equal to the request's path;
+/// `Prefix` a whole-segment prefix of it (`/` matches every path); `ImplementationSpecific`
+/// taken as a prefix, as Cilium translates it. A rule without `http` has no route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RoutePath {
+    path: String,
+    exact: bool,
+}
+
+impl RoutePath {
+    /// The paths of `host`'s rules in one Ingress.
+    pub(crate) fn of_host(ing: &Value, host: &str) -> Vec<RoutePath> {
+        ing.pointer("/spec/rules")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|r| {
+                r.get("host")
+                    .and_then(Value::as_str)
+                    .is_some_and(|h| h.eq_ignore_ascii_case(host))
+            })
+            .flat_map(|r| {
+                r.pointer("/http/paths")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .map(|p| RoutePath {
+                path: p
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .unwrap_or("/")
+                    .to_string(),
+                exact: p.get("pathType").and_then(Value::as_str) == Some("Exact"),
+            })
+            .collect()
+    }
+
+    pub(crate) fn matches(&self, path: &str) -> bool {
+        if self.exact {
+            return self.path == path;
+        }
+        let trimmed = self.path.trim_end_matches('/');
+        trimmed.is_empty() || path == trimmed || path.starts_with(&format!("{trimmed}/"))
+    }
+
+    /// A solver's path (added to the Ingress in place, or on the solver's own Ingress).
+    pub(crate) fn is_solver(&self) -> bool {
+        self.solver_token().is_some()
+    }
+
+    /// The token of a solver's path.
+    pub(crate) fn solver_token(&self) -> Option<&str> {
+        self.path.strip_prefix("/.well-known/acme-challenge/")
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+fn is_solver_ingress(ing: &Value) -> bool {
+    s(ing, "/metadata/name").is_some_and(|n| n.starts_with("cm-acme-http-solver-"))
+}
+
+/// Whether an application route of `host` (a path of one of its Ingresses, not a solver's)
+/// matches `path`. Over HTTPS the application then answers the challenge path — usually
+/// 200 with its own page.
+pub(crate) fn app_route_matches(api: &Api<'_>, host: &str, path: &str) -> bool {
+    api.list("networking.k8s.io", "ingresses")
+        .iter()
+        .filter(|ing| !is_solver_ingress(ing))
+        .flat_map(|ing| RoutePath::of_host(ing, host))
+        .any(|r| !r.is_solver() && r.matches(path))
+}
+
+/// Whether plain HTTP to `host`'s `path` is answered with the redirect: Cilium builds the
+/// HTTP listener's virtual host of a redirected host from the routes of the Ingresses that
+/// serve it over TLS (cilium/cilium `operator/pkg/model/translation/envoy_virtual_host.go`,
+/// `envoyHTTPSRoutes`), so a path none of them routes gets Envoy's bare 404 — and a solver
+/// route on an Ingress without TLS is not on that virtual host at all.
+pub(crate) fn redirect_covers(api: &Api<'_>, host: &str, path: &str) -> bool {
+    api.list("networking.k8s.io", "ingresses")
+        .iter()
+        .filter(|ing| {
+            tls_hosts_of(ing)
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host))
+        })
+        .flat_map(|ing| RoutePath::of_host(ing, host))
+        .any(|r| r.matches(path))
+}
+
+/// Whether the Secret the listener would serve for `host` exists: that of the first TLS
+/// entry naming the host, in its Ingress's namespace.
+pub(crate) fn tls_secret_exists(api: &Api<'_>, host: &str) -> bool {
+    api.list("networking.k8s.io", "ingresses")
+        .iter()
+        .find_map(|ing| {
+            let ns = s(ing, "/metadata/namespace")?;
+            ing.pointer("/spec/tls")
+                .and_then(Value::as_array)?
+                .iter()
+                .find(|t| {
                     t.get("hosts")
                         .and_then(Value::as_array)
                         .into_iter()
                         .flatten()
-                        .any(|h| h.as_str() == Some(host))
-                });
-            serves && enforces_https(api, ing)
+                        .filter_map(Value::as_str)
+                        .any(|h| h.eq_ignore_ascii_case(host))
+                })
+                .map(|t| (ns.to_string(), s(t, "/secretName").map(str::to_string)))
+        })
+        .is_some_and(|(ns, secret)| {
+            secret.is_some_and(|name| api.get("", "secrets", Some(&ns), &name).is_some())
         })
 }
 
-/// Whether an application route of `host` (a path of one of its Ingresses, not a solver's)
-/// matches `path`: a `Prefix` path that is a whole-segment prefix of it (`/` matches all),
-/// an `Exact` path equal to it, or an `ImplementationSpecific` one taken as a prefix (as
-/// Envoy's prefix match). Over HTTPS the application then answers the challenge path —
-/// usually 200 with its own page.
-pub(crate) fn app_route_matches(api: &Api<'_>, host: &str, path: &str) -> bool {
-    api.list("networking.k8s.io", "ingresses")
-        .iter()
-        .any(|ing| {
-            let solver =
-                s(ing, "/metadata/name").is_some_and(|n| n.starts_with("cm-acme-http-solver-"));
-            !solver
-                && ing
-                    .pointer("/spec/rules")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter(|r| r.get("host").and_then(Value::as_str) == Some(host))
-                    .flat_map(|r| {
-                        r.pointer("/http/paths")
-                            .and_then(Value::as_array)
-                            .cloned()
-                            .unwrap_or_default()
-                    })
-                    .any(|p| {
-                        let prefix = p.get("path").and_then(Value::as_str).unwrap_or("/");
-                        if prefix.starts_with("/.well-known/acme-challenge/") {
-                            return false; // a solver path added in place
-                        }
-                        match p.get("pathType").and_then(Value::as_str) {
-                            Some("Exact") => prefix == path,
-                            _ => {
-                                let trimmed = prefix.trim_end_matches('/');
-                                trimmed.is_empty()
-                                    || path == trimmed
-                                    || path.starts_with(&format!("{trimmed}/"))
-                            }
-                        }
-                    })
+/// The hosts of an Ingress's TLS entries.
+pub(crate) fn tls_hosts_of(ing: &Value) -> Vec<String> {
+    ing.pointer("/spec/tls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|t| {
+            t.get("hosts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_ascii_lowercase)
         })
+        .collect()
 }
 
 /// Assigns load-balancer addresses. With `loopback` they are loopback addresses kubesim's

@@ -1,16 +1,24 @@
 //! Cilium's data plane, simulated with real sockets: for every loopback load-balancer address
 //! the Cilium controller published (`127.x.y.z`, `::1`), a TLS listener and an HTTP listener
-//! on the configured ports.
+//! on the configured ports, each answering per route as Envoy does with Cilium's
+//! translation of the Ingresses.
 //!
 //! - TLS: the certificate of the Secret named by the Ingress's TLS entry for the SNI host
-//!   (`tls.crt`/`tls.key`, as cert-manager's simulation wrote it); a self-signed fallback
-//!   when there is no usable Secret (Envoy's listener without a matching filter chain would
-//!   use the configured default certificate: cilium `ingress-default-secret-name`).
-//! - HTTP: a host with HTTPS enforcement answers `301` to `https://` — Envoy's `require_tls`
-//!   answers 301 (envoy `route_components.proto`, `RequireTls.ALL`); Cilium merges the
-//!   Ingresses of a host into one virtual host, so one enforcing Ingress redirects them all
-//!   (cilium/cilium#35347), the ACME path included. Without it, an ACME path that a solver
-//!   route serves (edit-in-place adds the token's Exact path) answers the key, else 404.
+//!   (`tls.crt`/`tls.key`, as cert-manager's simulation wrote it). While that Secret does not
+//!   exist the handshake is reset after the ClientHello (Cilium's listener has no
+//!   certificate for the host: cilium/cilium#26988 shows `Recv failure: Connection reset by
+//!   peer` until the Secret is created). A Secret that exists but cannot be loaded gets a
+//!   self-signed fallback (the configured default certificate: cilium
+//!   `ingress-default-secret-name`). Over TLS a solver path routed on the host answers its
+//!   key, an application route answers the application's page (200, HTML), anything else
+//!   Envoy's bare 404.
+//! - HTTP: a host with HTTPS enforcement answers `301` to `https://` — Cilium's per-route
+//!   `RedirectAction{https_redirect: true}` without a code is Envoy's default 301 — on the
+//!   paths the host's TLS Ingresses route, and 404 on any other (Cilium builds that virtual
+//!   host from the TLS Ingresses' routes only, so a solver on an Ingress without TLS is not
+//!   on it). Cilium merges the Ingresses of a host into one virtual host, so one enforcing
+//!   Ingress redirects them all (cilium/cilium#35347), the ACME path included. Without it, a
+//!   solver path answers the key, an application route the page, anything else 404.
 //! - `enable-ingress-proxy-protocol`: every connection must start with a PROXY v1 or v2
 //!   header, else it is closed (Envoy's proxy_protocol listener filter). When the header names
 //!   an IPv6 client and the cluster's `cilium-ingress` Service is IPv4-only, the connection is
@@ -29,7 +37,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-use super::{cilium, s, Api};
+use super::cilium::{self, RoutePath};
+use super::issuance::APP_PAGE;
+use super::{s, Api};
 use crate::store::Cluster;
 
 /// The ports the listeners use (unprivileged in tests and the demo).
@@ -41,14 +51,36 @@ pub struct EdgePorts {
 
 /// What one host on one address gets.
 struct Route {
-    key: Option<Arc<CertifiedKey>>,
+    certificate: Served,
     redirect: bool,
+    /// The paths the host's TLS Ingresses route: what the redirect covers.
+    tls_routes: Vec<RoutePath>,
+    /// The application's paths on the host (solver paths and solver Ingresses excluded).
+    app: Vec<RoutePath>,
     /// ACME paths a solver route serves: path → key authorization.
     solver: HashMap<String, String>,
     /// Its cluster's listeners take only PROXY-protocol connections.
     proxy: bool,
     /// … and drop those from IPv6 clients (IPv4-only cluster, cilium/cilium#42950).
     ipv6_broken: bool,
+}
+
+/// The certificate a host's TLS entry gets.
+#[derive(Clone)]
+enum Served {
+    Loaded(Arc<CertifiedKey>),
+    /// The Secret exists but cannot be loaded: the default certificate.
+    Fallback,
+    /// No Secret: the handshake is reset.
+    Missing,
+}
+
+/// What a request gets.
+enum Answer {
+    Redirect,
+    Key(String),
+    Page,
+    NotFound,
 }
 
 impl Route {
@@ -59,6 +91,50 @@ impl Route {
             (true, Some(ipv6)) => !(ipv6 && self.ipv6_broken),
             _ => false,
         }
+    }
+
+    fn answer_http(&self, path: &str) -> Answer {
+        if self.redirect {
+            return if self.tls_routes.iter().any(|r| r.matches(path)) {
+                Answer::Redirect
+            } else {
+                Answer::NotFound
+            };
+        }
+        self.answer_https(path)
+    }
+
+    fn answer_https(&self, path: &str) -> Answer {
+        if let Some(key) = self.solver.get(path) {
+            Answer::Key(key.clone())
+        } else if self.app.iter().any(|r| r.matches(path)) {
+            Answer::Page
+        } else {
+            Answer::NotFound
+        }
+    }
+}
+
+impl Answer {
+    fn response(&self, host: &str, path: &str) -> String {
+        let (status, headers, body) = match self {
+            Answer::Redirect => (
+                "301 Moved Permanently",
+                format!("location: https://{host}{path}\r\n"),
+                "",
+            ),
+            Answer::Key(key) => (
+                "200 OK",
+                "content-type: text/plain\r\n".into(),
+                key.as_str(),
+            ),
+            Answer::Page => ("200 OK", "content-type: text/html\r\n".into(), APP_PAGE),
+            Answer::NotFound => ("404 Not Found", String::new(), ""),
+        };
+        format!(
+            "HTTP/1.1 {status}\r\n{headers}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
     }
 }
 
@@ -165,38 +241,51 @@ impl Edge {
             })
             .collect();
         let ingresses = api.list("networking.k8s.io", "ingresses");
-        // Per host: whether any Ingress of it enforces HTTPS, and its solver paths.
+        // Per host: whether any Ingress of it enforces HTTPS, the routes of its TLS
+        // Ingresses, its application's routes and its solver paths.
         let mut redirect: HashMap<String, bool> = HashMap::new();
+        let mut tls_routes: HashMap<String, Vec<RoutePath>> = HashMap::new();
+        let mut app: HashMap<String, Vec<RoutePath>> = HashMap::new();
         let mut solver: HashMap<String, HashMap<String, String>> = HashMap::new();
         for ing in &ingresses {
             let enforces = cilium::enforces_https(api, ing);
-            for host in tls_hosts(ing) {
-                *redirect.entry(host).or_default() |= enforces;
+            let tls = cilium::tls_hosts_of(ing);
+            for host in &tls {
+                *redirect.entry(host.clone()).or_default() |= enforces;
             }
-            for rule in ing
+            let solver_ingress =
+                s(ing, "/metadata/name").is_some_and(|n| n.starts_with("cm-acme-http-solver-"));
+            let hosts: HashSet<String> = ing
                 .pointer("/spec/rules")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-            {
-                let Some(host) = s(rule, "/host") else {
-                    continue;
-                };
-                for path in rule
-                    .pointer("/http/paths")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let Some(p) = s(path, "/path") else { continue };
-                    if let Some(token) = p.strip_prefix("/.well-known/acme-challenge/") {
-                        if let Some(key) = keys.get(token) {
-                            solver
-                                .entry(host.to_ascii_lowercase())
-                                .or_default()
-                                .insert(p.to_string(), key.clone());
-                        }
+                .filter_map(|r| s(r, "/host"))
+                .map(str::to_ascii_lowercase)
+                .collect();
+            for host in hosts {
+                let routes = RoutePath::of_host(ing, &host);
+                for r in &routes {
+                    let Some(token) = r.solver_token() else {
+                        continue;
+                    };
+                    if let Some(key) = keys.get(token) {
+                        solver
+                            .entry(host.clone())
+                            .or_default()
+                            .insert(r.path().to_string(), key.clone());
                     }
+                }
+                if tls.contains(&host) {
+                    tls_routes
+                        .entry(host.clone())
+                        .or_default()
+                        .extend(routes.iter().cloned());
+                }
+                if !solver_ingress {
+                    app.entry(host)
+                        .or_default()
+                        .extend(routes.into_iter().filter(|r| !r.is_solver()));
                 }
             }
         }
@@ -217,7 +306,8 @@ impl Edge {
                 .into_iter()
                 .flatten()
             {
-                let key = s(t, "/secretName").and_then(|name| self.secret_key(i, api, ns, name));
+                let certificate = s(t, "/secretName")
+                    .map_or(Served::Missing, |name| self.secret_key(i, api, ns, name));
                 for host in t
                     .get("hosts")
                     .and_then(Value::as_array)
@@ -227,8 +317,10 @@ impl Edge {
                 {
                     let host = host.to_ascii_lowercase();
                     let route = Arc::new(Route {
-                        key: key.clone(),
+                        certificate: certificate.clone(),
                         redirect: redirect.get(&host).copied().unwrap_or(false),
+                        tls_routes: tls_routes.get(&host).cloned().unwrap_or_default(),
+                        app: app.get(&host).cloned().unwrap_or_default(),
                         solver: solver.get(&host).cloned().unwrap_or_default(),
                         proxy,
                         ipv6_broken: proxy && ipv4_only,
@@ -245,29 +337,31 @@ impl Edge {
     }
 
     /// The certificate and key of a TLS Secret, parsed once per resourceVersion.
-    fn secret_key(
-        &self,
-        i: usize,
-        api: &Api<'_>,
-        ns: &str,
-        name: &str,
-    ) -> Option<Arc<CertifiedKey>> {
-        let secret = api.get("", "secrets", Some(ns), name)?;
+    fn secret_key(&self, i: usize, api: &Api<'_>, ns: &str, name: &str) -> Served {
+        let Some(secret) = api.get("", "secrets", Some(ns), name) else {
+            return Served::Missing;
+        };
         let rv = s(&secret, "/metadata/resourceVersion")
             .unwrap_or_default()
             .to_string();
         let id = (i, ns.to_string(), name.to_string(), rv);
         if let Some(k) = self.keys.lock().expect("edge keys").get(&id) {
-            return Some(k.clone());
+            return Served::Loaded(k.clone());
         }
         let decode = |field: &str| {
             base64::engine::general_purpose::STANDARD
                 .decode(s(&secret, &format!("/data/{field}"))?)
                 .ok()
         };
-        let key = certified(&self.provider, &decode("tls.crt")?, &decode("tls.key")?)?;
+        let Some(key) = certified(
+            &self.provider,
+            &decode("tls.crt").unwrap_or_default(),
+            &decode("tls.key").unwrap_or_default(),
+        ) else {
+            return Served::Fallback;
+        };
         self.keys.lock().expect("edge keys").insert(id, key.clone());
-        Some(key)
+        Served::Loaded(key)
     }
 
     fn route(&self, ip: IpAddr, host: &str) -> Option<Arc<Route>> {
@@ -347,24 +441,37 @@ impl Edge {
                     stream,
                 );
                 let Ok(start) = acceptor.await else { return };
-                let admitted = start
+                let route = start
                     .client_hello()
                     .server_name()
-                    .and_then(|h| self.route(ip, h))
-                    .map_or(header.is_none(), |r| r.admits(header));
-                if !admitted {
+                    .and_then(|h| self.route(ip, h));
+                if !route
+                    .as_ref()
+                    .map_or(header.is_none(), |r| r.admits(header))
+                {
                     return;
                 }
-                let Ok(mut tls) = start.into_stream(config).await else {
+                let accept = start.into_stream(config);
+                if route
+                    .as_ref()
+                    .is_some_and(|r| matches!(r.certificate, Served::Missing))
+                {
+                    // No certificate for the host: reset, as Cilium's listener does.
+                    if let Some(io) = accept.get_ref() {
+                        reset(io);
+                    }
+                    return;
+                }
+                let Ok(mut tls) = accept.await else {
                     return;
                 };
-                let mut buf = [0u8; 1024];
-                if let Ok(Ok(n)) =
-                    tokio::time::timeout(Duration::from_secs(2), tls.read(&mut buf)).await
-                {
-                    if n > 0 {
-                        let _ = tls.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
-                    }
+                if let Some((host, path)) = read_request(&mut tls).await {
+                    let answer = route
+                        .as_ref()
+                        .map_or(Answer::NotFound, |r| r.answer_https(&path));
+                    let _ = tls
+                        .write_all(answer.response(&host, &path).as_bytes())
+                        .await;
                 }
                 let _ = tls.shutdown().await;
             }
@@ -373,27 +480,9 @@ impl Edge {
     }
 
     async fn serve_http(&self, ip: IpAddr, mut stream: TcpStream, header: Option<bool>) {
-        let mut head = Vec::new();
-        let mut chunk = [0u8; 2048];
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => head.extend_from_slice(&chunk[..n]),
-            }
-        }
-        let mut headers = [httparse::EMPTY_HEADER; 64];
-        let mut req = httparse::Request::new(&mut headers);
-        if req.parse(&head).is_err() {
+        let Some((host, path)) = read_request(&mut stream).await else {
             return;
-        }
-        let path = req.path.unwrap_or("/").to_string();
-        let host = req
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case("host"))
-            .map(|h| String::from_utf8_lossy(h.value).to_string())
-            .unwrap_or_default();
-        let host = host.split(':').next().unwrap_or_default().to_string();
+        };
         let route = self.route(ip, &host);
         if !route
             .as_ref()
@@ -401,17 +490,41 @@ impl Edge {
         {
             return;
         }
-        let answer = match route {
-            Some(r) if r.redirect => format!("HTTP/1.1 301 Moved Permanently\r\nlocation: https://{host}{path}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"),
-            Some(r) if r.solver.contains_key(&path) => {
-                let key = &r.solver[&path];
-                format!("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{key}", key.len())
-            }
-            _ => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_string(),
-        };
-        let _ = stream.write_all(answer.as_bytes()).await;
+        let answer = route.map_or(Answer::NotFound, |r| r.answer_http(&path));
+        let _ = stream
+            .write_all(answer.response(&host, &path).as_bytes())
+            .await;
         let _ = stream.shutdown().await;
     }
+}
+
+/// Closes a connection with a reset (SO_LINGER 0), not a FIN.
+fn reset(stream: &TcpStream) {
+    let _ = stream.set_zero_linger();
+}
+
+/// The host (without port) and path of the request at the start of `stream`.
+async fn read_request<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> Option<(String, String)> {
+    let mut head = Vec::new();
+    let mut chunk = [0u8; 2048];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+        match tokio::time::timeout(Duration::from_secs(2), stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => head.extend_from_slice(&chunk[..n]),
+            _ => return None,
+        }
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut headers);
+    req.parse(&head).ok()?;
+    let path = req.path.unwrap_or("/").to_string();
+    let host = req
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("host"))
+        .map(|h| String::from_utf8_lossy(h.value).to_string())
+        .unwrap_or_default();
+    let host = host.split(':').next().unwrap_or_default().to_string();
+    Some((host, path))
 }
 
 struct Resolver {
@@ -430,7 +543,10 @@ impl ResolvesServerCert for Resolver {
         hello
             .server_name()
             .and_then(|h| self.edge.route(self.ip, h))
-            .and_then(|r| r.key.clone())
+            .and_then(|r| match &r.certificate {
+                Served::Loaded(key) => Some(key.clone()),
+                Served::Fallback | Served::Missing => None,
+            })
             .or_else(|| self.edge.fallback.clone())
     }
 }
@@ -453,23 +569,6 @@ fn certified(
     CertifiedKey::from_der(certs, key, provider)
         .ok()
         .map(Arc::new)
-}
-
-/// The TLS hosts of an Ingress, lowercase.
-fn tls_hosts(ing: &Value) -> Vec<String> {
-    ing.pointer("/spec/tls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|t| {
-            t.get("hosts")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-        })
-        .filter_map(Value::as_str)
-        .map(str::to_ascii_lowercase)
-        .collect()
 }
 
 /// Whether the connection starts with a PROXY header (v1 `PROXY ` or the v2 signature);

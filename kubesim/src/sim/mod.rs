@@ -39,6 +39,8 @@ pub struct World {
     pub seed: u64,
     /// Load balancers get loopback addresses that [`edge`] serves (tests and the demo).
     pub loopback: bool,
+    /// cert-manager's default issuer for ingress-shim (`--default-issuer-*`).
+    pub default_issuer: Option<shim::DefaultIssuer>,
 }
 
 /// The cluster's API as controllers use it, with a field manager per call.
@@ -218,7 +220,7 @@ pub fn step(cluster: &Cluster, world: &World) {
     issuers::reconcile(&api, world);
     cilium::reconcile(&api, world.loopback);
     if api.serves("cert-manager.io", "certificates") {
-        shim::reconcile(&api);
+        shim::reconcile(&api, world.default_issuer.as_ref());
         issuance::reconcile(&api, world);
     }
 }

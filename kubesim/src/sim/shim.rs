@@ -11,10 +11,61 @@ use super::{s, Api};
 
 const MANAGER: &str = "cert-manager-ingress-shim";
 
-/// The issuer an annotated Ingress asks for; None without issuer annotations; Err with
-/// ingress-shim's words when they contradict each other (cert-manager
-/// `pkg/controller/certificate-shim/sync.go`, `issuerForIngressLike`).
-fn issuer_ref(ing: &Value) -> Option<Result<Value, String>> {
+/// cert-manager's `--default-issuer-name`, `--default-issuer-kind` and
+/// `--default-issuer-group`: what an Ingress with only `kubernetes.io/tls-acme` gets.
+/// Upstream's defaults are an empty name, kind `Issuer`, group `cert-manager.io`
+/// (`internal/apis/config/controller/v1alpha1/defaults.go`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultIssuer {
+    pub name: String,
+    pub kind: String,
+    pub group: String,
+}
+
+impl DefaultIssuer {
+    /// `Kind/name` or `Kind.group/name` (`ClusterIssuer/letsencrypt-prod`).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (kind_group, name) = s
+            .split_once('/')
+            .ok_or_else(|| format!("{s:?} is not Kind/name or Kind.group/name"))?;
+        let (kind, group) = kind_group
+            .split_once('.')
+            .unwrap_or((kind_group, "cert-manager.io"));
+        if kind.is_empty() || name.is_empty() || group.is_empty() {
+            return Err(format!("{s:?} is not Kind/name or Kind.group/name"));
+        }
+        Ok(DefaultIssuer {
+            name: name.into(),
+            kind: kind.into(),
+            group: group.into(),
+        })
+    }
+}
+
+/// Whether ingress-shim syncs an Ingress: an issuer annotation is present, or
+/// `kubernetes.io/tls-acme` (the default of `--auto-certificate-annotations`) is true as Go's
+/// `strconv.ParseBool` reads it (`sync.go`, `hasShimAnnotation`).
+fn has_shim_annotation(ing: &Value) -> bool {
+    let ann = |k: &str| {
+        s(
+            ing,
+            &format!("/metadata/annotations/{}", k.replace('/', "~1")),
+        )
+    };
+    ann("cert-manager.io/issuer").is_some()
+        || ann("cert-manager.io/cluster-issuer").is_some()
+        || ann("kubernetes.io/tls-acme")
+            .is_some_and(|v| ["1", "t", "T", "TRUE", "true", "True"].contains(&v))
+}
+
+/// The issuer a synced Ingress asks for, from its annotations over the defaults; None when
+/// ingress-shim does not sync it; Err with ingress-shim's words when they contradict each
+/// other or name no issuer (cert-manager `pkg/controller/certificate-shim/sync.go`,
+/// `issuerForIngressLike`).
+fn issuer_ref(ing: &Value, default: Option<&DefaultIssuer>) -> Option<Result<Value, String>> {
+    if !has_shim_annotation(ing) {
+        return None;
+    }
     let ann = |k: &str| {
         s(
             ing,
@@ -30,10 +81,8 @@ fn issuer_ref(ing: &Value) -> Option<Result<Value, String>> {
         ann("cert-manager.io/issuer-kind"),
         ann("cert-manager.io/issuer-group"),
     );
-    if issuer.is_none() && cluster.is_none() {
-        return None;
-    }
-    let name = cluster.clone().or(issuer.clone()).unwrap_or_default();
+    let fallback = default.map(|d| d.name.clone()).unwrap_or_default();
+    let name = cluster.clone().or(issuer.clone()).unwrap_or(fallback);
     let mut errors: Vec<String> = Vec::new();
     if name.is_empty() {
         errors.push("failed to determine issuer name to be used for ingress resource".into());
@@ -63,11 +112,18 @@ fn issuer_ref(ing: &Value) -> Option<Result<Value, String>> {
             errors.join(", ")
         )));
     }
+    // The defaults' group stays unless `issuer-group` says otherwise; their kind gives way to
+    // either issuer annotation.
+    let default_group = default.map_or("cert-manager.io".to_string(), |d| d.group.clone());
+    let default_kind = match default {
+        Some(d) if issuer.is_none() => d.kind.clone(),
+        _ => "Issuer".to_string(),
+    };
     Some(Ok(if cluster.is_some() {
-        json!({"name": name, "kind": "ClusterIssuer", "group": "cert-manager.io"})
+        json!({"name": name, "kind": "ClusterIssuer", "group": default_group})
     } else {
-        json!({"name": name, "kind": kind.unwrap_or_else(|| "Issuer".into()),
-               "group": group.unwrap_or_else(|| "cert-manager.io".into())})
+        json!({"name": name, "kind": kind.unwrap_or(default_kind),
+               "group": group.unwrap_or(default_group)})
     }))
 }
 
@@ -234,10 +290,10 @@ fn certificate_spec_from_annotations(
     Ok(spec)
 }
 
-pub(super) fn reconcile(api: &Api<'_>) {
+pub(super) fn reconcile(api: &Api<'_>, default: Option<&DefaultIssuer>) {
     let certificates = api.list("cert-manager.io", "certificates");
     for ing in api.list("networking.k8s.io", "ingresses") {
-        let issuer = match issuer_ref(&ing) {
+        let issuer = match issuer_ref(&ing, default) {
             None => continue,
             Some(Ok(issuer)) => issuer,
             Some(Err(why)) => {
@@ -443,19 +499,60 @@ mod tests {
         let ing = json!({"metadata": {"annotations": {
             "cert-manager.io/cluster-issuer": "le", "cert-manager.io/issuer": "local"}}});
         assert_eq!(
-            issuer_ref(&ing),
+            issuer_ref(&ing, None),
             Some(Err("Could not determine issuer for ingress due to bad annotations: both \"cert-manager.io/issuer\" and \"cert-manager.io/cluster-issuer\" may not be set".into()))
         );
         let external = json!({"metadata": {"annotations": {
             "cert-manager.io/issuer": "vault", "cert-manager.io/issuer-kind": "VaultIssuer",
             "cert-manager.io/issuer-group": "example.io"}}});
         assert_eq!(
-            issuer_ref(&external),
+            issuer_ref(&external, None),
             Some(Ok(
                 json!({"name": "vault", "kind": "VaultIssuer", "group": "example.io"})
             ))
         );
-        assert_eq!(issuer_ref(&json!({"metadata": {}})), None);
+        assert_eq!(issuer_ref(&json!({"metadata": {}}), None), None);
+    }
+
+    #[test]
+    fn tls_acme_asks_for_the_default_issuer_or_is_refused_without_one() {
+        let acme = |v: &str| json!({"metadata": {"annotations": {"kubernetes.io/tls-acme": v}}});
+        let default = DefaultIssuer::parse("ClusterIssuer/letsencrypt-prod").unwrap();
+        // Go's ParseBool: "True" and "1" are true; "yes" and "" are not, so no sync at all.
+        for v in ["true", "True", "1", "t"] {
+            assert_eq!(
+                issuer_ref(&acme(v), Some(&default)),
+                Some(Ok(
+                    json!({"name": "letsencrypt-prod", "kind": "ClusterIssuer", "group": "cert-manager.io"})
+                )),
+                "{v}"
+            );
+        }
+        for v in ["yes", "", "false", "on"] {
+            assert_eq!(issuer_ref(&acme(v), Some(&default)), None, "{v}");
+        }
+        // Upstream's default name is empty: refused with BadConfig.
+        assert_eq!(
+            issuer_ref(&acme("true"), None),
+            Some(Err("Could not determine issuer for ingress due to bad annotations: failed to determine issuer name to be used for ingress resource".into()))
+        );
+        // An explicit annotation wins over the default; issuer-kind over the default kind.
+        let both = json!({"metadata": {"annotations": {"kubernetes.io/tls-acme": "true", "cert-manager.io/issuer": "local"}}});
+        assert_eq!(
+            issuer_ref(&both, Some(&default)),
+            Some(Ok(
+                json!({"name": "local", "kind": "Issuer", "group": "cert-manager.io"})
+            ))
+        );
+        let external =
+            DefaultIssuer::parse("AWSPCAClusterIssuer.awspca.cert-manager.io/pca").unwrap();
+        assert_eq!(
+            issuer_ref(&acme("true"), Some(&external)),
+            Some(Ok(
+                json!({"name": "pca", "kind": "AWSPCAClusterIssuer", "group": "awspca.cert-manager.io"})
+            ))
+        );
+        assert!(DefaultIssuer::parse("letsencrypt").is_err());
     }
 
     #[test]

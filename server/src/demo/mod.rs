@@ -66,6 +66,9 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         // As on a real cluster, a deleted object's dependents go a little later (the garbage
         // collector): a restarted request meets its predecessor's Order for a while.
         gc_delay: Some(chrono::Duration::seconds(30)),
+        // cert-manager's default: no default issuer, so `kubernetes.io/tls-acme` alone is
+        // refused.
+        default_issuer: None,
     };
     let clock = Arc::new(Clock::accelerated(SPEED));
     let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())

@@ -104,6 +104,30 @@ fn cluster_setup(app: &TestApp, cluster: usize, config: Value, families: &[&str]
 }
 
 fn ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value) {
+    routed_ingress(
+        app,
+        cluster,
+        name,
+        issuer,
+        extra,
+        json!([{"host": format!("{name}.example.com")}]),
+    );
+}
+
+/// An Ingress whose rule routes `/` to its application.
+fn app_ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value) {
+    let rules = json!([{"host": format!("{name}.example.com"), "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": name, "port": {"number": 80}}}}]}}]);
+    routed_ingress(app, cluster, name, issuer, extra, rules);
+}
+
+fn routed_ingress(
+    app: &TestApp,
+    cluster: usize,
+    name: &str,
+    issuer: &str,
+    extra: Value,
+    rules: Value,
+) {
     let host = format!("{name}.example.com");
     let mut annotations = json!({"cert-manager.io/cluster-issuer": issuer});
     if let Some(more) = extra.as_object() {
@@ -118,7 +142,7 @@ fn ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value
         "ingresses",
         Some("default"),
         json!({"metadata": {"name": name, "annotations": annotations},
-        "spec": {"ingressClassName": "cilium", "rules": [{"host": host}], "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}}),
+        "spec": {"ingressClassName": "cilium", "rules": rules, "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}}),
     );
 }
 
@@ -173,16 +197,36 @@ async fn each_probe_rule_fires_on_what_the_listeners_serve_and_not_on_the_health
     ingress(&app, 0, "stale", "letsencrypt-prod", json!({}));
     // Issued by staging: served as issued, but not trusted.
     ingress(&app, 0, "staging", "letsencrypt-staging", json!({}));
-    // HTTPS enforced on this host: the ACME path is redirected, issuance fails, the
-    // listener has no Secret and serves Cilium's fallback.
-    ingress(
+    // Issued, then its Secret holds a `tls.crt` the listener cannot load: Cilium's fallback.
+    ingress(&app, 0, "broken", "letsencrypt-prod", json!({}));
+    // HTTPS enforced on this host, whose application routes `/`: the ACME path is
+    // redirected, issuance fails, and with no Secret the listener resets the handshake.
+    app_ingress(
         &app,
         0,
         "redirected",
         "letsencrypt-prod",
         json!({"ingress.cilium.io/force-https": "enabled"}),
     );
-    // PROXY protocol on an IPv4-only cluster.
+    // PROXY protocol on an IPv4-only cluster. cert-manager's self-check cannot pass there
+    // (cert-manager#466), so the host serves a certificate from before: its Secret exists.
+    let now = chrono::Utc::now();
+    let (chain, key) = kubesim::sim::pki::issue(
+        kubesim::sim::pki::Hierarchy::Production,
+        &["proxied.example.com".into()],
+        now - chrono::Duration::days(30),
+        now + chrono::Duration::days(60),
+        98,
+    )
+    .unwrap();
+    create(
+        &app,
+        1,
+        "",
+        "secrets",
+        Some("default"),
+        json!({"metadata": {"name": "proxied-tls"}, "type": "kubernetes.io/tls", "data": {"tls.crt": chain, "tls.key": key}}),
+    );
     ingress(&app, 1, "proxied", "letsencrypt-prod", json!({}));
 
     let issued = |name: &'static str| {
@@ -193,8 +237,11 @@ async fn each_probe_rule_fires_on_what_the_listeners_serve_and_not_on_the_health
                 .is_some_and(|c| c["certificate"]["ready"]["status"] == "True")
         }
     };
-    within(60, "good, stale and staging are issued", || async {
-        issued("good").await && issued("stale").await && issued("staging").await
+    within(60, "good, stale, staging and broken are issued", || async {
+        issued("good").await
+            && issued("stale").await
+            && issued("staging").await
+            && issued("broken").await
     })
     .await;
     // The stale Secret: an old certificate for the same name, expired yesterday.
@@ -218,20 +265,30 @@ async fn each_probe_rule_fires_on_what_the_listeners_serve_and_not_on_the_health
     )
     .unwrap();
 
+    c.merge_patch(
+        &secrets,
+        Some("default"),
+        "broken-tls",
+        &json!({"data": {"tls.crt": "bm90IGEgY2VydGlmaWNhdGU="}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+
     within(60, "every probe rule has fired where it should", || async {
         let plain = fired(&app, "plain").await;
         let proxied = fired(&app, "proxied").await;
         has(&plain, "probe.expired", "stale-tls")
             && has(&plain, "probe.untrusted", "staging-tls")
             && has(&plain, "probe.acme-path-redirected", "redirected")
-            && has(&plain, "probe.name-mismatch", "redirected-tls")
+            && has(&plain, "probe.no-certificate", "redirected-tls")
+            && has(&plain, "probe.name-mismatch", "broken-tls")
             && has(&proxied, "probe.proxy-protocol", "proxied")
             && has(&proxied, "probe.unreachable", "proxied")
     })
     .await;
     // The healthy host: nothing observed against it, on either family — once a round has
     // looked at it since its certificate was issued (a round that began before saw the
-    // listener's fallback certificate).
+    // listener without a certificate for it).
     within(
         20,
         "nothing is observed against the healthy host",

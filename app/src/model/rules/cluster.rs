@@ -47,11 +47,10 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             .data
             .ingresses
             .values()
-            .filter(|i| i.issuer.is_some())
+            .filter(|i| i.asks_for_certificate())
             .cloned()
             .collect();
         for ing in asking {
-            let issuer = ing.issuer.as_deref().expect("filtered on the issuer");
             ctx.push(
                 Rule::ClusterCertManagerMissing,
                 Severity::Warning,
@@ -61,7 +60,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     name: &ing.name,
                 },
                 format!("cert-manager is not installed in {}, yet Ingress {} asks for a certificate", facts.name, ing.name),
-                format!("The CRD certificates.cert-manager.io is not served by {}, yet Ingress {}/{} names {} {} (cert-manager.io annotations). Nothing will issue its certificate, so its TLS hosts get none.", facts.name, ing.namespace, ing.name, issuer.kind, issuer.name),
+                format!("The CRD certificates.cert-manager.io is not served by {}, yet Ingress {}/{} {}. Nothing will issue its certificate, so its TLS hosts get none.", facts.name, ing.namespace, ing.name, ing.asks_how()),
                 "Install cert-manager (with its CRDs) in this cluster, or remove the issuer annotations from Ingresses that should not get certificates.",
                 ing.created,
             );

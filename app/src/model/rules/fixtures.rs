@@ -58,6 +58,7 @@ impl IngressView {
             tls: Box::default(),
             issuer: None,
             issuer_conflict: None,
+            tls_acme: false,
             shim_refusal: None,
             edit_in_place: None,
             edit_in_place_managers: Default::default(),
@@ -89,6 +90,12 @@ impl IngressView {
         self
     }
     /// Issuer annotations ingress-shim refuses (`why` as it words it).
+    /// `kubernetes.io/tls-acme: "true"` and no issuer annotation.
+    pub fn with_tls_acme(mut self) -> Self {
+        self.issuer = None;
+        self.tls_acme = true;
+        self
+    }
     pub fn with_issuer_conflict(mut self, why: &str) -> Self {
         self.issuer_conflict = Some(why.into());
         self

@@ -206,7 +206,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     .idx
                     .certificates_writing(&ing.namespace, secret)
                     .is_empty()
-                    && ing.issuer.is_none()
+                    && !ing.asks_for_certificate()
                 {
                     ctx.push(
                         Rule::IngressUnmanagedTls,
@@ -328,7 +328,7 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
         return;
     }
     for ing in ctx.idx.data.ingresses.values() {
-        if ing.issuer.is_none() && ing.issuer_conflict.is_none() {
+        if !ing.asks_for_certificate() {
             continue;
         }
         let without: Vec<&str> = ing
@@ -360,7 +360,7 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
             ),
             None if ing.tls.is_empty() => (
                 "It asks for a certificate but has no TLS section".to_string(),
-                format!("Ingress {}/{} names an issuer, but ingress-shim makes Certificates only from spec.tls entries, and it has none: no certificate is requested and its hosts are served without one.", ing.namespace, ing.name),
+                format!("Ingress {}/{} {}, but ingress-shim makes Certificates only from spec.tls entries, and it has none: no certificate is requested and its hosts are served without one.", ing.namespace, ing.name, ing.asks_how()),
                 "Add a spec.tls entry with the hosts and a secretName, or remove the issuer annotation.",
             ),
             // A secretName repeated within the Ingress is `ingress.shared-secret`'s.
@@ -382,7 +382,7 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
                 } else if waited.is_some_and(|w| w >= ctx.t.certificate_missing_after) {
                     (
                         "It asks for a certificate and none was made".to_string(),
-                        format!("Ingress {}/{} names an issuer, but {} after it last changed no Certificate writes its TLS {secrets}, and ingress-shim has left no event saying why. cert-manager's controller log (ingress-shim) says why; its hosts are served without a certificate from this issuer meanwhile.", ing.namespace, ing.name, crate::model::rules::span(waited.unwrap_or_default())),
+                        format!("Ingress {}/{} {}, but {} after it last changed no Certificate writes its TLS {secrets}, and ingress-shim has left no event saying why. cert-manager's controller log (ingress-shim) says why; its hosts are served without a certificate meanwhile.", ing.namespace, ing.name, ing.asks_how(), crate::model::rules::span(waited.unwrap_or_default())),
                         "Read cert-manager's controller log for this Ingress (kubectl -n cert-manager logs deploy/cert-manager | grep <ingress name>); check that the controller runs with ingress-shim enabled and that the Ingress's annotations and TLS entries are what ingress-shim expects.",
                     )
                 } else {

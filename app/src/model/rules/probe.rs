@@ -51,7 +51,14 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             Some(i) => (i.namespace.clone(), Kind::Ingress, i.name.clone()),
             None => (namespace.into(), kind_name(kind), name.into()),
         };
+        let asks_cert_manager = ingress.filter(|i| i.asks_for_certificate()).and_then(|i| {
+            i.tls
+                .iter()
+                .find(|t| t.hosts.iter().any(|h| &**h == host))
+                .and_then(|t| t.secret_name.clone())
+        });
         let on = Probed {
+            asks_cert_manager,
             edit_in_place: ingress
                 .and_then(|i| i.edit_in_place.as_deref())
                 .is_some_and(|v| v == "true"),
@@ -77,6 +84,9 @@ fn kind_name(kind: &str) -> Kind {
 
 /// A probed host and the objects its findings are about.
 struct Probed<'a> {
+    /// The publishing Ingress names an issuer: the Secret of its TLS entry for the host,
+    /// which cert-manager is asked to write.
+    asks_cert_manager: Option<Text>,
     /// The publishing Ingress has `acme.cert-manager.io/http01-edit-in-place: "true"`: the
     /// solver's path is on the same virtual host, so a redirect reaches it over HTTPS.
     edit_in_place: bool,
@@ -390,6 +400,92 @@ fn paths(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
     );
 }
 
+/// `probe.no-certificate`: every address accepted the connection and then failed the TLS
+/// handshake (reset, closed, or refused it) while the Secret the listener would serve
+/// cannot exist yet — the host's Certificate has never been issued, or the Ingress asks
+/// cert-manager for one and no Certificate has been made. Cilium's listener has no
+/// certificate for such a host and resets the handshake until the Secret exists
+/// (cilium/cilium#26988). That is the issuance failing as clients see it, not the load
+/// balancer: said about the Certificate (else the Ingress), and not as `probe.unreachable`.
+/// Returns whether the failure is explained so (also when another Certificate of the host,
+/// never issued, explains it: that one's own publisher reports it).
+fn no_certificate(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) -> bool {
+    use crate::model::probe::ProbeError;
+    let at_handshake = |o: &&Observation| {
+        o.tls.is_none()
+            && matches!(
+                o.tls_error,
+                Some(ProbeError::Reset | ProbeError::Closed | ProbeError::Handshake(_))
+            )
+    };
+    if seen.is_empty() || !seen.iter().all(at_handshake) {
+        return false;
+    }
+    let host = on.host;
+    let why = match on.certificate.as_deref() {
+        Some(c) if c.not_after.is_none() => format!(
+            "The Certificate {} has never been issued (no notAfter), so the Secret {} it writes holds no certificate",
+            c.name,
+            c.secret_name.as_deref().unwrap_or("(none)")
+        ),
+        Some(_) => return never_issued_other(ctx, on),
+        None => match &on.asks_cert_manager {
+            Some(secret) => format!(
+                "The Ingress asks cert-manager for a certificate, but no Certificate has been made, so nothing writes the Secret {secret}"
+            ),
+            None => return false,
+        },
+    };
+    let what = match on.certificate.as_deref() {
+        Some(c) => format!("{} has not been issued yet", c.name),
+        None => "no Certificate has been made for it".to_string(),
+    };
+    let errors = failures(seen);
+    ctx.push(
+        Rule::ProbeNoCertificate,
+        Severity::Critical,
+        on.certificate_or_publisher(),
+        format!("https://{host} serves no certificate: {what}"),
+        format!(
+            "Observed: the TLS handshake for {host} failed on every address — {}. {why}, and the listener has none for this host; Cilium resets the handshake until the Secret exists (cilium/cilium#26988). HTTPS clients get a connection error.",
+            errors.join("; ")
+        ),
+        "Fix the Certificate's issuance — its findings say what holds it. Meanwhile cert-manager.io/issue-temporary-certificate: \"true\" (on the Certificate, or on the Ingress for ingress-shim) makes cert-manager write a temporary certificate, so the listener has one to serve until the real one is issued.",
+        seen.iter().map(|o| o.since).min(),
+    );
+    true
+}
+
+/// Whether another Certificate of an Ingress that names `on.host` in its TLS entries has
+/// never been issued: the listener may be reading that one's (missing) Secret for the host.
+fn never_issued_other(ctx: &Ctx<'_>, on: &Probed<'_>) -> bool {
+    let host = on.host;
+    ctx.idx.data.ingresses.values().any(|ing| {
+        ing.tls
+            .iter()
+            .filter(|t| t.hosts.iter().any(|h| &**h == host))
+            .filter_map(|t| t.secret_name.as_deref())
+            .filter_map(|s| ctx.idx.certificate_for(ing, s))
+            .any(|c| {
+                c.not_after.is_none()
+                    && on
+                        .certificate
+                        .as_deref()
+                        .is_some_and(|own| !(own.namespace == c.namespace && own.name == c.name))
+            })
+    })
+}
+
+/// `192.0.2.1: connection reset before an answer` per observation.
+fn failures(seen: &[&Observation]) -> Vec<String> {
+    seen.iter()
+        .map(|o| {
+            let error = o.tls_error.as_ref().map(|e| e.describe());
+            format!("{}: {}", addresses(&[o]), error.unwrap_or_default())
+        })
+        .collect()
+}
+
 /// `probe.unreachable` per address family, `probe.proxy-protocol`.
 fn reachability(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
     let host = on.host;
@@ -410,6 +506,9 @@ fn reachability(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
         );
     }
     let failed = |o: &&Observation| o.tls.is_none() && !o.needs_proxy_header;
+    if no_certificate(ctx, on, seen) {
+        return;
+    }
     let (v4, v6): (Vec<&Observation>, Vec<&Observation>) =
         seen.iter().copied().partition(|o| o.address.is_ipv4());
     let family_down = |list: &[&Observation]| !list.is_empty() && list.iter().all(failed);
@@ -420,19 +519,7 @@ fn reachability(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
         if !family_down(list) {
             continue;
         }
-        let errors: Vec<String> = list
-            .iter()
-            .map(|o| {
-                format!(
-                    "{}: {}",
-                    addresses(&[o]),
-                    o.tls_error
-                        .as_ref()
-                        .map(|e| e.describe())
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
+        let errors = failures(list);
         let (title, severity, more) = if other_up {
             (
                 format!("{family} clients get no answer from {host} while the other family works"),

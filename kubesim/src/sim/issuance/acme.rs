@@ -154,7 +154,7 @@ fn order_name(cr_name: &str, cr: &Value, names: &[String]) -> String {
 }
 
 /// What an application's route answers on any path: its own page.
-const APP_PAGE: &str =
+pub(crate) const APP_PAGE: &str =
     "<!DOCTYPE html><html><head><title>Shop</title></head><body>Welcome</body></html>";
 
 /// Creates and drives one Challenge per name; settles the Order when all are final.
@@ -306,11 +306,18 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
     }
     let url = format!("http://{dns}/.well-known/acme-challenge/{token}");
     let dns_fails = dns.ends_with(".invalid");
-    // A separate solver Ingress on a host Cilium redirects: plain HTTP answers 308 to HTTPS,
-    // and the HTTPS listener has no route for the token. cert-manager's self-check follows
-    // the redirect (Go's client; pkg/issuer/acme/http/http.go) and reports the 404; Boulder
-    // follows it too and names the https:// URL (va/http.go).
-    let redirected = !in_place && cilium::host_redirects(api, dns);
+    let path = format!("/.well-known/acme-challenge/{token}");
+    // A separate solver Ingress on a host Cilium redirects is not on the host's plain-HTTP
+    // virtual host: the paths the host's TLS Ingresses route answer 301 to HTTPS, where no
+    // route leads to the solver, and any other path answers Envoy's bare 404. cert-manager's
+    // self-check follows the redirect (Go's client; pkg/issuer/acme/http/http.go) and so
+    // does Boulder (va/http.go), which names the URL it fetched.
+    let enforced = !in_place && cilium::host_redirects(api, dns);
+    let redirected = enforced && cilium::redirect_covers(api, dns, &path);
+    let uncovered = enforced && !redirected;
+    // Behind the redirect, HTTPS: while the host's Secret does not exist the listener resets
+    // the handshake (cilium/cilium#26988); with one, the path is routed like any other.
+    let reset = redirected && !cilium::tls_secret_exists(api, dns);
     // A separate solver Ingress of Cilium's class in dedicated mode gets its own address,
     // which the host's DNS does not point at: the request reaches the application's
     // listener, which has no route for the token (cert-manager#6805).
@@ -320,18 +327,22 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
             let probe = json!({"spec": {"ingressClassName": class}});
             class.is_some() && cilium::is_cilium(api, &probe) && cilium::dedicated(api, &probe)
         });
-    // Behind the redirect, the HTTPS listener routes the challenge path like any other: when
-    // an application route of the host covers it (a `/` prefix, as most have), the
-    // application answers — 200 with its own page, not the key.
-    let path = format!("/.well-known/acme-challenge/{token}");
-    let app_answers = (redirected || own_address) && cilium::app_route_matches(api, dns, &path);
+    // When an application route of the host covers the path (a `/` prefix, as most have),
+    // the application answers — 200 with its own page, not the key.
+    let app_answers =
+        ((redirected && !reset) || own_address) && cilium::app_route_matches(api, dns, &path);
     let key = s(ch, "/spec/key").unwrap_or_default();
+    let address = lb_address(api, dns);
+    let https_url = format!("https://{dns}{path}");
     let self_check = if dns_fails {
         Err(format!("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request '{url}': Get \"{url}\": dial tcp: lookup {dns} on 10.96.0.10:53: no such host"))
+    } else if reset {
+        // Go's client reading the TLS handshake's answer from the reset connection.
+        Err(format!("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request '{url}': Get \"{https_url}\": read tcp 10.244.0.12:41870->{address}:443: read: connection reset by peer"))
     } else if app_answers {
         // `pkg/issuer/acme/http/http.go`: the body is deliberately kept out of the error.
         Err(format!("Waiting for HTTP-01 challenge propagation: did not get expected response \"{key}\" when querying endpoint"))
-    } else if redirected || own_address {
+    } else if redirected || uncovered || own_address {
         Err(
             "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
                 .to_string(),
@@ -345,18 +356,20 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
         .get("waitInsteadOfSelfCheck")
         .and_then(Value::as_str)
         .and_then(go_duration);
-    let address = lb_address(api, dns);
     let mut status = json!({"presented": true, "processing": true, "state": "pending"});
     // The CA's verdict as cert-manager's acme client words an AuthorizationError.
     let outcome: Option<Result<(), String>> = match (wait, &self_check) {
         (Some(w), _) if age >= w.num_seconds() => Some(if dns_fails {
             Err(format!("acme: authorization error for {dns}: 400 urn:ietf:params:acme:error:dns: DNS problem: NXDOMAIN looking up A for {dns} - check that a DNS record exists for this domain"))
+        } else if reset {
+            // Boulder's `detailedError`: the IP, the URL it fetched, ECONNRESET's words.
+            Err(format!("acme: authorization error for {dns}: 400 urn:ietf:params:acme:error:connection: {address}: Fetching {https_url}: Connection reset by peer"))
         } else if app_answers {
             // Boulder's `validateHTTP01`: the body it got, trimmed, against the key.
             Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: The key authorization file from the server did not match this challenge. Expected \"{key}\" (got \"{APP_PAGE}\")"))
         } else if redirected {
             Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {address}: Invalid response from https://{dns}/.well-known/acme-challenge/{token}: 404"))
-        } else if own_address {
+        } else if own_address || uncovered {
             Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {address}: Invalid response from http://{dns}/.well-known/acme-challenge/{token}: 404"))
         } else {
             Ok(())

@@ -19,6 +19,7 @@ mod solver;
 
 pub use acme::account_of;
 use acme::acme;
+pub(crate) use acme::APP_PAGE;
 
 const ISSUING: &str = "cert-manager-certificates-issuing";
 const TRIGGER: &str = "cert-manager-certificates-trigger";

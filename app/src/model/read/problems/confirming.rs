@@ -47,6 +47,7 @@ pub(super) fn awaited(f: &Finding) -> bool {
             | Rule::ProbeWrongCertificate
             | Rule::ProbeExpired
             | Rule::ProbeUntrusted
+            | Rule::ProbeNoCertificate
     )
 }
 

@@ -205,6 +205,73 @@ fn certificate_missing_for_any_bad_config_and_after_a_grace_without_one() {
     assert!(!w.fired(Rule::IngressSharedSecret).is_empty());
 }
 
+/// `kubernetes.io/tls-acme: "true"` asks ingress-shim for Certificates with cert-manager's
+/// default issuer: without one, ingress-shim refuses it with `BadConfig` (quoted); a value
+/// Go's `ParseBool` does not take as true asks for nothing.
+#[test]
+fn tls_acme_asks_for_a_certificate_and_its_refusal_shows() {
+    let ing = IngressView::test("web")
+        .with_tls_acme()
+        .tls("web.example.com")
+        .changed_ago(Duration::seconds(10));
+    assert!(ing.asks_for_certificate());
+    let refusal = "Could not determine issuer for ingress due to bad annotations: failed to determine issuer name to be used for ingress resource";
+    let w = World::new()
+        .ingress(ing.clone())
+        .ingress_event("default", "web", "BadConfig", refusal);
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::IngressCertificateMissing)
+        .collect();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].message.contains(refusal), "{}", found[0].message);
+    // Asking, it is not an unmanaged TLS Secret.
+    assert!(w.fired(Rule::IngressUnmanagedTls).is_empty());
+    // With the Certificate ingress-shim made from the default issuer: nothing missing.
+    let made = World::new()
+        .ingress(ing.clone())
+        .certificate(CertificateView::of(&ing));
+    assert!(made.fired(Rule::IngressCertificateMissing).is_empty());
+    // Without cert-manager, the Ingress says how it asks.
+    let w = World::new().ingress(ing.clone()).kind_state(
+        crate::model::kind::Kind::Certificate,
+        crate::model::cluster::KindState::NotInstalled,
+    );
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::ClusterCertManagerMissing)
+        .collect();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].message.contains("kubernetes.io/tls-acme"),
+        "{}",
+        found[0].message
+    );
+}
+
+#[test]
+fn tls_acme_is_read_as_go_reads_a_bool() {
+    let project = |v: &str| {
+        let meta: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta =
+            serde_json::from_value(serde_json::json!({"name": "web", "namespace": "default", "annotations": {"kubernetes.io/tls-acme": v}})).unwrap();
+        IngressView::project(
+            "zrh",
+            &meta,
+            &serde_json::json!({"spec": {"tls": [{"hosts": ["web.example.com"], "secretName": "web-tls"}]}}),
+            &mut crate::model::interner::Interner::default(),
+        )
+        .unwrap()
+    };
+    for v in ["true", "True", "TRUE", "1", "t", "T"] {
+        assert!(project(v).asks_for_certificate(), "{v}");
+    }
+    for v in ["yes", "on", "", "false", "0", " true"] {
+        assert!(!project(v).asks_for_certificate(), "{v}");
+    }
+}
+
 #[test]
 fn shared_host_with_https_enforcement() {
     let a = IngressView::test("a").tls("shop.example.com");

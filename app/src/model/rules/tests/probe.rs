@@ -7,6 +7,7 @@ use chrono::Duration;
 
 use super::shop;
 use crate::model::certificate::CertificateView;
+use crate::model::ingress::IngressView;
 use crate::model::probe::{
     AcmePathObservation, Observation, ProbeError, ProbeSource, ServedCertificate, TlsObservation,
 };
@@ -304,4 +305,122 @@ fn a_hosts_serving_signature_changes_when_its_certificate_is_issued_and_no_other
     // The probe's own results are not a change of what should be served.
     w.data.probes = std::sync::Arc::new(Vec::new());
     assert_eq!(serving_signatures(&w.data), after);
+}
+
+#[test]
+fn a_handshake_failing_before_the_first_issuance_is_no_certificate_not_an_unreachable_host() {
+    let reset = |issued: bool| {
+        let ing = shop();
+        let mut cert = CertificateView::of(&ing);
+        if !issued {
+            cert.not_after = None;
+        }
+        let mut w = World::new().certificate(cert).ingress(ing);
+        w.data.probes = Arc::new(vec![
+            seen("192.0.2.1", "shop", Err(ProbeError::Reset)),
+            seen("2001:db8::1", "shop", Err(ProbeError::Closed)),
+        ]);
+        probe_findings(&w)
+    };
+    // Never issued: no Secret, so the listener has no certificate — about the Certificate.
+    let found = reset(false);
+    assert_eq!(
+        found.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [Rule::ProbeNoCertificate],
+        "{found:#?}"
+    );
+    assert_eq!(found[0].kind.name(), "Certificate");
+    assert!(
+        found[0].message.contains("has never been issued")
+            && found[0].message.contains("cilium/cilium#26988")
+            && found[0].message.contains("192.0.2.1"),
+        "{}",
+        found[0].message
+    );
+    // Issued, and still reset: the listener or the load balancer is at fault.
+    let found = reset(true);
+    assert!(
+        !found.is_empty() && found.iter().all(|f| f.rule == Rule::ProbeUnreachable),
+        "{found:#?}"
+    );
+    // A refused connection is no handshake: the load balancer, whatever the Certificate says.
+    let ing = shop();
+    let mut cert = CertificateView::of(&ing);
+    cert.not_after = None;
+    let mut w = World::new().certificate(cert).ingress(ing);
+    w.data.probes = Arc::new(vec![seen("192.0.2.1", "shop", Err(ProbeError::Refused))]);
+    assert_eq!(
+        probe_findings(&w)
+            .iter()
+            .map(|f| f.rule)
+            .collect::<Vec<_>>(),
+        [Rule::ProbeUnreachable]
+    );
+}
+
+#[test]
+fn a_host_whose_ingress_has_no_certificate_yet_serves_none_and_a_neighbours_reset_is_explained() {
+    let resets = |address: &str, ingress: &str| seen(address, ingress, Err(ProbeError::Reset));
+    // The Ingress asks cert-manager, and no Certificate exists (cert-manager missing, or
+    // ingress-shim refused it): about the Ingress, naming the Secret nothing writes.
+    let mut w = World::new().ingress(shop());
+    w.data.probes = Arc::new(vec![resets("192.0.2.1", "shop")]);
+    let found = probe_findings(&w);
+    assert_eq!(
+        found.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [Rule::ProbeNoCertificate],
+        "{found:#?}"
+    );
+    assert_eq!(found[0].kind.name(), "Ingress");
+    assert!(
+        found[0].message.contains("no Certificate has been made")
+            && found[0].message.contains("shop-tls"),
+        "{}",
+        found[0].message
+    );
+    // Not asking cert-manager: a reset is the listener's, as before.
+    let mut w = World::new().ingress(
+        IngressView::test("shop")
+            .in_ns("acme")
+            .tls("shop.example.com"),
+    );
+    w.data.probes = Arc::new(vec![resets("192.0.2.1", "shop")]);
+    assert_eq!(
+        probe_findings(&w)
+            .iter()
+            .map(|f| f.rule)
+            .collect::<Vec<_>>(),
+        [Rule::ProbeUnreachable]
+    );
+    // Two Ingresses give the host a Secret each; one Certificate issued, the other never:
+    // the reset is the unissued one's, reported once, about it — not as unreachable.
+    let api = IngressView::test("shop-api")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls_secret("shop.example.com", "shop-api-tls");
+    let issued_cert = CertificateView::of(&api);
+    let shop = shop();
+    let mut never = CertificateView::of(&shop);
+    never.not_after = None;
+    let mut w = World::new()
+        .certificate(issued_cert)
+        .certificate(never)
+        .ingress(api)
+        .ingress(shop);
+    let mut o = resets("192.0.2.1", "shop");
+    o.sources.push(ProbeSource {
+        namespace: "acme".into(),
+        kind: "Ingress".into(),
+        name: "shop-api".into(),
+    });
+    w.data.probes = Arc::new(vec![o]);
+    let found = probe_findings(&w);
+    assert_eq!(
+        found
+            .iter()
+            .map(|f| (f.rule, f.name.to_string()))
+            .collect::<Vec<_>>(),
+        [(Rule::ProbeNoCertificate, "shop-tls".to_string())],
+        "{found:#?}"
+    );
 }

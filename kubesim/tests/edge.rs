@@ -1,0 +1,272 @@
+//! kubesim's Cilium listeners on real sockets, judged by curl (an independent client): per
+//! route, as Envoy answers with Cilium's translation of the Ingresses — the 301 on the paths
+//! an enforcing host's TLS Ingresses route and a bare 404 on any other, the application's
+//! page over HTTPS, a solver's key over plain HTTP, and a reset handshake while the host's
+//! Secret does not exist.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use kubesim::sim::edge::EdgePorts;
+use kubesim::{Clock, Fleet, FleetOptions, WriteOpts};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+fn free_ports() -> EdgePorts {
+    let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let b = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    EdgePorts {
+        https: a.local_addr().unwrap().port(),
+        http: b.local_addr().unwrap().port(),
+    }
+}
+
+fn create(fleet: &Fleet, group: &str, plural: &str, ns: Option<&str>, obj: Value) {
+    let c = &fleet.clusters[0].cluster;
+    let rt = c.resolve(group, plural).unwrap();
+    c.create(&rt, ns, obj, &WriteOpts::system()).unwrap();
+}
+
+fn ingress(name: &str, host: &str, paths: &[(&str, &str)], force_https: bool) -> Value {
+    let paths: Vec<Value> = paths
+        .iter()
+        .map(|(path, kind)| json!({"path": path, "pathType": kind, "backend": {"service": {"name": name, "port": {"number": 80}}}}))
+        .collect();
+    let annotations = if force_https {
+        json!({"ingress.cilium.io/force-https": "enabled"})
+    } else {
+        json!({})
+    };
+    json!({"metadata": {"name": name, "annotations": annotations},
+           "spec": {"ingressClassName": "cilium",
+                    "rules": [{"host": host, "http": {"paths": paths}}],
+                    "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}})
+}
+
+/// What curl got: its exit code, the status line and headers, the body.
+struct Got {
+    code: i32,
+    head: String,
+    body: String,
+}
+
+fn curl(scheme: &str, host: &str, ip: &str, port: u16, path: &str) -> Got {
+    curl_with(&["-k"], scheme, host, ip, port, path)
+}
+
+fn curl_with(extra: &[&str], scheme: &str, host: &str, ip: &str, port: u16, path: &str) -> Got {
+    let out = Command::new("curl")
+        .args(extra)
+        .args([
+            "-sS",
+            "--max-time",
+            "5",
+            "-D",
+            "-",
+            "--resolve",
+            &format!("{host}:{port}:{ip}"),
+            &format!("{scheme}://{host}:{port}{path}"),
+        ])
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    Got {
+        code: out.status.code().unwrap_or(-1),
+        head: format!("{head}{}", String::from_utf8_lossy(&out.stderr)),
+        body: body.to_string(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_listeners_answer_per_route_as_ciliums_envoy_does() {
+    let stop = CancellationToken::new();
+    let _guard = stop.clone().drop_guard();
+    let clock = Arc::new(Clock::manual(
+        Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap(),
+    ));
+    let ports = free_ports();
+    let opts = FleetOptions {
+        controllers: true,
+        edge: Some(ports),
+        ..FleetOptions::numbered(1)
+    };
+    let fleet = Fleet::start(&opts, clock.clone(), stop.clone())
+        .await
+        .unwrap();
+    create(
+        &fleet,
+        "",
+        "configmaps",
+        Some("kube-system"),
+        json!({"metadata": {"name": "cilium-config"}, "data": {"enforce-ingress-https": "false", "ingress-default-lb-mode": "shared"}}),
+    );
+    create(
+        &fleet,
+        "",
+        "services",
+        Some("kube-system"),
+        json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4"]}}),
+    );
+    create(
+        &fleet,
+        "networking.k8s.io",
+        "ingressclasses",
+        None,
+        json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}}),
+    );
+    create(
+        &fleet,
+        "",
+        "namespaces",
+        None,
+        json!({"metadata": {"name": "web"}}),
+    );
+    // app: enforcing, `/` routed, its Secret issued.
+    create(
+        &fleet,
+        "networking.k8s.io",
+        "ingresses",
+        Some("web"),
+        ingress("app", "app.example.com", &[("/", "Prefix")], true),
+    );
+    let (chain, key) = kubesim::sim::pki::issue(
+        kubesim::sim::pki::Hierarchy::Production,
+        &["app.example.com".into()],
+        Utc::now() - chrono::Duration::days(1),
+        Utc::now() + chrono::Duration::days(60),
+        7,
+    )
+    .unwrap();
+    // `issue` gives the base64 of the PEMs, as a Secret's data holds them.
+    create(
+        &fleet,
+        "",
+        "secrets",
+        Some("web"),
+        json!({"metadata": {"name": "app-tls"}, "type": "kubernetes.io/tls", "data": {"tls.crt": chain, "tls.key": key}}),
+    );
+    // api: enforcing, only `/api` routed, no Secret yet.
+    create(
+        &fleet,
+        "networking.k8s.io",
+        "ingresses",
+        Some("web"),
+        ingress("api", "api.example.com", &[("/api", "Prefix")], true),
+    );
+    // plain: not enforcing, `/` routed, and a solver's own Ingress for a challenge token.
+    create(
+        &fleet,
+        "networking.k8s.io",
+        "ingresses",
+        Some("web"),
+        ingress("plain", "plain.example.com", &[("/", "Prefix")], false),
+    );
+    create(
+        &fleet,
+        "acme.cert-manager.io",
+        "challenges",
+        Some("web"),
+        json!({"metadata": {"name": "plain-1"}, "spec": {"dnsName": "plain.example.com", "token": "tok123", "key": "tok123.thumb", "type": "HTTP-01", "url": "https://acme.invalid/chall/1", "authorizationURL": "https://acme.invalid/authz/1", "wildcard": false, "solver": {"dns01": {}}, "issuerRef": {"name": "none", "kind": "ClusterIssuer"}}}),
+    );
+    create(
+        &fleet,
+        "networking.k8s.io",
+        "ingresses",
+        Some("web"),
+        json!({"metadata": {"name": "cm-acme-http-solver-abcde"},
+        "spec": {"ingressClassName": "cilium", "rules": [{"host": "plain.example.com", "http": {"paths": [{"path": "/.well-known/acme-challenge/tok123", "pathType": "ImplementationSpecific", "backend": {"service": {"name": "cm-acme-http-solver-abcde", "port": {"number": 8089}}}}]}}]}}),
+    );
+    for _ in 0..3 {
+        clock.advance(chrono::Duration::seconds(1));
+        fleet.step();
+    }
+    let c = &fleet.clusters[0].cluster;
+    let rt = c.resolve("networking.k8s.io", "ingresses").unwrap();
+    let app = c.get(&rt, Some("web"), "app").unwrap();
+    let ip = app["status"]["loadBalancer"]["ingress"][0]["ip"]
+        .as_str()
+        .expect("Cilium published an address")
+        .to_string();
+    assert!(ip.starts_with("127."), "{ip}");
+
+    // The listeners come up within a refresh of the routing table.
+    let mut up = false;
+    for _ in 0..50 {
+        if curl("http", "app.example.com", &ip, ports.http, "/").code == 0 {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(up, "the HTTP listener answers");
+
+    // Enforcing host, routed path: Envoy's default redirect code, 301.
+    let got = curl(
+        "http",
+        "app.example.com",
+        &ip,
+        ports.http,
+        "/.well-known/acme-challenge/x",
+    );
+    assert!(got.head.starts_with("HTTP/1.1 301"), "{}", got.head);
+    assert!(
+        got.head
+            .to_ascii_lowercase()
+            .contains("location: https://app.example.com/.well-known/acme-challenge/x"),
+        "{}",
+        got.head
+    );
+    // Over HTTPS, with the certificate of the host's Secret (verified against kubesim's
+    // production root), the application's `/` route answers the challenge path with its
+    // page.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root.pem");
+    std::fs::write(&root, kubesim::sim::pki::production_root_pem()).unwrap();
+    let got = curl_with(
+        &["--cacert", root.to_str().unwrap()],
+        "https",
+        "app.example.com",
+        &ip,
+        ports.https,
+        "/.well-known/acme-challenge/x",
+    );
+    assert_eq!(got.code, 0, "{}", got.head);
+    assert!(got.head.starts_with("HTTP/1.1 200"), "{}", got.head);
+    assert!(got.body.starts_with("<!DOCTYPE html>"), "{}", got.body);
+
+    // Enforcing host, a path its TLS Ingress does not route: a bare 404, no redirect.
+    let got = curl(
+        "http",
+        "api.example.com",
+        &ip,
+        ports.http,
+        "/.well-known/acme-challenge/x",
+    );
+    assert!(got.head.starts_with("HTTP/1.1 404"), "{}", got.head);
+    let got = curl("http", "api.example.com", &ip, ports.http, "/api/v1");
+    assert!(got.head.starts_with("HTTP/1.1 301"), "{}", got.head);
+    // No Secret: the handshake is reset (curl: SSL connect error or receive failure).
+    let got = curl("https", "api.example.com", &ip, ports.https, "/api/v1");
+    assert!(
+        [35, 56].contains(&got.code) && got.head.to_ascii_lowercase().contains("reset"),
+        "curl {}: {}",
+        got.code,
+        got.head
+    );
+
+    // Not enforcing: the solver's path answers the key, the application everything else.
+    let got = curl(
+        "http",
+        "plain.example.com",
+        &ip,
+        ports.http,
+        "/.well-known/acme-challenge/tok123",
+    );
+    assert!(got.head.starts_with("HTTP/1.1 200"), "{}", got.head);
+    assert_eq!(got.body, "tok123.thumb");
+    let got = curl("http", "plain.example.com", &ip, ports.http, "/shop");
+    assert!(got.head.starts_with("HTTP/1.1 200"), "{}", got.head);
+    assert!(got.body.starts_with("<!DOCTYPE html>"), "{}", got.body);
+}

@@ -17,4 +17,7 @@ pub struct Faults {
     pub gone_on_watch: bool,
     /// Connections are accepted and never answered.
     pub blackhole: bool,
+    /// cert-manager's controllers do not run (its Deployment down, or no leader): nothing
+    /// is issued, re-solved or made from Ingresses until it is back; the API still answers.
+    pub cert_manager_down: bool,
 }

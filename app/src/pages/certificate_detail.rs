@@ -198,14 +198,43 @@ pub fn page(
     let why = why_box(&problems, &[CertificateRef::of(&d.chain)], renew, now);
     let findings_count = d.findings.len();
     // Nothing wrong now: said first, where the diagnosis would be.
-    let no_findings = (d.findings.is_empty() && problems.is_empty()).then(|| {
-        view! { <p class="notice ok" data-testid="healthy"><strong>"✓ Healthy."</strong>" Nothing is wrong with this Certificate now."</p> }
-    });
     let issued_leaf = d
         .chain
         .requests
         .iter()
         .find_map(|r| r.request.issued.as_deref().cloned());
+    // Hosts whose clients the probe saw get something else than this certificate (nothing,
+    // or another leaf): with nothing wrong with the Certificate itself, something else of
+    // the host decides what they get (a neighbour's Secret on a shared host) — "Healthy"
+    // would not be the story clients live.
+    let mut served_else: Vec<String> = d
+        .clients_get
+        .iter()
+        .filter(|o| c.dns_names.iter().any(|n| **n == *o.host))
+        .filter(|o| match (&o.tls, &issued_leaf) {
+            (None, _) => true,
+            (Some(t), Some(leaf)) => *t.leaf.sha256 != *leaf.sha256,
+            (Some(_), None) => false,
+        })
+        .map(|o| o.host.to_string())
+        .collect();
+    served_else.dedup();
+    let no_findings = (d.findings.is_empty() && problems.is_empty()).then(|| {
+        match served_else.first() {
+            None => view! { <p class="notice ok" data-testid="healthy"><strong>"✓ Healthy."</strong>" Nothing is wrong with this Certificate now."</p> }.into_any(),
+            Some(host) => {
+                let search = format!("/search?q={}", crate::model::links::encode(host));
+                view! {
+                    <p class="notice warning" data-testid="served-else">
+                        <strong>{format!("Clients of {} do not get this certificate.", served_else.join(", "))}</strong>
+                        " Nothing is wrong with the Certificate itself (issued, valid); another object of the same host decides what its clients are served — see “What clients get” below, and "
+                        <a href=search>{format!("everything on {host}")}</a>"."
+                    </p>
+                }
+                .into_any()
+            }
+        }
+    });
     document(
         &Shell {
             title: page_title(worst, &c.name, &c.namespace, &c.cluster),

@@ -71,11 +71,13 @@ impl Actions {
         // ClusterIssuer that is not ready blocks a tenant's renew too). What is said does.
         let everything = self.registry.whole_fleet();
         let problems = lookout_app::ports::FleetReader::problems(&*self.registry, &everything, &q);
-        // The Certificate's chain: itself, and the Ingress it belongs to.
+        // The Certificate's chain: itself, and a problem rooted at the Ingress it belongs to
+        // (one that only names the Ingress among a neighbour's symptoms — a shared host —
+        // does not stop this Ingress's own challenge).
         let p = problems.page.items.into_iter().find(|p| {
             p.blocks_issuance()
                 && (p.concerns("Certificate", &key.namespace, &key.name)
-                    || ingress.is_some_and(|i| p.concerns("Ingress", &key.namespace, i)))
+                    || ingress.is_some_and(|i| p.rooted_at("Ingress", &key.namespace, i)))
         })?;
         let visible = lookout_app::model::read::Visibility::of(&caller.view, &key.cluster)
             .is_some_and(|v| v.finding(&p.root));

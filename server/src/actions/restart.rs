@@ -384,10 +384,11 @@ impl Actions {
                     return s;
                 }
                 // This cert-manager did not re-solve in place: restart the request instead.
-                let mut r =
-                    Self::delete_request_step(client, ns, &cert, &request, &uid, false).await;
+                // No settling here: the Certificate has carried the overrides for the whole
+                // wait, so the next request has them — and the answer must come within the
+                // server's request timeout (the wait above and the next one's).
+                let r = Self::delete_request_step(client, ns, &cert, &request, &uid, false).await;
                 if r.outcome.succeeded() {
-                    Self::settle(client, ns, &cert, ingress, &mut r).await;
                     s.diff.extend(r.diff);
                     let next = Self::next_attempt(client, ns, &cert, &uid).await;
                     s.message = Some(format!("no challenge on Ingress {ingress} appeared within {} s of annotating Order {order}; restarted the request instead: {next}", REQUEST_WAIT.as_secs()));

@@ -218,15 +218,19 @@ pub(super) async fn certificate(
     // The page shows the live chain even when the history cannot be read.
     let (detail, timeline) = load::certificate(&state, &caller.view, &key).await?;
     let mut problems = load::problems_about(&state, &caller.view, &key, "Certificate");
-    // What its Ingress's problems block is the Certificate's too: renew judges them so
-    // (`actions::renew`), and the page must not offer what the preview would refuse.
+    // A problem rooted at its Ingress that blocks issuance blocks the Certificate's too:
+    // renew judges it so (`actions::renew`), and the page must not offer what the preview
+    // would refuse.
     if let Some(ingress) = detail.ingress.as_deref() {
         let of_ingress = ObjectKey {
             name: ingress.to_string(),
             ..key.clone()
         };
         for p in load::problems_about(&state, &caller.view, &of_ingress, "Ingress") {
-            if p.blocks_issuance() && !problems.iter().any(|q| q.id == p.id) {
+            if p.blocks_issuance()
+                && p.rooted_at("Ingress", &key.namespace, ingress)
+                && !problems.iter().any(|q| q.id == p.id)
+            {
                 problems.push(p);
             }
         }

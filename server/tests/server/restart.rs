@@ -314,3 +314,64 @@ async fn a_restart_says_when_the_old_order_holds_the_new_ones_name() {
     .await;
     app.stop().await;
 }
+
+/// The fix's fallback: when no Challenge solved on the Ingress appears within its wait after
+/// the Order is annotated (here cert-manager is down, so nothing re-solves), the fix restarts
+/// the request instead and says so; once cert-manager is back the certificate is issued.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fix_restarts_the_request_when_nothing_re_solves_the_challenge() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    behind_https_enforcement(&app);
+    let chain = "/api/v1/ingresses/zrh-prod/default/web";
+    app.eventually("the self-check fails", || async {
+        app.json_opt(chain)
+            .await
+            .is_some_and(|d| first_challenge(&d)["reason"].as_str().is_some())
+    })
+    .await;
+    let uid = |d: &Value| d["tls"][0]["certificate"]["requests"][0]["request"]["uid"].clone();
+    let before = uid(&app.json(chain).await);
+    let cluster = &app.fleet.clusters[0].cluster;
+    cluster.set_faults(kubesim::faults::Faults {
+        cert_manager_down: true,
+        ..Default::default()
+    });
+    let done: Value = app
+        .post(
+            "/api/v1/ingresses/zrh-prod/default/web/edit-in-place",
+            json!({"dry_run": false}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(done["outcome"], "ok", "{done:#}");
+    let last = &done["steps"][2];
+    assert_eq!(last["kind"], "Order", "{done:#}");
+    let message = last["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("no challenge on Ingress web appeared within 10 s")
+            && message.contains("restarted the request instead"),
+        "{done:#}"
+    );
+    let diff: Vec<&str> = last["diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        diff.iter().any(|d| d.starts_with("- CertificateRequest")),
+        "the request was deleted: {diff:?}"
+    );
+    cluster.set_faults(kubesim::faults::Faults::default());
+    app.eventually("the certificate is issued from a new request", || async {
+        app.json_opt("/api/v1/certificates/zrh-prod/default/web-tls")
+            .await
+            .is_some_and(|c| c["certificate"]["ready"]["status"] == "True")
+    })
+    .await;
+    assert_ne!(uid(&app.json(chain).await), before, "a new request");
+    app.stop().await;
+}

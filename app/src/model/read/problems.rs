@@ -163,6 +163,15 @@ impl Problem {
                 .any(|f| is(f.kind.name(), &f.namespace, &f.name))
     }
 
+    /// Whether the root finding is about this object (not merely one of its symptoms): a
+    /// problem only touching an Ingress through a neighbour's symptom does not stop that
+    /// Ingress's own issuance.
+    pub fn rooted_at(&self, kind: &str, namespace: &str, name: &str) -> bool {
+        self.root.kind.name() == kind
+            && &*self.root.namespace == namespace
+            && &*self.root.name == name
+    }
+
     /// Whether issuing the certificate again cannot succeed until the root cause is fixed
     /// (renewing or restarting would only fail again, and spend a failed authorization): a
     /// critical root of these rules.

@@ -83,10 +83,11 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     let budget_interval = settings.budget_interval;
     let now = settings.now.clone();
     let now_for_probe = settings.now.clone();
-    let clients = clusters
+    let review_clients: Vec<(String, kube::Client)> = clusters
         .iter()
         .filter_map(|c| c.client.as_ref().ok().map(|k| (c.name.clone(), k.clone())))
         .collect();
+    let clients = review_clients.iter().cloned().collect();
     let changes = Changes::default();
     let fleet_budgets = Arc::new(Budgets::new(changes.clone()));
     let registry = Registry::start(
@@ -145,6 +146,16 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         }
         finished
     });
+    // Where the clusters decide who sees what, they are asked with these clients.
+    let mut auth = auth;
+    if auth.access_source != crate::config::AccessSource::Config {
+        auth.reviews = Some(crate::auth::reviews::AccessReviews::new(
+            review_clients,
+            registry.clone(),
+            auth.access_ttl,
+            auth.access_reviews_in_flight,
+        ));
+    }
     // Sign-outs from before this start stay in force.
     match store::sessions::ended(&db.reader, auth.now()).await {
         Ok(ended) => auth.remember_ended(ended),

@@ -42,6 +42,19 @@ impl Namespaces {
         }
     }
 
+    /// Exactly these namespaces (names, as a cluster's authorizer answered for them:
+    /// Kubernetes names hold no `*` or `?`).
+    pub fn named(names: Vec<String>) -> Namespaces {
+        Namespaces::Matching(names)
+    }
+
+    fn union(&mut self, other: &Namespaces) {
+        match other {
+            Namespaces::Every => *self = Namespaces::Every,
+            Namespaces::Matching(patterns) => self.widen(patterns),
+        }
+    }
+
     fn of(patterns: &[String]) -> Namespaces {
         let mut n = Namespaces::Matching(Vec::new());
         n.widen(patterns);
@@ -73,6 +86,8 @@ pub struct View {
     everything: bool,
     role: Option<Role>,
     fleet_admin: bool,
+    /// Clusters that could not say what the caller may see (and so show nothing), with why.
+    unanswered: BTreeMap<String, String>,
 }
 
 impl View {
@@ -104,7 +119,63 @@ impl View {
             everything: access.is_fleet_wide(),
             role: access.top_role(),
             fleet_admin: access.is_fleet_admin(),
+            unanswered: BTreeMap::new(),
         }
+    }
+
+    /// The view the clusters themselves grant (`auth.access_source = "kubernetes"`): per
+    /// cluster what each cluster's authorizer said the person may list and where they may
+    /// act. Its role is `operator` where they may act somewhere, else `viewer`; never a
+    /// fleet admin.
+    pub fn granted(sights: BTreeMap<String, Sight>, unanswered: BTreeMap<String, String>) -> View {
+        let role = if sights.values().any(|s| s.act.is_some()) {
+            Some(Role::Operator)
+        } else if sights.is_empty() {
+            None
+        } else {
+            Some(Role::Viewer)
+        };
+        View {
+            clusters: sights,
+            everything: false,
+            role,
+            fleet_admin: false,
+            unanswered,
+        }
+    }
+
+    /// What either view grants (`auth.access_source = "both"`).
+    pub fn union(mut self, other: View) -> View {
+        for (cluster, theirs) in other.clusters {
+            match self.clusters.get_mut(&cluster) {
+                None => {
+                    self.clusters.insert(cluster, theirs);
+                }
+                Some(mine) => {
+                    mine.read.union(&theirs.read);
+                    match (&mut mine.act, theirs.act) {
+                        (Some(a), Some(b)) => a.union(&b),
+                        (None, Some(b)) => mine.act = Some(b),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        self.everything |= other.everything;
+        self.role = self.role.max(other.role);
+        self.fleet_admin |= other.fleet_admin;
+        self.unanswered.extend(other.unanswered);
+        let seen = &self.clusters;
+        self.unanswered.retain(|c, _| !seen.contains_key(c));
+        self
+    }
+
+    /// Clusters that could not say what the caller may see, with why (nothing of them is
+    /// shown unless a rule grants it).
+    pub fn unanswered(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.unanswered
+            .iter()
+            .map(|(c, w)| (c.as_str(), w.as_str()))
     }
 
     /// The whole fleet, for Lookout's own fleet-wide work (metrics, the budgets every
@@ -230,6 +301,45 @@ mod tests {
         assert!(v.may_act_in("zrh-prod") && !v.may_act_in("gva-prod"));
         assert_eq!(v.role(), Some(Role::Operator));
         assert!(!v.fleet_admin() && !v.sees_everything());
+    }
+
+    #[test]
+    fn a_view_granted_by_the_clusters_and_its_union_with_the_rules() {
+        let granted = View::granted(
+            BTreeMap::from([
+                (
+                    "zrh-prod".to_string(),
+                    Sight {
+                        read: Namespaces::named(vec!["team-a".into(), "team-b".into()]),
+                        act: Some(Namespaces::named(vec!["team-a".into()])),
+                    },
+                ),
+                (
+                    "gva-prod".to_string(),
+                    Sight {
+                        read: Namespaces::Every,
+                        act: None,
+                    },
+                ),
+            ]),
+            BTreeMap::from([("zrh-test".to_string(), "refused".to_string())]),
+        );
+        assert!(granted.sees("zrh-prod", "team-b") && !granted.sees("zrh-prod", "team-c"));
+        assert!(granted.may_act("zrh-prod", "team-a") && !granted.may_act("zrh-prod", "team-b"));
+        assert!(granted.sees_cluster_wide("gva-prod") && !granted.may_act_in("gva-prod"));
+        assert_eq!(granted.role(), Some(Role::Operator));
+        assert!(!granted.fleet_admin() && !granted.sees_everything());
+        assert_eq!(granted.unanswered().count(), 1);
+        assert_eq!(View::granted(BTreeMap::new(), BTreeMap::new()).role(), None);
+        // "both": what either grants.
+        let rules = View::new(
+            &Access::new(vec![(Role::Operator, g("zrh-prod", "team-c"))]),
+            FLEET,
+        );
+        let both = rules.union(granted);
+        assert!(both.sees("zrh-prod", "team-c") && both.sees("zrh-prod", "team-a"));
+        assert!(both.may_act("zrh-prod", "team-c") && both.may_act("zrh-prod", "team-a"));
+        assert!(!both.may_act("zrh-prod", "team-b") && both.sees_cluster_wide("gva-prod"));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! HTTP side (cookies, extractors, the sign-in routes, CSRF) is `http/session.rs`.
 
 pub mod oidc;
+pub mod reviews;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -75,6 +76,27 @@ impl Caller {
     pub fn new<'a>(identity: Identity, clusters: impl IntoIterator<Item = &'a str>) -> Caller {
         Caller {
             view: View::new(&identity.access, clusters),
+            identity: Arc::new(identity),
+        }
+    }
+
+    /// The caller `identity` as the clusters' `answer` grants them (`auth.access_source`
+    /// `kubernetes`), or together with their rules (`both`).
+    pub fn granted<'a>(
+        identity: Identity,
+        clusters: impl IntoIterator<Item = &'a str>,
+        answer: &reviews::Answer,
+        source: crate::config::AccessSource,
+    ) -> Caller {
+        let granted = View::granted(answer.sights.clone(), answer.unanswered.clone());
+        let view = match source {
+            crate::config::AccessSource::Both => {
+                View::new(&identity.access, clusters).union(granted)
+            }
+            _ => granted,
+        };
+        Caller {
+            view,
             identity: Arc::new(identity),
         }
     }
@@ -164,6 +186,13 @@ pub struct Auth {
     revoked: std::sync::Mutex<std::collections::HashMap<String, i64>>,
     /// Where "now" comes from for sessions: the wall clock, or a test's.
     clock: crate::clock::Now,
+    /// Who decides what a signed-in person sees (`auth.access_source`).
+    pub access_source: crate::config::AccessSource,
+    /// `auth.access_ttl`, `auth.access_reviews_in_flight`.
+    pub access_ttl: Duration,
+    pub access_reviews_in_flight: usize,
+    /// The clusters' answers about people, when they decide (set once the clients exist).
+    pub reviews: Option<Arc<reviews::AccessReviews>>,
 }
 
 fn grant(clusters: &[String], namespaces: &[String]) -> Grant {
@@ -237,6 +266,10 @@ impl Auth {
             session_key,
             ttl: a.session_ttl,
             groups_max_age: a.groups_max_age,
+            access_source: a.access_source,
+            access_ttl: a.access_ttl,
+            access_reviews_in_flight: a.access_reviews_in_flight,
+            reviews: None,
             secure: a
                 .public_url
                 .as_deref()
@@ -273,6 +306,10 @@ impl Auth {
             allowed_hosts: Vec::new(),
             revoked: Default::default(),
             clock: crate::clock::wall_clock(),
+            access_source: crate::config::AccessSource::Config,
+            access_ttl: Duration::from_secs(60),
+            access_reviews_in_flight: 32,
+            reviews: None,
         }
     }
 

@@ -10,6 +10,7 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("LOOKOUT_DATABASE_URL", "database_url"),
     ("LOOKOUT_READ_ONLY", "read_only"),
     ("LOOKOUT_AUTH_MODE", "auth.mode"),
+    ("LOOKOUT_AUTH_ACCESS_SOURCE", "auth.access_source"),
     // Secrets, for a Deployment that reads them from a Secret (deploy/kubernetes).
     ("LOOKOUT_AUTH_SESSION_KEY", "auth.session_key"),
     ("LOOKOUT_OIDC_CLIENT_SECRET", "auth.oidc.client_secret"),

@@ -310,6 +310,20 @@ impl AuthMode {
     }
 }
 
+/// Who decides what a signed-in person sees and may do (`auth.access_source`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessSource {
+    /// The `[[access]]` rules.
+    #[default]
+    Config,
+    /// Each cluster's own authorizer, asked with SubjectAccessReviews for the person's user
+    /// and groups.
+    Kubernetes,
+    /// Either: what the rules grant and what the clusters grant, together.
+    Both,
+}
+
 /// `[auth]`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -340,6 +354,13 @@ pub struct AuthConfig {
     pub public_url: Option<String>,
     /// `[auth.oidc]`, for `mode = "oidc"`.
     pub oidc: Option<OidcConfig>,
+    /// Who decides what a signed-in person sees and may do.
+    pub access_source: AccessSource,
+    /// How long a cluster's answer about one person is used (`kubernetes`, `both`).
+    #[serde(with = "humantime_serde")]
+    pub access_ttl: Duration,
+    /// How many access reviews Lookout has in flight at once, over all clusters.
+    pub access_reviews_in_flight: usize,
 }
 
 impl Default for AuthConfig {
@@ -356,6 +377,9 @@ impl Default for AuthConfig {
             groups_max_age: Duration::from_secs(3600),
             public_url: None,
             oidc: None,
+            access_source: AccessSource::Config,
+            access_ttl: Duration::from_secs(60),
+            access_reviews_in_flight: 32,
         }
     }
 }

@@ -149,6 +149,20 @@ impl Config {
                 ));
             }
         }
+        if a.access_source != super::AccessSource::Config
+            && !matches!(a.mode, AuthMode::Proxy | AuthMode::Oidc)
+        {
+            out.push(problem(
+                "auth.access_source",
+                "the clusters can only be asked about a person who signs in: use mode \"proxy\" or \"oidc\"",
+            ));
+        }
+        if a.access_reviews_in_flight == 0 {
+            out.push(problem(
+                "auth.access_reviews_in_flight",
+                "must be at least 1",
+            ));
+        }
         if a.mode == AuthMode::Proxy && a.trusted_proxies.is_empty() {
             out.push(problem(
                 "auth.trusted_proxies",
@@ -263,6 +277,7 @@ impl Config {
         let positive = [
             ("auth.session_ttl", self.auth.session_ttl),
             ("auth.groups_max_age", self.auth.groups_max_age),
+            ("auth.access_ttl", self.auth.access_ttl),
             (
                 "watch.crd_recheck_interval",
                 self.watch.crd_recheck_interval,

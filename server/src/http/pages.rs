@@ -16,6 +16,30 @@ use super::{load, query, AppError, AppState};
 
 /// The frame of every page. The change counter is read before the page's data, so a change
 /// that lands while the page renders makes the live script fetch it again.
+/// The banner, with the clusters that could not say what the caller may see.
+fn with_unanswered(banner: Option<String>, view: &lookout_app::model::View) -> Option<String> {
+    let unanswered: Vec<String> = view
+        .unanswered()
+        .map(|(cluster, why)| format!("{cluster} ({why})"))
+        .collect();
+    if unanswered.is_empty() {
+        return banner;
+    }
+    let line = format!(
+        "Nothing is shown of {} for you: the cluster could not say what you may see — {}.",
+        if unanswered.len() == 1 {
+            "one cluster"
+        } else {
+            "some clusters"
+        },
+        unanswered.join("; ")
+    );
+    Some(match banner {
+        Some(b) => format!("{b} {line}"),
+        None => line,
+    })
+}
+
 pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shell {
     let rev = super::events::revision(state, caller);
     let sync = state
@@ -33,7 +57,7 @@ pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shel
         active: Nav::None,
         now: (state.registry.now)(),
         stylesheet: super::stylesheet_href(),
-        banner: state.banner.clone(),
+        banner: with_unanswered(state.banner.clone(), &caller.view),
         storage: storage_banner(state),
         search: String::new(),
         rev,

@@ -226,7 +226,15 @@ pub(crate) async fn authenticate(
                 // The one door: the caller's view is made here, once per request, from
                 // their rules and the configured clusters; every read is given this view.
                 let clusters = state.registry.records().iter().map(|c| c.name.as_str());
-                let caller = Caller::new(id, clusters);
+                let caller = match (&state.auth.reviews, id.via) {
+                    // A person signed in: the clusters say what they may see and do (API
+                    // tokens keep their static scopes).
+                    (Some(reviews), "proxy" | "session") => {
+                        let answer = reviews.answer(&id.name, &id.groups).await;
+                        Caller::granted(id, clusters, &answer, state.auth.access_source)
+                    }
+                    _ => Caller::new(id, clusters),
+                };
                 if let Some(what) = outside_view(&caller.view, req.uri().query()) {
                     let e = AppError::NotFound(what);
                     let response = if api {
@@ -449,6 +457,10 @@ pub(crate) async fn callback(
         SignInError::Provider(m) => AppError::Upstream(m),
     })?;
     tracing::info!(user = %name, ?groups, "signed in");
+    // Signed in again: their groups may have changed, so the clusters are asked anew.
+    if let Some(reviews) = &state.auth.reviews {
+        reviews.forget(&name);
+    }
     let ttl = state.auth.session_ttl();
     let mut session = cookie(
         &state.auth,

@@ -14,7 +14,7 @@ use crate::helpers::*;
 use crate::restart::{behind_https_enforcement, first_challenge};
 
 /// `kubectl kustomize deploy/kubernetes/<dir>`.
-fn render(dir: &str) -> String {
+pub(crate) fn render(dir: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../deploy/kubernetes")
         .join(dir);

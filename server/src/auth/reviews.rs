@@ -1,0 +1,324 @@
+//! What each cluster's own authorizer lets a signed-in person do (`auth.access_source =
+//! "kubernetes"` or `"both"`), asked with `SubjectAccessReview` for their user and groups —
+//! the question `kubectl auth can-i --as … --as-group …` asks, answered by whatever
+//! authorizes that cluster (RBAC, a webhook), without Lookout holding impersonation rights.
+//!
+//! Per cluster: may they `list` Ingresses and Certificates cluster-wide? Then they see the
+//! whole cluster. Else, namespace by namespace among the namespaces that hold an Ingress or a
+//! Certificate Lookout watches (a namespace without either shows nothing anyway): they see
+//! those where both are allowed. They may act where they may also `patch` Ingresses and
+//! Certificates, `update` `certificates/status` and `delete` CertificateRequests — what
+//! Lookout's actions write. A cluster that cannot answer (unreachable, or Lookout may not
+//! create SubjectAccessReviews) grants nothing, and the reason is kept to be shown.
+//!
+//! Answers are kept per person (user and groups) for `auth.access_ttl`; one older than half
+//! of it is asked again in the background while the kept one serves, so a page waits on
+//! reviews only for a person's first page (or after a pause longer than the TTL). At most
+//! `auth.access_reviews_in_flight` reviews are open at once, over all clusters.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+};
+use kube::api::{Api, PostParams};
+use kube::Client;
+use lookout_app::model::view::{Namespaces, Sight};
+use tokio::sync::Semaphore;
+
+use crate::clusters::Registry;
+
+/// One question: a verb on a resource (group, resource, subresource).
+#[derive(Debug, Clone, Copy)]
+struct Question {
+    verb: &'static str,
+    group: &'static str,
+    resource: &'static str,
+    subresource: &'static str,
+}
+
+const fn q(verb: &'static str, group: &'static str, resource: &'static str) -> Question {
+    Question {
+        verb,
+        group,
+        resource,
+        subresource: "",
+    }
+}
+
+/// What seeing a namespace takes.
+const READ: [Question; 2] = [
+    q("list", "networking.k8s.io", "ingresses"),
+    q("list", "cert-manager.io", "certificates"),
+];
+
+/// What acting there takes: what the fix, renew and restart write.
+const ACT: [Question; 4] = [
+    q("patch", "networking.k8s.io", "ingresses"),
+    q("patch", "cert-manager.io", "certificates"),
+    Question {
+        verb: "update",
+        group: "cert-manager.io",
+        resource: "certificates",
+        subresource: "status",
+    },
+    q("delete", "cert-manager.io", "certificaterequests"),
+];
+
+/// Who is asked about: a user and their groups (sorted, without repeats).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Person {
+    user: String,
+    groups: Vec<String>,
+}
+
+/// What the clusters answered about one person.
+#[derive(Debug, Clone, Default)]
+pub struct Answer {
+    /// What they see and where they act, per cluster that grants anything.
+    pub sights: BTreeMap<String, Sight>,
+    /// Clusters that could not answer, with why.
+    pub unanswered: BTreeMap<String, String>,
+}
+
+struct Kept {
+    at: Instant,
+    answer: Arc<Answer>,
+    refreshing: bool,
+}
+
+/// The clusters' answers, kept per person.
+pub struct AccessReviews {
+    clients: Vec<(String, Client)>,
+    registry: Arc<Registry>,
+    ttl: Duration,
+    in_flight: Arc<Semaphore>,
+    kept: Mutex<HashMap<Person, Kept>>,
+    /// Reviews sent since start (`/metrics`, the benchmark).
+    sent: AtomicU64,
+}
+
+impl AccessReviews {
+    pub fn new(
+        clients: Vec<(String, Client)>,
+        registry: Arc<Registry>,
+        ttl: Duration,
+        in_flight: usize,
+    ) -> Arc<AccessReviews> {
+        Arc::new(AccessReviews {
+            clients,
+            registry,
+            ttl,
+            in_flight: Arc::new(Semaphore::new(in_flight.max(1))),
+            kept: Mutex::default(),
+            sent: AtomicU64::new(0),
+        })
+    }
+
+    /// What the clusters grant `user` with `groups`: the kept answer while it is younger
+    /// than the TTL (asked again in the background past half of it), else asked now.
+    pub async fn answer(self: &Arc<Self>, user: &str, groups: &[String]) -> Arc<Answer> {
+        let person = Person {
+            user: user.to_string(),
+            groups: groups
+                .iter()
+                .cloned()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+        };
+        let refresh = {
+            let mut kept = self.kept.lock().expect("access reviews");
+            match kept.get_mut(&person) {
+                Some(k) if k.at.elapsed() < self.ttl => {
+                    let stale = k.at.elapsed() >= self.ttl / 2 && !k.refreshing;
+                    if stale {
+                        k.refreshing = true;
+                    }
+                    Some((k.answer.clone(), stale))
+                }
+                _ => None,
+            }
+        };
+        match refresh {
+            Some((answer, stale)) => {
+                if stale {
+                    let me = self.clone();
+                    tokio::spawn(async move {
+                        let fresh = me.ask(&person).await;
+                        me.keep(person, fresh);
+                    });
+                }
+                answer
+            }
+            None => {
+                let fresh = self.ask(&person).await;
+                self.keep(person, fresh.clone());
+                fresh
+            }
+        }
+    }
+
+    /// Forgets what was kept about `user` (they signed in again: their groups may differ).
+    pub fn forget(&self, user: &str) {
+        self.kept
+            .lock()
+            .expect("access reviews")
+            .retain(|p, _| p.user != user);
+    }
+
+    /// Reviews sent since start.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    fn keep(&self, person: Person, answer: Arc<Answer>) {
+        self.kept.lock().expect("access reviews").insert(
+            person,
+            Kept {
+                at: Instant::now(),
+                answer,
+                refreshing: false,
+            },
+        );
+    }
+
+    async fn ask(&self, person: &Person) -> Arc<Answer> {
+        let asked = self.clients.iter().map(|(name, client)| async move {
+            (name.clone(), self.cluster(name, client, person).await)
+        });
+        let mut answer = Answer::default();
+        for (name, result) in futures::future::join_all(asked).await {
+            match result {
+                Ok(Some(sight)) => {
+                    answer.sights.insert(name, sight);
+                }
+                Ok(None) => {}
+                Err(why) => {
+                    answer.unanswered.insert(name, why);
+                }
+            }
+        }
+        Arc::new(answer)
+    }
+
+    /// What one cluster grants the person; Err when it cannot say.
+    async fn cluster(
+        &self,
+        name: &str,
+        client: &Client,
+        person: &Person,
+    ) -> Result<Option<Sight>, String> {
+        if self.all(client, person, &READ, None).await? {
+            let act = self
+                .all(client, person, &ACT, None)
+                .await?
+                .then_some(Namespaces::Every);
+            return Ok(Some(Sight {
+                read: Namespaces::Every,
+                act,
+            }));
+        }
+        let namespaces = self.watched_namespaces(name);
+        let asked = namespaces.iter().map(|ns| async move {
+            if !self.all(client, person, &READ, Some(ns)).await? {
+                return Ok::<_, String>(None);
+            }
+            let act = self.all(client, person, &ACT, Some(ns)).await?;
+            Ok(Some((ns.clone(), act)))
+        });
+        let mut read = Vec::new();
+        let mut act = Vec::new();
+        for r in futures::future::join_all(asked).await {
+            if let Some((ns, may_act)) = r? {
+                if may_act {
+                    act.push(ns.clone());
+                }
+                read.push(ns);
+            }
+        }
+        if read.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Sight {
+            read: Namespaces::named(read),
+            act: (!act.is_empty()).then(|| Namespaces::named(act)),
+        }))
+    }
+
+    /// The namespaces of `cluster` holding an Ingress or a Certificate Lookout watches.
+    fn watched_namespaces(&self, cluster: &str) -> Vec<String> {
+        let Some(record) = self.registry.records().iter().find(|r| r.name == cluster) else {
+            return Vec::new();
+        };
+        record.read(|d| {
+            d.ingresses
+                .keys()
+                .chain(d.certificates.keys())
+                .map(|(ns, _)| ns.to_string())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect()
+        })
+    }
+
+    /// Whether every question is allowed (asked together; the first refusal decides).
+    async fn all(
+        &self,
+        client: &Client,
+        person: &Person,
+        questions: &[Question],
+        namespace: Option<&str>,
+    ) -> Result<bool, String> {
+        let asked = questions
+            .iter()
+            .map(|q| self.allowed(client, person, *q, namespace));
+        let answers = futures::future::try_join_all(asked).await?;
+        Ok(answers.into_iter().all(|a| a))
+    }
+
+    async fn allowed(
+        &self,
+        client: &Client,
+        person: &Person,
+        q: Question,
+        namespace: Option<&str>,
+    ) -> Result<bool, String> {
+        let _slot = self
+            .in_flight
+            .acquire()
+            .await
+            .map_err(|_| "shutting down".to_string())?;
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        let review = SubjectAccessReview {
+            spec: SubjectAccessReviewSpec {
+                user: Some(person.user.clone()),
+                groups: Some(person.groups.clone()),
+                resource_attributes: Some(ResourceAttributes {
+                    verb: Some(q.verb.to_string()),
+                    group: Some(q.group.to_string()),
+                    resource: Some(q.resource.to_string()),
+                    subresource: (!q.subresource.is_empty()).then(|| q.subresource.to_string()),
+                    namespace: namespace.map(str::to_string),
+                    ..ResourceAttributes::default()
+                }),
+                ..SubjectAccessReviewSpec::default()
+            },
+            ..SubjectAccessReview::default()
+        };
+        let answer = tokio::time::timeout(
+            Duration::from_secs(10),
+            Api::<SubjectAccessReview>::all(client.clone()).create(&PostParams::default(), &review),
+        )
+        .await
+        .map_err(|_| "the cluster did not answer an access review within 10 s".to_string())?
+        .map_err(|e| match e {
+            kube::Error::Api(s) => format!("the cluster refused an access review: {}", s.message),
+            other => format!("the cluster could not be asked: {other}"),
+        })?;
+        Ok(answer.status.is_some_and(|s| s.allowed))
+    }
+}

@@ -1,0 +1,190 @@
+//! `auth.access_source = "kubernetes"`: what a person signed in through the trusted proxy
+//! sees is what the cluster's own RBAC grants their user and groups, asked with
+//! SubjectAccessReviews by Lookout's ServiceAccount (the `cluster-access` overlay), against
+//! kubesim authorizing every request. kubectl writes the RoleBindings.
+
+use std::collections::BTreeSet;
+
+use lookout_server::auth::Auth;
+use lookout_server::config::Config;
+use serde_json::Value;
+
+use crate::helpers::*;
+use crate::rbac::render;
+
+async fn kubernetes_auth(ttl: &str) -> Auth {
+    let text = format!(
+        "[[clusters]]\nname = \"zrh-prod\"\nin_cluster = true\n[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\naccess_source = \"kubernetes\"\naccess_ttl = \"{ttl}\"\n"
+    );
+    Auth::from_config(&Config::parse(&text, &[]).unwrap())
+        .await
+        .unwrap()
+}
+
+const OBJECTS: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a1}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a2}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: team-a1}
+spec: {rules: [{host: a1.example.com}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: team-a2}
+spec: {rules: [{host: a2.example.com}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: team-b}
+spec: {rules: [{host: b.example.com}]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: tls-viewer}
+rules:
+  - apiGroups: ["networking.k8s.io"]
+    resources: ["ingresses"]
+    verbs: ["get", "list", "watch"]
+  - apiGroups: ["cert-manager.io"]
+    resources: ["certificates"]
+    verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: team-a-views, namespace: team-a1}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tls-viewer}
+subjects: [{kind: Group, name: team-a, apiGroup: rbac.authorization.k8s.io}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: team-a-views, namespace: team-a2}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tls-viewer}
+subjects: [{kind: Group, name: team-a, apiGroup: rbac.authorization.k8s.io}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: sre-views}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tls-viewer}
+subjects: [{kind: User, name: sre, apiGroup: rbac.authorization.k8s.io}]
+"#;
+
+/// The namespaces of the Ingresses `user` in `groups` gets from the API.
+async fn namespaces(app: &TestApp, user: &str, groups: &str) -> BTreeSet<String> {
+    let r = app
+        .get_as("/api/v1/ingresses?per_page=500", user, groups)
+        .await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["namespace"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rolebinding_decides_which_namespaces_a_person_sees_and_revoking_it_hides_them() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = app_with(&["zrh-prod"])
+        .with_service_account_of(render("overlays/cluster-access"))
+        .auth(kubernetes_auth("2s").await)
+        .await;
+    let admin = app.dir.path().join("kubeconfig");
+    kubectl(
+        &admin,
+        "zrh-prod",
+        &["apply", "--server-side", "-f", "-"],
+        Some(OBJECTS),
+    );
+    // Lookout has the three Ingresses (the SRE, granted cluster-wide, sees all of them).
+    app.eventually("the SRE sees every team's Ingress", || async {
+        namespaces(&app, "sre", "").await == set(&["team-a1", "team-a2", "team-b"])
+    })
+    .await;
+    // A member of team-a: exactly the two namespaces their group is bound in.
+    assert_eq!(
+        namespaces(&app, "alice", "team-a").await,
+        set(&["team-a1", "team-a2"])
+    );
+    // Nowhere else either: the neighbour's page, filter and findings are not theirs.
+    let page = app
+        .get_as("/ingresses", "alice", "team-a")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("a1.example.com") && !page.contains("b.example.com"),
+        "{page}"
+    );
+    let outside = app
+        .get_as("/api/v1/ingresses?namespace=team-b", "alice", "team-a")
+        .await;
+    assert_eq!(outside.status(), 404);
+    // Someone with no binding sees nothing.
+    assert!(namespaces(&app, "mallory", "team-c").await.is_empty());
+    // Revoked in team-a2: gone within the TTL.
+    kubectl(
+        &admin,
+        "zrh-prod",
+        &["delete", "rolebinding", "team-a-views", "-n", "team-a2"],
+        None,
+    );
+    let revoked = std::time::Instant::now();
+    app.eventually("the revoked namespace disappears", || async {
+        namespaces(&app, "alice", "team-a").await == set(&["team-a1"])
+    })
+    .await;
+    assert!(
+        revoked.elapsed() < std::time::Duration::from_secs(6),
+        "within the 2 s TTL (and a background refresh): {:?}",
+        revoked.elapsed()
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_that_cannot_answer_shows_nothing_and_says_why() {
+    if !kubectl_available() {
+        return;
+    }
+    // The base manifests: Lookout may not create SubjectAccessReviews.
+    let app = app_with(&["zrh-prod"])
+        .with_service_account_of(render("base"))
+        .auth(kubernetes_auth("60s").await)
+        .await;
+    app.wait_ready().await;
+    let admin = app.dir.path().join("kubeconfig");
+    kubectl(
+        &admin,
+        "zrh-prod",
+        &["apply", "--server-side", "-f", "-"],
+        Some(OBJECTS),
+    );
+    assert!(namespaces(&app, "sre", "").await.is_empty());
+    let page = app.get_as("/", "sre", "").await.text().await.unwrap();
+    assert!(
+        page.contains("Nothing is shown of one cluster for you")
+            && page.contains("zrh-prod (the cluster refused an access review"),
+        "{page}"
+    );
+    app.stop().await;
+}

@@ -28,9 +28,22 @@ impl ClusterAccess {
     }
 }
 
-/// Every right Lookout needs with this configuration.
-pub fn needed(read_only: bool) -> Vec<Right> {
+/// Every right Lookout needs with this configuration: `read_only` leaves the actions' out,
+/// and `asks_clusters` (`auth.access_source` other than `config`) adds asking the cluster
+/// what a person may do.
+pub fn needed(read_only: bool, asks_clusters: bool) -> Vec<Right> {
     let mut rights = access::read_rights();
+    if asks_clusters {
+        rights.push(Right {
+            verb: "create",
+            group: "authorization.k8s.io",
+            resource: "subjectaccessreviews",
+            subresource: "",
+            namespace: None,
+            name: None,
+            purpose: "asking what a signed-in person may see and do (auth.access_source)".into(),
+        });
+    }
     if !read_only {
         for (verb, group, resource, subresource, purpose) in crate::actions::RIGHTS {
             rights.push(Right {
@@ -49,7 +62,10 @@ pub fn needed(read_only: bool) -> Vec<Right> {
 
 /// Asks every cluster of `config` for every right.
 pub async fn check(config: &Config) -> Vec<ClusterAccess> {
-    let rights = needed(config.read_only);
+    let rights = needed(
+        config.read_only,
+        config.auth.access_source != crate::config::AccessSource::Config,
+    );
     let mut out = Vec::new();
     for c in &config.clusters {
         let answers = match crate::clusters::build_client(c).await {

@@ -265,6 +265,15 @@ pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::C
         "lookout_relists_waited_total {}",
         registry.relists.waited()
     );
+    if let Some(reviews) = &state.auth.reviews {
+        family(
+            &mut out,
+            "lookout_access_reviews_total",
+            "counter",
+            "SubjectAccessReviews sent to the clusters to learn what people may see and do.",
+        );
+        let _ = writeln!(out, "lookout_access_reviews_total {}", reviews.sent());
+    }
 
     family(
         &mut out,

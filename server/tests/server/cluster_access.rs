@@ -12,9 +12,21 @@ use serde_json::Value;
 use crate::helpers::*;
 use crate::rbac::render;
 
+/// The hex SHA-256 of the metrics token.
+fn metrics_token_sha256() -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(METRICS_TOKEN.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+const METRICS_TOKEN: &str = "s3cret-metrics-reader";
+
 async fn kubernetes_auth(ttl: &str) -> Auth {
     let text = format!(
-        "[[clusters]]\nname = \"zrh-prod\"\nin_cluster = true\n[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\naccess_source = \"kubernetes\"\naccess_ttl = \"{ttl}\"\n"
+        "[[clusters]]\nname = \"zrh-prod\"\nin_cluster = true\n[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\naccess_source = \"kubernetes\"\naccess_ttl = \"{ttl}\"\n[[tokens]]\nname = \"metrics\"\nsha256 = \"{}\"\nrole = \"admin\"\n",
+        metrics_token_sha256()
     );
     Auth::from_config(&Config::parse(&text, &[]).unwrap())
         .await
@@ -186,5 +198,60 @@ async fn a_cluster_that_cannot_answer_shows_nothing_and_says_why() {
             && page.contains("zrh-prod (the cluster refused an access review"),
         "{page}"
     );
+    app.stop().await;
+}
+
+/// Reviews sent so far, from `/metrics` (read with an admin token: tokens keep their static
+/// scopes whatever decides for people).
+async fn reviews_sent(app: &TestApp) -> u64 {
+    let text = app
+        .http
+        .get(format!("{}/metrics", app.base))
+        .bearer_auth(METRICS_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("lookout_access_reviews_total "))
+        .unwrap_or_else(|| panic!("the counter is exported: {text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_a_persons_first_page_waits_for_reviews() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = app_with(&["zrh-prod"])
+        .with_service_account_of(render("overlays/cluster-access"))
+        .auth(kubernetes_auth("60s").await)
+        .await;
+    let admin = app.dir.path().join("kubeconfig");
+    kubectl(
+        &admin,
+        "zrh-prod",
+        &["apply", "--server-side", "-f", "-"],
+        Some(OBJECTS),
+    );
+    app.eventually("the SRE sees every team's Ingress", || async {
+        namespaces(&app, "sre", "").await.len() == 3
+    })
+    .await;
+    let before = reviews_sent(&app).await;
+    assert_eq!(namespaces(&app, "bob", "team-a").await.len(), 2);
+    let first = reviews_sent(&app).await;
+    assert!(first > before, "bob's first page asked the cluster");
+    for _ in 0..5 {
+        assert_eq!(namespaces(&app, "bob", "team-a").await.len(), 2);
+    }
+    assert_eq!(reviews_sent(&app).await, first, "later pages asked nothing");
+    // The same user with other groups is another question.
+    assert!(namespaces(&app, "bob", "team-b").await.is_empty());
+    assert!(reviews_sent(&app).await > first);
     app.stop().await;
 }

@@ -28,10 +28,12 @@ const SUPPORT: (&str, &str) = ("zz-support-engineer", "support");
 /// (Cilium's dedicated mode would give a separate solver its own address).
 fn neighbours_sharing_a_host(app: &TestApp) {
     let c = &app.fleet.clusters[0].cluster;
+    // A namespace made beforehand (for a RoleBinding in it) is no error.
     let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {
         let rt = c.resolve(group, plural).unwrap();
-        c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
-            .unwrap();
+        if let Err(e) = c.create(&rt, ns, obj, &kubesim::WriteOpts::system()) {
+            assert!(plural == "namespaces" && e.code == 409, "{e:?}");
+        }
     };
     create(
         "networking.k8s.io",
@@ -172,6 +174,78 @@ async fn derived_data_never_carries_a_neighbours_names_to_a_signed_in_tenant() {
     let support = Who::Session(SUPPORT.0, &browsers[0]);
     let tenant = Who::Session(TENANT.0, &browsers[1]);
     neighbours_walked(&app, support, tenant, &[tenant]).await;
+    app.stop().await;
+}
+
+/// The same walk where the cluster's RBAC decides (`auth.access_source = "kubernetes"`):
+/// support bound cluster-wide, the tenant's group in its namespace, written with kubectl;
+/// the token keeps its static scope.
+#[tokio::test(flavor = "multi_thread")]
+async fn derived_data_never_carries_a_neighbours_names_when_the_cluster_decides() {
+    if !kubectl_available() {
+        return;
+    }
+    let ports = crate::probing::free_ports();
+    let app = neighbours_app(ports)
+        .with_service_account_of(crate::rbac::render("overlays/cluster-access"))
+        .auth(crate::tenancy::kubernetes_auth("127.0.0.1/32").await)
+        .await;
+    let admin = app.dir.path().join("kubeconfig");
+    let bindings = format!(
+        r#"
+apiVersion: v1
+kind: Namespace
+metadata: {{name: acme-shop}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: tls-operator}}
+rules:
+  - apiGroups: ["networking.k8s.io"]
+    resources: ["ingresses"]
+    verbs: ["list", "patch"]
+  - apiGroups: ["cert-manager.io"]
+    resources: ["certificates"]
+    verbs: ["list", "patch"]
+  - apiGroups: ["cert-manager.io"]
+    resources: ["certificates/status"]
+    verbs: ["update"]
+  - apiGroups: ["cert-manager.io"]
+    resources: ["certificaterequests"]
+    verbs: ["delete"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: support-tls}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tls-operator}}
+subjects: [{{kind: Group, name: {support}, apiGroup: rbac.authorization.k8s.io}}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: tenant-tls, namespace: acme-shop}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tls-operator}}
+subjects: [{{kind: Group, name: {tenant}, apiGroup: rbac.authorization.k8s.io}}]
+"#,
+        support = SUPPORT.1,
+        tenant = TENANT.1
+    );
+    kubectl(
+        &admin,
+        "zrh-prod",
+        &["apply", "--server-side", "-f", "-"],
+        Some(&bindings),
+    );
+    let (support, tenant) = (
+        Who::Proxy(SUPPORT.0, SUPPORT.1),
+        Who::Proxy(TENANT.0, TENANT.1),
+    );
+    neighbours_walked(
+        &app,
+        support,
+        tenant,
+        &[tenant, Who::Token("s3cret-viewer")],
+    )
+    .await;
     app.stop().await;
 }
 

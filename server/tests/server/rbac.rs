@@ -618,12 +618,17 @@ fn promtool_fires_each_alert_as_its_tests_expect() {
 /// `lookout check-access` with a config whose cluster is reached as the manifests'
 /// ServiceAccount: (exit success, what it printed).
 fn check_access(app: &TestApp, read_only: bool) -> (bool, String) {
+    check_access_with(app, read_only, "")
+}
+
+/// The same with `extra` appended to the config.
+fn check_access_with(app: &TestApp, read_only: bool, extra: &str) -> (bool, String) {
     let kubeconfig = app.kubeconfig().with_file_name("lookout.kubeconfig");
     let config = app.dir.path().join("check-access.toml");
     std::fs::write(
         &config,
         format!(
-            "database_url = \"sqlite://{}\"\nread_only = {read_only}\n[[clusters]]\nname = \"zrh-prod\"\nkubeconfig = \"{}\"\ncontext = \"zrh-prod\"\n",
+            "database_url = \"sqlite://{}\"\nread_only = {read_only}\n[[clusters]]\nname = \"zrh-prod\"\nkubeconfig = \"{}\"\ncontext = \"zrh-prod\"\n{extra}",
             app.dir.path().join("unused.db").display(),
             kubeconfig.display()
         ),
@@ -659,6 +664,20 @@ async fn check_access_lists_every_right_and_what_is_missing() {
         out.contains("ok      watch configmaps \"cilium-config\""),
         "{out}"
     );
+    // When the clusters decide who sees what, asking them is a right too: the base lacks it.
+    let asks = "[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\naccess_source = \"kubernetes\"\n";
+    let (ok, out) = check_access_with(&app, false, asks);
+    assert!(!ok && out.contains("1 of 32 rights missing"), "{out}");
+    assert!(
+        out.contains("MISSING create subjectaccessreviews.authorization.k8s.io"),
+        "{out}"
+    );
+    app.stop().await;
+    let app = app_with(&["zrh-prod"])
+        .with_service_account_of(render("overlays/cluster-access"))
+        .await;
+    let (ok, out) = check_access_with(&app, false, asks);
+    assert!(ok && out.contains("0 of 32 rights missing"), "{out}");
     app.stop().await;
 
     // Without the actions' roles: what the actions need is missing, the reads are there;

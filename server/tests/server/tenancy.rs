@@ -28,6 +28,15 @@ pub(crate) async fn auth(trusted: &str) -> Auth {
     .await
 }
 
+/// Proxy sign-in where each cluster's RBAC decides for people (`access_source =
+/// "kubernetes"`); the tokens of [`rules`] keep their static scopes.
+pub(crate) async fn kubernetes_auth(trusted: &str) -> Auth {
+    with_rules(&format!(
+        "[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"{trusted}\"]\naccess_source = \"kubernetes\"\n"
+    ))
+    .await
+}
+
 /// The same rules for people signed in at the OpenID Connect provider `issuer`, Lookout
 /// being at `base`.
 pub(crate) async fn oidc_auth(base: &str, issuer: &str) -> Auth {

@@ -76,6 +76,12 @@ target/debug/examples/bench --quick --lookout target/debug/lookout --json target
   exit 1
 }
 echo "bench --quick completed: $(grep -c '^| ' target/bench-quick.log) table rows (target/bench-quick.log)"
+target/debug/examples/bench --access --quick --lookout target/debug/lookout >target/bench-access.log 2>&1 || {
+  cat target/bench-access.log >&2
+  echo "the quick access-review benchmark failed (its output above)" >&2
+  exit 1
+}
+echo "bench --access --quick completed: $(grep -c '^| ' target/bench-access.log) table rows"
 target/debug/examples/history_throughput 5000
 
 echo "== browser journeys (Playwright + Chromium, end2end/)"

@@ -43,6 +43,15 @@ pub fn needed(read_only: bool, asks_clusters: bool) -> Vec<Right> {
             name: None,
             purpose: "asking what a signed-in person may see and do (auth.access_source)".into(),
         });
+        rights.push(Right {
+            verb: "list",
+            group: "rbac.authorization.k8s.io",
+            resource: "rolebindings",
+            subresource: "",
+            namespace: None,
+            name: None,
+            purpose: "which namespaces name a person, to ask only about those".into(),
+        });
     }
     if !read_only {
         for (verb, group, resource, subresource, purpose) in crate::actions::RIGHTS {

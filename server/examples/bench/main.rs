@@ -15,6 +15,7 @@ use kubesim::{Clock, Fleet, FleetOptions};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+mod access;
 mod measure;
 mod probe;
 mod soak;
@@ -36,6 +37,8 @@ struct Args {
     soak_minutes: Option<f64>,
     /// Instead of the benchmarks: the probe's round over 10,000 hosts × 2 address families.
     probe: bool,
+    /// Instead of the benchmarks: what asking the clusters who sees what costs.
+    access: bool,
     json: PathBuf,
     lookout: PathBuf,
 }
@@ -47,6 +50,7 @@ fn args() -> Args {
         pages_only: false,
         soak_minutes: None,
         probe: false,
+        access: false,
         json: root.join("target/bench/bench.json"),
         lookout: root.join("target/release/lookout"),
     };
@@ -56,6 +60,7 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--pages-only" => a.pages_only = true,
             "--probe" => a.probe = true,
+            "--access" => a.access = true,
             "--soak" => {
                 let m: f64 = it
                     .next()
@@ -67,7 +72,7 @@ fn args() -> Args {
             "--json" => a.json = it.next().expect("--json FILE").into(),
             "--lookout" => a.lookout = it.next().expect("--lookout BINARY").into(),
             other => {
-                panic!("unknown argument {other} (takes --quick, --pages-only, --probe, --soak MINUTES, --json FILE, --lookout BINARY)")
+                panic!("unknown argument {other} (takes --quick, --pages-only, --probe, --access, --soak MINUTES, --json FILE, --lookout BINARY)")
             }
         }
     }
@@ -230,6 +235,10 @@ async fn main() {
     }
     if a.probe {
         probe::probe_bench(&a).await;
+        return;
+    }
+    if a.access {
+        access::access_bench(&a).await;
         return;
     }
     let (small, large_clusters, large) = if a.quick {

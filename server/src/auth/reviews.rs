@@ -5,8 +5,10 @@
 //!
 //! Per cluster: may they `list` Ingresses and Certificates cluster-wide? Then they see the
 //! whole cluster. Else, namespace by namespace among the namespaces that hold an Ingress or a
-//! Certificate Lookout watches (a namespace without either shows nothing anyway): they see
-//! those where both are allowed. They may act where they may also `patch` Ingresses and
+//! Certificate Lookout watches (a namespace without either shows nothing anyway) and where a
+//! RoleBinding names the person, one of their groups or `system:authenticated` (the
+//! cluster's RoleBindings are listed once per TTL for everyone; where Lookout may not list
+//! them, every such namespace is asked about): they see those where both are allowed. They may act where they may also `patch` Ingresses and
 //! Certificates, `update` `certificates/status` and `delete` CertificateRequests — what
 //! Lookout's actions write. A cluster that cannot answer (unreachable, or Lookout may not
 //! create SubjectAccessReviews) grants nothing, and the reason is kept to be shown.
@@ -24,7 +26,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::rbac::v1::RoleBinding;
+use kube::api::{Api, ListParams, PostParams};
 use kube::Client;
 use lookout_app::model::view::{Namespaces, Sight};
 use tokio::sync::Semaphore;
@@ -90,6 +93,14 @@ struct Kept {
     refreshing: bool,
 }
 
+/// One cluster's RoleBindings, by subject: ("User" | "Group", name) → namespaces.
+struct Bindings {
+    by_subject: HashMap<(String, String), BTreeSet<String>>,
+}
+
+/// When a cluster's RoleBindings were listed, and what came back (None: not allowed).
+type Listed = (Instant, Option<Arc<Bindings>>);
+
 /// The clusters' answers, kept per person.
 pub struct AccessReviews {
     clients: Vec<(String, Client)>,
@@ -97,6 +108,8 @@ pub struct AccessReviews {
     ttl: Duration,
     in_flight: Arc<Semaphore>,
     kept: Mutex<HashMap<Person, Kept>>,
+    /// Each cluster's RoleBindings, listed at most once per TTL (None: may not be listed).
+    bindings: tokio::sync::Mutex<HashMap<String, Listed>>,
     /// Reviews sent since start (`/metrics`, the benchmark).
     sent: AtomicU64,
 }
@@ -114,6 +127,7 @@ impl AccessReviews {
             ttl,
             in_flight: Arc::new(Semaphore::new(in_flight.max(1))),
             kept: Mutex::default(),
+            bindings: tokio::sync::Mutex::default(),
             sent: AtomicU64::new(0),
         })
     }
@@ -222,7 +236,7 @@ impl AccessReviews {
                 act,
             }));
         }
-        let namespaces = self.watched_namespaces(name);
+        let namespaces = self.candidates(name, client, person).await;
         let asked = namespaces.iter().map(|ns| async move {
             if !self.all(client, person, &READ, Some(ns)).await? {
                 return Ok::<_, String>(None);
@@ -247,6 +261,71 @@ impl AccessReviews {
             read: Namespaces::named(read),
             act: (!act.is_empty()).then(|| Namespaces::named(act)),
         }))
+    }
+
+    /// The namespaces worth asking about: those holding what Lookout watches, narrowed to
+    /// those where a RoleBinding names the person (when the RoleBindings can be listed).
+    async fn candidates(&self, cluster: &str, client: &Client, person: &Person) -> Vec<String> {
+        let watched = self.watched_namespaces(cluster);
+        let Some(bindings) = self.bindings(cluster, client).await else {
+            return watched;
+        };
+        let mut named: BTreeSet<&str> = BTreeSet::new();
+        let subjects = std::iter::once(("User", person.user.as_str())).chain(
+            person
+                .groups
+                .iter()
+                .map(|g| ("Group", g.as_str()))
+                .chain([("Group", "system:authenticated")]),
+        );
+        for (kind, name) in subjects {
+            if let Some(ns) = bindings
+                .by_subject
+                .get(&(kind.to_string(), name.to_string()))
+            {
+                named.extend(ns.iter().map(String::as_str));
+            }
+        }
+        watched
+            .into_iter()
+            .filter(|ns| named.contains(ns.as_str()))
+            .collect()
+    }
+
+    /// The cluster's RoleBindings by subject, listed again once older than the TTL; None
+    /// when they cannot be listed.
+    async fn bindings(&self, cluster: &str, client: &Client) -> Option<Arc<Bindings>> {
+        let mut all = self.bindings.lock().await;
+        if let Some((at, b)) = all.get(cluster) {
+            if at.elapsed() < self.ttl {
+                return b.clone();
+            }
+        }
+        let listed = tokio::time::timeout(
+            Duration::from_secs(10),
+            Api::<RoleBinding>::all(client.clone()).list(&ListParams::default()),
+        )
+        .await;
+        let fresh = match listed {
+            Ok(Ok(list)) => {
+                let mut by_subject: HashMap<(String, String), BTreeSet<String>> = HashMap::new();
+                for rb in list.items {
+                    let Some(ns) = rb.metadata.namespace.clone() else {
+                        continue;
+                    };
+                    for s in rb.subjects.into_iter().flatten() {
+                        by_subject
+                            .entry((s.kind, s.name))
+                            .or_default()
+                            .insert(ns.clone());
+                    }
+                }
+                Some(Arc::new(Bindings { by_subject }))
+            }
+            _ => None,
+        };
+        all.insert(cluster.to_string(), (Instant::now(), fresh.clone()));
+        fresh
     }
 
     /// The namespaces of `cluster` holding an Ingress or a Certificate Lookout watches.

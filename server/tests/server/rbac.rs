@@ -667,7 +667,7 @@ async fn check_access_lists_every_right_and_what_is_missing() {
     // When the clusters decide who sees what, asking them is a right too: the base lacks it.
     let asks = "[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\naccess_source = \"kubernetes\"\n";
     let (ok, out) = check_access_with(&app, false, asks);
-    assert!(!ok && out.contains("1 of 32 rights missing"), "{out}");
+    assert!(!ok && out.contains("2 of 33 rights missing"), "{out}");
     assert!(
         out.contains("MISSING create subjectaccessreviews.authorization.k8s.io"),
         "{out}"
@@ -677,7 +677,7 @@ async fn check_access_lists_every_right_and_what_is_missing() {
         .with_service_account_of(render("overlays/cluster-access"))
         .await;
     let (ok, out) = check_access_with(&app, false, asks);
-    assert!(ok && out.contains("0 of 32 rights missing"), "{out}");
+    assert!(ok && out.contains("0 of 33 rights missing"), "{out}");
     app.stop().await;
 
     // Without the actions' roles: what the actions need is missing, the reads are there;

@@ -13,7 +13,9 @@
 //! Lookout's actions write. A cluster that cannot answer (unreachable, or Lookout may not
 //! create SubjectAccessReviews) grants nothing, and the reason is kept to be shown.
 //!
-//! Answers are kept per person (user and groups) for `auth.access_ttl`; one older than half
+//! Requests arriving together for a person not yet asked about (a page, its live stream)
+//! share one round of questions. Answers are kept per person (user and groups) for
+//! `auth.access_ttl`; one older than half
 //! of it is asked again in the background while the kept one serves, so a page waits on
 //! reviews only for a person's first page (or after a pause longer than the TTL). At most
 //! `auth.access_reviews_in_flight` reviews are open at once, over all clusters.
@@ -101,6 +103,9 @@ struct Bindings {
 /// When a cluster's RoleBindings were listed, and what came back (None: not allowed).
 type Listed = (Instant, Option<Arc<Bindings>>);
 
+/// A round of questions about one person under way, awaited by every request that needs it.
+type Asking = futures::future::Shared<futures::future::BoxFuture<'static, Arc<Answer>>>;
+
 /// The clusters' answers, kept per person.
 pub struct AccessReviews {
     clients: Vec<(String, Client)>,
@@ -108,6 +113,8 @@ pub struct AccessReviews {
     ttl: Duration,
     in_flight: Arc<Semaphore>,
     kept: Mutex<HashMap<Person, Kept>>,
+    /// Rounds under way for people with nothing kept yet.
+    asking: Mutex<HashMap<Person, Asking>>,
     /// Each cluster's RoleBindings, listed at most once per TTL (None: may not be listed).
     bindings: tokio::sync::Mutex<HashMap<String, Listed>>,
     /// Reviews sent since start (`/metrics`, the benchmark).
@@ -127,6 +134,7 @@ impl AccessReviews {
             ttl,
             in_flight: Arc::new(Semaphore::new(in_flight.max(1))),
             kept: Mutex::default(),
+            asking: Mutex::default(),
             bindings: tokio::sync::Mutex::default(),
             sent: AtomicU64::new(0),
         })
@@ -168,12 +176,31 @@ impl AccessReviews {
                 }
                 answer
             }
-            None => {
-                let fresh = self.ask(&person).await;
-                self.keep(person, fresh.clone());
-                fresh
-            }
+            None => self.asked_once(person).await,
         }
+    }
+
+    /// Asks about `person` unless a round for them is under way, then awaits that round.
+    async fn asked_once(self: &Arc<Self>, person: Person) -> Arc<Answer> {
+        use futures::FutureExt;
+        let round = {
+            let mut asking = self.asking.lock().expect("access reviews");
+            asking
+                .entry(person.clone())
+                .or_insert_with(|| {
+                    let me = self.clone();
+                    async move {
+                        let fresh = me.ask(&person).await;
+                        me.keep(person.clone(), fresh.clone());
+                        me.asking.lock().expect("access reviews").remove(&person);
+                        fresh
+                    }
+                    .boxed()
+                    .shared()
+                })
+                .clone()
+        };
+        round.await
     }
 
     /// Forgets what was kept about `user` (they signed in again: their groups may differ).

@@ -250,6 +250,15 @@ async fn only_a_persons_first_page_waits_for_reviews() {
         assert_eq!(namespaces(&app, "bob", "team-a").await.len(), 2);
     }
     assert_eq!(reviews_sent(&app).await, first, "later pages asked nothing");
+    // Five requests at once for someone new (a page, its stream…) share one round.
+    let carol =
+        futures::future::join_all((0..5).map(|_| namespaces(&app, "carol", "team-a"))).await;
+    assert!(carol.iter().all(|n| n.len() == 2));
+    assert_eq!(
+        reviews_sent(&app).await - first,
+        first - before,
+        "one round of questions, as bob's"
+    );
     // The same user with other groups is another question — and where no RoleBinding names
     // the person or their groups, only the two cluster-wide questions are asked, not one
     // per namespace.

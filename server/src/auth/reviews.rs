@@ -73,6 +73,9 @@ const ACT: [Question; 4] = [
     q("delete", "cert-manager.io", "certificaterequests"),
 ];
 
+/// The group of every authenticated user.
+const AUTHENTICATED: &str = "system:authenticated";
+
 /// Who is asked about: a user and their groups (sorted, without repeats).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Person {
@@ -142,12 +145,23 @@ impl AccessReviews {
 
     /// What the clusters grant `user` with `groups`: the kept answer while it is younger
     /// than the TTL (asked again in the background past half of it), else asked now.
+    ///
+    /// The names are Kubernetes' as the sign-in gives them, with two guards: a user named
+    /// `system:…` (the API server's own identities, ServiceAccounts) is granted nothing, and
+    /// groups named `system:…` (`system:masters`…) are dropped — a sign-in must not claim
+    /// what only the cluster's own authenticators may give. Every person is
+    /// `system:authenticated`, as the API server makes every authenticated user.
     pub async fn answer(self: &Arc<Self>, user: &str, groups: &[String]) -> Arc<Answer> {
+        if user.starts_with("system:") || user.is_empty() {
+            return Arc::new(Answer::default());
+        }
         let person = Person {
             user: user.to_string(),
             groups: groups
                 .iter()
+                .filter(|g| !g.starts_with("system:"))
                 .cloned()
+                .chain([AUTHENTICATED.to_string()])
                 .collect::<BTreeSet<_>>()
                 .into_iter()
                 .collect(),
@@ -298,13 +312,8 @@ impl AccessReviews {
             return watched;
         };
         let mut named: BTreeSet<&str> = BTreeSet::new();
-        let subjects = std::iter::once(("User", person.user.as_str())).chain(
-            person
-                .groups
-                .iter()
-                .map(|g| ("Group", g.as_str()))
-                .chain([("Group", "system:authenticated")]),
-        );
+        let subjects = std::iter::once(("User", person.user.as_str()))
+            .chain(person.groups.iter().map(|g| ("Group", g.as_str())));
         for (kind, name) in subjects {
             if let Some(ns) = bindings
                 .by_subject

@@ -151,8 +151,18 @@ async fn a_rolebinding_decides_which_namespaces_a_person_sees_and_revoking_it_hi
         .get_as("/api/v1/ingresses?namespace=team-b", "alice", "team-a")
         .await;
     assert_eq!(outside.status(), 404);
-    // Someone with no binding sees nothing.
+    // Someone with no binding sees nothing — nor by claiming the cluster's own groups or
+    // identities through the sign-in.
     assert!(namespaces(&app, "mallory", "team-c").await.is_empty());
+    assert!(namespaces(&app, "mallory", "system:masters")
+        .await
+        .is_empty());
+    assert!(namespaces(&app, "system:admin", "").await.is_empty());
+    assert!(
+        namespaces(&app, "system:serviceaccount:lookout:lookout", "")
+            .await
+            .is_empty()
+    );
     // Revoked in team-a2: gone within the TTL.
     kubectl(
         &admin,

@@ -167,7 +167,7 @@ impl IngressView {
             issuer: requested_issuer(meta, strings),
             issuer_conflict: issuer_conflict(meta).map(|e| strings.get(&e)),
             tls_acme: annotation(meta, TLS_ACME)
-                .is_some_and(|v| ["1", "t", "T", "TRUE", "true", "True"].contains(&v.as_str())),
+                .is_some_and(|v| super::infra::go_bool(&v) == Some(true)),
             shim_refusal: meta
                 .annotations
                 .as_ref()

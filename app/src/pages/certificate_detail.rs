@@ -207,7 +207,7 @@ pub fn page(
     // or another leaf): with nothing wrong with the Certificate itself, something else of
     // the host decides what they get (a neighbour's Secret on a shared host) — "Healthy"
     // would not be the story clients live.
-    let mut served_else: Vec<String> = d
+    let served_else: Vec<String> = d
         .clients_get
         .iter()
         .filter(|o| c.dns_names.iter().any(|n| **n == *o.host))
@@ -217,8 +217,9 @@ pub fn page(
             (Some(_), None) => false,
         })
         .map(|o| o.host.to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
         .collect();
-    served_else.dedup();
     let no_findings = (d.findings.is_empty() && problems.is_empty()).then(|| {
         match served_else.first() {
             None => view! { <p class="notice ok" data-testid="healthy"><strong>"✓ Healthy."</strong>" Nothing is wrong with this Certificate now."</p> }.into_any(),

@@ -5,26 +5,11 @@
 
 use serde_json::{json, Value};
 
-use super::{s, Api};
+use super::{go_bool, s, Api};
 
 const MANAGER: &str = "cilium-operator-generic";
 /// Cilium's IngressClass controller string.
 pub const CONTROLLER: &str = "cilium.io/ingress-controller";
-
-/// Go's `strconv.ParseBool`, as Cilium reads its bool settings (cilium/cilium
-/// `operator/pkg/ingress/cell.go` declares `enforce-ingress-https` and
-/// `enable-ingress-proxy-protocol` as bool flags).
-fn parse_bool(v: &str) -> Option<bool> {
-    const TRUE: [&str; 6] = ["1", "t", "T", "TRUE", "true", "True"];
-    const FALSE: [&str; 6] = ["0", "f", "F", "FALSE", "false", "False"];
-    if TRUE.contains(&v) {
-        Some(true)
-    } else if FALSE.contains(&v) {
-        Some(false)
-    } else {
-        None
-    }
-}
 
 /// `ingress.cilium.io/force-https` as Cilium's operator reads it (cilium/cilium
 /// `operator/pkg/ingress/annotations/annotations.go`, `GetAnnotationForceHTTPSEnabled`):
@@ -36,7 +21,7 @@ fn force_https(v: &str) -> Option<bool> {
     if v == "disabled" {
         return Some(false);
     }
-    parse_bool(v)
+    go_bool(v)
 }
 
 /// Whether an Ingress is served by Cilium (its class, or Cilium being the default class).
@@ -76,7 +61,7 @@ pub(crate) fn enforces_https(api: &Api<'_>, ing: &Value) -> bool {
     config
         .as_ref()
         .and_then(|c| s(c, "/data/enforce-ingress-https"))
-        .and_then(parse_bool)
+        .and_then(go_bool)
         .unwrap_or(true)
 }
 
@@ -108,7 +93,7 @@ pub(crate) fn proxy_protocol(api: &Api<'_>) -> bool {
     config
         .as_ref()
         .and_then(|c| s(c, "/data/enable-ingress-proxy-protocol"))
-        .and_then(parse_bool)
+        .and_then(go_bool)
         .unwrap_or(false)
 }
 
@@ -378,6 +363,6 @@ mod tests {
         for ignored in ["yes", "no", "on", "off", "Enabled", " true"] {
             assert_eq!(force_https(ignored), None, "{ignored:?}");
         }
-        assert_eq!(parse_bool("enabled"), None, "not a bool flag value");
+        assert_eq!(go_bool("enabled"), None, "not a bool flag value");
     }
 }

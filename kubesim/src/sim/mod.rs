@@ -213,6 +213,18 @@ pub(crate) fn hash(seed: u64, parts: &[&str]) -> u64 {
     h
 }
 
+/// Go's `strconv.ParseBool`: `1 t T TRUE true True`, `0 f F FALSE false False`, else not a
+/// bool — how Cilium reads its bool settings (cilium/cilium `operator/pkg/ingress/cell.go`
+/// declares `enforce-ingress-https` and `enable-ingress-proxy-protocol` as bool flags) and
+/// ingress-shim its `kubernetes.io/tls-acme` trigger.
+pub(crate) fn go_bool(v: &str) -> Option<bool> {
+    match v {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
 /// One reconcile pass of every controller over one cluster.
 pub fn step(cluster: &Cluster, world: &World) {
     cluster.collect_garbage();

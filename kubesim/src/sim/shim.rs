@@ -54,8 +54,7 @@ fn has_shim_annotation(ing: &Value) -> bool {
     };
     ann("cert-manager.io/issuer").is_some()
         || ann("cert-manager.io/cluster-issuer").is_some()
-        || ann("kubernetes.io/tls-acme")
-            .is_some_and(|v| ["1", "t", "T", "TRUE", "true", "True"].contains(&v))
+        || ann("kubernetes.io/tls-acme").is_some_and(|v| super::go_bool(v) == Some(true))
 }
 
 /// The issuer a synced Ingress asks for, from its annotations over the defaults; None when

@@ -151,6 +151,9 @@ pub struct ActionRecord {
     pub name: String,
     pub kind: String,
     pub actor: String,
+    /// Who the cluster was told the requests come from (`actions.impersonate`): the user
+    /// and groups, as `alice (groups ops, team-a)`; None when Lookout sends them as itself.
+    pub sent_as: Option<String>,
     pub at: DateTime<Utc>,
     pub outcome: Outcome,
     /// One line that says what happened.

@@ -28,6 +28,7 @@ const BOOKMARK_EVERY: Duration = Duration::from_secs(2);
 
 /// The router of one simulated cluster.
 pub fn router(cluster: Arc<Cluster>, access: Arc<crate::auth::Access>) -> Router {
+    let audited = access.clone();
     Router::new()
         .route("/version", get(|| async { Json(discovery::version()) }))
         .route("/healthz", get(|| async { "ok" }))
@@ -48,6 +49,10 @@ pub fn router(cluster: Arc<Cluster>, access: Arc<crate::auth::Access>) -> Router
         .route(
             "/kubesim/faults/drop-watches",
             axum::routing::post(crate::admin::drop_watches),
+        )
+        .route(
+            "/kubesim/audit",
+            get(move || async move { Json(audited.audit.to_json()) }),
         )
         .route(
             "/kubesim/faults/reset-versions",

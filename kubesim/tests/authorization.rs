@@ -526,3 +526,111 @@ async fn server_side_apply_that_creates_needs_create_as_well_as_patch() {
     ])
     .await;
 }
+
+/// The audit log: kubectl writes as itself and impersonating others (allowed and refused),
+/// then reads the log back; each write is there with who sent it and who it was sent as.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_audit_log_records_each_write_with_who_sent_it_and_as_whom() {
+    let Some(k) = authorizing().await else {
+        return;
+    };
+    policy(&k).await;
+    k.ok(&[
+        "create",
+        "role",
+        "cm-editor",
+        "-n",
+        "shop",
+        "--verb=get,patch",
+        "--resource=configmaps",
+    ])
+    .await;
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "editors",
+        "-n",
+        "shop",
+        "--role=cm-editor",
+        "--group=editors",
+    ])
+    .await;
+    k.ok(&["create", "configmap", "settings", "-n", "shop"])
+        .await;
+    k.ok(&[
+        "patch",
+        "configmap",
+        "settings",
+        "-n",
+        "shop",
+        "-p",
+        r#"{"data":{"a":"1"}}"#,
+        "--as=grace",
+        "--as-group=editors",
+    ])
+    .await;
+    // (kubectl reads before it patches: a refused create is the write that reaches the log.)
+    k.refused(
+        &["create", "configmap", "other", "-n", "shop", "--as=mallory"],
+        "forbidden",
+    )
+    .await;
+    k.ok(&[
+        "get",
+        "configmap",
+        "settings",
+        "-n",
+        "shop",
+        "--as=grace",
+        "--as-group=editors",
+    ])
+    .await;
+    let log: serde_json::Value =
+        serde_json::from_str(&k.ok(&["get", "--raw", "/kubesim/audit"]).await).unwrap();
+    assert_eq!(log["apiVersion"], "audit.k8s.io/v1");
+    let events: Vec<&serde_json::Value> = log["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["objectRef"]["namespace"] == "shop" && e["objectRef"]["resource"] == "configmaps"
+        })
+        .collect();
+    let summary: Vec<(String, String, String, u64)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["verb"].as_str().unwrap().to_string(),
+                e["user"]["username"].as_str().unwrap().to_string(),
+                e["impersonatedUser"]["username"]
+                    .as_str()
+                    .unwrap_or("-")
+                    .to_string(),
+                e["responseStatus"]["code"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let row = |verb: &str, user: &str, as_whom: &str, code: u64| {
+        (
+            verb.to_string(),
+            user.to_string(),
+            as_whom.to_string(),
+            code,
+        )
+    };
+    // The reads (kubectl's before each write, and the get) are not recorded.
+    assert_eq!(
+        summary,
+        [
+            row("create", "kubesim-admin", "-", 201),
+            row("patch", "kubesim-admin", "grace", 200),
+            row("create", "kubesim-admin", "mallory", 403),
+        ],
+        "{events:#?}"
+    );
+    assert_eq!(
+        events[1]["impersonatedUser"]["groups"],
+        serde_json::json!(["editors", "system:authenticated"])
+    );
+    assert_eq!(events[1]["objectRef"]["name"], "settings");
+}

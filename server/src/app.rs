@@ -176,17 +176,20 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         )),
         banner,
         shutdown: shutdown.clone(),
-        actions: Arc::new(Actions::new(
-            registry.clone(),
-            (changes, fleet_budgets),
-            clients,
-            AuditLog {
-                pool: db.writer.clone(),
-                held: audit_tx,
-                health: db.health.clone(),
-            },
-            read_only,
-        )),
+        actions: Arc::new(
+            Actions::new(
+                registry.clone(),
+                (changes, fleet_budgets),
+                clients,
+                AuditLog {
+                    pool: db.writer.clone(),
+                    held: audit_tx,
+                    health: db.health.clone(),
+                },
+                read_only,
+            )
+            .impersonating(auth.impersonate_actions),
+        ),
         auth: Arc::new(auth),
         ended_sessions: store::sessions::EndedSessions {
             pool: db.writer.clone(),

@@ -214,6 +214,12 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
         );
         view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{items_table(&r.items)} }
     });
+    let sent_as = r.sent_as.clone().map(|who| {
+        view! {
+            <p class="muted" data-testid="sent-as">"Sent to the cluster as "<strong>{who}</strong>
+            ": its own rights, admission and audit log apply, as if you had made the change yourself."</p>
+        }
+    });
     let next = next_actions(shell, r);
     let follow = follow_through(r, shell.now);
     document(
@@ -227,6 +233,7 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
             <p>{target}</p>
             <p class=banner_class data-testid="action-banner">{banner}</p>
             <p data-testid="action-summary">{outcome_badge(r.outcome)}" "{r.message.clone()}</p>
+            {sent_as}
             {follow}
             {progress}
             {budget}

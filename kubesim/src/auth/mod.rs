@@ -8,6 +8,7 @@
 //! `impersonation.go`, `authorization.go`); see also [`rbac`] and [`attributes`].
 
 pub mod attributes;
+pub mod audit;
 mod bootstrap;
 pub mod rbac;
 pub mod reviews;
@@ -85,6 +86,8 @@ struct Issued {
 pub struct Access {
     enabled: AtomicBool,
     tokens: Mutex<HashMap<String, Issued>>,
+    /// The writes sent to the cluster while authorization is on, and by whom.
+    pub audit: audit::Log,
 }
 
 impl Access {
@@ -288,9 +291,7 @@ pub async fn guard(State(state): State<Guarded>, mut req: Request, next: Next) -
         req.extensions_mut().insert(Identity::admin());
         return next.run(req).await;
     }
-    let who = match authenticate(&cluster, &access, req.headers())
-        .and_then(|who| impersonate(&cluster, who, req.headers()))
-    {
+    let sender = match authenticate(&cluster, &access, req.headers()) {
         Ok(who) => who,
         Err(e) => return e.into_response(),
     };
@@ -299,7 +300,38 @@ pub async fn guard(State(state): State<Guarded>, mut req: Request, next: Next) -
         req.uri().path(),
         req.uri().query().unwrap_or(""),
     );
+    let audited = audit::recorded(&a).then(|| {
+        let uri = req
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default();
+        (uri, cluster.clock.now())
+    });
+    let record = |impersonated: Option<&Identity>, code: u16| {
+        if let Some((uri, at)) = &audited {
+            access.audit.record(audit::Event {
+                id: 0,
+                at: *at,
+                uri: uri.clone(),
+                attributes: a.clone(),
+                user: sender.clone(),
+                impersonated: impersonated.cloned(),
+                code,
+            });
+        }
+    };
+    let impersonating = req.headers().contains_key("impersonate-user");
+    let who = match impersonate(&cluster, sender.clone(), req.headers()) {
+        Ok(who) => who,
+        Err(e) => {
+            record(None, e.code);
+            return e.into_response();
+        }
+    };
+    let as_whom = impersonating.then_some(&who);
     if !rbac::decide(&cluster, &who, &a).allowed {
+        record(as_whom, 403);
         return a.forbidden(&who.user).into_response();
     }
     // Server-side apply that creates the object needs `create` as well as `patch`
@@ -314,9 +346,12 @@ pub async fn guard(State(state): State<Guarded>, mut req: Request, next: Next) -
             ..a.clone()
         };
         if missing && !rbac::decide(&cluster, &who, &create).allowed {
+            record(as_whom, 403);
             return create.forbidden(&who.user).into_response();
         }
     }
-    req.extensions_mut().insert(who);
-    next.run(req).await
+    req.extensions_mut().insert(who.clone());
+    let response = next.run(req).await;
+    record(impersonating.then_some(&who), response.status().as_u16());
+    response
 }

@@ -28,7 +28,7 @@ impl Actions {
     ) -> Result<ActionRecord, ActionError> {
         let detail = self.ingress_to_change(caller, key)?;
         let mut r = self.record(caller, ActionKind::EditInPlace, "Ingress", key, dry_run);
-        let client = match self.client_or_step(key, Kind::Ingress, "set the annotation") {
+        let client = match self.client_or_step(caller, key, Kind::Ingress, "set the annotation") {
             Ok(c) => c,
             Err(s) => {
                 r.steps.push(*s);
@@ -246,13 +246,14 @@ impl Actions {
     ) -> Result<ActionRecord, ActionError> {
         let detail = self.ingress_to_change(caller, key)?;
         let mut r = self.record(caller, ActionKind::UndoEditInPlace, "Ingress", key, dry_run);
-        let client = match self.client_or_step(key, Kind::Ingress, "remove Lookout's fields") {
-            Ok(c) => c,
-            Err(s) => {
-                r.steps.push(*s);
-                return Ok(self.finish(r, false).await);
-            }
-        };
+        let client =
+            match self.client_or_step(caller, key, Kind::Ingress, "remove Lookout's fields") {
+                Ok(c) => c,
+                Err(s) => {
+                    r.steps.push(*s);
+                    return Ok(self.finish(r, false).await);
+                }
+            };
         let mut objects = vec![(Kind::Ingress, key.name.clone())];
         objects.extend(
             detail

@@ -17,6 +17,7 @@
 
 mod bulk;
 mod edit_in_place;
+mod person;
 mod renew;
 pub(crate) mod requests;
 mod restart;
@@ -130,6 +131,8 @@ pub struct Actions {
     clients: HashMap<String, kube::Client>,
     audit: AuditLog,
     read_only: bool,
+    /// Send every request as the person who asked (`actions.impersonate`).
+    impersonate: bool,
     records: Mutex<VecDeque<Arc<Mutex<ActionRecord>>>>,
 }
 
@@ -179,8 +182,15 @@ impl Actions {
             clients,
             audit,
             read_only,
+            impersonate: false,
             records: Mutex::new(VecDeque::new()),
         }
+    }
+
+    /// Actions are sent as the person who asks for them (`actions.impersonate`).
+    pub fn impersonating(mut self, impersonate: bool) -> Self {
+        self.impersonate = impersonate;
+        self
     }
 
     /// Whether actions are disabled (`read_only = true`).
@@ -232,20 +242,30 @@ impl Actions {
         (self.registry.now)()
     }
 
-    fn client(&self, cluster: &str) -> Result<&kube::Client, String> {
-        self.clients
+    /// The client `caller`'s action on `cluster` is sent with: the cluster's own, or under
+    /// impersonation one that sends every request as the caller.
+    fn client(&self, caller: &Caller, cluster: &str) -> Result<kube::Client, String> {
+        let base = self
+            .clients
             .get(cluster)
-            .ok_or_else(|| format!("cluster {cluster} has no working client"))
+            .ok_or_else(|| format!("cluster {cluster} has no working client"))?;
+        if self.impersonate {
+            person::client_as(base, caller)
+        } else {
+            Ok(base.clone())
+        }
     }
 
-    /// The cluster's client, or the failed step that says there is none.
+    /// The client for `caller`'s action on `key`, or the failed step that says why there is
+    /// none.
     fn client_or_step(
         &self,
+        caller: &Caller,
         key: &ObjectKey,
         kind: Kind,
         change: &str,
     ) -> Result<kube::Client, Box<Step>> {
-        self.client(&key.cluster).cloned().map_err(|e| {
+        self.client(caller, &key.cluster).map_err(|e| {
             let mut s = step(kind, &key.namespace, &key.name, change);
             s.outcome = Outcome::Error;
             s.message = Some(e);
@@ -315,6 +335,7 @@ impl Actions {
             name: key.name.clone(),
             kind: kind.into(),
             actor: caller.actor().to_string(),
+            sent_as: self.impersonate.then(|| person::describe(caller)),
             at: self.now(),
             outcome: Outcome::Ok,
             message: String::new(),

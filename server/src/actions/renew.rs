@@ -148,7 +148,7 @@ impl Actions {
         if r.outcome == Outcome::Refused {
             return Ok(self.finish(r, item).await);
         }
-        let s = match self.client_or_step(key, Kind::Certificate, "set Issuing=True") {
+        let s = match self.client_or_step(caller, key, Kind::Certificate, "set Issuing=True") {
             Ok(client) => self.renew_step(&client, key, dry_run).await,
             Err(s) => *s,
         };

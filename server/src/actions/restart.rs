@@ -476,13 +476,14 @@ impl Actions {
         if r.outcome == Outcome::Refused {
             return Ok(self.finish(r, false).await);
         }
-        let client = match self.client_or_step(key, Kind::Certificate, "restart the issuance") {
-            Ok(c) => c,
-            Err(s) => {
-                r.steps.push(*s);
-                return Ok(self.finish(r, false).await);
-            }
-        };
+        let client =
+            match self.client_or_step(caller, key, Kind::Certificate, "restart the issuance") {
+                Ok(c) => c,
+                Err(s) => {
+                    r.steps.push(*s);
+                    return Ok(self.finish(r, false).await);
+                }
+            };
         let s = match Self::needed(&client, &key.namespace, &key.name, None).await {
             Err(CallError::NotFound) => return Err(not_found("Certificate", key)),
             Err(e) => failed(

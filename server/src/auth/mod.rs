@@ -193,6 +193,8 @@ pub struct Auth {
     pub access_reviews_in_flight: usize,
     /// The clusters' answers about people, when they decide (set once the clients exist).
     pub reviews: Option<Arc<reviews::AccessReviews>>,
+    /// `actions.impersonate`: actions are sent as the person who asks for them.
+    pub impersonate_actions: bool,
 }
 
 fn grant(clusters: &[String], namespaces: &[String]) -> Grant {
@@ -270,6 +272,7 @@ impl Auth {
             access_ttl: a.access_ttl,
             access_reviews_in_flight: a.access_reviews_in_flight,
             reviews: None,
+            impersonate_actions: c.actions.impersonate,
             secure: a
                 .public_url
                 .as_deref()
@@ -310,6 +313,7 @@ impl Auth {
             access_ttl: Duration::from_secs(60),
             access_reviews_in_flight: 32,
             reviews: None,
+            impersonate_actions: false,
         }
     }
 

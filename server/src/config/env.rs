@@ -9,6 +9,7 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("LOOKOUT_LISTEN", "listen"),
     ("LOOKOUT_DATABASE_URL", "database_url"),
     ("LOOKOUT_READ_ONLY", "read_only"),
+    ("LOOKOUT_ACTIONS_IMPERSONATE", "actions.impersonate"),
     ("LOOKOUT_AUTH_MODE", "auth.mode"),
     ("LOOKOUT_AUTH_ACCESS_SOURCE", "auth.access_source"),
     // Secrets, for a Deployment that reads them from a Secret (deploy/kubernetes).
@@ -38,7 +39,7 @@ pub(super) fn apply(doc: &mut toml::Table, env: &[(String, String)], out: &mut V
             continue;
         };
         let parsed = match *key {
-            "read_only" => match value.as_str() {
+            "read_only" | "actions.impersonate" => match value.as_str() {
                 "true" | "1" => toml::Value::Boolean(true),
                 "false" | "0" => toml::Value::Boolean(false),
                 _ => {

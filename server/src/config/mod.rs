@@ -37,6 +37,8 @@ pub struct Config {
     pub database_url: String,
     /// Hide every action and refuse action API calls.
     pub read_only: bool,
+    /// How the actions are sent.
+    pub actions: ActionsConfig,
     pub clusters: Vec<ClusterConfig>,
     pub auth: AuthConfig,
     pub access: Vec<AccessRule>,
@@ -60,6 +62,7 @@ impl Default for Config {
             listen: "127.0.0.1:8080".into(),
             database_url: "sqlite://lookout.db".into(),
             read_only: false,
+            actions: ActionsConfig::default(),
             clusters: Vec::new(),
             auth: AuthConfig::default(),
             access: Vec::new(),
@@ -71,6 +74,17 @@ impl Default for Config {
             probe: ProbeConfig::default(),
         }
     }
+}
+
+/// `[actions]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ActionsConfig {
+    /// Send every request of an action as the person who pressed the button
+    /// (`Impersonate-User` and `Impersonate-Group`), so that each cluster's RBAC, admission
+    /// and audit log apply to them; Lookout's ServiceAccount then needs `impersonate` on
+    /// users and groups instead of write rights.
+    pub impersonate: bool,
 }
 
 /// `[probe]`: connect to each TLS host on its published load-balancer addresses.

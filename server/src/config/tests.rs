@@ -602,3 +602,17 @@ fn no_sign_in_on_a_non_loopback_address_is_refused_by_check_config_as_by_serve()
     .is_ok());
     assert!(Config::parse("listen = \"127.0.0.1:8080\"\n", &[]).is_ok());
 }
+
+#[test]
+fn impersonated_actions_need_a_person_who_signs_in() {
+    let err = Config::parse("[actions]\nimpersonate = true\n", &[]).unwrap_err();
+    assert_eq!(keys(&err), vec!["actions.impersonate"]);
+    let proxy = "[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\n";
+    let c = Config::parse(&format!("[actions]\nimpersonate = true\n{proxy}"), &[]).unwrap();
+    assert!(c.actions.impersonate);
+    let c = Config::parse(proxy, &env(&[("LOOKOUT_ACTIONS_IMPERSONATE", "1")])).unwrap();
+    assert!(c.actions.impersonate);
+    assert!(!Config::parse(proxy, &[]).unwrap().actions.impersonate);
+    let err = Config::parse(proxy, &env(&[("LOOKOUT_ACTIONS_IMPERSONATE", "yes")])).unwrap_err();
+    assert_eq!(keys(&err), vec!["LOOKOUT_ACTIONS_IMPERSONATE"]);
+}

@@ -157,6 +157,12 @@ impl Config {
                 "the clusters can only be asked about a person who signs in: use mode \"proxy\" or \"oidc\"",
             ));
         }
+        if self.actions.impersonate && !matches!(a.mode, AuthMode::Proxy | AuthMode::Oidc) {
+            out.push(problem(
+                "actions.impersonate",
+                "actions can only be sent as a person who signs in: use auth.mode \"proxy\" or \"oidc\"",
+            ));
+        }
         if a.access_reviews_in_flight == 0 {
             out.push(problem(
                 "auth.access_reviews_in_flight",

@@ -1,0 +1,141 @@
+//! Actions sent as the person who asked for them (`actions.impersonate`): every request of
+//! the action carries `Impersonate-User` and `Impersonate-Group`, so that the cluster's
+//! RBAC, admission and audit log judge and record the person, not Lookout. The requests go
+//! over the cluster's own client (its connections and credentials); only the headers differ.
+//!
+//! Who is impersonated: the name and groups the sign-in gave, with two guards — a name
+//! starting with `system:` (the API server's own identities, ServiceAccounts) is never
+//! impersonated, and groups starting with `system:` (`system:masters`…) are dropped: a
+//! sign-in must not claim what only the cluster's own authenticators give. The API server
+//! adds `system:authenticated` itself. An API token acts as the user `token:NAME`.
+
+use std::sync::Arc;
+
+use http::{HeaderName, HeaderValue, Request};
+use kube::client::Body;
+
+use crate::auth::Caller;
+
+const USER: HeaderName = HeaderName::from_static("impersonate-user");
+const GROUP: HeaderName = HeaderName::from_static("impersonate-group");
+const UID: HeaderName = HeaderName::from_static("impersonate-uid");
+const EXTRA_PREFIX: &str = "impersonate-extra-";
+
+/// The user and groups an action of `caller` is sent as.
+pub(crate) fn subject(caller: &Caller) -> Result<(String, Vec<String>), String> {
+    let user = caller.identity.name.trim();
+    if user.is_empty() {
+        return Err("Lookout cannot act as someone without a name".into());
+    }
+    if user.starts_with("system:") {
+        return Err(format!(
+            "Lookout does not act as {user:?}: names starting with \"system:\" belong to the cluster's own identities"
+        ));
+    }
+    let mut groups: Vec<String> = caller
+        .identity
+        .groups
+        .iter()
+        .map(|g| g.trim())
+        .filter(|g| !g.is_empty() && !g.starts_with("system:"))
+        .map(str::to_string)
+        .collect();
+    groups.sort();
+    groups.dedup();
+    Ok((user.to_string(), groups))
+}
+
+/// Who the cluster is told the requests come from, in words: `alice (groups ops, team-a)`.
+pub(crate) fn describe(caller: &Caller) -> String {
+    match subject(caller) {
+        Ok((user, groups)) if groups.is_empty() => user,
+        Ok((user, groups)) => format!("{user} (groups {})", groups.join(", ")),
+        Err(_) => caller.identity.name.clone(),
+    }
+}
+
+/// A header value of a name as the sign-in gave it: any UTF-8 (sent as its bytes, as
+/// client-go does), but no control characters.
+fn value(name: &str) -> Result<HeaderValue, String> {
+    HeaderValue::from_bytes(name.as_bytes())
+        .map_err(|_| format!("{name:?} cannot be sent in a header (it has a control character)"))
+}
+
+/// A client that sends everything as `caller` over `base`'s connections.
+pub(crate) fn client_as(base: &kube::Client, caller: &Caller) -> Result<kube::Client, String> {
+    let (user, groups) = subject(caller)?;
+    let mut headers = vec![(USER, value(&user)?)];
+    for g in &groups {
+        headers.push((GROUP, value(g)?));
+    }
+    let headers = Arc::new(headers);
+    let inner = base.clone();
+    let service = tower::service_fn(move |mut req: Request<Body>| {
+        let inner = inner.clone();
+        let headers = headers.clone();
+        async move {
+            let h = req.headers_mut();
+            // Only these: nothing else a request carries may choose who it is sent as.
+            let extras: Vec<HeaderName> = h
+                .keys()
+                .filter(|k| k.as_str().starts_with(EXTRA_PREFIX))
+                .cloned()
+                .collect();
+            for k in [USER, GROUP, UID].into_iter().chain(extras) {
+                h.remove(k);
+            }
+            for (k, v) in headers.iter() {
+                h.append(k.clone(), v.clone());
+            }
+            inner.send(req).await
+        }
+    });
+    Ok(kube::Client::new(service, base.default_namespace()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Identity;
+    use lookout_app::model::scope::Access;
+
+    fn caller(name: &str, groups: &[&str]) -> Caller {
+        Caller::new(
+            Identity {
+                name: name.into(),
+                groups: groups.iter().map(|g| g.to_string()).collect(),
+                access: Access::default(),
+                via: "proxy",
+            },
+            [],
+        )
+    }
+
+    #[test]
+    fn the_clusters_own_identities_are_never_claimed() {
+        assert!(subject(&caller("system:admin", &[])).is_err());
+        assert!(subject(&caller("system:serviceaccount:kube-system:default", &[])).is_err());
+        assert!(subject(&caller("  ", &[])).is_err());
+        assert_eq!(
+            subject(&caller(
+                "alice",
+                &["team-a", "system:masters", "team-a", " ops "]
+            ))
+            .unwrap(),
+            (
+                "alice".to_string(),
+                vec!["ops".to_string(), "team-a".to_string()]
+            )
+        );
+        assert_eq!(
+            subject(&caller("token:ci", &[])).unwrap(),
+            ("token:ci".to_string(), Vec::new())
+        );
+    }
+
+    #[test]
+    fn names_are_sent_as_their_bytes_but_control_characters_are_refused() {
+        assert_eq!(value("José").unwrap().as_bytes(), "José".as_bytes());
+        assert!(value("alice\r\nImpersonate-Group: system:masters").is_err());
+    }
+}

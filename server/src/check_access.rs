@@ -29,9 +29,10 @@ impl ClusterAccess {
 }
 
 /// Every right Lookout needs with this configuration: `read_only` leaves the actions' out,
-/// and `asks_clusters` (`auth.access_source` other than `config`) adds asking the cluster
-/// what a person may do.
-pub fn needed(read_only: bool, asks_clusters: bool) -> Vec<Right> {
+/// `asks_clusters` (`auth.access_source` other than `config`) adds asking the cluster what a
+/// person may do, and `impersonates` (`actions.impersonate`) puts impersonating the person
+/// in place of the actions' own rights (the person needs those, not Lookout).
+pub fn needed(read_only: bool, asks_clusters: bool, impersonates: bool) -> Vec<Right> {
     let mut rights = access::read_rights();
     if asks_clusters {
         rights.push(Right {
@@ -53,7 +54,22 @@ pub fn needed(read_only: bool, asks_clusters: bool) -> Vec<Right> {
             purpose: "which namespaces name a person, to ask only about those".into(),
         });
     }
-    if !read_only {
+    if !read_only && impersonates {
+        for (resource, purpose) in [
+            ("users", "sending an action as the person who asked for it"),
+            ("groups", "sending an action with the person's groups"),
+        ] {
+            rights.push(Right {
+                verb: "impersonate",
+                group: "",
+                resource,
+                subresource: "",
+                namespace: None,
+                name: None,
+                purpose: purpose.into(),
+            });
+        }
+    } else if !read_only {
         for (verb, group, resource, subresource, purpose) in crate::actions::RIGHTS {
             rights.push(Right {
                 verb,
@@ -74,6 +90,7 @@ pub async fn check(config: &Config) -> Vec<ClusterAccess> {
     let rights = needed(
         config.read_only,
         config.auth.access_source != crate::config::AccessSource::Config,
+        config.actions.impersonate,
     );
     let mut out = Vec::new();
     for c in &config.clusters {

@@ -15,6 +15,7 @@ mod helpers;
 mod history;
 mod http;
 mod image;
+mod impersonation;
 mod live;
 mod oidc;
 mod pages;

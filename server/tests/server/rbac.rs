@@ -40,7 +40,7 @@ fn documents(manifests: &str) -> Vec<Value> {
 }
 
 /// Every rule of the manifests' Roles and ClusterRoles: (role, index, the rule).
-fn rules(manifests: &str) -> Vec<(String, usize, Value)> {
+pub(crate) fn rules(manifests: &str) -> Vec<(String, usize, Value)> {
     documents(manifests)
         .iter()
         .filter(|d| matches!(d["kind"].as_str(), Some("Role" | "ClusterRole")))
@@ -62,7 +62,7 @@ fn rules(manifests: &str) -> Vec<(String, usize, Value)> {
 }
 
 /// The manifests with one rule of one role removed.
-fn without_rule(manifests: &str, role: &str, index: usize) -> String {
+pub(crate) fn without_rule(manifests: &str, role: &str, index: usize) -> String {
     documents(manifests)
         .into_iter()
         .map(|mut d| {
@@ -83,7 +83,7 @@ fn without_rule(manifests: &str, role: &str, index: usize) -> String {
 /// Everything Lookout does on a cluster — every kind synced, the fix (annotations by
 /// server-side apply, the in-flight request deleted) and a renew — or the first thing that
 /// failed, described.
-async fn exercise(app: &TestApp) -> Result<(), String> {
+pub(crate) async fn exercise(app: &TestApp) -> Result<(), String> {
     behind_https_enforcement(app);
     // Every watch syncs; a refused one is reported on the cluster, with the API's reason.
     let mut kinds = Value::Null;
@@ -672,6 +672,20 @@ async fn check_access_lists_every_right_and_what_is_missing() {
         out.contains("MISSING create subjectaccessreviews.authorization.k8s.io"),
         "{out}"
     );
+    // Under impersonation the actions' rights are the person's; Lookout needs only to
+    // impersonate them, which the base does not grant.
+    let impersonates =
+        "[actions]\nimpersonate = true\n[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\n";
+    let (ok, out) = check_access_with(&app, false, impersonates);
+    assert!(!ok && out.contains("2 of 26 rights missing"), "{out}");
+    assert!(out.contains("MISSING impersonate users"), "{out}");
+    assert!(!out.contains("delete certificaterequests"), "{out}");
+    app.stop().await;
+    let app = app_with(&["zrh-prod"])
+        .with_service_account_of(render("overlays/impersonation"))
+        .await;
+    let (ok, out) = check_access_with(&app, false, impersonates);
+    assert!(ok && out.contains("0 of 26 rights missing"), "{out}");
     app.stop().await;
     let app = app_with(&["zrh-prod"])
         .with_service_account_of(render("overlays/cluster-access"))
@@ -699,4 +713,51 @@ async fn check_access_lists_every_right_and_what_is_missing() {
     let (ok, out) = check_access(&app, true);
     assert!(ok && out.contains("0 of 24 rights missing"), "{out}");
     app.stop().await;
+}
+
+/// Each overlay's configuration is valid with the environment its Deployment gives Lookout
+/// (values from Secrets left out: they are the installer's), so no overlay starts a Lookout
+/// that refuses its own settings (impersonation without a sign-in, say).
+#[test]
+fn every_overlays_configuration_is_valid_with_its_environment() {
+    if !kubectl_available() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kubernetes/overlays");
+    let mut dirs = vec!["base".to_string()];
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        dirs.push(format!("overlays/{name}"));
+    }
+    for dir in dirs {
+        let docs = documents(&render(&dir));
+        let config = docs
+            .iter()
+            .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "lookout-config")
+            .and_then(|d| d["data"]["config.toml"].as_str())
+            .unwrap_or_else(|| panic!("{dir}: no lookout-config"))
+            .to_string();
+        let deployment = docs
+            .iter()
+            .find(|d| d["kind"] == "Deployment" && d["metadata"]["name"] == "lookout")
+            .unwrap_or_else(|| panic!("{dir}: no Deployment"));
+        let env: Vec<(String, String)> = deployment["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["name"] == "lookout")
+            .flat_map(|c| c["env"].as_array().cloned().unwrap_or_default())
+            .filter_map(|e| {
+                Some((
+                    e["name"].as_str()?.to_string(),
+                    e["value"].as_str()?.to_string(),
+                ))
+            })
+            .collect();
+        let parsed = lookout_server::config::Config::parse(&config, &env);
+        assert!(parsed.is_ok(), "{dir} with {env:?}: {:?}", parsed.err());
+        if dir.ends_with("impersonation") || dir.ends_with("cluster-decides") {
+            assert!(parsed.unwrap().actions.impersonate, "{dir}");
+        }
+    }
 }

@@ -369,6 +369,7 @@ fn known_keys(path: &str) -> Vec<String> {
 fn every_key_is_documented() {
     let tables = [
         ("", "### Top level"),
+        ("actions", "### `[actions]`"),
         ("clusters[0]", "### `[[clusters]]`"),
         ("rules", "### `[rules]`"),
         ("watch", "### `[watch]`"),
@@ -390,7 +391,7 @@ fn every_key_is_documented() {
             // A table of its own (`auth.oidc`, `clusters`) has its own section.
             if [
                 "clusters", "auth", "access", "tokens", "rules", "watch", "history", "http",
-                "oidc", "probe",
+                "oidc", "probe", "actions",
             ]
             .contains(&key.as_str())
             {

@@ -284,8 +284,8 @@ fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionR
 /// view: its budget lines count what the actor may know (whose spends, when one frees up,
 /// another CA's address) and its message may quote cluster-wide state (an issuer's status
 /// and how many objects depend on it). A reader who does not see the whole cluster gets the
-/// budget lines through their own view of the current budgets, and the steps on their own
-/// objects without the actor's words.
+/// budget lines through their own view of the current budgets, the steps on their own
+/// objects without the actor's words, and whom it was sent as without the actor's groups.
 fn as_reader_sees(state: &AppState, caller: &Caller, mut r: ActionRecord) -> ActionRecord {
     if r.actor == caller.actor() || caller.view.sees_cluster_wide(&r.cluster) {
         return r;
@@ -309,6 +309,8 @@ fn as_reader_sees(state: &AppState, caller: &Caller, mut r: ActionRecord) -> Act
     for s in &mut r.steps {
         s.message = None;
     }
+    // Their name, as the message gives it; not their groups.
+    r.sent_as = r.sent_as.as_ref().map(|_| r.actor.clone());
     r
 }
 

@@ -167,6 +167,32 @@ async fn when_the_cluster_decides_every_write_of_an_action_is_the_persons() {
         page.contains("Sent to the cluster as <strong>alice (groups tls-operators)</strong>"),
         "{page}"
     );
+    // Someone who sees only that namespace reads the record: alice's name, not her groups.
+    kubectl(
+        &app.dir.path().join("kubeconfig"),
+        "zrh-prod",
+        &[
+            "create",
+            "rolebinding",
+            "dora-views",
+            "-n",
+            "default",
+            "--clusterrole=lookout-tls-viewer",
+            "--user=dora",
+        ],
+        None,
+    );
+    let seen: Value = app
+        .get_as(
+            &format!("/api/v1/actions/{}", record["id"].as_str().unwrap()),
+            "dora",
+            "",
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(seen["sent_as"], "alice", "{seen}");
     app.stop().await;
 }
 

@@ -447,11 +447,20 @@ fn summary(r: &ActionRecord) -> String {
         Outcome::Unchanged => {
             "Nothing to change: everything already is as this action would make it.".into()
         }
-        other => format!(
-            "{}: {}",
-            other.label(),
-            r.error_text().unwrap_or_else(|| "see the steps".into())
-        ),
+        other => {
+            let words = r.error_text().unwrap_or_else(|| "see the steps".into());
+            match (&r.sent_as, person::refusal(&words)) {
+                (Some(_), Some(person::Refusal::Person)) => format!(
+                    "Refused by cluster {}: it does not let you make this change (the steps below quote it). Ask its administrators for that right in namespace {} — every right the actions use is in the example role lookout-tls-operator — or hand this to someone who has it.",
+                    r.cluster, r.namespace
+                ),
+                (Some(_), Some(person::Refusal::Lookout)) => format!(
+                    "Refused by cluster {}: Lookout may not act as you there ({words}). Its ServiceAccount needs impersonate on users and groups; `lookout check-access` lists what is missing.",
+                    r.cluster
+                ),
+                _ => format!("{}: {words}", other.label()),
+            }
+        }
     }
 }
 

@@ -54,6 +54,27 @@ pub(crate) fn describe(caller: &Caller) -> String {
     }
 }
 
+/// Whose right a refusal in the cluster's words says is missing.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The person's (they may not make the change).
+    Person,
+    /// Lookout's (it may not impersonate them).
+    Lookout,
+}
+
+/// Reads the API server's refusal (`… is forbidden: User "…" cannot <verb> resource …`).
+pub(crate) fn refusal(words: &str) -> Option<Refusal> {
+    let (_, rest) = words.split_once(" is forbidden: User \"")?;
+    if rest.contains("\" cannot impersonate resource ") {
+        Some(Refusal::Lookout)
+    } else if rest.contains("\" cannot ") {
+        Some(Refusal::Person)
+    } else {
+        None
+    }
+}
+
 /// A header value of a name as the sign-in gave it: any UTF-8 (sent as its bytes, as
 /// client-go does), but no control characters.
 fn value(name: &str) -> Result<HeaderValue, String> {
@@ -130,6 +151,27 @@ mod tests {
         assert_eq!(
             subject(&caller("token:ci", &[])).unwrap(),
             ("token:ci".to_string(), Vec::new())
+        );
+    }
+
+    #[test]
+    fn refusals_say_whose_right_is_missing() {
+        assert_eq!(
+            refusal(
+                r#"ingresses.networking.k8s.io "web" is forbidden: User "bob" cannot patch resource "ingresses" in API group "networking.k8s.io" in the namespace "default" (403)"#
+            ),
+            Some(Refusal::Person)
+        );
+        assert_eq!(
+            refusal(
+                r#"users "bob" is forbidden: User "system:serviceaccount:lookout:lookout" cannot impersonate resource "users" in API group "" at the cluster scope (403)"#
+            ),
+            Some(Refusal::Lookout)
+        );
+        assert_eq!(refusal("connection refused"), None);
+        assert_eq!(
+            refusal(r#"admission webhook "policy.example" denied the request: no"#),
+            None
         );
     }
 

@@ -237,6 +237,13 @@ async fn a_person_the_cluster_does_not_let_write_gets_its_refusal_and_nothing_is
     assert_eq!(preview["outcome"], "error", "{preview}");
     assert!(preview.to_string().contains(words), "{preview}");
     assert_eq!(preview["sent_as"], "bob (groups oncall)");
+    // The one thing to do, before the cluster's words.
+    let message = preview["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Refused by cluster zrh-prod: it does not let you make this change")
+            && message.contains("Ask its administrators for that right in namespace default"),
+        "{message}"
+    );
     // …and so does the run, in the cluster's words.
     let run = app
         .post(

@@ -40,7 +40,9 @@ struct State {
     /// Watches from a resource version below this one get 410 Gone.
     floor: u64,
     log: VecDeque<Arc<WatchEvent>>,
-    objects: HashMap<TypeKey, BTreeMap<ObjKey, Value>>,
+    /// Shared with the watch events that carry them (an object and its last event are one
+    /// allocation).
+    objects: HashMap<TypeKey, BTreeMap<ObjKey, Arc<Value>>>,
     types: Vec<ResourceType>,
     uid_seq: u64,
     /// When each deleted object went, by uid, while the garbage collector waits ([`gc`]).
@@ -199,7 +201,7 @@ impl Cluster {
         st.objects
             .get(&(rt.group.clone(), rt.plural.clone()))
             .and_then(|m| m.get(&(ns.unwrap_or("").to_string(), name.to_string())))
-            .cloned()
+            .map(|o| Value::clone(o))
             .ok_or_else(|| ApiError::not_found(&rt.qualified(), name))
     }
 
@@ -230,7 +232,7 @@ impl Cluster {
                     remaining += 1;
                     continue;
                 }
-                items.push(obj.clone());
+                items.push(Value::clone(obj));
                 last = Some(k.clone());
             }
         }
@@ -250,6 +252,7 @@ impl State {
         self.objects
             .get(&(rt.group.clone(), rt.plural.clone()))?
             .get(key)
+            .map(|o| o.as_ref())
     }
 }
 

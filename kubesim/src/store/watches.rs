@@ -29,7 +29,7 @@ impl Cluster {
                         plural: rt.plural.clone(),
                         namespace: (!ns.is_empty()).then(|| ns.clone()),
                         kind: "ADDED",
-                        object: Arc::new(o.clone()),
+                        object: o.clone(),
                     })
                 })
                 .collect(),
@@ -95,7 +95,7 @@ impl Cluster {
         for objects in st.objects.values_mut() {
             for obj in objects.values_mut() {
                 rv += 1;
-                obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+                Arc::make_mut(obj)["metadata"]["resourceVersion"] = json!(rv.to_string());
             }
         }
         st.rv = rv;

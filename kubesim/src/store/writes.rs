@@ -494,11 +494,12 @@ impl Cluster {
         }
         st.rv = next_rv;
         obj["metadata"]["resourceVersion"] = json!(next_rv.to_string());
+        let shared = Arc::new(obj);
         let map = st.objects.entry(tkey.clone()).or_default();
         if kind == "DELETED" {
             map.remove(&key);
         } else {
-            map.insert(key.clone(), obj.clone());
+            map.insert(key.clone(), shared.clone());
         }
         let event = Arc::new(WatchEvent {
             rv: next_rv,
@@ -506,7 +507,7 @@ impl Cluster {
             plural: tkey.1,
             namespace: (!key.0.is_empty()).then(|| key.0.clone()),
             kind,
-            object: Arc::new(obj.clone()),
+            object: shared.clone(),
         });
         st.log.push_back(event.clone());
         while st.log.len() > self.window {
@@ -516,9 +517,9 @@ impl Cluster {
         }
         let _ = self.events.send(event);
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
-            self.refresh_types(st, (kind == "DELETED").then_some(&obj));
+            self.refresh_types(st, (kind == "DELETED").then_some(&shared));
         }
-        Ok(obj)
+        Ok(Value::clone(&shared))
     }
 
     /// Recomputes the served kinds after a CRD changed; a deleted CRD takes its objects along.
@@ -528,7 +529,7 @@ impl Cluster {
             "apiextensions.k8s.io".to_string(),
             "customresourcedefinitions".to_string(),
         )) {
-            types.extend(crds.values().filter_map(ResourceType::from_crd));
+            types.extend(crds.values().filter_map(|c| ResourceType::from_crd(c)));
         }
         st.types = types;
         if let Some(rt) = deleted_crd.and_then(ResourceType::from_crd) {

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 mod access;
+mod hundreds;
 mod measure;
 mod probe;
 mod soak;
@@ -39,6 +40,10 @@ struct Args {
     probe: bool,
     /// Instead of the benchmarks: what asking the clusters who sees what costs.
     access: bool,
+    /// Instead of the benchmarks: fleets of 10 to 300 clusters.
+    hundreds: bool,
+    /// Another `lookout` binary measured side by side (`--hundreds`).
+    baseline: Option<PathBuf>,
     json: PathBuf,
     lookout: PathBuf,
 }
@@ -51,6 +56,8 @@ fn args() -> Args {
         soak_minutes: None,
         probe: false,
         access: false,
+        hundreds: false,
+        baseline: None,
         json: root.join("target/bench/bench.json"),
         lookout: root.join("target/release/lookout"),
     };
@@ -61,6 +68,8 @@ fn args() -> Args {
             "--pages-only" => a.pages_only = true,
             "--probe" => a.probe = true,
             "--access" => a.access = true,
+            "--hundreds" => a.hundreds = true,
+            "--baseline" => a.baseline = Some(it.next().expect("--baseline BINARY").into()),
             "--soak" => {
                 let m: f64 = it
                     .next()
@@ -72,7 +81,7 @@ fn args() -> Args {
             "--json" => a.json = it.next().expect("--json FILE").into(),
             "--lookout" => a.lookout = it.next().expect("--lookout BINARY").into(),
             other => {
-                panic!("unknown argument {other} (takes --quick, --pages-only, --probe, --access, --soak MINUTES, --json FILE, --lookout BINARY)")
+                panic!("unknown argument {other} (takes --quick, --pages-only, --probe, --access, --hundreds, --baseline BINARY, --soak MINUTES, --json FILE, --lookout BINARY)")
             }
         }
     }
@@ -239,6 +248,10 @@ async fn main() {
     }
     if a.access {
         access::access_bench(&a).await;
+        return;
+    }
+    if a.hundreds {
+        hundreds::hundreds_bench(&a).await;
         return;
     }
     let (small, large_clusters, large) = if a.quick {

@@ -238,6 +238,9 @@ pub(super) async fn sse(
     }
     let cluster = &fleet.clusters[0].cluster;
     let rt = cluster.resolve("networking.k8s.io", "ingresses").unwrap();
+    // Runs on the same fleet (two binaries side by side) write other names.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut delays = Vec::new();
     for n in 0..changes {
         // Let the previous coalescing window pass and drain what it sent.
@@ -245,7 +248,7 @@ pub(super) async fn sse(
         while rx.try_recv().is_ok() {}
         let written = Instant::now();
         cluster
-            .create(&rt, Some("tenant-0"), json!({"metadata": {"name": format!("sse-{n}")}, "spec": {"rules": [{"host": format!("sse-{n}.example.com")}]}}), &kubesim::WriteOpts::system())
+            .create(&rt, Some("tenant-0"), json!({"metadata": {"name": format!("sse-{n}-{run}")}, "spec": {"rules": [{"host": format!("sse-{n}-{run}.example.com")}]}}), &kubesim::WriteOpts::system())
             .unwrap();
         let mut seen = vec![false; clients];
         let mut got = 0;

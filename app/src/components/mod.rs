@@ -33,6 +33,10 @@ pub struct SyncLine {
     pub last_sync: Option<DateTime<Utc>>,
 }
 
+/// Up to this many clusters, the sync strip lists each; beyond, the ones not in sync (one
+/// line fewer) and a count of the rest.
+pub const SYNC_LISTED: usize = 6;
+
 /// What every page needs besides its own data.
 #[derive(Debug, Clone, Default)]
 pub struct Shell {
@@ -124,14 +128,46 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
             SyncState::Connecting => 2,
             SyncState::Synced => 3,
         });
-        let items = lines
-            .into_iter()
+        // A fleet of hundreds is not listed on every page: the clusters that are not in sync
+        // are (the first few), the rest are counted.
+        let total = lines.len();
+        let shown = if total <= SYNC_LISTED {
+            total
+        } else {
+            lines
+                .iter()
+                .take(SYNC_LISTED - 1)
+                .filter(|c| !matches!(c.state, SyncState::Synced))
+                .count()
+        };
+        let rest = &lines[shown..];
+        let items = lines[..shown]
+            .iter()
             .map(|c| {
                 let last = c.last_sync.map(|at| view! { <span class="last">" · synced " <Time at=at now=now/></span> });
                 view! { <li><a href="/clusters">{c.name.clone()}</a>" " <SyncBadge state=c.state.clone()/>{last}</li> }
             })
             .collect_view();
-        view! { <ul>{items}</ul> }
+        let summary = (!rest.is_empty()).then(|| {
+            let behind = rest
+                .iter()
+                .filter(|c| !matches!(c.state, SyncState::Synced))
+                .count();
+            let in_sync = rest.len() - behind;
+            let mut words = Vec::new();
+            if behind > 0 {
+                words.push(format!("{behind} more not in sync"));
+            }
+            if in_sync > 0 {
+                words.push(format!(
+                    "{} {in_sync} {}in sync",
+                    if shown > 0 { "✓" } else { "✓ all" },
+                    if shown > 0 { "more " } else { "" }
+                ));
+            }
+            view! { <li data-testid="sync-summary"><a href="/clusters">{words.join(", ")}</a></li> }
+        });
+        view! { <ul>{items}{summary}</ul> }
     });
     let script = shell
         .script

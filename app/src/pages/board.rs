@@ -316,8 +316,24 @@ pub fn page(
     } else {
         "summary ok"
     };
-    let counts = clusters
+    // A fleet of hundreds: only the clusters with problems get a row, and only those not in
+    // sync are in the clusters table; the rest are counted (all of them are on /clusters).
+    let many = clusters.len() > crate::components::SYNC_LISTED;
+    let with_problems = |c: &&ClusterView| {
+        !many
+            || problems
+                .by_cluster
+                .get(&c.name)
+                .is_some_and(|row| row.iter().any(|n| *n > 0))
+    };
+    let quiet = clusters.iter().filter(|c| !with_problems(c)).count();
+    let quiet_line = (quiet > 0).then(|| {
+        view! { <p data-testid="quiet-clusters">{format!("{} no problems.", if quiet == clusters.len() { format!("All {quiet} clusters:") } else { format!("The other {}:", plural(quiet, "cluster", "clusters")) })}</p> }
+    });
+    let counts_table = (quiet < clusters.len()).then(|| {
+        let counts = clusters
         .iter()
+        .filter(with_problems)
         .map(|c| {
             let row = problems.by_cluster.get(&c.name).copied().unwrap_or_default();
             let cells = [Severity::Critical, Severity::Warning, Severity::Info].map(|s| {
@@ -329,6 +345,33 @@ pub fn page(
             view! { <tr><th scope="row">{c.name.clone()}</th>{cells.into_iter().collect_view()}</tr> }
         })
         .collect_view();
+        view! {
+            <table class="counts">
+                <thead><tr><th scope="col">"Cluster"</th><th scope="col">"✖ critical"</th><th scope="col">"▲ warning"</th><th scope="col">"ℹ info"</th></tr></thead>
+                <tbody>{counts}</tbody>
+            </table>
+        }
+    });
+    let in_sync = clusters
+        .iter()
+        .filter(|c| matches!(c.state, SyncState::Synced))
+        .count();
+    let clusters_part = if many && in_sync == clusters.len() {
+        view! { <p data-testid="clusters-in-sync"><a href="/clusters">{format!("All {} clusters are in sync.", clusters.len())}</a></p> }.into_any()
+    } else if many {
+        let behind: Vec<ClusterView> = clusters
+            .iter()
+            .filter(|c| !matches!(c.state, SyncState::Synced))
+            .cloned()
+            .collect();
+        view! {
+            {clusters_table(behind, now)}
+            <p><a href="/clusters">{format!("{} in sync; every cluster on the clusters page.", plural(in_sync, "other cluster", "other clusters"))}</a></p>
+        }
+        .into_any()
+    } else {
+        clusters_table(clusters.clone(), now).into_any()
+    };
     let page = problems.page;
     let empty = page
         .items
@@ -395,14 +438,12 @@ pub fn page(
             <p><a href=findings_link>"Every finding on its own (the symptoms, too)"</a></p>
             {bulk}
             <h2>"Problems by cluster"</h2>
-            <table class="counts">
-                <thead><tr><th scope="col">"Cluster"</th><th scope="col">"✖ critical"</th><th scope="col">"▲ warning"</th><th scope="col">"ℹ info"</th></tr></thead>
-                <tbody>{counts}</tbody>
-            </table>
+            {counts_table}
+            {quiet_line}
             <h2>"What changed recently"</h2>
             {recent_table(recent, now)}
             <h2>"Clusters"</h2>
-            {clusters_table(clusters, now)}
+            {clusters_part}
         },
     )
 }
@@ -428,6 +469,63 @@ mod tests {
             what: "w".into(),
             detail: None,
         }
+    }
+
+    #[test]
+    fn a_fleet_of_hundreds_shows_only_the_clusters_that_need_a_look() {
+        use crate::components::SyncLine;
+        let now = crate::model::rules::fixtures::now();
+        let clusters: Vec<ClusterView> = (0..300)
+            .map(|i| ClusterView {
+                name: format!("c-{i:03}"),
+                state: if i == 7 {
+                    SyncState::Failed {
+                        error: "connection refused".into(),
+                    }
+                } else {
+                    SyncState::Synced
+                },
+                last_sync: Some(now),
+                last_error: None,
+                kinds: Vec::new(),
+                ingresses: 1,
+            })
+            .collect();
+        let shell = Shell {
+            now,
+            sync: clusters
+                .iter()
+                .map(|c| SyncLine {
+                    name: c.name.clone(),
+                    state: c.state.clone(),
+                    last_sync: c.last_sync,
+                })
+                .collect(),
+            ..Shell::default()
+        };
+        let q = ProblemQuery::default();
+        let html = page(
+            &shell,
+            &q,
+            clusters,
+            Problems::of(std::iter::empty(), &q),
+            Ok(Vec::new()),
+        );
+        // The strip names the failing cluster and counts the rest; so does the board.
+        assert!(html.contains("✓ 299 more in sync"), "{html}");
+        assert!(html.contains("All 300 clusters: no problems."), "{html}");
+        assert!(
+            html.contains("299 other clusters in sync; every cluster on the clusters page."),
+            "{html}"
+        );
+        assert_eq!(html.matches("connection refused").count(), 1, "{html}");
+        // No other cluster is listed outside the filter's choices.
+        let outside_form = html.replace(
+            &html[html.find("<select name=\"cluster\"").unwrap()..html.find("</select>").unwrap()],
+            "",
+        );
+        assert!(!outside_form.contains("c-123"), "{outside_form}");
+        assert!(outside_form.contains("c-007"));
     }
 
     #[test]

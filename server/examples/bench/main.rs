@@ -201,9 +201,19 @@ async fn fleet(
     )
     .await
     .unwrap();
-    for c in &fleet.clusters {
-        kubesim::sim::scale::populate(&c.cluster, 10, ingresses);
-    }
+    // Both cores generate: the clusters are independent.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(c) = fleet.clusters.get(i) else {
+                    break;
+                };
+                kubesim::sim::scale::populate(&c.cluster, 10, ingresses);
+            });
+        }
+    });
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     fleet.write_kubeconfig(&kubeconfig).unwrap();

@@ -22,6 +22,9 @@ pub struct Streams {
     open: std::sync::Mutex<std::collections::HashMap<String, usize>>,
     per_identity: usize,
     total: usize,
+    /// The last message for callers who see everything, at its revision: made once, sent by
+    /// every such stream (a thousand tabs do not each walk the fleet).
+    everything: std::sync::Mutex<Option<(u64, std::sync::Arc<String>)>>,
 }
 
 /// One open stream: counted until it is dropped.
@@ -50,6 +53,7 @@ impl Streams {
             open: Default::default(),
             per_identity,
             total,
+            everything: Default::default(),
         }
     }
 
@@ -143,11 +147,30 @@ fn change(state: &AppState, caller: &Caller) -> Change {
     }
 }
 
-fn event(change: &Change) -> Event {
-    Event::default()
-        .event("change")
-        .json_data(change)
-        .expect("a change serializes")
+/// The caller's message now: its revision and its JSON (shared among everyone who sees
+/// everything while the fleet's revision does not move).
+fn message(state: &AppState, caller: &Caller) -> (u64, std::sync::Arc<String>) {
+    let json =
+        |c: &Change| std::sync::Arc::new(serde_json::to_string(c).expect("a change serializes"));
+    if !caller.view.sees_everything() {
+        let c = change(state, caller);
+        return (c.rev, json(&c));
+    }
+    let rev = state.changes.revision();
+    let mut kept = state.streams.everything.lock().expect("streams lock");
+    if let Some((at, text)) = kept.as_ref() {
+        if *at == rev {
+            return (rev, text.clone());
+        }
+    }
+    let c = change(state, caller);
+    let text = json(&c);
+    *kept = Some((c.rev, text.clone()));
+    (c.rev, text)
+}
+
+fn event(json: &str) -> Event {
+    Event::default().event("change").data(json)
 }
 
 pub(super) async fn stream(
@@ -159,8 +182,7 @@ pub(super) async fn stream(
     let mut changes = state.changes.subscribe();
     changes.borrow_and_update();
     let shutdown = state.shutdown.clone();
-    let first = change(&state, &view);
-    let last = first.rev;
+    let (last, first) = message(&state, &view);
     let first = event(&first);
     let rest = futures::stream::unfold(
         (changes, state, view, slot, last),
@@ -179,10 +201,10 @@ pub(super) async fn stream(
                         _ = shutdown.cancelled() => return None,
                     }
                     changes.borrow_and_update();
-                    let now = change(&state, &view);
-                    if now.rev != last {
-                        last = now.rev;
-                        let e = event(&now);
+                    let (rev, json) = message(&state, &view);
+                    if rev != last {
+                        last = rev;
+                        let e = event(&json);
                         return Some((Ok(e), (changes, state, view, slot, last)));
                     }
                 }

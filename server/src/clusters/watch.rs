@@ -20,6 +20,12 @@ use super::record::ClusterRecord;
 use lookout_app::model::history::HistoryEvent;
 use lookout_app::model::text::Uid;
 
+/// Objects per page of a list. Each page is read whole and decoded into a tree before its
+/// objects are projected, and a fleet starting up has every kind of every cluster listing at
+/// once: pages of 100 instead of kube's 500 keep that peak (and the fresh memory the kernel
+/// must zero for it) a fifth as large, for a few more requests per list.
+const LIST_PAGE: u32 = 100;
+
 /// Whether the API server serves a kind at `api` (its CRD is installed).
 async fn served(client: &Client, api: &Source) -> Result<Served, kube::Error> {
     match client.list_api_group_resources(&api.group_version()).await {
@@ -241,7 +247,7 @@ async fn watch(
         Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
         None => Api::all_with(client.clone(), &ar),
     };
-    let mut config = watcher::Config::default();
+    let mut config = watcher::Config::default().page_size(LIST_PAGE);
     if let Some(fs) = spec.field_selector {
         config = config.fields(fs);
     }

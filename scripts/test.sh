@@ -82,6 +82,13 @@ target/debug/examples/bench --access --quick --lookout target/debug/lookout >tar
   exit 1
 }
 echo "bench --access --quick completed: $(grep -c '^| ' target/bench-access.log) table rows"
+# The fleet-of-hundreds bench, small, against itself as the baseline (both paths run).
+target/debug/examples/bench --hundreds --quick --lookout target/debug/lookout --baseline target/debug/lookout --json target/bench/quick.json >target/bench-hundreds.log 2>&1 || {
+  cat target/bench-hundreds.log >&2
+  echo "the quick fleet-of-hundreds benchmark failed (its output above)" >&2
+  exit 1
+}
+echo "bench --hundreds --quick completed: $(grep -c '^| ' target/bench-hundreds.log) table rows, plot $(test -s target/bench/hundreds.svg && echo written)"
 target/debug/examples/history_throughput 5000
 
 echo "== browser journeys (Playwright + Chromium, end2end/)"

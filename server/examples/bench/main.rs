@@ -44,6 +44,8 @@ struct Args {
     hundreds: bool,
     /// Another `lookout` binary measured side by side (`--hundreds`).
     baseline: Option<PathBuf>,
+    /// The fleet sizes of `--hundreds` (default 10, 30, 100, 300).
+    sizes: Option<Vec<usize>>,
     json: PathBuf,
     lookout: PathBuf,
 }
@@ -58,6 +60,7 @@ fn args() -> Args {
         access: false,
         hundreds: false,
         baseline: None,
+        sizes: None,
         json: root.join("target/bench/bench.json"),
         lookout: root.join("target/release/lookout"),
     };
@@ -70,6 +73,23 @@ fn args() -> Args {
             "--access" => a.access = true,
             "--hundreds" => a.hundreds = true,
             "--baseline" => a.baseline = Some(it.next().expect("--baseline BINARY").into()),
+            "--clusters" => {
+                let sizes: Vec<usize> = it
+                    .next()
+                    .expect("--clusters N[,N…]")
+                    .split(',')
+                    .map(|n| {
+                        n.trim()
+                            .parse()
+                            .expect("--clusters takes numbers: 10,30,100")
+                    })
+                    .collect();
+                assert!(
+                    sizes.iter().all(|n| *n > 0),
+                    "--clusters takes positive numbers"
+                );
+                a.sizes = Some(sizes);
+            }
             "--soak" => {
                 let m: f64 = it
                     .next()
@@ -81,7 +101,7 @@ fn args() -> Args {
             "--json" => a.json = it.next().expect("--json FILE").into(),
             "--lookout" => a.lookout = it.next().expect("--lookout BINARY").into(),
             other => {
-                panic!("unknown argument {other} (takes --quick, --pages-only, --probe, --access, --hundreds, --baseline BINARY, --soak MINUTES, --json FILE, --lookout BINARY)")
+                panic!("unknown argument {other} (takes --quick, --pages-only, --probe, --access, --hundreds, --baseline BINARY, --clusters N[,N…], --soak MINUTES, --json FILE, --lookout BINARY)")
             }
         }
     }

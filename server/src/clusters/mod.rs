@@ -168,7 +168,26 @@ pub struct Registry {
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
     /// Relists take turns through it; `/metrics` reads it.
     pub relists: Arc<watch::RelistGate>,
+    /// The fleet's change counter: keys [`Whole`].
+    changes: crate::fleet::Changes,
+    /// What a caller who sees the whole fleet reads on every page, kept briefly.
+    whole: std::sync::Mutex<Option<Arc<Whole>>>,
 }
+
+/// What a caller who sees everything reads on every page (the sync strip) and the board:
+/// made once while the fleet's revision stays, for at most [`WHOLE_FOR`], so that a page's
+/// cost does not grow with the number of clusters however many readers there are.
+pub(crate) struct Whole {
+    revision: u64,
+    at: std::time::Instant,
+    pub clusters: Vec<lookout_app::model::ClusterView>,
+    /// Every problem, the fleet's findings joined.
+    pub problems: Vec<lookout_app::model::read::problems::Problem>,
+}
+
+/// How long [`Whole`] is served while nothing changed (times on it — "synced just now" — move
+/// on, and time-based findings are recomputed in the background).
+const WHOLE_FOR: Duration = Duration::from_secs(1);
 
 impl Registry {
     /// Starts one watcher per kind for every cluster that has a client.
@@ -234,7 +253,30 @@ impl Registry {
             history,
             tasks: std::sync::Mutex::new(tasks),
             relists,
+            changes,
+            whole: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The whole fleet's clusters and problems as `view` — a caller's who sees everything —
+    /// sees them (as any such caller does), made at most once per revision and second.
+    pub(crate) fn whole(&self, view: &lookout_app::model::View) -> Arc<Whole> {
+        debug_assert!(view.sees_everything());
+        let revision = self.changes.revision();
+        let mut kept = self.whole.lock().expect("whole lock");
+        if let Some(w) = kept.as_ref() {
+            if w.revision == revision && w.at.elapsed() < WHOLE_FOR {
+                return w.clone();
+            }
+        }
+        let w = Arc::new(Whole {
+            revision,
+            at: std::time::Instant::now(),
+            clusters: self.cluster_views(view),
+            problems: self.all_problems(view),
+        });
+        *kept = Some(w.clone());
+        w
     }
 
     /// Ready once every cluster has synced or failed at least once.

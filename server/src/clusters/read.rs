@@ -41,11 +41,50 @@ impl Registry {
     }
 }
 
-impl FleetReader for Registry {
-    fn clusters(&self, view: &View) -> Vec<lookout_app::model::ClusterView> {
+impl Registry {
+    /// Each cluster `view` sees, as it sees it.
+    pub(super) fn cluster_views(&self, view: &View) -> Vec<lookout_app::model::ClusterView> {
         self.visible(view, None)
             .map(|(c, visible)| c.view(&visible))
             .collect()
+    }
+
+    /// Every problem `view` sees, the fleet's findings (budgets as it may see them,
+    /// tailnets) joined to the problem of the object they are about or standing alone.
+    pub(super) fn all_problems(&self, view: &View) -> Vec<problems::Problem> {
+        let mut cached = Vec::new();
+        let mut own = Vec::new();
+        for (c, visible) in self.visible(view, None) {
+            if visible.whole_cluster() {
+                cached.push(c.problems());
+            } else {
+                own.extend(c.problems_for(&visible));
+            }
+        }
+        let fleet: Vec<Finding> =
+            lookout_app::model::budget::findings(&self.budgets_for(view), (self.now)())
+                .into_iter()
+                .chain(self.tailnet_findings())
+                .filter(|f| Visibility::of(view, &f.cluster).is_some_and(|v| v.finding(f)))
+                .collect();
+        problems::join_fleet(
+            cached.iter().flat_map(|c| c.iter()).chain(&own),
+            &fleet,
+            (self.now)(),
+        )
+        .into_iter()
+        .map(|p| p.into_owned())
+        .collect()
+    }
+}
+
+impl FleetReader for Registry {
+    fn clusters(&self, view: &View) -> Vec<lookout_app::model::ClusterView> {
+        // Whoever sees everything reads the one kept copy (the sync strip of every page).
+        if view.sees_everything() {
+            return self.whole(view).clusters.clone();
+        }
+        self.cluster_views(view)
     }
 
     fn findings(&self, view: &View, q: &FindingQuery) -> Vec<Finding> {
@@ -73,29 +112,17 @@ impl FleetReader for Registry {
     }
 
     fn problems(&self, view: &View, q: &ProblemQuery) -> Problems {
-        let mut cached = Vec::new();
-        let mut own = Vec::new();
-        for (c, visible) in self.visible(view, q.cluster.as_deref()) {
-            if visible.whole_cluster() {
-                cached.push(c.problems());
-            } else {
-                own.extend(c.problems_for(&visible));
-            }
+        // A cluster asked for: its problems are all there is (the counts too).
+        let of_cluster = |p: &&problems::Problem| {
+            q.cluster
+                .as_deref()
+                .is_none_or(|c| p.clusters.iter().any(|pc| pc.as_ref() == c))
+        };
+        if view.sees_everything() {
+            return Problems::of(self.whole(view).problems.iter().filter(of_cluster), q);
         }
-        // The fleet's findings (budgets as the caller may see them, tailnets) join the
-        // problem of the object they are about, or stand alone.
-        let fleet: Vec<Finding> =
-            lookout_app::model::budget::findings(&self.budgets_for(view), (self.now)())
-                .into_iter()
-                .chain(self.tailnet_findings())
-                .filter(|f| Visibility::of(view, &f.cluster).is_some_and(|v| v.finding(f)))
-                .collect();
-        let all = problems::join_fleet(
-            cached.iter().flat_map(|c| c.iter()).chain(&own),
-            &fleet,
-            (self.now)(),
-        );
-        Problems::of(all.iter().map(|p| p.as_ref()), q)
+        let all = self.all_problems(view);
+        Problems::of(all.iter().filter(of_cluster), q)
     }
 
     fn ingresses(&self, view: &View, q: &IngressQuery) -> Page<IngressRow> {

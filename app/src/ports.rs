@@ -20,6 +20,11 @@ use crate::model::{ClusterView, Finding, ObjectKey, Page, View};
 pub trait FleetReader: Send + Sync {
     /// The clusters the view holds, in configuration order.
     fn clusters(&self, view: &View) -> Vec<ClusterView>;
+    /// The same, shared: what every page's sync strip reads (a reader may keep one copy for
+    /// everyone who sees the same).
+    fn cluster_list(&self, view: &View) -> std::sync::Arc<Vec<ClusterView>> {
+        std::sync::Arc::new(self.clusters(view))
+    }
     /// Findings across the visible fleet, most urgent first.
     fn findings(&self, view: &View, query: &FindingQuery) -> Vec<Finding>;
     /// The visible findings grouped by root cause, most urgent first.

@@ -273,7 +273,7 @@ fn recent_table(recent: Result<Vec<RecentChange>, String>, now: DateTime<Utc>) -
 pub fn page(
     shell: &Shell,
     query: &ProblemQuery,
-    clusters: Vec<ClusterView>,
+    clusters: &[ClusterView],
     problems: Problems,
     recent: Result<Vec<RecentChange>, String>,
 ) -> String {
@@ -370,7 +370,7 @@ pub fn page(
         }
         .into_any()
     } else {
-        clusters_table(clusters.clone(), now).into_any()
+        clusters_table(clusters.to_vec(), now).into_any()
     };
     let page = problems.page;
     let empty = page
@@ -382,7 +382,7 @@ pub fn page(
     let form = view! {
         <details class="filter-fold" open=filtered>
             <summary>{if filtered { "Filters (set)" } else { "Filter by host, cluster, namespace, cause or severity" }}</summary>
-            {filter_form(query, &clusters)}
+            {filter_form(query, clusters)}
         </details>
     };
     let bulk = shell.actions.then(|| {
@@ -507,7 +507,7 @@ mod tests {
         let html = page(
             &shell,
             &q,
-            clusters,
+            &clusters,
             Problems::of(std::iter::empty(), &q),
             Ok(Vec::new()),
         );

@@ -180,7 +180,7 @@ pub struct Registry {
 pub(crate) struct Whole {
     revision: u64,
     at: std::time::Instant,
-    pub clusters: Vec<lookout_app::model::ClusterView>,
+    pub clusters: Arc<Vec<lookout_app::model::ClusterView>>,
     /// Every problem, the fleet's findings joined.
     pub problems: Vec<lookout_app::model::read::problems::Problem>,
 }
@@ -272,7 +272,7 @@ impl Registry {
         let w = Arc::new(Whole {
             revision,
             at: std::time::Instant::now(),
-            clusters: self.cluster_views(view),
+            clusters: Arc::new(self.cluster_views(view)),
             problems: self.all_problems(view),
         });
         *kept = Some(w.clone());

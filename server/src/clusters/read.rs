@@ -82,9 +82,16 @@ impl FleetReader for Registry {
     fn clusters(&self, view: &View) -> Vec<lookout_app::model::ClusterView> {
         // Whoever sees everything reads the one kept copy (the sync strip of every page).
         if view.sees_everything() {
-            return self.whole(view).clusters.clone();
+            return self.whole(view).clusters.as_ref().clone();
         }
         self.cluster_views(view)
+    }
+
+    fn cluster_list(&self, view: &View) -> Arc<Vec<lookout_app::model::ClusterView>> {
+        if view.sees_everything() {
+            return self.whole(view).clusters.clone();
+        }
+        Arc::new(self.cluster_views(view))
     }
 
     fn findings(&self, view: &View, q: &FindingQuery) -> Vec<Finding> {

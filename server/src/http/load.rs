@@ -31,7 +31,7 @@ const RECENT_LINES: usize = 30;
 /// The triage board: the clusters, the problems the filters select, and what changed in
 /// the last day (an error instead when the history cannot be read: the board still shows).
 pub(super) struct Board {
-    pub clusters: Vec<ClusterView>,
+    pub clusters: std::sync::Arc<Vec<ClusterView>>,
     pub problems: Problems,
     pub recent: Result<Vec<RecentChange>, String>,
 }
@@ -41,9 +41,10 @@ pub(super) async fn board(
     view: &View,
     q: &ProblemQuery,
     now: DateTime<Utc>,
+    clusters: std::sync::Arc<Vec<ClusterView>>,
 ) -> Board {
     Board {
-        clusters: state.fleet().clusters(view),
+        clusters,
         problems: state.fleet().problems(view, q),
         recent: state
             .history

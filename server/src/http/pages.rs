@@ -41,14 +41,27 @@ fn with_unanswered(banner: Option<String>, view: &lookout_app::model::View) -> O
 }
 
 pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shell {
+    shell_of(
+        state,
+        caller,
+        csrf,
+        &state.fleet().cluster_list(&caller.view),
+    )
+}
+
+/// The shell with the clusters the page read already.
+fn shell_of(
+    state: &AppState,
+    caller: &Caller,
+    csrf: &CsrfToken,
+    clusters: &[lookout_app::model::ClusterView],
+) -> Shell {
     let rev = super::events::revision(state, caller);
-    let sync = state
-        .fleet()
-        .clusters(&caller.view)
-        .into_iter()
+    let sync = clusters
+        .iter()
         .map(|c| SyncLine {
-            name: c.name,
-            state: c.state,
+            name: c.name.clone(),
+            state: c.state.clone(),
             last_sync: c.last_sync,
         })
         .collect();
@@ -102,12 +115,13 @@ pub(super) async fn board(
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, AppError> {
     let q = query::problem_query(raw.as_deref())?;
-    let shell = shell(&state, &caller, &csrf);
-    let board = load::board(&state, &caller.view, &q, shell.now).await;
+    let clusters = state.fleet().cluster_list(&caller.view);
+    let shell = shell_of(&state, &caller, &csrf, &clusters);
+    let board = load::board(&state, &caller.view, &q, shell.now, clusters).await;
     Ok(Html(pages::board::page(
         &shell,
         &q,
-        board.clusters,
+        &board.clusters,
         board.problems,
         board.recent,
     )))

@@ -17,6 +17,13 @@ enum LabelReq {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelSelector(Vec<LabelReq>);
 
+impl LabelSelector {
+    /// Whether it selects everything (no requirement).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// Splits on commas that are not inside parentheses.
 fn split_top(s: &str) -> Vec<&str> {
     let mut parts = Vec::new();
@@ -139,6 +146,11 @@ impl LabelSelector {
 pub struct FieldSelector(Vec<(String, bool, String)>);
 
 impl FieldSelector {
+    /// Whether it selects everything (no requirement).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn parse(s: &str) -> Result<Self, String> {
         let mut reqs = Vec::new();
         for part in split_top(s) {

@@ -65,9 +65,11 @@ async fn list_pages_through_limit_and_continue() {
     let mut names = Vec::new();
     let mut params = ListParams::default().limit(10);
     let mut pages = 0;
+    let mut remaining = Vec::new();
     loop {
         let page = api.list(&params).await.unwrap();
         pages += 1;
+        remaining.push(page.metadata.remaining_item_count);
         names.extend(page.items.iter().map(|c| c.metadata.name.clone().unwrap()));
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
@@ -78,6 +80,20 @@ async fn list_pages_through_limit_and_continue() {
     assert_eq!(names.len(), 25);
     assert_eq!(names.first().unwrap(), "cm-00");
     assert_eq!(names.last().unwrap(), "cm-24");
+    // What is left, after each full page; none after the last.
+    assert_eq!(remaining, [Some(15), Some(5), None]);
+    // With a selector the API server does not count what is left (only a continue token).
+    let first = api
+        .list(
+            &ListParams::default()
+                .limit(10)
+                .fields("metadata.name!=cm-00"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.items.len(), 10);
+    assert_eq!(first.metadata.remaining_item_count, None);
+    assert!(first.metadata.continue_.is_some_and(|c| !c.is_empty()));
 }
 
 #[tokio::test]

@@ -219,30 +219,47 @@ impl Cluster {
         };
         let mut items = Vec::new();
         let mut last = None;
-        let mut remaining = 0usize;
+        // Whether a matching object follows the page, and how many when that is known.
+        let (mut more, mut remaining) = (false, None);
         if let Some(objs) = st.objects.get(&(rt.group.clone(), rt.plural.clone())) {
-            let range = objs
-                .iter()
-                .filter(|(k, _)| start.as_ref().is_none_or(|s| *k > s));
-            for (k, obj) in range {
-                if !sel.matches(obj) {
-                    continue;
-                }
-                if limit.is_some_and(|l| items.len() >= l) {
-                    remaining += 1;
-                    continue;
-                }
+            // From just after the continue token's key: a page costs its own objects, not
+            // every object before it.
+            let range = match &start {
+                Some(s) => objs
+                    .range::<ObjKey, _>((std::ops::Bound::Excluded(s), std::ops::Bound::Unbounded)),
+                None => objs.range::<ObjKey, _>(..),
+            };
+            let mut rest = range.filter(|(_, obj)| sel.matches(obj)).peekable();
+            while let Some((k, obj)) = rest.next() {
                 items.push(Value::clone(obj));
                 last = Some(k.clone());
+                if limit.is_some_and(|l| items.len() >= l) {
+                    more = rest.peek().is_some();
+                    break;
+                }
+            }
+            // The API server counts what is left only for a list without label or field
+            // selectors (etcd3 `store.go`: `pred.Empty()`); then the keys say it (the
+            // namespace is the key's first part), no object is read.
+            if more && sel.labels.is_empty() && sel.fields.is_empty() {
+                let after = last.clone().expect("a full page has a last key");
+                remaining = Some(
+                    objs.range::<ObjKey, _>((
+                        std::ops::Bound::Excluded(&after),
+                        std::ops::Bound::Unbounded,
+                    ))
+                    .filter(|((ns, _), _)| sel.namespace.as_ref().is_none_or(|n| n == ns))
+                    .count(),
+                );
             }
         }
-        let continue_token = (remaining > 0)
-            .then(|| encode_continue(last.as_ref().expect("a full page has a last key")));
+        let continue_token =
+            more.then(|| encode_continue(last.as_ref().expect("a full page has a last key")));
         Ok(ListPage {
             items,
             resource_version: st.rv,
             continue_token,
-            remaining: (remaining > 0).then_some(remaining),
+            remaining,
         })
     }
 }

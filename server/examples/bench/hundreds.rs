@@ -76,23 +76,11 @@ async fn cached_objects(base: &str) -> u64 {
 
 /// Lists and relists started since start over the fleet, and relists under way now.
 async fn relists(base: &str) -> (u64, u64) {
-    let text = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let value = |l: &str| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap();
-    let started = text
-        .lines()
-        .filter(|l| l.starts_with("lookout_watch_relists_total{"))
-        .map(value)
-        .sum();
-    let now = text
-        .lines()
-        .find(|l| l.starts_with("lookout_relists_in_progress "))
-        .map_or(0, value);
-    (started, now)
+    let m = Metrics::of(base).await;
+    (
+        m.sum("lookout_watch_relists_total"),
+        m.gauge("lookout_relists_in_progress"),
+    )
 }
 
 /// How many kinds are synced over the fleet.

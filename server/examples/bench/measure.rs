@@ -35,31 +35,53 @@ pub(super) fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
 }
 
+/// Lookout's `/metrics` text, read once for several values.
+pub(super) struct Metrics(String);
+
+impl Metrics {
+    pub(super) async fn of(base: &str) -> Metrics {
+        Metrics(
+            reqwest::get(format!("{base}/metrics"))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap(),
+        )
+    }
+
+    fn value(line: &str) -> u64 {
+        line.rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+    }
+
+    /// The sum of a family's labelled series (`name{…} v`).
+    pub(super) fn sum(&self, name: &str) -> u64 {
+        let prefix = format!("{name}{{");
+        self.0
+            .lines()
+            .filter(|l| l.starts_with(&prefix))
+            .map(Self::value)
+            .sum()
+    }
+
+    /// An unlabelled series (`name v`), 0 when absent.
+    pub(super) fn gauge(&self, name: &str) -> u64 {
+        self.0
+            .lines()
+            .find(|l| l.strip_prefix(name).is_some_and(|r| r.starts_with(' ')))
+            .map_or(0, Self::value)
+    }
+}
+
 /// What Lookout says it caches (every kind), its heap in use, jemalloc's resident bytes and
 /// SQLite's memory, from `/metrics`.
 pub(super) async fn cached(base: &str) -> (u64, u64, u64, u64) {
-    let text = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let value = |l: &str| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap();
-    let objects = text
-        .lines()
-        .filter(|l| l.starts_with("lookout_cached_objects{"))
-        .map(value)
-        .sum();
-    let gauge = |name: &str| {
-        text.lines()
-            .find(|l| l.strip_prefix(name).is_some_and(|r| r.starts_with(' ')))
-            .map_or(0, value)
-    };
+    let m = Metrics::of(base).await;
     (
-        objects,
-        gauge("lookout_heap_bytes"),
-        gauge("lookout_heap_resident_bytes"),
-        gauge("lookout_sqlite_memory_bytes"),
+        m.sum("lookout_cached_objects"),
+        m.gauge("lookout_heap_bytes"),
+        m.gauge("lookout_heap_resident_bytes"),
+        m.gauge("lookout_sqlite_memory_bytes"),
     )
 }
 

@@ -2,8 +2,10 @@
 //! one watcher per kind, sync state and cached views. Clusters fail independently.
 
 pub(crate) mod access;
+mod cache;
 mod complaints;
 mod counters;
+mod derived;
 mod kinds;
 mod read;
 mod record;

@@ -2,9 +2,14 @@
 //! cluster's state derived from them (connecting, synced, stale since T, failed).
 
 use std::collections::BTreeMap;
+use std::sync::{Mutex, RwLock};
 
 use chrono::{DateTime, Utc};
+use lookout_app::model::cluster::SyncEvent;
 use lookout_app::model::{Kind, KindState, KindStatus, SyncState};
+use tokio::sync::mpsc;
+
+use super::complaints::Complaints;
 
 /// What is known about one cluster's sync.
 #[derive(Debug)]
@@ -127,6 +132,153 @@ impl SyncStatus {
             });
         self.state = next;
         moved
+    }
+}
+
+/// One cluster's sync state with what reports its changes: the log (changes of state at
+/// once, failures at most once a minute), the sync-event writer, and the watchers' signal to
+/// start over after the API server answers again.
+pub(super) struct SyncTracker {
+    cluster: String,
+    status: RwLock<SyncStatus>,
+    /// Failures not yet mentioned in the log (see [`super::complaints`]).
+    complaints: Mutex<Complaints>,
+    /// Bumped when the API server answers the probe while something is in error: the
+    /// watchers start over with fresh requests — all of them (`true`) after the probe itself
+    /// failed (their requests may hang), else those whose kind is in error.
+    reconnects: tokio::sync::watch::Sender<(u64, bool)>,
+    events: mpsc::Sender<SyncEvent>,
+}
+
+impl SyncTracker {
+    pub(super) fn new(cluster: String, events: mpsc::Sender<SyncEvent>) -> Self {
+        SyncTracker {
+            cluster,
+            status: RwLock::new(SyncStatus::new()),
+            complaints: Mutex::default(),
+            reconnects: tokio::sync::watch::Sender::new((0, false)),
+            events,
+        }
+    }
+
+    /// Reads the sync state.
+    pub(super) fn read<T>(&self, f: impl FnOnce(&SyncStatus) -> T) -> T {
+        f(&self.status.read().expect("sync lock"))
+    }
+
+    /// The state of one kind.
+    pub(super) fn kind_state(&self, kind: Kind) -> Option<KindState> {
+        self.read(|s| s.kinds.get(&kind).map(|k| k.state.clone()))
+    }
+
+    /// Changes the state of one kind; true when anything changed.
+    pub(super) fn set_kind(
+        &self,
+        kind: Kind,
+        state: KindState,
+        objects: usize,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let changed = self
+            .status
+            .write()
+            .expect("sync lock")
+            .set_kind(kind, state, objects, now);
+        self.report(changed, now)
+    }
+
+    /// Records whether the API server can be reached (`Err` says why not); true when
+    /// anything changed.
+    pub(super) fn set_reachable(&self, reachable: Result<(), String>, now: DateTime<Utc>) -> bool {
+        let changed = self
+            .status
+            .write()
+            .expect("sync lock")
+            .set_reachable(reachable, now);
+        self.report(changed, now)
+    }
+
+    /// Updates a kind's object count without changing its state.
+    pub(super) fn set_count(&self, kind: Kind, objects: usize, now: DateTime<Utc>) {
+        self.status
+            .write()
+            .expect("sync lock")
+            .set_count(kind, objects, now);
+    }
+
+    /// A watch or probe failed (`what`): logged at once when the cluster was healthy, then at
+    /// most once a minute with the number of failures held back. The state change itself is
+    /// logged by [`SyncTracker::report`]; every failure is counted in `/metrics` and shown on
+    /// the pages.
+    pub(super) fn complain(&self, kind: Kind, what: &str) {
+        let held = self
+            .complaints
+            .lock()
+            .expect("complaints lock")
+            .failed(std::time::Instant::now());
+        if let Some(held) = held {
+            tracing::warn!(cluster = %self.cluster, kind = kind.name(), held_back = held, "{what}");
+        }
+    }
+
+    /// A receiver that wakes when watchers should start over (see [`SyncTracker::probed`]).
+    pub(super) fn reconnects(&self) -> tokio::sync::watch::Receiver<(u64, bool)> {
+        self.reconnects.subscribe()
+    }
+
+    /// The outcome of a health probe of the API server. While it fails, the cluster is in
+    /// error. When it answers: after a failed probe every watcher starts over (their requests
+    /// may hang for minutes); otherwise the watchers whose kind is in error do (a watch that
+    /// resumed quietly sends nothing that would clear its error). True when the state changed.
+    pub(super) fn probed(&self, result: Result<(), String>, now: DateTime<Utc>) -> bool {
+        let (failing, kind_errors) = self.read(|s| (s.unreachable.is_some(), s.kind_errors()));
+        match result {
+            Err(error) => self.set_reachable(Err(error), now),
+            Ok(()) if failing => {
+                tracing::info!(cluster = %self.cluster, "the API server answers again; watches start over");
+                let changed = self.set_reachable(Ok(()), now);
+                self.reconnects
+                    .send_modify(|(n, all)| (*n, *all) = (n.wrapping_add(1), true));
+                changed
+            }
+            Ok(()) if kind_errors => {
+                self.reconnects
+                    .send_modify(|(n, all)| (*n, *all) = (n.wrapping_add(1), false));
+                false
+            }
+            Ok(()) => false,
+        }
+    }
+
+    /// After a change of the sync state (None: nothing changed): when the cluster moved to
+    /// another state, logs it and tells the sync-event writer. True when anything changed.
+    fn report(&self, changed: Option<Option<Moved>>, now: DateTime<Utc>) -> bool {
+        let Some(moved) = changed else { return false };
+        if let Some(Moved { from, to }) = moved {
+            let error = match &to {
+                SyncState::Stale { error, .. } | SyncState::Failed { error } => Some(error.clone()),
+                _ => None,
+            };
+            match &error {
+                Some(error) => {
+                    tracing::warn!(cluster = %self.cluster, from, to = to.label(), error, "cluster sync state changed")
+                }
+                None => {
+                    tracing::info!(cluster = %self.cluster, from, to = to.label(), "cluster sync state changed");
+                    self.complaints.lock().expect("complaints lock").recovered();
+                }
+            }
+            let ev = SyncEvent {
+                cluster: self.cluster.clone(),
+                state: to.label(),
+                error,
+                at: now,
+            };
+            if let Err(e) = self.events.try_send(ev) {
+                tracing::warn!(cluster = %self.cluster, error = %e, "the sync-event writer is behind; this state change is not recorded");
+            }
+        }
+        true
     }
 }
 

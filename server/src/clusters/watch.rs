@@ -1,6 +1,9 @@
-//! Watch pipelines: default backoff → project into compact views → store. Every stream
-//! carries `cluster` and `kind` in its span; no error is dropped silently. A kind whose CRD
-//! is absent is reported as not installed and looked for again periodically.
+//! Watch pipelines: one per kind of each cluster, with kube's default backoff. A watcher turns
+//! kube's events into [`Step`]s for its cluster's record, which owns what follows from them;
+//! the watcher keeps only the timing (list deadlines, the relist gate, Retry-After, starting
+//! over). Every stream carries `cluster` and `kind` in its span; no error is dropped silently.
+//! A kind whose CRD is absent has no watch: it is reported as not installed and looked for
+//! again periodically.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,15 +13,12 @@ use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
-use lookout_app::model::data::ClusterData;
 use lookout_app::model::KindState;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::kinds::{self, Kept, Source, Watched};
-use super::record::ClusterRecord;
-use lookout_app::model::history::HistoryEvent;
-use lookout_app::model::text::Uid;
+use super::kinds::{Source, Watched};
+use super::record::{ClusterRecord, Step};
 
 /// Objects per page of a list. Each page is read whole and decoded into a tree before its
 /// objects are projected, and a fleet starting up has every kind of every cluster listing at
@@ -163,7 +163,9 @@ pub(super) async fn run(
                 let discovered = match discovered {
                     Ok(d) => d,
                     Err(_) => {
-                        unanswered(&record, kind, "discovery", timing.list_timeout);
+                        let after = timing.list_timeout;
+                        let what = "discovery";
+                        record.apply(kind, Step::Unanswered { what, after }).await;
                         Err(kube::Error::Service(
                             "discovery timed out".to_string().into(),
                         ))
@@ -183,19 +185,7 @@ pub(super) async fn run(
                     }
                 };
                 if let Some(state) = absent {
-                    if record.kind_state(kind.kind()).as_ref() != Some(&state) {
-                        match &state {
-                            KindState::UnsupportedVersion { served, .. } => tracing::warn!(
-                                ?served,
-                                "the kind is served only at versions Lookout does not read; looking again every {recheck:?}"
-                            ),
-                            _ => tracing::info!(
-                                "CRD not installed; looking again every {recheck:?}"
-                            ),
-                        }
-                        record.update(|d| kind.replace(d, &mut ClusterData::default()));
-                        record.set_kind(kind.kind(), state, 0);
-                    }
+                    record.apply(kind, Step::Absent(state)).await;
                     tokio::select! {
                         _ = shutdown.cancelled() => return,
                         _ = tokio::time::sleep(recheck) => continue,
@@ -210,25 +200,6 @@ pub(super) async fn run(
     }
     .instrument(span)
     .await
-}
-
-/// Puts a kind in error because the API server did not answer in time.
-fn unanswered(record: &ClusterRecord, kind: &dyn Watched, what: &str, after: Duration) {
-    record.complain(
-        kind.kind(),
-        &format!("no answer to the {what} within {after:?}; the cluster may be unreachable"),
-    );
-    let count = record.read(|d| kind.count(d));
-    record.set_kind(
-        kind.kind(),
-        KindState::Error {
-            error: format!(
-                "no answer to the {what} within {}s (watch.list_timeout); still trying",
-                after.as_secs_f64()
-            ),
-        },
-        count,
-    );
 }
 
 async fn watch(
@@ -253,20 +224,6 @@ async fn watch(
     }
     let stream = watcher(api, config).default_backoff();
     let mut stream = std::pin::pin!(stream);
-    // The relist in progress; swapped in whole at InitDone so pages never see half a list.
-    let mut relist = ClusterData::default();
-    let mut skipped = 0usize;
-    // UIDs seen in the relist in progress, for the history's deletions (kinds it records).
-    let mut live: Vec<Uid> = Vec::new();
-    let kept = kind.kept();
-    if record.kind_state(kind.kind()).is_none_or(|s| {
-        matches!(
-            s,
-            KindState::NotInstalled | KindState::UnsupportedVersion { .. }
-        )
-    }) {
-        record.set_kind(kind.kind(), KindState::Listing, 0);
-    }
     // While a list is in progress: by when its next object must have come; None otherwise.
     // An inactivity limit, not a total one: a slow list of a large cluster keeps going.
     let mut list_deadline = Some(tokio::time::Instant::now() + list_timeout);
@@ -276,7 +233,8 @@ async fn watch(
             _ = shutdown.cancelled() => return Ended::Shutdown,
             ev = stream.next() => ev,
             _ = sleep_until(list_deadline) => {
-                unanswered(record, kind, "list", list_timeout);
+                let (what, after) = ("list", list_timeout);
+                record.apply(kind, Step::Unanswered { what, after }).await;
                 return Ended::Restart;
             }
             _ = reconnected.changed() => {
@@ -290,7 +248,7 @@ async fn watch(
         let Some(event) = event else {
             return Ended::Shutdown;
         };
-        match event {
+        let step = match &event {
             Ok(Event::Init) => {
                 // The list request goes out when the stream is polled next: a relist of a
                 // kind that has data waits for its turn first.
@@ -306,133 +264,58 @@ async fn watch(
                     };
                 }
                 list_deadline = Some(tokio::time::Instant::now() + list_timeout);
-                record
-                    .counters
-                    .relists
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                relist = ClusterData::default();
-                live.clear();
-                skipped = 0;
+                Step::Listing
             }
             Ok(Event::InitApply(obj)) => {
                 list_deadline = Some(tokio::time::Instant::now() + list_timeout);
-                if let Some(why) = kinds::unusable(&obj) {
-                    record.skip(kind.kind(), why, obj.metadata.namespace.as_deref());
-                    continue;
-                }
-                if !record.with_strings(|s| kind.apply(&record.name, &mut relist, &obj, s)) {
-                    skipped += 1;
-                }
-                let event = record
-                    .read(|current| kind.history(&record.name, &obj, false, &relist, current));
-                if let Some(event) = event {
-                    if kept == Kept::Objects {
-                        live.push(Uid::parse(obj.metadata.uid.as_deref().unwrap_or_default()));
-                    }
-                    record.record_history(event).await;
-                }
+                Step::Listed(obj)
             }
             Ok(Event::InitDone) => {
                 list_deadline = None;
-                let count = record.update(|d| {
-                    kind.replace(d, &mut relist);
-                    kind.count(d)
-                });
-                record.touch_all();
-                record.prune_strings();
-                if kept == Kept::Objects {
-                    record
-                        .record_history(HistoryEvent::Relisted {
-                            cluster: record.name.clone(),
-                            kind: kind.kind(),
-                            live: std::mem::take(&mut live),
-                        })
-                        .await;
-                }
-                // The list's JSON is freed: give the memory back instead of caching it here.
-                crate::memory::release_thread_cache();
-                tracing::info!(count, skipped, "initial list done");
-                record.set_kind(kind.kind(), KindState::Synced, count);
-                // The old data is gone: the next relist may start.
-                slot = None;
-                record.warm_up();
+                Step::Relisted
             }
-            Ok(Event::Apply(obj)) => {
-                if let Some(why) = kinds::unusable(&obj) {
-                    record.skip(kind.kind(), why, obj.metadata.namespace.as_deref());
-                    continue;
-                }
-                record.touch_namespace(obj.metadata.namespace.as_deref());
-                let (count, event) = record.update_with_strings(|d, s| {
-                    kind.apply(&record.name, d, &obj, s);
-                    (kind.count(d), kind.history(&record.name, &obj, false, d, d))
-                });
-                if let Some(event) = event {
-                    record.record_history(event).await;
-                }
-                if record.kind_state(kind.kind()) == Some(KindState::Synced) {
-                    record.set_count(kind.kind(), count);
-                } else {
-                    record.set_kind(kind.kind(), KindState::Synced, count);
-                }
-            }
-            Ok(Event::Delete(obj)) => {
-                record.touch_namespace(obj.metadata.namespace.as_deref());
-                let (count, event) = record.update(|d| {
-                    kind.remove(d, &obj);
-                    (kind.count(d), kind.history(&record.name, &obj, true, d, d))
-                });
-                if let Some(event) = event {
-                    record.record_history(event).await;
-                }
-                record.set_count(kind.kind(), count);
-            }
-            Err(e) if is_gone(&e) => {
+            Ok(Event::Apply(obj)) => Step::Applied(obj),
+            Ok(Event::Delete(obj)) => Step::Deleted(obj),
+            Err(e) if is_gone(e) => {
                 // The normal end of a too-old watch: the watcher relists by itself.
                 tracing::debug!(error = %e, "resource version expired; relisting");
+                continue;
             }
-            Err(e) if is_too_large(&e) => {
+            Err(e) if is_too_large(e) => {
                 // The API server's versions went back (restarted on a restored or new etcd):
                 // resuming from ours can never succeed, and the watcher would retry it forever.
                 tracing::warn!(error = %e, "the API server's resource versions are behind ours; listing again");
                 return Ended::Restart;
             }
+            Err(e) if spec.crd && is_not_found(e) => {
+                tracing::info!("the kind is no longer served");
+                return Ended::Gone;
+            }
             Err(e) => {
-                if spec.crd && is_not_found(&e) {
-                    tracing::info!("the kind is no longer served");
-                    return Ended::Gone;
-                }
-                record
-                    .counters
-                    .watch_errors
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                record.complain(
-                    kind.kind(),
-                    &format!("watch failed, retrying with backoff: {e}"),
-                );
                 // The server did answer: the list's inactivity limit starts again, so a real
                 // error is not replaced by "no answer" while the watcher backs off.
                 list_deadline = list_deadline.map(|_| tokio::time::Instant::now() + list_timeout);
-                let count = record.read(|d| kind.count(d));
-                record.set_kind(
-                    kind.kind(),
-                    KindState::Error {
-                        error: describe(&e, &spec),
-                    },
-                    count,
-                );
-                if let Some(after) = retry_after(&e) {
-                    // The server said when to come back (429); kube's own retry is off (see
-                    // build_client), so the watcher waits here: no request before that.
-                    tracing::info!(?after, "throttled; waiting as the API server asked");
-                    tokio::select! {
-                        _ = shutdown.cancelled() => return Ended::Shutdown,
-                        _ = tokio::time::sleep(after) => {}
-                    }
-                    list_deadline =
-                        list_deadline.map(|_| tokio::time::Instant::now() + list_timeout);
+                Step::Failed {
+                    logged: e.to_string(),
+                    shown: describe(e, &spec),
                 }
             }
+        };
+        let relisted = matches!(step, Step::Relisted);
+        record.apply(kind, step).await;
+        if relisted {
+            // The old data is replaced: the next relist may start.
+            slot = None;
+        }
+        if let Some(after) = event.as_ref().err().and_then(retry_after) {
+            // The server said when to come back (429); kube's own retry is off (see
+            // build_client), so the watcher waits here: no request before that.
+            tracing::info!(?after, "throttled; waiting as the API server asked");
+            tokio::select! {
+                _ = shutdown.cancelled() => return Ended::Shutdown,
+                _ = tokio::time::sleep(after) => {}
+            }
+            list_deadline = list_deadline.map(|_| tokio::time::Instant::now() + list_timeout);
         }
     }
 }

@@ -248,13 +248,8 @@ pub(crate) async fn run(
                 .flat_map(|&k| mine[k].sources.iter().map(|s| s.namespace.clone()))
                 .collect();
             mine.sort_by(|a, b| (&a.host, a.address).cmp(&(&b.host, b.address)));
-            c.update(|d| d.probes = Arc::new(mine));
-            for ns in &namespaces {
-                c.touch_namespace(Some(ns));
-            }
-            if gone {
-                c.touch_all();
-            }
+            let namespaces: Vec<&str> = namespaces.iter().map(String::as_str).collect();
+            c.observed(mine, &namespaces, gone);
         }
         if only.is_some() {
             // Rechecks are not rounds: the round statistics stay the full rounds'.

@@ -1,0 +1,138 @@
+//! One cluster's cache: the projected views of every watched kind, the strings they share,
+//! the lists in progress, and the change counters that key what is derived from them. Only
+//! the record's [`apply`](super::record::ClusterRecord::apply) changes it (and the probe
+//! worker, which sets what it saw of the hosts).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+
+use lookout_app::model::data::ClusterData;
+use lookout_app::model::interner::Interner;
+use lookout_app::model::read::Visibility;
+use lookout_app::model::text::Uid;
+use lookout_app::model::Kind;
+
+/// A list in progress: filled as its pages arrive, swapped in whole when it is complete, so
+/// pages never see half a list.
+#[derive(Default)]
+pub(super) struct Relist {
+    pub(super) data: ClusterData,
+    /// Objects the projection did not keep (not needed).
+    pub(super) skipped: usize,
+    /// UIDs seen, for the history's deletions (kinds whose objects it records).
+    pub(super) live: Vec<Uid>,
+}
+
+#[derive(Default)]
+pub(super) struct Cache {
+    data: RwLock<ClusterData>,
+    /// Shared copies of the strings the views repeat.
+    strings: Mutex<Interner>,
+    /// Each kind's list in progress.
+    relists: Mutex<BTreeMap<Kind, Relist>>,
+    /// Bumped on every change of data or state; keys the derived data.
+    generation: AtomicU64,
+    /// Changes per namespace ("" for cluster-scoped objects), and of everything at once
+    /// (relists, sync state): what a namespace-scoped caller's live revision is made of, so
+    /// that it does not move with other namespaces' activity.
+    namespace_generations: Mutex<HashMap<String, u64>>,
+    epoch: AtomicU64,
+}
+
+impl Cache {
+    /// Reads the cached data.
+    pub(super) fn read<T>(&self, f: impl FnOnce(&ClusterData) -> T) -> T {
+        f(&self.data.read().expect("data lock"))
+    }
+
+    /// Changes the cached data with the interner at hand (projections); the caller says what
+    /// changed ([`Cache::touch_namespace`], [`Cache::touch_all`]) and bumps the generation.
+    pub(super) fn write<T>(&self, f: impl FnOnce(&mut ClusterData, &mut Interner) -> T) -> T {
+        let mut strings = self.strings.lock().expect("interner lock");
+        let out = f(&mut self.data.write().expect("data lock"), &mut strings);
+        self.generation.fetch_add(1, Ordering::Relaxed);
+        out
+    }
+
+    /// Runs `f` on `kind`'s list in progress (started if there is none) with the interner and
+    /// the live data at hand.
+    pub(super) fn relist<T>(
+        &self,
+        kind: Kind,
+        f: impl FnOnce(&mut Relist, &mut Interner, &ClusterData) -> T,
+    ) -> T {
+        let mut relists = self.relists.lock().expect("relists lock");
+        let mut strings = self.strings.lock().expect("interner lock");
+        let live = self.data.read().expect("data lock");
+        f(relists.entry(kind).or_default(), &mut strings, &live)
+    }
+
+    /// Forgets `kind`'s list in progress (a new list starts).
+    pub(super) fn drop_relist(&self, kind: Kind) {
+        self.relists.lock().expect("relists lock").remove(&kind);
+    }
+
+    /// Takes `kind`'s completed list out (empty when none was started).
+    pub(super) fn take_relist(&self, kind: Kind) -> Relist {
+        self.relists
+            .lock()
+            .expect("relists lock")
+            .remove(&kind)
+            .unwrap_or_default()
+    }
+
+    /// Forgets interned strings no view uses any more (after a relist).
+    pub(super) fn prune_strings(&self) {
+        self.strings.lock().expect("interner lock").prune();
+    }
+
+    /// Something changed that is not in the data (the sync state): the derived data is
+    /// computed again.
+    pub(super) fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The generation of the data and state.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
+    }
+
+    /// An object of `namespace` (None: cluster-scoped) changed.
+    pub(super) fn touch_namespace(&self, namespace: Option<&str>) {
+        *self
+            .namespace_generations
+            .lock()
+            .expect("namespace generations lock")
+            .entry(namespace.unwrap_or_default().to_string())
+            .or_default() += 1;
+    }
+
+    /// Everything may have changed (a relist, a sync state).
+    pub(super) fn touch_all(&self) {
+        self.epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A number that moves when something `visible` sees changes: the whole generation for
+    /// who sees all of the cluster; else its epoch and the generations of the visible
+    /// namespaces and of cluster-scoped objects (which their findings read).
+    pub(super) fn visible_generation(&self, visible: &Visibility<'_>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        if visible.whole_cluster() {
+            return self.generation();
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.epoch.load(Ordering::Relaxed).hash(&mut h);
+        let gens = self
+            .namespace_generations
+            .lock()
+            .expect("namespace generations lock");
+        let mut seen: Vec<(&String, &u64)> = gens
+            .iter()
+            .filter(|(ns, _)| ns.is_empty() || visible.namespace(ns))
+            .collect();
+        seen.sort();
+        seen.hash(&mut h);
+        h.finish()
+    }
+}

@@ -37,6 +37,9 @@ pub struct FleetOptions {
     /// Authenticate and authorize every API request with RBAC ([`crate::auth`]); off, every
     /// request may do everything.
     pub authorize: bool,
+    /// Serve HTTPS (HTTP/2 or HTTP/1.1, by ALPN) with a certificate of the fleet's own CA,
+    /// which the kubeconfig carries, as real API servers do; always on with `authorize`.
+    pub tls: bool,
     /// How long the garbage collector waits, on the fleet's clock, before it removes the
     /// dependents of a deleted object (None: they go with it at once).
     pub gc_delay: Option<chrono::Duration>,
@@ -59,6 +62,7 @@ impl FleetOptions {
             seed: 0,
             edge: None,
             authorize: false,
+            tls: false,
             gc_delay: None,
             default_issuer: None,
         }
@@ -118,7 +122,7 @@ impl Fleet {
         });
         let manual = matches!(*clock, Clock::Manual(_));
         // Credentials go over TLS only: an authorizing fleet serves HTTPS.
-        let serving = if opts.authorize {
+        let serving = if opts.authorize || opts.tls {
             Some(crate::tls::Serving::new(opts.bind).map_err(std::io::Error::other)?)
         } else {
             None

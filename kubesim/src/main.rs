@@ -48,6 +48,10 @@ enum Command {
         /// API server; without it every request may do everything.
         #[arg(long)]
         authorize: bool,
+        /// Serve HTTPS (HTTP/2 or HTTP/1.1, by ALPN) with a certificate of a CA of the fleet's
+        /// own, which the kubeconfig carries, as real API servers do (always with --authorize).
+        #[arg(long)]
+        tls: bool,
         /// Scale generator: this many Ingresses (with issued Certificates) per cluster.
         #[arg(long, default_value_t = 0)]
         scale_ingresses: usize,
@@ -80,6 +84,7 @@ async fn main() -> anyhow::Result<()> {
         controllers,
         speed,
         authorize,
+        tls,
         scale_ingresses,
         scale_namespaces,
         default_issuer,
@@ -93,6 +98,7 @@ async fn main() -> anyhow::Result<()> {
     opts.install_crds = !no_crds;
     opts.controllers = controllers;
     opts.authorize = authorize;
+    opts.tls = tls;
     opts.default_issuer = default_issuer
         .as_deref()
         .map(kubesim::sim::shim::DefaultIssuer::parse)

@@ -106,7 +106,11 @@ pub async fn check(config: &Config) -> Vec<ClusterAccess> {
                             }
                         }
                         Err(e) => {
-                            answers = Err(format!("asking for {}: {e}", r.describe()));
+                            answers = Err(format!(
+                                "asking for {}: {}",
+                                r.describe(),
+                                crate::clusters::with_causes(&e)
+                            ));
                             break;
                         }
                     }

@@ -214,8 +214,12 @@ async fn fleet(
     ingresses: usize,
 ) -> (Fleet, tempfile::TempDir, PathBuf, CancellationToken) {
     let token = CancellationToken::new();
+    // HTTPS with the fleet's own CA, as real API servers serve (and offer HTTP/2).
     let fleet = Fleet::start(
-        &FleetOptions::numbered(clusters),
+        &FleetOptions {
+            tls: true,
+            ..FleetOptions::numbered(clusters)
+        },
         Arc::new(Clock::Real),
         token.clone(),
     )

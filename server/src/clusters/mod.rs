@@ -3,6 +3,7 @@
 
 pub(crate) mod access;
 mod cache;
+mod client;
 mod complaints;
 mod counters;
 mod derived;
@@ -30,6 +31,22 @@ use crate::clock::Now;
 use crate::config::ClusterConfig;
 use lookout_app::model::cluster::SyncEvent;
 use lookout_app::model::history::HistoryEvent;
+
+/// An error with its causes, as far as its own words do not say them already: a client's
+/// `client error (Connect)` alone does not tell a refused connection from an unknown CA.
+pub(crate) fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
+}
 
 /// How a cluster is reached: a client, or why none could be built.
 pub struct ClusterSource {
@@ -83,7 +100,7 @@ pub(crate) async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
     // while its kind looked synced, and an action would hang. The watchers back off and
     // honour Retry-After themselves, with the error shown; an action reports it at once.
     config.default_retry = false;
-    Client::try_from(config).map_err(|e| format!("building the client: {e}"))
+    client::build(config)
 }
 
 /// How the watchers behave.
@@ -149,7 +166,7 @@ async fn probe(
         };
         record.probed(match answer {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(format!("listing Ingresses failed: {e}")),
+            Ok(Err(e)) => Err(format!("listing Ingresses failed: {}", with_causes(&e))),
             Err(_) => Err(format!(
                 "the API server did not answer a list of Ingresses within {}s (watch.list_timeout)",
                 list_timeout.as_secs_f64()

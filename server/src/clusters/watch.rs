@@ -296,7 +296,7 @@ async fn watch(
                 // error is not replaced by "no answer" while the watcher backs off.
                 list_deadline = list_deadline.map(|_| tokio::time::Instant::now() + list_timeout);
                 Step::Failed {
-                    logged: e.to_string(),
+                    logged: super::with_causes(e),
                     shown: describe(e, &spec),
                 }
             }
@@ -336,7 +336,7 @@ fn status_of(e: &watcher::Error) -> Option<&kube::core::Status> {
 /// server's own words: "cannot watch certificaterequests.cert-manager.io: forbidden …".
 fn describe(e: &watcher::Error, spec: &Source) -> String {
     let Some(status) = status_of(e).filter(|s| s.code == 403) else {
-        return e.to_string();
+        return super::with_causes(e);
     };
     let verb = match e {
         watcher::Error::InitialListFailed(_) => "list",

@@ -63,6 +63,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         // The demo's kubeconfig is the admin's; the API servers still authorize every
         // request, as real ones do.
         authorize: true,
+        tls: true,
         // As on a real cluster, a deleted object's dependents go a little later (the garbage
         // collector): a restarted request meets its predecessor's Order for a while.
         gc_delay: Some(chrono::Duration::seconds(30)),

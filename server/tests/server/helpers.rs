@@ -50,6 +50,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         edge: None,
         manifests: None,
         gc_delay: None,
+        tls: false,
     }
 }
 
@@ -69,6 +70,7 @@ pub struct AppOptions {
     edge: Option<kubesim::sim::edge::EdgePorts>,
     manifests: Option<String>,
     gc_delay: Option<chrono::Duration>,
+    tls: bool,
 }
 
 impl AppOptions {
@@ -147,6 +149,13 @@ impl AppOptions {
         self
     }
 
+    /// kubesim serves HTTPS (HTTP/2 or HTTP/1.1 by ALPN) with its own CA, as real API
+    /// servers do, without authorizing.
+    pub fn tls(mut self) -> Self {
+        self.tls = true;
+        self
+    }
+
     /// The database (and kubeconfig) in `dir`, e.g. a small filesystem mounted there.
     pub fn dir(mut self, dir: tempfile::TempDir) -> Self {
         self.dir = Some(dir);
@@ -162,6 +171,7 @@ impl AppOptions {
             edge: self.edge,
             authorize: self.manifests.is_some(),
             gc_delay: self.gc_delay,
+            tls: self.tls,
             ..FleetOptions::numbered(0)
         };
         let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())

@@ -6,6 +6,7 @@ mod actions;
 mod binary;
 mod budgets;
 mod bulk;
+mod client;
 mod cluster_access;
 mod connections;
 mod derived;

@@ -332,12 +332,12 @@ mod tests {
             ))
             .certificate(cert)
             .ingress(ing);
-        let findings = w.findings();
-        let refs: Vec<&crate::model::Finding> = findings.iter().collect();
+        let findings = std::sync::Arc::new(w.findings());
         let problems = crate::model::read::problems::cluster_problems(
             &w.facts,
             &w.data,
-            &refs,
+            &findings,
+            |_| true,
             crate::model::rules::fixtures::now(),
         );
         let p = &problems[0];

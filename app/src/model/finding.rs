@@ -131,6 +131,66 @@ impl Finding {
     }
 }
 
+/// A finding of a shared list, held by its place in the list: how a problem keeps its root
+/// and symptoms — 16 bytes each instead of a copy of the finding beside the list it came
+/// from. Reads, compares and serializes as the finding itself.
+#[derive(Clone)]
+pub struct FindingRef {
+    list: std::sync::Arc<Vec<Finding>>,
+    at: u32,
+}
+
+impl FindingRef {
+    /// `finding`, which must be an element of `list`, by its place there.
+    pub fn of(list: &std::sync::Arc<Vec<Finding>>, finding: &Finding) -> FindingRef {
+        let size = std::mem::size_of::<Finding>();
+        let offset = (finding as *const Finding as usize).wrapping_sub(list.as_ptr() as usize);
+        let at = offset / size;
+        assert!(
+            offset.is_multiple_of(size) && at < list.len() && std::ptr::eq(&list[at], finding),
+            "a finding held by reference must come from the list it is held in"
+        );
+        FindingRef {
+            list: list.clone(),
+            at: u32::try_from(at).expect("fewer than 2^32 findings in a list"),
+        }
+    }
+
+    /// A list of its own for a finding that is in none (a fleet-wide one).
+    pub fn alone(finding: Finding) -> FindingRef {
+        FindingRef {
+            list: std::sync::Arc::new(vec![finding]),
+            at: 0,
+        }
+    }
+}
+
+impl std::ops::Deref for FindingRef {
+    type Target = Finding;
+
+    fn deref(&self) -> &Finding {
+        &self.list[self.at as usize]
+    }
+}
+
+impl std::fmt::Debug for FindingRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl PartialEq for FindingRef {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Serialize for FindingRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
 /// Orders findings by urgency: severity, then the oldest first, then by object.
 pub(crate) fn sort_by_urgency(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {

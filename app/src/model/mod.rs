@@ -33,7 +33,7 @@ pub mod timeline;
 pub mod view;
 
 pub use cluster::{ClusterView, KindState, KindStatus, SyncState};
-pub use finding::{Finding, Severity, Subject};
+pub use finding::{Finding, FindingRef, Severity, Subject};
 pub use ids::{ClusterName, Namespace};
 pub use ingress::{IngressView, IssuerRef, TlsEntry};
 pub use kind::Kind;

@@ -573,12 +573,12 @@ mod tests {
             .issuer(cluster_issuer("letsencrypt-prod", LE_PRODUCTION, false))
             .certificate(cert)
             .ingress(ing);
-        let findings = w.findings();
-        let refs: Vec<_> = findings.iter().collect();
+        let findings = std::sync::Arc::new(w.findings());
         let problems = cluster_problems(
             &w.facts,
             &w.data,
-            &refs,
+            &findings,
+            |_| true,
             crate::model::rules::fixtures::now(),
         );
         let p = problems

@@ -84,9 +84,10 @@ impl ClusterRecord {
         d.problems
             .get_or_init(|| {
                 let facts = self.facts();
-                let all: Vec<&Finding> = d.findings.iter().collect();
                 let now = (self.now)();
-                Arc::new(self.read(|data| problems::cluster_problems(&facts, data, &all, now)))
+                Arc::new(self.read(|data| {
+                    problems::cluster_problems(&facts, data, &d.findings, |_| true, now)
+                }))
             })
             .clone()
     }
@@ -108,12 +109,13 @@ impl ClusterRecord {
     /// caller who does not see all of it; not cached).
     pub fn problems_for(self: &Arc<Self>, visible: &Visibility<'_>) -> Vec<Problem> {
         let (findings, facts) = (self.findings(), self.facts());
-        let mine: Vec<&Finding> = findings.iter().filter(|f| visible.finding(f)).collect();
-        if mine.is_empty() {
+        if !findings.iter().any(|f| visible.finding(f)) {
             return Vec::new();
         }
         let now = (self.now)();
-        self.read(|data| problems::cluster_problems(&facts, data, &mine, now))
+        self.read(|data| {
+            problems::cluster_problems(&facts, data, &findings, |f| visible.finding(f), now)
+        })
     }
 
     /// Once every kind is listed, computes the derived data on the blocking pool, so the
@@ -189,9 +191,12 @@ impl ClusterRecord {
         }
         let problems = OnceLock::new();
         if with_problems {
-            let all: Vec<&Finding> = findings.iter().collect();
             let _ = problems.set(Arc::new(problems::cluster_problems(
-                &facts, &data, &all, now,
+                &facts,
+                &data,
+                &findings,
+                |_| true,
+                now,
             )));
         }
         Derived {

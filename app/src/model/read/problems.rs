@@ -26,7 +26,7 @@ use crate::model::chain::Index;
 use crate::model::data::{ClusterData, ClusterFacts};
 use crate::model::rule::{Blocks, Part, Rule};
 use crate::model::text::Text;
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, FindingRef, Severity};
 
 /// The part a finding plays: its rule's, except that a Let's Encrypt limit reached
 /// (critical) is a cause like the CA's refusal, while a limit only getting near stays alone.
@@ -139,10 +139,10 @@ pub struct Problem {
     /// waiting for (a new issuance under way, the host yet to serve the renewed
     /// certificate), in words. None: broken.
     pub confirming: Option<String>,
-    /// The root finding itself.
-    pub root: Finding,
+    /// The root finding itself (held in the cluster's list of findings, not copied).
+    pub root: FindingRef,
     /// The other findings it explains, most urgent first.
-    pub symptoms: Arc<[Finding]>,
+    pub symptoms: Arc<[FindingRef]>,
 }
 
 impl Problem {
@@ -355,7 +355,8 @@ impl<'a> Gathering<'a> {
         };
     }
 
-    fn finish(mut self, now: DateTime<Utc>) -> Problem {
+    /// The problem, holding its findings in `list` (where they all are).
+    fn finish(mut self, now: DateTime<Utc>, list: &Arc<Vec<Finding>>) -> Problem {
         self.symptoms.sort_by_key(|f| rank(f));
         let root = self.root;
         let first = object_of(root);
@@ -411,20 +412,27 @@ impl<'a> Gathering<'a> {
             },
             confirming,
             objects: objects.into(),
-            root: root.clone(),
-            symptoms: self.symptoms.into_iter().cloned().collect(),
+            root: FindingRef::of(list, root),
+            symptoms: self
+                .symptoms
+                .into_iter()
+                .map(|f| FindingRef::of(list, f))
+                .collect(),
         }
     }
 }
 
-/// The problems of one cluster from the findings the caller may see of it (`findings`
-/// holds only those), most urgent first.
+/// The problems of one cluster from the findings of `all` the caller may see (`visible`),
+/// most urgent first. The problems hold their findings in `all`.
 pub fn cluster_problems(
     facts: &ClusterFacts,
     data: &ClusterData,
-    findings: &[&Finding],
+    all: &Arc<Vec<Finding>>,
+    visible: impl Fn(&Finding) -> bool,
     now: DateTime<Utc>,
 ) -> Vec<Problem> {
+    let findings: Vec<&Finding> = all.iter().filter(|f| visible(f)).collect();
+    let findings = &findings[..];
     let idx = Index::new(facts, data);
     let by_object = FindingIndex::from_refs(findings);
     let mut gathered: BTreeMap<String, Gathering<'_>> = BTreeMap::new();
@@ -479,7 +487,7 @@ pub fn cluster_problems(
         }
     }
     fold_shared_hosts(&mut gathered);
-    let mut out: Vec<Problem> = gathered.into_values().map(|g| g.finish(now)).collect();
+    let mut out: Vec<Problem> = gathered.into_values().map(|g| g.finish(now, all)).collect();
     sort(&mut out);
     out
 }

@@ -23,6 +23,9 @@ pub fn join_fleet<'a>(
     if fleet.is_empty() {
         return out;
     }
+    // The problems that fleet findings join or make hold them here.
+    let fleet_list = Arc::new(fleet.to_vec());
+    let fleet = &fleet_list[..];
     // Which problem each fleet finding joins: its objects are looked up while the
     // problems' findings are scanned once, borrowed (no copy of any problem's list).
     type About<'f> = (&'f str, &'f str, &'f str, &'f str);
@@ -57,7 +60,7 @@ pub fn join_fleet<'a>(
                 let reroot = f.severity == Severity::Critical
                     && matches!(part_of(&p.root), Part::Symptom(_));
                 if reroot {
-                    let old = std::mem::replace(&mut p.root, f.clone());
+                    let old = std::mem::replace(&mut p.root, FindingRef::of(&fleet_list, f));
                     symptoms.push(old);
                     p.id = problem_id(f);
                     p.cause = f.rule;
@@ -68,9 +71,9 @@ pub fn join_fleet<'a>(
                     objects.retain(|o| *o != first);
                     objects.insert(0, first);
                 } else {
-                    symptoms.push(f.clone());
+                    symptoms.push(FindingRef::of(&fleet_list, f));
                 }
-                symptoms.sort_by_key(rank);
+                symptoms.sort_by_key(|f| rank(f));
                 p.symptoms = symptoms.into();
                 p.objects = objects.into();
                 p.since = match (p.since, f.since) {
@@ -81,11 +84,13 @@ pub fn join_fleet<'a>(
                 if !awaited(f) {
                     p.confirming = None;
                 }
-                let all = std::iter::once(&p.root).chain(p.symptoms.iter());
+                let all = std::iter::once(&p.root)
+                    .chain(p.symptoms.iter())
+                    .map(|f| &**f);
                 let certificates = p.urgency.certificates();
                 p.urgency = Urgency::of(all, certificates, p.since, now, p.confirming.is_some());
             }
-            None => out.push(Cow::Owned(Gathering::new(f).finish(now))),
+            None => out.push(Cow::Owned(Gathering::new(f).finish(now, &fleet_list))),
         }
     }
     out

@@ -30,13 +30,13 @@ fn failing(w: World, ing: IngressView) -> World {
 }
 
 fn problems_of(w: &World, view: &View) -> Vec<Problem> {
-    let findings = w.findings();
+    let findings = std::sync::Arc::new(w.findings());
     let visible = Visibility::of(view, &w.facts.name).expect("the cluster is visible");
-    let mine: Vec<&Finding> = findings.iter().filter(|f| visible.finding(f)).collect();
     cluster_problems(
         &w.facts,
         &w.data,
-        &mine,
+        &findings,
+        |f| visible.finding(f),
         crate::model::rules::fixtures::now(),
     )
 }
@@ -44,11 +44,11 @@ fn problems_of(w: &World, view: &View) -> Vec<Problem> {
 /// The problems of `w` built from `findings` (its own, with what a test adds), at the
 /// fixtures' now.
 fn problems_from(w: &World, findings: &[Finding]) -> Vec<Problem> {
-    let refs: Vec<&Finding> = findings.iter().collect();
     cluster_problems(
         &w.facts,
         &w.data,
-        &refs,
+        &std::sync::Arc::new(findings.to_vec()),
+        |_| true,
         crate::model::rules::fixtures::now(),
     )
 }
@@ -389,13 +389,7 @@ fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
         )
     };
     let alone = [v6("a"), v6("b"), proxy("a"), proxy("b")];
-    let refs: Vec<&Finding> = alone.iter().collect();
-    let problems = cluster_problems(
-        &w.facts,
-        &w.data,
-        &refs,
-        crate::model::rules::fixtures::now(),
-    );
+    let problems = problems_from(&w, &alone);
     // One problem per rule (and family), each naming both Ingresses.
     assert_eq!(problems.len(), 2, "{problems:#?}");
     assert!(
@@ -409,13 +403,8 @@ fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
         "zrh",
         "PROXY protocol on an IPv4-only cluster",
     );
-    let with: Vec<&Finding> = std::iter::once(&cluster).chain(alone.iter()).collect();
-    let problems = cluster_problems(
-        &w.facts,
-        &w.data,
-        &with,
-        crate::model::rules::fixtures::now(),
-    );
+    let with: Vec<Finding> = std::iter::once(cluster).chain(alone).collect();
+    let problems = problems_from(&w, &with);
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert_eq!(problems[0].cause, Rule::ClusterIpv6ProxyProtocol);
     assert_eq!(problems[0].symptoms.len(), 4);
@@ -610,9 +599,8 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
         .issuer(issuer.clone())
         .certificate(just_issued)
         .ingress(shop.clone());
-    let findings = [served_old()];
-    let refs: Vec<&Finding> = findings.iter().collect();
-    let p = &cluster_problems(&w.facts, &w.data, &refs, now)[0];
+    let findings = std::sync::Arc::new(vec![served_old()]);
+    let p = &cluster_problems(&w.facts, &w.data, &findings, |_| true, now)[0];
     assert_eq!(
         p.confirming.as_deref(),
         Some("the certificate is issued; waiting to see the host serve it")
@@ -630,9 +618,48 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
         .issuer(issuer)
         .certificate(long_ago)
         .ingress(shop);
-    let p = &cluster_problems(&w.facts, &w.data, &refs, now)[0];
+    let p = &cluster_problems(&w.facts, &w.data, &findings, |_| true, now)[0];
     assert_eq!(p.confirming, None);
     assert_eq!(p.urgency.severity, Severity::Critical);
 }
 
 mod served;
+
+#[test]
+fn a_problem_holds_its_findings_in_the_clusters_list_and_reads_as_them() {
+    let w = issuer_down();
+    let findings = std::sync::Arc::new(w.findings());
+    let problems = cluster_problems(
+        &w.facts,
+        &w.data,
+        &findings,
+        |_| true,
+        crate::model::rules::fixtures::now(),
+    );
+    let p = problems
+        .iter()
+        .find(|p| !p.symptoms.is_empty())
+        .expect("a problem with symptoms");
+    for f in std::iter::once(&p.root).chain(p.symptoms.iter()) {
+        assert!(
+            findings.iter().any(|g| std::ptr::eq(g, &**f)),
+            "{} is the list's own finding, not a copy",
+            f.title
+        );
+    }
+    // The pages and the API read it as the finding itself.
+    let json = serde_json::to_value(p).unwrap();
+    assert_eq!(json["root"], serde_json::to_value(&*p.root).unwrap());
+    assert_eq!(
+        json["symptoms"][0],
+        serde_json::to_value(&*p.symptoms[0]).unwrap()
+    );
+}
+
+#[test]
+#[should_panic(expected = "must come from the list")]
+fn a_finding_from_elsewhere_cannot_be_held_by_reference() {
+    let findings = std::sync::Arc::new(issuer_down().findings());
+    let copy = findings[0].clone();
+    FindingRef::of(&findings, &copy);
+}

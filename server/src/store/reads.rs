@@ -444,11 +444,20 @@ async fn recent_changes(
             "deleted_at",
             scope_filter(3, "cluster", "namespace", Rows::InNamespaces),
         ),
+        // A cluster's sync state when it changed — stale, failed, and synced again after
+        // that; not the "synced" of every cluster each time Lookout starts, which after a
+        // restart of a large fleet would fill the list and push out what did change (the
+        // cluster's own page keeps them all).
         branch(
             "at, cluster, '' AS namespace, 'Cluster' AS kind, cluster AS name, state AS what, error AS detail",
-            "cluster_sync_events",
+            "cluster_sync_events e",
             "at",
-            scope_filter(3, "cluster", "''", Rows::OfTheCluster),
+            format!(
+                "{} AND (state <> 'synced' OR (SELECT p.state FROM cluster_sync_events p \
+                 WHERE p.cluster = e.cluster AND (p.at < e.at OR (p.at = e.at AND p.id < e.id)) \
+                 ORDER BY p.at DESC, p.id DESC LIMIT 1) IN ('stale', 'failed'))",
+                scope_filter(3, "cluster", "''", Rows::OfTheCluster)
+            ),
         ),
         branch(
             "at, cluster, namespace, kind, name, \
@@ -556,6 +565,51 @@ mod tests {
             })
             .await;
         assert_eq!(read(since + chrono::Duration::seconds(2)).await, 2);
+    }
+
+    /// The board's recent changes name a cluster's trouble and its recovery, not the
+    /// "synced" every cluster records when Lookout starts.
+    #[tokio::test]
+    async fn recent_changes_keep_a_recovery_but_not_the_sync_of_a_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        let now = Utc::now();
+        let at = |minutes: i64| stamp(now - chrono::Duration::minutes(60 - minutes));
+        for (cluster, state, minute) in [
+            ("zrh", "synced", 0),
+            ("gva", "synced", 0),
+            ("gva", "stale", 10),
+            ("gva", "synced", 20),
+            // Lookout restarted: both sync again.
+            ("zrh", "synced", 30),
+            ("gva", "synced", 30),
+            ("fra", "failed", 30),
+        ] {
+            sqlx::query("INSERT INTO cluster_sync_events (cluster, state, error, at) VALUES (?, ?, NULL, ?)")
+                .bind(cluster)
+                .bind(state)
+                .bind(at(minute))
+                .execute(&db.writer)
+                .await
+                .unwrap();
+        }
+        let store = HistoryStore::new(db.reader.clone());
+        let view = View::whole_fleet(["zrh", "gva", "fra"]);
+        let rows = store
+            .recent_changes(&view, now - chrono::Duration::hours(24), 30)
+            .await
+            .unwrap();
+        let seen: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.cluster.as_str(), r.what.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [("fra", "failed"), ("gva", "synced"), ("gva", "stale")],
+            "the failure, and gva's trouble with its recovery; no start's sync"
+        );
     }
 
     #[tokio::test]

@@ -135,7 +135,8 @@ pub(crate) fn controller_owner(meta: &ObjectMeta, strings: &mut Interner) -> Opt
         .find(|r| r.controller == Some(true))
         .map(|r| Owner {
             kind: strings.get(&r.kind),
-            name: Text::from(r.name.as_str()),
+            // The owner's own view holds the same name: one copy for both.
+            name: strings.get(&r.name),
             uid: Uid::parse(&r.uid),
         })
 }

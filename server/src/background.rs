@@ -17,7 +17,10 @@ pub(crate) fn run(job: impl FnOnce() + Send + 'static) {
             .spawn(move || {
                 lower_priority();
                 for job in rx {
-                    job();
+                    // A job that panics is reported; the thread goes on with the next.
+                    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).is_err() {
+                        tracing::error!("a background recomputation panicked; it is skipped");
+                    }
                 }
             })
             .expect("cannot start the background thread");

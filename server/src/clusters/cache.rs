@@ -46,8 +46,9 @@ impl Cache {
         f(&self.data.read().expect("data lock"))
     }
 
-    /// Changes the cached data with the interner at hand (projections); the caller says what
-    /// changed ([`Cache::touch_namespace`], [`Cache::touch_all`]) and bumps the generation.
+    /// Changes the cached data with the interner at hand (projections) and bumps the
+    /// generation; the caller says afterwards what changed ([`Cache::touch_namespace`],
+    /// [`Cache::touch_all`]).
     pub(super) fn write<T>(&self, f: impl FnOnce(&mut ClusterData, &mut Interner) -> T) -> T {
         let mut strings = self.strings.lock().expect("interner lock");
         let out = f(&mut self.data.write().expect("data lock"), &mut strings);

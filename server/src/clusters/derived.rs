@@ -164,7 +164,17 @@ impl ClusterRecord {
             stale.generation,
             (stale.rows.get().is_some(), stale.problems.get().is_some()),
         );
+        /// Lets the next recomputation start when this one ends, however it ends (a job
+        /// that panics, or one the background thread never runs, is dropped).
+        struct Refreshing(Arc<ClusterRecord>);
+        impl Drop for Refreshing {
+            fn drop(&mut self) {
+                self.0.derived.refreshing.store(false, Ordering::Release);
+            }
+        }
+        let guard = Refreshing(this);
         crate::background::run(move || {
+            let this = &guard.0;
             let fresh = Arc::new(this.derive(generation, with));
             crate::memory::release_thread_cache();
             let mut current = this.derived.current.lock().expect("derived lock");
@@ -172,7 +182,6 @@ impl ClusterRecord {
             if current.as_ref().is_some_and(|d| d.generation == generation) {
                 *current = Some(fresh);
             }
-            this.derived.refreshing.store(false, Ordering::Release);
         });
     }
 

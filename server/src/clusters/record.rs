@@ -157,12 +157,13 @@ impl ClusterRecord {
                     self.skip(k, why, obj.metadata.namespace.as_deref());
                     return None;
                 }
-                self.cache
-                    .touch_namespace(obj.metadata.namespace.as_deref());
                 let (count, event) = self.cache.write(|d, strings| {
                     kind.apply(&self.name, d, obj, strings);
                     (kind.count(d), kind.history(&self.name, obj, false, d, d))
                 });
+                // After the write: a caller's revision never moves ahead of the data.
+                self.cache
+                    .touch_namespace(obj.metadata.namespace.as_deref());
                 self.changes.touch();
                 if self.kind_state(k) == Some(KindState::Synced) {
                     self.sync.set_count(k, count, (self.now)());
@@ -172,12 +173,13 @@ impl ClusterRecord {
                 event
             }
             Step::Deleted(obj) => {
-                self.cache
-                    .touch_namespace(obj.metadata.namespace.as_deref());
                 let (count, event) = self.cache.write(|d, _| {
                     kind.remove(d, obj);
                     (kind.count(d), kind.history(&self.name, obj, true, d, d))
                 });
+                // After the write: a caller's revision never moves ahead of the data.
+                self.cache
+                    .touch_namespace(obj.metadata.namespace.as_deref());
                 self.changes.touch();
                 self.sync.set_count(k, count, (self.now)());
                 event

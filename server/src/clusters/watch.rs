@@ -194,7 +194,13 @@ pub(super) async fn run(
             }
             match watch(&record, &client, kind, &timing, &shutdown).await {
                 Ended::Shutdown => return,
-                Ended::Gone | Ended::Restart => continue,
+                Ended::Restart => continue,
+                // Discovery may still list a kind whose CRD was just deleted: a moment before
+                // looking again, not a tight loop of discovery, list and 404.
+                Ended::Gone => tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                },
             }
         }
     }
@@ -251,7 +257,7 @@ async fn watch(
         let step = match &event {
             Ok(Event::Init) => {
                 // The list request goes out when the stream is polled next: a relist of a
-                // kind that has data waits for its turn first.
+                // kind that has synced waits for its turn first.
                 if slot.is_none()
                     && matches!(
                         record.kind_state(kind.kind()),
@@ -302,11 +308,16 @@ async fn watch(
             }
         };
         let relisted = matches!(step, Step::Relisted);
+        let failed = matches!(step, Step::Failed { .. });
         record.apply(kind, step).await;
-        if relisted {
-            // The old data is replaced: the next relist may start.
+        if relisted || failed {
+            // The old data is replaced: the next relist may start. Or the list failed: the
+            // watcher backs off and lists again, taking a turn again, so that a cluster
+            // whose lists keep failing does not hold a slot of the gate while it fails.
             slot = None;
         }
+        // Waiting for the history writer (a full queue) is not the API server's silence.
+        list_deadline = list_deadline.map(|_| tokio::time::Instant::now() + list_timeout);
         if let Some(after) = event.as_ref().err().and_then(retry_after) {
             // The server said when to come back (429); kube's own retry is off (see
             // build_client), so the watcher waits here: no request before that.
@@ -385,8 +396,10 @@ fn is_too_large(e: &watcher::Error) -> bool {
     })
 }
 
+/// A 410 Gone: a watch resumed from a version the server no longer has, or a list's continue
+/// token that expired between pages. Either way the watcher lists again by itself.
 fn is_gone(e: &watcher::Error) -> bool {
-    matches!(e, watcher::Error::WatchError(s) if s.code == 410)
+    status_of(e).is_some_and(|s| s.code == 410)
 }
 
 fn is_not_found(e: &watcher::Error) -> bool {

@@ -5,7 +5,8 @@
 #
 # On a fresh machine it first installs what the tests need and is missing: kubectl
 # (Debian's kubernetes-client), umoci (the image test), promtool (Debian's prometheus: the
-# alerts' unit tests) and Chromium (Debian's chromium) through apt, and the npm packages of
+# alerts' unit tests), PostgreSQL (Debian's postgresql: the tests start their own server
+# from its programs, no system service) and Chromium (Debian's chromium) through apt, and the npm packages of
 # end2end/ (the OpenID Connect provider, Playwright, axe-core) from their lock
 # file, without downloading a browser. Installing needs root (or sudo) and Debian's
 # registry; when it cannot be done the script says so, and under CI=true it fails rather
@@ -42,6 +43,11 @@ fi
 if ! command -v promtool >/dev/null 2>&1; then
   echo "== promtool not found; installing Debian's prometheus (promtool evaluates the alerts)"
   apt_install --no-install-recommends prometheus || echo "could not install promtool (needs root or sudo and apt)" >&2
+fi
+
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && [ -z "${LOOKOUT_PG_BIN:-}" ]; then
+  echo "== PostgreSQL not found; installing Debian's postgresql (the store's tests run on both engines)"
+  apt_install --no-install-recommends postgresql || echo "could not install postgresql (needs root or sudo and apt)" >&2
 fi
 
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"

@@ -92,6 +92,7 @@ async fn main() -> anyhow::Result<()> {
                 cluster: "bench".into(),
                 view: challenge(i, state, &mut strings),
                 deleted: false,
+                revision: None,
             })
             .await?;
         }

@@ -163,6 +163,17 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
             tracing::error!(error = %e, "ended sign-ins could not be read; copies of signed-out session cookies work until they expire")
         }
     }
+    let auth = Arc::new(auth);
+    if db.engine == store::Engine::Postgres {
+        // Other replicas share the database: a sign-out there is refused here too.
+        let (now, remember) = (auth.clone(), auth.clone());
+        tokio::spawn(store::sessions::follow_ended(
+            db.reader.clone(),
+            move || now.now(),
+            move |ended| remember.remember_ended(ended),
+            shutdown.clone(),
+        ));
+    }
     let router = http::router(AppState {
         registry: registry.clone(),
         changes: changes.clone(),
@@ -190,7 +201,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
             )
             .impersonating(auth.impersonate_actions),
         ),
-        auth: Arc::new(auth),
+        auth,
         ended_sessions: store::sessions::EndedSessions {
             pool: db.writer.clone(),
             now: registry.now.clone(),

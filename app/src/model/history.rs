@@ -101,17 +101,25 @@ pub enum HistoryEvent {
         cluster: String,
         view: Arc<ChallengeView>,
         deleted: bool,
+        /// The object's `metadata.resourceVersion` when it is a number (as etcd's are):
+        /// which of two observations of the object is newer. Replicas sharing one database
+        /// write what each saw; one may write a change late, after a newer one.
+        revision: Option<i64>,
     },
     Order {
         cluster: String,
         view: Arc<OrderView>,
         deleted: bool,
+        /// As the Challenge's `revision`.
+        revision: Option<i64>,
     },
     Request {
         cluster: String,
         view: Arc<CertificateRequestView>,
         acme_server: Option<String>,
         deleted: bool,
+        /// As the Challenge's `revision`.
+        revision: Option<i64>,
     },
     /// A Certificate's Ready condition as now seen (None when it has none).
     Readiness {
@@ -119,6 +127,8 @@ pub enum HistoryEvent {
         namespace: String,
         name: String,
         ready: Option<Condition>,
+        /// As the Challenge's `revision`.
+        revision: Option<i64>,
     },
     /// A relist of `kind` finished: its objects not among `live` uids were deleted meanwhile.
     Relisted {
@@ -126,4 +136,19 @@ pub enum HistoryEvent {
         kind: Kind,
         live: Vec<Uid>,
     },
+}
+
+impl HistoryEvent {
+    /// The event with the revision of the object it was seen in.
+    pub fn at_revision(mut self, resource_version: Option<&str>) -> Self {
+        let parsed = resource_version.and_then(|v| v.parse::<i64>().ok());
+        match &mut self {
+            HistoryEvent::Challenge { revision, .. }
+            | HistoryEvent::Order { revision, .. }
+            | HistoryEvent::Request { revision, .. }
+            | HistoryEvent::Readiness { revision, .. } => *revision = parsed,
+            HistoryEvent::Relisted { .. } => {}
+        }
+        self
+    }
 }

@@ -33,7 +33,8 @@ pub use load::{Problem, Problems};
 pub struct Config {
     /// Address the HTTP server listens on.
     pub listen: String,
-    /// `sqlite://PATH` of the history database (created if missing).
+    /// The history's database: `sqlite://PATH` (created if missing) or
+    /// `postgres://USER@HOST/DATABASE` (the database must exist).
     pub database_url: String,
     /// Hide every action and refuse action API calls.
     pub read_only: bool,

@@ -79,7 +79,7 @@ fn every_unknown_key_is_reported_with_its_path_and_what_is_known_there() {
 
 #[test]
 fn semantic_problems_name_their_keys() {
-    let text = "listen = \"nope\"\ndatabase_url = \"postgres://x\"\n[[clusters]]\nname = \"a b\"\n[[clusters]]\nname = \"c\"\nin_cluster = true\ncontext = \"x\"\n[[access]]\ngroups = []\nrole = \"viewer\"\n";
+    let text = "listen = \"nope\"\ndatabase_url = \"mysql://x\"\n[[clusters]]\nname = \"a b\"\n[[clusters]]\nname = \"c\"\nin_cluster = true\ncontext = \"x\"\n[[access]]\ngroups = []\nrole = \"viewer\"\n";
     let err = Config::parse(text, &[]).unwrap_err();
     assert_eq!(
         err.0.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(),

@@ -52,11 +52,11 @@ impl Config {
                 ),
             ));
         }
-        if !self.database_url.starts_with("sqlite:") {
+        if crate::store::Engine::of(&self.database_url).is_none() {
             out.push(problem(
                 "database_url",
                 format!(
-                    "{:?} must start with sqlite: (e.g. sqlite:///var/lib/lookout/lookout.db)",
+                    "{:?} must start with sqlite: or postgres:// (e.g. sqlite:///var/lib/lookout/lookout.db or postgres://lookout@db.example/lookout)",
                     self.database_url
                 ),
             ));

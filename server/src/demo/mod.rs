@@ -17,6 +17,7 @@ use crate::store::Db;
 
 mod scenarios;
 mod seeder;
+mod week;
 
 /// The simulated clusters of the demo fleet.
 pub const CLUSTERS: [&str; 3] = ["zrh-prod", "gva-prod", "lab-dev"];
@@ -118,7 +119,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         dir.path().join("lookout.db").display()
     ))
     .await?;
-    scenarios::history(&db, clock.now())
+    week::history(&db, clock.now())
         .await
         .context("seeding the history")?;
     let later = seeder("zrh-prod")?;

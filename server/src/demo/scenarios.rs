@@ -2,6 +2,7 @@
 //! cert-manager) would: a healthy majority, and every rule of docs/rules.md happening
 //! somewhere. kubesim's controllers then play cert-manager, Cilium and Let's Encrypt.
 
+use super::week::{campaign_issued_at, campaign_name, promo_issued_at, CAMPAIGNS};
 use kubesim::sim::letsencrypt::Server;
 use kubesim::Fleet;
 use serde_json::{json, Value};
@@ -548,78 +549,6 @@ pub(super) async fn lab(s: &Seeder) -> anyhow::Result<()> {
         None,
     )
     .await?;
-    Ok(())
-}
-
-/// When `globex-web/promo` was issued the `i`th of five times (1–5), within the last day:
-/// what kubesim's Let's Encrypt counts and what Lookout's history recorded are the same
-/// issuances.
-fn promo_issued_at(now: chrono::DateTime<chrono::Utc>, i: i64) -> chrono::DateTime<chrono::Utc> {
-    now - chrono::Duration::hours(20) + chrono::Duration::minutes(10 * i)
-}
-
-/// How many one-day campaign sites `globex-web` had certificates issued for yesterday (each
-/// a new name, so each took a slot of globex.example's 50 per 7 days; the Certificates are
-/// gone since).
-const CAMPAIGNS: i64 = 30;
-
-fn campaign_name(i: i64) -> String {
-    format!("sale-{i}.globex.example")
-}
-
-/// When the `i`th campaign certificate (1–30) was issued: one every 30 minutes from 20 hours
-/// before the demo starts. Boulder's bucket for a registered domain gets a slot back every
-/// 3.36 hours, so globex.example's budget stays in use for about three days of demo time
-/// (an hour at 60×) rather than draining in the first minutes.
-fn campaign_issued_at(now: chrono::DateTime<chrono::Utc>, i: i64) -> chrono::DateTime<chrono::Utc> {
-    now - chrono::Duration::hours(20) + chrono::Duration::minutes(30 * i)
-}
-
-/// What Lookout would have recorded had it been running all week: the five issuances of
-/// `globex-web/promo` that used up its exact-set budget and yesterday's campaign
-/// certificates that spent much of globex.example's (kubesim's Let's Encrypt counts the
-/// same issuances), so the budget page, the `acme.rate-limit-budget` finding and a renew's
-/// preview tell the story.
-pub(super) async fn history(
-    db: &crate::store::Db,
-    now: chrono::DateTime<chrono::Utc>,
-) -> anyhow::Result<()> {
-    // Five issuances of one exact set within the last day (as kubesim's CA was seeded): a
-    // bucket of 5 that gets one back every ~34 h is empty.
-    for day in 1..=5i64 {
-        let at = promo_issued_at(now, day).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        sqlx::query(
-            "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at) \
-             VALUES ('zrh-prod', 'globex-web', ?, ?, 'promo-tls', ?, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"promo.globex.example\"]', 'issued', NULL, NULL, ?, ?, ?, ?)",
-        )
-        .bind(format!("promo-tls-old-{day}"))
-        .bind(format!("demo-history-promo-{day}"))
-        .bind(-day)
-        .bind(&at)
-        .bind(&at)
-        .bind(&at)
-        .bind(&at)
-        .execute(&db.writer)
-        .await?;
-    }
-    for i in 1..=CAMPAIGNS {
-        let at = campaign_issued_at(now, i).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let names = serde_json::to_string(&[campaign_name(i)])?;
-        sqlx::query(
-            "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at) \
-             VALUES ('zrh-prod', 'globex-web', ?, ?, ?, 1, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', ?, 'issued', NULL, NULL, ?, ?, ?, ?)",
-        )
-        .bind(format!("sale-{i}-tls-1"))
-        .bind(format!("demo-history-campaign-{i}"))
-        .bind(format!("sale-{i}-tls"))
-        .bind(&names)
-        .bind(&at)
-        .bind(&at)
-        .bind(&at)
-        .bind(&at)
-        .execute(&db.writer)
-        .await?;
-    }
     Ok(())
 }
 

@@ -12,10 +12,10 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::store::Pool;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use lookout_app::model::probe::{targets, Observation, ProbeSource, Target};
-use sqlx::SqlitePool;
 use tokio_util::sync::CancellationToken;
 
 use super::policy::Networks;
@@ -147,7 +147,7 @@ struct HostJob {
 pub(crate) async fn run(
     settings: Settings,
     clusters: Vec<Arc<ClusterRecord>>,
-    pool: Option<SqlitePool>,
+    pool: Option<Pool>,
     now: Now,
     status: Arc<ProbeStatus>,
     shutdown: CancellationToken,

@@ -2,12 +2,13 @@
 
 use std::time::Duration;
 
+use crate::store::Pool;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
 use lookout_app::model::choice::Choice;
 use lookout_app::model::history::AuditEntry;
 use lookout_app::model::view::View;
-use sqlx::{Row, SqlitePool};
+use sqlx::Row;
 
 use std::sync::Arc;
 
@@ -34,9 +35,9 @@ pub struct NewEntry {
 }
 
 const INSERT: &str = "INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, diff, outcome, error) \
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
 
-fn insert(e: &NewEntry) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'_>> {
+fn insert(e: &NewEntry) -> crate::store::SqlQuery<'_> {
     sqlx::query(INSERT)
         .bind(e.at.to_rfc3339_opts(SecondsFormat::Millis, true))
         .bind(&e.actor)
@@ -45,22 +46,23 @@ fn insert(e: &NewEntry) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::Sq
         .bind(&e.namespace)
         .bind(&e.kind)
         .bind(&e.name)
-        .bind(e.dry_run)
+        .bind(i64::from(e.dry_run))
         .bind(&e.diff)
         .bind(&e.outcome)
         .bind(&e.error)
 }
 
 /// Appends one row; returns its id.
-pub async fn record(pool: &SqlitePool, e: &NewEntry) -> Result<i64, sqlx::Error> {
-    Ok(insert(e).execute(pool).await?.last_insert_rowid())
+pub async fn record(pool: &Pool, e: &NewEntry) -> Result<i64, sqlx::Error> {
+    use sqlx::Row;
+    Ok(insert(e).fetch_one(pool).await?.get(0))
 }
 
 /// Where actions write their audit rows: at once when the database takes them, else to the
 /// audit writer, which holds them until it does.
 #[derive(Debug, Clone)]
 pub struct AuditLog {
-    pub pool: SqlitePool,
+    pub pool: Pool,
     pub held: mpsc::Sender<NewEntry>,
     pub health: Arc<Health>,
 }
@@ -92,7 +94,7 @@ pub fn writer() -> Writer<NewEntry> {
 }
 
 fn write_held<'a>(
-    pool: &'a SqlitePool,
+    pool: &'a Pool,
     entries: &'a [Stamped<NewEntry>],
 ) -> BoxFuture<'a, Result<(), sqlx::Error>> {
     Box::pin(async move {
@@ -139,12 +141,12 @@ impl AuditFilter {
     }
 }
 
-/// The rows an [`AuditFilter`] matches (parameters ?1 to ?7, see [`bind_filter`]).
-fn audit_matches() -> String {
+/// The rows an [`AuditFilter`] matches (parameters $1 to $7, see [`bind_filter`]).
+fn audit_matches(engine: super::Engine) -> String {
     format!(
-        "(?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) AND (?3 IS NULL OR actor = ?3) \
-         AND (?4 IS NULL OR action = ?4) AND (?5 IS NULL OR outcome = ?5) AND (?6 IS NULL OR at >= ?6) AND {}",
-        super::scope_clause(7)
+        "($1 IS NULL OR cluster = $1) AND ($2 IS NULL OR namespace = $2) AND ($3 IS NULL OR actor = $3) \
+         AND ($4 IS NULL OR action = $4) AND ($5 IS NULL OR outcome = $5) AND ($6 IS NULL OR at >= $6) AND {}",
+        super::scope_clause(engine, 7)
     )
 }
 
@@ -162,17 +164,20 @@ fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q AuditFilter) -> SqlQuery<'q> {
 }
 
 /// How many audit rows the filter matches (ignoring its window).
-pub async fn count(pool: &SqlitePool, f: &AuditFilter) -> Result<usize, sqlx::Error> {
-    let sql = format!("SELECT COUNT(*) FROM audit_log WHERE {}", audit_matches());
+pub async fn count(pool: &Pool, f: &AuditFilter) -> Result<usize, sqlx::Error> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM audit_log WHERE {}",
+        audit_matches(super::Engine::of_pool(pool))
+    );
     super::count(pool, bind_filter(sqlx::query(&sql), f)).await
 }
 
 /// Audit rows in the filter's window, newest first.
-pub async fn list(pool: &SqlitePool, f: &AuditFilter) -> Result<Vec<AuditEntry>, sqlx::Error> {
+pub async fn list(pool: &Pool, f: &AuditFilter) -> Result<Vec<AuditEntry>, sqlx::Error> {
     let sql = format!(
         "SELECT id, at, actor, action, cluster, namespace, kind, name, dry_run, diff, outcome, error FROM audit_log \
-         WHERE {} ORDER BY at DESC, id DESC LIMIT ?8 OFFSET ?9",
-        audit_matches()
+         WHERE {} ORDER BY at DESC, id DESC LIMIT $8 OFFSET $9",
+        audit_matches(super::Engine::of_pool(pool))
     );
     let rows = bind_filter(sqlx::query(&sql), f)
         .bind(f.limit)
@@ -190,7 +195,7 @@ pub async fn list(pool: &SqlitePool, f: &AuditFilter) -> Result<Vec<AuditEntry>,
             namespace: r.get("namespace"),
             kind: r.get("kind"),
             name: r.get("name"),
-            dry_run: r.get("dry_run"),
+            dry_run: super::flag(&r, "dry_run"),
             diff: r.get("diff"),
             outcome: r.get("outcome"),
             error: r.get("error"),

@@ -1,23 +1,29 @@
-//! The ACME history: one writer task fed by a bounded channel, committing in groups
-//! (`BEGIN IMMEDIATE`, about every 100 ms or 500 events), idempotent by comparing with the
-//! stored state (read for a whole group at once, see [`Known`]); retention and WAL
-//! checkpoints; and the queries the API reads.
+//! The ACME history: one writer task fed by a bounded channel, committing in groups (one
+//! write transaction about every 100 ms or 500 events), idempotent by comparing with the
+//! stored state (read for a whole group at once, see [`Known`]) — also when several
+//! replicas write the same database: a transaction holds the writers' lock, and an
+//! observation older than the stored state (by resource version) adds nothing; retention
+//! (in `retention`); and the queries the API reads.
 
 use std::time::Duration;
 
+use crate::store::Pool;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use lookout_app::model::certificate::{CertificateRequestView, ChallengeView, OrderView};
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use sqlx::{AnyConnection, Row};
 use tokio_util::sync::CancellationToken;
 
 use super::writer::{Stamped, Writer};
 
 mod known;
+mod retention;
+
 use crate::clock::Now;
 use known::{Known, KnownRequest};
 pub use lookout_app::model::history::{ChallengeRecord, HistoryEvent, TimelineEntry, Transition};
 use lookout_app::model::kind::Kind;
+pub use retention::{prune, run_maintenance};
 
 /// Events a batch holds at most.
 const BATCH: usize = 500;
@@ -44,17 +50,30 @@ pub fn writer() -> Writer<HistoryEvent> {
     }
 }
 
-/// Writes one batch in one `BEGIN IMMEDIATE` transaction, each event at the time it reached
+/// Writes one batch in one write transaction (SQLite's `BEGIN IMMEDIATE`), each event at the time it reached
 /// the writer; on any error the transaction is rolled back and the error returned (the
 /// writer holds the batch and tries again).
 fn write_batch<'a>(
-    pool: &'a SqlitePool,
+    pool: &'a Pool,
     batch: &'a [Stamped<HistoryEvent>],
 ) -> BoxFuture<'a, Result<(), sqlx::Error>> {
     Box::pin(async move {
         let mut conn = pool.acquire().await?;
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
-        let mut result = write_events(&mut conn, batch).await;
+        let engine = super::Engine::of_connection(&conn);
+        sqlx::query(engine.begin_write())
+            .execute(&mut *conn)
+            .await?;
+        let mut result = match engine.exclude_other_writers() {
+            Some(lock) => sqlx::query(lock)
+                .bind(super::WRITERS_LOCK)
+                .execute(&mut *conn)
+                .await
+                .map(drop),
+            None => Ok(()),
+        };
+        if result.is_ok() {
+            result = write_events(&mut conn, batch).await;
+        }
         if result.is_ok() {
             result = sqlx::query("COMMIT").execute(&mut *conn).await.map(drop);
         }
@@ -70,7 +89,7 @@ fn write_batch<'a>(
 
 /// Writes the events of a batch in order, within its transaction.
 async fn write_events(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     batch: &[Stamped<HistoryEvent>],
 ) -> Result<(), sqlx::Error> {
     let mut known = Known::read(conn, batch).await?;
@@ -81,7 +100,7 @@ async fn write_events(
 }
 
 async fn apply(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     ev: &HistoryEvent,
     now: DateTime<Utc>,
     known: &mut Known,
@@ -91,28 +110,33 @@ async fn apply(
             cluster,
             view,
             deleted,
-        } => challenge(conn, cluster, view, *deleted, now).await,
+            revision,
+        } => challenge(conn, cluster, view, (*deleted, *revision), now).await,
         HistoryEvent::Order {
             cluster,
             view,
             deleted,
-        } => order(conn, cluster, view, *deleted, now).await,
+            revision,
+        } => order(conn, cluster, view, (*deleted, *revision), now).await,
         HistoryEvent::Request {
             cluster,
             view,
             acme_server,
             deleted,
+            revision,
         } => {
             let acme_server = acme_server.as_deref();
-            request(conn, known, cluster, view, acme_server, *deleted, now).await
+            let seen = (*deleted, *revision);
+            request(conn, known, cluster, view, acme_server, seen, now).await
         }
         HistoryEvent::Readiness {
             cluster,
             namespace,
             name,
             ready,
+            revision,
         } => {
-            known.readiness(cluster, namespace, name, ready.as_ref(), now);
+            known.readiness((cluster, namespace, name), ready.as_ref(), *revision, now);
             Ok(())
         }
         HistoryEvent::Relisted {
@@ -127,7 +151,8 @@ async fn apply(
                 // Only the kinds above have a table; the watcher sends no other.
                 _ => return Ok(()),
             };
-            let sql = format!("UPDATE {table} SET deleted_at = ? WHERE cluster = ? AND deleted_at IS NULL AND uid NOT IN (SELECT value FROM json_each(?))");
+            let live_uids = super::Engine::of_connection(conn).json_texts(3);
+            let sql = format!("UPDATE {table} SET deleted_at = $1 WHERE cluster = $2 AND deleted_at IS NULL AND uid NOT IN {live_uids}");
             let live = serde_json::to_string(live).unwrap_or_else(|_| "[]".into());
             sqlx::query(&sql)
                 .bind(stamp(now))
@@ -141,13 +166,13 @@ async fn apply(
 }
 
 async fn mark_deleted(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     table: &str,
     id: i64,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "UPDATE {table} SET deleted_at = COALESCE(deleted_at, ?), last_seen = ? WHERE id = ?"
+        "UPDATE {table} SET deleted_at = COALESCE(deleted_at, $1), last_seen = $2 WHERE id = $3"
     ))
     .bind(stamp(now))
     .bind(stamp(now))
@@ -157,17 +182,24 @@ async fn mark_deleted(
     Ok(())
 }
 
+/// Whether an observation at `revision` is older than (or the same as) the state stored at
+/// `stored`: another replica sharing the database wrote it or a newer one already. Unknown
+/// revisions are never older.
+pub(crate) fn already_stored(revision: Option<i64>, stored: Option<i64>) -> bool {
+    matches!((revision, stored), (Some(r), Some(s)) if r <= s)
+}
+
 async fn challenge(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     cluster: &str,
     v: &ChallengeView,
-    deleted: bool,
+    (deleted, revision): (bool, Option<i64>),
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     let uid = v.uid.to_string();
     let (state, reason) = (v.state.to_string(), v.reason.as_deref().map(str::to_string));
     if deleted {
-        let existing = sqlx::query("SELECT id FROM challenges WHERE cluster = ? AND uid = ?")
+        let existing = sqlx::query("SELECT id FROM challenges WHERE cluster = $1 AND uid = $2")
             .bind(cluster)
             .bind(&uid)
             .fetch_optional(&mut *conn)
@@ -177,14 +209,18 @@ async fn challenge(
         }
     }
     // One statement inserts a new Challenge or updates a changed one; an event that changes
-    // nothing (a relist, a replayed watch event) writes nothing. SQLite's triggers add the
-    // transition (migration 0005).
+    // nothing (a relist, a replayed watch event) or that is older than the stored state
+    // (another replica wrote it or a newer one) writes nothing. The database's triggers add
+    // the transition (migration 0005).
     sqlx::query(
-        "INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, reason, presented, processing, created_at, last_seen, deleted_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+        "INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, reason, presented, processing, created_at, last_seen, deleted_at, resource_version) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
          ON CONFLICT (cluster, uid) DO UPDATE SET state = excluded.state, reason = excluded.reason, presented = excluded.presented, \
-           processing = excluded.processing, last_seen = excluded.last_seen, deleted_at = NULL \
-         WHERE (state, reason, presented, processing) IS NOT (excluded.state, excluded.reason, excluded.presented, excluded.processing)",
+           processing = excluded.processing, last_seen = excluded.last_seen, deleted_at = NULL, resource_version = excluded.resource_version \
+         WHERE (challenges.state, challenges.reason, challenges.presented, challenges.processing) \
+           IS DISTINCT FROM (excluded.state, excluded.reason, excluded.presented, excluded.processing) \
+           AND (challenges.resource_version IS NULL OR excluded.resource_version IS NULL \
+                OR excluded.resource_version > challenges.resource_version)",
     )
     .bind(cluster)
     .bind(&*v.namespace)
@@ -195,30 +231,32 @@ async fn challenge(
     .bind(&*v.challenge_type)
     .bind(&state)
     .bind(&reason)
-    .bind(v.presented)
-    .bind(v.processing)
+    .bind(i64::from(v.presented))
+    .bind(i64::from(v.processing))
     .bind(opt_stamp(v.created))
     .bind(stamp(now))
     .bind(deleted.then(|| stamp(now)))
+    .bind(revision)
     .execute(&mut *conn)
     .await?;
     Ok(())
 }
 
 async fn order(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     cluster: &str,
     v: &OrderView,
-    deleted: bool,
+    (deleted, revision): (bool, Option<i64>),
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     let uid = v.uid.to_string();
-    let existing =
-        sqlx::query("SELECT id, state, reason FROM orders WHERE cluster = ? AND uid = ?")
-            .bind(cluster)
-            .bind(&uid)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let existing = sqlx::query(
+        "SELECT id, state, reason, resource_version FROM orders WHERE cluster = $1 AND uid = $2",
+    )
+    .bind(cluster)
+    .bind(&uid)
+    .fetch_optional(&mut *conn)
+    .await?;
     let (state, reason) = (v.state.to_string(), v.reason.as_deref().map(str::to_string));
     let id = match existing {
         Some(row) => {
@@ -226,20 +264,23 @@ async fn order(
             if deleted {
                 return mark_deleted(conn, "orders", id, now).await;
             }
-            if row.get::<String, _>("state") == state && row.get::<Option<String>, _>("reason") == reason {
+            let same = row.get::<String, _>("state") == state
+                && row.get::<Option<String>, _>("reason") == reason;
+            if same || already_stored(revision, row.get("resource_version")) {
                 return Ok(());
             }
-            sqlx::query("UPDATE orders SET state = ?, reason = ?, last_seen = ?, deleted_at = NULL WHERE id = ?")
+            sqlx::query("UPDATE orders SET state = $1, reason = $2, last_seen = $3, deleted_at = NULL, resource_version = $4 WHERE id = $5")
                 .bind(&state)
                 .bind(&reason)
                 .bind(stamp(now))
+                .bind(revision)
                 .bind(id)
                 .execute(&mut *conn)
                 .await?;
             id
         }
         None => sqlx::query(
-            "INSERT INTO orders (cluster, namespace, name, uid, request, state, reason, replaces, created_at, last_seen, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO orders (cluster, namespace, name, uid, request, state, reason, replaces, created_at, last_seen, deleted_at, resource_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
         )
         .bind(cluster)
         .bind(&*v.namespace)
@@ -248,21 +289,24 @@ async fn order(
         .bind(v.owner.as_ref().map(|o| o.name.to_string()))
         .bind(&state)
         .bind(&reason)
-        .bind(v.replaces)
+        .bind(i64::from(v.replaces))
         .bind(opt_stamp(v.created))
         .bind(stamp(now))
         .bind(deleted.then(|| stamp(now)))
+        .bind(revision)
         .fetch_one(&mut *conn)
         .await?
         .get("id"),
     };
-    sqlx::query("INSERT INTO order_transitions (order_id, at, state, reason) VALUES (?, ?, ?, ?)")
-        .bind(id)
-        .bind(stamp(now))
-        .bind(&state)
-        .bind(&reason)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO order_transitions (order_id, at, state, reason) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(id)
+    .bind(stamp(now))
+    .bind(&state)
+    .bind(&reason)
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 
@@ -277,12 +321,12 @@ pub fn outcome(v: &CertificateRequestView) -> &'static str {
 }
 
 async fn request(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     known: &mut Known,
     cluster: &str,
     v: &CertificateRequestView,
     acme_server: Option<&str>,
-    deleted: bool,
+    (deleted, revision): (bool, Option<i64>),
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     let uid = v.uid.to_string();
@@ -305,24 +349,26 @@ async fn request(
                 return mark_deleted(conn, "certificate_requests", row.id, now).await;
             }
             let same = row.outcome == outcome && row.reason == reason && row.message == message;
-            if !same {
-                sqlx::query("UPDATE certificate_requests SET outcome = ?, reason = ?, message = ?, finished_at = COALESCE(finished_at, ?), last_seen = ? WHERE id = ?")
+            if !same && !already_stored(revision, row.revision) {
+                sqlx::query("UPDATE certificate_requests SET outcome = $1, reason = $2, message = $3, finished_at = COALESCE(finished_at, $4), last_seen = $5, resource_version = $6 WHERE id = $7")
                     .bind(outcome)
                     .bind(&reason)
                     .bind(&message)
                     .bind(&finished)
                     .bind(stamp(now))
+                    .bind(revision)
                     .bind(row.id)
                     .execute(&mut *conn)
                     .await?;
                 (row.outcome, row.reason, row.message) = (outcome.to_string(), reason, message);
+                row.revision = revision;
             }
         }
         None => {
             let names: Vec<&str> = v.names.iter().map(|n| &**n).collect();
             let id: i64 = sqlx::query_scalar(
-                "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at, resource_version) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",
             )
             .bind(cluster)
             .bind(&*v.namespace)
@@ -341,6 +387,7 @@ async fn request(
             .bind(&finished)
             .bind(stamp(now))
             .bind(deleted.then(|| stamp(now)))
+            .bind(revision)
             .fetch_one(&mut *conn)
             .await?;
             let row = KnownRequest {
@@ -348,6 +395,7 @@ async fn request(
                 outcome: outcome.to_string(),
                 reason,
                 message,
+                revision,
             };
             known.requests.insert(key, row);
         }
@@ -355,71 +403,14 @@ async fn request(
     Ok(())
 }
 
-/// Deletes history older than `retention` (objects gone before the cutoff, transitions,
-/// readiness and audit rows) every hour, and checkpoints the WAL every five minutes.
-pub async fn run_maintenance(
-    pool: SqlitePool,
-    retention: chrono::Duration,
-    now: Now,
-    shutdown: CancellationToken,
-) {
-    let mut tick = tokio::time::interval(Duration::from_secs(300));
-    let mut round: u64 = 0;
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        if round.is_multiple_of(12) {
-            match prune(&pool, now() - retention).await {
-                Ok(n) if n > 0 => {
-                    tracing::info!(rows = n, "history older than the retention period deleted")
-                }
-                Ok(_) => {}
-                Err(e) => tracing::error!(error = %e, "history retention failed"),
-            }
-        }
-        round += 1;
-        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-            .execute(&pool)
-            .await
-        {
-            tracing::warn!(error = %e, "WAL checkpoint failed");
-        }
-    }
-}
-
-/// Deletes what is older than `cutoff`; returns the number of rows.
-pub async fn prune(pool: &SqlitePool, cutoff: DateTime<Utc>) -> Result<u64, sqlx::Error> {
-    let c = stamp(cutoff);
-    let mut n = 0;
-    for sql in [
-        "DELETE FROM challenge_transitions WHERE at < ?",
-        "DELETE FROM challenges WHERE deleted_at IS NOT NULL AND deleted_at < ?",
-        "DELETE FROM order_transitions WHERE at < ?",
-        "DELETE FROM orders WHERE deleted_at IS NOT NULL AND deleted_at < ?",
-        "DELETE FROM certificate_requests WHERE deleted_at IS NOT NULL AND deleted_at < ?",
-        "DELETE FROM certificate_readiness WHERE at < ?",
-        "DELETE FROM audit_log WHERE at < ?",
-        "DELETE FROM probe_results WHERE at < ?",
-    ] {
-        n += sqlx::query(sql)
-            .bind(&c)
-            .execute(pool)
-            .await?
-            .rows_affected();
-    }
-    Ok(n)
-}
-
 /// Issued certificates with a known ACME server since `since` (for budgets).
 pub async fn issuances(
-    pool: &SqlitePool,
+    pool: &Pool,
     since: DateTime<Utc>,
 ) -> Result<Vec<lookout_app::model::budget::Issuance>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT acme_server, names, COALESCE(finished_at, last_seen) AS at, cluster, namespace, certificate, name FROM certificate_requests \
-         WHERE outcome = 'issued' AND acme_server IS NOT NULL AND COALESCE(finished_at, last_seen) >= ?",
+         WHERE outcome = 'issued' AND acme_server IS NOT NULL AND COALESCE(finished_at, last_seen) >= $1",
     )
     .bind(stamp(since))
     .fetch_all(pool)
@@ -446,7 +437,7 @@ pub async fn issuances(
 /// Challenges that became invalid since `since`, with the ACME server and account of their
 /// request.
 pub async fn failed_authorizations(
-    pool: &SqlitePool,
+    pool: &Pool,
     since: DateTime<Utc>,
 ) -> Result<Vec<lookout_app::model::budget::FailedAuthorization>, sqlx::Error> {
     let rows = sqlx::query(
@@ -454,7 +445,7 @@ pub async fn failed_authorizations(
          JOIN challenges c ON c.id = t.challenge_id \
          JOIN orders o ON o.cluster = c.cluster AND o.namespace = c.namespace AND o.name = c.order_name \
          JOIN certificate_requests r ON r.cluster = o.cluster AND r.namespace = o.namespace AND r.name = o.request \
-         WHERE t.state = 'invalid' AND t.at >= ? AND r.acme_server IS NOT NULL",
+         WHERE t.state = 'invalid' AND t.at >= $1 AND r.acme_server IS NOT NULL",
     )
     .bind(stamp(since))
     .fetch_all(pool)
@@ -482,7 +473,7 @@ pub async fn failed_authorizations(
 }
 
 /// The object a request row's budget event is shown on: its Certificate, else the request.
-fn request_origin(r: &sqlx::sqlite::SqliteRow) -> lookout_app::model::budget::Origin {
+fn request_origin(r: &sqlx::any::AnyRow) -> lookout_app::model::budget::Origin {
     let certificate: Option<String> = r.get("certificate");
     lookout_app::model::budget::Origin {
         cluster: r.get("cluster"),
@@ -497,7 +488,7 @@ fn request_origin(r: &sqlx::sqlite::SqliteRow) -> lookout_app::model::budget::Or
 }
 
 /// The ACME account of a request row (its issuer).
-fn account_of(r: &sqlx::sqlite::SqliteRow) -> String {
+fn account_of(r: &sqlx::any::AnyRow) -> String {
     let kind: Option<String> = r.get("issuer_kind");
     let name: Option<String> = r.get("issuer_name");
     lookout_app::model::budget::account(
@@ -510,13 +501,13 @@ fn account_of(r: &sqlx::sqlite::SqliteRow) -> String {
 
 /// Orders created since `since`, with their request's ACME server, account and names.
 pub async fn new_orders(
-    pool: &SqlitePool,
+    pool: &Pool,
     since: DateTime<Utc>,
 ) -> Result<Vec<lookout_app::model::budget::NewOrder>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT o.created_at, o.cluster, o.namespace, o.replaces, r.certificate, r.name, r.acme_server, r.issuer_kind, r.issuer_name, r.names FROM orders o \
          JOIN certificate_requests r ON r.cluster = o.cluster AND r.namespace = o.namespace AND r.name = o.request \
-         WHERE o.created_at >= ? AND r.acme_server IS NOT NULL",
+         WHERE o.created_at >= $1 AND r.acme_server IS NOT NULL",
     )
     .bind(stamp(since))
     .fetch_all(pool)
@@ -532,7 +523,7 @@ pub async fn new_orders(
                 account: account_of(&r),
                 names: serde_json::from_str(&r.get::<String, _>("names")).unwrap_or_default(),
                 at,
-                replaces: r.get::<bool, _>("replaces"),
+                replaces: super::flag(&r, "replaces"),
                 origin: request_origin(&r),
             })
         })
@@ -543,12 +534,12 @@ pub async fn new_orders(
 /// Requests the CA refused over a limit since `since`, with the retry time it named: a
 /// failed request whose message carries "retry after".
 pub async fn refusals(
-    pool: &SqlitePool,
+    pool: &Pool,
     since: DateTime<Utc>,
 ) -> Result<Vec<lookout_app::model::budget::CaRefusal>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT finished_at, cluster, namespace, name, certificate, acme_server, issuer_kind, issuer_name, names, message FROM certificate_requests \
-         WHERE outcome = 'failed' AND finished_at >= ? AND acme_server IS NOT NULL AND message LIKE '%retry after%'",
+         WHERE outcome = 'failed' AND finished_at >= $1 AND acme_server IS NOT NULL AND message LIKE '%retry after%'",
     )
     .bind(stamp(since))
     .fetch_all(pool)
@@ -575,7 +566,7 @@ pub async fn refusals(
 
 /// Recomputes the Let's Encrypt budgets every `interval` and hands them to `publish`.
 pub async fn run_budgets(
-    pool: SqlitePool,
+    pool: Pool,
     interval: Duration,
     now: Now,
     publish: impl Fn(Vec<lookout_app::model::budget::Budget>) + Send + 'static,
@@ -616,18 +607,14 @@ pub async fn run_budgets(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Db;
 
     #[tokio::test]
     async fn retention_deletes_only_what_is_older_than_the_cutoff() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let old = "2026-01-01T00:00:00.000Z";
-        let new = "2026-06-01T00:00:00.000Z";
-        for (uid, deleted) in [("a", Some(old)), ("b", Some(new)), ("c", None)] {
-            sqlx::query("INSERT INTO challenges (cluster, namespace, name, uid, dns_name, challenge_type, state, presented, processing, last_seen, deleted_at) VALUES ('z', 'n', ?, ?, 'h', 'HTTP-01', 'valid', 0, 0, ?, ?)")
+        for db in crate::store::testdb::engines().await {
+            let old = "2026-01-01T00:00:00.000Z";
+            let new = "2026-06-01T00:00:00.000Z";
+            for (uid, deleted) in [("a", Some(old)), ("b", Some(new)), ("c", None)] {
+                sqlx::query("INSERT INTO challenges (cluster, namespace, name, uid, dns_name, challenge_type, state, presented, processing, last_seen, deleted_at) VALUES ('z', 'n', $1, $2, 'h', 'HTTP-01', 'valid', 0, 0, $3, $4)")
                 .bind(uid)
                 .bind(uid)
                 .bind(old)
@@ -635,119 +622,117 @@ mod tests {
                 .execute(&db.writer)
                 .await
                 .unwrap();
-        }
-        // Only the transitions below (not the ones the insert trigger added).
-        sqlx::query("DELETE FROM challenge_transitions")
-            .execute(&db.writer)
-            .await
-            .unwrap();
-        sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, presented, processing) VALUES (3, ?, 'pending', 0, 0), (3, ?, 'valid', 0, 0)")
+            }
+            // Only the transitions below (not the ones the insert trigger added).
+            sqlx::query("DELETE FROM challenge_transitions")
+                .execute(&db.writer)
+                .await
+                .unwrap();
+            sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, presented, processing) VALUES (3, $1, 'pending', 0, 0), (3, $2, 'valid', 0, 0)")
             .bind(old)
             .bind(new)
             .execute(&db.writer)
             .await
             .unwrap();
-        let cutoff = DateTime::parse_from_rfc3339("2026-03-01T00:00:00Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        let deleted = prune(&db.writer, cutoff).await.unwrap();
-        assert_eq!(
-            deleted, 2,
-            "the old deleted challenge and the old transition"
-        );
-        let left: Vec<String> = sqlx::query_scalar("SELECT uid FROM challenges ORDER BY uid")
-            .fetch_all(&db.reader)
-            .await
-            .unwrap();
-        assert_eq!(
-            left,
-            vec!["b", "c"],
-            "live and recently deleted challenges stay"
-        );
-        let transitions: i64 = sqlx::query_scalar("SELECT count(*) FROM challenge_transitions")
-            .fetch_one(&db.reader)
-            .await
-            .unwrap();
-        assert_eq!(transitions, 1);
+            let cutoff = DateTime::parse_from_rfc3339("2026-03-01T00:00:00Z")
+                .unwrap()
+                .with_timezone(&Utc);
+            let deleted = prune(&db.writer, cutoff).await.unwrap();
+            assert_eq!(
+                deleted, 2,
+                "the old deleted challenge and the old transition"
+            );
+            let left: Vec<String> = sqlx::query_scalar("SELECT uid FROM challenges ORDER BY uid")
+                .fetch_all(&db.reader)
+                .await
+                .unwrap();
+            assert_eq!(
+                left,
+                vec!["b", "c"],
+                "live and recently deleted challenges stay"
+            );
+            let transitions: i64 = sqlx::query_scalar("SELECT count(*) FROM challenge_transitions")
+                .fetch_one(&db.reader)
+                .await
+                .unwrap();
+            assert_eq!(transitions, 1);
+        }
     }
 
     /// An Order's `spec.replaces` (ARI) reaches the budgets: such an order is exempt from
     /// the new-orders limit.
     #[tokio::test]
     async fn orders_are_read_for_the_budgets_with_their_account_and_ari_flag() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let at = "2026-06-01T10:00:00.000Z";
-        sqlx::query("INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, created_at, last_seen) \
-                     VALUES ('zrh', 'shop', 'web-tls-1', 'r1', 'web-tls', 1, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"web.example.com\"]', 'pending', ?, ?)")
+        for db in crate::store::testdb::engines().await {
+            let at = "2026-06-01T10:00:00.000Z";
+            sqlx::query("INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, created_at, last_seen) \
+                     VALUES ('zrh', 'shop', 'web-tls-1', 'r1', 'web-tls', 1, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"web.example.com\"]', 'pending', $1, $2)")
             .bind(at)
             .bind(at)
             .execute(&db.writer)
             .await
             .unwrap();
-        let mut interner = lookout_app::model::interner::Interner::default();
-        let meta = |name: &str| {
-            serde_json::from_value(serde_json::json!({"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+            let mut interner = lookout_app::model::interner::Interner::default();
+            let meta = |name: &str| {
+                serde_json::from_value(serde_json::json!({"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
                 "creationTimestamp": "2026-06-01T10:00:00Z",
                 "ownerReferences": [{"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest", "name": "web-tls-1", "uid": "r1", "controller": true}]}))
             .unwrap()
-        };
-        let now = DateTime::parse_from_rfc3339("2026-06-01T10:00:05Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        let mut conn = db.writer.acquire().await.unwrap();
-        for (name, spec) in [
-            (
-                "plain",
-                serde_json::json!({"dnsNames": ["web.example.com"]}),
-            ),
-            (
-                "ari",
-                serde_json::json!({"dnsNames": ["web.example.com"], "replaces": "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE"}),
-            ),
-        ] {
-            let view = OrderView::project(
-                &meta(name),
-                &serde_json::json!({"spec": spec}),
-                &mut interner,
-            )
-            .unwrap();
-            order(&mut conn, "zrh", &view, false, now).await.unwrap();
+            };
+            let now = DateTime::parse_from_rfc3339("2026-06-01T10:00:05Z")
+                .unwrap()
+                .with_timezone(&Utc);
+            let mut conn = db.writer.acquire().await.unwrap();
+            for (name, spec) in [
+                (
+                    "plain",
+                    serde_json::json!({"dnsNames": ["web.example.com"]}),
+                ),
+                (
+                    "ari",
+                    serde_json::json!({"dnsNames": ["web.example.com"], "replaces": "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE"}),
+                ),
+            ] {
+                let view = OrderView::project(
+                    &meta(name),
+                    &serde_json::json!({"spec": spec}),
+                    &mut interner,
+                )
+                .unwrap();
+                order(&mut conn, "zrh", &view, (false, None), now)
+                    .await
+                    .unwrap();
+            }
+            drop(conn);
+            let since = DateTime::parse_from_rfc3339("2026-06-01T00:00:00Z")
+                .unwrap()
+                .with_timezone(&Utc);
+            let mut orders = new_orders(&db.reader, since).await.unwrap();
+            orders.sort_by_key(|o| o.replaces);
+            assert_eq!(orders.len(), 2);
+            assert_eq!((orders[0].replaces, orders[1].replaces), (false, true));
+            assert_eq!(orders[0].account, "ClusterIssuer letsencrypt-prod (zrh)");
+            assert_eq!(orders[0].names, ["web.example.com"]);
+            assert_eq!(orders[0].origin.name, "web-tls");
         }
-        drop(conn);
-        let since = DateTime::parse_from_rfc3339("2026-06-01T00:00:00Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        let mut orders = new_orders(&db.reader, since).await.unwrap();
-        orders.sort_by_key(|o| o.replaces);
-        assert_eq!(orders.len(), 2);
-        assert_eq!((orders[0].replaces, orders[1].replaces), (false, true));
-        assert_eq!(orders[0].account, "ClusterIssuer letsencrypt-prod (zrh)");
-        assert_eq!(orders[0].names, ["web.example.com"]);
-        assert_eq!(orders[0].origin.name, "web-tls");
     }
 
     #[tokio::test]
     async fn refused_requests_are_read_with_the_cas_retry_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let at = "2026-06-01T10:00:00.000Z";
-        let refused = "Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many certificates (5) already issued for this exact set of identifiers in the last 168h0m0s, retry after 2026-06-01 17:30:00 UTC: see https://letsencrypt.org/docs/rate-limits/";
-        for (name, outcome, message) in [
-            ("promo-tls-1", "failed", refused),
-            (
-                "web-tls-1",
-                "failed",
-                "Failed to finalize Order: 403 unauthorized",
-            ),
-            ("old-tls-1", "issued", refused),
-        ] {
-            sqlx::query("INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen) \
-                         VALUES ('zrh', 'shop', ?, ?, ?, 1, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"promo.example.com\"]', ?, 'Failed', ?, ?, ?, ?)")
+        for db in crate::store::testdb::engines().await {
+            let at = "2026-06-01T10:00:00.000Z";
+            let refused = "Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: too many certificates (5) already issued for this exact set of identifiers in the last 168h0m0s, retry after 2026-06-01 17:30:00 UTC: see https://letsencrypt.org/docs/rate-limits/";
+            for (name, outcome, message) in [
+                ("promo-tls-1", "failed", refused),
+                (
+                    "web-tls-1",
+                    "failed",
+                    "Failed to finalize Order: 403 unauthorized",
+                ),
+                ("old-tls-1", "issued", refused),
+            ] {
+                sqlx::query("INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen) \
+                         VALUES ('zrh', 'shop', $1, $2, $3, 1, 'ClusterIssuer', 'letsencrypt-prod', 'https://acme-v02.api.letsencrypt.org/directory', '[\"promo.example.com\"]', $4, 'Failed', $5, $6, $7, $8)")
                 .bind(name)
                 .bind(name)
                 .bind(name.trim_end_matches("-1"))
@@ -759,17 +744,18 @@ mod tests {
                 .execute(&db.writer)
                 .await
                 .unwrap();
+            }
+            let since = DateTime::parse_from_rfc3339("2026-05-30T00:00:00Z")
+                .unwrap()
+                .with_timezone(&Utc);
+            let got = refusals(&db.reader, since).await.unwrap();
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!(got[0].key, "promo.example.com");
+            assert_eq!(got[0].origin.name, "promo-tls");
+            assert_eq!(
+                got[0].retry_after,
+                DateTime::parse_from_rfc3339("2026-06-01T17:30:00Z").unwrap()
+            );
         }
-        let since = DateTime::parse_from_rfc3339("2026-05-30T00:00:00Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        let got = refusals(&db.reader, since).await.unwrap();
-        assert_eq!(got.len(), 1, "{got:?}");
-        assert_eq!(got[0].key, "promo.example.com");
-        assert_eq!(got[0].origin.name, "promo-tls");
-        assert_eq!(
-            got[0].retry_after,
-            DateTime::parse_from_rfc3339("2026-06-01T17:30:00Z").unwrap()
-        );
     }
 }

@@ -1,5 +1,10 @@
-//! SQLite through sqlx: WAL, `synchronous=NORMAL`, a busy timeout, embedded migrations applied
-//! at start, one writer connection and a separate read pool.
+//! The history's database through sqlx's `Any` driver, one set of queries for two engines:
+//! SQLite (the embedded default: WAL, `synchronous=NORMAL`, a busy timeout, one writer
+//! connection and a separate read pool) and PostgreSQL (`database_url = "postgres://…"`,
+//! for several replicas sharing one database). Each engine has its migrations
+//! (`migrations/sqlite`, `migrations/postgres`: the same tables, columns and versions), applied
+//! at start. Queries number their parameters (`$1`), which both engines read; the few places
+//! where the dialects differ ask [`Engine`] for their SQL.
 
 pub mod audit;
 pub mod history;
@@ -7,16 +12,128 @@ pub mod probes;
 pub mod reads;
 pub mod sessions;
 pub mod sync_events;
+#[cfg(test)]
+pub(crate) mod testdb;
 mod timeline;
 pub mod writer;
 
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor};
+
+/// A pool of either engine's connections.
+pub type Pool = AnyPool;
+
+/// Which database server the history lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    /// The engine a `database_url` names: `postgres://` or `postgresql://` for PostgreSQL,
+    /// `sqlite:` for SQLite.
+    pub fn of(url: &str) -> Option<Engine> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Some(Engine::Postgres)
+        } else if url.starts_with("sqlite:") {
+            Some(Engine::Sqlite)
+        } else {
+            None
+        }
+    }
+
+    /// The engine behind a pool.
+    pub fn of_pool(pool: &Pool) -> Engine {
+        match pool.connect_options().database_url.scheme() {
+            "postgres" | "postgresql" => Engine::Postgres,
+            _ => Engine::Sqlite,
+        }
+    }
+
+    /// The engine behind a connection.
+    pub fn of_connection(conn: &sqlx::AnyConnection) -> Engine {
+        if conn.backend_name() == "PostgreSQL" {
+            Engine::Postgres
+        } else {
+            Engine::Sqlite
+        }
+    }
+
+    /// SQL that holds when text `column` ends with `.` and the text bound as `$n`.
+    pub fn is_subdomain(self, column: &str, n: usize) -> String {
+        match self {
+            Engine::Sqlite => format!(
+                "(length({column}) > length(${n}) AND substr({column}, -length(${n}) - 1) = '.' || ${n})"
+            ),
+            Engine::Postgres => format!(
+                "(length({column}) > length(${n}) AND right({column}, length(${n}) + 1) = '.' || ${n})"
+            ),
+        }
+    }
+
+    /// The statement that starts a transaction that will write: SQLite takes the write lock
+    /// at once (`IMMEDIATE`), so a busy database waits at the start, not at the first write.
+    pub fn begin_write(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "BEGIN IMMEDIATE",
+            Engine::Postgres => "BEGIN",
+        }
+    }
+
+    /// What a write transaction of the history runs right after it begins so that no other
+    /// process writes the history at the same time: on PostgreSQL, several replicas share
+    /// one database and each compares what it saw with what is stored before it writes
+    /// (a state change already recorded by another replica is not recorded again), which
+    /// holds only if those comparisons and writes do not interleave — a transaction-scoped
+    /// advisory lock, released at COMMIT or ROLLBACK. SQLite's `BEGIN IMMEDIATE` already
+    /// excludes every other writer.
+    pub fn exclude_other_writers(self) -> Option<&'static str> {
+        match self {
+            Engine::Sqlite => None,
+            Engine::Postgres => Some("SELECT pg_advisory_xact_lock($1)"),
+        }
+    }
+
+    /// The rows of the JSON array bound as parameter `$n`, as a table `alias` whose `value`
+    /// column holds each element as JSON (read its parts with `alias.value ->> i`).
+    pub fn json_rows(self, n: usize, alias: &str) -> String {
+        match self {
+            Engine::Sqlite => format!("json_each(${n}) AS {alias}"),
+            Engine::Postgres => format!("json_array_elements(${n}::json) AS {alias}(value)"),
+        }
+    }
+
+    /// A subquery of the text elements of the JSON array bound as `$n` (for `IN (…)`).
+    pub fn json_texts(self, n: usize) -> String {
+        match self {
+            Engine::Sqlite => format!("(SELECT value FROM json_each(${n}))"),
+            Engine::Postgres => {
+                format!("(SELECT value FROM json_array_elements_text(${n}::json) AS j(value))")
+            }
+        }
+    }
+
+    /// A subquery of the integer elements of the JSON array bound as `$n`.
+    pub fn json_integers(self, n: usize) -> String {
+        match self {
+            Engine::Sqlite => format!("(SELECT value FROM json_each(${n}))"),
+            Engine::Postgres => format!(
+                "(SELECT value::bigint FROM json_array_elements_text(${n}::json) AS j(value))"
+            ),
+        }
+    }
+
+    fn migrator(self) -> sqlx::migrate::Migrator {
+        match self {
+            Engine::Sqlite => sqlx::migrate!("../migrations/sqlite"),
+            Engine::Postgres => sqlx::migrate!("../migrations/postgres"),
+        }
+    }
+}
 
 /// Why the database could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -30,12 +147,15 @@ pub enum StoreError {
 /// The two handles on the database.
 #[derive(Debug, Clone)]
 pub struct Db {
-    /// Exactly one connection: every write goes through it, so writers never contend.
-    pub writer: SqlitePool,
+    /// Exactly one connection: every write of this process goes through it, so its writers
+    /// never contend with each other.
+    pub writer: Pool,
     /// Read-only connections for pages and the API.
-    pub reader: SqlitePool,
+    pub reader: Pool,
     /// Whether the writers' writes go through.
     pub health: Arc<writer::Health>,
+    /// Which engine the pools talk to.
+    pub engine: Engine,
 }
 
 impl StoreError {
@@ -54,19 +174,30 @@ impl StoreError {
         };
         match sql {
             sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
-            sqlx::Error::Database(d) => {
-                // SQLite's primary result codes: PERM, BUSY, LOCKED, READONLY, IOERR, FULL,
-                // CANTOPEN.
-                let code = d.code().and_then(|c| c.parse::<i32>().ok()).unwrap_or(0) & 0xff;
-                matches!(code, 3 | 5 | 6 | 8 | 10 | 13 | 14)
-            }
+            sqlx::Error::Database(d) => d.code().is_some_and(|c| transient_code(&c)),
             _ => false,
         }
     }
 }
 
+/// Whether a database error code names a cause that may pass. SQLite's codes are numbers
+/// below 10,000 (primary code in the low byte): PERM, BUSY, LOCKED, READONLY, IOERR, FULL and
+/// CANTOPEN. PostgreSQL's are five-character SQLSTATEs: classes 08 (connection exception), 53
+/// (insufficient resources: disk full, too many connections) and 57P (the server shutting
+/// down, starting, or crashed), and 25006 (a read-only transaction: a server in recovery).
+fn transient_code(code: &str) -> bool {
+    if code.len() == 5 {
+        return code.starts_with("08")
+            || code.starts_with("53")
+            || code.starts_with("57P")
+            || code == "25006";
+    }
+    let n = code.parse::<i32>().unwrap_or(0) & 0xff;
+    matches!(n, 3 | 5 | 6 | 8 | 10 | 13 | 14)
+}
+
 impl StoreError {
-    /// The cause in SQLite's words, without the database URL (for the page banner).
+    /// The cause in the database's words, without the database URL (for the page banner).
     pub fn reason(&self) -> String {
         match self {
             StoreError::Open { source, .. } => {
@@ -79,35 +210,38 @@ impl StoreError {
 
 /// A caller's view as one SQL parameter for [`scope_filter`]: NULL when it sees everything
 /// (also the history of clusters since removed from the configuration), else the JSON array
-/// of `[cluster, namespace pattern]` pairs, one per visible cluster and pattern — the
-/// cluster by name, as the view resolved it against the configuration, the namespaces as
-/// SQLite `GLOB` patterns (`*` for a cluster seen whole).
+/// of `[cluster, glob, like]` triples, one per visible cluster and namespace pattern — the
+/// cluster by name, as the view resolved it against the configuration, the namespaces as a
+/// SQLite `GLOB` pattern and as the same pattern for PostgreSQL's `LIKE` (`*` for a cluster
+/// seen whole).
 ///
-/// `GLOB` matches like [`lookout_app::model::view::Namespaces::contains`] (`*`, `?`,
-/// case-sensitive) once `[` is escaped; one difference remains: `?` is one byte there and
-/// one character here, which only matters for non-ASCII names (namespaces are ASCII by the
-/// API server's validation).
+/// Both match like [`lookout_app::model::view::Namespaces::contains`] (`*`, `?`,
+/// case-sensitive) once their own special characters are escaped; one difference remains in
+/// SQLite: `?` is one byte there and one character here, which only matters for non-ASCII
+/// names (namespaces are ASCII by the API server's validation).
 pub fn view_param(view: &lookout_app::model::View) -> Option<String> {
     use lookout_app::model::view::Namespaces;
     if view.sees_everything() {
         return None;
     }
-    let mut pairs: Vec<[String; 2]> = Vec::new();
+    let mut triples: Vec<[String; 3]> = Vec::new();
+    let triple =
+        |cluster: &str, pattern: &str| [cluster.to_string(), sql_glob(pattern), sql_like(pattern)];
     for (cluster, sight) in view.clusters() {
         match &sight.read {
-            Namespaces::Every => pairs.push([cluster.to_string(), "*".into()]),
+            Namespaces::Every => triples.push(triple(cluster, "*")),
             Namespaces::Matching(patterns) => {
-                pairs.extend(patterns.iter().map(|p| [cluster.to_string(), sql_glob(p)]))
+                triples.extend(patterns.iter().map(|p| triple(cluster, p)))
             }
         }
     }
-    Some(serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()))
+    Some(serde_json::to_string(&triples).unwrap_or_else(|_| "[]".into()))
 }
 
 /// SQL that holds for rows whose `cluster` and `namespace` columns are in the view bound as
-/// parameter `?{n}` (see [`view_param`]).
-pub fn scope_clause(n: usize) -> String {
-    scope_filter(n, "cluster", "namespace", Rows::InNamespaces)
+/// parameter `${n}` (see [`view_param`]).
+pub fn scope_clause(engine: Engine, n: usize) -> String {
+    scope_filter(engine, n, "cluster", "namespace", Rows::InNamespaces)
 }
 
 /// What a table's rows are about, for [`scope_filter`].
@@ -121,16 +255,30 @@ pub enum Rows {
 }
 
 /// The one place the history's scope filter is written: SQL that holds for rows whose
-/// `cluster_column` and `namespace_column` are in the view bound as parameter `?{n}` (see
+/// `cluster_column` and `namespace_column` are in the view bound as parameter `${n}` (see
 /// [`view_param`]).
-pub fn scope_filter(n: usize, cluster_column: &str, namespace_column: &str, rows: Rows) -> String {
-    let namespace = match rows {
-        Rows::InNamespaces => format!("{namespace_column} GLOB json_extract(g.value, '$[1]')"),
-        Rows::OfTheCluster => "1".to_string(),
+pub fn scope_filter(
+    engine: Engine,
+    n: usize,
+    cluster_column: &str,
+    namespace_column: &str,
+    rows: Rows,
+) -> String {
+    let namespace = match (rows, engine) {
+        (Rows::InNamespaces, Engine::Sqlite) => format!("{namespace_column} GLOB (g.value ->> 1)"),
+        (Rows::InNamespaces, Engine::Postgres) => {
+            format!("{namespace_column} LIKE (g.value ->> 2)")
+        }
+        (Rows::OfTheCluster, _) => "1 = 1".to_string(),
+    };
+    let triples = engine.json_rows(n, "g");
+    let null = match engine {
+        Engine::Sqlite => format!("${n} IS NULL"),
+        Engine::Postgres => format!("${n}::text IS NULL"),
     };
     format!(
-        "(?{n} IS NULL OR EXISTS (SELECT 1 FROM json_each(?{n}) AS g \
-           WHERE {cluster_column} = json_extract(g.value, '$[0]') AND {namespace}))"
+        "({null} OR EXISTS (SELECT 1 FROM {triples} \
+           WHERE {cluster_column} = (g.value ->> 0) AND {namespace}))"
     )
 }
 
@@ -149,12 +297,41 @@ pub fn page_window(page: usize, per_page: usize) -> (i64, i64) {
     )
 }
 
+/// The `VALUES` list of a multi-row insert of `rows` rows of `columns` values each, numbered
+/// `$1` on (sqlx's query builder writes `?` for either engine, which PostgreSQL refuses).
+pub(crate) fn values(rows: usize, columns: usize) -> String {
+    let mut out = String::with_capacity(rows * columns * 5);
+    for row in 0..rows {
+        if row > 0 {
+            out.push_str(", ");
+        }
+        out.push('(');
+        for column in 0..columns {
+            if column > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(&format!("${}", row * columns + column + 1));
+        }
+        out.push(')');
+    }
+    out
+}
+
+/// The advisory lock that history writers hold while they write (see
+/// [`Engine::exclude_other_writers`]): "Lookout" in ASCII.
+pub(crate) const WRITERS_LOCK: i64 = 0x004c_6f6f_6b6f_7574;
+
+/// A yes/no column, stored as 0 or 1 in both engines.
+pub(crate) fn flag(row: &sqlx::any::AnyRow, column: &str) -> bool {
+    use sqlx::Row;
+    row.get::<i64, _>(column) != 0
+}
+
 /// A query with its parameters bound so far.
-pub(crate) type SqlQuery<'q> =
-    sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
+pub(crate) type SqlQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
 
 /// Runs a `SELECT COUNT(*) …` query.
-pub(crate) async fn count(pool: &SqlitePool, query: SqlQuery<'_>) -> Result<usize, sqlx::Error> {
+pub(crate) async fn count(pool: &Pool, query: SqlQuery<'_>) -> Result<usize, sqlx::Error> {
     use sqlx::Row;
     let n: i64 = query.fetch_one(pool).await?.get(0);
     Ok(usize::try_from(n).unwrap_or_default())
@@ -166,6 +343,24 @@ fn sql_glob(pattern: &str) -> String {
     pattern.replace('[', "[[]")
 }
 
+/// A scope glob as a PostgreSQL `LIKE` pattern (backslash its escape): `*` any run, `?` one
+/// character, and `%`, `_` and `\` themselves.
+fn sql_like(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    for c in pattern.chars() {
+        match c {
+            '*' => out.push('%'),
+            '?' => out.push('_'),
+            '%' | '_' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// SQLite's page cache per connection, in KiB when negative (SQLite's default is 2,000 KiB).
 /// The database file's pages stay in the operating system's cache, so a page SQLite no
 /// longer holds costs a read call, not a disk access; a smaller cache keeps five connections'
@@ -173,27 +368,70 @@ fn sql_glob(pattern: &str) -> String {
 /// filled and nothing ever gives back.
 const CACHE_SIZE: &str = "-512";
 
-/// What the two pools connect with.
-fn options(url: &str) -> Result<SqliteConnectOptions, StoreError> {
-    Ok(SqliteConnectOptions::from_str(url)
-        .map_err(|source| StoreError::Open {
-            url: url.to_string(),
-            source,
-        })?
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal)
-        .busy_timeout(Duration::from_secs(5))
-        .foreign_keys(true)
-        .pragma("cache_size", CACHE_SIZE))
+/// What one of the two pools connects with: for SQLite the file is created when missing
+/// (the writer) or opened read-only (the readers).
+fn options(url: &str, engine: Engine, read_only: bool) -> Result<AnyConnectOptions, StoreError> {
+    let url = match engine {
+        Engine::Sqlite if !url.contains("mode=") && !url.contains(":memory:") => {
+            let mode = if read_only { "ro" } else { "rwc" };
+            let joint = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{joint}mode={mode}")
+        }
+        _ => url.to_string(),
+    };
+    url.parse().map_err(|source| StoreError::Open {
+        url: url.to_string(),
+        source,
+    })
 }
 
-fn writer_pool() -> SqlitePoolOptions {
-    SqlitePoolOptions::new().max_connections(1)
+/// The settings every connection of a pool starts with.
+fn pool(engine: Engine, read_only: bool) -> AnyPoolOptions {
+    let pool = AnyPoolOptions::new().max_connections(if read_only { 4 } else { 1 });
+    pool.after_connect(move |conn, _| {
+        Box::pin(async move {
+            match (engine, read_only) {
+                (Engine::Sqlite, false) => {
+                    conn.execute(
+                        format!(
+                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                             PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; \
+                             PRAGMA cache_size = {CACHE_SIZE};"
+                        )
+                        .as_str(),
+                    )
+                    .await?;
+                }
+                (Engine::Sqlite, true) => {
+                    conn.execute(
+                        format!(
+                            "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; \
+                             PRAGMA cache_size = {CACHE_SIZE};"
+                        )
+                        .as_str(),
+                    )
+                    .await?;
+                }
+                (Engine::Postgres, false) => {}
+                (Engine::Postgres, true) => {
+                    conn.execute("SET default_transaction_read_only = on")
+                        .await?;
+                }
+            }
+            Ok(())
+        })
+    })
 }
 
-fn reader_pool() -> SqlitePoolOptions {
-    SqlitePoolOptions::new().max_connections(4)
+/// The engine of `url`, with sqlx's drivers for both installed.
+fn engine(url: &str) -> Result<Engine, StoreError> {
+    sqlx::any::install_default_drivers();
+    Engine::of(url).ok_or_else(|| StoreError::Open {
+        url: url.to_string(),
+        source: sqlx::Error::Configuration(
+            "the database URL must start with sqlite: or postgres:// (or postgresql://)".into(),
+        ),
+    })
 }
 
 /// The first pause before opening again a database that could not be opened; it doubles up
@@ -202,26 +440,28 @@ const REOPEN_MIN: Duration = Duration::from_secs(2);
 const REOPEN_MAX: Duration = Duration::from_secs(60);
 
 impl Db {
-    /// Opens (creating if missing) the database at `url` and applies pending migrations.
+    /// Opens (creating if missing, for SQLite) the database at `url` and applies pending
+    /// migrations.
     pub async fn open(url: &str) -> Result<Db, StoreError> {
+        let engine = engine(url)?;
         let open_err = |source| StoreError::Open {
             url: url.to_string(),
             source,
         };
-        let options = options(url)?;
-        let writer = writer_pool()
-            .connect_with(options.clone())
+        let writer = pool(engine, false)
+            .connect_with(options(url, engine, false)?)
             .await
             .map_err(open_err)?;
-        sqlx::migrate!("../migrations").run(&writer).await?;
-        let reader = reader_pool()
-            .connect_with(options.read_only(true))
+        engine.migrator().run(&writer).await?;
+        let reader = pool(engine, true)
+            .connect_with(options(url, engine, true)?)
             .await
             .map_err(open_err)?;
         Ok(Db {
             writer,
             reader,
             health: Arc::default(),
+            engine,
         })
     }
 
@@ -236,23 +476,24 @@ impl Db {
             Err(e) if e.is_transient() => e,
             Err(e) => return Err(e),
         };
-        let options = options(url)?;
+        let engine = engine(url)?;
         // The log has the whole error with the URL; the banner, which every signed-in user
-        // sees, only SQLite's reason.
+        // sees, only the database's reason.
         tracing::error!(%error, "the database cannot be opened now; serving live data and trying again");
         let health = Arc::new(writer::Health::default());
         health.failed_because("database", error.reason(), now());
         let db = Db {
-            writer: writer_pool().connect_lazy_with(options.clone()),
-            reader: reader_pool().connect_lazy_with(options.read_only(true)),
+            writer: pool(engine, false).connect_lazy_with(options(url, engine, false)?),
+            reader: pool(engine, true).connect_lazy_with(options(url, engine, true)?),
             health,
+            engine,
         };
         let (pool, health) = (db.writer.clone(), db.health.clone());
         tokio::spawn(async move {
             let mut pause = REOPEN_MIN;
             while !pool.is_closed() {
                 tokio::time::sleep(pause).await;
-                match sqlx::migrate!("../migrations").run(&pool).await {
+                match engine.migrator().run(&pool).await {
                     Ok(()) => {
                         health.recovered("database");
                         return;
@@ -285,7 +526,7 @@ mod tests {
         let files = crate::source_scan::product_sources();
         let copies: Vec<&str> = files
             .iter()
-            .filter(|(name, text)| name != "store/mod.rs" && text.contains("json_extract(g.value"))
+            .filter(|(name, text)| name != "store/mod.rs" && text.contains("g.value ->> "))
             .map(|(name, _)| name.as_str())
             .collect();
         assert!(files.len() > 20, "the sources were found");
@@ -295,14 +536,16 @@ mod tests {
         );
         // And the rule of whole-cluster rows holds in SQL: a namespace grant does not see a
         // row without a namespace; a whole-cluster grant does.
-        let filter = scope_filter(1, "cluster", "namespace", Rows::InNamespaces);
-        assert!(filter.contains("namespace GLOB json_extract(g.value, '$[1]')"));
-        assert!(!scope_filter(1, "c", "n", Rows::OfTheCluster).contains("n GLOB"));
+        for engine in [Engine::Sqlite, Engine::Postgres] {
+            let filter = scope_filter(engine, 1, "cluster", "namespace", Rows::InNamespaces);
+            assert!(filter.contains("namespace GLOB") || filter.contains("namespace LIKE"));
+            let whole = scope_filter(engine, 1, "c", "n", Rows::OfTheCluster);
+            assert!(!whole.contains("n GLOB") && !whole.contains("n LIKE"));
+        }
     }
 
     #[tokio::test]
     async fn scope_filters_keep_whole_cluster_rows_for_whole_cluster_grants() {
-        let pool = sqlx::SqlitePool::connect("sqlite::memory:").await.unwrap();
         use lookout_app::model::scope::{Access, Grant, Role};
         use lookout_app::model::View;
         let view = |clusters: &str, namespaces: &str| {
@@ -314,47 +557,101 @@ mod tests {
         };
         let (tenant, whole) = (view("zrh", "acme-*"), view("zrh", "*"));
         let elsewhere = view("gva", "*");
-        let sees = |view: &View, namespace: &str, rows: Rows| {
-            let sql = format!(
-                "SELECT {} FROM (SELECT 'zrh' AS cluster, ?2 AS namespace)",
-                scope_filter(1, "cluster", "namespace", rows)
+        let odd = view("zrh", "a_b%c\\d*");
+        for db in testdb::engines().await {
+            let sees = |view: &View, namespace: &str, rows: Rows| {
+                let sql = format!(
+                    "SELECT CASE WHEN {} THEN 1 ELSE 0 END FROM (SELECT 'zrh' AS cluster, $2 AS namespace) AS r",
+                    scope_filter(db.engine, 1, "cluster", "namespace", rows)
+                );
+                let (pool, param, namespace) =
+                    (db.reader.clone(), view_param(view), namespace.to_string());
+                async move {
+                    let seen: i32 = sqlx::query_scalar(&sql)
+                        .bind(param)
+                        .bind(namespace)
+                        .fetch_one(&pool)
+                        .await
+                        .unwrap();
+                    seen == 1
+                }
+            };
+            assert!(sees(&tenant, "acme-shop", Rows::InNamespaces).await);
+            assert!(!sees(&tenant, "globex", Rows::InNamespaces).await);
+            assert!(
+                !sees(&tenant, "", Rows::InNamespaces).await,
+                "a whole-cluster run"
             );
-            let (pool, param, namespace) = (pool.clone(), view_param(view), namespace.to_string());
-            async move {
-                sqlx::query_scalar::<_, bool>(&sql)
-                    .bind(param)
-                    .bind(namespace)
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap()
-            }
+            assert!(sees(&whole, "", Rows::InNamespaces).await);
+            assert!(
+                sees(&tenant, "", Rows::OfTheCluster).await,
+                "the cluster's own state"
+            );
+            assert!(!sees(&elsewhere, "acme-shop", Rows::InNamespaces).await);
+            assert!(!sees(&elsewhere, "", Rows::OfTheCluster).await);
+            assert!(!sees(&View::nothing(), "", Rows::OfTheCluster).await);
+            let fleet = View::whole_fleet(["gva"]);
+            assert!(
+                sees(&fleet, "acme-shop", Rows::InNamespaces).await,
+                "the whole fleet reads every row, also of clusters since removed"
+            );
+            // The other engine's special characters are themselves.
+            assert!(sees(&odd, "a_b%c\\dx", Rows::InNamespaces).await);
+            assert!(!sees(&odd, "aXb%c\\dx", Rows::InNamespaces).await);
+            assert!(!sees(&odd, "a_bXc\\dx", Rows::InNamespaces).await);
+        }
+    }
+
+    /// The two migration sets are one schema: the same versions, tables, columns and
+    /// indexes in SQLite and in PostgreSQL.
+    #[tokio::test]
+    async fn both_engines_have_the_same_schema() {
+        let versions =
+            |engine: Engine| -> Vec<i64> { engine.migrator().iter().map(|m| m.version).collect() };
+        assert_eq!(versions(Engine::Sqlite), versions(Engine::Postgres));
+        let Some(url) = testdb::postgres_url().await else {
+            return;
         };
-        assert!(sees(&tenant, "acme-shop", Rows::InNamespaces).await);
-        assert!(!sees(&tenant, "globex", Rows::InNamespaces).await);
-        assert!(
-            !sees(&tenant, "", Rows::InNamespaces).await,
-            "a whole-cluster run"
-        );
-        assert!(sees(&whole, "", Rows::InNamespaces).await);
-        assert!(
-            sees(&tenant, "", Rows::OfTheCluster).await,
-            "the cluster's own state"
-        );
-        assert!(!sees(&elsewhere, "acme-shop", Rows::InNamespaces).await);
-        assert!(!sees(&elsewhere, "", Rows::OfTheCluster).await);
-        assert!(!sees(&View::nothing(), "", Rows::OfTheCluster).await);
-        let fleet = View::whole_fleet(["gva"]);
-        assert!(
-            sees(&fleet, "acme-shop", Rows::InNamespaces).await,
-            "the whole fleet reads every row, also of clusters since removed"
-        );
+        let sqlite = testdb::sqlite().await;
+        let postgres = Db::open(&url).await.unwrap();
+        let columns = |pool: Pool, sql: &'static str| async move {
+            let mut rows: Vec<(String, String)> =
+                sqlx::query_as(sql).fetch_all(&pool).await.unwrap();
+            rows.sort();
+            rows
+        };
+        let sqlite_columns = columns(
+            sqlite.reader.clone(),
+            "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p \
+             WHERE m.type = 'table' AND m.name NOT LIKE '\\_%' ESCAPE '\\' AND m.name NOT LIKE 'sqlite%'",
+        )
+        .await;
+        let postgres_columns = columns(
+            postgres.reader.clone(),
+            "SELECT table_name::text, column_name::text FROM information_schema.columns \
+             WHERE table_schema = 'public' AND table_name NOT LIKE '\\_%'",
+        )
+        .await;
+        assert!(sqlite_columns.len() > 50, "{sqlite_columns:?}");
+        assert_eq!(sqlite_columns, postgres_columns);
+        let sqlite_indexes = columns(
+            sqlite.reader.clone(),
+            "SELECT tbl_name, name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL",
+        )
+        .await;
+        let postgres_indexes = columns(
+            postgres.reader.clone(),
+            "SELECT tablename::text, indexname::text FROM pg_indexes WHERE schemaname = 'public' \
+             AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = indexname)",
+        )
+        .await;
+        assert_eq!(sqlite_indexes, postgres_indexes);
+        postgres.close().await;
     }
 
     #[tokio::test]
     async fn opens_in_wal_mode_and_migrates() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("t.db").display());
-        let db = Db::open(&url).await.unwrap();
+        let db = testdb::sqlite().await;
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
             .fetch_one(&db.reader)
             .await
@@ -376,7 +673,7 @@ mod tests {
         assert!(write.is_err(), "the read pool cannot write");
         db.close().await;
         // Opening again applies nothing new and succeeds.
-        Db::open(&url).await.unwrap().close().await;
+        Db::open(&db.url).await.unwrap().close().await;
     }
 
     /// Every pattern and name up to three characters over an alphabet with the special
@@ -395,23 +692,34 @@ mod tests {
             }
             out
         }
-        let patterns = words(&['a', '-', '*', '?', '[', ']'], 3);
-        let names = words(&['a', 'b', '[', ']'], 3);
-        let pool = sqlx::SqlitePool::connect("sqlite::memory:").await.unwrap();
-        let globs: Vec<String> = patterns.iter().map(|p| sql_glob(p)).collect();
-        let matched: Vec<(i64, i64, bool)> = sqlx::query_as(
-            "SELECT p.key, n.key, n.value GLOB p.value FROM json_each(?) AS p, json_each(?) AS n",
-        )
-        .bind(serde_json::to_string(&globs).unwrap())
-        .bind(serde_json::to_string(&names).unwrap())
-        .fetch_all(&pool)
-        .await
-        .unwrap();
-        assert_eq!(matched.len(), patterns.len() * names.len());
-        for (p, n, sql) in matched {
-            let (p, n) = (&patterns[p as usize], &names[n as usize]);
-            let ours = lookout_app::model::scope::glob_match(p, n);
-            assert_eq!(sql, ours, "{n:?} against {p:?}");
+        let patterns = words(&['a', '-', '*', '?', '[', ']', '%', '_', '\\'], 3);
+        let names = words(&['a', 'b', '[', ']', '%', '_', '\\'], 3);
+        for db in testdb::engines().await {
+            let (translated, sql): (Vec<String>, &str) = match db.engine {
+                Engine::Sqlite => (
+                    patterns.iter().map(|p| sql_glob(p)).collect(),
+                    "SELECT p.key, n.key, CASE WHEN n.value GLOB p.value THEN 1 ELSE 0 END \
+                     FROM json_each($1) AS p, json_each($2) AS n",
+                ),
+                Engine::Postgres => (
+                    patterns.iter().map(|p| sql_like(p)).collect(),
+                    "SELECT p.i - 1, n.i - 1, CASE WHEN n.v LIKE p.v THEN 1 ELSE 0 END \
+                     FROM json_array_elements_text($1::json) WITH ORDINALITY AS p(v, i), \
+                          json_array_elements_text($2::json) WITH ORDINALITY AS n(v, i)",
+                ),
+            };
+            let matched: Vec<(i64, i64, i32)> = sqlx::query_as(sql)
+                .bind(serde_json::to_string(&translated).unwrap())
+                .bind(serde_json::to_string(&names).unwrap())
+                .fetch_all(&db.reader)
+                .await
+                .unwrap();
+            assert_eq!(matched.len(), patterns.len() * names.len());
+            for (p, n, sql) in matched {
+                let (p, n) = (&patterns[p as usize], &names[n as usize]);
+                let ours = lookout_app::model::scope::glob_match(p, n);
+                assert_eq!(sql == 1, ours, "{:?}: {n:?} against {p:?}", db.engine);
+            }
         }
     }
 

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::store::Engine;
+use crate::store::Pool;
 use chrono::{DateTime, Utc};
 use lookout_app::model::choice::Choice;
 use lookout_app::model::failure::Failure;
@@ -13,14 +15,14 @@ use lookout_app::model::read::views::{AuditQuery, ChallengeQuery, ChallengeState
 use lookout_app::model::view::View;
 use lookout_app::model::{ObjectKey, Page};
 use lookout_app::ports::{ChallengePage, HistoryReader, HistoryUnavailable, Reading};
-use sqlx::{Row, SqlitePool};
+use sqlx::Row;
 
 use super::{audit, stamp, SqlQuery};
 
 /// The history database's read pool, as the pages and the API read it.
 #[derive(Clone)]
 pub struct HistoryStore {
-    pool: SqlitePool,
+    pool: Pool,
     /// The writers' commit count, when known: it lets the board's "what changed recently"
     /// be answered again without a query while nothing was written.
     writes: Option<std::sync::Arc<super::writer::Health>>,
@@ -43,7 +45,7 @@ const RECENT_ANSWERS: usize = 16;
 const RECENT_SLACK: chrono::Duration = chrono::Duration::seconds(1);
 
 impl HistoryStore {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: Pool) -> Self {
         HistoryStore {
             pool,
             writes: None,
@@ -260,13 +262,14 @@ impl ChallengeFilter {
     }
 }
 
-/// The rows a [`ChallengeFilter`] matches (parameters ?1 to ?6, see [`bind_filter`]).
-fn challenge_matches() -> String {
+/// The rows a [`ChallengeFilter`] matches (parameters $1 to $6, see [`bind_filter`]).
+fn challenge_matches(engine: Engine) -> String {
     format!(
-        "(?1 IS NULL OR cluster = ?1) AND (?2 IS NULL OR namespace = ?2) \
-         AND (?3 IS NULL OR dns_name = ?3 OR (length(dns_name) > length(?3) AND substr(dns_name, -length(?3) - 1) = '.' || ?3)) \
-         AND (?4 IS NULL OR state = ?4) AND (?5 IS NULL OR last_seen >= ?5) AND {}",
-        super::scope_clause(6)
+        "($1 IS NULL OR cluster = $1) AND ($2 IS NULL OR namespace = $2) \
+         AND ($3 IS NULL OR dns_name = $3 OR {}) \
+         AND ($4 IS NULL OR state = $4) AND ($5 IS NULL OR last_seen >= $5) AND {}",
+        engine.is_subdomain("dns_name", 3),
+        super::scope_clause(engine, 6)
     )
 }
 
@@ -294,10 +297,10 @@ fn challenge_order(sort: Option<Sort<ChallengeSort>>) -> &'static str {
 }
 
 /// How many challenges the filter matches (ignoring its window).
-async fn count_challenges(pool: &SqlitePool, f: &ChallengeFilter) -> Result<usize, sqlx::Error> {
+async fn count_challenges(pool: &Pool, f: &ChallengeFilter) -> Result<usize, sqlx::Error> {
     let sql = format!(
         "SELECT COUNT(*) FROM challenges WHERE {}",
-        challenge_matches()
+        challenge_matches(Engine::of_pool(pool))
     );
     super::count(pool, bind_filter(sqlx::query(&sql), f)).await
 }
@@ -306,12 +309,12 @@ async fn count_challenges(pool: &SqlitePool, f: &ChallengeFilter) -> Result<usiz
 /// reason, most frequent first. SQLite groups them by their reason text; only the distinct
 /// texts come back to be classified.
 async fn failures_by_reason(
-    pool: &SqlitePool,
+    pool: &Pool,
     f: &ChallengeFilter,
 ) -> Result<Vec<(&'static str, usize)>, sqlx::Error> {
     let sql = format!(
         "SELECT reason, COUNT(*) FROM challenges WHERE {} AND state IN ('invalid', 'errored') GROUP BY reason",
-        challenge_matches()
+        challenge_matches(Engine::of_pool(pool))
     );
     let rows = bind_filter(sqlx::query(&sql), f).fetch_all(pool).await?;
     Ok(lookout_app::pages::challenges::tally_failures(
@@ -331,13 +334,13 @@ async fn failures_by_reason(
 /// Challenges in the filter's order and window, without their transitions (see
 /// [`fill_transitions`]).
 async fn challenge_rows(
-    pool: &SqlitePool,
+    pool: &Pool,
     f: &ChallengeFilter,
 ) -> Result<Vec<ChallengeRecord>, sqlx::Error> {
     let sql = format!(
         "SELECT id, cluster, namespace, name, order_name, dns_name, challenge_type, state, reason, created_at, last_seen, deleted_at \
-         FROM challenges WHERE {} ORDER BY {} LIMIT ?7 OFFSET ?8",
-        challenge_matches(),
+         FROM challenges WHERE {} ORDER BY {} LIMIT $7 OFFSET $8",
+        challenge_matches(Engine::of_pool(pool)),
         challenge_order(f.sort)
     );
     let rows = bind_filter(sqlx::query(&sql), f)
@@ -372,16 +375,13 @@ async fn challenge_rows(
 }
 
 /// Loads the transitions of `rows` in one query (not one per row).
-async fn fill_transitions(
-    pool: &SqlitePool,
-    rows: &mut [ChallengeRecord],
-) -> Result<(), sqlx::Error> {
+async fn fill_transitions(pool: &Pool, rows: &mut [ChallengeRecord]) -> Result<(), sqlx::Error> {
     if rows.is_empty() {
         return Ok(());
     }
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let mut transitions: HashMap<i64, Vec<Transition>> = HashMap::with_capacity(ids.len());
-    for t in sqlx::query("SELECT challenge_id, at, state, reason, presented, processing FROM challenge_transitions WHERE challenge_id IN (SELECT value FROM json_each(?)) ORDER BY challenge_id, at, id")
+    for t in sqlx::query(&format!("SELECT challenge_id, at, state, reason, presented, processing FROM challenge_transitions WHERE challenge_id IN {} ORDER BY challenge_id, at, id", Engine::of_pool(pool).json_integers(1)))
         .bind(serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into()))
         .fetch_all(pool)
         .await?
@@ -393,8 +393,8 @@ async fn fill_transitions(
                 at: t.get("at"),
                 state: t.get("state"),
                 reason: t.get("reason"),
-                presented: t.get("presented"),
-                processing: t.get("processing"),
+                presented: super::flag(&t, "presented"),
+                processing: super::flag(&t, "processing"),
             });
     }
     for r in rows {
@@ -406,7 +406,7 @@ async fn fill_transitions(
 /// What changed since `since` that `view` sees, newest first, at most `limit` rows. A line
 /// about the cluster itself (its sync state) is seen by anyone who sees the cluster.
 async fn recent_changes(
-    pool: &SqlitePool,
+    pool: &Pool,
     view: &View,
     since: DateTime<Utc>,
     limit: usize,
@@ -418,9 +418,11 @@ async fn recent_changes(
     // only a whole-cluster grant (namespace `*`) sees it, as in the audit. The cluster's own
     // sync events are the exception, told to anyone who sees the cluster at all.
     use super::{scope_filter, Rows};
+    let engine = Engine::of_pool(pool);
+    let scope_filter = |c: &str, n: &str, rows: Rows| scope_filter(engine, 3, c, n, rows);
     let branch = |select: &str, from: &str, at: &str, scoped: String| {
         format!(
-            "SELECT * FROM (SELECT {select} FROM {from} WHERE {at} >= ?1 AND {scoped} ORDER BY {at} DESC LIMIT ?2)"
+            "SELECT * FROM (SELECT {select} FROM {from} WHERE {at} >= $1 AND {scoped} ORDER BY {at} DESC LIMIT $2) AS b"
         )
     };
     let sql = [
@@ -428,21 +430,21 @@ async fn recent_changes(
             "at, cluster, namespace, 'Certificate' AS kind, name, 'Ready ' || status AS what, reason AS detail",
             "certificate_readiness",
             "at",
-            scope_filter(3, "cluster", "namespace", Rows::InNamespaces),
+            scope_filter("cluster", "namespace", Rows::InNamespaces),
         ),
         branch(
             "t.at AS at, c.cluster AS cluster, c.namespace AS namespace, 'Challenge' AS kind, c.name || ' (' || c.dns_name || ')' AS name, \
              CASE t.state WHEN '' THEN 'created' ELSE t.state END AS what, t.reason AS detail",
             "challenge_transitions t JOIN challenges c ON c.id = t.challenge_id",
             "t.at",
-            scope_filter(3, "c.cluster", "c.namespace", Rows::InNamespaces),
+            scope_filter("c.cluster", "c.namespace", Rows::InNamespaces),
         ),
         branch(
             "deleted_at AS at, cluster, namespace, 'Challenge' AS kind, name || ' (' || dns_name || ')' AS name, 'deleted' AS what, \
              CASE state WHEN '' THEN NULL ELSE 'last state ' || state END AS detail",
             "challenges",
             "deleted_at",
-            scope_filter(3, "cluster", "namespace", Rows::InNamespaces),
+            scope_filter("cluster", "namespace", Rows::InNamespaces),
         ),
         // A cluster's sync state when it changed — stale, failed, and synced again after
         // that; not the "synced" of every cluster each time Lookout starts, which after a
@@ -456,7 +458,7 @@ async fn recent_changes(
                 "{} AND (state <> 'synced' OR (SELECT p.state FROM cluster_sync_events p \
                  WHERE p.cluster = e.cluster AND (p.at < e.at OR (p.at = e.at AND p.id < e.id)) \
                  ORDER BY p.at DESC, p.id DESC LIMIT 1) IN ('stale', 'failed'))",
-                scope_filter(3, "cluster", "''", Rows::OfTheCluster)
+                scope_filter("cluster", "''", Rows::OfTheCluster)
             ),
         ),
         branch(
@@ -464,11 +466,11 @@ async fn recent_changes(
              action || CASE dry_run WHEN 1 THEN ' (preview)' ELSE '' END || ': ' || outcome AS what, error AS detail",
             "audit_log",
             "at",
-            scope_filter(3, "cluster", "namespace", Rows::InNamespaces),
+            scope_filter("cluster", "namespace", Rows::InNamespaces),
         ),
     ]
     .join(" UNION ALL ")
-        + " ORDER BY at DESC LIMIT ?2";
+        + " ORDER BY at DESC LIMIT $2";
     let rows = sqlx::query(&sql)
         .bind(stamp(since))
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
@@ -497,7 +499,7 @@ mod tests {
     /// Challenges `(cluster, namespace, dns_name, state, reason, last_seen minute)`.
     async fn seed(db: &Db, rows: &[(&str, &str, &str, &str, &str, u32)]) {
         for (i, (cluster, ns, host, state, reason, minute)) in rows.iter().enumerate() {
-            sqlx::query("INSERT INTO challenges (cluster, namespace, name, uid, dns_name, challenge_type, state, reason, presented, processing, last_seen) VALUES (?, ?, ?, ?, ?, 'HTTP-01', ?, ?, 0, 0, ?)")
+            sqlx::query("INSERT INTO challenges (cluster, namespace, name, uid, dns_name, challenge_type, state, reason, presented, processing, last_seen) VALUES ($1, $2, $3, $4, $5, 'HTTP-01', $6, $7, 0, 0, $8)")
                 .bind(cluster)
                 .bind(ns)
                 .bind(format!("c{i}"))
@@ -520,106 +522,99 @@ mod tests {
     /// written, and read anew after an audit row or a writer's commit.
     #[tokio::test]
     async fn recent_changes_are_kept_until_something_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let store = HistoryStore::new(db.reader.clone()).with_writes(db.health.clone());
-        let (everything, now) = (View::whole_fleet(["zrh"]), Utc::now());
-        let since = now - chrono::Duration::hours(24);
-        let read = |since| {
-            let store = store.clone();
-            let view = everything.clone();
-            async move { store.recent_changes(&view, since, 30).await.unwrap().len() }
-        };
-        assert_eq!(read(since).await, 0);
-        // Behind the store's back (no writer, no audit log): the kept answer stands.
-        sqlx::query("INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, outcome) VALUES (?, 'x', 'renew', 'zrh', 'shop', 'Certificate', 'a', 0, 'ok')")
+        for db in crate::store::testdb::engines().await {
+            let store = HistoryStore::new(db.reader.clone()).with_writes(db.health.clone());
+            let (everything, now) = (View::whole_fleet(["zrh"]), Utc::now());
+            let since = now - chrono::Duration::hours(24);
+            let read = |since| {
+                let store = store.clone();
+                let view = everything.clone();
+                async move { store.recent_changes(&view, since, 30).await.unwrap().len() }
+            };
+            assert_eq!(read(since).await, 0);
+            // Behind the store's back (no writer, no audit log): the kept answer stands.
+            sqlx::query("INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, outcome) VALUES ($1, 'x', 'renew', 'zrh', 'shop', 'Certificate', 'a', 0, 'ok')")
             .bind(stamp(now))
             .execute(&db.writer)
             .await
             .unwrap();
-        assert_eq!(read(since).await, 0, "kept");
-        // A window that moved on by more than a second asks again.
-        assert_eq!(read(since + chrono::Duration::seconds(2)).await, 1);
-        // An audit row written as an action happens is seen at once.
-        let (held, _rx) = tokio::sync::mpsc::channel(1);
-        let audit = super::super::audit::AuditLog {
-            pool: db.writer.clone(),
-            held,
-            health: db.health.clone(),
-        };
-        audit
-            .append(super::super::audit::NewEntry {
-                at: now,
-                actor: "y".into(),
-                action: "renew".into(),
-                cluster: "zrh".into(),
-                namespace: "shop".into(),
-                kind: "Certificate".into(),
-                name: "b".into(),
-                dry_run: false,
-                diff: None,
-                outcome: "ok".into(),
-                error: None,
-            })
-            .await;
-        assert_eq!(read(since + chrono::Duration::seconds(2)).await, 2);
+            assert_eq!(read(since).await, 0, "kept");
+            // A window that moved on by more than a second asks again.
+            assert_eq!(read(since + chrono::Duration::seconds(2)).await, 1);
+            // An audit row written as an action happens is seen at once.
+            let (held, _rx) = tokio::sync::mpsc::channel(1);
+            let audit = super::super::audit::AuditLog {
+                pool: db.writer.clone(),
+                held,
+                health: db.health.clone(),
+            };
+            audit
+                .append(super::super::audit::NewEntry {
+                    at: now,
+                    actor: "y".into(),
+                    action: "renew".into(),
+                    cluster: "zrh".into(),
+                    namespace: "shop".into(),
+                    kind: "Certificate".into(),
+                    name: "b".into(),
+                    dry_run: false,
+                    diff: None,
+                    outcome: "ok".into(),
+                    error: None,
+                })
+                .await;
+            assert_eq!(read(since + chrono::Duration::seconds(2)).await, 2);
+        }
     }
 
     /// The board's recent changes name a cluster's trouble and its recovery, not the
     /// "synced" every cluster records when Lookout starts.
     #[tokio::test]
     async fn recent_changes_keep_a_recovery_but_not_the_sync_of_a_start() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let now = Utc::now();
-        let at = |minutes: i64| stamp(now - chrono::Duration::minutes(60 - minutes));
-        for (cluster, state, minute) in [
-            ("zrh", "synced", 0),
-            ("gva", "synced", 0),
-            ("gva", "stale", 10),
-            ("gva", "synced", 20),
-            // Lookout restarted: both sync again.
-            ("zrh", "synced", 30),
-            ("gva", "synced", 30),
-            ("fra", "failed", 30),
-        ] {
-            sqlx::query("INSERT INTO cluster_sync_events (cluster, state, error, at) VALUES (?, ?, NULL, ?)")
+        for db in crate::store::testdb::engines().await {
+            let now = Utc::now();
+            let at = |minutes: i64| stamp(now - chrono::Duration::minutes(60 - minutes));
+            for (cluster, state, minute) in [
+                ("zrh", "synced", 0),
+                ("gva", "synced", 0),
+                ("gva", "stale", 10),
+                ("gva", "synced", 20),
+                // Lookout restarted: both sync again.
+                ("zrh", "synced", 30),
+                ("gva", "synced", 30),
+                ("fra", "failed", 30),
+            ] {
+                sqlx::query("INSERT INTO cluster_sync_events (cluster, state, error, at) VALUES ($1, $2, NULL, $3)")
                 .bind(cluster)
                 .bind(state)
                 .bind(at(minute))
                 .execute(&db.writer)
                 .await
                 .unwrap();
+            }
+            let store = HistoryStore::new(db.reader.clone());
+            let view = View::whole_fleet(["zrh", "gva", "fra"]);
+            let rows = store
+                .recent_changes(&view, now - chrono::Duration::hours(24), 30)
+                .await
+                .unwrap();
+            let seen: Vec<(&str, &str)> = rows
+                .iter()
+                .map(|r| (r.cluster.as_str(), r.what.as_str()))
+                .collect();
+            assert_eq!(
+                seen,
+                [("fra", "failed"), ("gva", "synced"), ("gva", "stale")],
+                "the failure, and gva's trouble with its recovery; no start's sync"
+            );
         }
-        let store = HistoryStore::new(db.reader.clone());
-        let view = View::whole_fleet(["zrh", "gva", "fra"]);
-        let rows = store
-            .recent_changes(&view, now - chrono::Duration::hours(24), 30)
-            .await
-            .unwrap();
-        let seen: Vec<(&str, &str)> = rows
-            .iter()
-            .map(|r| (r.cluster.as_str(), r.what.as_str()))
-            .collect();
-        assert_eq!(
-            seen,
-            [("fra", "failed"), ("gva", "synced"), ("gva", "stale")],
-            "the failure, and gva's trouble with its recovery; no start's sync"
-        );
     }
 
     #[tokio::test]
     async fn sqlite_filters_scopes_sorts_counts_groups_and_pages_the_challenges() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let redirect = "Waiting for HTTP-01 challenge propagation: failed to perform self check GET request 'http://x/.well-known/acme-challenge/t': Get \"https://x/.well-known/acme-challenge/t\": EOF";
-        seed(
+        for db in crate::store::testdb::engines().await {
+            let redirect = "Waiting for HTTP-01 challenge propagation: failed to perform self check GET request 'http://x/.well-known/acme-challenge/t': Get \"https://x/.well-known/acme-challenge/t\": EOF";
+            seed(
             &db,
             &[
                 ("zrh-prod", "acme-web", "b.acme.example", "valid", "", 1),
@@ -666,90 +661,91 @@ mod tests {
             ],
         )
         .await;
-        let all = ChallengeFilter {
-            limit: 100,
-            ..Default::default()
-        };
-        let everything = challenge_rows(&db.reader, &all).await.unwrap();
-        assert_eq!(
-            names(&everything),
-            ["c5", "c4", "c3", "c2", "c1", "c0"],
-            "the most recently seen first; the newer row first on a tie"
-        );
-        assert_eq!(count_challenges(&db.reader, &all).await.unwrap(), 6);
-        // A domain is a name or a parent of names, never a pattern: SQL wildcards match
-        // nothing but themselves.
-        for pattern in ["%", "_", "%.example", "acme.exampl_"] {
-            let f = ChallengeFilter {
-                domain: Some(pattern.into()),
+            let all = ChallengeFilter {
+                limit: 100,
+                ..Default::default()
+            };
+            let everything = challenge_rows(&db.reader, &all).await.unwrap();
+            assert_eq!(
+                names(&everything),
+                ["c5", "c4", "c3", "c2", "c1", "c0"],
+                "the most recently seen first; the newer row first on a tie"
+            );
+            assert_eq!(count_challenges(&db.reader, &all).await.unwrap(), 6);
+            // A domain is a name or a parent of names, never a pattern: SQL wildcards match
+            // nothing but themselves.
+            for pattern in ["%", "_", "%.example", "acme.exampl_"] {
+                let f = ChallengeFilter {
+                    domain: Some(pattern.into()),
+                    limit: 100,
+                    ..Default::default()
+                };
+                assert_eq!(
+                    count_challenges(&db.reader, &f).await.unwrap(),
+                    0,
+                    "{pattern}"
+                );
+            }
+            let parent = ChallengeFilter {
+                domain: Some("acme.example".into()),
                 limit: 100,
                 ..Default::default()
             };
             assert_eq!(
-                count_challenges(&db.reader, &f).await.unwrap(),
-                0,
-                "{pattern}"
+                count_challenges(&db.reader, &parent).await.unwrap(),
+                5,
+                "a to e under acme.example"
             );
-        }
-        let parent = ChallengeFilter {
-            domain: Some("acme.example".into()),
-            limit: 100,
-            ..Default::default()
-        };
-        assert_eq!(
-            count_challenges(&db.reader, &parent).await.unwrap(),
-            5,
-            "a to e under acme.example"
-        );
-        assert_eq!(
-            failures_by_reason(&db.reader, &all).await.unwrap(),
-            [("redirected", 3), ("404 not found", 1), ("timeout", 1)],
-            "two texts of one reason counted together"
-        );
+            assert_eq!(
+                failures_by_reason(&db.reader, &all).await.unwrap(),
+                [("redirected", 3), ("404 not found", 1), ("timeout", 1)],
+                "two texts of one reason counted together"
+            );
 
-        // A customer's view: acme namespaces of zrh clusters only.
-        use lookout_app::model::scope::{Access, Grant, Role};
-        let grant = Grant {
-            clusters: vec!["zrh-*".into()],
-            namespaces: vec!["acme-*".into()],
-        };
-        let customer = View::new(
-            &Access::new(vec![(Role::Viewer, grant)]),
-            ["zrh-prod", "gva-prod"],
-        );
-        let q = |sort: Option<&str>, page: usize, per_page: usize| ChallengeQuery {
-            sort: sort.and_then(Sort::parse),
-            page,
-            per_page,
-            ..Default::default()
-        };
-        let theirs = ChallengeFilter::of(&q(None, 1, 50), &customer);
-        assert_eq!(
-            names(&challenge_rows(&db.reader, &theirs).await.unwrap()),
-            ["c5", "c2", "c1", "c0"]
-        );
-        assert_eq!(count_challenges(&db.reader, &theirs).await.unwrap(), 4);
-        assert_eq!(
-            failures_by_reason(&db.reader, &theirs).await.unwrap(),
-            [("redirected", 2), ("timeout", 1)]
-        );
+            // A customer's view: acme namespaces of zrh clusters only.
+            use lookout_app::model::scope::{Access, Grant, Role};
+            let grant = Grant {
+                clusters: vec!["zrh-*".into()],
+                namespaces: vec!["acme-*".into()],
+            };
+            let customer = View::new(
+                &Access::new(vec![(Role::Viewer, grant)]),
+                ["zrh-prod", "gva-prod"],
+            );
+            let q = |sort: Option<&str>, page: usize, per_page: usize| ChallengeQuery {
+                sort: sort.and_then(Sort::parse),
+                page,
+                per_page,
+                ..Default::default()
+            };
+            let theirs = ChallengeFilter::of(&q(None, 1, 50), &customer);
+            assert_eq!(
+                names(&challenge_rows(&db.reader, &theirs).await.unwrap()),
+                ["c5", "c2", "c1", "c0"]
+            );
+            assert_eq!(count_challenges(&db.reader, &theirs).await.unwrap(), 4);
+            assert_eq!(
+                failures_by_reason(&db.reader, &theirs).await.unwrap(),
+                [("redirected", 2), ("timeout", 1)]
+            );
 
-        // Pages of two in each order: consecutive, no overlap, the same rows as one page.
-        for (sort, expected) in [
-            (Some("domain"), vec!["c1", "c0", "c2", "c5"]),
-            (Some("-domain"), vec!["c5", "c2", "c0", "c1"]),
-            (Some("state"), vec!["c5", "c2", "c1", "c0"]),
-            (Some("-state"), vec!["c0", "c1", "c2", "c5"]),
-            (Some("-recent"), vec!["c0", "c1", "c2", "c5"]),
-        ] {
-            let mut paged = Vec::new();
-            for page in 1..=3 {
-                let f = ChallengeFilter::of(&q(sort, page, 2), &customer);
-                paged.extend(challenge_rows(&db.reader, &f).await.unwrap());
+            // Pages of two in each order: consecutive, no overlap, the same rows as one page.
+            for (sort, expected) in [
+                (Some("domain"), vec!["c1", "c0", "c2", "c5"]),
+                (Some("-domain"), vec!["c5", "c2", "c0", "c1"]),
+                (Some("state"), vec!["c5", "c2", "c1", "c0"]),
+                (Some("-state"), vec!["c0", "c1", "c2", "c5"]),
+                (Some("-recent"), vec!["c0", "c1", "c2", "c5"]),
+            ] {
+                let mut paged = Vec::new();
+                for page in 1..=3 {
+                    let f = ChallengeFilter::of(&q(sort, page, 2), &customer);
+                    paged.extend(challenge_rows(&db.reader, &f).await.unwrap());
+                }
+                assert_eq!(names(&paged), expected, "{sort:?}");
             }
-            assert_eq!(names(&paged), expected, "{sort:?}");
+            let nobody = ChallengeFilter::of(&q(None, 1, 50), &View::nothing());
+            assert_eq!(count_challenges(&db.reader, &nobody).await.unwrap(), 0);
         }
-        let nobody = ChallengeFilter::of(&q(None, 1, 50), &View::nothing());
-        assert_eq!(count_challenges(&db.reader, &nobody).await.unwrap(), 0);
     }
 }

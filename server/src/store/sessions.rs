@@ -1,14 +1,15 @@
 //! Ended sign-ins (`ended_sessions`): written when someone signs out, read back at start so
-//! that a copied session cookie stays refused across restarts. Rows go once the session
-//! would have expired anyway.
+//! that a copied session cookie stays refused across restarts — and, on PostgreSQL, followed
+//! while running, so that it is refused by every replica. Rows go once the session would have
+//! expired anyway.
 
-use sqlx::SqlitePool;
+use crate::store::Pool;
 
 /// Where signing out is kept (the database's writer), and the clock that says which ended
 /// sign-ins have expired.
 #[derive(Clone)]
 pub struct EndedSessions {
-    pub pool: SqlitePool,
+    pub pool: Pool,
     pub now: crate::clock::Now,
 }
 
@@ -23,15 +24,50 @@ impl EndedSessions {
     }
 }
 
+/// How often a replica reads the sign-outs that other replicas stored.
+pub const FOLLOW_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Until `shutdown`, reads every [`FOLLOW_EVERY`] the sign-ins ended by any replica sharing
+/// the database and hands them to `remember` (the sign-in settings' list of ended sessions),
+/// so that a cookie signed out on one replica is refused by all within that time. `now` is
+/// the time in Unix seconds.
+pub async fn follow_ended(
+    pool: Pool,
+    now: impl Fn() -> i64,
+    remember: impl Fn(Vec<(String, i64)>),
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let mut tick = tokio::time::interval(FOLLOW_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match ended(&pool, now()).await {
+            Ok(rows) => {
+                failing = false;
+                remember(rows);
+            }
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "the sign-outs of other replicas cannot be read now; trying again");
+            }
+            Err(_) => {}
+        }
+    }
+}
+
 /// Keeps that sign-in `id` ended until `expires` (Unix seconds), and forgets those expired
 /// before `now`.
-pub async fn end(pool: &SqlitePool, id: &str, expires: i64, now: i64) -> sqlx::Result<()> {
+pub async fn end(pool: &Pool, id: &str, expires: i64, now: i64) -> sqlx::Result<()> {
     let mut tx = pool.begin().await?;
-    sqlx::query("DELETE FROM ended_sessions WHERE expires <= ?")
+    sqlx::query("DELETE FROM ended_sessions WHERE expires <= $1")
         .bind(now)
         .execute(&mut *tx)
         .await?;
-    sqlx::query("INSERT OR REPLACE INTO ended_sessions (id, expires) VALUES (?, ?)")
+    sqlx::query("INSERT INTO ended_sessions (id, expires) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET expires = excluded.expires")
         .bind(id)
         .bind(expires)
         .execute(&mut *tx)
@@ -40,8 +76,8 @@ pub async fn end(pool: &SqlitePool, id: &str, expires: i64, now: i64) -> sqlx::R
 }
 
 /// The sign-ins ended and not yet expired at `now`: (id, expiry).
-pub async fn ended(pool: &SqlitePool, now: i64) -> sqlx::Result<Vec<(String, i64)>> {
-    sqlx::query_as("SELECT id, expires FROM ended_sessions WHERE expires > ?")
+pub async fn ended(pool: &Pool, now: i64) -> sqlx::Result<Vec<(String, i64)>> {
+    sqlx::query_as("SELECT id, expires FROM ended_sessions WHERE expires > $1")
         .bind(now)
         .fetch_all(pool)
         .await
@@ -53,23 +89,21 @@ mod tests {
 
     #[tokio::test]
     async fn ended_sessions_are_kept_until_they_expire() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = crate::store::Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        end(&db.writer, "a", 100, 10).await.unwrap();
-        end(&db.writer, "b", 50, 10).await.unwrap();
-        assert_eq!(
-            ended(&db.writer, 60).await.unwrap(),
-            vec![("a".to_string(), 100)]
-        );
-        // Ending another one drops the expired rows.
-        end(&db.writer, "c", 200, 60).await.unwrap();
-        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM ended_sessions")
-            .fetch_one(&db.writer)
-            .await
-            .unwrap();
-        assert_eq!(left, 2);
-        db.close().await;
+        for db in crate::store::testdb::engines().await {
+            end(&db.writer, "a", 100, 10).await.unwrap();
+            end(&db.writer, "b", 50, 10).await.unwrap();
+            assert_eq!(
+                ended(&db.writer, 60).await.unwrap(),
+                vec![("a".to_string(), 100)]
+            );
+            // Ending another one drops the expired rows.
+            end(&db.writer, "c", 200, 60).await.unwrap();
+            let left: i64 = sqlx::query_scalar("SELECT count(*) FROM ended_sessions")
+                .fetch_one(&db.writer)
+                .await
+                .unwrap();
+            assert_eq!(left, 2);
+            db.close().await;
+        }
     }
 }

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
+use crate::store::Pool;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
-use sqlx::SqlitePool;
 
 use super::writer::{Stamped, Writer};
 
@@ -23,14 +23,14 @@ pub fn writer() -> Writer<SyncEvent> {
 }
 
 fn insert<'a>(
-    pool: &'a SqlitePool,
+    pool: &'a Pool,
     events: &'a [Stamped<SyncEvent>],
 ) -> BoxFuture<'a, Result<(), sqlx::Error>> {
     Box::pin(async move {
         let mut tx = pool.begin().await?;
         for ev in events.iter().map(|s| &s.item) {
             sqlx::query(
-                "INSERT INTO cluster_sync_events (cluster, state, error, at) VALUES (?, ?, ?, ?)",
+                "INSERT INTO cluster_sync_events (cluster, state, error, at) VALUES ($1, $2, $3, $4)",
             )
             .bind(&ev.cluster)
             .bind(ev.state)
@@ -44,13 +44,9 @@ fn insert<'a>(
 }
 
 /// The most recent `limit` changes of one cluster, newest first.
-pub async fn recent(
-    pool: &SqlitePool,
-    cluster: &str,
-    limit: i64,
-) -> Result<Vec<SyncEvent>, sqlx::Error> {
+pub async fn recent(pool: &Pool, cluster: &str, limit: i64) -> Result<Vec<SyncEvent>, sqlx::Error> {
     let rows: Vec<(String, String, Option<String>, String)> =
-        sqlx::query_as("SELECT cluster, state, error, at FROM cluster_sync_events WHERE cluster = ? ORDER BY at DESC, id DESC LIMIT ?")
+        sqlx::query_as("SELECT cluster, state, error, at FROM cluster_sync_events WHERE cluster = $1 ORDER BY at DESC, id DESC LIMIT $2")
             .bind(cluster)
             .bind(limit)
             .fetch_all(pool)
@@ -76,40 +72,37 @@ pub async fn recent(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Db;
     use tokio::sync::mpsc;
     use tokio_util::sync::CancellationToken;
 
     #[tokio::test]
     async fn queued_events_are_written_before_the_writer_stops() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let (tx, rx) = mpsc::channel(16);
-        let token = CancellationToken::new();
-        for state in ["connecting", "synced", "stale"] {
-            tx.send(SyncEvent {
-                cluster: "zrh".into(),
-                state,
-                error: None,
-                at: Utc::now(),
-            })
-            .await
-            .unwrap();
+        for db in crate::store::testdb::engines().await {
+            let (tx, rx) = mpsc::channel(16);
+            let token = CancellationToken::new();
+            for state in ["connecting", "synced", "stale"] {
+                tx.send(SyncEvent {
+                    cluster: "zrh".into(),
+                    state,
+                    error: None,
+                    at: Utc::now(),
+                })
+                .await
+                .unwrap();
+            }
+            token.cancel();
+            let health = std::sync::Arc::new(crate::store::writer::Health::default());
+            crate::store::writer::run(
+                writer(),
+                db.writer.clone(),
+                rx,
+                token,
+                crate::clock::wall_clock(),
+                health,
+            )
+            .await;
+            let rows = recent(&db.reader, "zrh", 10).await.unwrap();
+            assert_eq!(rows.len(), 3);
         }
-        token.cancel();
-        let health = std::sync::Arc::new(crate::store::writer::Health::default());
-        crate::store::writer::run(
-            writer(),
-            db.writer.clone(),
-            rx,
-            token,
-            crate::clock::wall_clock(),
-            health,
-        )
-        .await;
-        let rows = recent(&db.reader, "zrh", 10).await.unwrap();
-        assert_eq!(rows.len(), 3);
     }
 }

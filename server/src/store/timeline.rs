@@ -2,14 +2,15 @@
 //! Orders and Challenges (matched by name: the history has no parent uids) and every state
 //! change, grouped by `lookout_app::model::timeline::attempts`.
 
+use crate::store::Pool;
 use lookout_app::model::timeline::{attempts, Attempt, Change, ChildRow, ReadinessRow, RequestRow};
-use sqlx::{Row, SqlitePool};
+use sqlx::Row;
 
 /// The requests of the Certificate, as a subquery taking (cluster, namespace, certificate).
-const REQUEST_NAMES: &str = "SELECT name FROM certificate_requests WHERE cluster = ?1 AND namespace = ?2 AND certificate = ?3";
+const REQUEST_NAMES: &str = "SELECT name FROM certificate_requests WHERE cluster = $1 AND namespace = $2 AND certificate = $3";
 
 pub(super) async fn certificate_attempts(
-    pool: &SqlitePool,
+    pool: &Pool,
     cluster: &str,
     ns: &str,
     name: &str,
@@ -25,7 +26,7 @@ pub(super) async fn certificate_attempts(
     };
     let requests = rows(
         "SELECT name, outcome, message, COALESCE(created_at, last_seen) AS created, finished_at \
-         FROM certificate_requests WHERE cluster = ?1 AND namespace = ?2 AND certificate = ?3"
+         FROM certificate_requests WHERE cluster = $1 AND namespace = $2 AND certificate = $3"
             .to_string(),
     )
     .await?
@@ -40,7 +41,7 @@ pub(super) async fn certificate_attempts(
     .collect();
     let orders: Vec<ChildRow> = rows(format!(
         "SELECT id, name, request, COALESCE(created_at, last_seen) AS created FROM orders \
-         WHERE cluster = ?1 AND namespace = ?2 AND request IN ({REQUEST_NAMES})"
+         WHERE cluster = $1 AND namespace = $2 AND request IN ({REQUEST_NAMES})"
     ))
     .await?
     .into_iter()
@@ -53,12 +54,12 @@ pub(super) async fn certificate_attempts(
     })
     .collect();
     let order_names = format!(
-        "SELECT name FROM orders WHERE cluster = ?1 AND namespace = ?2 AND request IN ({REQUEST_NAMES})"
+        "SELECT name FROM orders WHERE cluster = $1 AND namespace = $2 AND request IN ({REQUEST_NAMES})"
     );
     // Order and challenge row ids come from two tables: kept apart by sign.
     let challenges: Vec<ChildRow> = rows(format!(
         "SELECT id, name, dns_name, order_name, COALESCE(created_at, last_seen) AS created \
-         FROM challenges WHERE cluster = ?1 AND namespace = ?2 AND order_name IN ({order_names})"
+         FROM challenges WHERE cluster = $1 AND namespace = $2 AND order_name IN ({order_names})"
     ))
     .await?
     .into_iter()
@@ -73,11 +74,11 @@ pub(super) async fn certificate_attempts(
     let mut changes: Vec<Change> = Vec::new();
     let order_changes = format!(
         "SELECT order_id AS owner, at, state, reason FROM order_transitions WHERE order_id IN \
-         (SELECT id FROM orders WHERE cluster = ?1 AND namespace = ?2 AND request IN ({REQUEST_NAMES}))"
+         (SELECT id FROM orders WHERE cluster = $1 AND namespace = $2 AND request IN ({REQUEST_NAMES}))"
     );
     let challenge_changes = format!(
         "SELECT challenge_id AS owner, at, state, reason FROM challenge_transitions WHERE challenge_id IN \
-         (SELECT id FROM challenges WHERE cluster = ?1 AND namespace = ?2 AND order_name IN ({order_names}))"
+         (SELECT id FROM challenges WHERE cluster = $1 AND namespace = $2 AND order_name IN ({order_names}))"
     );
     for (sql, sign) in [(order_changes, 1), (challenge_changes, -1)] {
         changes.extend(rows(sql).await?.into_iter().map(|r| Change {
@@ -88,7 +89,7 @@ pub(super) async fn certificate_attempts(
         }));
     }
     let readiness = rows(
-        "SELECT at, status, reason FROM certificate_readiness WHERE cluster = ?1 AND namespace = ?2 AND name = ?3"
+        "SELECT at, status, reason FROM certificate_readiness WHERE cluster = $1 AND namespace = $2 AND name = $3"
             .to_string(),
     )
     .await?
@@ -110,68 +111,68 @@ mod tests {
     /// issuance) with one Order name: each attempt shows its own changes once.
     #[tokio::test]
     async fn namesake_requests_orders_and_challenges_are_each_their_own_attempt() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = crate::store::Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let pool = &db.writer;
-        for i in 0..12 {
-            let t = |m: u32| format!("2026-01-01T{i:02}:{m:02}:00.000Z");
-            sqlx::query("INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, names, outcome, created_at, last_seen, finished_at) VALUES ('zrh', 'shop', 'shop-tls-2', ?, 'shop-tls', '[]', 'failed', ?, ?, ?)")
+        for db in crate::store::testdb::engines().await {
+            let pool = &db.writer;
+            for i in 0..12 {
+                let t = |m: u32| format!("2026-01-01T{i:02}:{m:02}:00.000Z");
+                sqlx::query("INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, names, outcome, created_at, last_seen, finished_at) VALUES ('zrh', 'shop', 'shop-tls-2', $1, 'shop-tls', '[]', 'failed', $2, $3, $4)")
                 .bind(format!("cr-{i}")).bind(t(0)).bind(t(9)).bind(t(6))
                 .execute(pool).await.unwrap();
-            let order: i64 = sqlx::query_scalar("INSERT INTO orders (cluster, namespace, name, uid, request, state, created_at, last_seen) VALUES ('zrh', 'shop', 'shop-tls-2-77', ?, 'shop-tls-2', 'invalid', ?, ?) RETURNING id")
+                let order: i64 = sqlx::query_scalar("INSERT INTO orders (cluster, namespace, name, uid, request, state, created_at, last_seen) VALUES ('zrh', 'shop', 'shop-tls-2-77', $1, 'shop-tls-2', 'invalid', $2, $3) RETURNING id")
                 .bind(format!("o-{i}")).bind(t(1)).bind(t(9))
                 .fetch_one(pool).await.unwrap();
-            let challenge: i64 = sqlx::query_scalar("INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, presented, processing, created_at, last_seen) VALUES ('zrh', 'shop', 'shop-tls-2-77-1', ?, 'shop-tls-2-77', 'shop.example', 'HTTP-01', '', 0, 0, ?, ?) RETURNING id")
+                let challenge: i64 = sqlx::query_scalar("INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, presented, processing, created_at, last_seen) VALUES ('zrh', 'shop', 'shop-tls-2-77-1', $1, 'shop-tls-2-77', 'shop.example', 'HTTP-01', '', 0, 0, $2, $3) RETURNING id")
                 .bind(format!("c-{i}")).bind(t(2)).bind(t(2))
                 .fetch_one(pool).await.unwrap();
-            for (m, state) in [(1, "pending"), (5, "invalid")] {
-                sqlx::query("INSERT INTO order_transitions (order_id, at, state) VALUES (?, ?, ?)")
+                for (m, state) in [(1, "pending"), (5, "invalid")] {
+                    sqlx::query(
+                        "INSERT INTO order_transitions (order_id, at, state) VALUES ($1, $2, $3)",
+                    )
                     .bind(order)
                     .bind(t(m))
                     .bind(state)
                     .execute(pool)
                     .await
                     .unwrap();
-            }
-            // presented/processing flips: the same state and reason twice.
-            for (m, state, reason, presented) in [
-                (3, "pending", Some("404"), 0),
-                (4, "pending", Some("404"), 1),
-                (5, "invalid", Some("404"), 0),
-            ] {
-                sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, reason, presented, processing) VALUES (?, ?, ?, ?, ?, 0)")
+                }
+                // presented/processing flips: the same state and reason twice.
+                for (m, state, reason, presented) in [
+                    (3, "pending", Some("404"), 0),
+                    (4, "pending", Some("404"), 1),
+                    (5, "invalid", Some("404"), 0),
+                ] {
+                    sqlx::query("INSERT INTO challenge_transitions (challenge_id, at, state, reason, presented, processing) VALUES ($1, $2, $3, $4, $5, 0)")
                     .bind(challenge).bind(t(m)).bind(state).bind(reason).bind(presented)
                     .execute(pool).await.unwrap();
+                }
             }
+            let attempts = certificate_attempts(pool, "zrh", "shop", "shop-tls")
+                .await
+                .unwrap();
+            assert_eq!(attempts.len(), 12);
+            for (i, a) in attempts.iter().enumerate() {
+                assert_eq!(a.number, 12 - i);
+                let rows: Vec<(&str, &str)> = a
+                    .events
+                    .iter()
+                    .map(|e| (e.kind, e.state.as_str()))
+                    .collect();
+                assert_eq!(
+                    rows,
+                    vec![
+                        ("request", "created"),
+                        ("order", "pending"),
+                        ("challenge", "created"),
+                        ("challenge", "pending"),
+                        ("order", "invalid"),
+                        ("challenge", "invalid"),
+                        ("request", "failed"),
+                    ],
+                    "attempt {}",
+                    a.number
+                );
+            }
+            db.close().await;
         }
-        let attempts = certificate_attempts(pool, "zrh", "shop", "shop-tls")
-            .await
-            .unwrap();
-        assert_eq!(attempts.len(), 12);
-        for (i, a) in attempts.iter().enumerate() {
-            assert_eq!(a.number, 12 - i);
-            let rows: Vec<(&str, &str)> = a
-                .events
-                .iter()
-                .map(|e| (e.kind, e.state.as_str()))
-                .collect();
-            assert_eq!(
-                rows,
-                vec![
-                    ("request", "created"),
-                    ("order", "pending"),
-                    ("challenge", "created"),
-                    ("challenge", "pending"),
-                    ("order", "invalid"),
-                    ("challenge", "invalid"),
-                    ("request", "failed"),
-                ],
-                "attempt {}",
-                a.number
-            );
-        }
-        db.close().await;
     }
 }

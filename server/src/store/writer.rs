@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::store::Pool;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
-use sqlx::SqlitePool;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -34,7 +34,7 @@ pub struct Stamped<T> {
 
 /// Writes one batch, all or nothing.
 pub type WriteFn<T> =
-    for<'a> fn(&'a SqlitePool, &'a [Stamped<T>]) -> BoxFuture<'a, Result<(), sqlx::Error>>;
+    for<'a> fn(&'a Pool, &'a [Stamped<T>]) -> BoxFuture<'a, Result<(), sqlx::Error>>;
 
 /// How one writer batches and how much it holds through a fault.
 pub struct Writer<T> {
@@ -174,7 +174,7 @@ pub fn describe(e: &sqlx::Error) -> String {
 /// held, once.
 pub async fn run<T: Send + Sync + 'static>(
     w: Writer<T>,
-    pool: SqlitePool,
+    pool: Pool,
     mut rx: mpsc::Receiver<T>,
     shutdown: CancellationToken,
     now: Now,
@@ -253,7 +253,7 @@ fn hold<T>(w: &Writer<T>, health: &Health, held: &mut VecDeque<Stamped<T>>, item
 /// Writes everything held, a batch at a time; false (and the rest still held) on failure.
 async fn flush<T>(
     w: &Writer<T>,
-    pool: &SqlitePool,
+    pool: &Pool,
     held: &mut VecDeque<Stamped<T>>,
     health: &Health,
     now: &Now,
@@ -289,7 +289,7 @@ mod tests {
 
     /// Writes numbers into table `n`, or refuses like a full disk while REFUSE is set.
     fn write_numbers<'a>(
-        pool: &'a SqlitePool,
+        pool: &'a Pool,
         items: &'a [Stamped<i64>],
     ) -> BoxFuture<'a, Result<(), sqlx::Error>> {
         Box::pin(async move {
@@ -298,7 +298,7 @@ mod tests {
             }
             let mut tx = pool.begin().await?;
             for s in items {
-                sqlx::query("INSERT INTO n (v) VALUES (?)")
+                sqlx::query("INSERT INTO n (v) VALUES ($1)")
                     .bind(s.item)
                     .execute(&mut *tx)
                     .await?;
@@ -309,7 +309,8 @@ mod tests {
 
     #[tokio::test]
     async fn holds_items_through_a_fault_in_order_and_drops_only_beyond_the_hold() {
-        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::any::AnyPoolOptions::new()
             .max_connections(1)
             .connect("sqlite::memory:")
             .await

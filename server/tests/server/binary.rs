@@ -65,15 +65,24 @@ fn serve(
     clusters: &[(&str, &str)],
     stderr: Stdio,
 ) -> (tokio::process::Child, String) {
+    let database = format!("sqlite://{}", db.display());
+    serve_database(dir, &database, kubeconfig, clusters, stderr)
+}
+
+/// [`serve`] with any database URL.
+pub fn serve_database(
+    dir: &std::path::Path,
+    database: &str,
+    kubeconfig: &std::path::Path,
+    clusters: &[(&str, &str)],
+    stderr: Stdio,
+) -> (tokio::process::Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let mut config = format!(
-        "listen = \"127.0.0.1:{port}\"\ndatabase_url = \"sqlite://{}\"\n",
-        db.display()
-    );
+    let mut config = format!("listen = \"127.0.0.1:{port}\"\ndatabase_url = \"{database}\"\n");
     for (name, context) in clusters {
         config.push_str(&format!(
             "[[clusters]]\nname = \"{name}\"\nkubeconfig = \"{}\"\ncontext = \"{context}\"\n",

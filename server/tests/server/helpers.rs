@@ -25,6 +25,8 @@ pub struct TestApp {
     pub app_token: CancellationToken,
     pub server: tokio::task::JoinHandle<anyhow::Result<()>>,
     pub clusters: Vec<String>,
+    /// The history's database URL (SQLite in `dir` unless [`AppOptions::database`]).
+    pub database: String,
 }
 
 /// Starts kubesim with `clusters` (with the cert-manager CRDs, without controllers) and the
@@ -51,6 +53,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         manifests: None,
         gc_delay: None,
         tls: false,
+        database: None,
     }
 }
 
@@ -71,9 +74,16 @@ pub struct AppOptions {
     manifests: Option<String>,
     gc_delay: Option<chrono::Duration>,
     tls: bool,
+    database: Option<String>,
 }
 
 impl AppOptions {
+    /// The history in this database instead of a SQLite file in the app's directory.
+    pub fn database(mut self, url: String) -> Self {
+        self.database = Some(url);
+        self
+    }
+
     /// kubesim authorizes every request; these manifests (kustomize's output) are applied
     /// to each cluster with kubectl as the admin, and Lookout connects with a token of their
     /// ServiceAccount `lookout/lookout` (written to `lookout.kubeconfig`).
@@ -178,6 +188,9 @@ impl AppOptions {
             .await
             .unwrap();
         let dir = self.dir.unwrap_or_else(|| tempfile::tempdir().unwrap());
+        let database = self
+            .database
+            .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("lookout.db").display()));
         let kubeconfig = dir.path().join("kubeconfig");
         fleet.write_kubeconfig(&kubeconfig).unwrap();
         let lookouts = match &self.manifests {
@@ -192,7 +205,7 @@ impl AppOptions {
         configs.extend(self.extra);
         let (base, app_token, server) = start_app(
             &configs,
-            &dir,
+            &database,
             &token,
             Serving {
                 read_only: self.read_only,
@@ -213,6 +226,7 @@ impl AppOptions {
             app_token,
             server,
             clusters: self.clusters,
+            database,
         }
     }
 }
@@ -271,10 +285,10 @@ struct Serving {
     probe: Option<lookout_server::probe::worker::Settings>,
 }
 
-/// Starts the application against `configs` with the database in `dir`.
+/// Starts the application against `configs` with the history in `database`.
 async fn start_app(
     configs: &[ClusterConfig],
-    dir: &tempfile::TempDir,
+    database: &str,
     parent: &CancellationToken,
     serving: Serving,
 ) -> (
@@ -291,12 +305,7 @@ async fn start_app(
         probe,
     } = serving;
     let sources: Vec<ClusterSource> = lookout_server::connect(configs).await;
-    let db = store::Db::open(&format!(
-        "sqlite://{}",
-        dir.path().join("lookout.db").display()
-    ))
-    .await
-    .unwrap();
+    let db = store::Db::open(database).await.unwrap();
     let listener = match listener {
         Some(l) => l,
         None => tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
@@ -389,6 +398,7 @@ impl TestApp {
             app_token,
             server,
             clusters,
+            database,
             ..
         } = self;
         app_token.cancel();
@@ -405,7 +415,7 @@ impl TestApp {
             .collect();
         let (base, app_token, server) = start_app(
             &configs,
-            &dir,
+            &database,
             &token,
             Serving {
                 read_only: false,
@@ -426,6 +436,7 @@ impl TestApp {
             app_token,
             server,
             clusters,
+            database,
         }
     }
 

@@ -16,7 +16,20 @@ async fn states(app: &TestApp, name: &str) -> Option<(Vec<String>, Option<String
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_deleted_challenge_keeps_every_state_and_a_restart_adds_nothing() {
-    let app = spawn_app(&["zrh-prod"]).await;
+    every_state_kept(app_with(&["zrh-prod"]).await).await;
+}
+
+/// The same on PostgreSQL: the writer's statements, the trigger that records transitions,
+/// the pages' reads and a restart's replay.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_postgresql_a_deleted_challenge_keeps_every_state_and_a_restart_adds_nothing() {
+    let Some(url) = crate::testdb::postgres_url().await else {
+        return;
+    };
+    every_state_kept(app_with(&["zrh-prod"]).database(url).await).await;
+}
+
+async fn every_state_kept(app: TestApp) {
     app.wait_ready().await;
     let c = &app.fleet.clusters[0].cluster;
     let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
@@ -147,7 +160,25 @@ async fn a_challenge_deleted_while_lookout_was_down_is_marked_deleted() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_issuance_is_recorded_with_the_names_of_its_csr_and_counts_against_the_budget() {
-    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    issuance_recorded(app_with(&["zrh-prod"]).with_controllers().await).await;
+}
+
+/// The same on PostgreSQL: requests, orders, readiness and the budgets read from them.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_postgresql_an_issuance_is_recorded_and_counts_against_the_budget() {
+    let Some(url) = crate::testdb::postgres_url().await else {
+        return;
+    };
+    issuance_recorded(
+        app_with(&["zrh-prod"])
+            .with_controllers()
+            .database(url)
+            .await,
+    )
+    .await;
+}
+
+async fn issuance_recorded(app: TestApp) {
     app.wait_ready().await;
     let c = &app.fleet.clusters[0].cluster;
     let create = |group: &str, plural: &str, ns: Option<&str>, obj: Value| {

@@ -19,10 +19,17 @@ mod image;
 mod impersonation;
 mod live;
 mod oidc;
+/// Test databases of both engines: the store's own test support, which opens them as
+/// `super::Db`.
+#[path = "../../src/store/testdb.rs"]
+#[allow(dead_code)] // The integration tests need the PostgreSQL half only.
+mod testdb;
+use lookout_server::store::Db;
 mod pages;
 mod probe;
 mod probing;
 mod rbac;
+mod replicas;
 mod restart;
 mod storage;
 mod tenancy;

@@ -97,12 +97,13 @@ fn hostile_chain(app: &TestApp) {
 }
 
 async fn record_hostile_audit_row(app: &TestApp) {
-    let pool = sqlx::SqlitePool::connect(&format!(
+    let pool = store::Db::open(&format!(
         "sqlite://{}",
         app.dir.path().join("lookout.db").display()
     ))
     .await
-    .unwrap();
+    .unwrap()
+    .writer;
     store::audit::record(
         &pool,
         &store::audit::NewEntry {

@@ -401,12 +401,13 @@ async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
         .as_str()
         .expect("support may preview")
         .to_string();
-    let pool = sqlx::SqlitePool::connect(&format!(
+    let pool = store::Db::open(&format!(
         "sqlite://{}",
         app.dir.path().join("lookout.db").display()
     ))
     .await
-    .unwrap();
+    .unwrap()
+    .writer;
     store::audit::record(
         &pool,
         &store::audit::NewEntry {

@@ -215,6 +215,7 @@ impl<P: Projection> Watched for Of<P> {
             P::views(cached).get(&lookup(obj))?.clone()
         };
         P::history(cluster, &view, deleted, live)
+            .map(|e| e.at_revision(obj.metadata.resource_version.as_deref()))
     }
 
     fn kept(&self) -> Kept {

@@ -208,6 +208,8 @@ impl Projection for Certificates {
             namespace: view.namespace.to_string(),
             name: view.name.to_string(),
             ready: view.ready.clone(),
+            // Set from the object's metadata by the watcher (kinds::Of::history).
+            revision: None,
         })
     }
 }
@@ -260,6 +262,7 @@ impl Projection for CertificateRequests {
             view: view.clone(),
             acme_server,
             deleted,
+            revision: None,
         })
     }
 }
@@ -353,6 +356,7 @@ impl Projection for Orders {
             cluster: cluster.to_string(),
             view: view.clone(),
             deleted,
+            revision: None,
         })
     }
 }
@@ -394,6 +398,7 @@ impl Projection for Challenges {
             cluster: cluster.to_string(),
             view: view.clone(),
             deleted,
+            revision: None,
         })
     }
 }

@@ -2,7 +2,9 @@
 
 use chrono::{DateTime, Utc};
 use lookout_app::model::object::Condition;
-use sqlx::{Row, SqliteConnection};
+use sqlx::{AnyConnection, Row};
+
+use crate::store::Engine;
 
 use super::super::stamp;
 use super::super::writer::Stamped;
@@ -17,33 +19,40 @@ use super::HistoryEvent;
 pub(super) struct Known {
     /// By (cluster, uid).
     pub(super) requests: std::collections::HashMap<(String, String), KnownRequest>,
-    /// The last (status, reason) by (cluster, namespace, name).
-    readiness: std::collections::HashMap<(String, String, String), (String, Option<String>)>,
+    /// The last (status, reason, resource version) by (cluster, namespace, name).
+    readiness: std::collections::HashMap<Key, (String, Option<String>, Option<i64>)>,
     /// Readiness rows to insert, in order.
     new_readiness: Vec<NewReadiness>,
 }
+
+/// A Certificate: (cluster, namespace, name).
+type Key = (String, String, String);
 
 pub(super) struct KnownRequest {
     pub(super) id: i64,
     pub(super) outcome: String,
     pub(super) reason: Option<String>,
     pub(super) message: Option<String>,
+    /// The resource version the stored state was seen in.
+    pub(super) revision: Option<i64>,
 }
 
 struct NewReadiness {
-    key: (String, String, String),
+    key: Key,
     at: String,
     status: String,
     reason: Option<String>,
     message: Option<String>,
+    revision: Option<i64>,
 }
 
-/// Readiness rows per `INSERT` (7 values each, well within SQLite's limit of variables).
+/// Readiness rows per `INSERT` (8 values each, well within both engines' limits of
+/// parameters: SQLite's 32,766 and PostgreSQL's 65,535).
 const READINESS_PER_INSERT: usize = 200;
 
 impl Known {
     pub(super) async fn read(
-        conn: &mut SqliteConnection,
+        conn: &mut AnyConnection,
         batch: &[Stamped<HistoryEvent>],
     ) -> Result<Known, sqlx::Error> {
         let mut requests = Vec::new();
@@ -65,10 +74,11 @@ impl Known {
         let mut known = Known::default();
         if !requests.is_empty() {
             let keys = serde_json::to_string(&requests).unwrap_or_else(|_| "[]".into());
-            let rows = sqlx::query(
-                "SELECT id, cluster, uid, outcome, reason, message FROM certificate_requests \
-                 WHERE (cluster, uid) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))",
-            )
+            let keys_table = Engine::of_connection(conn).json_rows(1, "k");
+            let rows = sqlx::query(&format!(
+                "SELECT id, cluster, uid, outcome, reason, message, resource_version FROM certificate_requests \
+                 WHERE (cluster, uid) IN (SELECT k.value ->> 0, k.value ->> 1 FROM {keys_table})"
+            ))
             .bind(keys)
             .fetch_all(&mut *conn)
             .await?;
@@ -80,6 +90,7 @@ impl Known {
                         outcome: r.get("outcome"),
                         reason: r.get("reason"),
                         message: r.get("message"),
+                        revision: r.get("resource_version"),
                     },
                 );
             }
@@ -88,33 +99,34 @@ impl Known {
             certificates.sort_unstable();
             certificates.dedup();
             let keys = serde_json::to_string(&certificates).unwrap_or_else(|_| "[]".into());
-            let rows = sqlx::query(
-                "SELECT cluster, namespace, name, status, reason FROM certificate_readiness WHERE id IN \
+            let keys_table = Engine::of_connection(conn).json_rows(1, "j");
+            let rows = sqlx::query(&format!(
+                "SELECT cluster, namespace, name, status, reason, resource_version FROM certificate_readiness WHERE id IN \
                  (SELECT (SELECT r.id FROM certificate_readiness r \
                           WHERE r.cluster = j.value ->> 0 AND r.namespace = j.value ->> 1 AND r.name = j.value ->> 2 \
                           ORDER BY r.id DESC LIMIT 1) \
-                  FROM json_each(?) j)",
-            )
+                  FROM {keys_table})"
+            ))
             .bind(keys)
             .fetch_all(&mut *conn)
             .await?;
             for r in rows {
                 known.readiness.insert(
                     (r.get("cluster"), r.get("namespace"), r.get("name")),
-                    (r.get("status"), r.get("reason")),
+                    (r.get("status"), r.get("reason"), r.get("resource_version")),
                 );
             }
         }
         Ok(known)
     }
 
-    /// A Certificate's Ready condition as seen at `now`: a row when it differs from the last.
+    /// A Certificate's Ready condition as seen at `now` in its resource version `revision`:
+    /// a row when it differs from the last and is not older than it.
     pub(super) fn readiness(
         &mut self,
-        cluster: &str,
-        ns: &str,
-        name: &str,
+        (cluster, ns, name): (&str, &str, &str),
         ready: Option<&Condition>,
+        revision: Option<i64>,
         now: DateTime<Utc>,
     ) {
         let status = ready
@@ -122,43 +134,46 @@ impl Known {
             .unwrap_or_else(|| "absent".into());
         let reason = ready.and_then(|c| c.reason.as_deref()).map(str::to_string);
         let key = (cluster.to_string(), ns.to_string(), name.to_string());
-        if self
-            .readiness
-            .get(&key)
-            .is_some_and(|(s, r)| *s == status && *r == reason)
-        {
+        if self.readiness.get(&key).is_some_and(|(s, r, stored)| {
+            (*s == status && *r == reason) || super::already_stored(revision, *stored)
+        }) {
             return;
         }
         self.readiness
-            .insert(key.clone(), (status.clone(), reason.clone()));
+            .insert(key.clone(), (status.clone(), reason.clone(), revision));
         self.new_readiness.push(NewReadiness {
             key,
             at: stamp(ready.and_then(|c| c.last_transition).unwrap_or(now)),
             status,
             reason,
             message: ready.and_then(|c| c.message.as_deref()).map(str::to_string),
+            revision,
         });
     }
 
     /// Writes the readiness rows the batch found, in order.
     pub(super) async fn write_readiness(
         &mut self,
-        conn: &mut SqliteConnection,
+        conn: &mut AnyConnection,
     ) -> Result<(), sqlx::Error> {
         for rows in self.new_readiness.chunks(READINESS_PER_INSERT) {
-            let mut insert = sqlx::QueryBuilder::new(
-                "INSERT INTO certificate_readiness (cluster, namespace, name, at, status, reason, message) ",
+            let sql = format!(
+                "INSERT INTO certificate_readiness (cluster, namespace, name, at, status, reason, message, resource_version) VALUES {}",
+                super::super::values(rows.len(), 8)
             );
-            insert.push_values(rows, |mut b, r| {
-                b.push_bind(&r.key.0)
-                    .push_bind(&r.key.1)
-                    .push_bind(&r.key.2)
-                    .push_bind(&r.at)
-                    .push_bind(&r.status)
-                    .push_bind(&r.reason)
-                    .push_bind(&r.message);
-            });
-            insert.build().execute(&mut *conn).await?;
+            let mut insert = sqlx::query(&sql);
+            for r in rows {
+                insert = insert
+                    .bind(&r.key.0)
+                    .bind(&r.key.1)
+                    .bind(&r.key.2)
+                    .bind(&r.at)
+                    .bind(&r.status)
+                    .bind(&r.reason)
+                    .bind(&r.message)
+                    .bind(r.revision);
+            }
+            insert.execute(&mut *conn).await?;
         }
         self.new_readiness.clear();
         Ok(())
@@ -169,7 +184,6 @@ impl Known {
 mod tests {
     use super::super::write_batch;
     use super::*;
-    use crate::store::Db;
     use lookout_app::model::certificate::CertificateRequestView;
 
     fn ready(status: &str, reason: &str) -> Option<Condition> {
@@ -188,6 +202,7 @@ mod tests {
             namespace: "shop".into(),
             name: "shop-tls".into(),
             ready: ready(status, reason),
+            revision: None,
         }
     }
 
@@ -208,6 +223,98 @@ mod tests {
             view: std::sync::Arc::new(view),
             acme_server: None,
             deleted,
+            revision: None,
+        }
+    }
+
+    fn challenge(state: &str, deleted: bool) -> HistoryEvent {
+        let meta = kube::api::ObjectMeta {
+            name: Some("shop-tls-1-77-0".into()),
+            namespace: Some("shop".into()),
+            uid: Some("3f1c7e9a-0000-4000-8000-000000000002".into()),
+            ..Default::default()
+        };
+        let data = serde_json::json!({
+            "spec": {"dnsName": "shop.example", "type": "HTTP-01"},
+            "status": {"state": state, "processing": state == "pending", "presented": false}
+        });
+        let mut strings = lookout_app::model::interner::Interner::default();
+        let view =
+            lookout_app::model::certificate::ChallengeView::project(&meta, &data, &mut strings)
+                .unwrap();
+        HistoryEvent::Challenge {
+            cluster: "zrh".into(),
+            view: std::sync::Arc::new(view),
+            deleted,
+            revision: None,
+        }
+    }
+
+    /// Two replicas sharing a database each write what they saw: one that writes late
+    /// (its batch after the other's) finds newer states stored and adds nothing, while a
+    /// change newer than what is stored is recorded whoever writes it.
+    #[tokio::test]
+    async fn an_observation_older_than_the_stored_state_adds_nothing() {
+        for db in crate::store::testdb::engines().await {
+            let at = Utc::now();
+            let write = |items: Vec<(HistoryEvent, i64)>| {
+                let batch: Vec<Stamped<HistoryEvent>> = items
+                    .into_iter()
+                    .map(|(e, rv)| Stamped {
+                        at,
+                        item: e.at_revision(Some(&rv.to_string())),
+                    })
+                    .collect();
+                let pool = db.writer.clone();
+                async move { write_batch(&pool, &batch).await.unwrap() }
+            };
+            let counts = || {
+                let pool = db.reader.clone();
+                async move {
+                    let mut out = Vec::new();
+                    for sql in [
+                        "SELECT COUNT(*) FROM certificate_readiness",
+                        "SELECT COUNT(*) FROM challenge_transitions",
+                        "SELECT COUNT(*) FROM certificate_requests WHERE reason = 'Failed'",
+                    ] {
+                        let n: i64 = sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap();
+                        out.push(n);
+                    }
+                    out
+                }
+            };
+            // The first replica saw and wrote all three steps.
+            write(vec![
+                (readiness("False", "Issuing"), 10),
+                (challenge("pending", false), 11),
+                (request("Pending", false), 12),
+                (readiness("True", "Ready"), 13),
+                (challenge("valid", false), 14),
+                (request("Failed", false), 15),
+            ])
+            .await;
+            assert_eq!(counts().await, vec![2, 2, 1]);
+            // The second, late, writes the same observations: nothing is added, and the
+            // older states do not come back.
+            write(vec![
+                (readiness("False", "Issuing"), 10),
+                (challenge("pending", false), 11),
+                (request("Pending", false), 12),
+            ])
+            .await;
+            assert_eq!(counts().await, vec![2, 2, 1], "{:?}", db.engine);
+            let state: String = sqlx::query_scalar("SELECT state FROM challenges")
+                .fetch_one(&db.reader)
+                .await
+                .unwrap();
+            assert_eq!(state, "valid");
+            // A newer change is recorded, whoever sees it.
+            write(vec![
+                (readiness("False", "Issuing"), 20),
+                (challenge("invalid", false), 21),
+            ])
+            .await;
+            assert_eq!(counts().await, vec![3, 3, 1]);
         }
     }
 
@@ -216,59 +323,57 @@ mod tests {
     /// relist — writes nothing new.
     #[tokio::test]
     async fn a_batch_compares_with_what_is_stored_and_with_itself() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .unwrap();
-        let at = Utc::now();
-        let stamped = |items: Vec<HistoryEvent>| -> Vec<Stamped<HistoryEvent>> {
-            items.into_iter().map(|item| Stamped { at, item }).collect()
-        };
-        let first = stamped(vec![
-            readiness("False", "Issuing"),
-            request("Pending", false),
-            readiness("False", "Issuing"),
-            readiness("True", "Ready"),
-            request("Failed", false),
-            readiness("True", "Ready"),
-        ]);
-        write_batch(&db.writer, &first).await.unwrap();
-        let states = || async {
-            let readiness: Vec<(String, String)> =
-                sqlx::query_as("SELECT status, reason FROM certificate_readiness ORDER BY id")
-                    .fetch_all(&db.writer)
-                    .await
-                    .unwrap();
-            let requests: Vec<(String, Option<String>, Option<String>)> =
-                sqlx::query_as("SELECT outcome, reason, deleted_at FROM certificate_requests")
-                    .fetch_all(&db.writer)
-                    .await
-                    .unwrap();
-            (readiness, requests)
-        };
-        let (readiness_rows, requests) = states().await;
-        assert_eq!(
-            readiness_rows,
-            [
-                ("False".to_string(), "Issuing".to_string()),
-                ("True".to_string(), "Ready".to_string())
-            ]
-        );
-        assert_eq!(
-            requests,
-            [("failed".to_string(), Some("Failed".to_string()), None)],
-            "one row, updated within the batch"
-        );
-        // A restart lists the same states again: nothing new is written.
-        let again = stamped(vec![readiness("True", "Ready"), request("Failed", false)]);
-        write_batch(&db.writer, &again).await.unwrap();
-        assert_eq!(states().await, (readiness_rows.clone(), requests));
-        // A deletion in a later batch finds the stored row.
-        write_batch(&db.writer, &stamped(vec![request("Failed", true)]))
-            .await
-            .unwrap();
-        let (_, requests) = states().await;
-        assert!(requests[0].2.is_some(), "marked deleted: {requests:?}");
-        assert_eq!(requests.len(), 1);
+        for db in crate::store::testdb::engines().await {
+            let at = Utc::now();
+            let stamped = |items: Vec<HistoryEvent>| -> Vec<Stamped<HistoryEvent>> {
+                items.into_iter().map(|item| Stamped { at, item }).collect()
+            };
+            let first = stamped(vec![
+                readiness("False", "Issuing"),
+                request("Pending", false),
+                readiness("False", "Issuing"),
+                readiness("True", "Ready"),
+                request("Failed", false),
+                readiness("True", "Ready"),
+            ]);
+            write_batch(&db.writer, &first).await.unwrap();
+            let states = || async {
+                let readiness: Vec<(String, String)> =
+                    sqlx::query_as("SELECT status, reason FROM certificate_readiness ORDER BY id")
+                        .fetch_all(&db.writer)
+                        .await
+                        .unwrap();
+                let requests: Vec<(String, Option<String>, Option<String>)> =
+                    sqlx::query_as("SELECT outcome, reason, deleted_at FROM certificate_requests")
+                        .fetch_all(&db.writer)
+                        .await
+                        .unwrap();
+                (readiness, requests)
+            };
+            let (readiness_rows, requests) = states().await;
+            assert_eq!(
+                readiness_rows,
+                [
+                    ("False".to_string(), "Issuing".to_string()),
+                    ("True".to_string(), "Ready".to_string())
+                ]
+            );
+            assert_eq!(
+                requests,
+                [("failed".to_string(), Some("Failed".to_string()), None)],
+                "one row, updated within the batch"
+            );
+            // A restart lists the same states again: nothing new is written.
+            let again = stamped(vec![readiness("True", "Ready"), request("Failed", false)]);
+            write_batch(&db.writer, &again).await.unwrap();
+            assert_eq!(states().await, (readiness_rows.clone(), requests));
+            // A deletion in a later batch finds the stored row.
+            write_batch(&db.writer, &stamped(vec![request("Failed", true)]))
+                .await
+                .unwrap();
+            let (_, requests) = states().await;
+            assert!(requests[0].2.is_some(), "marked deleted: {requests:?}");
+            assert_eq!(requests.len(), 1);
+        }
     }
 }

@@ -41,6 +41,18 @@ enum Command {
     },
     /// Check a configuration file and report every problem.
     CheckConfig { file: PathBuf },
+    /// Copy the whole history from one database to another (SQLite to PostgreSQL, or back).
+    /// Run it while no Lookout writes to the target. An interrupted copy is finished by
+    /// running the same command again; nothing is copied twice.
+    MigrateDb {
+        /// The database to copy from, e.g. sqlite:///var/lib/lookout/lookout.db.
+        #[arg(long)]
+        from: String,
+        /// The database to copy into, e.g. postgres://lookout@db/lookout (created tables;
+        /// an empty database or the result of an earlier, interrupted copy).
+        #[arg(long)]
+        to: String,
+    },
     /// Ask each configured cluster for every Kubernetes right Lookout needs and print what
     /// is missing (exit status 1 when anything is).
     CheckAccess {
@@ -175,6 +187,7 @@ async fn run() -> ExitCode {
             }
             serve(c).await
         }
+        Command::MigrateDb { from, to } => migrate_db(&from, &to).await,
         Command::Demo { listen } => {
             let token = CancellationToken::new();
             on_signal(token.clone());
@@ -188,6 +201,33 @@ async fn run() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `lookout migrate-db`: the copy with a line of progress per table (and every 20 batches
+/// within a large one); Ctrl-C stops it after the batch being written.
+async fn migrate_db(from: &str, to: &str) -> anyhow::Result<()> {
+    use std::ops::ControlFlow;
+    let token = CancellationToken::new();
+    on_signal(token.clone());
+    let mut batches = 0u64;
+    let copied = store::copy::copy(from, to, |p| {
+        batches += 1;
+        if p.read == p.total || batches.is_multiple_of(20) {
+            eprintln!(
+                "{}: {} of {} rows read, {} written",
+                p.table, p.read, p.total, p.written
+            );
+        }
+        if token.is_cancelled() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .await?;
+    let written: u64 = copied.iter().map(|(_, n)| n).sum();
+    println!("copied {written} rows; the history is complete in the target");
+    Ok(())
 }
 
 async fn serve(c: Config) -> anyhow::Result<()> {

@@ -7,6 +7,7 @@
 //! where the dialects differ ask [`Engine`] for their SQL.
 
 pub mod audit;
+pub mod copy;
 pub mod history;
 pub mod probes;
 pub mod reads;

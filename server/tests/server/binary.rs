@@ -645,3 +645,71 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
     let status = terminate_within(&mut child, Duration::from_secs(5)).await;
     assert!(status.success(), "{status:?}");
 }
+
+/// `lookout migrate-db` copies a SQLite history into PostgreSQL with a line per table, and a
+/// second run, into the same target, writes nothing and still succeeds.
+#[tokio::test]
+async fn migrate_db_copies_a_sqlite_history_into_postgresql() {
+    let Some(postgres) = crate::testdb::postgres_url().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = format!("sqlite://{}", dir.path().join("lookout.db").display());
+    let db = store::Db::open(&sqlite).await.unwrap();
+    for i in 0..3 {
+        sqlx::query("INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, outcome) VALUES ('2026-06-01T09:00:00.000Z', 'sue', 'renew', 'zrh', 'shop', 'Certificate', $1, 0, 'ok')")
+            .bind(format!("c{i}"))
+            .execute(&db.writer)
+            .await
+            .unwrap();
+    }
+    db.close().await;
+    let run = || async {
+        lookout()
+            .args(["migrate-db", "--from", &sqlite, "--to", &postgres])
+            .output()
+            .await
+            .unwrap()
+    };
+    let first = run().await;
+    let (out, err) = (
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr),
+    );
+    assert!(first.status.success(), "{out}{err}");
+    assert!(
+        err.contains("audit_log: 3 of 3 rows read, 3 written"),
+        "{err}"
+    );
+    assert!(out.contains("copied 3 rows"), "{out}");
+    let again = run().await;
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("copied 0 rows"));
+    let target = store::Db::open(&postgres).await.unwrap();
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM audit_log")
+        .fetch_one(&target.reader)
+        .await
+        .unwrap();
+    assert_eq!(n, 3);
+    // Copying another history into it is refused, with the reason.
+    let other = tempfile::tempdir().unwrap();
+    let other = format!("sqlite://{}", other.path().join("other.db").display());
+    let db = store::Db::open(&other).await.unwrap();
+    sqlx::query("INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, outcome) VALUES ('2026-07-01T09:00:00.000Z', 'bob', 'renew', 'gva', 'web', 'Certificate', 'w', 0, 'ok')")
+        .execute(&db.writer)
+        .await
+        .unwrap();
+    db.close().await;
+    let refused = lookout()
+        .args(["migrate-db", "--from", &other, "--to", &postgres])
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("already holds a different history"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    target.close().await;
+}

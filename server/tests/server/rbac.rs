@@ -394,6 +394,8 @@ async fn every_overlay_renders_and_applies_server_side() {
             ],
             None,
         );
+        // The PostgreSQL overlay keeps its history in the database, not on a volume.
+        let volume = !dir.ends_with("postgres-replicas");
         for expected in [
             "deployment.apps/lookout",
             "service/lookout",
@@ -401,6 +403,10 @@ async fn every_overlay_renders_and_applies_server_side() {
             "persistentvolumeclaim/lookout-data",
             "networkpolicy.networking.k8s.io/lookout",
         ] {
+            if expected.starts_with("persistentvolumeclaim") && !volume {
+                assert!(!kinds.contains(expected), "{dir}: {kinds}");
+                continue;
+            }
             assert!(
                 kinds.contains(expected),
                 "{dir}: {expected} missing in {kinds}"
@@ -760,4 +766,54 @@ fn every_overlays_configuration_is_valid_with_its_environment() {
             assert!(parsed.unwrap().actions.impersonate, "{dir}");
         }
     }
+}
+
+/// The PostgreSQL overlay: two replicas that may not share a node, a drain that takes one
+/// at a time, the database URL and the shared session key from Secrets, no SQLite volume.
+#[test]
+fn the_postgres_overlay_runs_two_replicas_apart_with_the_database_from_a_secret() {
+    if !kubectl_available() {
+        return;
+    }
+    let docs: Vec<serde_json::Value> =
+        serde_yaml_ng::Deserializer::from_str(&render("overlays/postgres-replicas"))
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .collect();
+    let of = |kind: &str| docs.iter().find(|d| d["kind"] == kind);
+    assert!(of("PersistentVolumeClaim").is_none(), "no SQLite volume");
+    let deployment = of("Deployment").unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    assert_eq!(deployment["spec"]["strategy"]["type"], "RollingUpdate");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+            ["topologyKey"],
+        "kubernetes.io/hostname"
+    );
+    let env = pod["containers"][0]["env"].as_array().unwrap();
+    let secret_of = |name: &str| {
+        env.iter()
+            .find(|e| e["name"] == name)
+            .map(|e| e["valueFrom"]["secretKeyRef"].clone())
+    };
+    assert_eq!(
+        secret_of("LOOKOUT_DATABASE_URL").unwrap()["name"],
+        "lookout-database"
+    );
+    assert_eq!(
+        secret_of("LOOKOUT_AUTH_SESSION_KEY").unwrap()["optional"],
+        false,
+        "replicas must share a session key"
+    );
+    assert!(pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|v| v["name"] != "data"));
+    let pdb = of("PodDisruptionBudget").unwrap();
+    assert_eq!(pdb["spec"]["minAvailable"], 1);
+    assert_eq!(
+        pdb["spec"]["selector"]["matchLabels"],
+        deployment["spec"]["selector"]["matchLabels"]
+    );
 }

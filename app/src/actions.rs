@@ -3,7 +3,7 @@
 //! (`server/src/actions/`); this is only their shape and their words.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::budget::Impact;
 
@@ -21,7 +21,7 @@ pub const OTHER_OVERRIDES: &[&str] = &[
 pub const FIELD_MANAGER: &str = "lookout";
 
 /// The actions Lookout offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ActionKind {
     EditInPlace,
@@ -63,7 +63,7 @@ impl ActionKind {
 }
 
 /// How one step or a whole action ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// Done (or, in a preview, would be done).
@@ -124,7 +124,7 @@ impl Outcome {
 }
 
 /// One object an action changes, and how.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     pub kind: String,
     pub namespace: String,
@@ -139,7 +139,7 @@ pub struct Step {
 }
 
 /// An action on one object, or a bulk run over many (`items`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionRecord {
     /// Where the preview or result can be seen again (`/actions/{id}`).
     pub id: String,
@@ -170,8 +170,11 @@ pub struct ActionRecord {
     /// What an applied action set going, step by step (request → order → challenge →
     /// issued → served by the host), as the reader sees the cluster now; empty for a
     /// preview, a bulk run, or a Certificate the reader does not see.
+    /// Computed for each reader, never stored.
+    #[serde(default, skip_deserializing)]
     pub progress: Vec<crate::model::read::progress::ProgressStep>,
     /// `ready` once issued and served, `failed` at the first failure, null while under way.
+    #[serde(default, skip_deserializing)]
     pub settled: Option<crate::model::read::progress::Settled>,
 }
 

@@ -199,7 +199,11 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
                 },
                 read_only,
             )
-            .impersonating(auth.impersonate_actions),
+            .impersonating(auth.impersonate_actions)
+            .stored_in(
+                db.reader.clone(),
+                store::action_records::saver(db.writer.clone()),
+            ),
         ),
         auth,
         ended_sessions: store::sessions::EndedSessions {

@@ -74,7 +74,7 @@ impl Actions {
 
     /// Plans a bulk run: the record with its total and, for renew, the budget impact of all
     /// items together. Nothing runs yet.
-    pub fn plan_bulk(
+    pub async fn plan_bulk(
         &self,
         caller: &Caller,
         action: ActionKind,
@@ -139,7 +139,7 @@ impl Actions {
         r.budget = budget;
         r.outcome = Outcome::Running;
         r.message = format!("{} of {} items done", 0, keys.len());
-        self.remember(r.clone());
+        self.keep(r.clone()).await;
         Ok((r, keys))
     }
 
@@ -167,6 +167,7 @@ impl Actions {
                 r.message = budget_message(&r);
                 r.clone()
             };
+            self.store(&done);
             self.audit(&done).await;
             self.changes.touch();
             return done;
@@ -185,11 +186,13 @@ impl Actions {
                 r.message = "the object is gone".into();
                 r
             });
-            {
+            let now = {
                 let mut r = shared.lock().expect("record lock");
                 r.items.push(item);
                 r.message = format!("{} of {} items done", r.items.len(), r.total);
-            }
+                r.clone()
+            };
+            self.store(&now);
             self.changes.touch();
         }
         let done = {
@@ -213,6 +216,7 @@ impl Actions {
             );
             r.clone()
         };
+        self.store(&done);
         self.audit(&done).await;
         self.changes.touch();
         done

@@ -134,6 +134,9 @@ pub struct Actions {
     /// Send every request as the person who asked (`actions.impersonate`).
     impersonate: bool,
     records: Mutex<VecDeque<Arc<Mutex<ActionRecord>>>>,
+    /// Where records are also kept for other replicas (and restarts): the database's read
+    /// pool, and the task that stores them in order.
+    stored: Option<(crate::store::Pool, crate::store::action_records::Saver)>,
 }
 
 fn step(kind: Kind, ns: &str, name: &str, change: impl Into<String>) -> Step {
@@ -184,7 +187,19 @@ impl Actions {
             read_only,
             impersonate: false,
             records: Mutex::new(VecDeque::new()),
+            stored: None,
         }
+    }
+
+    /// Records are also stored in the database (read through `reader`, written by `saver`
+    /// in order), so that any replica shows any replica's previews and results.
+    pub fn stored_in(
+        mut self,
+        reader: crate::store::Pool,
+        saver: crate::store::action_records::Saver,
+    ) -> Self {
+        self.stored = Some((reader, saver));
+        self
     }
 
     /// Actions are sent as the person who asks for them (`actions.impersonate`).
@@ -198,10 +213,27 @@ impl Actions {
         self.read_only
     }
 
-    /// A remembered preview or result.
-    pub fn get(&self, id: &str) -> Option<ActionRecord> {
-        self.shared(id)
-            .map(|r| r.lock().expect("record lock").clone())
+    /// A preview or result: remembered here, or stored by another replica (or before a
+    /// restart). A database that cannot be read answers as if the record were not there.
+    pub async fn get(&self, id: &str) -> Option<ActionRecord> {
+        if let Some(r) = self.shared(id) {
+            return Some(r.lock().expect("record lock").clone());
+        }
+        let (reader, _) = self.stored.as_ref()?;
+        match crate::store::action_records::load(reader, id).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, %id, "an action's record could not be read");
+                None
+            }
+        }
+    }
+
+    /// Stores the record's current state for other replicas.
+    fn store(&self, record: &ActionRecord) {
+        if let Some((_, saver)) = &self.stored {
+            let _ = saver.send((record.clone(), None));
+        }
     }
 
     /// Where the actor's own remembered actions stand (id, items done, outcome): what the
@@ -226,6 +258,20 @@ impl Actions {
             .iter()
             .find(|r| r.lock().expect("record lock").id == id)
             .cloned()
+    }
+
+    /// Remembers a new record and stores it before the caller is answered (the page it is
+    /// sent to next may be served by another replica) — waiting at most two seconds: a
+    /// database that is down does not hold up an action, it only keeps the record from the
+    /// other replicas.
+    async fn keep(&self, record: ActionRecord) -> Arc<Mutex<ActionRecord>> {
+        if let Some((_, saver)) = &self.stored {
+            let (done, stored) = tokio::sync::oneshot::channel();
+            if saver.send((record.clone(), Some(done))).is_ok() {
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stored).await;
+            }
+        }
+        self.remember(record)
     }
 
     fn remember(&self, record: ActionRecord) -> Arc<Mutex<ActionRecord>> {
@@ -365,7 +411,7 @@ impl Actions {
             self.audit(&r).await;
         }
         if !item {
-            self.remember(r.clone());
+            self.keep(r.clone()).await;
         }
         r
     }

@@ -239,6 +239,7 @@ async fn api_bulk(
     let (record, keys) = state
         .actions
         .plan_bulk(&caller, action, &target, b.dry_run)
+        .await
         .map_err(AppError::from)?;
     let r = state
         .actions
@@ -267,10 +268,15 @@ pub(super) async fn api_bulk_renew(
 
 /// A preview or result the caller may see: their own, or one about an object they see;
 /// an applied action with its follow-through as the caller sees the cluster now.
-fn visible_record(state: &AppState, caller: &Caller, id: &str) -> Result<ActionRecord, AppError> {
+async fn visible_record(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<ActionRecord, AppError> {
     state
         .actions
         .get(id)
+        .await
         .filter(|r| {
             r.actor == caller.actor()
                 || (!r.action.is_bulk() && caller.view.sees(&r.cluster, &r.namespace))
@@ -386,7 +392,7 @@ pub(super) async fn api_action(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<ActionRecord>, ApiError> {
-    Ok(Json(visible_record(&state, &caller, &id)?))
+    Ok(Json(visible_record(&state, &caller, &id).await?))
 }
 
 /// The fields of the action forms.
@@ -514,7 +520,10 @@ pub(super) async fn post_action(
                 cluster: non_empty(&form.key.cluster),
                 namespace: non_empty(&form.key.namespace),
             };
-            let (record, keys) = state.actions.plan_bulk(&caller, bulk, &target, dry_run)?;
+            let (record, keys) = state
+                .actions
+                .plan_bulk(&caller, bulk, &target, dry_run)
+                .await?;
             let id = record.id.clone();
             let actions = Arc::clone(&state.actions);
             let confirm = form.confirm_budget;
@@ -534,7 +543,7 @@ pub(super) async fn action_page(
     csrf: CsrfToken,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    let record = visible_record(&state, &caller, &id)?;
+    let record = visible_record(&state, &caller, &id).await?;
     let html = pages::action::page(&super::pages::shell(&state, &caller, &csrf), &record);
     Ok((StatusCode::OK, Html(html)).into_response())
 }

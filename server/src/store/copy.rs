@@ -20,7 +20,7 @@ use super::{Db, Engine, Pool};
 
 /// Every table of the history, parents before the rows that refer to them. A test checks
 /// that it names every table the migrations make.
-pub const TABLES: [&str; 10] = [
+pub const TABLES: [&str; 11] = [
     "cluster_sync_events",
     "challenges",
     "challenge_transitions",
@@ -31,6 +31,7 @@ pub const TABLES: [&str; 10] = [
     "audit_log",
     "ended_sessions",
     "probe_results",
+    "action_records",
 ];
 
 /// Rows per batch (each batch is one transaction on the target).
@@ -97,7 +98,10 @@ async fn copy_between(
     }
     if target.engine == Engine::Postgres {
         // Ids were given explicitly: the sequences start after the highest.
-        for table in TABLES.iter().filter(|t| **t != "ended_sessions") {
+        for table in TABLES
+            .iter()
+            .filter(|t| !matches!(**t, "ended_sessions" | "action_records"))
+        {
             sqlx::query(&format!(
                 "SELECT setval(pg_get_serial_sequence('{table}', 'id'), \
                  COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)"

@@ -6,6 +6,7 @@
 //! at start. Queries number their parameters (`$1`), which both engines read; the few places
 //! where the dialects differ ask [`Engine`] for their SQL.
 
+pub mod action_records;
 pub mod audit;
 pub mod copy;
 pub mod history;

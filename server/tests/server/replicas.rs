@@ -1,6 +1,7 @@
 //! Two `lookout serve` processes sharing one PostgreSQL database and one kubesim: both
-//! watch and write what they see, each Challenge transition is recorded once, and killing
-//! one replica (SIGKILL) in the middle of a storm of transitions loses nothing the other saw.
+//! watch and write what they see, each Challenge transition is recorded once, a preview made
+//! on one is shown by the other, and killing one replica (SIGKILL) in the middle of a storm
+//! of transitions loses nothing the other saw.
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -131,6 +132,48 @@ async fn two_replicas_record_each_transition_once_and_one_survives_the_others_ki
             "calm-{i}: each state once, in order"
         );
     }
+
+    // A preview made on one replica is shown by the other.
+    let rt = cluster.resolve("networking.k8s.io", "ingresses").unwrap();
+    cluster
+        .create(
+            &rt,
+            Some("default"),
+            crate::helpers::ingress("web", json!({"cert-manager.io/cluster-issuer": "le"})),
+            &kubesim::WriteOpts::system(),
+        )
+        .unwrap();
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let preview: serde_json::Value = loop {
+        let r = http
+            .post(format!(
+                "{first_base}/api/v1/ingresses/one/default/web/edit-in-place"
+            ))
+            .json(&json!({"dry_run": true}))
+            .send()
+            .await
+            .unwrap();
+        if r.status() == 200 {
+            break r.json().await.unwrap();
+        }
+        assert!(Instant::now() < deadline, "no preview: {}", r.status());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let id = preview["id"].as_str().unwrap();
+    let elsewhere = http
+        .get(format!("{second_base}/api/v1/actions/{id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        elsewhere.status(),
+        200,
+        "the other replica shows the preview"
+    );
+    let elsewhere: serde_json::Value = elsewhere.json().await.unwrap();
+    assert_eq!(elsewhere["steps"], preview["steps"]);
+    assert_eq!(elsewhere["dry_run"], true);
 
     // The first replica is killed in the middle of a storm: the second recorded everything.
     let pid = first.id().expect("the first replica runs");

@@ -2,12 +2,12 @@
 //! their previews show it.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::*;
 
 /// What one more issuance would do to a budget.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Impact {
     pub server: String,
     pub limit: Limit,

@@ -24,7 +24,7 @@ use crate::model::rule::Rule;
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use gcra::{Bucket, Rate};
 use refusal::refusals;
@@ -84,7 +84,7 @@ pub struct History {
 }
 
 /// Which limit a budget is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
     RegisteredDomain,

@@ -47,6 +47,7 @@ async fn fill(db: &Db) {
         "INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, outcome) VALUES ('2026-06-01T09:00:00.000Z', 'sue', 'renew', 'zrh', 'shop', 'Certificate', 'shop-tls', 1, 'ok')",
         "INSERT INTO ended_sessions (id, expires) VALUES ('s1', 4102444800)",
         "INSERT INTO probe_results (cluster, host, address, at, namespaces, outcome) VALUES ('zrh', 'shop.example', '192.0.2.1', '2026-06-01T09:00:00.000Z', '[\"shop\"]', '{}')",
+        "INSERT INTO action_records (id, actor, at, record) VALUES ('a1', 'sue', '2026-06-01T09:00:00.000Z', '{}')",
     ] {
         sqlx::query(sql).execute(&db.writer).await.unwrap();
     }

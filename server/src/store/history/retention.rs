@@ -86,6 +86,7 @@ async fn delete_older(conn: &mut AnyConnection, cutoff: DateTime<Utc>) -> Result
         "DELETE FROM certificate_readiness WHERE at < $1",
         "DELETE FROM audit_log WHERE at < $1",
         "DELETE FROM probe_results WHERE at < $1",
+        "DELETE FROM action_records WHERE at < $1",
     ] {
         n += sqlx::query(sql)
             .bind(&c)

@@ -15,6 +15,7 @@ pub mod reads;
 pub mod sessions;
 pub mod sync_events;
 #[cfg(test)]
+#[allow(dead_code)] // Its restartable server serves the integration tests.
 pub(crate) mod testdb;
 mod timeline;
 pub mod writer;
@@ -389,7 +390,17 @@ fn options(url: &str, engine: Engine, read_only: bool) -> Result<AnyConnectOptio
 
 /// The settings every connection of a pool starts with.
 fn pool(engine: Engine, read_only: bool) -> AnyPoolOptions {
-    let pool = AnyPoolOptions::new().max_connections(if read_only { 4 } else { 1 });
+    let mut pool = AnyPoolOptions::new().max_connections(if read_only { 4 } else { 1 });
+    if engine == Engine::Postgres {
+        // A server that is down or restarting is tried again by the writers (which hold what
+        // they cannot write) and answered without history by the pages: neither waits the
+        // pool's default 30 s for a connection.
+        pool = pool.acquire_timeout(if read_only {
+            Duration::from_secs(2)
+        } else {
+            Duration::from_secs(5)
+        });
+    }
     pool.after_connect(move |conn, _| {
         Box::pin(async move {
             match (engine, read_only) {

@@ -10,10 +10,10 @@
 //! The server lives as long as the test process: a shell wrapper stops it and removes its
 //! directory when the process's end closes the wrapper's standard input.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -82,7 +82,16 @@ pub(crate) async fn postgres_url() -> Option<String> {
     };
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let name = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    let admin = format!("postgres://lookout@127.0.0.1:{}/postgres", server.port);
+    create_database(server.port, &name).await;
+    Some(format!(
+        "postgres://lookout@127.0.0.1:{}/{name}",
+        server.port
+    ))
+}
+
+/// Creates database `name` on the server at `port`, waiting for it to accept connections.
+async fn create_database(port: u16, name: &str) {
+    let admin = format!("postgres://lookout@127.0.0.1:{port}/postgres");
     // The server may still be starting (57P03) for a moment after its port opens.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -94,7 +103,7 @@ pub(crate) async fn postgres_url() -> Option<String> {
             conn.close().await
         };
         match attempt.await {
-            Ok(()) => break,
+            Ok(()) => return,
             Err(e) if Instant::now() < deadline => {
                 tracing::debug!(error = %e, "the test PostgreSQL server is not ready yet");
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -102,16 +111,12 @@ pub(crate) async fn postgres_url() -> Option<String> {
             Err(e) => panic!("creating a test database on PostgreSQL: {e}"),
         }
     }
-    Some(format!(
-        "postgres://lookout@127.0.0.1:{}/{name}",
-        server.port
-    ))
 }
 
-/// The running server: its port, and the wrapper's input, whose closing stops it.
+/// The running server: its port, and the wrapper's input (whose closing stops it) and output.
 struct Server {
     port: u16,
-    _stdin: Mutex<ChildStdin>,
+    control: Mutex<(ChildStdin, BufReader<ChildStdout>)>,
     _wrapper: Mutex<Child>,
 }
 
@@ -209,16 +214,23 @@ fn start() -> Result<Server, String> {
         .map_err(|e| format!("a free port: {e}"))?
         .port();
     let runner = match unprivileged_user() {
-        Some(user) => format!("runuser -u {user} -- "),
+        Some(user) => format!("setpriv --reuid={user} --regid={user} --clear-groups -- "),
         None => String::new(),
     };
-    // The server in the background; when the test process ends, `cat` sees the end of its
-    // input and the wrapper stops the server and removes its directory.
+    // The server in the background, stopped ("stop": a fast shutdown) and started again
+    // ("start") on request; when the test process ends, the wrapper's input ends and it
+    // stops the server and removes its directory.
     let script = format!(
-        "{runner}'{postgres}' -D '{data}' -p {port} -c listen_addresses=127.0.0.1 \
-         -c unix_socket_directories= -c fsync=off -c synchronous_commit=off \
-         -c full_page_writes=off -c max_connections=200 & pid=$!; \
-         echo started; cat >/dev/null; kill $pid; wait $pid; rm -rf '{dir}'",
+        "run() {{ {runner}'{postgres}' -D '{data}' -p {port} -c listen_addresses=127.0.0.1 \
+           -c unix_socket_directories= -c fsync=off -c synchronous_commit=off \
+           -c full_page_writes=off -c max_connections=200 2>>'{dir}/log' & pid=$!; }}; \
+         run; echo started; \
+         while read cmd; do \
+           case $cmd in \
+             stop) kill -INT $pid; wait $pid; echo stopped;; \
+             start) run; echo started;; \
+           esac; \
+         done; kill -INT $pid; wait $pid; rm -rf '{dir}'",
         postgres = bin.join("postgres").display(),
         data = data.display(),
         dir = dir.display(),
@@ -231,27 +243,91 @@ fn start() -> Result<Server, String> {
         .spawn()
         .map_err(|e| format!("starting postgres: {e}"))?;
     let stdin = wrapper.stdin.take().expect("piped");
-    let mut line = String::new();
-    let mut stdout = BufReader::new(wrapper.stdout.take().expect("piped"));
-    stdout
-        .read_line(&mut line)
-        .map_err(|e| format!("starting postgres: {e}"))?;
-    std::thread::spawn(move || {
-        let _ = stdout.read_to_end(&mut Vec::new());
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if Instant::now() > deadline {
-            return Err("PostgreSQL did not open its port within 30 s".into());
-        }
-        if let Ok(Some(status)) = wrapper.try_wait() {
-            return Err(format!("PostgreSQL stopped at start ({status})"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(Server {
+    let mut server = Server {
         port,
-        _stdin: Mutex::new(stdin),
+        control: Mutex::new((stdin, BufReader::new(wrapper.stdout.take().expect("piped")))),
         _wrapper: Mutex::new(wrapper),
-    })
+    };
+    server.wait_for("started")?;
+    server.wait_until_open()?;
+    Ok(server)
+}
+
+impl Server {
+    /// Waits for the wrapper to say `word`.
+    fn wait_for(&mut self, word: &str) -> Result<(), String> {
+        let control = self.control.get_mut().expect("control lock");
+        let mut line = String::new();
+        control
+            .1
+            .read_line(&mut line)
+            .map_err(|e| format!("postgres: {e}"))?;
+        if line.trim() == word {
+            Ok(())
+        } else {
+            Err(format!("postgres: {line:?} instead of {word:?}"))
+        }
+    }
+
+    fn wait_until_open(&self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            if Instant::now() > deadline {
+                return Err("PostgreSQL did not open its port within 30 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
+    fn command(&mut self, command: &str, answer: &str) {
+        use std::io::Write;
+        let control = self.control.get_mut().expect("control lock");
+        writeln!(control.0, "{command}").expect("the wrapper reads");
+        self.wait_for(answer).expect("the wrapper answers");
+    }
+}
+
+/// A PostgreSQL server of one test's own, which it may stop and start again.
+pub(crate) struct OwnServer {
+    server: Server,
+}
+
+impl OwnServer {
+    /// A new server with an empty database `lookout`; `None` (with the reason printed) as
+    /// [`postgres_url`].
+    pub(crate) async fn start() -> Option<OwnServer> {
+        let server = match tokio::task::spawn_blocking(start).await.expect("joins") {
+            Ok(server) => server,
+            Err(reason) => {
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "PostgreSQL is needed under CI=true: {reason}"
+                );
+                eprintln!("skipping this test: {reason}");
+                return None;
+            }
+        };
+        create_database(server.port, "lookout").await;
+        Some(OwnServer { server })
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("postgres://lookout@127.0.0.1:{}/lookout", self.server.port)
+    }
+
+    /// Stops the server (a fast shutdown: sessions are cut, nothing committed is lost).
+    pub(crate) async fn stop(&mut self) {
+        tokio::task::block_in_place(|| self.server.command("stop", "stopped"));
+    }
+
+    /// Starts it again and waits until it listens.
+    pub(crate) async fn start_again(&mut self) {
+        tokio::task::block_in_place(|| {
+            self.server.command("start", "started");
+            self.server
+                .wait_until_open()
+                .expect("PostgreSQL listens again");
+        });
+    }
 }

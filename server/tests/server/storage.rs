@@ -386,3 +386,75 @@ async fn serve_on_a_read_only_filesystem_serves_live_data_and_opens_the_database
     token.cancel();
     drop(mount);
 }
+
+/// PostgreSQL restarting: the history writer holds what it cannot write (banner, /metrics),
+/// the pages stay live, and once the server is back everything is written, in order, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_postgresql_restart_holds_the_history_and_writes_it_all_once_the_server_is_back() {
+    let Some(mut server) = crate::testdb::OwnServer::start().await else {
+        return;
+    };
+    let app = app_with(&["zrh-prod"]).database(server.url()).await;
+    app.wait_ready().await;
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("acme.cert-manager.io", "challenges").unwrap();
+    let opts = kubesim::WriteOpts::system();
+    c.create(&rt, Some("default"), challenge("before"), &opts)
+        .unwrap();
+    within(15, "the first Challenge is recorded", || async {
+        recorded(&app, "before").await.is_some()
+    })
+    .await;
+
+    server.stop().await;
+    c.create(&rt, Some("default"), challenge("during"), &opts)
+        .unwrap();
+    set_state(&app, "during", "pending");
+    within(
+        20,
+        "the history writer reports the stopped server",
+        || async { storage_metric(&app, "lookout_storage_writable", "history").await == Some(0.0) },
+    )
+    .await;
+    set_state(&app, "during", "valid");
+    add_ingress(&app, 0, "added-while-postgres-is-down");
+    within(
+        20,
+        "the pages stay live and say why history is not saved",
+        || async {
+            let page = app.get("/ingresses").await.text().await.unwrap();
+            page.contains("added-while-postgres-is-down")
+                && page.contains("data-testid=\"storage-banner\"")
+        },
+    )
+    .await;
+    assert!(
+        storage_metric(&app, "lookout_storage_held", "history")
+            .await
+            .unwrap()
+            >= 1.0
+    );
+
+    server.start_again().await;
+    within(60, "the held history is written", || async {
+        recorded(&app, "during")
+            .await
+            .is_some_and(|(s, _)| s.last().map(String::as_str) == Some("valid"))
+    })
+    .await;
+    let (states, _) = recorded(&app, "during").await.unwrap();
+    assert_eq!(
+        states,
+        ["", "pending", "valid"],
+        "every state, once, in order"
+    );
+    within(10, "the fault clears", || async {
+        storage_metric(&app, "lookout_storage_writable", "history").await == Some(1.0)
+    })
+    .await;
+    assert_eq!(
+        storage_metric(&app, "lookout_storage_dropped_total", "history").await,
+        Some(0.0)
+    );
+    app.stop().await;
+}

@@ -324,6 +324,23 @@ pub(crate) fn values(rows: usize, columns: usize) -> String {
 /// [`Engine::exclude_other_writers`]): "Lookout" in ASCII.
 pub(crate) const WRITERS_LOCK: i64 = 0x004c_6f6f_6b6f_7574;
 
+/// A transaction for writes that replicas sharing a PostgreSQL database may make at the same
+/// time and compare with what is stored first: it holds the writers' lock (see
+/// [`Engine::exclude_other_writers`]).
+pub(crate) async fn begin_shared_write(
+    pool: &Pool,
+) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let engine = Engine::of_connection(&tx);
+    if let Some(lock) = engine.exclude_other_writers() {
+        sqlx::query(lock)
+            .bind(WRITERS_LOCK)
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(tx)
+}
+
 /// A yes/no column, stored as 0 or 1 in both engines.
 pub(crate) fn flag(row: &sqlx::any::AnyRow, column: &str) -> bool {
     use sqlx::Row;

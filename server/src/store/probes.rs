@@ -38,11 +38,15 @@ pub async fn record(pool: &Pool, cluster: &str, changed: &[&Observation]) -> sql
     if changed.is_empty() {
         return Ok(());
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin_shared_write(pool).await?;
     for o in changed {
         let namespaces: Vec<&str> = o.sources.iter().map(|s| s.namespace.as_str()).collect();
+        // A change another replica sharing the database recorded already is not recorded
+        // again.
         sqlx::query(
-            "INSERT INTO probe_results (cluster, host, address, at, namespaces, outcome) VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO probe_results (cluster, host, address, at, namespaces, outcome) SELECT $1, $2, $3, $4, $5, $6 \
+             WHERE (SELECT p.outcome FROM probe_results p WHERE p.cluster = $1 AND p.host = $2 AND p.address = $3 \
+                    ORDER BY p.id DESC LIMIT 1) IS DISTINCT FROM $6",
         )
         .bind(cluster)
         .bind(&o.host)
@@ -63,4 +67,40 @@ pub async fn count(pool: &Pool, cluster: &str, host: &str) -> sqlx::Result<i64> 
         .bind(host)
         .fetch_one(pool)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lookout_app::model::probe::ProbeSource;
+
+    fn seen(tls_error: Option<&str>) -> Observation {
+        serde_json::from_value(serde_json::json!({
+            "host": "shop.example",
+            "address": "192.0.2.1",
+            "sources": [ProbeSource { namespace: "shop".into(), kind: "Ingress".into(), name: "web".into() }],
+            "since": Utc::now(),
+            "tls": null,
+            "tls_error": tls_error.map(|_| serde_json::json!({"class": "refused"})),
+            "needs_proxy_header": false,
+            "acme": null,
+            "acme_error": null,
+        }))
+        .unwrap()
+    }
+
+    /// Two replicas probing the same host each see its change: one row; a later change is
+    /// another.
+    #[tokio::test]
+    async fn a_change_another_replica_recorded_is_not_recorded_again() {
+        for db in crate::store::testdb::engines().await {
+            let down = seen(Some("connection refused"));
+            record(&db.writer, "zrh", &[&down]).await.unwrap();
+            record(&db.writer, "zrh", &[&down]).await.unwrap();
+            assert_eq!(count(&db.reader, "zrh", "shop.example").await.unwrap(), 1);
+            let up = seen(None);
+            record(&db.writer, "zrh", &[&up]).await.unwrap();
+            assert_eq!(count(&db.reader, "zrh", "shop.example").await.unwrap(), 2);
+        }
+    }
 }

@@ -27,10 +27,15 @@ fn insert<'a>(
     events: &'a [Stamped<SyncEvent>],
 ) -> BoxFuture<'a, Result<(), sqlx::Error>> {
     Box::pin(async move {
-        let mut tx = pool.begin().await?;
+        let mut tx = super::begin_shared_write(pool).await?;
         for ev in events.iter().map(|s| &s.item) {
+            // A change another replica sharing the database recorded already (the cluster
+            // failed for both) is not recorded again.
             sqlx::query(
-                "INSERT INTO cluster_sync_events (cluster, state, error, at) VALUES ($1, $2, $3, $4)",
+                "INSERT INTO cluster_sync_events (cluster, state, error, at) SELECT $1, $2, $3, $4 \
+                 WHERE (SELECT e.state || ':' || COALESCE(e.error, '') FROM cluster_sync_events e \
+                        WHERE e.cluster = $1 ORDER BY e.at DESC, e.id DESC LIMIT 1) \
+                       IS DISTINCT FROM ($2 || ':' || COALESCE($3, ''))",
             )
             .bind(&ev.cluster)
             .bind(ev.state)
@@ -72,6 +77,7 @@ pub async fn recent(pool: &Pool, cluster: &str, limit: i64) -> Result<Vec<SyncEv
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::writer::Stamped;
     use tokio::sync::mpsc;
     use tokio_util::sync::CancellationToken;
 
@@ -103,6 +109,60 @@ mod tests {
             .await;
             let rows = recent(&db.reader, "zrh", 10).await.unwrap();
             assert_eq!(rows.len(), 3);
+        }
+    }
+
+    /// Replicas sharing a database each see a cluster fail: the change is recorded once; a
+    /// different error, or the recovery, is a change.
+    #[tokio::test]
+    async fn a_change_another_replica_recorded_is_not_recorded_again() {
+        for db in crate::store::testdb::engines().await {
+            let event = |state: &'static str, error: Option<&str>, secs: i64| Stamped {
+                at: Utc::now(),
+                item: SyncEvent {
+                    cluster: "zrh".into(),
+                    state,
+                    error: error.map(str::to_string),
+                    at: Utc::now() + chrono::Duration::seconds(secs),
+                },
+            };
+            let refused = Some("connection refused");
+            insert(&db.writer, &[event("failed", refused, 0)])
+                .await
+                .unwrap();
+            // The other replica, a moment later.
+            insert(&db.writer, &[event("failed", refused, 1)])
+                .await
+                .unwrap();
+            assert_eq!(recent(&db.reader, "zrh", 10).await.unwrap().len(), 1);
+            insert(
+                &db.writer,
+                &[
+                    event("failed", Some("timed out"), 2),
+                    event("synced", None, 3),
+                ],
+            )
+            .await
+            .unwrap();
+            insert(&db.writer, &[event("synced", None, 4)])
+                .await
+                .unwrap();
+            let states: Vec<_> = recent(&db.reader, "zrh", 10)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|e| (e.state, e.error))
+                .collect();
+            assert_eq!(
+                states,
+                vec![
+                    ("synced", None),
+                    ("failed", Some("timed out".to_string())),
+                    ("failed", Some("connection refused".to_string())),
+                ],
+                "{:?}",
+                db.engine
+            );
         }
     }
 }

@@ -106,4 +106,36 @@ mod tests {
             db.close().await;
         }
     }
+
+    /// A sign-out stored by another replica reaches this one's list of ended sessions within
+    /// one round of following.
+    #[tokio::test]
+    async fn a_sign_out_elsewhere_is_followed() {
+        for db in crate::store::testdb::engines().await {
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let token = tokio_util::sync::CancellationToken::new();
+            let follower = tokio::spawn(follow_ended(
+                db.reader.clone(),
+                || 10,
+                {
+                    let seen = seen.clone();
+                    move |rows| seen.lock().unwrap().extend(rows)
+                },
+                token.clone(),
+            ));
+            // The other replica signs someone out.
+            end(&db.writer, "copied-cookie", 100, 10).await.unwrap();
+            let deadline = std::time::Instant::now() + FOLLOW_EVERY * 3;
+            while !seen
+                .lock()
+                .unwrap()
+                .contains(&("copied-cookie".to_string(), 100))
+            {
+                assert!(std::time::Instant::now() < deadline, "{:?}", db.engine);
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            token.cancel();
+            follower.await.unwrap();
+        }
+    }
 }

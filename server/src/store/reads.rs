@@ -611,7 +611,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn sqlite_filters_scopes_sorts_counts_groups_and_pages_the_challenges() {
+    async fn the_database_filters_scopes_sorts_counts_groups_and_pages_the_challenges() {
         for db in crate::store::testdb::engines().await {
             let redirect = "Waiting for HTTP-01 challenge propagation: failed to perform self check GET request 'http://x/.well-known/acme-challenge/t': Get \"https://x/.well-known/acme-challenge/t\": EOF";
             seed(

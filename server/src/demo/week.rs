@@ -11,30 +11,32 @@ pub(super) fn promo_issued_at(
     now - chrono::Duration::hours(20) + chrono::Duration::minutes(10 * i)
 }
 
-/// How many one-day campaign sites `globex-web` had certificates issued for yesterday (each
-/// a new name, so each took a slot of globex.example's 50 per 7 days; the Certificates are
-/// gone since).
+/// How many one-day campaign sites `globex-web` had certificates issued for two days ago
+/// (each a new name, so each took a slot of globex.example's 50 per 7 days; the Certificates
+/// are gone since).
 pub(super) const CAMPAIGNS: i64 = 30;
 
 pub(super) fn campaign_name(i: i64) -> String {
     format!("sale-{i}.globex.example")
 }
 
-/// When the `i`th campaign certificate (1–30) was issued: one every 30 minutes from 20 hours
+/// When the `i`th campaign certificate (1–30) was issued: one every 10 minutes from 40 hours
 /// before the demo starts. Boulder's bucket for a registered domain gets a slot back every
-/// 3.36 hours, so globex.example's budget stays in use for about three days of demo time
-/// (an hour at 60×) rather than draining in the first minutes.
+/// 3.36 hours, so globex.example's budget stays in use for about two and a half days of demo
+/// time (an hour at 60×) rather than draining in the first minutes; each name's own bucket
+/// (5 per 7 days, a slot back every 33.6 hours) is full again by the start, so the campaign
+/// adds no row per name to the budgets page.
 pub(super) fn campaign_issued_at(
     now: chrono::DateTime<chrono::Utc>,
     i: i64,
 ) -> chrono::DateTime<chrono::Utc> {
-    now - chrono::Duration::hours(20) + chrono::Duration::minutes(30 * i)
+    now - chrono::Duration::hours(40) + chrono::Duration::minutes(10 * i)
 }
 
 /// What Lookout would have recorded had it been running all week: the five issuances of
-/// `globex-web/promo` that used up its exact-set budget and yesterday's campaign
-/// certificates that spent much of globex.example's (kubesim's Let's Encrypt counts the
-/// same issuances), so the budget page, the `acme.rate-limit-budget` finding and a renew's
+/// `globex-web/promo` that used up its exact-set budget and the campaign certificates of two
+/// days ago that spent much of globex.example's (kubesim's Let's Encrypt counts the same
+/// issuances), so the budget page, the `acme.rate-limit-budget` finding and a renew's
 /// preview tell the story.
 pub(super) async fn history(
     db: &crate::store::Db,

@@ -237,6 +237,11 @@ async fn serve(c: Config) -> anyhow::Result<()> {
     // and opened later; a bad URL or a migration that does not fit stops here.
     // One clock for everything that asks the time: sessions, storage health, sync, rules.
     let now = lookout_server::clock::wall_clock();
+    if store::Engine::of(&c.database_url) == Some(store::Engine::Postgres)
+        && c.auth.session_key.is_none()
+    {
+        tracing::warn!("auth.session_key is not set: replicas sharing this PostgreSQL database each make their own key, so a session or form made by one is refused by the others; give them all the same key");
+    }
     let db = store::Db::open_or_retry(&c.database_url, now.clone()).await?;
     let listener = tokio::net::TcpListener::bind(c.listen_addr())
         .await

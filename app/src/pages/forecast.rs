@@ -126,7 +126,7 @@ pub fn page(shell: &Shell, query: &BudgetQuery, forecast: &[DomainForecast]) -> 
         view! {
             <p class="notice critical" data-testid="forecast-summary">
                 <strong>{refusal_headline(&short, now)}</strong>
-                {format!(" for {domains} registered domain{}", if domains == 1 { "" } else { "s" })}
+                {format!(" for names under {domains} registered domain{}", if domains == 1 { "" } else { "s" })}
                 {format!(", in {} {}.", if clusters.len() == 1 { "cluster" } else { "clusters" }, clusters.join(", "))}
             </p>
         }

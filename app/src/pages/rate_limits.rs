@@ -109,7 +109,7 @@ fn forecast_notice(
         view! {
             <p class="notice critical" data-testid="forecast-notice">
                 <strong>{super::forecast::refusal_headline(&short, now)}</strong>
-                {format!(" for {} ({}), in {}. ", if short.len() == 1 { "1 registered domain".to_string() } else { format!("{} registered domains", short.len()) }, domains.join(", "), clusters.join(", "))}
+                {format!(" for names under {} ({}), in {}. ", if short.len() == 1 { "1 registered domain".to_string() } else { format!("{} registered domains", short.len()) }, domains.join(", "), clusters.join(", "))}
                 {link}
             </p>
         }

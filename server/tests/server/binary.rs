@@ -77,6 +77,18 @@ pub fn serve_database(
     clusters: &[(&str, &str)],
     stderr: Stdio,
 ) -> (tokio::process::Child, String) {
+    serve_database_with(dir, database, kubeconfig, clusters, stderr, &[])
+}
+
+/// [`serve_database`] with these environment variables set.
+pub fn serve_database_with(
+    dir: &std::path::Path,
+    database: &str,
+    kubeconfig: &std::path::Path,
+    clusters: &[(&str, &str)],
+    stderr: Stdio,
+    env: &[(&str, &str)],
+) -> (tokio::process::Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -95,6 +107,7 @@ pub fn serve_database(
         .arg("serve")
         .arg("--config")
         .arg(&path)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(stderr)
         .spawn()

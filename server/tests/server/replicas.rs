@@ -1,6 +1,6 @@
 //! Two `lookout serve` processes sharing one PostgreSQL database and one kubesim: both
 //! watch and write what they see, each Challenge transition is recorded once, a preview made
-//! on one is shown by the other, and killing one replica (SIGKILL) in the middle of a storm
+//! on one is shown by the other, a form from one is taken by the other, and killing one replica (SIGKILL) in the middle of a storm
 //! of transitions loses nothing the other saw.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::binary::{serve_database, start_fleet, wait_http_ok};
+use crate::binary::{serve_database_with, start_fleet, wait_http_ok};
 
 /// Challenges per storm.
 const CHALLENGES: usize = 25;
@@ -110,10 +110,15 @@ async fn two_replicas_record_each_transition_once_and_one_survives_the_others_ki
     fleet.write_kubeconfig(&kubeconfig).unwrap();
     let log = |i: usize| Stdio::from(std::fs::File::create(dirs[i].path().join("log")).unwrap());
     let clusters = [("one", "sim-1")];
+    // The same session key for both, as the postgres-replicas overlay gives them.
+    let key = [(
+        "LOOKOUT_AUTH_SESSION_KEY",
+        "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMw==",
+    )];
     let (mut first, first_base) =
-        serve_database(dirs[0].path(), &url, &kubeconfig, &clusters, log(0));
+        serve_database_with(dirs[0].path(), &url, &kubeconfig, &clusters, log(0), &key);
     let (mut second, second_base) =
-        serve_database(dirs[1].path(), &url, &kubeconfig, &clusters, log(1));
+        serve_database_with(dirs[1].path(), &url, &kubeconfig, &clusters, log(1), &key);
     wait_http_ok(&format!("{first_base}/readyz")).await;
     wait_http_ok(&format!("{second_base}/readyz")).await;
     let db = lookout_server::store::Db::open(&url).await.unwrap();
@@ -174,6 +179,44 @@ async fn two_replicas_record_each_transition_once_and_one_survives_the_others_ki
     let elsewhere: serde_json::Value = elsewhere.json().await.unwrap();
     assert_eq!(elsewhere["steps"], preview["steps"]);
     assert_eq!(elsewhere["dry_run"], true);
+
+    // A form from a page of one replica is taken by the other (the same key reads its CSRF
+    // cookie), and the preview page it leads to is shown by the first.
+    let browser = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let html = browser
+        .get(format!("{first_base}/ingresses"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let marker = "name=\"csrf\" value=\"";
+    let at = html.find(marker).expect("a form with its CSRF token") + marker.len();
+    let csrf = &html[at..at + html[at..].find('"').unwrap()];
+    let posted = browser
+        .post(format!("{second_base}/actions"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("origin", &second_base)
+        .body(format!(
+            "csrf={csrf}&action=edit-in-place&cluster=one&namespace=default&name=web&mode=preview"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 303, "the other replica takes the form");
+    let location = posted.headers()["location"].to_str().unwrap().to_string();
+    let page = browser
+        .get(format!("{first_base}{location}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("Preview (dry run)"));
 
     // The first replica is killed in the middle of a storm: the second recorded everything.
     let pid = first.id().expect("the first replica runs");

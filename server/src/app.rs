@@ -120,14 +120,14 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         // On a thread of its own at the lowest priority: a round's handshakes never take
         // CPU from requests.
         let (done, finished) = tokio::sync::oneshot::channel::<()>();
-        let work = crate::probe::worker::run(
-            p.settings,
-            probed,
-            Some(db.writer.clone()),
-            now_for_probe.clone(),
-            probe_status.clone(),
-            shutdown.clone(),
-        );
+        let (status, stop) = (probe_status.clone(), shutdown.clone());
+        let db_for_probe = db.clone();
+        // Built on the probe's own runtime: a PostgreSQL pool's connections belong to it.
+        let work = async move {
+            let pool = db_for_probe.writer_for_another_runtime();
+            crate::probe::worker::run(p.settings, probed, Some(pool), now_for_probe, status, stop)
+                .await
+        };
         let started = std::thread::Builder::new()
             .name("lookout-probe".into())
             .spawn(move || {

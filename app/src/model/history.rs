@@ -135,6 +135,10 @@ pub enum HistoryEvent {
         cluster: String,
         kind: Kind,
         live: Vec<Uid>,
+        /// When the list began. A row whose state was written since (by another replica
+        /// sharing the database, which saw an object this list is too old to hold) is not
+        /// taken for deleted.
+        listed_from: Option<chrono::DateTime<chrono::Utc>>,
     },
 }
 

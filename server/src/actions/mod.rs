@@ -267,7 +267,9 @@ impl Actions {
     async fn keep(&self, record: ActionRecord) -> Arc<Mutex<ActionRecord>> {
         if let Some((_, saver)) = &self.stored {
             let (done, stored) = tokio::sync::oneshot::channel();
-            if saver.send((record.clone(), Some(done))).is_ok() {
+            // While the database refuses writes, nothing waits for it.
+            let done = (!self.audit.health.failing()).then_some(done);
+            if saver.send((record.clone(), done)).is_ok() {
                 let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stored).await;
             }
         }

@@ -22,6 +22,8 @@ pub(super) struct Relist {
     pub(super) skipped: usize,
     /// UIDs seen, for the history's deletions (kinds whose objects it records).
     pub(super) live: Vec<Uid>,
+    /// When the list began.
+    pub(super) started: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Default)]

@@ -112,6 +112,9 @@ impl ClusterRecord {
                 }
                 self.counters.relists.fetch_add(1, Ordering::Relaxed);
                 self.cache.drop_relist(k);
+                let started = (self.now)();
+                self.cache
+                    .relist(k, |relist, _, _| relist.started = Some(started));
                 None
             }
             Step::Listed(obj) => {
@@ -150,6 +153,7 @@ impl ClusterRecord {
                     cluster: self.name.clone(),
                     kind: k,
                     live: relist.live,
+                    listed_from: relist.started,
                 })
             }
             Step::Applied(obj) => {

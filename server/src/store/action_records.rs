@@ -42,11 +42,26 @@ pub type Saver = mpsc::UnboundedSender<(ActionRecord, Option<oneshot::Sender<()>
 pub fn saver(pool: Pool) -> Saver {
     let (tx, mut rx) = mpsc::unbounded_channel::<(ActionRecord, Option<oneshot::Sender<()>>)>();
     tokio::spawn(async move {
-        while let Some((record, done)) = rx.recv().await {
-            if let Err(e) = save(&pool, &record).await {
-                tracing::warn!(error = %e, id = %record.id, "an action's record could not be stored; other replicas will not show it");
+        while let Some(first) = rx.recv().await {
+            // What queued up meanwhile (a bulk run's steps while the database was slow): only
+            // each record's latest state is written.
+            let mut latest: Vec<ActionRecord> = Vec::new();
+            let mut waiting = Vec::new();
+            let mut next = Some(first);
+            while let Some((record, done)) = next {
+                waiting.extend(done);
+                match latest.iter_mut().find(|r| r.id == record.id) {
+                    Some(r) => *r = record,
+                    None => latest.push(record),
+                }
+                next = rx.try_recv().ok();
             }
-            if let Some(done) = done {
+            for record in &latest {
+                if let Err(e) = save(&pool, record).await {
+                    tracing::warn!(error = %e, id = %record.id, "an action's record could not be stored; other replicas will not show it");
+                }
+            }
+            for done in waiting {
                 let _ = done.send(());
             }
         }

@@ -70,6 +70,14 @@ pub struct AuditLog {
 impl AuditLog {
     /// Records `e`; a refusal is reported to [`Health`] and the row handed to the writer.
     pub async fn append(&self, e: NewEntry) {
+        // While the database refuses writes the row goes straight to the writer that holds
+        // it: an action does not wait for a connection that will not come.
+        if self.health.failing() {
+            if let Err(e) = self.held.try_send(e) {
+                tracing::error!(action = %e.into_inner().action, "could not write an audit row, and the audit writer holds no more");
+            }
+            return;
+        }
         let Err(error) = record(&self.pool, &e).await else {
             self.health.wrote_directly();
             return;

@@ -63,6 +63,8 @@ pub enum CopyError {
     Different { table: &'static str, id: String },
     #[error("stopped by request after {table}: run the same command again to finish")]
     Stopped { table: &'static str },
+    #[error("there is no SQLite database at {0} to copy from")]
+    NoSource(String),
 }
 
 /// What the copy did: rows written per table (rows already there are not counted).
@@ -75,6 +77,20 @@ pub async fn copy(
     to: &str,
     mut progress: impl FnMut(&Progress) -> ControlFlow<()>,
 ) -> Result<Copied, CopyError> {
+    // Opening a SQLite URL creates the file: a mistyped source would copy an empty history.
+    if Engine::of(from) == Some(Engine::Sqlite) {
+        use std::str::FromStr;
+        let options = sqlx::sqlite::SqliteConnectOptions::from_str(from).map_err(|source| {
+            super::StoreError::Open {
+                url: from.to_string(),
+                source,
+            }
+        })?;
+        let file = options.get_filename();
+        if !from.contains(":memory:") && !file.exists() {
+            return Err(CopyError::NoSource(file.display().to_string()));
+        }
+    }
     let source = Db::open(from).await?;
     let target = Db::open(to).await?;
     let result = copy_between(&source, &target, &mut progress).await;

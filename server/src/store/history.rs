@@ -143,6 +143,7 @@ async fn apply(
             cluster,
             kind,
             live,
+            listed_from,
         } => {
             let table = match kind {
                 Kind::Challenge => "challenges",
@@ -152,12 +153,15 @@ async fn apply(
                 _ => return Ok(()),
             };
             let live_uids = super::Engine::of_connection(conn).json_texts(3);
-            let sql = format!("UPDATE {table} SET deleted_at = $1 WHERE cluster = $2 AND deleted_at IS NULL AND uid NOT IN {live_uids}");
+            // Only what was stored before the list began: a row another replica wrote since
+            // is of an object this list may be too old to hold.
+            let sql = format!("UPDATE {table} SET deleted_at = $1 WHERE cluster = $2 AND deleted_at IS NULL AND uid NOT IN {live_uids} AND ($4 IS NULL OR last_seen < $4)");
             let live = serde_json::to_string(live).unwrap_or_else(|_| "[]".into());
             sqlx::query(&sql)
                 .bind(stamp(now))
                 .bind(cluster)
                 .bind(live)
+                .bind(listed_from.map(stamp))
                 .execute(&mut *conn)
                 .await?;
             Ok(())
@@ -165,18 +169,23 @@ async fn apply(
     }
 }
 
+/// Marks row `id` deleted, at the deletion's `revision` when known: an observation from
+/// before the deletion that another replica writes late is then older than the stored state
+/// and does not bring the object back.
 async fn mark_deleted(
     conn: &mut AnyConnection,
     table: &str,
     id: i64,
-    now: DateTime<Utc>,
+    (now, revision): (DateTime<Utc>, Option<i64>),
 ) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "UPDATE {table} SET deleted_at = COALESCE(deleted_at, $1), last_seen = $2 WHERE id = $3"
+        "UPDATE {table} SET deleted_at = COALESCE(deleted_at, $1), last_seen = $2, \
+         resource_version = COALESCE($4, resource_version) WHERE id = $3"
     ))
     .bind(stamp(now))
     .bind(stamp(now))
     .bind(id)
+    .bind(revision)
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -205,7 +214,7 @@ async fn challenge(
             .fetch_optional(&mut *conn)
             .await?;
         if let Some(row) = existing {
-            return mark_deleted(conn, "challenges", row.get("id"), now).await;
+            return mark_deleted(conn, "challenges", row.get("id"), (now, revision)).await;
         }
     }
     // One statement inserts a new Challenge or updates a changed one; an event that changes
@@ -262,7 +271,7 @@ async fn order(
         Some(row) => {
             let id: i64 = row.get("id");
             if deleted {
-                return mark_deleted(conn, "orders", id, now).await;
+                return mark_deleted(conn, "orders", id, (now, revision)).await;
             }
             let same = row.get::<String, _>("state") == state
                 && row.get::<Option<String>, _>("reason") == reason;
@@ -346,7 +355,7 @@ async fn request(
     match known.requests.get_mut(&key) {
         Some(row) => {
             if deleted {
-                return mark_deleted(conn, "certificate_requests", row.id, now).await;
+                return mark_deleted(conn, "certificate_requests", row.id, (now, revision)).await;
             }
             let same = row.outcome == outcome && row.reason == reason && row.message == message;
             if !same && !already_stored(revision, row.revision) {
@@ -539,7 +548,7 @@ pub async fn refusals(
 ) -> Result<Vec<lookout_app::model::budget::CaRefusal>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT finished_at, cluster, namespace, name, certificate, acme_server, issuer_kind, issuer_name, names, message FROM certificate_requests \
-         WHERE outcome = 'failed' AND finished_at >= $1 AND acme_server IS NOT NULL AND message LIKE '%retry after%'",
+         WHERE outcome = 'failed' AND finished_at >= $1 AND acme_server IS NOT NULL AND lower(message) LIKE '%retry after%'",
     )
     .bind(stamp(since))
     .fetch_all(pool)

@@ -442,7 +442,16 @@ fn pool(engine: Engine, read_only: bool) -> AnyPoolOptions {
                     )
                     .await?;
                 }
-                (Engine::Postgres, false) => {}
+                (Engine::Postgres, false) => {
+                    // The server ends what a stalled replica holds: a transaction left open
+                    // (its lock with it) after 30 s, a lock wait after 10 s, a statement
+                    // after a minute — each an error the writers hold and retry.
+                    conn.execute(
+                        "SET idle_in_transaction_session_timeout = '30s'; \
+                         SET lock_timeout = '10s'; SET statement_timeout = '60s'",
+                    )
+                    .await?;
+                }
                 (Engine::Postgres, true) => {
                     conn.execute("SET default_transaction_read_only = on")
                         .await?;
@@ -536,6 +545,18 @@ impl Db {
             }
         });
         Ok(db)
+    }
+
+    /// A writer pool for work on another tokio runtime (the probe's thread): PostgreSQL's
+    /// connections belong to the runtime that opened them, so that work gets its own; SQLite's
+    /// single writer connection is shared as before.
+    pub fn writer_for_another_runtime(&self) -> Pool {
+        match self.engine {
+            Engine::Sqlite => self.writer.clone(),
+            Engine::Postgres => pool(self.engine, false)
+                .max_connections(1)
+                .connect_lazy_with((*self.writer.connect_options()).clone()),
+        }
     }
 
     /// Closes both pools, checkpointing the WAL.

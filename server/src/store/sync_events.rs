@@ -34,7 +34,7 @@ fn insert<'a>(
             sqlx::query(
                 "INSERT INTO cluster_sync_events (cluster, state, error, at) SELECT $1, $2, $3, $4 \
                  WHERE (SELECT e.state || ':' || COALESCE(e.error, '') FROM cluster_sync_events e \
-                        WHERE e.cluster = $1 ORDER BY e.at DESC, e.id DESC LIMIT 1) \
+                        WHERE e.cluster = $1 AND e.at <= $4 ORDER BY e.at DESC, e.id DESC LIMIT 1) \
                        IS DISTINCT FROM ($2 || ':' || COALESCE($3, ''))",
             )
             .bind(&ev.cluster)

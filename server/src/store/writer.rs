@@ -25,6 +25,9 @@ use crate::clock::Now;
 const RETRY_MIN: Duration = Duration::from_millis(500);
 const RETRY_MAX: Duration = Duration::from_secs(30);
 
+/// How long one batch may take to write before it counts as failed.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// An item with the time it reached the writer (when it happened, give or take the queue).
 #[derive(Debug, Clone)]
 pub struct Stamped<T> {
@@ -149,6 +152,15 @@ impl Health {
         self.writers.lock().expect("health lock").clone()
     }
 
+    /// Whether any writer finds the database refusing writes now.
+    pub fn failing(&self) -> bool {
+        self.writers
+            .lock()
+            .expect("health lock")
+            .values()
+            .any(|s| s.failure.is_some())
+    }
+
     /// The oldest failure among the writers, with what they hold: for the page banner.
     pub fn problem(&self) -> Option<(Failure, usize)> {
         let writers = self.writers.lock().expect("health lock");
@@ -261,7 +273,16 @@ async fn flush<T>(
     while !held.is_empty() {
         let n = held.len().min(w.batch.max(1));
         let batch = &held.make_contiguous()[..n];
-        match (w.write)(pool, batch).await {
+        // A write that never returns (a lock another process holds for ever, a connection
+        // that went silent) becomes a failure: the batch is held and tried again.
+        let written = match tokio::time::timeout(WRITE_TIMEOUT, (w.write)(pool, batch)).await {
+            Ok(r) => r,
+            Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the write took over {} s", WRITE_TIMEOUT.as_secs()),
+            ))),
+        };
+        match written {
             Ok(()) => {
                 held.drain(..n);
                 health

@@ -186,3 +186,19 @@ async fn a_target_with_another_history_is_refused_before_anything_is_written() {
         assert_eq!(everything(&target).await, before, "nothing written");
     }
 }
+
+#[tokio::test]
+async fn a_missing_sqlite_source_is_refused_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo.db");
+    let target = testdb::sqlite().await;
+    let err = copy(
+        &format!("sqlite://{}", missing.display()),
+        &target.url,
+        |_| ControlFlow::Continue(()),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, CopyError::NoSource(_)), "{err}");
+    assert!(!missing.exists(), "no empty database made in its place");
+}

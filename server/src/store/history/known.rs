@@ -250,24 +250,118 @@ mod tests {
         }
     }
 
+    /// Writes one batch, each event at its resource version.
+    async fn at_revisions(pool: &crate::store::Pool, items: Vec<(HistoryEvent, i64)>) {
+        let at = Utc::now();
+        let batch: Vec<Stamped<HistoryEvent>> = items
+            .into_iter()
+            .map(|(e, rv)| Stamped {
+                at,
+                item: e.at_revision(Some(&rv.to_string())),
+            })
+            .collect();
+        write_batch(pool, &batch).await.unwrap();
+    }
+
+    /// A relist's sweep takes for deleted only what was stored before the list began: a row
+    /// written since (by another replica, of an object this list is too old to hold) stays.
+    #[tokio::test]
+    async fn a_relist_sweeps_only_what_was_stored_before_it_began() {
+        for db in crate::store::testdb::engines().await {
+            let now = Utc::now();
+            let batch = |items: Vec<HistoryEvent>| -> Vec<Stamped<HistoryEvent>> {
+                items
+                    .into_iter()
+                    .map(|item| Stamped { at: now, item })
+                    .collect()
+            };
+            write_batch(&db.writer, &batch(vec![challenge("pending", false)]))
+                .await
+                .unwrap();
+            let relisted = |from: chrono::DateTime<Utc>| HistoryEvent::Relisted {
+                cluster: "zrh".into(),
+                kind: lookout_app::model::kind::Kind::Challenge,
+                live: Vec::new(),
+                listed_from: Some(from),
+            };
+            let deleted = || async {
+                let d: Option<String> = sqlx::query_scalar("SELECT deleted_at FROM challenges")
+                    .fetch_one(&db.reader)
+                    .await
+                    .unwrap();
+                d.is_some()
+            };
+            // A list that began before the row was written does not hold it: not deleted.
+            let earlier = now - chrono::Duration::seconds(30);
+            write_batch(&db.writer, &batch(vec![relisted(earlier)]))
+                .await
+                .unwrap();
+            assert!(!deleted().await, "{:?}", db.engine);
+            // A list that began after it and does not hold it: deleted.
+            let later = now + chrono::Duration::seconds(30);
+            write_batch(&db.writer, &batch(vec![relisted(later)]))
+                .await
+                .unwrap();
+            assert!(deleted().await);
+        }
+    }
+
+    /// A deletion stored at its revision keeps a late, older observation of the object
+    /// (another replica's) from bringing it back.
+    #[tokio::test]
+    async fn a_late_observation_from_before_the_deletion_does_not_bring_it_back() {
+        for db in crate::store::testdb::engines().await {
+            let write = |items: Vec<(HistoryEvent, i64)>| at_revisions(&db.writer, items);
+            write(vec![
+                (challenge("pending", false), 5),
+                (challenge("pending", true), 7),
+            ])
+            .await;
+            write(vec![(challenge("valid", false), 6)]).await;
+            let (state, deleted): (String, Option<String>) =
+                sqlx::query_as("SELECT state, deleted_at FROM challenges")
+                    .fetch_one(&db.reader)
+                    .await
+                    .unwrap();
+            assert_eq!(state, "pending", "{:?}", db.engine);
+            assert!(deleted.is_some(), "still deleted");
+        }
+    }
+
+    /// On PostgreSQL a history write that waits for the writers' lock gives up after the
+    /// session's lock timeout — an error the writer holds and retries — rather than waiting
+    /// for as long as another, stalled, replica holds it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_write_waiting_for_another_replicas_lock_gives_up() {
+        let Some(url) = crate::store::testdb::postgres_url().await else {
+            return;
+        };
+        let db = crate::store::Db::open(&url).await.unwrap();
+        let other = crate::store::Db::open(&url).await.unwrap();
+        let mut stalled = other.writer.begin().await.unwrap();
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(crate::store::WRITERS_LOCK)
+            .execute(&mut *stalled)
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        let batch = vec![Stamped {
+            at: Utc::now(),
+            item: challenge("pending", false),
+        }];
+        let err = write_batch(&db.writer, &batch).await.unwrap_err();
+        assert!(err.to_string().contains("lock timeout"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        drop(stalled);
+    }
+
     /// Two replicas sharing a database each write what they saw: one that writes late
     /// (its batch after the other's) finds newer states stored and adds nothing, while a
     /// change newer than what is stored is recorded whoever writes it.
     #[tokio::test]
     async fn an_observation_older_than_the_stored_state_adds_nothing() {
         for db in crate::store::testdb::engines().await {
-            let at = Utc::now();
-            let write = |items: Vec<(HistoryEvent, i64)>| {
-                let batch: Vec<Stamped<HistoryEvent>> = items
-                    .into_iter()
-                    .map(|(e, rv)| Stamped {
-                        at,
-                        item: e.at_revision(Some(&rv.to_string())),
-                    })
-                    .collect();
-                let pool = db.writer.clone();
-                async move { write_batch(&pool, &batch).await.unwrap() }
-            };
+            let write = |items: Vec<(HistoryEvent, i64)>| at_revisions(&db.writer, items);
             let counts = || {
                 let pool = db.reader.clone();
                 async move {

@@ -75,7 +75,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         &settings.now,
     );
     let maintenance = tokio::spawn(store::history::run_maintenance(
-        db.writer.clone(),
+        db.separate_writer(),
         settings.history_retention,
         settings.now.clone(),
         shutdown.clone(),
@@ -124,7 +124,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         let db_for_probe = db.clone();
         // Built on the probe's own runtime: a PostgreSQL pool's connections belong to it.
         let work = async move {
-            let pool = db_for_probe.writer_for_another_runtime();
+            let pool = db_for_probe.separate_writer();
             crate::probe::worker::run(p.settings, probed, Some(pool), now_for_probe, status, stop)
                 .await
         };

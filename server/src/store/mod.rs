@@ -547,10 +547,11 @@ impl Db {
         Ok(db)
     }
 
-    /// A writer pool for work on another tokio runtime (the probe's thread): PostgreSQL's
-    /// connections belong to the runtime that opened them, so that work gets its own; SQLite's
-    /// single writer connection is shared as before.
-    pub fn writer_for_another_runtime(&self) -> Pool {
+    /// A writer pool of its own on PostgreSQL, for work on another tokio runtime (the probe's
+    /// thread: a connection belongs to the runtime that opened it) or that holds its
+    /// connection long (retention), so the writers' connection stays free; SQLite's single
+    /// writer connection is shared as before.
+    pub fn separate_writer(&self) -> Pool {
         match self.engine {
             Engine::Sqlite => self.writer.clone(),
             Engine::Postgres => pool(self.engine, false)

@@ -283,16 +283,21 @@ fn bind_filter<'q>(q: SqlQuery<'q>, f: &'q ChallengeFilter) -> SqlQuery<'q> {
 }
 
 /// `ORDER BY` of a challenge list: the sort key, then the most recently seen first (the
-/// reverse of both when reversed); the row id breaks ties so pages never overlap.
-fn challenge_order(sort: Option<Sort<ChallengeSort>>) -> &'static str {
+/// reverse of both when reversed); the row id breaks ties so pages never overlap. Names sort
+/// by their bytes on both engines (PostgreSQL's database collation may ignore punctuation).
+fn challenge_order(sort: Option<Sort<ChallengeSort>>, engine: Engine) -> String {
     let (key, reversed) = sort.map_or((ChallengeSort::Recent, false), |s| (s.key, s.reversed));
+    let bytes = match engine {
+        Engine::Sqlite => "",
+        Engine::Postgres => " COLLATE \"C\"",
+    };
     match (key, reversed) {
-        (ChallengeSort::Domain, false) => "dns_name ASC, last_seen DESC, id DESC",
-        (ChallengeSort::Domain, true) => "dns_name DESC, last_seen ASC, id ASC",
-        (ChallengeSort::State, false) => "state ASC, last_seen DESC, id DESC",
-        (ChallengeSort::State, true) => "state DESC, last_seen ASC, id ASC",
-        (ChallengeSort::Recent, false) => "last_seen DESC, id DESC",
-        (ChallengeSort::Recent, true) => "last_seen ASC, id ASC",
+        (ChallengeSort::Domain, false) => format!("dns_name{bytes} ASC, last_seen DESC, id DESC"),
+        (ChallengeSort::Domain, true) => format!("dns_name{bytes} DESC, last_seen ASC, id ASC"),
+        (ChallengeSort::State, false) => format!("state{bytes} ASC, last_seen DESC, id DESC"),
+        (ChallengeSort::State, true) => format!("state{bytes} DESC, last_seen ASC, id ASC"),
+        (ChallengeSort::Recent, false) => "last_seen DESC, id DESC".to_string(),
+        (ChallengeSort::Recent, true) => "last_seen ASC, id ASC".to_string(),
     }
 }
 
@@ -341,7 +346,7 @@ async fn challenge_rows(
         "SELECT id, cluster, namespace, name, order_name, dns_name, challenge_type, state, reason, created_at, last_seen, deleted_at \
          FROM challenges WHERE {} ORDER BY {} LIMIT $7 OFFSET $8",
         challenge_matches(Engine::of_pool(pool)),
-        challenge_order(f.sort)
+        challenge_order(f.sort, Engine::of_pool(pool))
     );
     let rows = bind_filter(sqlx::query(&sql), f)
         .bind(f.limit)

@@ -13,14 +13,33 @@ pub struct EndedSessions {
     pub now: crate::clock::Now,
 }
 
+/// How often a sign-out the database refused is offered to it again.
+const RETRY_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl EndedSessions {
-    /// Keeps sign-in `id` ended until `expires`. A database that cannot take it is logged:
-    /// the running server refuses the session anyway (it keeps it in memory too), only a
-    /// restart would forget it.
+    /// Keeps sign-in `id` ended until `expires`. A database that cannot take it now is told
+    /// again every few seconds, in the background, until it does or the session would have
+    /// expired anyway: meanwhile this server refuses the session (it keeps it in memory too),
+    /// while other replicas and a restart would not know of it.
     pub async fn end(&self, id: &str, expires: i64) {
-        if let Err(e) = end(&self.pool, id, expires, (self.now)().timestamp()).await {
-            tracing::error!(error = %e, "the end of a sign-in could not be stored; a restart would forget it");
-        }
+        let Err(e) = end(&self.pool, id, expires, (self.now)().timestamp()).await else {
+            return;
+        };
+        tracing::error!(error = %e, "the end of a sign-in could not be stored; trying again until it is");
+        let (this, id) = (self.clone(), id.to_string());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(RETRY_EVERY).await;
+                let now = (this.now)().timestamp();
+                if now >= expires {
+                    return;
+                }
+                if end(&this.pool, &id, expires, now).await.is_ok() {
+                    tracing::info!("the end of a sign-in is stored now");
+                    return;
+                }
+            }
+        });
     }
 }
 
@@ -104,6 +123,34 @@ mod tests {
                 .unwrap();
             assert_eq!(left, 2);
             db.close().await;
+        }
+    }
+
+    /// A sign-out the database refused (PostgreSQL stopped) is stored once it is back, so
+    /// the other replicas and a restart refuse the cookie too.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_sign_out_the_database_refused_is_stored_once_it_is_back() {
+        let Some(mut server) = crate::store::testdb::OwnServer::start().await else {
+            return;
+        };
+        let db = crate::store::Db::open(&server.url()).await.unwrap();
+        let sessions = EndedSessions {
+            pool: db.writer.clone(),
+            now: crate::clock::wall_clock(),
+        };
+        server.stop().await;
+        let far = chrono::Utc::now().timestamp() + 3600;
+        sessions.end("signed-out", far).await;
+        server.start_again().await;
+        let deadline = std::time::Instant::now() + RETRY_EVERY * 4;
+        loop {
+            if let Ok(rows) = ended(&db.reader, 0).await {
+                if rows.iter().any(|(id, _)| id == "signed-out") {
+                    break;
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "never stored");
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
     }
 

@@ -63,14 +63,7 @@ fn write_batch<'a>(
         sqlx::query(engine.begin_write())
             .execute(&mut *conn)
             .await?;
-        let mut result = match engine.exclude_other_writers() {
-            Some(lock) => sqlx::query(lock)
-                .bind(super::WRITERS_LOCK)
-                .execute(&mut *conn)
-                .await
-                .map(drop),
-            None => Ok(()),
-        };
+        let mut result = super::exclude_other_writers(&mut conn).await;
         if result.is_ok() {
             result = write_events(&mut conn, batch).await;
         }

@@ -331,14 +331,19 @@ pub(crate) async fn begin_shared_write(
     pool: &Pool,
 ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
     let mut tx = pool.begin().await?;
-    let engine = Engine::of_connection(&tx);
-    if let Some(lock) = engine.exclude_other_writers() {
-        sqlx::query(lock)
-            .bind(WRITERS_LOCK)
-            .execute(&mut *tx)
-            .await?;
-    }
+    exclude_other_writers(&mut tx).await?;
     Ok(tx)
+}
+
+/// Takes the writers' lock in the transaction open on `conn` (nothing on SQLite, whose
+/// write transactions exclude each other already; see [`Engine::exclude_other_writers`]).
+pub(crate) async fn exclude_other_writers(
+    conn: &mut sqlx::AnyConnection,
+) -> Result<(), sqlx::Error> {
+    if let Some(lock) = Engine::of_connection(conn).exclude_other_writers() {
+        sqlx::query(lock).bind(WRITERS_LOCK).execute(conn).await?;
+    }
+    Ok(())
 }
 
 /// A yes/no column, stored as 0 or 1 in both engines.

@@ -15,13 +15,18 @@ pub(crate) const PROD: &str = "https://acme-v02.api.letsencrypt.org/directory";
 
 /// A browser: keeps cookies, does not follow redirects; with the CSRF token of its forms.
 pub async fn browser(app: &TestApp) -> (reqwest::Client, String) {
+    browser_at(&app.base).await
+}
+
+/// [`browser`] against the server at `base`.
+pub async fn browser_at(base: &str) -> (reqwest::Client, String) {
     let client = reqwest::Client::builder()
         .cookie_store(true)
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
     let html = client
-        .get(format!("{}/ingresses", app.base))
+        .get(format!("{base}/ingresses"))
         .send()
         .await
         .unwrap()

@@ -182,22 +182,7 @@ async fn two_replicas_record_each_transition_once_and_one_survives_the_others_ki
 
     // A form from a page of one replica is taken by the other (the same key reads its CSRF
     // cookie), and the preview page it leads to is shown by the first.
-    let browser = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let html = browser
-        .get(format!("{first_base}/ingresses"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let marker = "name=\"csrf\" value=\"";
-    let at = html.find(marker).expect("a form with its CSRF token") + marker.len();
-    let csrf = &html[at..at + html[at..].find('"').unwrap()];
+    let (browser, csrf) = crate::actions::browser_at(&first_base).await;
     let posted = browser
         .post(format!("{second_base}/actions"))
         .header("content-type", "application/x-www-form-urlencoded")

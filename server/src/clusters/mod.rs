@@ -13,6 +13,8 @@ mod record;
 mod sync;
 mod watch;
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,9 +59,10 @@ pub struct ClusterSource {
 
 /// Builds a kube client for each configured cluster; a bad one is reported, not fatal.
 pub async fn connect(configs: &[ClusterConfig]) -> Vec<ClusterSource> {
+    let mut kubeconfigs = Kubeconfigs::default();
     let mut out = Vec::new();
     for c in configs {
-        let client = build_client(c).await;
+        let client = client_with(c, &mut kubeconfigs).await;
         if let Err(e) = &client {
             tracing::error!(cluster = %c.name, error = %e, "cannot build a client for this cluster");
         }
@@ -73,12 +76,65 @@ pub async fn connect(configs: &[ClusterConfig]) -> Vec<ClusterSource> {
 }
 
 pub(crate) async fn build_client(c: &ClusterConfig) -> Result<Client, String> {
+    client_with(c, &mut Kubeconfigs::default()).await
+}
+
+/// Kubeconfig files read once each. A fleet's clusters are often contexts of one file: read
+/// and parsed per cluster, 300 contexts cost 300 parses of a file that lists all 300 (a
+/// second of a fleet's start).
+#[derive(Default)]
+struct Kubeconfigs(HashMap<PathBuf, Result<Kubeconfig, String>>);
+
+impl Kubeconfigs {
+    /// The file at `path` with only `context` (its current context when None), that context's
+    /// cluster and its user: what kube reads of it for one client.
+    fn for_context(&mut self, path: &Path, context: Option<&str>) -> Result<Kubeconfig, String> {
+        let whole = self.0.entry(path.to_path_buf()).or_insert_with(|| {
+            Kubeconfig::read_from(path).map_err(|e| format!("reading {}: {e}", path.display()))
+        });
+        let whole = whole.as_ref().map_err(Clone::clone)?;
+        let Some(name) = context.or(whole.current_context.as_deref()) else {
+            // kube says what is missing.
+            return Ok(whole.clone());
+        };
+        let contexts: Vec<_> = whole
+            .contexts
+            .iter()
+            .filter(|c| c.name == name)
+            .cloned()
+            .collect();
+        let wanted = |field: fn(&kube::config::Context) -> Option<&str>, of: &str| {
+            contexts
+                .iter()
+                .filter_map(|c| c.context.as_ref())
+                .any(|c| field(c) == Some(of))
+        };
+        Ok(Kubeconfig {
+            clusters: (whole.clusters.iter())
+                .filter(|c| wanted(|c| Some(c.cluster.as_str()), &c.name))
+                .cloned()
+                .collect(),
+            auth_infos: (whole.auth_infos.iter())
+                .filter(|u| wanted(|c| c.user.as_deref(), &u.name))
+                .cloned()
+                .collect(),
+            contexts,
+            preferences: whole.preferences.clone(),
+            current_context: whole.current_context.clone(),
+            extensions: whole.extensions.clone(),
+            kind: whole.kind.clone(),
+            api_version: whole.api_version.clone(),
+            other: whole.other.clone(),
+        })
+    }
+}
+
+async fn client_with(c: &ClusterConfig, kubeconfigs: &mut Kubeconfigs) -> Result<Client, String> {
     let mut config = if c.in_cluster {
         kube::Config::incluster().map_err(|e| format!("in-cluster configuration: {e}"))?
     } else {
         let path = c.kubeconfig.as_ref().ok_or("no kubeconfig configured")?;
-        let kubeconfig =
-            Kubeconfig::read_from(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let kubeconfig = kubeconfigs.for_context(path, c.context.as_deref())?;
         let options = KubeConfigOptions {
             context: c.context.clone(),
             ..Default::default()

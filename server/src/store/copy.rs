@@ -328,7 +328,7 @@ async fn write_batch(
     let sql = format!(
         "INSERT INTO {table} ({}) VALUES {} ON CONFLICT (id) DO NOTHING RETURNING id",
         names(columns),
-        super::values(rows.len(), columns.len())
+        super::values(engine, rows.len(), columns.len())
     );
     let mut query = sqlx::query(&sql);
     for row in rows {

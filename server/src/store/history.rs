@@ -17,10 +17,11 @@ use tokio_util::sync::CancellationToken;
 use super::writer::{Stamped, Writer};
 
 mod known;
+mod requests;
 mod retention;
 
 use crate::clock::Now;
-use known::{Known, KnownRequest};
+use known::Known;
 pub use lookout_app::model::history::{ChallengeRecord, HistoryEvent, TimelineEntry, Transition};
 use lookout_app::model::kind::Kind;
 pub use retention::{prune, run_maintenance};
@@ -89,6 +90,7 @@ async fn write_events(
     for ev in batch {
         apply(conn, &ev.item, ev.at, &mut known).await?;
     }
+    requests::write_new(conn, &mut known).await?;
     known.write_readiness(conn).await
 }
 
@@ -120,7 +122,7 @@ async fn apply(
         } => {
             let acme_server = acme_server.as_deref();
             let seen = (*deleted, *revision);
-            request(conn, known, cluster, view, acme_server, seen, now).await
+            requests::request(conn, known, cluster, view, acme_server, seen, now).await
         }
         HistoryEvent::Readiness {
             cluster,
@@ -138,6 +140,8 @@ async fn apply(
             live,
             listed_from,
         } => {
+            // The sweep below judges every stored row: the batch's new ones first.
+            requests::write_new(conn, known).await?;
             let table = match kind {
                 Kind::Challenge => "challenges",
                 Kind::Order => "orders",
@@ -320,89 +324,6 @@ pub fn outcome(v: &CertificateRequestView) -> &'static str {
         Some(c) if c.reason.as_deref() == Some("Denied") => "denied",
         _ => "pending",
     }
-}
-
-async fn request(
-    conn: &mut AnyConnection,
-    known: &mut Known,
-    cluster: &str,
-    v: &CertificateRequestView,
-    acme_server: Option<&str>,
-    (deleted, revision): (bool, Option<i64>),
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
-    let uid = v.uid.to_string();
-    let outcome = outcome(v);
-    let reason = v
-        .ready
-        .as_ref()
-        .and_then(|c| c.reason.as_deref())
-        .map(str::to_string);
-    let message = v
-        .ready
-        .as_ref()
-        .and_then(|c| c.message.as_deref())
-        .map(str::to_string);
-    let finished = (outcome != "pending").then(|| stamp(v.failure_time.unwrap_or(now)));
-    let key = (cluster.to_string(), uid);
-    match known.requests.get_mut(&key) {
-        Some(row) => {
-            if deleted {
-                return mark_deleted(conn, "certificate_requests", row.id, (now, revision)).await;
-            }
-            let same = row.outcome == outcome && row.reason == reason && row.message == message;
-            if !same && !already_stored(revision, row.revision) {
-                sqlx::query("UPDATE certificate_requests SET outcome = $1, reason = $2, message = $3, finished_at = COALESCE(finished_at, $4), last_seen = $5, resource_version = $6 WHERE id = $7")
-                    .bind(outcome)
-                    .bind(&reason)
-                    .bind(&message)
-                    .bind(&finished)
-                    .bind(stamp(now))
-                    .bind(revision)
-                    .bind(row.id)
-                    .execute(&mut *conn)
-                    .await?;
-                (row.outcome, row.reason, row.message) = (outcome.to_string(), reason, message);
-                row.revision = revision;
-            }
-        }
-        None => {
-            let names: Vec<&str> = v.names.iter().map(|n| &**n).collect();
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, reason, message, created_at, finished_at, last_seen, deleted_at, resource_version) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",
-            )
-            .bind(cluster)
-            .bind(&*v.namespace)
-            .bind(&*v.name)
-            .bind(&key.1)
-            .bind(v.owner.as_ref().map(|o| o.name.to_string()))
-            .bind(v.revision)
-            .bind(v.issuer.as_ref().map(|i| i.kind.to_string()))
-            .bind(v.issuer.as_ref().map(|i| i.name.to_string()))
-            .bind(acme_server)
-            .bind(serde_json::to_string(&names).unwrap_or_else(|_| "[]".into()))
-            .bind(outcome)
-            .bind(&reason)
-            .bind(&message)
-            .bind(opt_stamp(v.created))
-            .bind(&finished)
-            .bind(stamp(now))
-            .bind(deleted.then(|| stamp(now)))
-            .bind(revision)
-            .fetch_one(&mut *conn)
-            .await?;
-            let row = KnownRequest {
-                id,
-                outcome: outcome.to_string(),
-                reason,
-                message,
-                revision,
-            };
-            known.requests.insert(key, row);
-        }
-    }
-    Ok(())
 }
 
 /// Issued certificates with a known ACME server since `since` (for budgets).

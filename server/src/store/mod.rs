@@ -300,10 +300,14 @@ pub fn page_window(page: usize, per_page: usize) -> (i64, i64) {
     )
 }
 
-/// The `VALUES` list of a multi-row insert of `rows` rows of `columns` values each, numbered
-/// `$1` on (sqlx's query builder writes `?` for either engine, which PostgreSQL refuses).
-pub(crate) fn values(rows: usize, columns: usize) -> String {
-    let mut out = String::with_capacity(rows * columns * 5);
+/// The `VALUES` list of a multi-row insert of `rows` rows of `columns` values each, the only
+/// parameters of its statement. PostgreSQL numbers them `$1` on (sqlx's query builder writes
+/// `?`, which it refuses); SQLite gets plain `?`, because it looks a numbered parameter up by
+/// a linear scan of the statement's names at every bind — quadratic in a statement of
+/// thousands of values (measured: 6.5 % of a large fleet's start went to it).
+pub(crate) fn values(engine: Engine, rows: usize, columns: usize) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(rows * columns * 6);
     for row in 0..rows {
         if row > 0 {
             out.push_str(", ");
@@ -313,7 +317,12 @@ pub(crate) fn values(rows: usize, columns: usize) -> String {
             if column > 0 {
                 out.push_str(", ");
             }
-            out.push_str(&format!("${}", row * columns + column + 1));
+            match engine {
+                Engine::Sqlite => out.push('?'),
+                Engine::Postgres => {
+                    let _ = write!(out, "${}", row * columns + column + 1);
+                }
+            }
         }
         out.push(')');
     }

@@ -19,17 +19,28 @@ use super::HistoryEvent;
 pub(super) struct Known {
     /// By (cluster, uid).
     pub(super) requests: std::collections::HashMap<(String, String), KnownRequest>,
+    /// Request rows to insert, in order (see `requests::write_new`).
+    pub(super) new_requests: Vec<super::requests::NewRequest>,
     /// The last (status, reason, resource version) by (cluster, namespace, name).
     readiness: std::collections::HashMap<Key, (String, Option<String>, Option<i64>)>,
     /// Readiness rows to insert, in order.
     new_readiness: Vec<NewReadiness>,
 }
 
+/// Where a request's row is.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Place {
+    /// Stored, with this id.
+    Stored(i64),
+    /// Waiting in [`Known::new_requests`] at this index.
+    New(usize),
+}
+
 /// A Certificate: (cluster, namespace, name).
 type Key = (String, String, String);
 
 pub(super) struct KnownRequest {
-    pub(super) id: i64,
+    pub(super) place: Place,
     pub(super) outcome: String,
     pub(super) reason: Option<String>,
     pub(super) message: Option<String>,
@@ -86,7 +97,7 @@ impl Known {
                 known.requests.insert(
                     (r.get("cluster"), r.get("uid")),
                     KnownRequest {
-                        id: r.get("id"),
+                        place: Place::Stored(r.get("id")),
                         outcome: r.get("outcome"),
                         reason: r.get("reason"),
                         message: r.get("message"),
@@ -159,7 +170,7 @@ impl Known {
         for rows in self.new_readiness.chunks(READINESS_PER_INSERT) {
             let sql = format!(
                 "INSERT INTO certificate_readiness (cluster, namespace, name, at, status, reason, message, resource_version) VALUES {}",
-                super::super::values(rows.len(), 8)
+                super::super::values(Engine::of_connection(conn), rows.len(), 8)
             );
             let mut insert = sqlx::query(&sql);
             for r in rows {
@@ -261,6 +272,64 @@ mod tests {
             })
             .collect();
         write_batch(pool, &batch).await.unwrap();
+    }
+
+    /// New request rows wait for the end of their batch: a deletion within the batch is
+    /// written with the row, and a relist's sweep in the same batch judges them as stored.
+    #[tokio::test]
+    async fn new_requests_of_a_batch_are_written_together_as_last_seen() {
+        for db in crate::store::testdb::engines().await {
+            let at = Utc::now();
+            let relisted = HistoryEvent::Relisted {
+                cluster: "zrh".into(),
+                kind: lookout_app::model::kind::Kind::CertificateRequest,
+                live: Vec::new(),
+                listed_from: None,
+            };
+            let batch: Vec<Stamped<HistoryEvent>> = vec![
+                request("Pending", false),
+                request("Failed", false),
+                request("Failed", true),
+                request("Failed", true),
+            ]
+            .into_iter()
+            .map(|item| Stamped { at, item })
+            .collect();
+            write_batch(&db.writer, &batch).await.unwrap();
+            let rows = || async {
+                let rows: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(
+                    "SELECT outcome, finished_at, deleted_at FROM certificate_requests",
+                )
+                .fetch_all(&db.writer)
+                .await
+                .unwrap();
+                rows
+            };
+            let stored = rows().await;
+            assert_eq!(stored.len(), 1, "{:?}: {stored:?}", db.engine);
+            assert_eq!(stored[0].0, "failed");
+            assert!(stored[0].1.is_some(), "finished: {stored:?}");
+            assert!(
+                stored[0].2.is_some(),
+                "deleted within the batch: {stored:?}"
+            );
+            // Another request, then a relist that does not hold it, in one batch.
+            sqlx::query("DELETE FROM certificate_requests")
+                .execute(&db.writer)
+                .await
+                .unwrap();
+            let batch = vec![
+                Stamped {
+                    at,
+                    item: request("Pending", false),
+                },
+                Stamped { at, item: relisted },
+            ];
+            write_batch(&db.writer, &batch).await.unwrap();
+            let stored = rows().await;
+            assert_eq!(stored.len(), 1);
+            assert!(stored[0].2.is_some(), "swept by the relist: {stored:?}");
+        }
     }
 
     /// A relist's sweep takes for deleted only what was stored before the list began: a row

@@ -1,0 +1,191 @@
+//! CertificateRequests in the history: one row per request, its outcome kept current. New
+//! rows wait in the batch's [`Known`] and are inserted together (a start of a large fleet
+//! sends one event per request, and a statement each was a round trip to the database).
+
+use chrono::{DateTime, Utc};
+use lookout_app::model::certificate::CertificateRequestView;
+use sqlx::AnyConnection;
+
+use super::known::{Known, KnownRequest, Place};
+use super::{already_stored, mark_deleted, opt_stamp, outcome, stamp};
+use crate::store::Engine;
+
+/// A request row not yet inserted, as the batch has seen it so far.
+pub(super) struct NewRequest {
+    cluster: String,
+    namespace: String,
+    name: String,
+    uid: String,
+    certificate: Option<String>,
+    revision: Option<i64>,
+    issuer_kind: Option<String>,
+    issuer_name: Option<String>,
+    acme_server: Option<String>,
+    names: String,
+    outcome: &'static str,
+    reason: Option<String>,
+    message: Option<String>,
+    created_at: Option<String>,
+    finished_at: Option<String>,
+    last_seen: String,
+    deleted_at: Option<String>,
+    resource_version: Option<i64>,
+}
+
+/// Columns of a request row, in the order [`write_new`] binds them.
+const COLUMNS: &str = "cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, \
+     outcome, reason, message, created_at, finished_at, last_seen, deleted_at, resource_version";
+/// Values per row.
+const WIDTH: usize = 18;
+/// Rows per `INSERT` (1,800 values, well within both engines' limits of parameters).
+const PER_INSERT: usize = 100;
+
+/// A CertificateRequest as seen at `now` (or its deletion): a new row, a changed outcome, or
+/// nothing when the stored state is the same or newer.
+pub(super) async fn request(
+    conn: &mut AnyConnection,
+    known: &mut Known,
+    cluster: &str,
+    v: &CertificateRequestView,
+    acme_server: Option<&str>,
+    (deleted, revision): (bool, Option<i64>),
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let uid = v.uid.to_string();
+    let outcome = outcome(v);
+    let condition = v.ready.as_ref();
+    let reason = condition
+        .and_then(|c| c.reason.as_deref())
+        .map(str::to_string);
+    let message = condition
+        .and_then(|c| c.message.as_deref())
+        .map(str::to_string);
+    let finished = (outcome != "pending").then(|| stamp(v.failure_time.unwrap_or(now)));
+    let key = (cluster.to_string(), uid);
+    let Some(row) = known.requests.get_mut(&key) else {
+        let names: Vec<&str> = v.names.iter().map(|n| &**n).collect();
+        known.requests.insert(
+            key.clone(),
+            KnownRequest {
+                place: Place::New(known.new_requests.len()),
+                outcome: outcome.to_string(),
+                reason: reason.clone(),
+                message: message.clone(),
+                revision,
+            },
+        );
+        known.new_requests.push(NewRequest {
+            cluster: key.0,
+            namespace: v.namespace.to_string(),
+            name: v.name.to_string(),
+            uid: key.1,
+            certificate: v.owner.as_ref().map(|o| o.name.to_string()),
+            revision: v.revision,
+            issuer_kind: v.issuer.as_ref().map(|i| i.kind.to_string()),
+            issuer_name: v.issuer.as_ref().map(|i| i.name.to_string()),
+            acme_server: acme_server.map(str::to_string),
+            names: serde_json::to_string(&names).unwrap_or_else(|_| "[]".into()),
+            outcome,
+            reason,
+            message,
+            created_at: opt_stamp(v.created),
+            finished_at: finished,
+            last_seen: stamp(now),
+            deleted_at: deleted.then(|| stamp(now)),
+            resource_version: revision,
+        });
+        return Ok(());
+    };
+    if deleted {
+        return match row.place {
+            Place::Stored(id) => {
+                mark_deleted(conn, "certificate_requests", id, (now, revision)).await
+            }
+            Place::New(i) => {
+                let new = &mut known.new_requests[i];
+                new.deleted_at = new.deleted_at.take().or_else(|| Some(stamp(now)));
+                new.last_seen = stamp(now);
+                new.resource_version = revision.or(new.resource_version);
+                Ok(())
+            }
+        };
+    }
+    let same = row.outcome == outcome && row.reason == reason && row.message == message;
+    if same || already_stored(revision, row.revision) {
+        return Ok(());
+    }
+    match row.place {
+        Place::Stored(id) => {
+            sqlx::query("UPDATE certificate_requests SET outcome = $1, reason = $2, message = $3, finished_at = COALESCE(finished_at, $4), last_seen = $5, resource_version = $6 WHERE id = $7")
+                .bind(outcome)
+                .bind(&reason)
+                .bind(&message)
+                .bind(&finished)
+                .bind(stamp(now))
+                .bind(revision)
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Place::New(i) => {
+            let new = &mut known.new_requests[i];
+            new.outcome = outcome;
+            new.reason = reason.clone();
+            new.message = message.clone();
+            new.finished_at = new.finished_at.take().or(finished);
+            new.last_seen = stamp(now);
+            new.resource_version = revision;
+        }
+    }
+    (row.outcome, row.reason, row.message) = (outcome.to_string(), reason, message);
+    row.revision = revision;
+    Ok(())
+}
+
+/// Inserts the batch's new request rows, in the order they were first seen. Called before
+/// anything else in the batch reads the table, and at its end.
+pub(super) async fn write_new(
+    conn: &mut AnyConnection,
+    known: &mut Known,
+) -> Result<(), sqlx::Error> {
+    if known.new_requests.is_empty() {
+        return Ok(());
+    }
+    let engine = Engine::of_connection(conn);
+    for rows in known.new_requests.chunks(PER_INSERT) {
+        let sql = format!(
+            "INSERT INTO certificate_requests ({COLUMNS}) VALUES {}",
+            crate::store::values(engine, rows.len(), WIDTH)
+        );
+        let mut insert = sqlx::query(&sql);
+        for r in rows {
+            insert = insert
+                .bind(&r.cluster)
+                .bind(&r.namespace)
+                .bind(&r.name)
+                .bind(&r.uid)
+                .bind(&r.certificate)
+                .bind(r.revision)
+                .bind(&r.issuer_kind)
+                .bind(&r.issuer_name)
+                .bind(&r.acme_server)
+                .bind(&r.names)
+                .bind(r.outcome)
+                .bind(&r.reason)
+                .bind(&r.message)
+                .bind(&r.created_at)
+                .bind(&r.finished_at)
+                .bind(&r.last_seen)
+                .bind(&r.deleted_at)
+                .bind(r.resource_version);
+        }
+        insert.execute(&mut *conn).await?;
+    }
+    // The rows are stored now; their ids are not needed within the batch (the next batch
+    // reads them again), so they are forgotten as known.
+    known.new_requests.clear();
+    known
+        .requests
+        .retain(|_, r| matches!(r.place, Place::Stored(_)));
+    Ok(())
+}

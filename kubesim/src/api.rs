@@ -326,7 +326,7 @@ async fn resource_request(
         {
             return watch(cluster, t, &q, &headers)
         }
-        (&Method::GET, None) => list(&cluster, &t, &q, &headers).map(ok),
+        (&Method::GET, None) => return list(&cluster, &t, &q, &headers),
         (&Method::GET, Some(name)) => cluster.get(&t.rt, t.namespace.as_deref(), &name).map(|o| {
             let o = present(o, &t);
             ok(if wants_table(&headers) {
@@ -397,7 +397,51 @@ fn list(
     t: &Target,
     q: &HashMap<String, String>,
     headers: &HeaderMap,
-) -> Result<Value, ApiError> {
+) -> Response {
+    match list_page(cluster, t, q) {
+        Err(e) => e.into_response(),
+        Ok((page, meta)) if wants_table(headers) => {
+            let items: Vec<Value> = (page.items.iter())
+                .map(|o| present(Value::clone(o), t))
+                .collect();
+            let mut tbl = table::table(
+                &t.rt,
+                &items,
+                true,
+                &cluster.clock.now(),
+                q.get("includeObject").map(String::as_str),
+            );
+            tbl["metadata"] = meta;
+            Json(tbl).into_response()
+        }
+        Ok((page, meta)) => {
+            // Written straight from the stored objects: a copy of each object's tree per
+            // list was most of what serving a large fleet's lists cost.
+            let api_version = t.rt.api_version(&t.version);
+            let list = ListBody {
+                kind: format!("{}List", t.rt.kind),
+                api_version: &api_version,
+                metadata: &meta,
+                items: Presented {
+                    items: &page.items,
+                    api_version: &api_version,
+                    kind: &t.rt.kind,
+                },
+            };
+            match serde_json::to_vec(&list) {
+                Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+                Err(e) => ApiError::new(500, "InternalError", e.to_string()).into_response(),
+            }
+        }
+    }
+}
+
+/// A list's page and its metadata (resource version, continue token, remaining count).
+fn list_page(
+    cluster: &Cluster,
+    t: &Target,
+    q: &HashMap<String, String>,
+) -> Result<(crate::store::ListPage, Value), ApiError> {
     let sel = selection(t, q)?;
     let limit = match q.get("limit").filter(|l| !l.is_empty()) {
         None => None,
@@ -419,28 +463,60 @@ fn list(
             .filter(|c| !c.is_empty())
             .map(String::as_str),
     )?;
-    let items: Vec<Value> = page.items.into_iter().map(|o| present(o, t)).collect();
     let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
-    if let Some(c) = page.continue_token {
+    if let Some(c) = &page.continue_token {
         meta["continue"] = json!(c);
     }
     if let Some(r) = page.remaining {
         meta["remainingItemCount"] = json!(r);
     }
-    if wants_table(headers) {
-        let mut tbl = table::table(
-            &t.rt,
-            &items,
-            true,
-            &cluster.clock.now(),
-            q.get("includeObject").map(String::as_str),
-        );
-        tbl["metadata"] = meta;
-        return Ok(tbl);
+    Ok((page, meta))
+}
+
+/// A list as the API server writes it.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListBody<'a> {
+    kind: String,
+    api_version: &'a str,
+    metadata: &'a Value,
+    items: Presented<'a>,
+}
+
+/// Stored objects as [`present`] shows them (the version asked for and the kind), written
+/// without copying them.
+struct Presented<'a> {
+    items: &'a [Arc<Value>],
+    api_version: &'a str,
+    kind: &'a str,
+}
+
+impl serde::Serialize for Presented<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct One<'a>(&'a Value, &'a Presented<'a>);
+        impl serde::Serialize for One<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let Some(fields) = self.0.as_object() else {
+                    return self.0.serialize(s);
+                };
+                let mut map = s.serialize_map(None)?;
+                map.serialize_entry("apiVersion", self.1.api_version)?;
+                map.serialize_entry("kind", self.1.kind)?;
+                for (k, v) in fields {
+                    if k != "apiVersion" && k != "kind" {
+                        map.serialize_entry(k, v)?;
+                    }
+                }
+                map.end()
+            }
+        }
+        let mut seq = s.serialize_seq(Some(self.items.len()))?;
+        for item in self.items {
+            seq.serialize_element(&One(item, self))?;
+        }
+        seq.end()
     }
-    Ok(
-        json!({"kind": format!("{}List", t.rt.kind), "apiVersion": t.rt.api_version(&t.version), "metadata": meta, "items": items}),
-    )
 }
 
 fn patch(

@@ -11,8 +11,8 @@ use super::failure::Failure;
 use super::ingress::IssuerRef;
 use super::interner::Interner;
 use super::object::{
-    annotation, condition, conditions_at, controller_owner, created, str_at, strings_at, time_at,
-    Condition, Owner,
+    annotation, at, condition, conditions_at, controller_owner, created, str_at, strings_at,
+    time_at, Condition, Owner,
 };
 use super::text::{Text, Texts, Uid};
 
@@ -22,7 +22,7 @@ pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-in
 pub(crate) const REVISION: &str = "cert-manager.io/certificate-revision";
 
 fn issuer_ref(data: &Value, pointer: &str, strings: &mut Interner) -> Option<Arc<IssuerRef>> {
-    let r = data.pointer(pointer)?;
+    let r = at(data, pointer)?;
     let r = IssuerRef {
         name: strings.get(r.get("name")?.as_str()?),
         kind: strings.get(
@@ -123,9 +123,8 @@ impl CertificateView {
             not_before: time_at(data, "/status/notBefore"),
             not_after: time_at(data, "/status/notAfter"),
             renewal_time: time_at(data, "/status/renewalTime"),
-            revision: data.pointer("/status/revision").and_then(Value::as_i64),
-            failed_issuance_attempts: data
-                .pointer("/status/failedIssuanceAttempts")
+            revision: at(data, "/status/revision").and_then(Value::as_i64),
+            failed_issuance_attempts: at(data, "/status/failedIssuanceAttempts")
                 .and_then(Value::as_i64),
             last_failure_time: time_at(data, "/status/lastFailureTime"),
             override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME).map(|s| strings.get(&s)),
@@ -198,8 +197,7 @@ impl CertificateRequestView {
             ready: condition(&conditions, "Ready"),
             failure_time: time_at(data, "/status/failureTime"),
             created: created(meta),
-            issued: data
-                .pointer("/status/certificate")
+            issued: at(data, "/status/certificate")
                 .and_then(Value::as_str)
                 .and_then(super::probe::IssuedLeaf::of),
         })
@@ -286,12 +284,10 @@ impl ChallengeView {
                 .filter(|n| !n.is_empty())
                 .map(|n| strings.get(&n)),
             reason: reason.as_deref().map(|r| strings.get(r)),
-            presented: data
-                .pointer("/status/presented")
+            presented: at(data, "/status/presented")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
-            processing: data
-                .pointer("/status/processing")
+            processing: at(data, "/status/processing")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             created: created(meta),

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::ingress::{requested_issuer, IssuerRef};
 use super::interner::Interner;
-use super::object::{annotation, created, parse_time, str_at, strings_at};
+use super::object::{annotation, at, created, parse_time, str_at, strings_at};
 
 /// Cilium's ingress controller string.
 pub(crate) const CILIUM_CONTROLLER: &str = "cilium.io/ingress-controller";
@@ -103,7 +103,7 @@ impl LbMode {
 impl CiliumConfig {
     pub fn project(data: &Value) -> Self {
         let key = |k: &str| {
-            data.pointer(&format!("/data/{k}"))
+            at(data, &format!("/data/{k}"))
                 .and_then(Value::as_str)
                 .and_then(go_bool)
         };
@@ -111,8 +111,7 @@ impl CiliumConfig {
             present: true,
             enforce_https: key("enforce-ingress-https"),
             proxy_protocol: key("enable-ingress-proxy-protocol"),
-            default_lb_mode: data
-                .pointer("/data/ingress-default-lb-mode")
+            default_lb_mode: at(data, "/data/ingress-default-lb-mode")
                 .and_then(Value::as_str)
                 .and_then(LbMode::parse),
         }
@@ -142,8 +141,7 @@ impl LoadBalancerView {
             namespace: meta.namespace.clone().unwrap_or_default(),
             name,
             ip_families: strings_at(data, "/spec/ipFamilies"),
-            addresses: data
-                .pointer("/status/loadBalancer/ingress")
+            addresses: at(data, "/status/loadBalancer/ingress")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
@@ -185,8 +183,7 @@ pub struct GatewayView {
 
 impl GatewayView {
     pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
-        let listeners = data
-            .pointer("/spec/listeners")
+        let listeners = at(data, "/spec/listeners")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -202,8 +199,7 @@ impl GatewayView {
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_string(),
-                    secret_names: l
-                        .pointer("/tls/certificateRefs")
+                    secret_names: at(l, "/tls/certificateRefs")
                         .and_then(Value::as_array)
                         .into_iter()
                         .flatten()
@@ -223,8 +219,7 @@ impl GatewayView {
             name: meta.name.clone()?,
             issuer: requested_issuer(meta, strings),
             listeners,
-            addresses: data
-                .pointer("/status/addresses")
+            addresses: at(data, "/status/addresses")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
@@ -277,7 +272,7 @@ impl EventView {
             "/firstTimestamp",
         ]
         .iter()
-        .find_map(|p| data.pointer(p).and_then(Value::as_str).and_then(parse_time))
+        .find_map(|p| at(data, p).and_then(Value::as_str).and_then(parse_time))
         .or_else(|| created(meta));
         Some(EventView {
             namespace: meta.namespace.clone().unwrap_or_default(),
@@ -291,7 +286,7 @@ impl EventView {
             message: str_at(data, "/message")
                 .or_else(|| str_at(data, "/note"))
                 .unwrap_or_default(),
-            count: data.pointer("/count").and_then(Value::as_i64).unwrap_or(1),
+            count: at(data, "/count").and_then(Value::as_i64).unwrap_or(1),
             last_seen,
         })
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::interner::Interner;
-use super::object::{annotation, annotation_managers, created, str_at};
+use super::object::{annotation, annotation_managers, at, created, str_at};
 use super::text::{Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-edit-in-place`.
@@ -93,8 +93,7 @@ impl IngressView {
         strings: &mut Interner,
     ) -> Option<Self> {
         let mut hosts: Vec<Text> = Vec::new();
-        for rule in data
-            .pointer("/spec/rules")
+        for rule in at(data, "/spec/rules")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -105,8 +104,7 @@ impl IngressView {
                 }
             }
         }
-        let tls = data
-            .pointer("/spec/tls")
+        let tls = at(data, "/spec/tls")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -129,8 +127,7 @@ impl IngressView {
                 }
             })
             .collect();
-        let addresses = data
-            .pointer("/status/loadBalancer/ingress")
+        let addresses = at(data, "/status/loadBalancer/ingress")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()

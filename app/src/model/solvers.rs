@@ -14,6 +14,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::object::at;
+
 use super::interner::Interner;
 use super::text::Text;
 
@@ -45,14 +47,14 @@ pub struct Solver {
 
 /// The solvers of an issuer body (`spec.acme.solvers`); empty when it has none.
 pub fn project(data: &Value, strings: &mut Interner) -> Arc<[Solver]> {
-    data.pointer("/spec/acme/solvers")
+    at(data, "/spec/acme/solvers")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .map(|s| {
-            let kind = if s.pointer("/http01/ingress").is_some() {
+            let kind = if at(s, "/http01/ingress").is_some() {
                 SolverKind::Http01Ingress
-            } else if s.pointer("/http01/gatewayHTTPRoute").is_some() {
+            } else if at(s, "/http01/gatewayHTTPRoute").is_some() {
                 SolverKind::Http01Gateway
             } else if s.get("dns01").is_some() {
                 SolverKind::Dns01
@@ -72,8 +74,7 @@ pub fn project(data: &Value, strings: &mut Interner) -> Arc<[Solver]> {
             };
             Solver {
                 kind,
-                ingress_name: s
-                    .pointer("/http01/ingress/name")
+                ingress_name: at(s, "/http01/ingress/name")
                     .and_then(Value::as_str)
                     .filter(|n| !n.is_empty())
                     .map(|n| strings.get(n)),

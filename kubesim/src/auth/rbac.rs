@@ -36,7 +36,12 @@ impl Policy {
             cluster
                 .resolve(GROUP, plural)
                 .and_then(|rt| cluster.list(&rt, &Selection::default(), None, None).ok())
-                .map(|page| page.items)
+                .map(|page| {
+                    page.items
+                        .into_iter()
+                        .map(std::sync::Arc::unwrap_or_clone)
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         Policy {

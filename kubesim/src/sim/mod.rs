@@ -72,7 +72,7 @@ impl<'a> Api<'a> {
         };
         self.cluster
             .list(&rt, &Selection::default(), None, None)
-            .map(|p| p.items)
+            .map(|p| p.items.into_iter().map(Arc::unwrap_or_clone).collect())
             .unwrap_or_default()
     }
 

@@ -63,7 +63,9 @@ pub struct WriteOpts {
 
 /// The result of a list call.
 pub struct ListPage {
-    pub items: Vec<Value>,
+    /// The stored objects themselves (shared, not copied: a list of a large kind is
+    /// serialized straight from them).
+    pub items: Vec<Arc<Value>>,
     pub resource_version: u64,
     pub continue_token: Option<String>,
     pub remaining: Option<usize>,
@@ -231,7 +233,7 @@ impl Cluster {
             };
             let mut rest = range.filter(|(_, obj)| sel.matches(obj)).peekable();
             while let Some((k, obj)) = rest.next() {
-                items.push(Value::clone(obj));
+                items.push(Arc::clone(obj));
                 last = Some(k.clone());
                 if limit.is_some_and(|l| items.len() >= l) {
                     more = rest.peek().is_some();

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::DynamicObject;
+use crate::clusters::kinds::Object;
 use lookout_app::model::data::{ClusterData, ClusterFacts, ClusterOverrides};
 use lookout_app::model::probe::Observation;
 use lookout_app::model::read::Visibility;
@@ -29,13 +29,13 @@ pub(super) enum Step<'a> {
     /// A list starts: the first, or a relist (after a 410, an error, a restart).
     Listing,
     /// An object of the list in progress.
-    Listed(&'a DynamicObject),
+    Listed(&'a Object),
     /// The list is complete: it replaces the kind's cached objects.
     Relisted,
     /// An object was created or changed.
-    Applied(&'a DynamicObject),
+    Applied(&'a Object),
     /// An object was deleted.
-    Deleted(&'a DynamicObject),
+    Deleted(&'a Object),
     /// The watch failed and retries with backoff: `logged` for the log, `shown` on the pages.
     Failed { logged: String, shown: String },
     /// The API server did not answer the `what` (a list, discovery) within `after`.
@@ -417,8 +417,8 @@ impl ClusterRecord {
 mod tests {
     use std::sync::atomic::AtomicI64;
 
+    use crate::clusters::kinds::Object;
     use chrono::{TimeZone, Utc};
-    use kube::api::DynamicObject;
     use lookout_app::model::Finding;
     use serde_json::json;
     use std::time::Instant;
@@ -539,7 +539,7 @@ mod tests {
         );
     }
 
-    fn certificate(name: &str, not_after: &str) -> DynamicObject {
+    fn certificate(name: &str, not_after: &str) -> Object {
         serde_json::from_value(json!({
             "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
             "metadata": {"name": name, "namespace": "shop", "uid": "u-1"},

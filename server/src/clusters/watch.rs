@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::clusters::kinds::Object;
 use futures::StreamExt;
-use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
@@ -220,7 +220,7 @@ async fn watch(
     // Held from a relist's start to its end (see RelistGate).
     let mut slot: Option<RelistSlot> = None;
     let ar = spec.resource(kind.kind());
-    let api: Api<DynamicObject> = match spec.namespace {
+    let api: Api<Object> = match spec.namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
         None => Api::all_with(client.clone(), &ar),
     };

@@ -199,7 +199,7 @@ fn mutated(kind: Kind, mutations: &[(usize, Option<Value>)]) -> Value {
 }
 
 /// An object of `kind` with a valid name and hostile everything else.
-fn object(kind: &'static str, i: usize, body: Value, annotation: Value) -> DynamicObject {
+fn object(kind: &'static str, i: usize, body: Value, annotation: Value) -> Object {
     let mut o = json!({
         "apiVersion": "v1", "kind": kind,
         "metadata": {"name": format!("o-{i}"), "namespace": "ns", "uid": format!("uid-{i}"),

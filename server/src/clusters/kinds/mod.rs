@@ -7,7 +7,6 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::DynamicObject;
 use kube::core::{ApiResource, GroupVersionKind};
 use lookout_app::model::data::{ClusterData, Key, Views};
 use lookout_app::model::history::HistoryEvent;
@@ -119,11 +118,11 @@ pub(crate) trait Watched: Send + Sync {
         &self,
         cluster: &str,
         data: &mut ClusterData,
-        obj: &DynamicObject,
+        obj: &Object,
         strings: &mut Interner,
     ) -> bool;
     /// Removes a deleted object.
-    fn remove(&self, data: &mut ClusterData, obj: &DynamicObject);
+    fn remove(&self, data: &mut ClusterData, obj: &Object);
     /// Moves this kind's views from a finished relist into the live data. The map is rebuilt
     /// in bulk on the way: filled one insert at a time in key order (as a list arrives) its
     /// B-tree nodes are a little over half full; built in bulk they are full.
@@ -136,7 +135,7 @@ pub(crate) trait Watched: Send + Sync {
     fn history(
         &self,
         cluster: &str,
-        obj: &DynamicObject,
+        obj: &Object,
         deleted: bool,
         cached: &ClusterData,
         live: &ClusterData,
@@ -161,7 +160,7 @@ impl<P: Projection> Watched for Of<P> {
         &self,
         cluster: &str,
         data: &mut ClusterData,
-        obj: &DynamicObject,
+        obj: &Object,
         strings: &mut Interner,
     ) -> bool {
         // The views, their strings and map entries stay: allocated apart (see memory::cached).
@@ -182,7 +181,7 @@ impl<P: Projection> Watched for Of<P> {
         })
     }
 
-    fn remove(&self, data: &mut ClusterData, obj: &DynamicObject) {
+    fn remove(&self, data: &mut ClusterData, obj: &Object) {
         drop(P::views_mut(data).remove(&lookup(obj)));
     }
 
@@ -198,7 +197,7 @@ impl<P: Projection> Watched for Of<P> {
     fn history(
         &self,
         cluster: &str,
-        obj: &DynamicObject,
+        obj: &Object,
         deleted: bool,
         cached: &ClusterData,
         live: &ClusterData,
@@ -224,7 +223,7 @@ impl<P: Projection> Watched for Of<P> {
 }
 
 /// The key of an object, sharing the interned namespace and name with its view.
-fn key(obj: &DynamicObject, strings: &mut Interner) -> Key {
+fn key(obj: &Object, strings: &mut Interner) -> Key {
     (
         strings.get(obj.metadata.namespace.as_deref().unwrap_or_default()),
         strings.get(obj.metadata.name.as_deref().unwrap_or_default()),
@@ -232,7 +231,7 @@ fn key(obj: &DynamicObject, strings: &mut Interner) -> Key {
 }
 
 /// The key of an object, for a lookup.
-fn lookup(obj: &DynamicObject) -> Key {
+fn lookup(obj: &Object) -> Key {
     lookout_app::model::data::key(
         obj.metadata.namespace.as_deref().unwrap_or_default(),
         obj.metadata.name.as_deref().unwrap_or_default(),
@@ -241,14 +240,17 @@ fn lookup(obj: &DynamicObject) -> Key {
 
 /// Why an object cannot be cached at all, if it cannot: without a name it has no key.
 /// Everything else is projected as far as it goes (a malformed field becomes empty).
-pub(super) fn unusable(obj: &DynamicObject) -> Option<&'static str> {
+pub(super) fn unusable(obj: &Object) -> Option<&'static str> {
     match obj.metadata.name.as_deref() {
         None | Some("") => Some("no metadata.name"),
         Some(_) => None,
     }
 }
 
+mod object;
 mod projections;
+
+pub(crate) use object::Object;
 
 pub(crate) use projections::WATCHED;
 
@@ -277,7 +279,7 @@ mod tests {
         assert_eq!(watched, Kind::ALL);
     }
 
-    fn object(v: serde_json::Value) -> DynamicObject {
+    fn object(v: serde_json::Value) -> Object {
         serde_json::from_value(v).unwrap()
     }
 

@@ -446,12 +446,8 @@ async fn main() {
     // How close the start is to decoding the same JSON alone (no projection, cache,
     // history or HTTP), on one thread.
     let contexts: Vec<String> = f.clusters.iter().map(|c| c.cluster.name.clone()).collect();
-    let (objects, bytes, decoding) = bounded(
-        "decoding alone",
-        MINUTES_5,
-        decode_alone(&kc, &contexts),
-    )
-    .await;
+    let (objects, bytes, decoding) =
+        bounded("decoding alone", MINUTES_5, decode_alone(&kc, &contexts)).await;
     row(
         &format!("decoding the same lists alone ({objects} Ingresses, Certificates and CertificateRequests, {} MiB of JSON, one thread, as kube's DynamicObject)", bytes / (1024 * 1024)),
         format!("{decoding:.2} s (Lookout's start: {cpu:.2} s CPU, {:.2} s ready)", ready.as_secs_f64()),

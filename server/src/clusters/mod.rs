@@ -10,6 +10,7 @@ mod derived;
 mod kinds;
 mod read;
 mod record;
+mod stream;
 mod sync;
 mod watch;
 

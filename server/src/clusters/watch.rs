@@ -224,11 +224,14 @@ async fn watch(
         Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
         None => Api::all_with(client.clone(), &ar),
     };
-    let mut config = watcher::Config::default().page_size(LIST_PAGE);
-    if let Some(fs) = spec.field_selector {
-        config = config.fields(fs);
-    }
-    let stream = watcher(api, config).default_backoff();
+    let source = super::stream::Source {
+        url_path: <Object as kube::Resource>::url_path(&ar, spec.namespace),
+        api,
+        client: client.clone(),
+        field_selector: spec.field_selector.map(str::to_string),
+        page_size: LIST_PAGE,
+    };
+    let stream = super::stream::watcher(source).default_backoff();
     let mut stream = std::pin::pin!(stream);
     // While a list is in progress: by when its next object must have come; None otherwise.
     // An inactivity limit, not a total one: a slow list of a large cluster keeps going.

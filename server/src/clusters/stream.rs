@@ -12,13 +12,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio_util::bytes::Bytes;
 use futures::Stream;
 use hyper::body::Body as _;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use kube::core::{ObjectList, Status};
 use kube::runtime::watcher::{Error, Event};
 use kube::{Api, Client};
+use tokio_util::bytes::Bytes;
 
 use super::kinds::Object;
 

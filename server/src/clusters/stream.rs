@@ -104,7 +104,11 @@ async fn step(source: &Source, mut state: State) -> (Result<Event<Object>, Error
                 }
                 params.continue_token = next;
                 match Box::pin(source.api.list(&params)).await {
-                    Ok(list) => page(list),
+                    Ok(list) => match page(list) {
+                        Some(page) => page,
+                        // Nothing to watch from, and no page to read next.
+                        None => return (Err(Error::NoResourceVersion), State::Empty),
+                    },
                     Err(e) => return (Err(Error::InitialListFailed(e)), State::Empty),
                 }
             }
@@ -170,15 +174,20 @@ fn revision(o: &Object) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// The state after reading a page of a list.
-fn page(list: ObjectList<Object>) -> State {
+/// The state after reading a page of a list; None when the page says neither where the list
+/// goes on nor which version it is (the stream reports it and lists again after its backoff
+/// rather than asking again at once).
+fn page(list: ObjectList<Object>) -> Option<State> {
     let version = list.metadata.resource_version.filter(|v| !v.is_empty());
     let next = list.metadata.continue_.filter(|c| !c.is_empty());
-    State::Page {
+    if version.is_none() && next.is_none() {
+        return None;
+    }
+    Some(State::Page {
         next,
         objects: list.items.into(),
         version,
-    }
+    })
 }
 
 /// Starts a watch from `version`.
@@ -362,6 +371,26 @@ mod tests {
                 "nothing held after the last line"
             );
         }
+    }
+
+    /// A list page without a version nor a continue token is an error, not a list asked
+    /// for again at once (and again, without a pause).
+    #[test]
+    fn a_page_without_a_version_is_an_error() {
+        let list = |v: serde_json::Value| serde_json::from_value::<ObjectList<Object>>(v).unwrap();
+        let bare = list(serde_json::json!({"metadata": {}, "items": []}));
+        assert!(page(bare).is_none());
+        let versioned =
+            list(serde_json::json!({"metadata": {"resourceVersion": "3"}, "items": []}));
+        assert!(
+            matches!(page(versioned), Some(State::Page { version: Some(v), next: None, .. }) if v == "3")
+        );
+        let more = list(
+            serde_json::json!({"metadata": {"continue": "k"}, "items": [{"metadata": {"name": "a"}}]}),
+        );
+        assert!(
+            matches!(page(more), Some(State::Page { version: None, next: Some(_), objects, .. }) if objects.len() == 1)
+        );
     }
 
     #[test]

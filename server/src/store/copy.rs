@@ -330,7 +330,7 @@ async fn write_batch(
         names(columns),
         super::values(engine, rows.len(), columns.len())
     );
-    let mut query = sqlx::query(&sql);
+    let mut query = sqlx::query(&sql).persistent(false);
     for row in rows {
         for value in row {
             query = bind(query, value);

@@ -172,7 +172,9 @@ impl Known {
                 "INSERT INTO certificate_readiness (cluster, namespace, name, at, status, reason, message, resource_version) VALUES {}",
                 super::super::values(Engine::of_connection(conn), rows.len(), 8)
             );
-            let mut insert = sqlx::query(&sql);
+            // Not kept prepared: a statement of hundreds of rows is large, and a batch's last
+            // chunk has a size of its own each time (a cache of them held megabytes).
+            let mut insert = sqlx::query(&sql).persistent(false);
             for r in rows {
                 insert = insert
                     .bind(&r.key.0)

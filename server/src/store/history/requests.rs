@@ -157,7 +157,8 @@ pub(super) async fn write_new(
             "INSERT INTO certificate_requests ({COLUMNS}) VALUES {}",
             crate::store::values(engine, rows.len(), WIDTH)
         );
-        let mut insert = sqlx::query(&sql);
+        // Not kept prepared (see `Known::write_readiness`).
+        let mut insert = sqlx::query(&sql).persistent(false);
         for r in rows {
             insert = insert
                 .bind(&r.cluster)

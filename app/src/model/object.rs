@@ -14,8 +14,7 @@ use super::text::{Text, Uid};
 pub struct Condition {
     #[serde(rename = "type")]
     pub kind: Text,
-    /// `True`, `False` or `Unknown`.
-    pub status: Text,
+    pub status: ConditionStatus,
     pub reason: Option<Text>,
     pub message: Option<Text>,
     pub last_transition: Option<DateTime<Utc>>,
@@ -23,7 +22,58 @@ pub struct Condition {
 
 impl Condition {
     pub fn is_true(&self) -> bool {
-        &*self.status == "True"
+        self.status == ConditionStatus::True
+    }
+}
+
+/// A condition's status, the API's `ConditionStatus`: `True`, `False` or `Unknown`. Any other
+/// text (which the CRDs' schemas refuse) reads as `Unknown`. One byte where a string took 16:
+/// every cached Certificate, CertificateRequest and issuer holds conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConditionStatus {
+    True,
+    False,
+    Unknown,
+}
+
+impl ConditionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConditionStatus::True => "True",
+            ConditionStatus::False => "False",
+            ConditionStatus::Unknown => "Unknown",
+        }
+    }
+}
+
+impl From<&str> for ConditionStatus {
+    fn from(text: &str) -> Self {
+        match text {
+            "True" => ConditionStatus::True,
+            "False" => ConditionStatus::False,
+            _ => ConditionStatus::Unknown,
+        }
+    }
+}
+
+/// Reads as its text (`&*c.status == "True"`).
+impl std::ops::Deref for ConditionStatus {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for ConditionStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ConditionStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -103,7 +153,11 @@ pub(crate) fn conditions_at(v: &Value, pointer: &str, strings: &mut Interner) ->
         .filter_map(|c| {
             Some(Condition {
                 kind: strings.get(c.get("type")?.as_str()?),
-                status: strings.get(c.get("status").and_then(Value::as_str).unwrap_or("Unknown")),
+                status: c
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Unknown")
+                    .into(),
                 reason: c
                     .get("reason")
                     .and_then(Value::as_str)
@@ -256,6 +310,21 @@ mod tests {
         assert_eq!(c[0].reason.as_deref(), Some("Failed"));
         assert_eq!(&*c[1].status, "Unknown");
         assert!(c[1].last_transition.is_none());
+        // A status outside the API's three reads as Unknown, and each serializes as its text.
+        let odd = json!({"status": {"conditions": [{"type": "Ready", "status": "true"},
+            {"type": "Issuing", "status": "True"}, {"type": "X", "status": 1}]}});
+        let c = conditions_at(&odd, "/status/conditions", &mut Interner::default());
+        let statuses: Vec<_> = c.iter().map(|c| c.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                ConditionStatus::Unknown,
+                ConditionStatus::True,
+                ConditionStatus::Unknown
+            ]
+        );
+        assert!(c[1].is_true() && !c[0].is_true());
+        assert_eq!(serde_json::to_value(&c[1]).unwrap()["status"], "True");
         assert!(conditions_at(
             &json!({"status": {"conditions": "x"}}),
             "/status/conditions",

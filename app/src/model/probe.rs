@@ -316,7 +316,7 @@ pub fn serving_signatures(
     let mut by_secret = std::collections::HashMap::new();
     for c in data.certificates.values() {
         if let Some(secret) = c.secret_name.as_deref() {
-            let ready = c.ready.as_ref().map(|r| r.status.clone());
+            let ready = c.ready.as_ref().map(|r| r.status);
             by_secret.insert((&*c.namespace, secret), (c.revision, c.not_after, ready));
         }
     }

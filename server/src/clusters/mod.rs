@@ -428,3 +428,63 @@ impl Registry {
         &self.clusters
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kubeconfig file is read once, and each cluster's client sees only its context, that
+    /// context's cluster and user: the rest of the file is not copied 300 times.
+    #[test]
+    fn each_context_gets_its_own_part_of_one_file_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        std::fs::write(
+            &path,
+            "apiVersion: v1\nkind: Config\ncurrent-context: a\n\
+             clusters:\n- name: ca\n  cluster: {server: 'https://a.example:6443'}\n\
+             - name: cb\n  cluster: {server: 'https://b.example:6443'}\n\
+             users:\n- name: ua\n  user: {token: ta}\n- name: ub\n  user: {token: tb}\n\
+             contexts:\n- name: a\n  context: {cluster: ca, user: ua}\n\
+             - name: b\n  context: {cluster: cb, user: ub}\n",
+        )
+        .unwrap();
+        let mut files = Kubeconfigs::default();
+        let b = files.for_context(&path, Some("b")).unwrap();
+        let names = |k: &Kubeconfig| {
+            (
+                k.contexts
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>(),
+                k.clusters
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>(),
+                k.auth_infos
+                    .iter()
+                    .map(|u| u.name.clone())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(
+            names(&b),
+            (vec!["b".into()], vec!["cb".into()], vec!["ub".into()])
+        );
+        // Without a context: the file's current one.
+        let current = files.for_context(&path, None).unwrap();
+        assert_eq!(names(&current).0, vec!["a".to_string()]);
+        assert_eq!(current.current_context.as_deref(), Some("a"));
+        // Read once: the file's later changes are not seen by this start.
+        std::fs::remove_file(&path).unwrap();
+        assert!(files.for_context(&path, Some("a")).is_ok());
+        // A context the file lacks is kube's error, as before.
+        let missing = files.for_context(&path, Some("zzz")).unwrap();
+        assert!(missing.contexts.is_empty());
+        // A file that cannot be read is an error naming it.
+        let err = Kubeconfigs::default()
+            .for_context(&dir.path().join("absent"), None)
+            .unwrap_err();
+        assert!(err.contains("absent"), "{err}");
+    }
+}

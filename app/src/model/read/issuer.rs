@@ -31,8 +31,8 @@ pub struct IssuerUser {
     pub namespace: Text,
     pub name: Text,
     pub hosts: Vec<Text>,
-    /// `True`, `False`, or None when unknown.
-    pub ready: Option<Text>,
+    /// Its Ready condition's status; None without one.
+    pub ready: Option<crate::model::object::ConditionStatus>,
     pub not_after: Option<DateTime<Utc>>,
 }
 
@@ -107,7 +107,7 @@ pub fn issuer_detail(
             namespace: c.namespace.clone(),
             name: c.name.clone(),
             hosts: c.dns_names.to_vec(),
-            ready: c.ready.as_ref().map(|r| r.status.clone()),
+            ready: c.ready.as_ref().map(|r| r.status),
             not_after: c.not_after,
         })
         .collect();

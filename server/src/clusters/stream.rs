@@ -282,8 +282,9 @@ impl Lines {
         self.chunk = data;
     }
 
-    /// The next complete line (without its newline), if the frames so far hold one.
-    fn next_line(&mut self) -> Option<Vec<u8>> {
+    /// The next complete line (without its newline), if the frames so far hold one: a
+    /// slice of the frame, or the joined line when it spanned frames.
+    fn next_line(&mut self) -> Option<Bytes> {
         if self.chunk.is_empty() {
             return None;
         }
@@ -293,12 +294,15 @@ impl Lines {
             self.chunk = Bytes::new();
             return None;
         };
-        let line = self.chunk.split_to(end + 1);
+        let line = self.chunk.split_to(end + 1).slice(..end);
         if self.chunk.is_empty() {
             self.chunk = Bytes::new();
         }
-        self.partial.extend_from_slice(&line[..end]);
-        Some(std::mem::take(&mut self.partial))
+        if self.partial.is_empty() {
+            return Some(line);
+        }
+        self.partial.extend_from_slice(&line);
+        Some(Bytes::from(std::mem::take(&mut self.partial)))
     }
 
     /// What is left once the response ended.
@@ -356,7 +360,7 @@ mod tests {
             for frame in text.chunks(cut) {
                 lines.feed(Bytes::copy_from_slice(frame));
                 while let Some(line) = lines.next_line() {
-                    out.push(String::from_utf8(line).unwrap());
+                    out.push(String::from_utf8(line.to_vec()).unwrap());
                 }
             }
             out.push(String::from_utf8(lines.rest()).unwrap());

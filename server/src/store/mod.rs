@@ -329,6 +329,36 @@ pub(crate) fn values(engine: Engine, rows: usize, columns: usize) -> String {
     out
 }
 
+/// A query of the `Any` driver, as [`insert_rows`] binds one row into it.
+pub(crate) type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+/// Inserts `rows` into `into` (`table (columns)`), `per_insert` rows a statement of `width`
+/// values each, in order, each row's values bound by `bind`. The statements are not kept
+/// prepared: one of hundreds of rows is large, and a batch's last chunk has a size of its
+/// own each time (sqlx's cache of them held megabytes).
+pub(crate) async fn insert_rows<R>(
+    conn: &mut sqlx::AnyConnection,
+    into: &str,
+    width: usize,
+    per_insert: usize,
+    rows: &[R],
+    bind: impl for<'q> Fn(AnyQuery<'q>, &'q R) -> AnyQuery<'q>,
+) -> Result<(), sqlx::Error> {
+    let engine = Engine::of_connection(conn);
+    for chunk in rows.chunks(per_insert) {
+        let sql = format!(
+            "INSERT INTO {into} VALUES {}",
+            values(engine, chunk.len(), width)
+        );
+        let mut insert = sqlx::query(&sql).persistent(false);
+        for row in chunk {
+            insert = bind(insert, row);
+        }
+        insert.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
 /// The advisory lock that history writers hold while they write (see
 /// [`Engine::exclude_other_writers`]): "Lookout" in ASCII.
 pub(crate) const WRITERS_LOCK: i64 = 0x004c_6f6f_6b6f_7574;

@@ -167,16 +167,14 @@ impl Known {
         &mut self,
         conn: &mut AnyConnection,
     ) -> Result<(), sqlx::Error> {
-        for rows in self.new_readiness.chunks(READINESS_PER_INSERT) {
-            let sql = format!(
-                "INSERT INTO certificate_readiness (cluster, namespace, name, at, status, reason, message, resource_version) VALUES {}",
-                super::super::values(Engine::of_connection(conn), rows.len(), 8)
-            );
-            // Not kept prepared: a statement of hundreds of rows is large, and a batch's last
-            // chunk has a size of its own each time (a cache of them held megabytes).
-            let mut insert = sqlx::query(&sql).persistent(false);
-            for r in rows {
-                insert = insert
+        crate::store::insert_rows(
+            conn,
+            "certificate_readiness (cluster, namespace, name, at, status, reason, message, resource_version)",
+            8,
+            READINESS_PER_INSERT,
+            &self.new_readiness,
+            |insert, r| {
+                insert
                     .bind(&r.key.0)
                     .bind(&r.key.1)
                     .bind(&r.key.2)
@@ -184,10 +182,10 @@ impl Known {
                     .bind(&r.status)
                     .bind(&r.reason)
                     .bind(&r.message)
-                    .bind(r.revision);
-            }
-            insert.execute(&mut *conn).await?;
-        }
+                    .bind(r.revision)
+            },
+        )
+        .await?;
         self.new_readiness.clear();
         Ok(())
     }

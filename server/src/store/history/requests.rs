@@ -8,7 +8,6 @@ use sqlx::AnyConnection;
 
 use super::known::{Known, KnownRequest, Place};
 use super::{already_stored, mark_deleted, opt_stamp, outcome, stamp};
-use crate::store::Engine;
 
 /// A request row not yet inserted, as the batch has seen it so far.
 pub(super) struct NewRequest {
@@ -151,16 +150,15 @@ pub(super) async fn write_new(
     if known.new_requests.is_empty() {
         return Ok(());
     }
-    let engine = Engine::of_connection(conn);
-    for rows in known.new_requests.chunks(PER_INSERT) {
-        let sql = format!(
-            "INSERT INTO certificate_requests ({COLUMNS}) VALUES {}",
-            crate::store::values(engine, rows.len(), WIDTH)
-        );
-        // Not kept prepared (see `Known::write_readiness`).
-        let mut insert = sqlx::query(&sql).persistent(false);
-        for r in rows {
-            insert = insert
+    let into = format!("certificate_requests ({COLUMNS})");
+    crate::store::insert_rows(
+        conn,
+        &into,
+        WIDTH,
+        PER_INSERT,
+        &known.new_requests,
+        |insert, r| {
+            insert
                 .bind(&r.cluster)
                 .bind(&r.namespace)
                 .bind(&r.name)
@@ -178,10 +176,10 @@ pub(super) async fn write_new(
                 .bind(&r.finished_at)
                 .bind(&r.last_seen)
                 .bind(&r.deleted_at)
-                .bind(r.resource_version);
-        }
-        insert.execute(&mut *conn).await?;
-    }
+                .bind(r.resource_version)
+        },
+    )
+    .await?;
     // The rows are stored now; their ids are not needed within the batch (the next batch
     // reads them again), so they are forgotten as known.
     known.new_requests.clear();

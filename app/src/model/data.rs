@@ -52,6 +52,59 @@ impl ClusterData {
     pub fn cilium(&self) -> Option<&CiliumConfig> {
         self.cilium_configs.values().next().map(|c| &**c)
     }
+
+    /// The namespaces that hold objects of a namespaced kind.
+    pub fn namespaces(&self) -> std::collections::BTreeSet<Text> {
+        fn of<V>(views: &Views<V>, out: &mut std::collections::BTreeSet<Text>) {
+            let mut last: Option<&Text> = None;
+            for (ns, _) in views.keys() {
+                if last != Some(ns) && !ns.is_empty() {
+                    out.insert(ns.clone());
+                }
+                last = Some(ns);
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        of(&self.ingresses, &mut out);
+        of(&self.load_balancers, &mut out);
+        of(&self.certificates, &mut out);
+        of(&self.requests, &mut out);
+        of(&self.orders, &mut out);
+        of(&self.challenges, &mut out);
+        of(&self.issuers, &mut out);
+        of(&self.gateways, &mut out);
+        of(&self.events, &mut out);
+        out
+    }
+
+    /// What the namespaced rules read to judge `namespace`'s objects: its objects of every
+    /// namespaced kind, every cluster-scoped object and cilium-config (the views are shared;
+    /// only the maps are new). Not what the probe saw: the rules that read it look across
+    /// namespaces.
+    pub fn namespace(&self, namespace: &str) -> ClusterData {
+        fn part<V>(views: &Views<V>, namespace: &str) -> Views<V> {
+            views
+                .range(key(namespace, "")..)
+                .take_while(|((ns, _), _)| &**ns == namespace)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        }
+        ClusterData {
+            ingresses: part(&self.ingresses, namespace),
+            ingress_classes: self.ingress_classes.clone(),
+            load_balancers: part(&self.load_balancers, namespace),
+            cilium_configs: self.cilium_configs.clone(),
+            certificates: part(&self.certificates, namespace),
+            requests: part(&self.requests, namespace),
+            orders: part(&self.orders, namespace),
+            challenges: part(&self.challenges, namespace),
+            issuers: part(&self.issuers, namespace),
+            cluster_issuers: self.cluster_issuers.clone(),
+            gateways: part(&self.gateways, namespace),
+            events: part(&self.events, namespace),
+            probes: Default::default(),
+        }
+    }
 }
 
 /// Per-cluster settings from Lookout's config that override what the cluster says.

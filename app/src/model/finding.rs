@@ -192,7 +192,7 @@ impl Serialize for FindingRef {
 }
 
 /// Orders findings by urgency: severity, then the oldest first, then by object.
-pub(crate) fn sort_by_urgency(findings: &mut [Finding]) {
+pub fn sort_by_urgency(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
         a.severity
             .cmp(&b.severity)

@@ -26,6 +26,20 @@ pub(super) struct Relist {
     pub(super) started: Option<chrono::DateTime<chrono::Utc>>,
 }
 
+/// See [`Cache::changes`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Changes {
+    pub(super) epoch: u64,
+    pub(super) namespaces: HashMap<String, u64>,
+}
+
+impl Changes {
+    /// The generation of the cluster-scoped objects.
+    pub(super) fn cluster_scoped(&self) -> u64 {
+        self.namespaces.get("").copied().unwrap_or_default()
+    }
+}
+
 #[derive(Default)]
 pub(super) struct Cache {
     data: RwLock<ClusterData>,
@@ -101,7 +115,9 @@ impl Cache {
         self.generation.load(Ordering::Relaxed)
     }
 
-    /// An object of `namespace` (None: cluster-scoped) changed.
+    /// An object of `namespace` (None: cluster-scoped) changed. Moves the generation again:
+    /// derived data computed between the write and this call is computed again, with the
+    /// namespace among those that changed.
     pub(super) fn touch_namespace(&self, namespace: Option<&str>) {
         *self
             .namespace_generations
@@ -109,11 +125,26 @@ impl Cache {
             .expect("namespace generations lock")
             .entry(namespace.unwrap_or_default().to_string())
             .or_default() += 1;
+        self.bump();
     }
 
     /// Everything may have changed (a relist, a sync state).
     pub(super) fn touch_all(&self) {
         self.epoch.fetch_add(1, Ordering::Relaxed);
+        self.bump();
+    }
+
+    /// What has changed where, as counters: the epoch (everything at once) and each
+    /// namespace's generation ("" for cluster-scoped objects). Read before the data they
+    /// describe: data read afterwards is at least as new.
+    pub(super) fn changes(&self) -> Changes {
+        let epoch = self.epoch.load(Ordering::Relaxed);
+        let namespaces = self
+            .namespace_generations
+            .lock()
+            .expect("namespace generations lock")
+            .clone();
+        Changes { epoch, namespaces }
     }
 
     /// A number that moves when something `visible` sees changes: the whole generation for

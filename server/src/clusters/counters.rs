@@ -15,6 +15,11 @@ pub struct Counters {
     pub relists: AtomicU64,
     /// Times a watcher had to wait for the history writer.
     pub history_waits: AtomicU64,
+    /// Evaluations of every rule on the whole cluster (a start, a relist, a change of sync
+    /// state or of a cluster-scoped object, time passing).
+    pub evaluations_whole: AtomicU64,
+    /// Evaluations of the namespaced rules on one namespace after a change in it.
+    pub evaluations_namespace: AtomicU64,
     /// Objects that could not be cached at all, by kind.
     skipped: Mutex<BTreeMap<Kind, u64>>,
 }

@@ -2,27 +2,38 @@
 //! its problems and its recent Tailscale Ingresses. Computed once per generation of the cache
 //! (concurrent readers wait for that one computation); when only time passed, served as it is
 //! for a while and then recomputed in the background.
+//!
+//! The findings follow the changes: the rules that judge a namespace's objects from that
+//! namespace alone are evaluated again only for the namespaces that changed, and the rules
+//! that read across namespaces (see [`Rules::Across`]) for the whole cluster; the Ingress
+//! rows are made again only for the namespaces whose objects or findings changed. A relist,
+//! a change of sync state or of a cluster-scoped object, and the passing of time evaluate
+//! everything again.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use lookout_app::model::data::{ClusterData, ClusterFacts};
-use lookout_app::model::read::lists::IngressRows;
+use lookout_app::model::read::lists::{ingress_rows, ingress_rows_of, IngressRows};
 use lookout_app::model::read::problems::{self, Problem};
 use lookout_app::model::read::Visibility;
-use lookout_app::model::rules::evaluate;
 use lookout_app::model::rules::tailscale::{self, TailnetIngress};
+use lookout_app::model::rules::{combine, evaluate_split, Rules, Split};
+use lookout_app::model::text::Text;
 use lookout_app::model::thresholds::Thresholds;
 use lookout_app::model::{Finding, SyncState};
 
+use super::cache::Changes;
 use super::record::ClusterRecord;
 
 /// What is derived from the cluster's data at one generation: its findings and, once a
 /// reader asked for them, the rest.
 struct Derived {
     generation: u64,
-    /// When it was computed (tokio's clock, so tests can move it).
+    /// When the whole cluster was last evaluated (tokio's clock, so tests can move it): the
+    /// time-based rules of namespaces that did not change are as old as that.
     at: tokio::time::Instant,
     findings: Arc<Vec<Finding>>,
     rows: OnceLock<Arc<IngressRows>>,
@@ -32,10 +43,104 @@ struct Derived {
     tailnet: OnceLock<Arc<Vec<TailnetIngress>>>,
 }
 
+/// The findings in the parts they are evaluated in, and the Ingress rows by namespace, with
+/// the changes they follow.
+#[derive(Default)]
+struct Parts {
+    /// The changes the parts are evaluated at; None before the first evaluation.
+    changes: Option<Changes>,
+    /// Each namespace's findings of the namespaced rules (a namespace without any: absent).
+    namespaced: BTreeMap<Text, Vec<Finding>>,
+    /// The findings of the rules across namespaces.
+    across: Vec<Finding>,
+    /// When the whole cluster was last evaluated.
+    evaluated: Option<tokio::time::Instant>,
+    /// The generation of the derived data last made from these parts.
+    generation: u64,
+    rows: IngressRows,
+    /// The namespaces whose rows are to be made again; None: all of them.
+    stale_rows: Option<BTreeSet<Text>>,
+}
+
+impl Parts {
+    /// Takes the evaluation of the whole cluster at `changes`.
+    fn evaluated(&mut self, split: Split, changes: Changes) {
+        let mut namespaced: BTreeMap<Text, Vec<Finding>> = BTreeMap::new();
+        for f in split.namespaced {
+            namespaced.entry(f.namespace.clone()).or_default().push(f);
+        }
+        for found in namespaced.values_mut() {
+            found.shrink_to_fit();
+        }
+        self.namespaced = namespaced;
+        self.across = split.across;
+        self.changes = Some(changes);
+        self.evaluated = Some(tokio::time::Instant::now());
+        self.stale_rows = None;
+    }
+
+    /// Takes `namespace`'s findings of the namespaced rules, evaluated again.
+    fn namespace(&mut self, namespace: &str, found: Vec<Finding>) {
+        match found.is_empty() {
+            true => self.namespaced.remove(namespace),
+            false => self.namespaced.insert(Text::from(namespace), found),
+        };
+        self.stale_row(namespace);
+    }
+
+    /// Takes the findings across namespaces, evaluated again: the rows of each namespace
+    /// whose findings among them changed are stale, all of them when a finding about a
+    /// cluster-scoped object did (any Ingress's chain may hold it).
+    fn across(&mut self, across: Vec<Finding>) {
+        let before = by_namespace(&self.across);
+        let after = by_namespace(&across);
+        let changed: BTreeSet<Text> = before
+            .keys()
+            .chain(after.keys())
+            .filter(|ns| before.get(*ns) != after.get(*ns))
+            .map(|ns| Text::from(*ns))
+            .collect();
+        if changed.contains("") {
+            self.stale_rows = None;
+        } else {
+            for ns in changed {
+                self.stale_row(&ns);
+            }
+        }
+        self.across = across;
+    }
+
+    fn stale_row(&mut self, namespace: &str) {
+        if let Some(stale) = &mut self.stale_rows {
+            stale.insert(Text::from(namespace));
+        }
+    }
+
+    /// Every finding, sorted by urgency.
+    fn findings(&self) -> Vec<Finding> {
+        combine(
+            self.namespaced
+                .values()
+                .map(Vec::as_slice)
+                .chain([self.across.as_slice()]),
+        )
+    }
+}
+
+/// Findings by the namespace of their object, each namespace's in their order.
+fn by_namespace(findings: &[Finding]) -> BTreeMap<&str, Vec<&Finding>> {
+    let mut out: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        out.entry(&*f.namespace).or_default().push(f);
+    }
+    out
+}
+
 /// The derived data of one cluster at the latest generation a reader asked for.
 pub(super) struct DerivedCache {
     thresholds: Arc<Thresholds>,
     current: Mutex<Option<Arc<Derived>>>,
+    parts: Mutex<Parts>,
     /// Whether a background recomputation is running.
     refreshing: AtomicBool,
     /// How long derived data is served as it is when nothing changed; after that it is
@@ -48,6 +153,7 @@ impl DerivedCache {
         DerivedCache {
             thresholds,
             current: Mutex::new(None),
+            parts: Mutex::new(Parts::default()),
             refreshing: AtomicBool::new(false),
             ttl: Duration::from_secs(5),
         }
@@ -60,6 +166,15 @@ impl DerivedCache {
     }
 }
 
+/// How derived data is to be computed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Evaluate {
+    /// What changed since the last evaluation (everything when that cannot be told apart).
+    Changes,
+    /// Everything: time has passed.
+    Everything,
+}
+
 impl ClusterRecord {
     /// Every finding of the cluster.
     pub fn findings(self: &Arc<Self>) -> Arc<Vec<Finding>> {
@@ -69,13 +184,7 @@ impl ClusterRecord {
     /// The Ingress rows of this cluster, built with the findings they summarise.
     pub fn ingress_rows(self: &Arc<Self>) -> Arc<IngressRows> {
         let d = self.derived();
-        d.rows
-            .get_or_init(|| {
-                let facts = self.facts();
-                let data = self.read(ClusterData::clone);
-                self.build_rows(&d.findings, &facts, &data)
-            })
-            .clone()
+        d.rows.get_or_init(|| self.rows(&d)).clone()
     }
 
     /// The problems of this cluster for a caller who sees all of it.
@@ -148,7 +257,7 @@ impl ClusterRecord {
             }
             return d.clone();
         }
-        let d = Arc::new(self.derive(generation, (false, false)));
+        let d = Arc::new(self.derive(generation, Evaluate::Changes, (false, false)));
         *current = Some(d.clone());
         d
     }
@@ -175,7 +284,7 @@ impl ClusterRecord {
         let guard = Refreshing(this);
         crate::background::run(move || {
             let this = &guard.0;
-            let fresh = Arc::new(this.derive(generation, with));
+            let fresh = Arc::new(this.derive(generation, Evaluate::Everything, with));
             crate::memory::release_thread_cache();
             let mut current = this.derived.current.lock().expect("derived lock");
             // A change in the meantime was computed by a reader; keep that.
@@ -185,32 +294,89 @@ impl ClusterRecord {
         });
     }
 
-    /// Computes the derived data from a copy of the data (the views are shared, only the maps
-    /// are copied), so the watchers are not held up while the rules run.
-    fn derive(&self, generation: u64, (with_rows, with_problems): (bool, bool)) -> Derived {
+    /// Computes the derived data of `generation`: the findings of what changed since the
+    /// last evaluation, or of everything — then from a copy of the data (the views are
+    /// shared, only the maps are copied), so the watchers are not held up while the rules run.
+    fn derive(
+        &self,
+        generation: u64,
+        how: Evaluate,
+        (with_rows, with_problems): (bool, bool),
+    ) -> Derived {
         let facts = self.facts();
         let now = (self.now)();
         let started = Instant::now();
-        let data = self.read(ClusterData::clone);
-        let findings = Arc::new(evaluate(&facts, &data, now, &self.derived.thresholds));
-        tracing::debug!(cluster = %self.name, findings = findings.len(), ms = started.elapsed().as_millis() as u64, "findings computed");
+        let t = &*self.derived.thresholds;
+        // Before the data: what is read afterwards is at least as new.
+        let changes = self.cache.changes();
+        let mut parts = self.derived.parts.lock().expect("derived parts lock");
+        let since = parts.changes.as_ref().filter(|before| {
+            how == Evaluate::Changes
+                && before.epoch == changes.epoch
+                && before.cluster_scoped() == changes.cluster_scoped()
+        });
+        let evaluated = match since {
+            Some(before) => {
+                let changed: Vec<String> = changes
+                    .namespaces
+                    .iter()
+                    .filter(|(ns, g)| !ns.is_empty() && before.namespaces.get(*ns) != Some(*g))
+                    .map(|(ns, _)| ns.clone())
+                    .collect();
+                let (found, across) = self.read(|data| {
+                    let found: Vec<Vec<Finding>> = changed
+                        .iter()
+                        .map(|ns| {
+                            evaluate_split(&facts, &data.namespace(ns), now, t, Rules::Namespaced)
+                                .namespaced
+                        })
+                        .collect();
+                    (
+                        found,
+                        evaluate_split(&facts, data, now, t, Rules::Across).across,
+                    )
+                });
+                self.counters
+                    .evaluations_namespace
+                    .fetch_add(changed.len() as u64, Ordering::Relaxed);
+                for (ns, found) in changed.iter().zip(found) {
+                    parts.namespace(ns, found);
+                }
+                parts.across(across);
+                parts.changes = Some(changes);
+                format!("{} namespaces", changed.len())
+            }
+            None => {
+                // The whole cluster, from a copy, without holding up the readers of the parts.
+                drop(parts);
+                let data = self.read(ClusterData::clone);
+                let split = evaluate_split(&facts, &data, now, t, Rules::All);
+                self.counters
+                    .evaluations_whole
+                    .fetch_add(1, Ordering::Relaxed);
+                parts = self.derived.parts.lock().expect("derived parts lock");
+                parts.evaluated(split, changes);
+                "everything".to_string()
+            }
+        };
+        let findings = Arc::new(parts.findings());
+        parts.generation = generation;
+        let at = parts.evaluated.unwrap_or_else(tokio::time::Instant::now);
+        tracing::debug!(cluster = %self.name, evaluated, findings = findings.len(), ms = started.elapsed().as_millis() as u64, "findings computed");
         let rows = OnceLock::new();
         if with_rows {
-            let _ = rows.set(self.build_rows(&findings, &facts, &data));
+            let _ = rows.set(self.rows_from(&mut parts, &findings, &facts));
         }
+        drop(parts);
         let problems = OnceLock::new();
         if with_problems {
-            let _ = problems.set(Arc::new(problems::cluster_problems(
-                &facts,
-                &data,
-                &findings,
-                |_| true,
-                now,
-            )));
+            let _ = problems.set(Arc::new(self.read(|data| {
+                problems::cluster_problems(&facts, data, &findings, |_| true, now)
+            })));
         }
         Derived {
             generation,
-            at: tokio::time::Instant::now(),
+            at,
             findings,
             rows,
             problems,
@@ -218,15 +384,54 @@ impl ClusterRecord {
         }
     }
 
-    fn build_rows(
+    /// The Ingress rows of `d`: the stale namespaces' made again when the parts are still at
+    /// its generation, else all of them.
+    fn rows(&self, d: &Derived) -> Arc<IngressRows> {
+        let facts = self.facts();
+        let mut parts = self.derived.parts.lock().expect("derived parts lock");
+        if parts.generation == d.generation {
+            return self.rows_from(&mut parts, &d.findings, &facts);
+        }
+        drop(parts);
+        let data = self.read(ClusterData::clone);
+        Arc::new(ingress_rows(&d.findings, &facts, &data))
+    }
+
+    /// The rows of the parts, the stale ones made again from `findings` (the parts' own).
+    fn rows_from(
         &self,
+        parts: &mut Parts,
         findings: &[Finding],
         facts: &ClusterFacts,
-        data: &ClusterData,
     ) -> Arc<IngressRows> {
         let started = Instant::now();
-        let rows = lookout_app::model::read::lists::ingress_rows(findings, facts, data);
-        tracing::debug!(cluster = %self.name, ingresses = data.ingresses.len(), ms = started.elapsed().as_millis() as u64, "Ingress rows built");
-        Arc::new(rows)
+        let remade = match parts.stale_rows.take() {
+            None => {
+                let data = self.read(ClusterData::clone);
+                parts.rows = ingress_rows(findings, facts, &data);
+                parts.rows.len()
+            }
+            Some(stale) => {
+                self.read(|data| {
+                    for ns in &stale {
+                        // The findings a chain of the namespace may hold: its own and those
+                        // about cluster-scoped objects.
+                        let about: Vec<&Finding> = findings
+                            .iter()
+                            .filter(|f| f.namespace == *ns || f.namespace.is_empty())
+                            .collect();
+                        let part = data.namespace(ns);
+                        match ingress_rows_of(&about, facts, &part).remove(ns) {
+                            Some(rows) => parts.rows.insert(ns.clone(), rows),
+                            None => parts.rows.remove(ns),
+                        };
+                    }
+                });
+                stale.len()
+            }
+        };
+        parts.stale_rows = Some(BTreeSet::new());
+        tracing::debug!(cluster = %self.name, namespaces = remade, ms = started.elapsed().as_millis() as u64, "Ingress rows made");
+        Arc::new(parts.rows.clone())
     }
 }

@@ -166,8 +166,7 @@ impl ClusterRecord {
                     (kind.count(d), kind.history(&self.name, obj, false, d, d))
                 });
                 // After the write: a caller's revision never moves ahead of the data.
-                self.cache
-                    .touch_namespace(obj.metadata.namespace.as_deref());
+                self.cache.touch_namespace(touched(k, obj));
                 self.changes.touch();
                 if self.kind_state(k) == Some(KindState::Synced) {
                     self.sync.set_count(k, count, (self.now)());
@@ -182,8 +181,7 @@ impl ClusterRecord {
                     (kind.count(d), kind.history(&self.name, obj, true, d, d))
                 });
                 // After the write: a caller's revision never moves ahead of the data.
-                self.cache
-                    .touch_namespace(obj.metadata.namespace.as_deref());
+                self.cache.touch_namespace(touched(k, obj));
                 self.changes.touch();
                 self.sync.set_count(k, count, (self.now)());
                 event
@@ -235,7 +233,19 @@ impl ClusterRecord {
             }
         }
     }
+}
 
+/// The namespace a change of `obj` touches: its own, except for cilium-config, which is
+/// read for the objects of every namespace (the controller's settings) and so changes as a
+/// cluster-scoped object does (None).
+fn touched(kind: Kind, obj: &Object) -> Option<&str> {
+    match kind {
+        Kind::ConfigMap => None,
+        _ => obj.metadata.namespace.as_deref(),
+    }
+}
+
+impl ClusterRecord {
     /// Hands a history event to the writer. A full queue makes the watcher wait (and says
     /// so) rather than drop the event.
     async fn record_history(&self, ev: HistoryEvent) {
@@ -603,5 +613,136 @@ mod tests {
         // A change is seen by the very next reader, not after the lifetime.
         add("b");
         assert_eq!(expired(&r.findings()), ["a", "b"]);
+    }
+}
+
+#[cfg(test)]
+mod incremental {
+    use std::sync::atomic::AtomicI64;
+
+    use chrono::{TimeZone, Utc};
+    use lookout_app::model::rules::evaluate;
+    use lookout_app::model::{Finding, Rule};
+    use serde_json::json;
+
+    use super::super::kinds::watched;
+    use super::*;
+    use crate::clusters::kinds::Object;
+
+    fn ingress(namespace: &str, issuer: Option<&str>) -> Object {
+        let mut annotations = serde_json::Map::new();
+        if let Some(i) = issuer {
+            annotations.insert("cert-manager.io/cluster-issuer".into(), json!(i));
+        }
+        serde_json::from_value(json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web", "namespace": namespace, "uid": format!("u-{namespace}"),
+                         "annotations": annotations},
+            "spec": {"rules": [{"host": format!("{namespace}.example.com")}],
+                     "tls": [{"hosts": [format!("{namespace}.example.com")], "secretName": "web-tls"}]}
+        }))
+        .unwrap()
+    }
+
+    fn missing_issuer_in(findings: &[Finding]) -> Vec<String> {
+        findings
+            .iter()
+            .filter(|f| f.rule == Rule::IssuerMissing)
+            .map(|f| f.namespace.to_string())
+            .collect()
+    }
+
+    fn evaluations(r: &ClusterRecord) -> (u64, u64) {
+        (
+            r.counters.evaluations_whole.load(Ordering::Relaxed),
+            r.counters.evaluations_namespace.load(Ordering::Relaxed),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_change_is_judged_again_in_its_namespace_alone_and_finds_what_the_whole_cluster_would(
+    ) {
+        let at = Utc.with_ymd_and_hms(2026, 12, 6, 0, 0, 0).unwrap();
+        let clock = Arc::new(AtomicI64::new(at.timestamp()));
+        let (events, _) = mpsc::channel(16);
+        let now: Now =
+            Arc::new(move || Utc.timestamp_opt(clock.load(Ordering::Relaxed), 0).unwrap());
+        let r = Arc::new(ClusterRecord::new(
+            "zrh".into(),
+            ClusterOverrides::default(),
+            Arc::new(Thresholds::default()),
+            now,
+            events,
+            None,
+            crate::fleet::Changes::default(),
+        ));
+        let whole = || {
+            let data = r.read(ClusterData::clone);
+            evaluate(&r.facts(), &data, at, &Thresholds::default())
+        };
+        for k in [Kind::Issuer, Kind::ClusterIssuer] {
+            r.take(watched(k), Step::Listing);
+            r.take(watched(k), Step::Relisted);
+        }
+        let ingresses = watched(Kind::Ingress);
+        r.take(ingresses, Step::Listing);
+        for ns in ["a", "b", "c"] {
+            r.take(ingresses, Step::Listed(&ingress(ns, Some("letsencrypt"))));
+        }
+        r.take(ingresses, Step::Relisted);
+        assert_eq!(missing_issuer_in(&r.findings()), ["a", "b", "c"]);
+        assert_eq!(*r.findings(), whole());
+        let rows = r.ingress_rows();
+        let before = evaluations(&r);
+
+        // The issuer annotation removed in one namespace: that namespace alone is judged
+        // again, and the result is what judging the whole cluster gives.
+        r.take(ingresses, Step::Applied(&ingress("a", None)));
+        let findings = r.findings();
+        assert_eq!(missing_issuer_in(&findings), ["b", "c"]);
+        assert_eq!(*findings, whole());
+        assert_eq!(evaluations(&r), (before.0, before.1 + 1));
+        // Only that namespace's rows are made again; the others are the same rows.
+        let after = r.ingress_rows();
+        assert_eq!(
+            after.keys().map(|k| &**k).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        assert!(!Arc::ptr_eq(&rows["a"], &after["a"]));
+        assert!(Arc::ptr_eq(&rows["b"], &after["b"]) && Arc::ptr_eq(&rows["c"], &after["c"]));
+        assert!(after["a"][0].chain.is_empty() && !after["b"][0].chain.is_empty());
+
+        // A namespace emptied: its findings and rows go.
+        r.take(ingresses, Step::Deleted(&ingress("b", Some("letsencrypt"))));
+        assert_eq!(missing_issuer_in(&r.findings()), ["c"]);
+        assert_eq!(
+            r.ingress_rows().keys().map(|k| &**k).collect::<Vec<_>>(),
+            ["a", "c"]
+        );
+        assert_eq!(evaluations(&r), (before.0, before.1 + 2));
+
+        // A cluster-scoped object, or cilium-config (read for every namespace), changes what
+        // every namespace's rules read: the whole cluster is judged again.
+        let issuer: Object = serde_json::from_value(json!({
+            "apiVersion": "cert-manager.io/v1", "kind": "ClusterIssuer",
+            "metadata": {"name": "letsencrypt", "uid": "u-le"},
+            "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory",
+                              "solvers": [{"http01": {"ingress": {}}}]}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+        }))
+        .unwrap();
+        r.take(watched(Kind::ClusterIssuer), Step::Applied(&issuer));
+        assert!(missing_issuer_in(&r.findings()).is_empty());
+        assert_eq!(*r.findings(), whole());
+        assert_eq!(evaluations(&r), (before.0 + 1, before.1 + 2));
+        let cilium: Object = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cilium-config", "namespace": "kube-system", "uid": "u-cc"},
+            "data": {"enable-ingress-controller": "true", "enforce-ingress-https": "true"}
+        }))
+        .unwrap();
+        r.take(watched(Kind::ConfigMap), Step::Applied(&cilium));
+        assert_eq!(*r.findings(), whole());
+        assert_eq!(evaluations(&r), (before.0 + 2, before.1 + 2));
     }
 }

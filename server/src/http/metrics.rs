@@ -185,6 +185,12 @@ pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::C
         "counter",
         "Times a watcher waited for the history writer (back-pressure).",
     );
+    family(
+        &mut out,
+        "lookout_findings_evaluations_total",
+        "counter",
+        "Evaluations of the rules per cluster: scope=\"cluster\" on the whole cluster (start, relist, sync state, cluster-scoped objects, time), scope=\"namespace\" on one namespace after a change in it.",
+    );
     for c in registry.records() {
         let name = label(&c.name);
         for state_name in ["connecting", "synced", "stale", "failed"] {
@@ -215,6 +221,16 @@ pub(super) async fn render(State(state): State<AppState>, caller: crate::auth::C
             "lookout_history_waits_total{{cluster=\"{name}\"}} {}",
             c.counters.history_waits.load(Ordering::Relaxed)
         );
+        for (scope, n) in [
+            ("cluster", &c.counters.evaluations_whole),
+            ("namespace", &c.counters.evaluations_namespace),
+        ] {
+            let _ = writeln!(
+                out,
+                "lookout_findings_evaluations_total{{cluster=\"{name}\",scope=\"{scope}\"}} {}",
+                n.load(Ordering::Relaxed)
+            );
+        }
     }
     family(
         &mut out,

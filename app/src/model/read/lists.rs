@@ -32,13 +32,27 @@ pub struct CachedIngressRow {
 
 /// The Ingress rows of a cluster by namespace, each namespace's rows in name order (so the
 /// list's default order needs no sorting and a namespace filter reads only its namespace).
-pub type IngressRows = BTreeMap<Text, Vec<CachedIngressRow>>;
+/// Each namespace's rows are shared: after a change, only its namespace's are made again.
+pub type IngressRows = BTreeMap<Text, Arc<[CachedIngressRow]>>;
 
 /// The Ingress rows of one cluster, for every caller.
 pub fn ingress_rows(findings: &[Finding], facts: &ClusterFacts, data: &ClusterData) -> IngressRows {
-    let by_object = FindingIndex::new(findings);
+    rows(FindingIndex::new(findings), facts, data)
+}
+
+/// The Ingress rows of the namespaces of `data` (one namespace's part of a cluster, say),
+/// from `findings` — those about its objects and the cluster-scoped ones are enough.
+pub fn ingress_rows_of(
+    findings: &[&Finding],
+    facts: &ClusterFacts,
+    data: &ClusterData,
+) -> IngressRows {
+    rows(FindingIndex::from_refs(findings), facts, data)
+}
+
+fn rows(by_object: FindingIndex<'_>, facts: &ClusterFacts, data: &ClusterData) -> IngressRows {
     let idx = Index::new(facts, data);
-    let mut out = IngressRows::new();
+    let mut out: BTreeMap<Text, Vec<CachedIngressRow>> = BTreeMap::new();
     for ing in data.ingresses.values() {
         let objects = ingress_objects(&idx, ing);
         out.entry(ing.namespace.clone())
@@ -52,12 +66,12 @@ pub fn ingress_rows(findings: &[Finding], facts: &ClusterFacts, data: &ClusterDa
                     .collect(),
             });
     }
-    for rows in out.values_mut() {
-        rows.sort_by(|a, b| a.ingress.name.cmp(&b.ingress.name));
-        // Kept until the next change: without the slack of its growth.
-        rows.shrink_to_fit();
-    }
-    out
+    out.into_iter()
+        .map(|(ns, mut rows)| {
+            rows.sort_by(|a, b| a.ingress.name.cmp(&b.ingress.name));
+            (ns, rows.into())
+        })
+        .collect()
 }
 
 /// The page of the Ingress list that `q` asks for, from the visible clusters' rows in
@@ -70,7 +84,7 @@ pub fn ingress_page<'a>(
     // Candidates in the default order: clusters as configured, then namespace, then name.
     let mut matching = Vec::new();
     for (v, rows) in visible {
-        let namespaces: Box<dyn Iterator<Item = (&Text, &Vec<CachedIngressRow>)>> =
+        let namespaces: Box<dyn Iterator<Item = (&Text, &Arc<[CachedIngressRow]>)>> =
             match &q.namespace {
                 Some(ns) => Box::new(rows.get_key_value(ns.as_str()).into_iter()),
                 None => Box::new(rows.iter()),

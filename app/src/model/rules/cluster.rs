@@ -8,7 +8,9 @@ use crate::model::kind::Kind;
 use crate::model::rule::Rule;
 use crate::model::text::Text;
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+/// The cluster's own findings: whether it is reachable, and PROXY protocol on an IPv4-only
+/// cluster (which reads the load balancers of every namespace).
+pub(super) fn check_cluster(ctx: &mut Ctx<'_>) {
     let facts = ctx.idx.facts;
     let (cluster, name) = (Text::from(""), Text::from(facts.name.as_str()));
     let about = || About {
@@ -36,35 +38,6 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             None,
         ),
         _ => {}
-    }
-
-    // Reported on each Ingress that asks for a certificate, so that whoever sees the Ingress
-    // learns why it has none (and nothing about anyone else's Ingresses); the board makes
-    // them one problem per cluster.
-    if matches!(facts.kind(Kind::Certificate), Some(KindState::NotInstalled)) {
-        let asking: Vec<_> = ctx
-            .idx
-            .data
-            .ingresses
-            .values()
-            .filter(|i| i.asks_for_certificate())
-            .cloned()
-            .collect();
-        for ing in asking {
-            ctx.push(
-                Rule::ClusterCertManagerMissing,
-                Severity::Warning,
-                About {
-                    namespace: &ing.namespace,
-                    kind: Subject::Object(Kind::Ingress),
-                    name: &ing.name,
-                },
-                format!("cert-manager is not installed in {}, yet Ingress {} asks for a certificate", facts.name, ing.name),
-                format!("The CRD certificates.cert-manager.io is not served by {}, yet Ingress {}/{} {}. Nothing will issue its certificate, so its TLS hosts get none.", facts.name, ing.namespace, ing.name, ing.asks_how()),
-                "Install cert-manager (with its CRDs) in this cluster, or remove the issuer annotations from Ingresses that should not get certificates.",
-                ing.created,
-            );
-        }
     }
 
     let proxy = facts.overrides.proxy_protocol.or(ctx
@@ -101,5 +74,39 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             "Test an IPv6 client against an affected host. Upgrade to a Cilium release whose cilium-envoy carries cilium/proxy#1944, or turn PROXY protocol off on the load balancer and in Cilium, or make the cluster dual-stack.",
             None,
         );
+    }
+}
+
+/// `cluster.cert-manager-missing`, on each Ingress that asks for a certificate (namespaced:
+/// each Ingress's finding reads only the Ingress and the cluster's facts).
+pub(super) fn check_namespaced(ctx: &mut Ctx<'_>) {
+    let facts = ctx.idx.facts;
+    // Reported on each Ingress that asks for a certificate, so that whoever sees the Ingress
+    // learns why it has none (and nothing about anyone else's Ingresses); the board makes
+    // them one problem per cluster.
+    if matches!(facts.kind(Kind::Certificate), Some(KindState::NotInstalled)) {
+        let asking: Vec<_> = ctx
+            .idx
+            .data
+            .ingresses
+            .values()
+            .filter(|i| i.asks_for_certificate())
+            .cloned()
+            .collect();
+        for ing in asking {
+            ctx.push(
+                Rule::ClusterCertManagerMissing,
+                Severity::Warning,
+                About {
+                    namespace: &ing.namespace,
+                    kind: Subject::Object(Kind::Ingress),
+                    name: &ing.name,
+                },
+                format!("cert-manager is not installed in {}, yet Ingress {} asks for a certificate", facts.name, ing.name),
+                format!("The CRD certificates.cert-manager.io is not served by {}, yet Ingress {}/{} {}. Nothing will issue its certificate, so its TLS hosts get none.", facts.name, ing.namespace, ing.name, ing.asks_how()),
+                "Install cert-manager (with its CRDs) in this cluster, or remove the issuer annotations from Ingresses that should not get certificates.",
+                ing.created,
+            );
+        }
     }
 }

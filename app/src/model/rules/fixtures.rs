@@ -449,8 +449,35 @@ impl World {
         }
         self
     }
+    /// Every finding; and, for every test of a rule, the check that evaluating the cluster
+    /// namespace by namespace (as the server does after a change) finds the same: each
+    /// namespace's namespaced rules on that namespace's data alone, plus the rules across
+    /// namespaces on all of it.
     pub fn findings(&self) -> Vec<Finding> {
-        super::evaluate(&self.facts, &self.data, now(), &Thresholds::default())
+        let t = Thresholds::default();
+        let whole = super::evaluate(&self.facts, &self.data, now(), &t);
+        let mut parts = Vec::new();
+        for ns in self.data.namespaces() {
+            let part = self.data.namespace(&ns);
+            let found =
+                super::evaluate_split(&self.facts, &part, now(), &t, super::Rules::Namespaced);
+            for f in &found.namespaced {
+                assert_eq!(
+                    f.namespace, ns,
+                    "a namespaced rule judged another namespace's object: {f:?}"
+                );
+            }
+            parts.push(found.namespaced);
+        }
+        let across =
+            super::evaluate_split(&self.facts, &self.data, now(), &t, super::Rules::Across);
+        parts.push(across.across);
+        let combined = super::combine(parts.iter().map(Vec::as_slice));
+        assert_eq!(
+            combined, whole,
+            "namespace by namespace differs from the whole cluster"
+        );
+        whole
     }
     /// The findings of one rule, as (severity, kind, name).
     pub fn fired(&self, rule: Rule) -> Vec<(String, String, String)> {

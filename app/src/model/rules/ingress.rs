@@ -222,7 +222,6 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         }
     }
     shared_secrets(ctx);
-    shared_hosts(ctx);
     certificate_missing(ctx);
 }
 
@@ -439,12 +438,13 @@ fn bad_config_events(ctx: &Ctx<'_>, ing: &IngressView) -> String {
 /// unless the host is fixed: an Ingress of it has edit-in-place and none asks for a
 /// certificate without it (the challenge is then solved on the certificate's own Ingress, so
 /// the redirect reaches the solver over HTTPS: nothing is left to fix).
-fn shared_hosts(ctx: &mut Ctx<'_>) {
+pub(super) fn shared_hosts(ctx: &mut Ctx<'_>) {
     // Per host: (namespace, name, HTTPS enforced, edit-in-place: Some(true) set, Some(false)
     // asks for a certificate without it, None neither).
-    type Serving = (String, String, Option<bool>, Option<bool>);
-    let mut by_host: BTreeMap<String, Vec<Serving>> = BTreeMap::new();
-    for ing in ctx.idx.data.ingresses.values() {
+    type Serving<'a> = (&'a str, &'a str, Option<bool>, Option<bool>);
+    let data = ctx.idx.data;
+    let mut by_host: BTreeMap<Text, Vec<Serving<'_>>> = BTreeMap::new();
+    for ing in data.ingresses.values() {
         let enforce = ctx.idx.controller_of(ing).enforce_https;
         let fixed = match (ing.edit_in_place.as_deref(), &ing.issuer) {
             (Some("true"), _) => Some(true),
@@ -452,12 +452,14 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
             (_, None) => None,
         };
         for h in ing.all_hosts() {
-            by_host.entry(h.to_ascii_lowercase()).or_default().push((
-                ing.namespace.to_string(),
-                ing.name.to_string(),
-                enforce,
-                fixed,
-            ));
+            let host = match h.bytes().any(|b| b.is_ascii_uppercase()) {
+                true => Text::from(h.to_ascii_lowercase().as_str()),
+                false => h,
+            };
+            by_host
+                .entry(host)
+                .or_default()
+                .push((&ing.namespace, &ing.name, enforce, fixed));
         }
     }
     for (host, ings) in by_host {
@@ -473,7 +475,7 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
             let same: Vec<&str> = ings
                 .iter()
                 .filter(|(n2, _, _, _)| n2 == ns)
-                .map(|(_, n, _, _)| n.as_str())
+                .map(|(_, n, _, _)| *n)
                 .collect();
             let elsewhere = ings.len() - same.len();
             let others = match elsewhere {
@@ -484,7 +486,7 @@ fn shared_hosts(ctx: &mut Ctx<'_>) {
             ctx.push(
                 Rule::IngressSharedHostHttpsRedirect,
                 Severity::Warning,
-                About { namespace: &Text::from(ns.as_str()), kind: Subject::Object(Kind::Ingress), name: &Text::from(name.as_str()) },
+                About { namespace: &Text::from(*ns), kind: Subject::Object(Kind::Ingress), name: &Text::from(*name) },
                 format!("{} Ingresses serve {host} with HTTPS enforced", ings.len()),
                 format!("{host} is served by Ingress(es) {} in {ns}{others}. Cilium merges them into one virtual host, so one Ingress's HTTPS redirect applies to all of them — including cert-manager's /.well-known/acme-challenge path on a solver Ingress (cilium/cilium#35347).", same.join(", ")),
                 "Use acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress that owns the certificate, or serve the host from one Ingress.",

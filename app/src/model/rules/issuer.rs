@@ -10,34 +10,30 @@ use crate::model::ingress::IssuerRef;
 use crate::model::kind::Kind;
 use crate::model::text::Text;
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+/// Who references each issuer that is not ready: (kind, namespace — empty for a
+/// ClusterIssuer —, name) to "Ingress ns/name" and "Certificate ns/name", in that order.
+type Users = BTreeMap<(String, String, String), Vec<String>>;
+
+/// `issuer.missing` on each Ingress and Certificate, and `issuer.not-ready` on the namespaced
+/// Issuers they reference: what one namespace's objects say, read from that namespace alone.
+/// A ClusterIssuer's readiness gathers its users from every namespace
+/// ([`check_cluster_issuers`]).
+pub(super) fn check_namespaced(ctx: &mut Ctx<'_>) {
     let facts = ctx.idx.facts;
     if !(facts.synced(Kind::Issuer) && facts.synced(Kind::ClusterIssuer)) {
         return;
     }
     let data = ctx.idx.data;
-    // Every referenced issuer, with who references it.
-    let mut referenced: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
-    let key = |ns: &str, r: &IssuerRef| {
-        (
-            r.kind.to_string(),
-            if r.cluster_scoped() {
-                String::new()
-            } else {
-                ns.to_string()
-            },
-            r.name.to_string(),
-        )
-    };
-
+    let mut users = Users::new();
     for ing in data.ingresses.values() {
         let Some(r) = ing.issuer.as_ref().filter(|r| r.is_cert_manager()) else {
             continue;
         };
-        referenced
-            .entry(key(&ing.namespace, r))
-            .or_default()
-            .push(format!("Ingress {}/{}", ing.namespace, ing.name));
+        if !r.cluster_scoped() {
+            note_user(ctx, &mut users, &ing.namespace, r, || {
+                format!("Ingress {}/{}", ing.namespace, ing.name)
+            });
+        }
         if ctx.idx.issuer(&ing.namespace, r).is_none() {
             ctx.push(
                 Rule::IssuerMissing,
@@ -54,10 +50,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         let Some(r) = c.issuer.as_ref().filter(|r| r.is_cert_manager()) else {
             continue;
         };
-        referenced
-            .entry(key(&c.namespace, r))
-            .or_default()
-            .push(format!("Certificate {}/{}", c.namespace, c.name));
+        if !r.cluster_scoped() {
+            note_user(ctx, &mut users, &c.namespace, r, || {
+                format!("Certificate {}/{}", c.namespace, c.name)
+            });
+        }
         let reported_on_ingress = ctx
             .idx
             .ingress_of(c)
@@ -81,8 +78,68 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             );
         }
     }
+    not_ready(ctx, users);
+}
 
-    for ((kind, ns, name), users) in referenced {
+/// `issuer.not-ready` on the ClusterIssuers that are not ready, with their users in every
+/// namespace.
+pub(super) fn check_cluster_issuers(ctx: &mut Ctx<'_>) {
+    let facts = ctx.idx.facts;
+    if !(facts.synced(Kind::Issuer) && facts.synced(Kind::ClusterIssuer)) {
+        return;
+    }
+    let data = ctx.idx.data;
+    if data.cluster_issuers.values().all(|i| i.is_ready()) {
+        return;
+    }
+    let mut users = Users::new();
+    for ing in data.ingresses.values() {
+        if let Some(r) = ing
+            .issuer
+            .as_ref()
+            .filter(|r| r.is_cert_manager() && r.cluster_scoped())
+        {
+            note_user(ctx, &mut users, &ing.namespace, r, || {
+                format!("Ingress {}/{}", ing.namespace, ing.name)
+            });
+        }
+    }
+    for c in data.certificates.values() {
+        if let Some(r) = c
+            .issuer
+            .as_ref()
+            .filter(|r| r.is_cert_manager() && r.cluster_scoped())
+        {
+            note_user(ctx, &mut users, &c.namespace, r, || {
+                format!("Certificate {}/{}", c.namespace, c.name)
+            });
+        }
+    }
+    not_ready(ctx, users);
+}
+
+/// Notes `user` of the issuer `r` names from `namespace`, when that issuer exists and is not
+/// ready (only those are reported).
+fn note_user(
+    ctx: &Ctx<'_>,
+    users: &mut Users,
+    namespace: &str,
+    r: &IssuerRef,
+    user: impl FnOnce() -> String,
+) {
+    if ctx.idx.issuer(namespace, r).is_none_or(|i| i.is_ready()) {
+        return;
+    }
+    let ns = if r.cluster_scoped() { "" } else { namespace };
+    users
+        .entry((r.kind.to_string(), ns.to_string(), r.name.to_string()))
+        .or_default()
+        .push(user());
+}
+
+/// `issuer.not-ready` on each issuer of `users`.
+fn not_ready(ctx: &mut Ctx<'_>, users: Users) {
+    for ((kind, ns, name), users) in users {
         let r = IssuerRef {
             kind: Text::from(kind.as_str()),
             name: Text::from(name.as_str()),

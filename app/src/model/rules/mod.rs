@@ -90,6 +90,59 @@ pub fn evaluate(
     now: DateTime<Utc>,
     t: &Thresholds,
 ) -> Vec<Finding> {
+    let Split {
+        mut namespaced,
+        across,
+    } = evaluate_split(facts, data, now, t, Rules::All);
+    namespaced.extend(across);
+    sort_by_urgency(&mut namespaced);
+    namespaced
+}
+
+/// A cluster's findings from the parts they were evaluated in (each namespace's namespaced
+/// findings, and the findings across namespaces), sorted by urgency: the same findings, in
+/// the same order, as [`evaluate`] on the whole cluster.
+pub fn combine<'a>(parts: impl IntoIterator<Item = &'a [Finding]>) -> Vec<Finding> {
+    let parts: Vec<&[Finding]> = parts.into_iter().collect();
+    let mut all = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for part in parts {
+        all.extend_from_slice(part);
+    }
+    sort_by_urgency(&mut all);
+    all
+}
+
+/// Which rules to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rules {
+    /// The rules whose findings about a namespace's objects read only that namespace (and the
+    /// cluster-scoped objects and facts): run on one namespace's data, they give that
+    /// namespace's findings, so a change is evaluated again for its namespace alone.
+    Namespaced,
+    /// The rules that read across namespaces — the cluster's own findings (reachability,
+    /// the load balancers of every namespace), a ClusterIssuer that is not ready with its
+    /// users everywhere, hosts shared by Ingresses of several namespaces, and what the probe
+    /// saw (one host may be published from several namespaces) — run on the whole cluster.
+    Across,
+    All,
+}
+
+/// Findings of the two kinds of rules, each in the order the rules emit them (unsorted).
+#[derive(Debug, Default)]
+pub struct Split {
+    pub namespaced: Vec<Finding>,
+    pub across: Vec<Finding>,
+}
+
+/// Evaluates `rules` on one cluster's `data` (for [`Rules::Namespaced`], the data may hold
+/// one namespace's objects only: see [`ClusterData::namespace`]).
+pub fn evaluate_split(
+    facts: &ClusterFacts,
+    data: &ClusterData,
+    now: DateTime<Utc>,
+    t: &Thresholds,
+    rules: Rules,
+) -> Split {
     let mut ctx = Ctx {
         idx: Index::new(facts, data),
         now,
@@ -97,16 +150,26 @@ pub fn evaluate(
         out: Vec::new(),
         strings: Interner::default(),
     };
-    cluster::check(&mut ctx);
-    cert::check(&mut ctx);
-    acme::check(&mut ctx);
-    issuer::check(&mut ctx);
-    ingress::check(&mut ctx);
-    probe::check(&mut ctx);
-    sort_by_urgency(&mut ctx.out);
-    // Kept until the next change: without the slack of its growth.
-    ctx.out.shrink_to_fit();
-    ctx.out
+    let mut split = Split::default();
+    if rules != Rules::Across {
+        cluster::check_namespaced(&mut ctx);
+        cert::check(&mut ctx);
+        acme::check(&mut ctx);
+        issuer::check_namespaced(&mut ctx);
+        ingress::check(&mut ctx);
+        // Kept until the next change: without the slack of its growth.
+        split.namespaced = std::mem::take(&mut ctx.out);
+        split.namespaced.shrink_to_fit();
+    }
+    if rules != Rules::Namespaced {
+        cluster::check_cluster(&mut ctx);
+        issuer::check_cluster_issuers(&mut ctx);
+        ingress::shared_hosts(&mut ctx);
+        probe::check(&mut ctx);
+        split.across = std::mem::take(&mut ctx.out);
+        split.across.shrink_to_fit();
+    }
+    split
 }
 
 #[cfg(test)]

@@ -258,6 +258,6 @@ proptest! {
             &Default::default(),
         );
         let rows = lookout_app::model::read::lists::ingress_rows(&findings, &facts, &data);
-        prop_assert!(rows.values().flatten().any(|r| &*r.ingress.name == "o-9999"));
+        prop_assert!(rows.values().flat_map(|r| r.iter()).any(|r| &*r.ingress.name == "o-9999"));
     }
 }

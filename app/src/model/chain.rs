@@ -2,7 +2,8 @@
 //! Certificate → issuer and ACME server; Gateway listener → Certificate; Ingress → its
 //! controller and Cilium's HTTPS/PROXY settings.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -210,17 +211,23 @@ impl<'a, V> ByName<'a, V> {
     }
 }
 
-/// Lookup tables built once per evaluation.
+/// Lookup tables over one cluster's data, each built once, when first used (a pass that
+/// needs none of them does not pay for them).
 pub struct Index<'a> {
     pub facts: &'a ClusterFacts,
     pub data: &'a ClusterData,
-    certs_by_owner: HashMap<Uid, Vec<&'a Arc<CertificateView>>>,
-    certs_by_secret: ByName<'a, CertificateView>,
-    requests_by_cert: ByName<'a, CertificateRequestView>,
-    orders_by_request: ByName<'a, OrderView>,
-    challenges_by_order: ByName<'a, ChallengeView>,
+    certificates: OnceCell<Certificates<'a>>,
+    requests_by_cert: OnceCell<ByName<'a, CertificateRequestView>>,
+    orders_by_request: OnceCell<ByName<'a, OrderView>>,
+    challenges_by_order: OnceCell<ByName<'a, ChallengeView>>,
     /// Events by involved object kind, then (namespace, name).
-    events_by_object: HashMap<&'a str, ByName<'a, EventView>>,
+    events_by_object: OnceCell<HashMap<&'a str, ByName<'a, EventView>>>,
+}
+
+/// Certificates by their controller's uid and by the Secret they write.
+struct Certificates<'a> {
+    by_owner: HashMap<Uid, Vec<&'a Arc<CertificateView>>>,
+    by_secret: ByName<'a, CertificateView>,
 }
 
 fn owned_by<'a>(owner: &'a Option<super::object::Owner>, kind: &str) -> Option<&'a str> {
@@ -232,46 +239,81 @@ fn owned_by<'a>(owner: &'a Option<super::object::Owner>, kind: &str) -> Option<&
 
 impl<'a> Index<'a> {
     pub fn new(facts: &'a ClusterFacts, data: &'a ClusterData) -> Self {
-        let mut idx = Index {
+        Index {
             facts,
             data,
-            certs_by_owner: HashMap::new(),
-            certs_by_secret: ByName::new(),
-            requests_by_cert: ByName::new(),
-            orders_by_request: ByName::new(),
-            challenges_by_order: ByName::new(),
-            events_by_object: HashMap::new(),
-        };
-        for c in data.certificates.values() {
-            if let Some(o) = &c.owner {
-                idx.certs_by_owner.entry(o.uid).or_default().push(c);
-            }
-            if let Some(s) = &c.secret_name {
-                idx.certs_by_secret.add(&c.namespace, s, c);
-            }
+            certificates: OnceCell::new(),
+            requests_by_cert: OnceCell::new(),
+            orders_by_request: OnceCell::new(),
+            challenges_by_order: OnceCell::new(),
+            events_by_object: OnceCell::new(),
         }
-        for r in data.requests.values() {
-            if let Some(cert) = owned_by(&r.owner, "Certificate") {
-                idx.requests_by_cert.add(&r.namespace, cert, r);
+    }
+
+    fn certificates(&self) -> &Certificates<'a> {
+        self.certificates.get_or_init(|| {
+            let mut t = Certificates {
+                by_owner: HashMap::new(),
+                by_secret: ByName::new(),
+            };
+            for c in self.data.certificates.values() {
+                if let Some(o) = &c.owner {
+                    t.by_owner.entry(o.uid).or_default().push(c);
+                }
+                if let Some(s) = &c.secret_name {
+                    t.by_secret.add(&c.namespace, s, c);
+                }
             }
-        }
-        for o in data.orders.values() {
-            if let Some(cr) = owned_by(&o.owner, "CertificateRequest") {
-                idx.orders_by_request.add(&o.namespace, cr, o);
+            t
+        })
+    }
+
+    fn requests_by_cert(&self) -> &ByName<'a, CertificateRequestView> {
+        self.requests_by_cert.get_or_init(|| {
+            let mut t = ByName::new();
+            for r in self.data.requests.values() {
+                if let Some(cert) = owned_by(&r.owner, "Certificate") {
+                    t.add(&r.namespace, cert, r);
+                }
             }
-        }
-        for ch in data.challenges.values() {
-            if let Some(order) = owned_by(&ch.owner, "Order") {
-                idx.challenges_by_order.add(&ch.namespace, order, ch);
+            t
+        })
+    }
+
+    fn orders_by_request(&self) -> &ByName<'a, OrderView> {
+        self.orders_by_request.get_or_init(|| {
+            let mut t = ByName::new();
+            for o in self.data.orders.values() {
+                if let Some(cr) = owned_by(&o.owner, "CertificateRequest") {
+                    t.add(&o.namespace, cr, o);
+                }
             }
-        }
-        for e in data.events.values() {
-            idx.events_by_object
-                .entry(e.object_kind.as_str())
-                .or_insert_with(ByName::new)
-                .add(&e.namespace, &e.object_name, e);
-        }
-        idx
+            t
+        })
+    }
+
+    fn challenges_by_order(&self) -> &ByName<'a, ChallengeView> {
+        self.challenges_by_order.get_or_init(|| {
+            let mut t = ByName::new();
+            for ch in self.data.challenges.values() {
+                if let Some(order) = owned_by(&ch.owner, "Order") {
+                    t.add(&ch.namespace, order, ch);
+                }
+            }
+            t
+        })
+    }
+
+    fn events_by_object(&self) -> &HashMap<&'a str, ByName<'a, EventView>> {
+        self.events_by_object.get_or_init(|| {
+            let mut t: HashMap<&'a str, ByName<'a, EventView>> = HashMap::new();
+            for e in self.data.events.values() {
+                t.entry(e.object_kind.as_str())
+                    .or_insert_with(ByName::new)
+                    .add(&e.namespace, &e.object_name, e);
+            }
+            t
+        })
     }
 
     /// The Certificate serving a TLS entry: owned by the Ingress with that secretName, else
@@ -281,12 +323,13 @@ impl<'a> Index<'a> {
         ing: &IngressView,
         secret: &str,
     ) -> Option<&'a Arc<CertificateView>> {
-        let owned = self
-            .certs_by_owner
+        let certificates = self.certificates();
+        let owned = certificates
+            .by_owner
             .get(&ing.uid)
             .and_then(|cs| cs.iter().find(|c| c.secret_name.as_deref() == Some(secret)));
         owned
-            .or_else(|| self.certs_by_secret.get(&ing.namespace, secret).first())
+            .or_else(|| certificates.by_secret.get(&ing.namespace, secret).first())
             .copied()
     }
 
@@ -313,7 +356,7 @@ impl<'a> Index<'a> {
         namespace: &str,
         secret: &str,
     ) -> &[&'a Arc<CertificateView>] {
-        self.certs_by_secret.get(namespace, secret)
+        self.certificates().by_secret.get(namespace, secret)
     }
 
     /// The issuer a reference names (a ClusterIssuer, or an Issuer in `namespace`).
@@ -327,7 +370,7 @@ impl<'a> Index<'a> {
 
     /// Requests of a Certificate, newest revision first.
     pub fn requests_of(&self, c: &CertificateView) -> Vec<&'a Arc<CertificateRequestView>> {
-        let mut rs = self.requests_by_cert.get(&c.namespace, &c.name).to_vec();
+        let mut rs = self.requests_by_cert().get(&c.namespace, &c.name).to_vec();
         rs.sort_by(|a, b| b.revision.cmp(&a.revision).then(b.created.cmp(&a.created)));
         rs
     }
@@ -335,7 +378,7 @@ impl<'a> Index<'a> {
     /// The Orders of a request: named after it and controlled by this very request (a
     /// request made again under the same name is another request).
     pub fn orders_of(&self, r: &CertificateRequestView) -> Vec<&'a Arc<OrderView>> {
-        self.orders_by_request
+        self.orders_by_request()
             .get(&r.namespace, &r.name)
             .iter()
             .filter(|o| o.owner.as_ref().is_some_and(|ow| ow.uid == r.uid))
@@ -345,7 +388,7 @@ impl<'a> Index<'a> {
 
     /// Orders under the name of `r` that belong to an earlier request of that name.
     pub fn stale_orders_of(&self, r: &CertificateRequestView) -> Vec<&'a Arc<OrderView>> {
-        self.orders_by_request
+        self.orders_by_request()
             .get(&r.namespace, &r.name)
             .iter()
             .filter(|o| o.owner.as_ref().is_some_and(|ow| ow.uid != r.uid))
@@ -356,7 +399,7 @@ impl<'a> Index<'a> {
     /// The Challenges controlled by this very Order (Orders of two requests of one name share
     /// their name).
     pub fn challenges_of(&self, o: &OrderView) -> Vec<&'a Arc<ChallengeView>> {
-        self.challenges_by_order
+        self.challenges_by_order()
             .get(&o.namespace, &o.name)
             .iter()
             .filter(|c| c.owner.as_ref().is_some_and(|ow| ow.uid == o.uid))
@@ -409,7 +452,7 @@ impl<'a> Index<'a> {
         limit: usize,
     ) -> Vec<EventView> {
         let mut es: Vec<EventView> = self
-            .events_by_object
+            .events_by_object()
             .get(kind)
             .map(|b| b.get(namespace, name))
             .unwrap_or(&[])

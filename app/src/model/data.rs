@@ -79,30 +79,40 @@ impl ClusterData {
 
     /// What the namespaced rules read to judge `namespace`'s objects: its objects of every
     /// namespaced kind, every cluster-scoped object and cilium-config (the views are shared;
-    /// only the maps are new). Not what the probe saw: the rules that read it look across
-    /// namespaces.
+    /// only the maps are new).
     pub fn namespace(&self, namespace: &str) -> ClusterData {
-        fn part<V>(views: &Views<V>, namespace: &str) -> Views<V> {
-            views
-                .range(key(namespace, "")..)
-                .take_while(|((ns, _), _)| &**ns == namespace)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
+        self.namespaces_part(&[namespace])
+    }
+
+    /// The objects of `namespaces` of every namespaced kind, every cluster-scoped object,
+    /// cilium-config and what the probe saw.
+    pub fn namespaces_part(&self, namespaces: &[&str]) -> ClusterData {
+        fn part<V>(views: &Views<V>, namespaces: &[&str]) -> Views<V> {
+            let mut out = Views::new();
+            for namespace in namespaces {
+                out.extend(
+                    views
+                        .range(key(namespace, "")..)
+                        .take_while(|((ns, _), _)| &**ns == *namespace)
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                );
+            }
+            out
         }
         ClusterData {
-            ingresses: part(&self.ingresses, namespace),
+            ingresses: part(&self.ingresses, namespaces),
             ingress_classes: self.ingress_classes.clone(),
-            load_balancers: part(&self.load_balancers, namespace),
+            load_balancers: part(&self.load_balancers, namespaces),
             cilium_configs: self.cilium_configs.clone(),
-            certificates: part(&self.certificates, namespace),
-            requests: part(&self.requests, namespace),
-            orders: part(&self.orders, namespace),
-            challenges: part(&self.challenges, namespace),
-            issuers: part(&self.issuers, namespace),
+            certificates: part(&self.certificates, namespaces),
+            requests: part(&self.requests, namespaces),
+            orders: part(&self.orders, namespaces),
+            challenges: part(&self.challenges, namespaces),
+            issuers: part(&self.issuers, namespaces),
             cluster_issuers: self.cluster_issuers.clone(),
-            gateways: part(&self.gateways, namespace),
-            events: part(&self.events, namespace),
-            probes: Default::default(),
+            gateways: part(&self.gateways, namespaces),
+            events: part(&self.events, namespaces),
+            probes: self.probes.clone(),
         }
     }
 }

@@ -63,7 +63,9 @@ struct Parts {
 }
 
 impl Parts {
-    /// Takes the evaluation of the whole cluster at `changes`.
+    /// Takes the evaluation of the whole cluster at `changes`. When nothing changed since
+    /// the last evaluation (only time passed), the rows of the namespaces whose findings are
+    /// the same stay as they are.
     fn evaluated(&mut self, split: Split, changes: Changes) {
         let mut namespaced: BTreeMap<Text, Vec<Finding>> = BTreeMap::new();
         for f in split.namespaced {
@@ -72,11 +74,24 @@ impl Parts {
         for found in namespaced.values_mut() {
             found.shrink_to_fit();
         }
-        self.namespaced = namespaced;
-        self.across = split.across;
+        let same_data = self.changes.as_ref() == Some(&changes);
+        let before = std::mem::replace(&mut self.namespaced, namespaced);
+        if same_data {
+            let changed: Vec<Text> = before
+                .keys()
+                .chain(self.namespaced.keys())
+                .filter(|ns| before.get(*ns) != self.namespaced.get(*ns))
+                .cloned()
+                .collect();
+            for ns in changed {
+                self.stale_row(&ns);
+            }
+        } else {
+            self.stale_rows = None;
+        }
+        self.across(split.across);
         self.changes = Some(changes);
         self.evaluated = Some(tokio::time::Instant::now());
-        self.stale_rows = None;
     }
 
     /// Takes `namespace`'s findings of the namespaced rules, evaluated again.

@@ -1,7 +1,7 @@
 //! The objects that make up a chain (Ingress → Certificates → requests → Orders →
 //! Challenges, and the issuers), the findings about them and their Events.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::Visibility;
 use crate::model::certificate::CertificateView;

@@ -2,7 +2,8 @@
 //! caller may see them.
 
 use crate::model::Rule;
-use std::collections::{BTreeMap, HashSet};
+use foldhash::{HashSet, HashSetExt};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};

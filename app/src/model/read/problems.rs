@@ -14,7 +14,8 @@
 //! Everything is built from the findings the caller may see, so a namespace-scoped caller's
 //! problems never name what they could not see as a finding.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use foldhash::{HashSet, HashSetExt};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -332,7 +333,7 @@ impl<'a> Gathering<'a> {
         Gathering {
             root,
             symptoms: Vec::new(),
-            seen: HashSet::from([root as *const Finding]),
+            seen: HashSet::from_iter([root as *const Finding]),
             hosts: BTreeSet::new(),
             heads: BTreeSet::new(),
             expires: None,
@@ -431,14 +432,50 @@ pub fn cluster_problems(
     visible: impl Fn(&Finding) -> bool,
     now: DateTime<Utc>,
 ) -> Vec<Problem> {
+    problems(facts, data, all, visible, now, Chains::WithFindings)
+}
+
+/// Which chains [`cluster_problems`] makes: those of the namespaces with findings a chain
+/// can take, or (for the tests, to check that it is the same) all of them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Chains {
+    WithFindings,
+    #[cfg(test)]
+    All,
+}
+
+fn problems(
+    facts: &ClusterFacts,
+    data: &ClusterData,
+    all: &Arc<Vec<Finding>>,
+    visible: impl Fn(&Finding) -> bool,
+    now: DateTime<Utc>,
+    which: Chains,
+) -> Vec<Problem> {
     let findings: Vec<&Finding> = all.iter().filter(|f| visible(f)).collect();
     let findings = &findings[..];
-    let idx = Index::new(facts, data);
+    // A chain holds objects of one namespace and its issuer: only the namespaces with a
+    // finding a chain can take have chains with a root (all of them when a finding about a
+    // cluster-scoped object, an issuer, may be in any chain).
+    let in_chains: BTreeSet<&str> = findings
+        .iter()
+        .filter(|f| part_of(f) != Part::Alone)
+        .map(|f| &*f.namespace)
+        .collect();
+    let part;
+    let with_chains = match in_chains.contains("") || which != Chains::WithFindings {
+        true => data,
+        false => {
+            part = data.namespaces_part(&in_chains.into_iter().collect::<Vec<_>>());
+            &part
+        }
+    };
+    let idx = Index::new(facts, with_chains);
     let by_object = FindingIndex::from_refs(findings);
     let mut gathered: BTreeMap<String, Gathering<'_>> = BTreeMap::new();
     let mut placed: HashSet<*const Finding> = HashSet::new();
     let cluster = Text::from(facts.name.as_str());
-    for chain in chains(&cluster, &idx, data) {
+    for chain in chains(&cluster, &idx, with_chains) {
         let in_chain: Vec<&Finding> = by_object
             .of(&chain.objects)
             .filter(|f| part_of(f) != Part::Alone)

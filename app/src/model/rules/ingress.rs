@@ -2,7 +2,7 @@
 
 use crate::model::finding::Subject;
 use crate::model::rule::Rule;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::acme::{challenge_failing, redirect_evidence, Redirect};
 use super::{span, About, Ctx};
@@ -443,24 +443,35 @@ pub(super) fn shared_hosts(ctx: &mut Ctx<'_>) {
     // asks for a certificate without it, None neither).
     type Serving<'a> = (&'a str, &'a str, Option<bool>, Option<bool>);
     let data = ctx.idx.data;
-    let mut by_host: BTreeMap<Text, Vec<Serving<'_>>> = BTreeMap::new();
+    // The Ingresses of each host, then what each of a shared host's does.
+    let mut ingresses_of: HashMap<Text, Vec<&IngressView>> = HashMap::new();
     for ing in data.ingresses.values() {
-        let enforce = ctx.idx.controller_of(ing).enforce_https;
-        let fixed = match (ing.edit_in_place.as_deref(), &ing.issuer) {
-            (Some("true"), _) => Some(true),
-            (_, Some(_)) => Some(false),
-            (_, None) => None,
-        };
         for h in ing.all_hosts() {
             let host = match h.bytes().any(|b| b.is_ascii_uppercase()) {
                 true => Text::from(h.to_ascii_lowercase().as_str()),
                 false => h,
             };
-            by_host
-                .entry(host)
-                .or_default()
-                .push((&ing.namespace, &ing.name, enforce, fixed));
+            let on = ingresses_of.entry(host).or_default();
+            if !on.last().is_some_and(|last| std::ptr::eq(*last, &**ing)) {
+                on.push(ing);
+            }
         }
+    }
+    let mut by_host: BTreeMap<Text, Vec<Serving<'_>>> = BTreeMap::new();
+    for (host, ings) in ingresses_of.into_iter().filter(|(_, ings)| ings.len() > 1) {
+        let serving = ings
+            .into_iter()
+            .map(|ing| {
+                let fixed = match (ing.edit_in_place.as_deref(), &ing.issuer) {
+                    (Some("true"), _) => Some(true),
+                    (_, Some(_)) => Some(false),
+                    (_, None) => None,
+                };
+                let enforce = ctx.idx.controller_of(ing).enforce_https;
+                (&*ing.namespace, &*ing.name, enforce, fixed)
+            })
+            .collect();
+        by_host.insert(host, serving);
     }
     for (host, ings) in by_host {
         // Fixed: the certificate's Ingress solves in place and none asks without the fix.

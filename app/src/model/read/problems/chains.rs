@@ -1,7 +1,7 @@
 //! The chains a cluster's problems are made of: each Ingress with what it uses, and each
 //! Certificate no Ingress owns — their objects, hosts, and how long their clients are served.
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 
 use chrono::{DateTime, Utc};
 

@@ -32,25 +32,37 @@ fn failing(w: World, ing: IngressView) -> World {
 fn problems_of(w: &World, view: &View) -> Vec<Problem> {
     let findings = std::sync::Arc::new(w.findings());
     let visible = Visibility::of(view, &w.facts.name).expect("the cluster is visible");
-    cluster_problems(
-        &w.facts,
-        &w.data,
-        &findings,
-        |f| visible.finding(f),
-        crate::model::rules::fixtures::now(),
-    )
+    checked(w, &findings, |f| visible.finding(f))
 }
 
 /// The problems of `w` built from `findings` (its own, with what a test adds), at the
 /// fixtures' now.
 fn problems_from(w: &World, findings: &[Finding]) -> Vec<Problem> {
-    cluster_problems(
+    checked(w, &std::sync::Arc::new(findings.to_vec()), |_| true)
+}
+
+/// The problems, and for every test the check that making only the chains of namespaces
+/// with findings gives the same as making every chain of the cluster.
+fn checked(
+    w: &World,
+    findings: &std::sync::Arc<Vec<Finding>>,
+    visible: impl Fn(&Finding) -> bool,
+) -> Vec<Problem> {
+    let now = crate::model::rules::fixtures::now();
+    let problems = cluster_problems(&w.facts, &w.data, findings, &visible, now);
+    let every_chain = super::problems(
         &w.facts,
         &w.data,
-        &std::sync::Arc::new(findings.to_vec()),
-        |_| true,
-        crate::model::rules::fixtures::now(),
-    )
+        findings,
+        &visible,
+        now,
+        super::Chains::All,
+    );
+    assert_eq!(
+        problems, every_chain,
+        "the chains with findings make other problems than every chain"
+    );
+    problems
 }
 
 fn everything() -> View {

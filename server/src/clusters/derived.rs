@@ -16,11 +16,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use lookout_app::model::data::{ClusterData, ClusterFacts};
+use lookout_app::model::finding::sort_by_urgency;
 use lookout_app::model::read::lists::{ingress_rows, ingress_rows_of, IngressRows};
 use lookout_app::model::read::problems::{self, Problem};
 use lookout_app::model::read::Visibility;
 use lookout_app::model::rules::tailscale::{self, TailnetIngress};
-use lookout_app::model::rules::{combine, evaluate_split, Rules, Split};
+use lookout_app::model::rules::{across_namespaces, evaluate_split, Rules, Split};
 use lookout_app::model::text::Text;
 use lookout_app::model::thresholds::Thresholds;
 use lookout_app::model::{Finding, SyncState};
@@ -43,16 +44,15 @@ struct Derived {
     tailnet: OnceLock<Arc<Vec<TailnetIngress>>>,
 }
 
-/// The findings in the parts they are evaluated in, and the Ingress rows by namespace, with
-/// the changes they follow.
+/// The findings with the changes they follow, and the Ingress rows by namespace. The
+/// findings are one list (held by the derived data, and by problems through it): a change
+/// replaces its namespaces' findings of the namespaced rules and the findings across
+/// namespaces in a new list, sharing the rest.
 #[derive(Default)]
 struct Parts {
-    /// The changes the parts are evaluated at; None before the first evaluation.
+    /// The changes the findings are evaluated at; None before the first evaluation.
     changes: Option<Changes>,
-    /// Each namespace's findings of the namespaced rules (a namespace without any: absent).
-    namespaced: BTreeMap<Text, Vec<Finding>>,
-    /// The findings of the rules across namespaces.
-    across: Vec<Finding>,
+    findings: Arc<Vec<Finding>>,
     /// When the whole cluster was last evaluated.
     evaluated: Option<tokio::time::Instant>,
     /// The generation of the derived data last made from these parts.
@@ -67,62 +67,61 @@ impl Parts {
     /// the last evaluation (only time passed), the rows of the namespaces whose findings are
     /// the same stay as they are.
     fn evaluated(&mut self, split: Split, changes: Changes) {
-        let mut namespaced: BTreeMap<Text, Vec<Finding>> = BTreeMap::new();
-        for f in split.namespaced {
-            namespaced.entry(f.namespace.clone()).or_default().push(f);
-        }
-        for found in namespaced.values_mut() {
-            found.shrink_to_fit();
-        }
-        let same_data = self.changes.as_ref() == Some(&changes);
-        let before = std::mem::replace(&mut self.namespaced, namespaced);
-        if same_data {
-            let changed: Vec<Text> = before
-                .keys()
-                .chain(self.namespaced.keys())
-                .filter(|ns| before.get(*ns) != self.namespaced.get(*ns))
-                .cloned()
-                .collect();
-            for ns in changed {
-                self.stale_row(&ns);
-            }
+        let mut findings = split.namespaced;
+        findings.extend(split.across);
+        sort_by_urgency(&mut findings);
+        findings.shrink_to_fit();
+        let findings = Arc::new(findings);
+        if self.changes.as_ref() == Some(&changes) {
+            self.stale_where_changed(&findings, |_| true);
         } else {
             self.stale_rows = None;
         }
-        self.across(split.across);
+        self.findings = findings;
         self.changes = Some(changes);
         self.evaluated = Some(tokio::time::Instant::now());
     }
 
-    /// Takes `namespace`'s findings of the namespaced rules, evaluated again.
-    fn namespace(&mut self, namespace: &str, found: Vec<Finding>) {
-        match found.is_empty() {
-            true => self.namespaced.remove(namespace),
-            false => self.namespaced.insert(Text::from(namespace), found),
-        };
-        self.stale_row(namespace);
+    /// Takes the namespaced findings of the `changed` namespaces, evaluated again, and the
+    /// findings across namespaces: the rows of the changed namespaces are stale, and of each
+    /// namespace whose findings across namespaces changed — all of them when a finding about
+    /// a cluster-scoped object did (any Ingress's chain may hold it).
+    fn changed(&mut self, changed: &[String], found: Vec<Vec<Finding>>, across: Vec<Finding>) {
+        let changed: BTreeSet<&str> = changed.iter().map(String::as_str).collect();
+        let kept = self
+            .findings
+            .iter()
+            .filter(|f| !across_namespaces(f) && !changed.contains(&*f.namespace));
+        let mut findings: Vec<Finding> = kept.cloned().collect();
+        findings.extend(found.into_iter().flatten());
+        findings.extend(across);
+        sort_by_urgency(&mut findings);
+        findings.shrink_to_fit();
+        let findings = Arc::new(findings);
+        for ns in changed {
+            self.stale_row(ns);
+        }
+        self.stale_where_changed(&findings, across_namespaces);
+        self.findings = findings;
     }
 
-    /// Takes the findings across namespaces, evaluated again: the rows of each namespace
-    /// whose findings among them changed are stale, all of them when a finding about a
-    /// cluster-scoped object did (any Ingress's chain may hold it).
-    fn across(&mut self, across: Vec<Finding>) {
-        let before = by_namespace(&self.across);
-        let after = by_namespace(&across);
-        let changed: BTreeSet<Text> = before
+    /// Marks stale the rows of each namespace whose findings `of` differ between the current
+    /// findings and `new`.
+    fn stale_where_changed(&mut self, new: &[Finding], of: impl Fn(&Finding) -> bool) {
+        let before = by_namespace(self.findings.iter().filter(|f| of(f)));
+        let after = by_namespace(new.iter().filter(|f| of(f)));
+        let changed: Vec<Text> = before
             .keys()
             .chain(after.keys())
             .filter(|ns| before.get(*ns) != after.get(*ns))
             .map(|ns| Text::from(*ns))
             .collect();
-        if changed.contains("") {
-            self.stale_rows = None;
-        } else {
-            for ns in changed {
-                self.stale_row(&ns);
+        for ns in changed {
+            if ns.is_empty() {
+                self.stale_rows = None;
             }
+            self.stale_row(&ns);
         }
-        self.across = across;
     }
 
     fn stale_row(&mut self, namespace: &str) {
@@ -130,20 +129,12 @@ impl Parts {
             stale.insert(Text::from(namespace));
         }
     }
-
-    /// Every finding, sorted by urgency.
-    fn findings(&self) -> Vec<Finding> {
-        combine(
-            self.namespaced
-                .values()
-                .map(Vec::as_slice)
-                .chain([self.across.as_slice()]),
-        )
-    }
 }
 
 /// Findings by the namespace of their object, each namespace's in their order.
-fn by_namespace(findings: &[Finding]) -> BTreeMap<&str, Vec<&Finding>> {
+fn by_namespace<'f>(
+    findings: impl Iterator<Item = &'f Finding>,
+) -> BTreeMap<&'f str, Vec<&'f Finding>> {
     let mut out: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
     for f in findings {
         out.entry(&*f.namespace).or_default().push(f);
@@ -354,10 +345,7 @@ impl ClusterRecord {
                 self.counters
                     .evaluations_namespace
                     .fetch_add(changed.len() as u64, Ordering::Relaxed);
-                for (ns, found) in changed.iter().zip(found) {
-                    parts.namespace(ns, found);
-                }
-                parts.across(across);
+                parts.changed(&changed, found, across);
                 parts.changes = Some(changes);
                 format!("{} namespaces", changed.len())
             }
@@ -374,7 +362,7 @@ impl ClusterRecord {
                 "everything".to_string()
             }
         };
-        let findings = Arc::new(parts.findings());
+        let findings = parts.findings.clone();
         parts.generation = generation;
         let at = parts.evaluated.unwrap_or_else(tokio::time::Instant::now);
         tracing::debug!(cluster = %self.name, evaluated, findings = findings.len(), ms = started.elapsed().as_millis() as u64, "findings computed");

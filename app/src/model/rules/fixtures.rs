@@ -466,11 +466,18 @@ impl World {
                     f.namespace, ns,
                     "a namespaced rule judged another namespace's object: {f:?}"
                 );
+                assert!(!super::across_namespaces(f), "told apart as across: {f:?}");
             }
             parts.push(found.namespaced);
         }
         let across =
             super::evaluate_split(&self.facts, &self.data, now(), &t, super::Rules::Across);
+        for f in &across.across {
+            assert!(
+                super::across_namespaces(f),
+                "not told apart as across: {f:?}"
+            );
+        }
         parts.push(across.across);
         let combined = super::combine(parts.iter().map(Vec::as_slice));
         assert_eq!(

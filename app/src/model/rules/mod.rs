@@ -127,6 +127,26 @@ pub enum Rules {
     All,
 }
 
+/// Whether `f` is a finding of the rules across namespaces ([`Rules::Across`]).
+pub fn across_namespaces(f: &Finding) -> bool {
+    match f.rule {
+        Rule::ClusterUnreachable
+        | Rule::ClusterIpv6ProxyProtocol
+        | Rule::IngressSharedHostHttpsRedirect
+        | Rule::ProbeWrongCertificate
+        | Rule::ProbeExpired
+        | Rule::ProbeNameMismatch
+        | Rule::ProbeUntrusted
+        | Rule::ProbeNoCertificate
+        | Rule::ProbeAcmePathRedirected
+        | Rule::ProbeUnreachable
+        | Rule::ProbeProxyProtocol => true,
+        // A ClusterIssuer's, with its users in every namespace.
+        Rule::IssuerNotReady => f.namespace.is_empty(),
+        _ => false,
+    }
+}
+
 /// Findings of the two kinds of rules, each in the order the rules emit them (unsorted).
 #[derive(Debug, Default)]
 pub struct Split {

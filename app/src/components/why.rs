@@ -29,17 +29,19 @@ impl CertificateRef {
     pub fn of(c: &CertificateChain) -> CertificateRef {
         let issuing = c
             .certificate
+            .rare
             .issuing
             .as_ref()
             .is_some_and(|i| &*i.status == "True");
         let failed = c
             .certificate
+            .rare
             .issuing
             .as_ref()
             .is_some_and(|i| &*i.status == "False" && i.reason.as_deref() == Some("Failed"));
         CertificateRef {
             in_backoff: failed
-                || c.certificate.failed_issuance_attempts.unwrap_or(0) > 0 && !issuing,
+                || c.certificate.rare.failed_issuance_attempts.unwrap_or(0) > 0 && !issuing,
             name: c.certificate.name.to_string(),
             in_flight: issuing
                 .then(|| c.requests.iter().find(|r| r.current))

@@ -14,7 +14,7 @@ use super::object::{
     annotation, at, condition, conditions_at, controller_owner, created, str_at, strings_at,
     time_at, Condition, Owner,
 };
-use super::text::{Text, Texts, Uid};
+use super::text::{Rare, Seldom, Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-override-ingress-name`, set by ingress-shim at creation.
 pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
@@ -55,16 +55,35 @@ pub struct CertificateView {
     /// The controller owner (an Ingress or Gateway when made by a shim).
     pub owner: Option<Owner>,
     pub ready: Option<Condition>,
-    pub issuing: Option<Box<Condition>>,
     pub not_before: Option<DateTime<Utc>>,
     pub not_after: Option<DateTime<Utc>>,
     pub renewal_time: Option<DateTime<Utc>>,
     pub revision: Option<i64>,
-    pub failed_issuance_attempts: Option<i64>,
-    pub last_failure_time: Option<DateTime<Utc>>,
-    /// The value of `acme.cert-manager.io/http01-override-ingress-name`.
+    /// What few Certificates carry: an issuance under way or failed.
+    #[serde(flatten)]
+    pub rare: Rare<CertificateRare>,
+    /// The value of `acme.cert-manager.io/http01-override-ingress-name` (ingress-shim sets it
+    /// on the Certificates of Ingresses with edit-in-place).
     pub override_ingress_name: Option<Text>,
     pub created: Option<DateTime<Utc>>,
+}
+
+/// The fields of a Certificate that few carry (see [`Rare`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CertificateRare {
+    /// The Issuing condition: there is one while an issuance is under way or after it
+    /// failed.
+    pub issuing: Option<Box<Condition>>,
+    pub failed_issuance_attempts: Option<i64>,
+    pub last_failure_time: Option<DateTime<Utc>>,
+}
+
+impl Seldom for CertificateRare {
+    const EMPTY: &'static Self = &CertificateRare {
+        issuing: None,
+        failed_issuance_attempts: None,
+        last_failure_time: None,
+    };
 }
 
 /// A Certificate's Ready reason in plain words (cert-manager's policy violation reasons,
@@ -119,14 +138,16 @@ impl CertificateView {
             issuer: issuer_ref(data, "/spec/issuerRef", strings),
             owner: controller_owner(meta, strings),
             ready: condition(&conditions, "Ready"),
-            issuing: condition(&conditions, "Issuing").map(Box::new),
             not_before: time_at(data, "/status/notBefore"),
             not_after: time_at(data, "/status/notAfter"),
             renewal_time: time_at(data, "/status/renewalTime"),
             revision: at(data, "/status/revision").and_then(Value::as_i64),
-            failed_issuance_attempts: at(data, "/status/failedIssuanceAttempts")
-                .and_then(Value::as_i64),
-            last_failure_time: time_at(data, "/status/lastFailureTime"),
+            rare: Rare::new(CertificateRare {
+                issuing: condition(&conditions, "Issuing").map(Box::new),
+                failed_issuance_attempts: at(data, "/status/failedIssuanceAttempts")
+                    .and_then(Value::as_i64),
+                last_failure_time: time_at(data, "/status/lastFailureTime"),
+            }),
             override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME).map(|s| strings.get(&s)),
             created: created(meta),
         })
@@ -139,7 +160,7 @@ impl CertificateView {
 
     /// Whether a (re-)issuance is in flight.
     pub fn is_issuing(&self) -> bool {
-        self.issuing.as_deref().is_some_and(Condition::is_true)
+        self.rare.issuing.as_deref().is_some_and(Condition::is_true)
     }
 
     /// Whether `host` is covered by a dnsName (including a one-label wildcard).
@@ -323,7 +344,7 @@ mod tests {
         assert_eq!(&*c.owner.unwrap().name, "shop");
         assert_eq!(&*c.issuer.unwrap().group, "cert-manager.io");
         assert_eq!(c.revision, Some(2));
-        assert_eq!(c.failed_issuance_attempts, Some(1));
+        assert_eq!(c.rare.failed_issuance_attempts, Some(1));
         assert_eq!(c.override_ingress_name.as_deref(), Some("shop"));
     }
 

@@ -598,36 +598,40 @@ impl<'a> Index<'a> {
             || (controller.is_none() && class.as_deref() == Some("cilium"));
         let overrides = &self.facts.overrides;
         let cfg = self.data.cilium();
-        let (enforce_https, source) =
-            match ing.force_https.as_deref().and_then(force_https_annotation) {
-                Some(v) if cilium => (
+        let (enforce_https, source) = match ing
+            .rare
+            .force_https
+            .as_deref()
+            .and_then(force_https_annotation)
+        {
+            Some(v) if cilium => (
+                Some(v),
+                "annotation ingress.cilium.io/force-https".to_string(),
+            ),
+            _ if !cilium => (None, "not a Cilium Ingress".to_string()),
+            _ => match (
+                overrides.enforce_https,
+                cfg.and_then(|c| c.enforce_https),
+                cfg.is_some(),
+            ) {
+                (Some(v), _, _) => (
                     Some(v),
-                    "annotation ingress.cilium.io/force-https".to_string(),
+                    "Lookout config (clusters[].enforce_https)".to_string(),
                 ),
-                _ if !cilium => (None, "not a Cilium Ingress".to_string()),
-                _ => match (
-                    overrides.enforce_https,
-                    cfg.and_then(|c| c.enforce_https),
-                    cfg.is_some(),
-                ) {
-                    (Some(v), _, _) => (
-                        Some(v),
-                        "Lookout config (clusters[].enforce_https)".to_string(),
-                    ),
-                    (None, Some(v), _) => (
-                        Some(v),
-                        "kube-system/cilium-config enforce-ingress-https".to_string(),
-                    ),
-                    (None, None, true) => (
-                        Some(true),
-                        "Cilium's default (enforce-ingress-https unset)".to_string(),
-                    ),
-                    (None, None, false) => (
-                        None,
-                        "unknown: kube-system/cilium-config not found".to_string(),
-                    ),
-                },
-            };
+                (None, Some(v), _) => (
+                    Some(v),
+                    "kube-system/cilium-config enforce-ingress-https".to_string(),
+                ),
+                (None, None, true) => (
+                    Some(true),
+                    "Cilium's default (enforce-ingress-https unset)".to_string(),
+                ),
+                (None, None, false) => (
+                    None,
+                    "unknown: kube-system/cilium-config not found".to_string(),
+                ),
+            },
+        };
         let proxy_protocol = if cilium {
             overrides
                 .proxy_protocol
@@ -638,7 +642,8 @@ impl<'a> Index<'a> {
         // The annotation when it names a mode, else cilium-config, else the operator's
         // default (cilium/cilium operator/pkg/ingress: isEffectiveLoadbalancerModeDedicated).
         let lb_mode = cilium.then(|| {
-            ing.lb_mode
+            ing.rare
+                .lb_mode
                 .as_deref()
                 .and_then(LbMode::parse)
                 .or(cfg.and_then(|c| c.default_lb_mode))

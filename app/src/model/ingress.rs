@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::interner::Interner;
 use super::object::{annotation, annotation_managers, at, created, str_at};
-use super::text::{Text, Texts, Uid};
+use super::text::{Rare, Seldom, Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-edit-in-place`.
 pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
@@ -55,25 +55,18 @@ pub struct IngressView {
     pub tls: Box<[TlsEntry]>,
     /// Shared by the objects that name the same issuer.
     pub issuer: Option<Arc<IssuerRef>>,
-    /// Why ingress-shim cannot tell which issuer the annotations mean (it then makes no
-    /// Certificate), in its own words; None when they are consistent.
-    pub issuer_conflict: Option<Text>,
     /// `kubernetes.io/tls-acme` is true as Go's `strconv.ParseBool` reads it: ingress-shim
     /// makes Certificates for it with cert-manager's default issuer
     /// (`--default-issuer-name/-kind/-group`, which Lookout cannot see; the issuer is then
     /// read from the Certificate it made), or refuses it with `BadConfig` without one.
     pub tls_acme: bool,
-    /// Why ingress-shim refuses a per-certificate annotation (duration, private key…), in its
-    /// words; None when it accepts them or the Ingress asks for no certificate.
-    pub shim_refusal: Option<Text>,
     /// The raw value of the edit-in-place annotation, if present.
     pub edit_in_place: Option<Text>,
     /// Field managers owning the edit-in-place annotation (from managedFields).
     pub edit_in_place_managers: Texts,
-    /// The raw value of `ingress.cilium.io/force-https`, if present.
-    pub force_https: Option<Text>,
-    /// The raw value of `ingress.cilium.io/loadbalancer-mode`, if present.
-    pub lb_mode: Option<Text>,
+    /// What few Ingresses carry: a conflict or refusal of ingress-shim, Cilium's annotations.
+    #[serde(flatten)]
+    pub rare: Rare<IngressRare>,
     /// `metadata.labels`: ingress-shim gives them to the Certificate, where an issuer's
     /// solver selector (`matchLabels`) reads them.
     pub labels: Arc<[(Text, Text)]>,
@@ -82,6 +75,30 @@ pub struct IngressView {
     pub created: Option<DateTime<Utc>>,
     /// When its spec or metadata were last written (see [`crate::model::object::last_changed`]).
     pub changed: Option<DateTime<Utc>>,
+}
+
+/// The fields of an Ingress that few carry (see [`Rare`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IngressRare {
+    /// Why ingress-shim cannot tell which issuer the annotations mean (it then makes no
+    /// Certificate), in its own words; None when they are consistent.
+    pub issuer_conflict: Option<Text>,
+    /// Why ingress-shim refuses a per-certificate annotation (duration, private key…), in its
+    /// words; None when it accepts them or the Ingress asks for no certificate.
+    pub shim_refusal: Option<Text>,
+    /// The raw value of `ingress.cilium.io/force-https`, if present.
+    pub force_https: Option<Text>,
+    /// The raw value of `ingress.cilium.io/loadbalancer-mode`, if present.
+    pub lb_mode: Option<Text>,
+}
+
+impl Seldom for IngressRare {
+    const EMPTY: &'static Self = &IngressRare {
+        issuer_conflict: None,
+        shim_refusal: None,
+        force_https: None,
+        lb_mode: None,
+    };
 }
 
 impl IngressView {
@@ -162,22 +179,24 @@ impl IngressView {
             hosts: strings.list(hosts),
             tls,
             issuer: requested_issuer(meta, strings),
-            issuer_conflict: issuer_conflict(meta).map(|e| strings.get(&e)),
             tls_acme: annotation(meta, TLS_ACME)
                 .is_some_and(|v| super::infra::go_bool(&v) == Some(true)),
-            shim_refusal: meta
-                .annotations
-                .as_ref()
-                .and_then(|a| super::shim::invalid_annotation(|k| a.get(k).map(String::as_str)))
-                .map(|e| strings.get(&e)),
+            rare: Rare::new(IngressRare {
+                issuer_conflict: issuer_conflict(meta).map(|e| strings.get(&e)),
+                shim_refusal: meta
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| super::shim::invalid_annotation(|k| a.get(k).map(String::as_str)))
+                    .map(|e| strings.get(&e)),
+                force_https,
+                lb_mode,
+            }),
             edit_in_place,
-            lb_mode,
             labels,
             edit_in_place_managers: {
                 let managers = annotation_managers(meta, EDIT_IN_PLACE, strings);
                 strings.list(managers)
             },
-            force_https,
             addresses,
             created: created(meta),
             changed: crate::model::object::last_changed(meta),
@@ -188,7 +207,7 @@ impl IngressView {
     /// (consistent or not), or `kubernetes.io/tls-acme` (cert-manager
     /// `pkg/controller/certificate-shim/sync.go`, `hasShimAnnotation`).
     pub fn asks_for_certificate(&self) -> bool {
-        self.issuer.is_some() || self.issuer_conflict.is_some() || self.tls_acme
+        self.issuer.is_some() || self.rare.issuer_conflict.is_some() || self.tls_acme
     }
 
     /// How it asks, for texts: the issuer it names, else the annotation.
@@ -292,22 +311,25 @@ mod tests {
                 "annotations": {CLUSTER_ISSUER: "le", ISSUER: "local", ISSUER_KIND: "Issuer"}},
         }));
         assert_eq!(
-            v.issuer_conflict.as_deref(),
+            v.rare.issuer_conflict.as_deref(),
             Some("both \"cert-manager.io/issuer\" and \"cert-manager.io/cluster-issuer\" may not be set, both \"cert-manager.io/cluster-issuer\" and \"cert-manager.io/issuer-kind\" may not be set")
         );
         let fine = project(
             json!({"metadata": {"name": "shop", "annotations": {ISSUER: "local", ISSUER_KIND: "Issuer"}}}),
         );
-        assert_eq!(fine.issuer_conflict, None);
+        assert_eq!(fine.rare.issuer_conflict, None);
         let none = project(json!({"metadata": {"name": "shop"}}));
-        assert_eq!(none.issuer_conflict, None);
+        assert_eq!(none.rare.issuer_conflict, None);
     }
 
     /// Cilium reads `ingress.cilium.io/loadbalancer-mode`, else its older alias.
     #[test]
     fn the_load_balancer_mode_is_read_from_either_spelling() {
         let mode = |annotations: Value| {
-            project(json!({"metadata": {"name": "shop", "annotations": annotations}})).lb_mode
+            project(json!({"metadata": {"name": "shop", "annotations": annotations}}))
+                .rare
+                .lb_mode
+                .clone()
         };
         assert_eq!(
             mode(json!({LB_MODE_ALIAS: "shared"})).as_deref(),
@@ -340,7 +362,7 @@ mod tests {
         );
         assert_eq!(&*v.issuer.as_ref().unwrap().kind, "ClusterIssuer");
         assert_eq!(v.edit_in_place.as_deref(), Some("true"));
-        assert_eq!(v.force_https.as_deref(), Some("disabled"));
+        assert_eq!(v.rare.force_https.as_deref(), Some("disabled"));
         assert_eq!(v.tls[0].secret_name.as_deref(), Some("shop-tls"));
         assert_eq!(v.class.as_deref(), Some("cilium"));
         assert_eq!(&*v.addresses, [Text::from("192.0.2.1")]);

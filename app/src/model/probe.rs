@@ -328,7 +328,7 @@ pub fn serving_signatures(
                     .entry(host.trim_end_matches('.').to_ascii_lowercase())
                     .or_default();
                 (&ing.namespace, &ing.name, &ing.addresses).hash(h);
-                (&ing.edit_in_place, &ing.force_https, &t.secret_name).hash(h);
+                (&ing.edit_in_place, &ing.rare.force_https, &t.secret_name).hash(h);
                 t.secret_name
                     .as_deref()
                     .and_then(|s| certificate(&ing.namespace, s))

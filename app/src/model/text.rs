@@ -127,3 +127,48 @@ mod tests {
         assert_ne!(Uid::parse("not-a-uuid"), Uid::parse("not-a-uuid2"));
     }
 }
+
+/// Fields most objects leave empty, in one box: a view holds one pointer for them, and the
+/// box only when one of them is set. Reads as the fields (empty when there is no box).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rare<T: Seldom>(Option<Box<T>>);
+
+/// A group of fields for [`Rare`]: `EMPTY` is the group with none of them set.
+pub trait Seldom: Clone + PartialEq + Sync + 'static {
+    const EMPTY: &'static Self;
+}
+
+impl<T: Seldom> Rare<T> {
+    /// Boxes `fields` unless none is set.
+    pub fn new(fields: T) -> Self {
+        match fields == *T::EMPTY {
+            true => Rare(None),
+            false => Rare(Some(Box::new(fields))),
+        }
+    }
+
+    /// The fields to change (boxed from now on).
+    pub fn make_mut(&mut self) -> &mut T {
+        self.0.get_or_insert_with(|| Box::new(T::EMPTY.clone()))
+    }
+}
+
+impl<T: Seldom> std::ops::Deref for Rare<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.0.as_deref().unwrap_or(T::EMPTY)
+    }
+}
+
+/// Serialized as the fields themselves (flattened into the view, they read as if inline).
+impl<T: Seldom + Serialize> Serialize for Rare<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<T: Seldom> Default for Rare<T> {
+    fn default() -> Self {
+        Rare(None)
+    }
+}

@@ -134,7 +134,11 @@ pub fn page(
     };
     // While it is being issued, renew is refused (cert-manager ignores another trigger) and
     // a pending challenge keeps the solver it was made with: restarting is what helps.
-    let issuing = c.issuing.as_ref().is_some_and(|i| &*i.status == "True");
+    let issuing = c
+        .rare
+        .issuing
+        .as_ref()
+        .is_some_and(|i| &*i.status == "True");
     // Issuing again cannot succeed while a prerequisite is broken (and would spend a failed
     // authorization or an order): no button, the reason, and where to fix it first.
     let blocked = problems.iter().find(|p| p.blocks_issuance());
@@ -255,15 +259,15 @@ pub fn page(
                 <dt>"DNS names"</dt><dd>{c.dns_names.join(", ")}</dd>
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
                 <dt>"Ready"</dt><dd>{crate::pages::certificates::ready_text(&c, now)}" "<small>{condition(c.ready.as_ref())}</small></dd>
-                <dt>"Being issued"</dt><dd>{match c.issuing.as_deref() {
+                <dt>"Being issued"</dt><dd>{match c.rare.issuing.as_deref() {
                     Some(i) if &*i.status == "True" => "yes, now",
                     _ => "no",
-                }}" "<small class="term">{format!("Issuing: {}", c.issuing.as_deref().map_or_else(|| "absent".to_string(), |i| condition(Some(i))))}</small></dd>
+                }}" "<small class="term">{format!("Issuing: {}", c.rare.issuing.as_deref().map_or_else(|| "absent".to_string(), |i| condition(Some(i))))}</small></dd>
                 <dt>"Not before"</dt><dd>{time(c.not_before)}</dd>
                 <dt>"Not after"</dt><dd>{time(c.not_after)}</dd>
                 <dt>"Renewal time"</dt><dd>{time(c.renewal_time)}</dd>
                 <dt>"Revision"</dt><dd>{c.revision.map(|r| r.to_string()).unwrap_or_else(|| "—".into())}</dd>
-                <dt>"Failed attempts"</dt><dd>{c.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
+                <dt>"Failed attempts"</dt><dd>{c.rare.failed_issuance_attempts.map(|r| r.to_string()).unwrap_or_else(|| "0".into())}</dd>
             </dl>
             {lifetime_bar(c.not_before, c.renewal_time, c.not_after, now)}
             {crate::components::findings_fold(findings_count, findings_table(d.findings, now, true))}

@@ -372,6 +372,6 @@ fn certificate_status_matches(
         CertificateStatus::Ready => c.is_ready(),
         CertificateStatus::NotReady => !c.is_ready(),
         CertificateStatus::Expired => c.not_after.is_some_and(|na| na <= now),
-        CertificateStatus::Failing => c.failed_issuance_attempts.unwrap_or(0) >= 1,
+        CertificateStatus::Failing => c.rare.failed_issuance_attempts.unwrap_or(0) >= 1,
     }
 }

@@ -292,7 +292,7 @@ fn diagnose(ctx: &Ctx<'_>, ch: &ChallengeView, failure: &Failure) -> Diagnosis {
         _ => return plain,
     };
     let restart = match (certificate, request) {
-        (Some(c), _) if c.issuing.as_ref().is_some_and(|i| &*i.status != "True") || c.issuing.is_none() => format!("then renew Certificate {} (it is in backoff; cmctl renew does the same)", c.name),
+        (Some(c), _) if c.rare.issuing.as_ref().is_some_and(|i| &*i.status != "True") || c.rare.issuing.is_none() => format!("then renew Certificate {} (it is in backoff; cmctl renew does the same)", c.name),
         (_, Some(r)) if ch.failure.as_ref().is_some_and(|_| ch.has_failed()) => format!("then restart the issuance by deleting CertificateRequest {}: this challenge failed, so its order cannot succeed; renew is refused while Issuing=True, and cert-manager makes a new request from the annotated Certificate", r.name),
         (_, Some(r)) => format!("then have cert-manager solve this challenge again on the Ingress: annotate its Order {} with acme.cert-manager.io/http01-override-ingress-name (the fix does) — the Order's controller replaces a pending challenge whose solver changes, with the same request and no new order; the Certificate's annotations alone reach only the next request. If the challenge fails first, restart the issuance by deleting CertificateRequest {}", ch.owner.as_ref().map(|o| o.name.to_string()).unwrap_or_default(), r.name),
         _ => "then restart the issuance (delete the in-flight CertificateRequest)".to_string(),

@@ -90,8 +90,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             );
         }
 
-        if let Some(n) = c.failed_issuance_attempts.filter(|n| *n >= 1) {
+        if let Some(n) = c.rare.failed_issuance_attempts.filter(|n| *n >= 1) {
             let issuing = c
+                .rare
                 .issuing
                 .as_ref()
                 .map(|i| {
@@ -103,7 +104,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     )
                 })
                 .unwrap_or_default();
-            let retry = c.last_failure_time.map(|lf| next_retry(lf, n, ctx.t));
+            let retry = c.rare.last_failure_time.map(|lf| next_retry(lf, n, ctx.t));
             ctx.push(
                 Rule::CertIssuanceFailing,
                 Severity::Critical,
@@ -111,11 +112,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 format!("Issuance of {} has failed {}", c.name, crate::model::text::count(usize::try_from(n).unwrap_or(0), "time", "times")),
                 format!(
                     "status.failedIssuanceAttempts is {n}, lastFailureTime {}. cert-manager retries at {} (1h·2^(n−1), at most 32h).{issuing}",
-                    c.last_failure_time.map(at).unwrap_or_else(|| "unknown".into()),
+                    c.rare.last_failure_time.map(at).unwrap_or_else(|| "unknown".into()),
                     retry.map(at).unwrap_or_else(|| "an unknown time".into())
                 ),
                 "Fix the cause shown by the failed CertificateRequest/Order/Challenge, then renew to retry now instead of waiting for the backoff (mind the Let's Encrypt budget).",
-                c.last_failure_time,
+                c.rare.last_failure_time,
             );
         }
 

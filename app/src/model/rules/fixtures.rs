@@ -57,13 +57,10 @@ impl IngressView {
             hosts: Default::default(),
             tls: Box::default(),
             issuer: None,
-            issuer_conflict: None,
             tls_acme: false,
-            shim_refusal: None,
             edit_in_place: None,
             edit_in_place_managers: Default::default(),
-            force_https: None,
-            lb_mode: None,
+            rare: Default::default(),
             labels: Default::default(),
             addresses: std::sync::Arc::from(["192.0.2.1".into()]),
             created: ago(Duration::days(30)),
@@ -97,7 +94,7 @@ impl IngressView {
         self
     }
     pub fn with_issuer_conflict(mut self, why: &str) -> Self {
-        self.issuer_conflict = Some(why.into());
+        self.rare.make_mut().issuer_conflict = Some(why.into());
         self
     }
     /// Adds a rule and a TLS entry for `host`, with secret `<name>-tls`.
@@ -127,7 +124,7 @@ impl IngressView {
         self
     }
     pub fn force_https(mut self, v: &str) -> Self {
-        self.force_https = Some(v.into());
+        self.rare.make_mut().force_https = Some(v.into());
         self
     }
     pub fn without_address(mut self, created: Duration) -> Self {
@@ -162,13 +159,11 @@ impl CertificateView {
                 "Certificate is up to date and has not expired",
                 ago(Duration::days(20)),
             )),
-            issuing: None,
             not_before: ago(Duration::days(20)),
             not_after: Some(now() + Duration::days(70)),
             renewal_time: Some(now() + Duration::days(40)),
             revision: Some(1),
-            failed_issuance_attempts: None,
-            last_failure_time: None,
+            rare: Default::default(),
             override_ingress_name: (ing.edit_in_place.as_deref() == Some("true"))
                 .then(|| ing.name.clone()),
             created: ago(Duration::days(20)),
@@ -185,9 +180,10 @@ impl CertificateView {
         self
     }
     pub fn failing(mut self, attempts: i64, last: Duration) -> Self {
-        self.failed_issuance_attempts = Some(attempts);
-        self.last_failure_time = ago(last);
-        self.issuing = Some(Box::new(cond(
+        let rare = self.rare.make_mut();
+        rare.failed_issuance_attempts = Some(attempts);
+        rare.last_failure_time = ago(last);
+        self.rare.make_mut().issuing = Some(Box::new(cond(
             "Issuing",
             "False",
             "Failed",
@@ -198,7 +194,7 @@ impl CertificateView {
     }
     /// Issuing=True: a request is in flight.
     pub fn issuing(mut self) -> Self {
-        self.issuing = Some(Box::new(cond(
+        self.rare.make_mut().issuing = Some(Box::new(cond(
             "Issuing",
             "True",
             "DoesNotExist",

@@ -336,7 +336,7 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
             .filter_map(|t| t.secret_name.as_deref())
             .filter(|s| ctx.idx.certificates_writing(&ing.namespace, s).is_empty())
             .collect();
-        let (title, message, remediation) = match &ing.issuer_conflict {
+        let (title, message, remediation) = match &ing.rare.issuer_conflict {
             // A Certificate made before the annotations went wrong still stands.
             Some(_) if without.is_empty() && !ing.tls.is_empty() => continue,
             Some(why) => (
@@ -344,13 +344,13 @@ fn certificate_missing(ctx: &mut Ctx<'_>) {
                 format!("ingress-shim refuses the annotations of Ingress {}/{} (Warning BadConfig: \"Could not determine issuer for ingress due to bad annotations: {why}\") and makes no Certificate, so no certificate is issued for {}.{}", ing.namespace, ing.name, if without.is_empty() { "its hosts".to_string() } else { format!("{} {}", crate::model::text::noun(without.len(), "Secret", "Secrets"), without.join(", ")) }, bad_config_events(ctx, ing)),
                 "Keep one of cert-manager.io/cluster-issuer or cert-manager.io/issuer (issuer-kind and issuer-group go only with issuer), and give it a name.",
             ),
-            None if ing.shim_refusal.is_some() && !without.is_empty() => (
+            None if ing.rare.shim_refusal.is_some() && !without.is_empty() => (
                 "An annotation has a value ingress-shim refuses: no Certificate is made".to_string(),
                 format!(
                     "ingress-shim stops at Ingress {}/{}: {}. It makes no Certificate for it (and updates none), so no certificate is issued for {} {}. No event says so; cert-manager's controller log does.{}",
                     ing.namespace,
                     ing.name,
-                    ing.shim_refusal.as_deref().unwrap_or_default(),
+                    ing.rare.shim_refusal.as_deref().unwrap_or_default(),
                     crate::model::text::noun(without.len(), "Secret", "Secrets"),
                     without.join(", "),
                     bad_config_events(ctx, ing)

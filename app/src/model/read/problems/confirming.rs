@@ -20,7 +20,7 @@ pub(super) struct Issuance {
 impl Issuance {
     pub(super) fn of(c: &crate::model::certificate::CertificateView) -> Issuance {
         Issuance {
-            issuing: c.issuing.as_ref().is_some_and(|i| i.is_true()),
+            issuing: c.rare.issuing.as_ref().is_some_and(|i| i.is_true()),
             ready_since: c
                 .ready
                 .as_ref()

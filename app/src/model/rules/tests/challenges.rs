@@ -125,7 +125,7 @@ fn a_404_without_https_enforcement_is_not_blamed_on_edit_in_place() {
     // Shared mode without HTTPS enforcement: the solver Ingress is served; a 404 is
     // something else.
     let mut shared = shop().force_https("disabled");
-    shared.lb_mode = Some("shared".into());
+    shared.rare.make_mut().lb_mode = Some("shared".into());
     let w = failing(shared, NOT_FOUND, None);
     let f = challenge_finding(&w);
     assert!(!f.message.contains("redirect"), "{}", f.message);

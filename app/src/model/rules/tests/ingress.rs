@@ -465,7 +465,7 @@ fn edit_in_place_missing_explains_cilium_load_balancer_mode() {
     );
     assert!(f.message.contains("cert-manager#6805"), "{}", f.message);
     let mut shared = ing;
-    shared.lb_mode = Some("shared".into());
+    shared.rare.make_mut().lb_mode = Some("shared".into());
     let w = World::new()
         .certificate(CertificateView::of(&shared))
         .ingress(shared);
@@ -509,7 +509,7 @@ fn certificate_missing_when_ingress_shim_refuses_an_annotation_value() {
     let mut ing = IngressView::test("odd")
         .with_issuer("letsencrypt-prod")
         .tls("odd.example.com");
-    ing.shim_refusal = Some(
+    ing.rare.make_mut().shim_refusal = Some(
         "invalid ingress annotation \"cert-manager.io/duration\": time: unknown unit \"d\" in duration \"90d\"".into(),
     );
     let w = World::new().ingress(ing.clone());

@@ -82,6 +82,8 @@ fn served_expiry(ing: &IngressView, data: &ClusterData) -> Option<Option<DateTim
 pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec<Chain> {
     let mut out = Vec::new();
     let mut owned: HashSet<(&str, &str)> = HashSet::new();
+    // One copy of each head's kind for all of them (a problem may hold thousands of heads).
+    let (ingress, certificate) = (Text::from("Ingress"), Text::from("Certificate"));
     for ing in data.ingresses.values() {
         let certificates = idx.certificates_of(ing);
         for c in &certificates {
@@ -96,7 +98,7 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
             head: ProblemObject {
                 cluster: cluster.clone(),
                 namespace: ing.namespace.clone(),
-                kind: "Ingress".into(),
+                kind: ingress.clone(),
                 name: ing.name.clone(),
             },
             objects: ingress_objects(idx, ing),
@@ -126,7 +128,7 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
             head: ProblemObject {
                 cluster: cluster.clone(),
                 namespace: c.namespace.clone(),
-                kind: "Certificate".into(),
+                kind: certificate.clone(),
                 name: c.name.clone(),
             },
             objects,

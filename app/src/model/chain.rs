@@ -187,29 +187,8 @@ pub struct TlsChain {
     pub certificate: Option<CertificateChain>,
 }
 
-/// Values grouped by (namespace, name) borrowed from the data, looked up with any `&str`.
-struct ByName<'a, V>(HashMap<&'a str, HashMap<&'a str, Vec<&'a Arc<V>>>>);
-
-impl<'a, V> ByName<'a, V> {
-    fn new() -> Self {
-        ByName(HashMap::new())
-    }
-    fn add(&mut self, ns: &'a str, name: &'a str, v: &'a Arc<V>) {
-        self.0
-            .entry(ns)
-            .or_default()
-            .entry(name)
-            .or_default()
-            .push(v);
-    }
-    fn get(&self, ns: &str, name: &str) -> &[&'a Arc<V>] {
-        self.0
-            .get(ns)
-            .and_then(|m| m.get(name))
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-    }
-}
+mod by_name;
+use by_name::ByName;
 
 /// Lookup tables over one cluster's data, each built once, when first used (a pass that
 /// needs none of them does not pay for them).

@@ -309,12 +309,12 @@ impl ClusterRecord {
         how: Evaluate,
         (with_rows, with_problems): (bool, bool),
     ) -> Derived {
+        // Before the facts and the data: what is read afterwards is at least as new.
+        let changes = self.cache.changes();
         let facts = self.facts();
         let now = (self.now)();
         let started = Instant::now();
         let t = &*self.derived.thresholds;
-        // Before the data: what is read afterwards is at least as new.
-        let changes = self.cache.changes();
         let mut parts = self.derived.parts.lock().expect("derived parts lock");
         let since = parts.changes.as_ref().filter(|before| {
             how == Evaluate::Changes

@@ -68,7 +68,7 @@ impl Cache {
     pub(super) fn write<T>(&self, f: impl FnOnce(&mut ClusterData, &mut Interner) -> T) -> T {
         let mut strings = self.strings.lock().expect("interner lock");
         let out = f(&mut self.data.write().expect("data lock"), &mut strings);
-        self.generation.fetch_add(1, Ordering::Relaxed);
+        self.generation.fetch_add(1, Ordering::Release);
         out
     }
 
@@ -107,12 +107,12 @@ impl Cache {
     /// Something changed that is not in the data (the sync state): the derived data is
     /// computed again.
     pub(super) fn bump(&self) {
-        self.generation.fetch_add(1, Ordering::Relaxed);
+        self.generation.fetch_add(1, Ordering::Release);
     }
 
     /// The generation of the data and state.
     pub(super) fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Relaxed)
+        self.generation.load(Ordering::Acquire)
     }
 
     /// An object of `namespace` (None: cluster-scoped) changed. Moves the generation again:
@@ -130,7 +130,7 @@ impl Cache {
 
     /// Everything may have changed (a relist, a sync state).
     pub(super) fn touch_all(&self) {
-        self.epoch.fetch_add(1, Ordering::Relaxed);
+        self.epoch.fetch_add(1, Ordering::Release);
         self.bump();
     }
 
@@ -138,7 +138,7 @@ impl Cache {
     /// namespace's generation ("" for cluster-scoped objects). Read before the data they
     /// describe: data read afterwards is at least as new.
     pub(super) fn changes(&self) -> Changes {
-        let epoch = self.epoch.load(Ordering::Relaxed);
+        let epoch = self.epoch.load(Ordering::Acquire);
         let namespaces = self
             .namespace_generations
             .lock()
@@ -156,7 +156,7 @@ impl Cache {
             return self.generation();
         }
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.epoch.load(Ordering::Relaxed).hash(&mut h);
+        self.epoch.load(Ordering::Acquire).hash(&mut h);
         let gens = self
             .namespace_generations
             .lock()

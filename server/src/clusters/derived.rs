@@ -55,8 +55,6 @@ struct Parts {
     findings: Arc<Vec<Finding>>,
     /// When the whole cluster was last evaluated.
     evaluated: Option<tokio::time::Instant>,
-    /// The generation of the derived data last made from these parts.
-    generation: u64,
     rows: IngressRows,
     /// The namespaces whose rows are to be made again; None: all of them.
     stale_rows: Option<BTreeSet<Text>>,
@@ -265,6 +263,11 @@ impl ClusterRecord {
         }
         let d = Arc::new(self.derive(generation, Evaluate::Changes, (false, false)));
         *current = Some(d.clone());
+        // A change evaluates what changed; the time-based findings of the rest move on with
+        // the whole cluster's evaluation, however often things change.
+        if d.at.elapsed() >= self.derived.ttl {
+            self.refresh_in_background(&d);
+        }
         d
     }
 
@@ -301,8 +304,10 @@ impl ClusterRecord {
     }
 
     /// Computes the derived data of `generation`: the findings of what changed since the
-    /// last evaluation, or of everything — then from a copy of the data (the views are
-    /// shared, only the maps are copied), so the watchers are not held up while the rules run.
+    /// last evaluation (the changed namespaces and the rules across namespaces, with the data
+    /// read-locked: a few milliseconds), or of everything — then from a copy of the data (the
+    /// views are shared, only the maps are copied), so the watchers are not held up while
+    /// every rule runs.
     fn derive(
         &self,
         generation: u64,
@@ -363,7 +368,6 @@ impl ClusterRecord {
             }
         };
         let findings = parts.findings.clone();
-        parts.generation = generation;
         let at = parts.evaluated.unwrap_or_else(tokio::time::Instant::now);
         tracing::debug!(cluster = %self.name, evaluated, findings = findings.len(), ms = started.elapsed().as_millis() as u64, "findings computed");
         let rows = OnceLock::new();
@@ -387,12 +391,12 @@ impl ClusterRecord {
         }
     }
 
-    /// The Ingress rows of `d`: the stale namespaces' made again when the parts are still at
-    /// its generation, else all of them.
+    /// The Ingress rows of `d`: the stale namespaces' made again when the parts still hold
+    /// its findings, else all of them (the parts moved on).
     fn rows(&self, d: &Derived) -> Arc<IngressRows> {
         let facts = self.facts();
         let mut parts = self.derived.parts.lock().expect("derived parts lock");
-        if parts.generation == d.generation {
+        if Arc::ptr_eq(&parts.findings, &d.findings) {
             return self.rows_from(&mut parts, &d.findings, &facts);
         }
         drop(parts);

@@ -614,6 +614,61 @@ mod tests {
         add("b");
         assert_eq!(expired(&r.findings()), ["a", "b"]);
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn time_moves_findings_on_while_another_namespace_keeps_changing() {
+        let t0 = Utc
+            .with_ymd_and_hms(2026, 12, 31, 0, 0, 0)
+            .unwrap()
+            .timestamp();
+        let clock = Arc::new(AtomicI64::new(t0));
+        let r = record(clock.clone());
+        let change = |i: u32| {
+            let ingress: Object = serde_json::from_value(json!({
+                "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                "metadata": {"name": "web", "namespace": "web", "uid": "u-web",
+                             "annotations": {"change": i.to_string()}},
+                "spec": {"rules": [{"host": "web.example.com"}]}
+            }))
+            .unwrap();
+            r.take(
+                super::super::kinds::watched(Kind::Ingress),
+                Step::Applied(&ingress),
+            );
+        };
+        r.take(
+            super::super::kinds::watched(Kind::Certificate),
+            Step::Applied(&certificate("a", "2027-01-01T00:00:00Z")),
+        );
+        change(0);
+        assert!(expired(&r.findings()).is_empty());
+        let whole = r.counters.evaluations_whole.load(Ordering::Relaxed);
+        // The Certificate of "shop" expires while an Ingress of "web" changes every second,
+        // and a reader comes after each change: each change evaluates "web" alone, and the
+        // whole cluster is still evaluated again once its findings are five seconds old.
+        clock.store(t0 + 2 * 86_400, Ordering::Relaxed);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for i in 1.. {
+            change(i);
+            if i == 1 {
+                assert!(
+                    expired(&r.findings()).is_empty(),
+                    "a change is judged in its namespace"
+                );
+                assert_eq!(r.counters.evaluations_whole.load(Ordering::Relaxed), whole);
+            }
+            if expired(&r.findings()) == ["a"] {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the expiry never showed while another namespace kept changing"
+            );
+            tokio::time::advance(Duration::from_secs(1)).await;
+            // The background evaluation runs in real time.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 #[cfg(test)]

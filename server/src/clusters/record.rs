@@ -436,7 +436,7 @@ mod tests {
     use super::*;
 
     /// A record whose clock the test moves.
-    fn record(clock: Arc<AtomicI64>) -> Arc<ClusterRecord> {
+    pub(super) fn record(clock: Arc<AtomicI64>) -> Arc<ClusterRecord> {
         let (events, _) = mpsc::channel(16);
         let now: Now =
             Arc::new(move || Utc.timestamp_opt(clock.load(Ordering::Relaxed), 0).unwrap());
@@ -718,19 +718,7 @@ mod incremental {
     async fn a_change_is_judged_again_in_its_namespace_alone_and_finds_what_the_whole_cluster_would(
     ) {
         let at = Utc.with_ymd_and_hms(2026, 12, 6, 0, 0, 0).unwrap();
-        let clock = Arc::new(AtomicI64::new(at.timestamp()));
-        let (events, _) = mpsc::channel(16);
-        let now: Now =
-            Arc::new(move || Utc.timestamp_opt(clock.load(Ordering::Relaxed), 0).unwrap());
-        let r = Arc::new(ClusterRecord::new(
-            "zrh".into(),
-            ClusterOverrides::default(),
-            Arc::new(Thresholds::default()),
-            now,
-            events,
-            None,
-            crate::fleet::Changes::default(),
-        ));
+        let r = super::tests::record(Arc::new(AtomicI64::new(at.timestamp())));
         let whole = || {
             let data = r.read(ClusterData::clone);
             evaluate(&r.facts(), &data, at, &Thresholds::default())

@@ -475,7 +475,8 @@ impl World {
             );
         }
         parts.push(across.across);
-        let combined = super::combine(parts.iter().map(Vec::as_slice));
+        let mut combined: Vec<Finding> = parts.into_iter().flatten().collect();
+        crate::model::finding::sort_by_urgency(&mut combined);
         assert_eq!(
             combined, whole,
             "namespace by namespace differs from the whole cluster"

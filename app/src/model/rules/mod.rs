@@ -99,19 +99,6 @@ pub fn evaluate(
     namespaced
 }
 
-/// A cluster's findings from the parts they were evaluated in (each namespace's namespaced
-/// findings, and the findings across namespaces), sorted by urgency: the same findings, in
-/// the same order, as [`evaluate`] on the whole cluster.
-pub fn combine<'a>(parts: impl IntoIterator<Item = &'a [Finding]>) -> Vec<Finding> {
-    let parts: Vec<&[Finding]> = parts.into_iter().collect();
-    let mut all = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
-    for part in parts {
-        all.extend_from_slice(part);
-    }
-    sort_by_urgency(&mut all);
-    all
-}
-
 /// Which rules to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rules {

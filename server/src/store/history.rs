@@ -1,5 +1,5 @@
 //! The ACME history: one writer task fed by a bounded channel, committing in groups (one
-//! write transaction about every 100 ms or 500 events), idempotent by comparing with the
+//! write transaction about every 100 ms or 5,000 events), idempotent by comparing with the
 //! stored state (read for a whole group at once, see [`Known`]) — also when several
 //! replicas write the same database: a transaction holds the writers' lock, and an
 //! observation older than the stored state (by resource version) adds nothing; retention
@@ -26,8 +26,14 @@ pub use lookout_app::model::history::{ChallengeRecord, HistoryEvent, TimelineEnt
 use lookout_app::model::kind::Kind;
 pub use retention::{prune, run_maintenance};
 
-/// Events a batch holds at most.
-const BATCH: usize = 500;
+/// Events a batch holds at most. A batch is small when events trickle in (what arrived
+/// within [`LINGER`]) and this large only when the writer is behind, as at the start of a
+/// large fleet: every row inserted touches a leaf of each index of its table (the keys are
+/// spread over clusters and random uids), and each commit writes every page it touched
+/// twice (to the WAL, then to the database at the checkpoint) — 500 events a batch wrote
+/// 3 GB for the 62 MB database of a 300-cluster start, 5,000 write 0.65 GB. A batch of
+/// 5,000 commits in 0.2–0.5 s, which is as long as other writers wait for the lock.
+const BATCH: usize = 5_000;
 /// How long the writer gathers a batch.
 const LINGER: Duration = Duration::from_millis(100);
 /// Events held in memory while the database refuses writes.
@@ -39,7 +45,7 @@ fn opt_stamp(t: Option<DateTime<Utc>>) -> Option<String> {
     t.map(stamp)
 }
 
-/// The history's writer: batches of up to 500 events gathered for 100 ms, up to 50,000
+/// The history's writer: batches of up to 5,000 events gathered for 100 ms, up to 50,000
 /// events held in memory while the database refuses writes.
 pub fn writer() -> Writer<HistoryEvent> {
     Writer {
@@ -530,6 +536,49 @@ pub async fn run_budgets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer that is behind (the start of a large fleet) takes what is queued in batches
+    /// of up to 5,000 events, each one transaction: a commit writes every page its rows
+    /// touched, so batches of 500 wrote the database's pages over and over.
+    #[tokio::test]
+    async fn a_writer_behind_writes_what_is_queued_in_few_large_batches() {
+        for db in crate::store::testdb::engines().await {
+            let (tx, rx) = tokio::sync::mpsc::channel(12_000);
+            for i in 0..12_000 {
+                tx.send(HistoryEvent::Readiness {
+                    cluster: format!("c{}", i % 300),
+                    namespace: "shop".into(),
+                    name: format!("web-{i}"),
+                    ready: None,
+                    revision: Some(1),
+                })
+                .await
+                .unwrap();
+            }
+            drop(tx);
+            let committed = db.health.committed();
+            super::super::writer::run(
+                writer(),
+                db.writer.clone(),
+                rx,
+                tokio_util::sync::CancellationToken::new(),
+                crate::clock::wall_clock(),
+                db.health.clone(),
+            )
+            .await;
+            let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM certificate_readiness")
+                .fetch_one(&db.reader)
+                .await
+                .unwrap();
+            assert_eq!(rows, 12_000, "{}", db.url);
+            assert_eq!(
+                db.health.committed() - committed,
+                3,
+                "5,000 + 5,000 + 2,000 ({})",
+                db.url
+            );
+        }
+    }
 
     #[tokio::test]
     async fn retention_deletes_only_what_is_older_than_the_cutoff() {

@@ -25,6 +25,9 @@ use crate::clock::Now;
 const RETRY_MIN: Duration = Duration::from_millis(500);
 const RETRY_MAX: Duration = Duration::from_secs(30);
 
+/// Slots the buffer of held items keeps once everything is written.
+const KEPT_SLOTS: usize = 64;
+
 /// How long one batch may take to write before it counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -227,6 +230,9 @@ pub async fn run<T: Send + Sync + 'static>(
         }
         if flush(&w, &pool, &mut held, &health, &now).await {
             pause = RETRY_MIN;
+            // A writer that was behind gathered batches of thousands; what trickles in
+            // afterwards needs a few slots, not a buffer of the largest batch for ever.
+            held.shrink_to(KEPT_SLOTS);
         } else {
             retry_at = Instant::now() + pause;
             pause = (pause * 2).min(RETRY_MAX);

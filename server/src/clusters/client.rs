@@ -27,6 +27,12 @@ use tower::{BoxError, ServiceBuilder};
 const PING_EVERY: Duration = Duration::from_secs(30);
 const PING_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// TLS sessions a cluster's client keeps for resuming. Its one connection goes to one API
+/// server (a few after a failover); rustls's default of 256 servers is a table of ~15 KiB
+/// per cluster, allocated whole. Each client keeps its own: a session resumed skips the
+/// certificate check, so one client's sessions must never be offered under another's trust.
+const SESSIONS: usize = 4;
+
 /// Builds the client for `config` (kube's default retry already decided by the caller).
 pub(super) fn build(mut config: Config) -> Result<Client, String> {
     if config.proxy_url.is_some() {
@@ -44,6 +50,7 @@ pub(super) fn build(mut config: Config) -> Result<Client, String> {
     if system_roots && !config.accept_invalid_certs {
         tls.dangerous().set_certificate_verifier(system_verifier()?);
     }
+    tls.resumption = rustls::client::Resumption::in_memory_sessions(SESSIONS);
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_connect_timeout(config.connect_timeout);

@@ -424,7 +424,7 @@ impl ClusterRecord {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use std::sync::atomic::AtomicI64;
 
     use crate::clusters::kinds::Object;
@@ -436,7 +436,7 @@ pub(super) mod tests {
     use super::*;
 
     /// A record whose clock the test moves.
-    pub(in crate::clusters) fn record(clock: Arc<AtomicI64>) -> Arc<ClusterRecord> {
+    pub(super) fn record(clock: Arc<AtomicI64>) -> Arc<ClusterRecord> {
         let (events, _) = mpsc::channel(16);
         let now: Now =
             Arc::new(move || Utc.timestamp_opt(clock.load(Ordering::Relaxed), 0).unwrap());

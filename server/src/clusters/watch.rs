@@ -457,8 +457,15 @@ mod tests {
     /// between two restarts — are boxed, so an idle watch holds only what it waits on.
     #[tokio::test]
     async fn a_watch_task_holds_little_while_it_waits() {
-        let record =
-            super::super::record::tests::record(Arc::new(std::sync::atomic::AtomicI64::new(0)));
+        let record = Arc::new(ClusterRecord::new(
+            "zrh".into(),
+            Default::default(),
+            Default::default(),
+            crate::clock::wall_clock(),
+            tokio::sync::mpsc::channel(16).0,
+            None,
+            Default::default(),
+        ));
         let client =
             Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap();
         let timing = Timing {

@@ -10,12 +10,13 @@ use std::time::Duration;
 use crate::store::Pool;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
-use lookout_app::model::certificate::{CertificateRequestView, ChallengeView, OrderView};
+use lookout_app::model::certificate::{CertificateRequestView, OrderView};
 use sqlx::{AnyConnection, Row};
 use tokio_util::sync::CancellationToken;
 
 use super::writer::{Stamped, Writer};
 
+mod challenges;
 mod known;
 mod requests;
 mod retention;
@@ -96,6 +97,7 @@ async fn write_events(
     for ev in batch {
         apply(conn, &ev.item, ev.at, &mut known).await?;
     }
+    challenges::write(conn, &mut known.challenges).await?;
     requests::write_new(conn, &mut known).await?;
     known.write_readiness(conn).await
 }
@@ -112,7 +114,10 @@ async fn apply(
             view,
             deleted,
             revision,
-        } => challenge(conn, cluster, view, (*deleted, *revision), now).await,
+        } => {
+            let seen = (*deleted, *revision);
+            challenges::challenge(conn, &mut known.challenges, cluster, view, seen, now).await
+        }
         HistoryEvent::Order {
             cluster,
             view,
@@ -148,6 +153,7 @@ async fn apply(
         } => {
             // The sweep below judges every stored row: the batch's new ones first.
             requests::write_new(conn, known).await?;
+            challenges::write(conn, &mut known.challenges).await?;
             let table = match kind {
                 Kind::Challenge => "challenges",
                 Kind::Order => "orders",
@@ -199,59 +205,6 @@ async fn mark_deleted(
 /// revisions are never older.
 pub(crate) fn already_stored(revision: Option<i64>, stored: Option<i64>) -> bool {
     matches!((revision, stored), (Some(r), Some(s)) if r <= s)
-}
-
-async fn challenge(
-    conn: &mut AnyConnection,
-    cluster: &str,
-    v: &ChallengeView,
-    (deleted, revision): (bool, Option<i64>),
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
-    let uid = v.uid.to_string();
-    let (state, reason) = (v.state.to_string(), v.reason.as_deref().map(str::to_string));
-    if deleted {
-        let existing = sqlx::query("SELECT id FROM challenges WHERE cluster = $1 AND uid = $2")
-            .bind(cluster)
-            .bind(&uid)
-            .fetch_optional(&mut *conn)
-            .await?;
-        if let Some(row) = existing {
-            return mark_deleted(conn, "challenges", row.get("id"), (now, revision)).await;
-        }
-    }
-    // One statement inserts a new Challenge or updates a changed one; an event that changes
-    // nothing (a relist, a replayed watch event) or that is older than the stored state
-    // (another replica wrote it or a newer one) writes nothing. The database's triggers add
-    // the transition (migration 0005).
-    sqlx::query(
-        "INSERT INTO challenges (cluster, namespace, name, uid, order_name, dns_name, challenge_type, state, reason, presented, processing, created_at, last_seen, deleted_at, resource_version) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
-         ON CONFLICT (cluster, uid) DO UPDATE SET state = excluded.state, reason = excluded.reason, presented = excluded.presented, \
-           processing = excluded.processing, last_seen = excluded.last_seen, deleted_at = NULL, resource_version = excluded.resource_version \
-         WHERE (challenges.state, challenges.reason, challenges.presented, challenges.processing) \
-           IS DISTINCT FROM (excluded.state, excluded.reason, excluded.presented, excluded.processing) \
-           AND (challenges.resource_version IS NULL OR excluded.resource_version IS NULL \
-                OR excluded.resource_version > challenges.resource_version)",
-    )
-    .bind(cluster)
-    .bind(&*v.namespace)
-    .bind(&*v.name)
-    .bind(&uid)
-    .bind(v.owner.as_ref().map(|o| o.name.to_string()))
-    .bind(&*v.dns_name)
-    .bind(&*v.challenge_type)
-    .bind(&state)
-    .bind(&reason)
-    .bind(i64::from(v.presented))
-    .bind(i64::from(v.processing))
-    .bind(opt_stamp(v.created))
-    .bind(stamp(now))
-    .bind(deleted.then(|| stamp(now)))
-    .bind(revision)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
 }
 
 async fn order(
@@ -536,6 +489,91 @@ pub async fn run_budgets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Challenges of a batch go out in multi-row upserts: one Challenge seen new,
+    /// pending, pending again (nothing changed), valid and deleted within one batch, among
+    /// others, keeps every transition in order and ends deleted; a replayed older state
+    /// (by resource version) adds nothing.
+    #[tokio::test]
+    async fn a_batch_of_challenge_events_keeps_each_transition_in_order() {
+        use lookout_app::model::interner::Interner;
+        let mut strings = Interner::default();
+        let mut view = |i: usize, state: &str| {
+            let meta: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta =
+                serde_json::from_value(
+                    serde_json::json!({"name": format!("ch-{i}"), "namespace": "shop",
+                    "uid": format!("00000000-0000-4000-8000-{i:012x}")}),
+                )
+                .unwrap();
+            let data = serde_json::json!({"spec": {"dnsName": format!("h{i}.example.com"), "type": "HTTP-01"},
+                "status": {"state": state, "presented": !state.is_empty(), "processing": state == "pending"}});
+            let view =
+                lookout_app::model::certificate::ChallengeView::project(&meta, &data, &mut strings);
+            std::sync::Arc::new(view.unwrap())
+        };
+        let at = |s: i64| DateTime::from_timestamp(1_780_000_000 + s, 0).unwrap();
+        let event = |view, deleted, revision| HistoryEvent::Challenge {
+            cluster: "zrh".into(),
+            view,
+            deleted,
+            revision: Some(revision),
+        };
+        let mut batch = vec![];
+        for (s, (i, state, deleted, revision)) in [
+            (1, "", false, 10),
+            (2, "", false, 11),
+            (1, "pending", false, 12),
+            (2, "pending", false, 13),
+            (1, "pending", false, 14),
+            (1, "valid", false, 15),
+            (2, "", false, 12),
+            (1, "valid", true, 16),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            batch.push(Stamped {
+                at: at(s as i64),
+                item: event(view(i, state), deleted, revision),
+            });
+        }
+        for db in crate::store::testdb::engines().await {
+            write_batch(&db.writer, &batch).await.unwrap();
+            let rows: Vec<(String, String, Option<String>, Option<i64>)> = sqlx::query_as(
+                "SELECT name, state, deleted_at, resource_version FROM challenges ORDER BY name",
+            )
+            .fetch_all(&db.reader)
+            .await
+            .unwrap();
+            assert_eq!(
+                rows,
+                vec![
+                    ("ch-1".into(), "valid".into(), Some(stamp(at(7))), Some(16)),
+                    ("ch-2".into(), "pending".into(), None, Some(13)),
+                ],
+                "{}",
+                db.url
+            );
+            let transitions: Vec<(String, String, String)> = sqlx::query_as(
+                "SELECT c.name, t.state, t.at FROM challenge_transitions t JOIN challenges c ON c.id = t.challenge_id ORDER BY t.id",
+            )
+            .fetch_all(&db.reader)
+            .await
+            .unwrap();
+            assert_eq!(
+                transitions,
+                vec![
+                    ("ch-1".into(), "".into(), stamp(at(0))),
+                    ("ch-2".into(), "".into(), stamp(at(1))),
+                    ("ch-1".into(), "pending".into(), stamp(at(2))),
+                    ("ch-2".into(), "pending".into(), stamp(at(3))),
+                    ("ch-1".into(), "valid".into(), stamp(at(5))),
+                ],
+                "{}",
+                db.url
+            );
+        }
+    }
 
     /// A writer that is behind (the start of a large fleet) takes what is queued in batches
     /// of up to 5,000 events, each one transaction: a commit writes every page its rows

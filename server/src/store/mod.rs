@@ -344,10 +344,23 @@ pub(crate) async fn insert_rows<R>(
     rows: &[R],
     bind: impl for<'q> Fn(AnyQuery<'q>, &'q R) -> AnyQuery<'q>,
 ) -> Result<(), sqlx::Error> {
+    insert_rows_then(conn, into, width, per_insert, rows, "", bind).await
+}
+
+/// [`insert_rows`] with `then` after each statement's values (an `ON CONFLICT` clause).
+pub(crate) async fn insert_rows_then<R>(
+    conn: &mut sqlx::AnyConnection,
+    into: &str,
+    width: usize,
+    per_insert: usize,
+    rows: &[R],
+    then: &str,
+    bind: impl for<'q> Fn(AnyQuery<'q>, &'q R) -> AnyQuery<'q>,
+) -> Result<(), sqlx::Error> {
     let engine = Engine::of_connection(conn);
     for chunk in rows.chunks(per_insert) {
         let sql = format!(
-            "INSERT INTO {into} VALUES {}",
+            "INSERT INTO {into} VALUES {} {then}",
             values(engine, chunk.len(), width)
         );
         let mut insert = sqlx::query(&sql).persistent(false);

@@ -25,6 +25,8 @@ pub(super) struct Known {
     readiness: std::collections::HashMap<Key, (String, Option<String>, Option<i64>)>,
     /// Readiness rows to insert, in order.
     new_readiness: Vec<NewReadiness>,
+    /// Challenge upserts to send, in order.
+    pub(super) challenges: super::challenges::Pending,
 }
 
 /// Where a request's row is.

@@ -334,6 +334,40 @@ mod tests {
         }
     }
 
+    /// A relist's sweep writes the batch's new requests mid-batch; a later event of the
+    /// same request in that batch changes the stored row (it used to insert the request a
+    /// second time, which the unique key refused: the batch failed every time it was tried).
+    #[tokio::test]
+    async fn a_request_seen_again_after_a_relist_in_its_batch_updates_its_row() {
+        for db in crate::store::testdb::engines().await {
+            let at = Utc::now();
+            let elsewhere = HistoryEvent::Relisted {
+                cluster: "gva".into(),
+                kind: lookout_app::model::kind::Kind::CertificateRequest,
+                live: Vec::new(),
+                listed_from: None,
+            };
+            let batch: Vec<Stamped<HistoryEvent>> = vec![
+                request("Pending", false),
+                elsewhere,
+                request("Failed", false),
+                request("Failed", true),
+            ]
+            .into_iter()
+            .map(|item| Stamped { at, item })
+            .collect();
+            write_batch(&db.writer, &batch).await.unwrap();
+            let rows: Vec<(String, Option<String>)> =
+                sqlx::query_as("SELECT outcome, deleted_at FROM certificate_requests")
+                    .fetch_all(&db.reader)
+                    .await
+                    .unwrap();
+            assert_eq!(rows.len(), 1, "{:?}: {rows:?}", db.engine);
+            assert_eq!(rows[0].0, "failed", "{:?}", db.engine);
+            assert!(rows[0].1.is_some(), "deleted: {rows:?}");
+        }
+    }
+
     /// A relist's sweep takes for deleted only what was stored before the list began: a row
     /// written since (by another replica, of an object this list is too old to hold) stays.
     #[tokio::test]

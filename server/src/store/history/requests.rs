@@ -4,7 +4,9 @@
 
 use chrono::{DateTime, Utc};
 use lookout_app::model::certificate::CertificateRequestView;
-use sqlx::AnyConnection;
+use sqlx::{AnyConnection, Row};
+
+use crate::store::Engine;
 
 use super::known::{Known, KnownRequest, Place};
 use super::{already_stored, mark_deleted, opt_stamp, outcome, stamp};
@@ -180,9 +182,33 @@ pub(super) async fn write_new(
         },
     )
     .await?;
-    // The rows are stored now; their ids are not needed within the batch (the next batch
-    // reads them again), so they are forgotten as known.
+    // The rows are stored now: a later event of the batch about one of them (a relist's
+    // sweep writes them mid-batch) updates its row by id. Forgetting them instead made such
+    // an event insert the request again, which the unique key refuses — the whole batch,
+    // every time it is tried.
+    let keys: Vec<(&str, &str)> = known
+        .new_requests
+        .iter()
+        .map(|r| (r.cluster.as_str(), r.uid.as_str()))
+        .collect();
+    let keys = serde_json::to_string(&keys).unwrap_or_else(|_| "[]".into());
+    let keys_table = Engine::of_connection(conn).json_rows(1, "k");
+    let stored = sqlx::query(&format!(
+        "SELECT id, cluster, uid FROM certificate_requests \
+         WHERE (cluster, uid) IN (SELECT k.value ->> 0, k.value ->> 1 FROM {keys_table})"
+    ))
+    .bind(keys)
+    .fetch_all(&mut *conn)
+    .await?;
+    for r in stored {
+        let key: (String, String) = (r.get("cluster"), r.get("uid"));
+        if let Some(known) = known.requests.get_mut(&key) {
+            known.place = Place::Stored(r.get("id"));
+        }
+    }
     known.new_requests.clear();
+    // Any left new (not found again: never expected) are forgotten; the next batch reads
+    // them from the database.
     known
         .requests
         .retain(|_, r| matches!(r.place, Place::Stored(_)));

@@ -65,7 +65,7 @@ async fn run(engine: &'static str, url: &str, n: usize, writers: usize) -> anyho
         let (tx, rx) = mpsc::channel(10_000);
         senders.push(tx);
         tasks.push(tokio::spawn(lookout_server::store::writer::run(
-            history::writer(),
+            history::writer(db.engine),
             db.writer.clone(),
             rx,
             token.clone(),

@@ -60,7 +60,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
     );
     let (history_tx, history_rx) = mpsc::channel(10_000);
     let history = spawn_writer(
-        store::history::writer(),
+        store::history::writer(db.engine),
         &db,
         history_rx,
         &shutdown,

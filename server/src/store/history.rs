@@ -1,5 +1,5 @@
 //! The ACME history: one writer task fed by a bounded channel, committing in groups (one
-//! write transaction about every 100 ms or 5,000 events), idempotent by comparing with the
+//! write transaction about every 100 ms or 5,000 events, 500 on PostgreSQL), idempotent by comparing with the
 //! stored state (read for a whole group at once, see [`Known`]) — also when several
 //! replicas write the same database: a transaction holds the writers' lock, and an
 //! observation older than the stored state (by resource version) adds nothing; retention
@@ -27,14 +27,20 @@ pub use lookout_app::model::history::{ChallengeRecord, HistoryEvent, TimelineEnt
 use lookout_app::model::kind::Kind;
 pub use retention::{prune, run_maintenance};
 
-/// Events a batch holds at most. A batch is small when events trickle in (what arrived
-/// within [`LINGER`]) and this large only when the writer is behind, as at the start of a
-/// large fleet: every row inserted touches a leaf of each index of its table (the keys are
-/// spread over clusters and random uids), and each commit writes every page it touched
+/// Events a batch holds at most on SQLite. A batch is small when events trickle in (what
+/// arrived within [`LINGER`]) and this large only when the writer is behind, as at the start
+/// of a large fleet: every row inserted touches a leaf of each index of its table (the keys
+/// are spread over clusters and random uids), and each commit writes every page it touched
 /// twice (to the WAL, then to the database at the checkpoint) — 500 events a batch wrote
 /// 3 GB for the 62 MB database of a 300-cluster start, 5,000 write 0.65 GB. A batch of
 /// 5,000 commits in 0.2–0.5 s, which is as long as other writers wait for the lock.
 const BATCH: usize = 5_000;
+/// Events a batch holds at most on PostgreSQL. The server writes its own pages; what a
+/// batch costs there is round trips (an Order's event is up to three), and the batch holds
+/// the writers' lock the whole time: at a millisecond a round trip, 5,000 Orders would hold
+/// it for 15 s, past another replica's lock timeout (10 s) and the in-process writers' wait
+/// for the one connection (5 s).
+const BATCH_POSTGRES: usize = 500;
 /// How long the writer gathers a batch.
 const LINGER: Duration = Duration::from_millis(100);
 /// Events held in memory while the database refuses writes.
@@ -46,12 +52,16 @@ fn opt_stamp(t: Option<DateTime<Utc>>) -> Option<String> {
     t.map(stamp)
 }
 
-/// The history's writer: batches of up to 5,000 events gathered for 100 ms, up to 50,000
-/// events held in memory while the database refuses writes.
-pub fn writer() -> Writer<HistoryEvent> {
+/// The history's writer for `engine`: batches of up to 5,000 events on SQLite and 500 on
+/// PostgreSQL gathered for 100 ms, up to 50,000 events held in memory while the database
+/// refuses writes.
+pub fn writer(engine: super::Engine) -> Writer<HistoryEvent> {
     Writer {
         what: "history",
-        batch: BATCH,
+        batch: match engine {
+            super::Engine::Sqlite => BATCH,
+            super::Engine::Postgres => BATCH_POSTGRES,
+        },
         linger: LINGER,
         hold: HOLD,
         write: write_batch,
@@ -576,8 +586,10 @@ mod tests {
     }
 
     /// A writer that is behind (the start of a large fleet) takes what is queued in batches
-    /// of up to 5,000 events, each one transaction: a commit writes every page its rows
-    /// touched, so batches of 500 wrote the database's pages over and over.
+    /// of up to 5,000 events on SQLite, each one transaction: a commit writes every page its
+    /// rows touched, so batches of 500 wrote the database's pages over and over. PostgreSQL
+    /// keeps batches of 500 (round trips, not pages, are its cost, and a batch holds the
+    /// writers' lock).
     #[tokio::test]
     async fn a_writer_behind_writes_what_is_queued_in_few_large_batches() {
         for db in crate::store::testdb::engines().await {
@@ -596,7 +608,7 @@ mod tests {
             drop(tx);
             let committed = db.health.committed();
             super::super::writer::run(
-                writer(),
+                writer(db.engine),
                 db.writer.clone(),
                 rx,
                 tokio_util::sync::CancellationToken::new(),
@@ -609,10 +621,14 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(rows, 12_000, "{}", db.url);
+            let batches = match db.engine {
+                crate::store::Engine::Sqlite => 3,
+                crate::store::Engine::Postgres => 24,
+            };
             assert_eq!(
                 db.health.committed() - committed,
-                3,
-                "5,000 + 5,000 + 2,000 ({})",
+                batches,
+                "5,000 + 5,000 + 2,000 on SQLite, 500 each on PostgreSQL ({})",
                 db.url
             );
         }

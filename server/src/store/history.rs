@@ -108,7 +108,7 @@ async fn write_events(
         apply(conn, &ev.item, ev.at, &mut known).await?;
     }
     challenges::write(conn, &mut known.challenges).await?;
-    requests::write_new(conn, &mut known).await?;
+    requests::write_new(conn, &mut known, requests::Then::End).await?;
     known.write_readiness(conn).await
 }
 
@@ -162,7 +162,7 @@ async fn apply(
             listed_from,
         } => {
             // The sweep below judges every stored row: the batch's new ones first.
-            requests::write_new(conn, known).await?;
+            requests::write_new(conn, known, requests::Then::More).await?;
             challenges::write(conn, &mut known.challenges).await?;
             let table = match kind {
                 Kind::Challenge => "challenges",

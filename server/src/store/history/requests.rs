@@ -143,11 +143,21 @@ pub(super) async fn request(
     Ok(())
 }
 
+/// Whether more of the batch follows the rows [`write_new`] writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Then {
+    /// More events of the batch follow: the written rows stay known, by id.
+    More,
+    /// The batch ends: nothing reads what is known any more.
+    End,
+}
+
 /// Inserts the batch's new request rows, in the order they were first seen. Called before
 /// anything else in the batch reads the table, and at its end.
 pub(super) async fn write_new(
     conn: &mut AnyConnection,
     known: &mut Known,
+    then: Then,
 ) -> Result<(), sqlx::Error> {
     if known.new_requests.is_empty() {
         return Ok(());
@@ -182,6 +192,10 @@ pub(super) async fn write_new(
         },
     )
     .await?;
+    if then == Then::End {
+        known.new_requests.clear();
+        return Ok(());
+    }
     // The rows are stored now: a later event of the batch about one of them (a relist's
     // sweep writes them mid-batch) updates its row by id. Forgetting them instead made such
     // an event insert the request again, which the unique key refuses — the whole batch,

@@ -11,7 +11,7 @@ use crate::store::Pool;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use lookout_app::model::certificate::{CertificateRequestView, OrderView};
-use sqlx::{AnyConnection, Row};
+use sqlx::{AnyConnection, Connection as _, Row};
 use tokio_util::sync::CancellationToken;
 
 use super::writer::{Stamped, Writer};
@@ -68,9 +68,12 @@ pub fn writer(engine: super::Engine) -> Writer<HistoryEvent> {
     }
 }
 
-/// Writes one batch in one write transaction (SQLite's `BEGIN IMMEDIATE`), each event at the time it reached
-/// the writer; on any error the transaction is rolled back and the error returned (the
-/// writer holds the batch and tries again).
+/// Writes one batch in one write transaction (SQLite's `BEGIN IMMEDIATE`), each event at the
+/// time it reached the writer; on any error the transaction is rolled back and the error
+/// returned (the writer holds the batch and tries again). The transaction is sqlx's: when
+/// this future is dropped unfinished (the writer's timeout) or its COMMIT fails (a full
+/// disk), the rollback is sent before the connection serves anyone again, so no later batch
+/// runs inside a transaction left open.
 fn write_batch<'a>(
     pool: &'a Pool,
     batch: &'a [Stamped<HistoryEvent>],
@@ -78,23 +81,12 @@ fn write_batch<'a>(
     Box::pin(async move {
         let mut conn = pool.acquire().await?;
         let engine = super::Engine::of_connection(&conn);
-        sqlx::query(engine.begin_write())
-            .execute(&mut *conn)
-            .await?;
-        let mut result = super::exclude_other_writers(&mut conn).await;
-        if result.is_ok() {
-            result = write_events(&mut conn, batch).await;
-        }
-        if result.is_ok() {
-            result = sqlx::query("COMMIT").execute(&mut *conn).await.map(drop);
-        }
-        if result.is_err() {
-            // Also after a failed COMMIT (a full disk), which can leave the transaction open.
-            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-        } else {
-            tracing::debug!(events = batch.len(), "history batch committed");
-        }
-        result
+        let mut tx = conn.begin_with(engine.begin_write()).await?;
+        super::exclude_other_writers(&mut tx).await?;
+        write_events(&mut tx, batch).await?;
+        tx.commit().await?;
+        tracing::debug!(events = batch.len(), "history batch committed");
+        Ok(())
     })
 }
 
@@ -632,6 +624,69 @@ mod tests {
                 db.url
             );
         }
+    }
+
+    /// A batch whose write is dropped while it runs (the writer's timeout) leaves no
+    /// transaction open on its connection: on PostgreSQL such a transaction held the writers'
+    /// lock from every other replica until this writer's next batch happened to commit it,
+    /// together with what the dropped batch had half written.
+    #[tokio::test]
+    async fn a_batch_dropped_mid_write_leaves_no_transaction_open() {
+        use sqlx::Connection as _;
+        let Some(db) = crate::store::testdb::engines()
+            .await
+            .into_iter()
+            .find(|db| db.engine == crate::store::Engine::Postgres)
+        else {
+            return;
+        };
+        // Another replica holds the writers' lock: the batch waits for it inside its
+        // transaction until the timeout drops it.
+        let mut other = sqlx::AnyConnection::connect(&db.url).await.unwrap();
+        sqlx::query("BEGIN").execute(&mut other).await.unwrap();
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(crate::store::WRITERS_LOCK)
+            .execute(&mut other)
+            .await
+            .unwrap();
+        let batch = [Stamped {
+            at: Utc::now(),
+            item: HistoryEvent::Readiness {
+                cluster: "c".into(),
+                namespace: "shop".into(),
+                name: "web".into(),
+                ready: None,
+                revision: Some(1),
+            },
+        }];
+        let dropped =
+            tokio::time::timeout(Duration::from_millis(300), write_batch(&db.writer, &batch));
+        assert!(dropped.await.is_err(), "the batch waits for the lock");
+        sqlx::query("COMMIT").execute(&mut other).await.unwrap();
+
+        // The writer's connection (its pool has one) is back, outside any transaction:
+        // PostgreSQL refuses a SAVEPOINT there.
+        let mut conn = db.writer.acquire().await.unwrap();
+        let in_transaction = sqlx::query("SAVEPOINT probe")
+            .execute(&mut *conn)
+            .await
+            .is_ok();
+        assert!(
+            !in_transaction,
+            "the dropped batch's transaction is still open"
+        );
+        drop(conn);
+        let free: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+            .bind(crate::store::WRITERS_LOCK)
+            .fetch_one(&mut other)
+            .await
+            .unwrap();
+        assert!(free, "the dropped batch still holds the writers' lock");
+        let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM certificate_readiness")
+            .fetch_one(&db.reader)
+            .await
+            .unwrap();
+        assert_eq!(rows, 0, "nothing of the dropped batch is written");
     }
 
     #[tokio::test]

@@ -357,7 +357,45 @@ pub(crate) async fn insert_rows_then<R>(
     then: &str,
     bind: impl for<'q> Fn(AnyQuery<'q>, &'q R) -> AnyQuery<'q>,
 ) -> Result<(), sqlx::Error> {
+    inserts(conn, into, (width, per_insert), rows, (then, false), bind)
+        .await
+        .map(drop)
+}
+
+/// [`insert_rows`] returning `columns` of each inserted row (`RETURNING`, which both engines
+/// have). The rows come back in no promised order: match them by key.
+pub(crate) async fn insert_rows_returning<R>(
+    conn: &mut sqlx::AnyConnection,
+    into: &str,
+    (width, per_insert): (usize, usize),
+    rows: &[R],
+    columns: &str,
+    bind: impl for<'q> Fn(AnyQuery<'q>, &'q R) -> AnyQuery<'q>,
+) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+    let returning = format!("RETURNING {columns}");
+    inserts(
+        conn,
+        into,
+        (width, per_insert),
+        rows,
+        (&returning, true),
+        bind,
+    )
+    .await
+}
+
+/// The multi-row inserts of [`insert_rows_then`] and [`insert_rows_returning`]: `then` after
+/// each statement's values, and the rows it returns when `fetch`.
+async fn inserts<R>(
+    conn: &mut sqlx::AnyConnection,
+    into: &str,
+    (width, per_insert): (usize, usize),
+    rows: &[R],
+    (then, fetch): (&str, bool),
+    bind: impl for<'q> Fn(AnyQuery<'q>, &'q R) -> AnyQuery<'q>,
+) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
     let engine = Engine::of_connection(conn);
+    let mut returned = Vec::new();
     for chunk in rows.chunks(per_insert) {
         let sql = format!(
             "INSERT INTO {into} VALUES {} {then}",
@@ -367,9 +405,13 @@ pub(crate) async fn insert_rows_then<R>(
         for row in chunk {
             insert = bind(insert, row);
         }
-        insert.execute(&mut *conn).await?;
+        if fetch {
+            returned.extend(insert.fetch_all(&mut *conn).await?);
+        } else {
+            insert.execute(&mut *conn).await?;
+        }
     }
-    Ok(())
+    Ok(returned)
 }
 
 /// The advisory lock that history writers hold while they write (see

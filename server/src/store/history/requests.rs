@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use lookout_app::model::certificate::CertificateRequestView;
 use sqlx::{AnyConnection, Row};
 
-use crate::store::Engine;
+use crate::store::AnyQuery;
 
 use super::known::{Known, KnownRequest, Place};
 use super::{already_stored, mark_deleted, opt_stamp, outcome, stamp};
@@ -163,36 +163,9 @@ pub(super) async fn write_new(
         return Ok(());
     }
     let into = format!("certificate_requests ({COLUMNS})");
-    crate::store::insert_rows(
-        conn,
-        &into,
-        WIDTH,
-        PER_INSERT,
-        &known.new_requests,
-        |insert, r| {
-            insert
-                .bind(&r.cluster)
-                .bind(&r.namespace)
-                .bind(&r.name)
-                .bind(&r.uid)
-                .bind(&r.certificate)
-                .bind(r.revision)
-                .bind(&r.issuer_kind)
-                .bind(&r.issuer_name)
-                .bind(&r.acme_server)
-                .bind(&r.names)
-                .bind(r.outcome)
-                .bind(&r.reason)
-                .bind(&r.message)
-                .bind(&r.created_at)
-                .bind(&r.finished_at)
-                .bind(&r.last_seen)
-                .bind(&r.deleted_at)
-                .bind(r.resource_version)
-        },
-    )
-    .await?;
+    let rows = &known.new_requests;
     if then == Then::End {
+        crate::store::insert_rows(conn, &into, WIDTH, PER_INSERT, rows, bind).await?;
         known.new_requests.clear();
         return Ok(());
     }
@@ -200,19 +173,14 @@ pub(super) async fn write_new(
     // sweep writes them mid-batch) updates its row by id. Forgetting them instead made such
     // an event insert the request again, which the unique key refuses — the whole batch,
     // every time it is tried.
-    let keys: Vec<(&str, &str)> = known
-        .new_requests
-        .iter()
-        .map(|r| (r.cluster.as_str(), r.uid.as_str()))
-        .collect();
-    let keys = serde_json::to_string(&keys).unwrap_or_else(|_| "[]".into());
-    let keys_table = Engine::of_connection(conn).json_rows(1, "k");
-    let stored = sqlx::query(&format!(
-        "SELECT id, cluster, uid FROM certificate_requests \
-         WHERE (cluster, uid) IN (SELECT k.value ->> 0, k.value ->> 1 FROM {keys_table})"
-    ))
-    .bind(keys)
-    .fetch_all(&mut *conn)
+    let stored = crate::store::insert_rows_returning(
+        conn,
+        &into,
+        (WIDTH, PER_INSERT),
+        rows,
+        "id, cluster, uid",
+        bind,
+    )
     .await?;
     for r in stored {
         let key: (String, String) = (r.get("cluster"), r.get("uid"));
@@ -221,10 +189,33 @@ pub(super) async fn write_new(
         }
     }
     known.new_requests.clear();
-    // Any left new (not found again: never expected) are forgotten; the next batch reads
-    // them from the database.
+    // Any left new (not returned: never expected) are forgotten; the next batch reads them
+    // from the database.
     known
         .requests
         .retain(|_, r| matches!(r.place, Place::Stored(_)));
     Ok(())
+}
+
+/// Binds a new request's values, in the order of [`COLUMNS`].
+fn bind<'q>(insert: AnyQuery<'q>, r: &'q NewRequest) -> AnyQuery<'q> {
+    insert
+        .bind(&r.cluster)
+        .bind(&r.namespace)
+        .bind(&r.name)
+        .bind(&r.uid)
+        .bind(&r.certificate)
+        .bind(r.revision)
+        .bind(&r.issuer_kind)
+        .bind(&r.issuer_name)
+        .bind(&r.acme_server)
+        .bind(&r.names)
+        .bind(r.outcome)
+        .bind(&r.reason)
+        .bind(&r.message)
+        .bind(&r.created_at)
+        .bind(&r.finished_at)
+        .bind(&r.last_seen)
+        .bind(&r.deleted_at)
+        .bind(r.resource_version)
 }

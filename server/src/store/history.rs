@@ -11,7 +11,7 @@ use crate::store::Pool;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use lookout_app::model::certificate::{CertificateRequestView, OrderView};
-use sqlx::{AnyConnection, Connection as _, Row};
+use sqlx::{AnyConnection, Row};
 use tokio_util::sync::CancellationToken;
 
 use super::writer::{Stamped, Writer};
@@ -70,24 +70,65 @@ pub fn writer(engine: super::Engine) -> Writer<HistoryEvent> {
 
 /// Writes one batch in one write transaction (SQLite's `BEGIN IMMEDIATE`), each event at the
 /// time it reached the writer; on any error the transaction is rolled back and the error
-/// returned (the writer holds the batch and tries again). The transaction is sqlx's: when
-/// this future is dropped unfinished (the writer's timeout) or its COMMIT fails (a full
-/// disk), the rollback is sent before the connection serves anyone again, so no later batch
-/// runs inside a transaction left open.
+/// returned (the writer holds the batch and tries again).
 fn write_batch<'a>(
     pool: &'a Pool,
     batch: &'a [Stamped<HistoryEvent>],
 ) -> BoxFuture<'a, Result<(), sqlx::Error>> {
     Box::pin(async move {
-        let mut conn = pool.acquire().await?;
-        let engine = super::Engine::of_connection(&conn);
-        let mut tx = conn.begin_with(engine.begin_write()).await?;
-        super::exclude_other_writers(&mut tx).await?;
-        write_events(&mut tx, batch).await?;
-        tx.commit().await?;
-        tracing::debug!(events = batch.len(), "history batch committed");
-        Ok(())
+        let mut writing = Writing(Some(pool.acquire().await?));
+        let conn = writing.conn();
+        let engine = super::Engine::of_connection(conn);
+        if let Err(e) = sqlx::query(engine.begin_write()).execute(&mut *conn).await {
+            writing.done();
+            return Err(e);
+        }
+        let mut result = super::exclude_other_writers(conn).await;
+        if result.is_ok() {
+            result = write_events(conn, batch).await;
+        }
+        if result.is_ok() {
+            result = sqlx::query("COMMIT").execute(&mut *conn).await.map(drop);
+        }
+        if result.is_err() {
+            // Also after a failed COMMIT (a full disk), which can leave the transaction open.
+            // An error here is expected when the database ended the transaction itself (SQLite
+            // rolls back on some errors, a full disk among them).
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+        } else {
+            tracing::debug!(events = batch.len(), "history batch committed");
+        }
+        writing.done();
+        result
     })
+}
+
+/// The connection of a batch being written, its transaction begun by hand. Dropped before
+/// [`Writing::done`] — the writer's timeout dropped the write while it ran — the connection
+/// is closed instead of going back to the pool: closing ends its transaction, which would
+/// otherwise stay open for the next batch to run inside (and on PostgreSQL keep the writers'
+/// lock from every other replica meanwhile). sqlx's own transactions are not used: after
+/// SQLite rolled a transaction back by itself (a full disk), sqlx went on counting it as
+/// open and refused every later BEGIN.
+struct Writing(Option<sqlx::pool::PoolConnection<sqlx::Any>>);
+
+impl Writing {
+    fn conn(&mut self) -> &mut AnyConnection {
+        self.0.as_mut().expect("the connection is held until done")
+    }
+
+    /// The transaction is over (committed or rolled back): the connection may be reused.
+    fn done(mut self) {
+        self.0.take();
+    }
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        if let Some(conn) = &mut self.0 {
+            conn.close_on_drop();
+        }
+    }
 }
 
 /// Writes the events of a batch in order, within its transaction.
@@ -627,9 +668,9 @@ mod tests {
     }
 
     /// A batch whose write is dropped while it runs (the writer's timeout) leaves no
-    /// transaction open on its connection: on PostgreSQL such a transaction held the writers'
-    /// lock from every other replica until this writer's next batch happened to commit it,
-    /// together with what the dropped batch had half written.
+    /// transaction open for the next batch: on PostgreSQL such a transaction held the
+    /// writers' lock from every other replica until this writer's next batch happened to
+    /// commit it, together with what the dropped batch had half written.
     #[tokio::test]
     async fn a_batch_dropped_mid_write_leaves_no_transaction_open() {
         use sqlx::Connection as _;
@@ -664,7 +705,7 @@ mod tests {
         assert!(dropped.await.is_err(), "the batch waits for the lock");
         sqlx::query("COMMIT").execute(&mut other).await.unwrap();
 
-        // The writer's connection (its pool has one) is back, outside any transaction:
+        // The writer's next connection (its pool has one) is outside any transaction:
         // PostgreSQL refuses a SAVEPOINT there.
         let mut conn = db.writer.acquire().await.unwrap();
         let in_transaction = sqlx::query("SAVEPOINT probe")
@@ -676,11 +717,19 @@ mod tests {
             "the dropped batch's transaction is still open"
         );
         drop(conn);
-        let free: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
-            .bind(crate::store::WRITERS_LOCK)
-            .fetch_one(&mut other)
-            .await
-            .unwrap();
+        // The server ends the closed session's transaction, and its lock, as it notices.
+        let mut free = false;
+        for _ in 0..50 {
+            free = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+                .bind(crate::store::WRITERS_LOCK)
+                .fetch_one(&mut other)
+                .await
+                .unwrap();
+            if free {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         assert!(free, "the dropped batch still holds the writers' lock");
         let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM certificate_readiness")
             .fetch_one(&db.reader)

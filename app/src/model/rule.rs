@@ -230,7 +230,8 @@ impl Rule {
                 "cert-manager is not installed here, so nothing issues certificates",
                 Cause(9),
                 IssuanceFails,
-                CHECK_CLUSTER,
+                // Found on each Ingress that asks for a certificate: its page says why.
+                None,
                 Always,
                 TROUBLESHOOTING,
             ),

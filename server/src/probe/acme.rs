@@ -15,8 +15,14 @@ const HEAD_LIMIT: usize = 16 * 1024;
 
 pub use lookout_app::model::probe::AcmePathObservation;
 
+/// What stands for the probe's token in a redirect's `Location`: each round asks with a new
+/// token, and a redirect that echoes it would otherwise be a new answer every round (the
+/// failure's start moving with it).
+pub const TOKEN_IN_LOCATION: &str = "<token>";
+
 /// Asks `addr` for the ACME path of `host` with a token of the probe's own (no solver knows
-/// it: a 404 from the solver is the healthy answer).
+/// it: a 404 from the solver is the healthy answer). A redirect's `Location` keeps its path
+/// with the token as [`TOKEN_IN_LOCATION`].
 pub async fn acme_path(
     addr: SocketAddr,
     host: &str,
@@ -73,7 +79,7 @@ pub async fn acme_path(
             .headers
             .iter()
             .find(|h| h.name.eq_ignore_ascii_case("location"))
-            .map(|h| String::from_utf8_lossy(h.value).into_owned());
+            .map(|h| String::from_utf8_lossy(h.value).replace(token, TOKEN_IN_LOCATION));
         Ok(AcmePathObservation { status, location })
     };
     tokio::time::timeout(timeout, exchange)

@@ -232,6 +232,11 @@ async fn the_acme_path_answer_is_read_without_following_it() {
         .unwrap();
     assert_eq!(seen.status, 308);
     assert!(seen.redirected_to_https());
+    // The round's token is not kept: the next round, with a token of its own, sees the same.
+    assert_eq!(
+        seen.location.as_deref(),
+        Some("https://shop.example.test/.well-known/acme-challenge/<token>")
+    );
     let solver = http_server(
         "[::1]:0",
         "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",

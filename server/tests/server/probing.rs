@@ -327,12 +327,28 @@ async fn each_probe_rule_fires_on_what_the_listeners_serve_and_not_on_the_health
         .unwrap();
     assert!(
         redirected.2.contains("301")
-            && redirected
-                .2
-                .contains("Location https://redirected.example.com/.well-known/acme-challenge/"),
+            && redirected.2.contains(
+                "Location https://redirected.example.com/.well-known/acme-challenge/<token>"
+            ),
         "{}",
         redirected.2
     );
+    // The redirect echoes each round's new token; the failure still began when it began.
+    let since = || async {
+        let found = app
+            .json("/api/v1/findings?cluster=plain&rule=probe.acme-path-redirected&per_page=500")
+            .await;
+        found["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "redirected")
+            .map(|f| f["since"].clone())
+    };
+    let first = since().await;
+    assert!(first.as_ref().is_some_and(|s| s.is_string()), "{first:?}");
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert_eq!(since().await, first, "three rounds later");
     // Only the IPv6 family is down, and it says so.
     let down: Vec<_> = proxied
         .iter()

@@ -409,6 +409,24 @@ impl<'a> Gathering<'a> {
                     let ns = (!cluster_wide).then_some(&**ns);
                     action.href = Some(crate::model::links::issuer_path(&root.cluster, ns, name));
                 }
+                // A root without a page of its own (a Challenge, a request): the button opens
+                // the first of the problem's objects that has one, and names that object.
+                if action.href.is_none() {
+                    if let Some(o) = objects
+                        .iter()
+                        .find(|o| crate::model::links::detail_pages(&o.kind).is_some())
+                    {
+                        action.href = crate::model::links::object_path(
+                            &o.kind,
+                            &o.cluster,
+                            &o.namespace,
+                            &o.name,
+                        );
+                        if root.rule.info().action.is_none() {
+                            action.label = format!("Open {} {}", o.kind, o.name);
+                        }
+                    }
+                }
                 action
             },
             confirming,

@@ -226,6 +226,13 @@ fn a_chain_without_a_cause_is_rooted_at_its_deepest_symptom() {
         .symptoms
         .iter()
         .any(|f| f.rule == Rule::CertNotReady));
+    // A Challenge has no page: the button opens the chain's Ingress, and says so.
+    assert_eq!(problems[0].root.kind, crate::model::Kind::Challenge);
+    let action = &problems[0].action;
+    assert_eq!(
+        (action.label.as_str(), action.href.as_deref()),
+        ("Open Ingress api", Some("/ingresses/zrh/acme/api"))
+    );
 }
 
 #[test]
@@ -549,7 +556,15 @@ fn every_ingress_asking_for_a_certificate_without_cert_manager_folds_under_that_
     // Its clients get no certificate now: harm, however mild the rule's own severity.
     assert_eq!(p.urgency.severity, Severity::Critical);
     assert!(p.urgency.clients_failing_since.is_some());
-    assert_eq!(p.action.label, "Open the cluster's state");
+    // The button names the page it opens: the Ingress whose page explains it.
+    assert_eq!(p.action.label, format!("Open Ingress {}", p.root.name));
+    assert_eq!(
+        p.action.href.as_deref(),
+        Some(&*format!(
+            "/ingresses/{}/{}/{}",
+            p.root.cluster, p.root.namespace, p.root.name
+        ))
+    );
 }
 
 #[test]

@@ -7,17 +7,21 @@ use leptos::prelude::*;
 use crate::components::Time;
 use crate::model::probe::{IssuedLeaf, Observation, Untrusted};
 
-/// The table; a sentence when the probe has not seen the hosts (off, or not yet).
+/// The table; a sentence when the probe has not seen the hosts: off, not yet, or — for a
+/// Certificate no Ingress uses (`unpublished`) — nothing publishes them to be asked.
 pub fn clients_get(
     observations: Vec<Observation>,
     issued: Option<IssuedLeaf>,
+    unpublished: bool,
     now: DateTime<Utc>,
 ) -> impl IntoView {
     if observations.is_empty() {
-        return view! {
-            <p class="empty">"Not probed: the probe is off for this cluster, or has not reached these hosts yet."</p>
-        }
-        .into_any();
+        let why = if unpublished {
+            "Not probed: no Ingress uses this certificate, and the probe asks only for the hosts that Ingresses and Gateways publish (or it is off for this cluster)."
+        } else {
+            "Not probed: the probe is off for this cluster, or has not reached these hosts yet."
+        };
+        return view! { <p class="empty">{why}</p> }.into_any();
     }
     let rows = observations
         .into_iter()
@@ -94,4 +98,25 @@ pub fn clients_get(
         </table>
     }
     .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_probed_says_why_a_certificate_no_ingress_uses_has_no_answer() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let unused = clients_get(Vec::new(), None, true, now).to_html();
+        assert!(
+            unused.contains("no Ingress uses this certificate"),
+            "{unused}"
+        );
+        let published = clients_get(Vec::new(), None, false, now).to_html();
+        assert!(
+            published.contains("has not reached these hosts yet")
+                && !published.contains("no Ingress uses"),
+            "{published}"
+        );
+    }
 }

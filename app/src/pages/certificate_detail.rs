@@ -271,7 +271,7 @@ pub fn page(
             </dl>
             {lifetime_bar(c.not_before, c.renewal_time, c.not_after, now)}
             {crate::components::findings_fold(findings_count, findings_table(d.findings, now, true))}
-            {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), issued_leaf, now))}
+            {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), issued_leaf, d.ingress.is_none(), now))}
             {crate::components::fold("Attempts", attempts(&d.chain, now))}
             {crate::components::fold("Events", events_table(d.events, now))}
             {crate::components::fold("History", timeline_table(timeline, now))}

@@ -37,7 +37,8 @@ pub fn challenge_rows(
             let states = r.transitions.iter().map(|t| if t.state.is_empty() { "created".to_string() } else { t.state.clone() }).collect::<Vec<_>>().join(" → ");
             let gone = match &r.deleted_at {
                 Some(d) => view! { "deleted " {time_text(d, now)} }.into_any(),
-                None => view! { "exists (seen " {time_text(&r.last_seen, now)} ")" }.into_any(),
+                // Updated when the Challenge changes, not while it sits unchanged.
+                None => view! { "exists (last changed " {time_text(&r.last_seen, now)} ")" }.into_any(),
             };
             view! {
                 <tr data-testid="challenge-row">
@@ -49,7 +50,7 @@ pub fn challenge_rows(
                     <td data-label="Failure" title=r.failure.as_ref().map(|f| f.explanation.to_string())>{r.failure.as_ref().map(|f| f.label.to_string())}</td>
                     <td data-label="Reason" class="message">{r.reason.clone().unwrap_or_default()}</td>
                     <td data-label="History">{states}</td>
-                    <td data-label="Last seen">{gone}</td>
+                    <td data-label="Last change">{gone}</td>
                 </tr>
             }
         })
@@ -137,7 +138,7 @@ pub fn page(
                 <caption class="visually-hidden">"Challenges"</caption>
                 <thead><tr>
                     <th scope="col">"Cluster"</th><th scope="col">"Namespace"</th>{header("DNS name", ChallengeSort::Domain)}<th scope="col">"Type"</th>
-                    {header("State", ChallengeSort::State)}<th scope="col">"Failure"</th><th scope="col">"Reason"</th><th scope="col">"History"</th>{header("Last seen", ChallengeSort::Recent)}
+                    {header("State", ChallengeSort::State)}<th scope="col">"Failure"</th><th scope="col">"Reason"</th><th scope="col">"History"</th>{header("Last change", ChallengeSort::Recent)}
                 </tr></thead>
                 <tbody>{items}</tbody>
             </table>

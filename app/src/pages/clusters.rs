@@ -53,12 +53,17 @@ pub(crate) fn clusters_table(
             };
             let kinds = kind_summary(&c);
             let href = format!("/ingresses?cluster={}", crate::components::encode(&c.name));
+            // Never listed: how many it has is not known, not zero.
+            let ingresses = match c.last_sync {
+                None => view! { <span>"unknown"</span> }.into_any(),
+                Some(_) => view! { <a href=href>{c.ingresses}</a> }.into_any(),
+            };
             view! {
                 <tr data-testid="cluster-row">
                     <th scope="row">{c.name.clone()}</th>
                     <td data-label="State"><SyncBadge state=c.state.clone()/></td>
                     <td data-label="Last sync">{last_sync}</td>
-                    <td data-label="Ingresses"><a href=href>{c.ingresses}</a></td>
+                    <td data-label="Ingresses">{ingresses}</td>
                     <td data-label="Watched kinds">{kinds}</td>
                     <td data-label="Last error" class="error-text">{error}</td>
                 </tr>

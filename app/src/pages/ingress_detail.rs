@@ -289,7 +289,7 @@ pub fn page(
                 <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd data-testid="annotation-status">{annotation_text(&d.annotation)}</dd>
             </dl>
             {crate::components::findings_fold(findings_count, findings_table(d.findings, now, true))}
-            {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), None, now))}
+            {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), None, false, now))}
             {crate::components::fold("Chain", tls)}
             {crate::components::fold("Events", events_table(d.events, now))}
             {crate::components::fold("Challenge history", history_section(history, now))}

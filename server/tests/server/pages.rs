@@ -312,6 +312,14 @@ async fn each_page_answers_with_its_own_content() {
             }
         }
     }
+    // The board's counts are the fleet's; a filtered list says it is filtered.
+    let board = app.get("/").await.text().await.unwrap();
+    assert!(!board.contains("The list below is filtered"), "unfiltered");
+    let board = app.get("/?namespace=nowhere").await.text().await.unwrap();
+    assert!(
+        board.contains("The list below is filtered to 0 problems."),
+        "filtered"
+    );
     // The findings page's filters are in the query string and filter.
     let findings = app
         .get("/findings?severity=info")

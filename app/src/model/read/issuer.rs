@@ -54,7 +54,8 @@ pub struct IssuerDetail {
     /// accounts and other tenants' objects).
     pub ready_message: Option<Text>,
     pub server: AcmeServer,
-    /// In words: "Let's Encrypt production", "… staging", "another ACME CA", "not ACME".
+    /// In words: "Let's Encrypt production", "… staging", "another ACME CA", "not ACME",
+    /// "issuer not found".
     pub server_label: &'static str,
     /// The directory URL: Let's Encrypt's for anyone, another CA's only for whoever sees
     /// the whole cluster (an internal address).
@@ -122,7 +123,7 @@ pub fn issuer_detail(
         (Some(_), Some(false)) => "not ready".to_string(),
         (Some(_), None) => "unknown (no Ready condition yet)".to_string(),
     };
-    let server = found.map(|i| i.server).unwrap_or(AcmeServer::NotAcme);
+    let server = found.map_or(AcmeServer::IssuerNotFound, |i| i.server);
     let server_url = found.and_then(|i| i.acme_server_url.clone()).filter(|_| {
         whole
             || matches!(
@@ -253,6 +254,8 @@ mod tests {
         let d = detail(&w, &View::whole_fleet(["zrh"]), "letsencrypt-prd").unwrap();
         assert!(!d.exists);
         assert_eq!(d.readiness, "does not exist");
+        // Whether it would be ACME is not known, not "not ACME".
+        assert_eq!(d.server_label, "issuer not found");
         assert_eq!(d.certificates.len(), 1);
         assert!(detail(&w, &View::whole_fleet(["zrh"]), "no-such-issuer").is_none());
     }

@@ -241,7 +241,8 @@ impl Rule {
                 "IPv6 clients fail: the load balancer and Cilium disagree on PROXY protocol",
                 Cause(2),
                 ClientsFail,
-                CHECK_CLUSTER,
+                // Its finding says which side to change: the button opens it.
+                None,
                 Never,
                 CILIUM_INGRESS,
             ),

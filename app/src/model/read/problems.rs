@@ -293,7 +293,16 @@ fn next_action(root: &Finding) -> NextAction {
 /// The page of the object a finding is about, when Lookout has one.
 fn href(f: &Finding) -> Option<String> {
     match f.kind {
-        crate::model::Subject::Cluster => Some("/clusters".into()),
+        // Whether Lookout reaches the cluster is what /clusters shows; anything else about
+        // the cluster as a whole is told, with its evidence and remedy, by its findings.
+        crate::model::Subject::Cluster if f.rule == Rule::ClusterUnreachable => {
+            Some("/clusters".into())
+        }
+        crate::model::Subject::Cluster => Some(format!(
+            "/findings?cluster={}&rule={}",
+            crate::model::links::encode(&f.cluster),
+            crate::model::links::encode(f.rule.id())
+        )),
         crate::model::Subject::Object(kind) => {
             crate::model::links::object_path(kind.name(), &f.cluster, &f.namespace, &f.name)
         }

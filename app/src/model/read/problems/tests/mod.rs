@@ -427,6 +427,17 @@ fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert_eq!(problems[0].cause, Rule::ClusterIpv6ProxyProtocol);
     assert_eq!(problems[0].symptoms.len(), 4);
+    // Its button opens what explains it: the cluster's finding, with its remedy.
+    assert_eq!(
+        (
+            problems[0].action.label.as_str(),
+            problems[0].action.href.as_deref()
+        ),
+        (
+            "Open its findings",
+            Some("/findings?cluster=zrh&rule=cluster.ipv6-proxy-protocol")
+        )
+    );
     assert!(
         problems[0]
             .diagnosis

@@ -17,7 +17,7 @@ pub use lookout_app::model::probe::{ServedCertificate, TlsObservation, Untrusted
 /// Why rustls refused the chain.
 fn untrusted(e: &rustls::Error) -> Untrusted {
     use rustls::CertificateError as C;
-    let text = e.to_string();
+    let text = stable_text(e);
     match e {
         rustls::Error::InvalidCertificate(c) => match c {
             C::NotValidForName | C::NotValidForNameContext { .. } => Untrusted::NameMismatch(text),
@@ -27,6 +27,34 @@ fn untrusted(e: &rustls::Error) -> Untrusted {
             _ => Untrusted::Other(text),
         },
         _ => Untrusted::Other(text),
+    }
+}
+
+/// rustls's words for `e`, except that a certificate outside its validity is told by the
+/// bound it crossed alone: rustls also names the time of the check ("verification time …,
+/// … seconds ago"), which made the same certificate a new answer every round and moved the
+/// failure's start with it.
+fn stable_text(e: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
+    let at = |t: &UnixTime| {
+        i64::try_from(t.as_secs())
+            .ok()
+            .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+            .map_or_else(
+                || t.as_secs().to_string(),
+                |d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            )
+    };
+    match e {
+        rustls::Error::InvalidCertificate(C::ExpiredContext { not_after, .. }) => format!(
+            "invalid peer certificate: certificate expired: not valid after {}",
+            at(not_after)
+        ),
+        rustls::Error::InvalidCertificate(C::NotValidYetContext { not_before, .. }) => format!(
+            "invalid peer certificate: certificate not valid yet: not valid before {}",
+            at(not_before)
+        ),
+        _ => e.to_string(),
     }
 }
 

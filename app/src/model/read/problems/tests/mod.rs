@@ -387,67 +387,6 @@ fn finding(rule: Rule, kind: &str, name: &str, title: &str) -> Finding {
 }
 
 #[test]
-fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
-    let a = IngressView::test("a").in_ns("acme").tls("a.example.com");
-    let b = IngressView::test("b").in_ns("acme").tls("b.example.com");
-    let w = World::new().ingress(a).ingress(b);
-    let v6 = |name: &str| {
-        finding(
-            Rule::ProbeUnreachable,
-            "Ingress",
-            name,
-            "IPv6 clients get no answer from x while the other family works",
-        )
-    };
-    let proxy = |name: &str| {
-        finding(
-            Rule::ProbeProxyProtocol,
-            "Ingress",
-            name,
-            "x answers only clients that send a PROXY protocol header",
-        )
-    };
-    let alone = [v6("a"), v6("b"), proxy("a"), proxy("b")];
-    let problems = problems_from(&w, &alone);
-    // One problem per rule (and family), each naming both Ingresses.
-    assert_eq!(problems.len(), 2, "{problems:#?}");
-    assert!(
-        problems.iter().all(|p| p.objects.len() == 2),
-        "{problems:#?}"
-    );
-    // The cluster's PROXY protocol on an IPv4-only load balancer explains them all.
-    let cluster = finding(
-        Rule::ClusterIpv6ProxyProtocol,
-        "Cluster",
-        "zrh",
-        "PROXY protocol on an IPv4-only cluster",
-    );
-    let with: Vec<Finding> = std::iter::once(cluster).chain(alone).collect();
-    let problems = problems_from(&w, &with);
-    assert_eq!(problems.len(), 1, "{problems:#?}");
-    assert_eq!(problems[0].cause, Rule::ClusterIpv6ProxyProtocol);
-    assert_eq!(problems[0].symptoms.len(), 4);
-    // Its button opens what explains it: the cluster's finding, with its remedy.
-    assert_eq!(
-        (
-            problems[0].action.label.as_str(),
-            problems[0].action.href.as_deref()
-        ),
-        (
-            "Open its findings",
-            Some("/findings?cluster=zrh&rule=cluster.ipv6-proxy-protocol")
-        )
-    );
-    assert!(
-        problems[0]
-            .diagnosis
-            .contains("(observed: IPv6 clients get no answer"),
-        "{}",
-        problems[0].diagnosis
-    );
-}
-
-#[test]
 fn what_the_probe_saw_backs_only_a_root_that_explains_it() {
     let shop = IngressView::test("shop")
         .in_ns("acme")
@@ -661,5 +600,6 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
     assert_eq!(p.urgency.severity, Severity::Critical);
 }
 
+mod network;
 mod refs;
 mod served;

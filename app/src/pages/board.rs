@@ -311,12 +311,7 @@ pub fn page(
     };
     // The counts are the fleet's (as the table by cluster below): say so when the list is
     // not all of it.
-    let filtered = query.cluster.is_some()
-        || query.namespace.is_some()
-        || query.host.is_some()
-        || query.cause.is_some()
-        || query.severity.is_some();
-    let headline = if filtered {
+    let headline = if !query_string(query).is_empty() {
         format!(
             "{headline} The list below is filtered to {}.",
             plural(problems.page.total, "problem", "problems")

@@ -18,7 +18,7 @@ pub use lookout_app::model::probe::AcmePathObservation;
 /// What stands for the probe's token in a redirect's `Location`: each round asks with a new
 /// token, and a redirect that echoes it would otherwise be a new answer every round (the
 /// failure's start moving with it).
-pub const TOKEN_IN_LOCATION: &str = "<token>";
+const TOKEN_IN_LOCATION: &str = "<token>";
 
 /// Asks `addr` for the ACME path of `host` with a token of the probe's own (no solver knows
 /// it: a 404 from the solver is the healthy answer). A redirect's `Location` keeps its path

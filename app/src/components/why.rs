@@ -339,7 +339,6 @@ mod tests {
             &w.facts,
             &w.data,
             &findings,
-            |_| true,
             crate::model::rules::fixtures::now(),
         );
         let p = &problems[0];

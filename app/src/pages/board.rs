@@ -588,7 +588,6 @@ mod tests {
             &w.facts,
             &w.data,
             &findings,
-            |_| true,
             crate::model::rules::fixtures::now(),
         );
         let p = problems

@@ -19,7 +19,6 @@ use lookout_app::model::data::{ClusterData, ClusterFacts};
 use lookout_app::model::finding::sort_by_urgency;
 use lookout_app::model::read::lists::{ingress_rows, ingress_rows_of, IngressRows};
 use lookout_app::model::read::problems::{self, Problem};
-use lookout_app::model::read::Visibility;
 use lookout_app::model::rules::tailscale::{self, TailnetIngress};
 use lookout_app::model::rules::{across_namespaces, evaluate_split, Rules, Split};
 use lookout_app::model::text::Text;
@@ -42,6 +41,8 @@ struct Derived {
     problems: OnceLock<Arc<Vec<Problem>>>,
     /// The Tailscale Ingresses of the last week (the fleet's `tailscale.cert-budget`).
     tailnet: OnceLock<Arc<Vec<TailnetIngress>>>,
+    /// Each Ingress's and Certificate's severity, from the problems.
+    health: OnceLock<Arc<problems::Health>>,
 }
 
 /// The findings with the changes they follow, and the Ingress rows by namespace. The
@@ -194,14 +195,28 @@ impl ClusterRecord {
     /// The problems of this cluster for a caller who sees all of it.
     pub fn problems(self: &Arc<Self>) -> Arc<Vec<Problem>> {
         let d = self.derived();
-        d.problems
-            .get_or_init(|| {
-                let facts = self.facts();
-                let now = (self.now)();
-                Arc::new(self.read(|data| {
-                    problems::cluster_problems(&facts, data, &d.findings, |_| true, now)
-                }))
-            })
+        self.problems_of(&d).clone()
+    }
+
+    /// The problems of `d`, judged once over the whole cluster for every reader.
+    fn problems_of<'d>(&self, d: &'d Derived) -> &'d Arc<Vec<Problem>> {
+        d.problems.get_or_init(|| {
+            let facts = self.facts();
+            let now = (self.now)();
+            Arc::new(self.read(|data| problems::cluster_problems(&facts, data, &d.findings, now)))
+        })
+    }
+
+    /// The severity of each Ingress and Certificate of this cluster that a problem reaches
+    /// (the lists' health column), from the problems of this generation.
+    pub fn health(self: &Arc<Self>) -> Arc<problems::Health> {
+        let d = self.derived();
+        if let Some(h) = d.health.get() {
+            return h.clone();
+        }
+        let problems = self.problems_of(&d);
+        d.health
+            .get_or_init(|| Arc::new(problems::health(problems)))
             .clone()
     }
 
@@ -216,19 +231,6 @@ impl ClusterRecord {
                 Arc::new(self.read(|data| tailscale::recent_ingresses(&facts, data, now)))
             })
             .clone()
-    }
-
-    /// The problems of this cluster built from what `visible` sees of its findings (for a
-    /// caller who does not see all of it; not cached).
-    pub fn problems_for(self: &Arc<Self>, visible: &Visibility<'_>) -> Vec<Problem> {
-        let (findings, facts) = (self.findings(), self.facts());
-        if !findings.iter().any(|f| visible.finding(f)) {
-            return Vec::new();
-        }
-        let now = (self.now)();
-        self.read(|data| {
-            problems::cluster_problems(&facts, data, &findings, |f| visible.finding(f), now)
-        })
     }
 
     /// Once every kind is listed, computes the derived data on the blocking pool, so the
@@ -377,9 +379,10 @@ impl ClusterRecord {
         drop(parts);
         let problems = OnceLock::new();
         if with_problems {
-            let _ = problems.set(Arc::new(self.read(|data| {
-                problems::cluster_problems(&facts, data, &findings, |_| true, now)
-            })));
+            let _ =
+                problems.set(Arc::new(self.read(|data| {
+                    problems::cluster_problems(&facts, data, &findings, now)
+                })));
         }
         Derived {
             generation,
@@ -388,6 +391,7 @@ impl ClusterRecord {
             rows,
             problems,
             tailnet: OnceLock::new(),
+            health: OnceLock::new(),
         }
     }
 

@@ -58,7 +58,8 @@ impl Registry {
             if visible.whole_cluster() {
                 cached.push(c.problems());
             } else {
-                own.extend(c.problems_for(&visible));
+                // Judged once for everyone; told as this caller may see it.
+                own.extend(c.problems().iter().filter_map(|p| p.seen_by(&visible)));
             }
         }
         let fleet: Vec<Finding> =
@@ -135,10 +136,12 @@ impl FleetReader for Registry {
     fn ingresses(&self, view: &View, q: &IngressQuery) -> Page<IngressRow> {
         let clusters: Vec<_> = self
             .visible(view, q.cluster.as_deref())
-            .map(|(c, visible)| (visible, c.ingress_rows()))
+            .map(|(c, visible)| (visible, c.ingress_rows(), c.health()))
             .collect();
         lists::ingress_page(
-            clusters.iter().map(|(v, rows)| (*v, rows.as_ref())),
+            clusters
+                .iter()
+                .map(|(v, rows, health)| (*v, rows.as_ref(), health.as_ref())),
             q,
             &self.cluster_names(),
         )
@@ -156,9 +159,11 @@ impl FleetReader for Registry {
         let now = (self.now)();
         let mut rows = Vec::new();
         for (c, visible) in self.visible(view, q.cluster.as_deref()) {
-            let (findings, facts) = (c.findings(), c.facts());
+            let (findings, facts, health) = (c.findings(), c.facts(), c.health());
             c.read(|data| {
-                lists::certificate_rows(&visible, &facts, data, &findings, q, now, &mut rows)
+                lists::certificate_rows(
+                    &visible, &facts, data, &findings, &health, q, now, &mut rows,
+                )
             });
         }
         lists::certificate_page(rows, q, &self.cluster_names())

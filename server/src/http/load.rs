@@ -69,14 +69,18 @@ pub(super) fn problems_about(
         per_page: usize::MAX,
         ..Default::default()
     };
-    state
+    let mut out: Vec<_> = state
         .fleet()
         .problems(view, &q)
         .page
         .items
         .into_iter()
         .filter(|p| p.concerns(kind, &key.namespace, &key.name))
-        .collect()
+        // Told as it bears on this object: its chain's urgency, as the lists tell it.
+        .map(|p| p.about_object(kind, &key.namespace, &key.name))
+        .collect();
+    lookout_app::model::read::problems::sort(&mut out);
+    out
 }
 
 pub(super) fn ingresses(state: &AppState, view: &View, q: &IngressQuery) -> Page<IngressRow> {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::chain::{certificate_objects, chain_events, ingress_objects, FindingIndex};
+use super::problems::Health;
 use super::views::{
     CertificateDetail, CertificateQuery, CertificateRow, CertificateStatus, FindingQuery,
     IngressDetail, IngressQuery, IngressRow,
@@ -78,13 +79,13 @@ fn rows(by_object: FindingIndex<'_>, facts: &ClusterFacts, data: &ClusterData) -
 /// The page of the Ingress list that `q` asks for, from the visible clusters' rows in
 /// configuration order (`clusters` names them all, for sorting by cluster).
 pub fn ingress_page<'a>(
-    visible: impl IntoIterator<Item = (Visibility<'a>, &'a IngressRows)>,
+    visible: impl IntoIterator<Item = (Visibility<'a>, &'a IngressRows, &'a Health)>,
     q: &IngressQuery,
     clusters: &[String],
 ) -> Page<IngressRow> {
     // Candidates in the default order: clusters as configured, then namespace, then name.
     let mut matching = Vec::new();
-    for (v, rows) in visible {
+    for (v, rows, health) in visible {
         let namespaces: Box<dyn Iterator<Item = (&Text, &Arc<[CachedIngressRow]>)>> =
             match &q.namespace {
                 Some(ns) => Box::new(rows.get_key_value(ns.as_str()).into_iter()),
@@ -102,16 +103,22 @@ pub fn ingress_page<'a>(
                                 .as_ref()
                                 .is_none_or(|s| s.contains(r.annotation.state()))
                     })
-                    .map(|r| (r, v.whole_cluster())),
+                    .map(|r| (r, v.whole_cluster(), health)),
             );
         }
     }
-    let row = |(r, whole): &(&CachedIngressRow, bool)| {
+    let row = |(r, whole, health): &(&CachedIngressRow, bool, &Health)| {
         let seen = r.chain.iter().filter(|(_, wide)| *whole || !wide);
         IngressRow {
             ingress: r.ingress.clone(),
             annotation: r.annotation.clone(),
-            worst: seen.clone().map(|(s, _)| *s).min(),
+            worst: health
+                .get(&(
+                    Text::from("Ingress"),
+                    r.ingress.namespace.clone(),
+                    r.ingress.name.clone(),
+                ))
+                .copied(),
             findings: seen.count(),
         }
     };
@@ -182,11 +189,13 @@ const SERVES_SOMETHING_ELSE: [crate::model::Rule; 4] = [
 ];
 
 /// Adds the Certificates of one cluster that the caller sees and `q` selects to `out`.
+#[allow(clippy::too_many_arguments)]
 pub fn certificate_rows(
     visible: &Visibility<'_>,
     facts: &ClusterFacts,
     data: &ClusterData,
     findings: &[Finding],
+    health: &Health,
     q: &CertificateQuery,
     now: DateTime<Utc>,
     out: &mut Vec<CertificateRow>,
@@ -235,7 +244,13 @@ pub fn certificate_rows(
                 .map(|i| i.server)
                 .unwrap_or(AcmeServer::IssuerNotFound),
             ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
-            worst: about.iter().map(|f| f.severity).min(),
+            worst: health
+                .get(&(
+                    Text::from("Certificate"),
+                    cert.namespace.clone(),
+                    cert.name.clone(),
+                ))
+                .copied(),
         });
     }
 }

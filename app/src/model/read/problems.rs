@@ -11,8 +11,10 @@
 //! problem whose hosts, objects and namespaces are all of theirs. A finding that is no
 //! chain's (a budget, a cluster-wide setting, a tailnet) is a problem of its own.
 //!
-//! Everything is built from the findings the caller may see, so a namespace-scoped caller's
-//! problems never name what they could not see as a finding.
+//! Problems are judged once per cluster revision over every finding, whoever reads them;
+//! each chain a problem reaches keeps its own urgency ([`Affected`]). A reader who sees only
+//! some namespaces gets each problem through [`Problem::seen_by`]: the problems that reach
+//! their chains, narrowed to what they may know.
 
 use foldhash::{HashSet, HashSetExt};
 use std::collections::{BTreeMap, BTreeSet};
@@ -71,6 +73,38 @@ pub struct Urgency {
 }
 
 impl Urgency {
+    /// The problem's urgency over the chains it reaches (`parts`, each judged once): the
+    /// worst severity, clients failing since the earliest, else the soonest time to harm;
+    /// None without parts.
+    pub fn worst<'u>(parts: impl IntoIterator<Item = &'u Urgency>) -> Option<Urgency> {
+        let earliest = |a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let mut out: Option<Urgency> = None;
+        for u in parts {
+            out = Some(match out {
+                None => u.clone(),
+                Some(w) => Urgency {
+                    severity: w.severity.min(u.severity),
+                    clients_failing_since: earliest(
+                        w.clients_failing_since,
+                        u.clients_failing_since,
+                    ),
+                    clients_fail_at: earliest(w.clients_fail_at, u.clients_fail_at),
+                    expires: earliest(w.expires, u.expires),
+                    unissued: w.unissued || u.unissued,
+                    failing_since: earliest(w.failing_since, u.failing_since),
+                },
+            });
+        }
+        // A time to harm is told only while no client fails yet.
+        if let Some(u) = out.as_mut().filter(|u| u.clients_failing_since.is_some()) {
+            u.clients_fail_at = None;
+        }
+        out
+    }
+
     /// What the problem's chains hold, as it was judged with.
     fn certificates(&self) -> harm::Certificates {
         harm::Certificates {
@@ -116,6 +150,30 @@ pub struct NextAction {
     pub detail: Text,
 }
 
+/// One chain a problem reaches — an Ingress with what it uses, a Certificate no Ingress
+/// owns, or the object of a finding no chain took — and how the problem harms that chain's
+/// clients. Judged once, with the problem: every page, list and reader tells the same of
+/// the object, whatever else the problem reaches.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Affected {
+    pub object: ProblemObject,
+    /// The Certificates of the chain (in the object's namespace), when the object is an
+    /// Ingress.
+    pub certificates: Box<[Text]>,
+    pub hosts: Box<[Text]>,
+    pub urgency: Urgency,
+}
+
+impl Affected {
+    /// Whether this chain holds the object: its head, or one of its Certificates.
+    pub fn holds(&self, kind: &str, namespace: &str, name: &str) -> bool {
+        let o = &self.object;
+        &*o.namespace == namespace
+            && ((&*o.kind == kind && &*o.name == name)
+                || (kind == "Certificate" && self.certificates.iter().any(|c| &**c == name)))
+    }
+}
+
 /// One root cause and everything it breaks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problem {
@@ -132,7 +190,10 @@ pub struct Problem {
     pub objects: Arc<[ProblemObject]>,
     pub clusters: Vec<Text>,
     pub namespaces: Arc<[Text]>,
+    /// The worst of what it does to the chains it reaches ([`Problem::affected`]).
     pub urgency: Urgency,
+    /// Each chain it reaches, with its own urgency.
+    pub affected: Arc<[Affected]>,
     /// Since when the root or any symptom has held.
     pub since: Option<DateTime<Utc>>,
     pub action: NextAction,
@@ -235,6 +296,21 @@ fn diagnosis(root: &Finding) -> String {
     format!("{}: {}", root.rule.info().diagnosis, root.title)
 }
 
+/// The problem's headline and evidence: the root's, backed by what the probe saw when a
+/// symptom observes what the root explains ("observed", not "likely").
+fn headline<'f>(root: &Finding, mut symptoms: impl Iterator<Item = &'f Finding>) -> (String, Text) {
+    match symptoms.find(|f| supports(f.rule, root.rule)) {
+        Some(o) => (
+            format!("{} (observed: {})", diagnosis(root), o.title),
+            Text::from(format!(
+                "{}\nObserved by the probe: {}",
+                root.message, o.message
+            )),
+        ),
+        None => (diagnosis(root), root.message.clone()),
+    }
+}
+
 /// Whether what a probe rule observed is evidence for a root rule (the root explains it).
 fn supports(probe: Rule, root: Rule) -> bool {
     match probe {
@@ -335,6 +411,31 @@ struct Gathering<'a> {
     issuance: Vec<Issuance>,
     /// The issuer its chains name: (namespace — empty for a ClusterIssuer —, kind, name).
     issuer: Option<(Text, Text, Text)>,
+    /// The chains it reaches, by head.
+    reached: BTreeMap<ProblemObject, Reach<'a>>,
+}
+
+/// One chain a problem reaches, being gathered: its findings, certificates and hosts.
+#[derive(Default)]
+struct Reach<'a> {
+    findings: Vec<&'a Finding>,
+    expires: Option<DateTime<Utc>>,
+    unissued: bool,
+    hosts: BTreeSet<Text>,
+    certificates: BTreeSet<Text>,
+}
+
+impl<'a> Reach<'a> {
+    fn join(&mut self, other: Reach<'a>) {
+        self.findings.extend(other.findings);
+        self.expires = match (self.expires, other.expires) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.unissued |= other.unissued;
+        self.hosts.extend(other.hosts);
+        self.certificates.extend(other.certificates);
+    }
 }
 
 impl<'a> Gathering<'a> {
@@ -349,6 +450,7 @@ impl<'a> Gathering<'a> {
             unissued: false,
             issuance: Vec::new(),
             issuer: None,
+            reached: BTreeMap::new(),
         }
     }
 
@@ -385,19 +487,36 @@ impl<'a> Gathering<'a> {
             unissued: self.unissued,
         };
         let confirming = confirming(all(), &self.issuance, now);
-        let urgency = Urgency::of(all(), certificates, since, now, confirming.is_some());
-        // What the probe saw backs an inferred root it explains: "observed", not "likely".
-        let observed = self.symptoms.iter().find(|f| supports(f.rule, root.rule));
-        let (diagnosis, evidence) = match observed {
-            Some(o) => (
-                format!("{} (observed: {})", diagnosis(root), o.title),
-                Text::from(format!(
-                    "{}\nObserved by the probe: {}",
-                    root.message, o.message
-                )),
-            ),
-            None => (diagnosis(root), root.message.clone()),
-        };
+        if self.reached.is_empty() {
+            self.reached.insert(
+                first.clone(),
+                Reach {
+                    findings: vec![root],
+                    ..Reach::default()
+                },
+            );
+        }
+        // Each chain judged on its own: the root and that chain's findings and certificates.
+        let affected: Vec<Affected> = std::mem::take(&mut self.reached)
+            .into_iter()
+            .map(|(object, r)| {
+                let of = || std::iter::once(root).chain(r.findings.iter().copied());
+                let since = of().filter_map(|f| f.since).min();
+                let certificates = harm::Certificates {
+                    expires: r.expires,
+                    unissued: r.unissued,
+                };
+                Affected {
+                    object,
+                    certificates: r.certificates.into_iter().collect(),
+                    hosts: r.hosts.into_iter().collect(),
+                    urgency: Urgency::of(of(), certificates, since, now, confirming.is_some()),
+                }
+            })
+            .collect();
+        let urgency = Urgency::worst(affected.iter().map(|a| &a.urgency))
+            .unwrap_or_else(|| Urgency::of(all(), certificates, since, now, confirming.is_some()));
+        let (diagnosis, evidence) = headline(root, self.symptoms.iter().copied());
         Problem {
             id: problem_id(root),
             cause: root.rule,
@@ -407,6 +526,7 @@ impl<'a> Gathering<'a> {
             clusters: vec![root.cluster.clone()],
             namespaces: namespaces.into_iter().collect(),
             urgency,
+            affected: affected.into(),
             since,
             action: {
                 let mut action = next_action(root);
@@ -450,16 +570,16 @@ impl<'a> Gathering<'a> {
     }
 }
 
-/// The problems of one cluster from the findings of `all` the caller may see (`visible`),
-/// most urgent first. The problems hold their findings in `all`.
+/// The problems of one cluster from all its findings, most urgent first — the same for
+/// every reader ([`Problem::seen_by`] tells each reader theirs). The problems hold their
+/// findings in `all`.
 pub fn cluster_problems(
     facts: &ClusterFacts,
     data: &ClusterData,
     all: &Arc<Vec<Finding>>,
-    visible: impl Fn(&Finding) -> bool,
     now: DateTime<Utc>,
 ) -> Vec<Problem> {
-    problems(facts, data, all, visible, now, Chains::WithFindings)
+    problems(facts, data, all, now, Chains::WithFindings)
 }
 
 /// Which chains [`cluster_problems`] makes: those of the namespaces with findings a chain
@@ -475,11 +595,10 @@ fn problems(
     facts: &ClusterFacts,
     data: &ClusterData,
     all: &Arc<Vec<Finding>>,
-    visible: impl Fn(&Finding) -> bool,
     now: DateTime<Utc>,
     which: Chains,
 ) -> Vec<Problem> {
-    let findings: Vec<&Finding> = all.iter().filter(|f| visible(f)).collect();
+    let findings: Vec<&Finding> = all.iter().collect();
     let findings = &findings[..];
     // A chain holds objects of one namespace and its issuer: only the namespaces with a
     // finding a chain can take have chains with a root (all of them when a finding about a
@@ -518,10 +637,23 @@ fn problems(
             .entry(gathering_key(root, &chain))
             .or_insert_with(|| Gathering::new(root));
         placed.insert(root as *const Finding);
-        for f in in_chain {
+        for &f in &in_chain {
             placed.insert(f as *const Finding);
             g.add(f);
         }
+        let reach = g.reached.entry(chain.head.clone()).or_default();
+        reach.join(Reach {
+            findings: in_chain.clone(),
+            expires: chain.expires,
+            unissued: chain.unissued,
+            hosts: chain.hosts.iter().cloned().collect(),
+            certificates: chain
+                .objects
+                .iter()
+                .filter(|(_, kind, _)| kind == "Certificate")
+                .map(|(_, _, name)| Text::from(name.as_str()))
+                .collect(),
+        });
         g.hosts.extend(chain.hosts);
         g.heads.insert(chain.head);
         g.expires(chain.expires);
@@ -546,9 +678,13 @@ fn problems(
         if !std::ptr::eq(g.root, f) {
             g.heads.insert(object_of(f));
         }
-        if let Some(hosts) = hosts_of(data, f) {
-            g.hosts.extend(hosts);
-        }
+        let hosts = hosts_of(data, f).unwrap_or_default();
+        g.reached.entry(object_of(f)).or_default().join(Reach {
+            findings: vec![f],
+            hosts: hosts.iter().cloned().collect(),
+            ..Reach::default()
+        });
+        g.hosts.extend(hosts);
     }
     fold_shared_hosts(&mut gathered);
     let mut out: Vec<Problem> = gathered.into_values().map(|g| g.finish(now, all)).collect();
@@ -602,6 +738,9 @@ fn fold_shared_hosts(gathered: &mut BTreeMap<String, Gathering<'_>>) {
         t.expires(s.expires);
         t.unissued |= s.unissued;
         t.issuance.extend(s.issuance);
+        for (head, reach) in s.reached {
+            t.reached.entry(head).or_default().join(reach);
+        }
     }
 }
 
@@ -624,6 +763,7 @@ mod chains;
 mod confirming;
 mod harm;
 mod list;
+mod seen;
 
 use chains::{chains, gathering_key};
 use confirming::{awaited, confirming, Issuance};
@@ -633,3 +773,28 @@ pub use list::{join_fleet, selected, sort, Problems};
 
 #[cfg(test)]
 mod tests;
+
+/// The severity of each Ingress and Certificate a cluster's problems reach — the worst of
+/// the chains that hold it, over every problem — by (kind, namespace, name): what every
+/// list tells of the object, the same for every reader.
+pub type Health = std::collections::HashMap<(Text, Text, Text), Severity>;
+
+/// [`Health`] of a cluster's problems.
+pub fn health(problems: &[Problem]) -> Health {
+    let mut out = Health::new();
+    let mut note = |key: (Text, Text, Text), s: Severity| {
+        out.entry(key).and_modify(|w| *w = (*w).min(s)).or_insert(s);
+    };
+    let certificate = Text::from("Certificate");
+    for p in problems {
+        for a in p.affected.iter() {
+            let o = &a.object;
+            let s = a.urgency.severity;
+            note((o.kind.clone(), o.namespace.clone(), o.name.clone()), s);
+            for c in a.certificates.iter() {
+                note((certificate.clone(), o.namespace.clone(), c.clone()), s);
+            }
+        }
+    }
+    out
+}

@@ -166,8 +166,10 @@ fn not_ready(ctx: &mut Ctx<'_>, users: Users) {
             Rule::IssuerNotReady,
             Severity::Critical,
             About { namespace: &Text::from(ns.as_str()), kind: Kind::from_name(&kind).map_or(Subject::Object(Kind::Issuer), Subject::Object), name: &Text::from(name.as_str()) },
-            format!("{kind} {name} is not ready; {} on it", crate::model::text::count(users.len(), "object depends", "objects depend")),
-            format!("Ready is {status} ({reason}): {message}. Used by: {}.", users.join(", ")),
+            // The title names nothing of the namespaces that use it: a namespace-scoped reader
+            // whose Certificate names this issuer is told it as it is.
+            format!("{kind} {name} is not ready{}", if reason.is_empty() { String::new() } else { format!(" ({reason})") }),
+            format!("Ready is {status} ({reason}): {message}. {} on it: {}.", crate::model::text::count(users.len(), "object depends", "objects depend"), users.join(", ")),
             "Check the issuer's ACME account registration (server URL, email, account key Secret) and its events; issuance through it cannot succeed until it is Ready.",
             issuer.ready.as_ref().and_then(|c| c.last_transition),
         );

@@ -29,35 +29,31 @@ fn failing(w: World, ing: IngressView) -> World {
     w.attempt(attempt).certificate(cert).ingress(ing)
 }
 
+/// The problems of `w` as `view` sees them: judged once over the whole cluster, then told
+/// through the view, as the server does.
 fn problems_of(w: &World, view: &View) -> Vec<Problem> {
     let findings = std::sync::Arc::new(w.findings());
     let visible = Visibility::of(view, &w.facts.name).expect("the cluster is visible");
-    checked(w, &findings, |f| visible.finding(f))
+    let mut seen: Vec<Problem> = checked(w, &findings)
+        .iter()
+        .filter_map(|p| p.seen_by(&visible))
+        .collect();
+    sort(&mut seen);
+    seen
 }
 
 /// The problems of `w` built from `findings` (its own, with what a test adds), at the
 /// fixtures' now.
 fn problems_from(w: &World, findings: &[Finding]) -> Vec<Problem> {
-    checked(w, &std::sync::Arc::new(findings.to_vec()), |_| true)
+    checked(w, &std::sync::Arc::new(findings.to_vec()))
 }
 
 /// The problems, and for every test the check that making only the chains of namespaces
 /// with findings gives the same as making every chain of the cluster.
-fn checked(
-    w: &World,
-    findings: &std::sync::Arc<Vec<Finding>>,
-    visible: impl Fn(&Finding) -> bool,
-) -> Vec<Problem> {
+fn checked(w: &World, findings: &std::sync::Arc<Vec<Finding>>) -> Vec<Problem> {
     let now = crate::model::rules::fixtures::now();
-    let problems = cluster_problems(&w.facts, &w.data, findings, &visible, now);
-    let every_chain = super::problems(
-        &w.facts,
-        &w.data,
-        findings,
-        &visible,
-        now,
-        super::Chains::All,
-    );
+    let problems = cluster_problems(&w.facts, &w.data, findings, now);
+    let every_chain = super::problems(&w.facts, &w.data, findings, now, super::Chains::All);
     assert_eq!(
         problems, every_chain,
         "the chains with findings make other problems than every chain"
@@ -170,22 +166,129 @@ fn an_issuer_behind_many_ingresses_is_one_problem_with_its_blast_radius() {
     );
 }
 
+/// `issuer_down`, with globex's certificate expired (its clients fail now) and acme's
+/// valid for 30 more days (its clients fail then, unless the issuer is fixed).
+fn issuer_down_unevenly() -> World {
+    let mut w = World::new().issuer(cluster_issuer(
+        "letsencrypt-prod",
+        crate::model::issuer::LE_PRODUCTION,
+        false,
+    ));
+    for (ns, name, host, expires_in) in [
+        ("acme", "shop", "shop.acme.example", Duration::days(30)),
+        ("globex", "site", "www.globex.example", Duration::days(-2)),
+    ] {
+        let ing = IngressView::test(name)
+            .in_ns(ns)
+            .with_issuer("letsencrypt-prod")
+            .edit_in_place("true")
+            .tls(host);
+        let cert = CertificateView::of(&ing)
+            .expiring(expires_in, Duration::days(5))
+            .not_ready("Pending", Duration::hours(2));
+        w = w.certificate(cert).ingress(ing);
+    }
+    w
+}
+
 #[test]
-fn a_tenant_gets_problems_from_what_they_see_only() {
-    let w = issuer_down();
-    let problems = problems_of(&w, &tenant(&["acme"]));
-    assert!(!problems.is_empty());
-    for p in &problems {
-        assert_ne!(
-            p.cause,
-            Rule::IssuerNotReady,
-            "the ClusterIssuer's finding is not theirs"
-        );
-        assert_eq!(p.namespaces.to_vec(), vec![Text::from("acme")]);
-        assert!(p.hosts.iter().all(|h| h.contains("acme")), "{:?}", p.hosts);
-        assert!(p.objects.iter().all(|o| &*o.namespace == "acme"));
+fn a_tenant_is_told_the_cluster_wide_root_of_their_problem_in_words_about_them_alone() {
+    let w = issuer_down_unevenly();
+    let all = problems_of(&w, &everything());
+    let whole = all
+        .iter()
+        .find(|p| p.cause == Rule::IssuerNotReady)
+        .unwrap_or_else(|| panic!("{all:#?}"));
+    assert_eq!(
+        whole.urgency.severity,
+        Severity::Critical,
+        "globex fails now"
+    );
+    let theirs = problems_of(&w, &tenant(&["acme"]));
+    assert_eq!(theirs.len(), 1, "{theirs:#?}");
+    let p = &theirs[0];
+    // The root is the issuer, as for everyone: not "being issued, wait".
+    assert_eq!(p.cause, Rule::IssuerNotReady);
+    assert_eq!(p.id, whole.id);
+    assert_eq!(p.root.kind.name(), "ClusterIssuer");
+    assert!(p.diagnosis.contains("letsencrypt-prod"), "{}", p.diagnosis);
+    // Its urgency is their chain's: acme's certificate is valid for 30 days.
+    assert_eq!(p.urgency.severity, Severity::Warning, "{p:#?}");
+    assert!(p.urgency.clients_failing_since.is_none());
+    assert!(p.urgency.clients_fail_at.is_some());
+    assert_eq!(p.namespaces.to_vec(), vec![Text::from("acme")]);
+    assert_eq!(p.hosts.to_vec(), vec![Text::from("shop.acme.example")]);
+    assert!(p
+        .objects
+        .iter()
+        .all(|o| &*o.namespace == "acme" || &*o.kind == "ClusterIssuer"));
+    // Nothing of globex: not its name, its host, nor how many use the issuer.
+    let text = serde_json::to_string(p).unwrap();
+    assert!(!text.contains("globex"), "{text}");
+    assert!(!text.contains("depend"), "{text}");
+}
+
+#[test]
+fn every_reader_tells_the_same_severity_of_the_same_object() {
+    let w = issuer_down_unevenly();
+    let findings = std::sync::Arc::new(w.findings());
+    let problems = checked(&w, &findings);
+    let health = health(&problems);
+    let of = |kind: &str, ns: &str, name: &str| {
+        health
+            .get(&(Text::from(kind), Text::from(ns), Text::from(name)))
+            .copied()
+    };
+    assert_eq!(of("Ingress", "acme", "shop"), Some(Severity::Warning));
+    assert_eq!(
+        of("Certificate", "acme", "shop-tls"),
+        Some(Severity::Warning),
+        "{health:?}"
+    );
+    assert_eq!(of("Ingress", "globex", "site"), Some(Severity::Critical));
+    // The object's page tells the problem as it bears on the object, for every reader.
+    for view in [everything(), tenant(&["acme"])] {
+        let p = problems_of(&w, &view)
+            .into_iter()
+            .find(|p| p.concerns("Ingress", "acme", "shop"))
+            .expect("the problem reaches acme's Ingress");
+        let here = p.about_object("Ingress", "acme", "shop");
+        assert_eq!(here.urgency.severity, Severity::Warning);
+        assert_eq!(here.hosts.to_vec(), vec![Text::from("shop.acme.example")]);
+        let cert = p.about_object("Certificate", "acme", "shop-tls");
+        assert_eq!(cert.urgency, here.urgency);
+    }
+}
+
+#[test]
+fn a_problem_rooted_in_another_namespace_is_told_from_the_readers_own_finding() {
+    // The issuer is missing for three namespaces' Ingresses: one problem, rooted at one of
+    // their reports of it.
+    let mut w = World::new();
+    for (ns, name, host) in [
+        ("acme", "shop", "shop.acme.example"),
+        ("globex", "site", "www.globex.example"),
+        ("initech", "www", "www.initech.example"),
+    ] {
+        let ing = IngressView::test(name)
+            .in_ns(ns)
+            .with_issuer("letsencrypt-nope")
+            .tls(host);
+        w = w.ingress(ing);
+    }
+    let whole = problems_of(&w, &everything());
+    assert_eq!(whole.len(), 1, "{whole:#?}");
+    for ns in ["acme", "globex", "initech"] {
+        let theirs = problems_of(&w, &tenant(&[ns]));
+        assert_eq!(theirs.len(), 1, "{theirs:#?}");
+        let p = &theirs[0];
+        assert_eq!(p.cause, Rule::IssuerMissing);
+        assert_eq!(&*p.root.namespace, ns, "their own report is the root");
+        assert!(p.symptoms.iter().all(|f| &*f.namespace == ns));
         let text = serde_json::to_string(p).unwrap();
-        assert!(!text.contains("globex"), "{text}");
+        for other in ["acme", "globex", "initech"].iter().filter(|o| **o != ns) {
+            assert!(!text.contains(other), "{ns} reads of {other}: {text}");
+        }
     }
 }
 
@@ -577,7 +680,7 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
         .certificate(just_issued)
         .ingress(shop.clone());
     let findings = std::sync::Arc::new(vec![served_old()]);
-    let p = &cluster_problems(&w.facts, &w.data, &findings, |_| true, now)[0];
+    let p = &cluster_problems(&w.facts, &w.data, &findings, now)[0];
     assert_eq!(
         p.confirming.as_deref(),
         Some("the certificate is issued; waiting to see the host serve it")
@@ -595,7 +698,7 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
         .issuer(issuer)
         .certificate(long_ago)
         .ingress(shop);
-    let p = &cluster_problems(&w.facts, &w.data, &findings, |_| true, now)[0];
+    let p = &cluster_problems(&w.facts, &w.data, &findings, now)[0];
     assert_eq!(p.confirming, None);
     assert_eq!(p.urgency.severity, Severity::Critical);
 }

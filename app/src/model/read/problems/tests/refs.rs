@@ -10,7 +10,6 @@ fn a_problem_holds_its_findings_in_the_clusters_list_and_reads_as_them() {
         &w.facts,
         &w.data,
         &findings,
-        |_| true,
         crate::model::rules::fixtures::now(),
     );
     let p = problems

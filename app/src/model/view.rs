@@ -189,6 +189,39 @@ impl View {
         View::new(&Access::default(), [])
     }
 
+    /// This view narrowed to what a page's filters select: only `cluster` when given, and in
+    /// it only `namespace` when given (and visible). What the view does not see stays unseen;
+    /// a namespace that is no Kubernetes name (a pattern, say) selects nothing.
+    pub fn narrowed(&self, cluster: Option<&str>, namespace: Option<&str>) -> View {
+        let mut out = self.clone();
+        if cluster.is_none() && namespace.is_none() {
+            return out;
+        }
+        out.everything = false;
+        out.unanswered.clear();
+        out.clusters
+            .retain(|c, _| cluster.is_none_or(|want| want == c));
+        if let Some(ns) = namespace {
+            let a_name = !ns.is_empty()
+                && ns
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            out.clusters
+                .retain(|_, sight| a_name && sight.read.contains(ns));
+            for sight in out.clusters.values_mut() {
+                sight.read = Namespaces::named(vec![ns.to_string()]);
+                if let Some(act) = sight.act.as_mut() {
+                    *act = if act.contains(ns) {
+                        Namespaces::named(vec![ns.to_string()])
+                    } else {
+                        Namespaces::named(Vec::new())
+                    };
+                }
+            }
+        }
+        out
+    }
+
     /// What the caller sees of `cluster`; None when nothing (or it is not configured).
     pub fn sight(&self, cluster: &str) -> Option<&Sight> {
         self.clusters.get(cluster)
@@ -350,5 +383,32 @@ mod tests {
             .iter()
             .all(|c| v.sees_cluster_wide(c) && v.may_act(c, "any")));
         assert!(!v.sees_cluster("elsewhere"));
+    }
+
+    #[test]
+    fn a_view_narrowed_to_the_filters_sees_no_more_than_before() {
+        let tenant = View::new(
+            &Access::new(vec![(
+                Role::Operator,
+                Grant {
+                    clusters: vec!["zrh".into()],
+                    namespaces: vec!["acme-*".into()],
+                },
+            )]),
+            ["zrh", "gva"],
+        );
+        let shop = tenant.narrowed(Some("zrh"), Some("acme-shop"));
+        assert!(shop.sees("zrh", "acme-shop"));
+        assert!(!shop.sees("zrh", "acme-blog"));
+        assert!(shop.may_act("zrh", "acme-shop"));
+        // Not widened: a namespace they do not see, a pattern, another cluster.
+        assert!(tenant.narrowed(Some("zrh"), Some("globex")).is_empty());
+        assert!(tenant.narrowed(None, Some("*")).is_empty());
+        assert!(tenant.narrowed(Some("gva"), None).is_empty());
+        let all = View::whole_fleet(["zrh", "gva"]);
+        let gva = all.narrowed(Some("gva"), None);
+        assert!(!gva.sees_everything());
+        assert!(gva.sees_cluster_wide("gva"));
+        assert!(!gva.sees_cluster("zrh"));
     }
 }

@@ -120,17 +120,13 @@ impl FleetReader for Registry {
     }
 
     fn problems(&self, view: &View, q: &ProblemQuery) -> Problems {
-        // A cluster asked for: its problems are all there is (the counts too).
-        let of_cluster = |p: &&problems::Problem| {
-            q.cluster
-                .as_deref()
-                .is_none_or(|c| p.clusters.iter().any(|pc| pc.as_ref() == c))
-        };
+        // The counts are of everything the caller sees (filters choose the list, never the
+        // facts): `Problems::of` applies the filters to the list alone.
         if view.sees_everything() {
-            return Problems::of(self.whole(view).problems.iter().filter(of_cluster), q);
+            return Problems::of(self.whole(view).problems.iter(), q);
         }
         let all = self.all_problems(view);
-        Problems::of(all.iter().filter(of_cluster), q)
+        Problems::of(all.iter(), q)
     }
 
     fn ingresses(&self, view: &View, q: &IngressQuery) -> Page<IngressRow> {

@@ -46,9 +46,14 @@ pub(super) async fn board(
     Board {
         clusters,
         problems: state.fleet().problems(view, q),
+        // What changed where the filters look (the cluster, the namespace).
         recent: state
             .history
-            .recent_changes(view, now - RECENT_WINDOW, RECENT_LINES)
+            .recent_changes(
+                &view.narrowed(q.cluster.as_deref(), q.namespace.as_deref()),
+                now - RECENT_WINDOW,
+                RECENT_LINES,
+            )
             .await
             .map_err(|e| format!("the history could not be read ({})", e.0)),
     }

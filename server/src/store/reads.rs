@@ -468,10 +468,14 @@ async fn recent_changes(
         ),
         branch(
             "at, cluster, namespace, kind, name, \
-             action || CASE dry_run WHEN 1 THEN ' (preview)' ELSE '' END || ': ' || outcome AS what, error AS detail",
+             action || ': ' || outcome AS what, error AS detail",
             "audit_log",
             "at",
-            scope_filter("cluster", "namespace", Rows::InNamespaces),
+            // A preview changed nothing.
+            format!(
+                "dry_run = 0 AND {}",
+                scope_filter("cluster", "namespace", Rows::InNamespaces)
+            ),
         ),
     ]
     .join(" UNION ALL ")
@@ -611,6 +615,54 @@ mod tests {
                 seen,
                 [("fra", "failed"), ("gva", "synced"), ("gva", "stale")],
                 "the failure, and gva's trouble with its recovery; no start's sync"
+            );
+        }
+    }
+
+    /// Recent changes are what changed: a preview is not one; and a view narrowed to the
+    /// page's filters reads only where they look.
+    #[tokio::test]
+    async fn recent_changes_leave_previews_out_and_follow_the_filters() {
+        for db in crate::store::testdb::engines().await {
+            let now = Utc::now();
+            for (cluster, ns, name, dry_run) in [
+                ("zrh", "shop", "applied", 0),
+                ("zrh", "shop", "previewed", 1),
+                ("zrh", "blog", "elsewhere", 0),
+                ("gva", "shop", "other-cluster", 0),
+            ] {
+                sqlx::query("INSERT INTO audit_log (at, actor, action, cluster, namespace, kind, name, dry_run, outcome) VALUES ($1, 'x', 'renew', $2, $3, 'Certificate', $4, $5, 'ok')")
+                    .bind(stamp(now))
+                    .bind(cluster)
+                    .bind(ns)
+                    .bind(name)
+                    .bind(dry_run)
+                    .execute(&db.writer)
+                    .await
+                    .unwrap();
+            }
+            let store = HistoryStore::new(db.reader.clone());
+            let since = now - chrono::Duration::hours(1);
+            let names = |rows: Vec<RecentChange>| {
+                let mut n: Vec<String> = rows.into_iter().map(|r| r.name).collect();
+                n.sort();
+                n
+            };
+            let all = View::whole_fleet(["zrh", "gva"]);
+            assert_eq!(
+                names(store.recent_changes(&all, since, 30).await.unwrap()),
+                ["applied", "elsewhere", "other-cluster"],
+                "no preview"
+            );
+            let zrh = all.narrowed(Some("zrh"), None);
+            assert_eq!(
+                names(store.recent_changes(&zrh, since, 30).await.unwrap()),
+                ["applied", "elsewhere"]
+            );
+            let shop = all.narrowed(Some("zrh"), Some("shop"));
+            assert_eq!(
+                names(store.recent_changes(&shop, since, 30).await.unwrap()),
+                ["applied"]
             );
         }
     }

@@ -59,6 +59,25 @@ async fn ingresses_created_with_kubectl_appear_in_the_api_and_pages() {
     let detail = app.json("/api/v1/ingresses/zrh-prod/acme-shop/shop").await;
     assert_eq!(detail["tls"][0]["secret_name"], "shop-tls");
 
+    // Filters choose the list, never the facts: a cluster asked for lists its problems
+    // alone, and the counts are still every cluster's.
+    app.eventually("a problem in each cluster", || async {
+        let by = app.json("/api/v1/problems").await["by_cluster"].clone();
+        by.as_object().is_some_and(|o| o.len() == 2)
+    })
+    .await;
+    let whole = app.json("/api/v1/problems").await;
+    let zrh = app.json("/api/v1/problems?cluster=zrh-prod").await;
+    assert_eq!(zrh["by_cluster"], whole["by_cluster"], "{zrh:#}");
+    assert!(zrh["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["clusters"] == json!(["zrh-prod"])));
+    assert!(zrh["total"].as_u64() < whole["total"].as_u64());
+    let board = app.get("/?cluster=zrh-prod").await.text().await.unwrap();
+    assert!(board.contains("The list below is filtered"), "{board}");
+
     let clusters = app.json("/api/v1/clusters").await;
     let names: Vec<&str> = clusters["items"]
         .as_array()

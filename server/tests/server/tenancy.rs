@@ -567,13 +567,14 @@ async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
     );
 
     // A run aimed at the whole cluster is for whole-cluster viewers: on support's board and
-    // in their audit, on neither for the tenant (whose audit never showed it either).
+    // in their audit, on neither for the tenant (whose audit never showed it either). A run,
+    // not a preview: the board's recent changes leave previews out.
     let bulk = app
         .post_as(
             "/api/v1/bulk/renew",
             "sue",
             "support",
-            json!({"cluster": "zrh-prod", "dry_run": true}),
+            json!({"cluster": "zrh-prod", "dry_run": false}),
         )
         .await;
     assert_eq!(bulk.status(), 200);

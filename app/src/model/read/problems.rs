@@ -633,34 +633,37 @@ fn problems(
         }) else {
             continue;
         };
-        let g = gathered
-            .entry(gathering_key(root, &chain))
-            .or_insert_with(|| Gathering::new(root));
-        placed.insert(root as *const Finding);
-        for &f in &in_chain {
-            placed.insert(f as *const Finding);
-            g.add(f);
-        }
-        let reach = g.reached.entry(chain.head.clone()).or_default();
-        reach.join(Reach {
-            findings: in_chain.clone(),
-            expires: chain.expires,
-            unissued: chain.unissued,
-            hosts: chain.hosts.iter().cloned().collect(),
-            certificates: chain
-                .objects
-                .iter()
-                .filter(|(_, kind, _)| kind == "Certificate")
-                .map(|(_, _, name)| Text::from(name.as_str()))
-                .collect(),
-        });
-        g.hosts.extend(chain.hosts);
-        g.heads.insert(chain.head);
-        g.expires(chain.expires);
-        g.unissued |= chain.unissued;
-        g.issuance.extend(chain.issuance);
-        if g.issuer.is_none() {
-            g.issuer = chain.issuer.clone();
+        let certificates: BTreeSet<Text> = chain
+            .objects
+            .iter()
+            .filter(|(_, kind, _)| kind == "Certificate")
+            .map(|(_, _, name)| Text::from(name.as_str()))
+            .collect();
+        for (root, in_chain) in harm_first(root, in_chain, chain.unissued) {
+            let g = gathered
+                .entry(gathering_key(root, &chain))
+                .or_insert_with(|| Gathering::new(root));
+            placed.insert(root as *const Finding);
+            for &f in &in_chain {
+                placed.insert(f as *const Finding);
+                g.add(f);
+            }
+            let reach = g.reached.entry(chain.head.clone()).or_default();
+            reach.join(Reach {
+                findings: in_chain,
+                expires: chain.expires,
+                unissued: chain.unissued,
+                hosts: chain.hosts.iter().cloned().collect(),
+                certificates: certificates.clone(),
+            });
+            g.hosts.extend(chain.hosts.iter().cloned());
+            g.heads.insert(chain.head.clone());
+            g.expires(chain.expires);
+            g.unissued |= chain.unissued;
+            g.issuance.extend(chain.issuance.iter().copied());
+            if g.issuer.is_none() {
+                g.issuer = chain.issuer.clone();
+            }
         }
     }
     // What no chain took: a problem each (merged when the same root comes twice); the
@@ -690,6 +693,41 @@ fn problems(
     let mut out: Vec<Problem> = gathered.into_values().map(|g| g.finish(now, all)).collect();
     sort(&mut out);
     out
+}
+
+/// Stacked causes in one chain: when its clients fail now for a reason its root does not
+/// explain (a host missing from an issued certificate, another certificate served) while
+/// the root only bears on issuing (a challenge path that breaks the next renewal), the harm
+/// leads — a problem of its own, rooted at the cause that explains what clients get, else at
+/// what the probe saw — and the root keeps the rest, with its own time to harm. A chain whose
+/// certificate was never issued is not split: its clients fail because issuance fails.
+fn harm_first<'f>(
+    root: &'f Finding,
+    in_chain: Vec<&'f Finding>,
+    unissued: bool,
+) -> Vec<(&'f Finding, Vec<&'f Finding>)> {
+    let failing: Vec<&Finding> = in_chain
+        .iter()
+        .copied()
+        .filter(|f| harm::clients_fail_now(f) && !supports(f.rule, root.rule))
+        .collect();
+    if unissued || failing.is_empty() || harm::clients_fail_now(root) {
+        return vec![(root, in_chain)];
+    }
+    let explains = |c: &Finding| failing.iter().any(|f| supports(f.rule, c.rule));
+    let lead = in_chain
+        .iter()
+        .copied()
+        .filter(|c| matches!(part_of(c), Part::Cause(_)) && explains(c))
+        .max_by_key(|c| (part_of(c), std::cmp::Reverse(c.severity)))
+        .or_else(|| failing.iter().copied().min_by_key(|f| rank(f)))
+        .expect("failing is not empty");
+    let (harm, rest): (Vec<&Finding>, Vec<&Finding>) = in_chain.into_iter().partition(|f| {
+        std::ptr::eq(*f, lead)
+            || failing.iter().any(|g| std::ptr::eq(*f, *g))
+            || supports(f.rule, lead.rule)
+    });
+    vec![(lead, harm), (root, rest)]
 }
 
 /// Roots that a redirect on the host explains.

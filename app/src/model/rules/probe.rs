@@ -306,7 +306,11 @@ fn serving(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
             on.certificate_or_publisher(),
             format!("The certificate served for {host} does not name it"),
             format!("Observed on {}: the served certificate ({}) does not cover {host}; browsers refuse it.{said}", addresses(&list), describe(t)),
-            if on.certificate.is_some() {
+            // Advice never asks for what is already true: a Certificate that names the host
+            // is not served, and issuing it again changes nothing clients get.
+            if cert.is_some_and(|c| c.dns_names.iter().any(|n| crate::model::probe::name_matches(n, host))) {
+                "The Certificate already names this host: the listener serves another certificate for it. Check that the controller serves the Secret the Certificate writes (spec.tls[].secretName of the Ingress, the Gateway listener's certificateRefs) and has synced it; renewing the Certificate does not change what clients get."
+            } else if on.certificate.is_some() {
                 "Make the host part of the Certificate's dnsNames (for an Ingress: list it under spec.tls[].hosts) and check that the listener serves that Certificate's Secret."
             } else {
                 "No Certificate serves this host: put a certificate for it into the TLS Secret the Ingress names (spec.tls[].secretName), or let cert-manager make one (an issuer annotation on the Ingress, where cert-manager runs)."

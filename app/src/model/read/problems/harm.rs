@@ -22,7 +22,7 @@ pub const HORIZON: Duration = Duration::days(7);
 /// Whether the finding means clients fail now: a rule that observes clients failing, where
 /// the finding is critical (a certificate still valid for the host, if not the issued one,
 /// or an untrusted one outside production, is a warning: no client fails yet).
-fn clients_fail_now(f: &Finding) -> bool {
+pub(super) fn clients_fail_now(f: &Finding) -> bool {
     f.rule.info().bearing == Bearing::ClientsFail && f.severity == Severity::Critical
 }
 

@@ -182,6 +182,18 @@ fn a_fallback_certificate_is_a_name_mismatch_and_another_certificate_not_an_untr
         "{}",
         wrong.message
     );
+    // The Certificate already names the host: the advice is about what is served, never
+    // to add a name it has.
+    let mismatch = probe_findings(&w)
+        .into_iter()
+        .find(|f| f.rule == Rule::ProbeNameMismatch)
+        .unwrap();
+    assert!(
+        mismatch.remediation.contains("already names this host")
+            && !mismatch.remediation.contains("Make the host part"),
+        "{}",
+        mismatch.remediation
+    );
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn problems_of(w: &World, view: &View) -> Vec<Problem> {
 
 /// The problems of `w` built from `findings` (its own, with what a test adds), at the
 /// fixtures' now.
-fn problems_from(w: &World, findings: &[Finding]) -> Vec<Problem> {
+pub(super) fn problems_from(w: &World, findings: &[Finding]) -> Vec<Problem> {
     checked(w, &std::sync::Arc::new(findings.to_vec()))
 }
 
@@ -473,7 +473,7 @@ fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
 
 /// A finding of `rule` about `kind`/`name` in namespace `acme` (cluster-wide when `kind` is
 /// `Cluster`), titled `title`.
-fn finding(rule: Rule, kind: &str, name: &str, title: &str) -> Finding {
+pub(super) fn finding(rule: Rule, kind: &str, name: &str, title: &str) -> Finding {
     Finding {
         rule,
         severity: Severity::Critical,

@@ -70,3 +70,58 @@ fn a_host_serving_a_trusted_certificate_no_certificate_renews_fails_at_its_expir
     w.data.probes = std::sync::Arc::new(vec![served(None), v6]);
     assert_eq!(urgency(&w).severity, Severity::Critical);
 }
+
+/// Stacked causes: the certificate is issued and good for 59 more days but names only
+/// `www`, the bare host is served another certificate, and the challenge path is redirected
+/// (edit-in-place missing). The host failing now leads, critical; the missing fix, which
+/// only breaks the next renewal, follows as a warning with its date.
+#[test]
+fn a_host_failing_now_leads_a_cause_that_only_breaks_the_next_renewal() {
+    use super::{finding, problems_from};
+    use crate::model::certificate::CertificateView;
+    let mut initech = IngressView::test("initech")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("www.initech.example");
+    let mut tls = initech.tls.to_vec();
+    tls[0].hosts = std::sync::Arc::from(["initech.example".into(), "www.initech.example".into()]);
+    initech.tls = tls.into();
+    let cert = CertificateView::of(&initech)
+        .dns(&["www.initech.example"])
+        .expiring(Duration::days(59), Duration::days(-29));
+    let w = World::new().certificate(cert).ingress(initech);
+    let mut findings = w.findings();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.rule == Rule::IngressEditInPlaceMissing),
+        "{findings:#?}"
+    );
+    let mut mismatch = finding(
+        Rule::ProbeNameMismatch,
+        "Ingress",
+        "initech",
+        "https://initech.example serves a certificate that does not name it",
+    );
+    mismatch.severity = crate::model::Severity::Critical;
+    findings.push(mismatch);
+    let problems = problems_from(&w, &findings);
+    let lead = &problems[0];
+    assert_eq!(lead.cause, Rule::CertHostsNotCovered, "{problems:#?}");
+    assert_eq!(lead.urgency.severity, Severity::Critical);
+    assert!(lead.urgency.clients_failing_since.is_some());
+    assert!(lead
+        .symptoms
+        .iter()
+        .any(|f| f.rule == Rule::ProbeNameMismatch));
+    let renewal = problems
+        .iter()
+        .find(|p| p.cause == Rule::IngressEditInPlaceMissing)
+        .expect("the missing fix is a problem of its own");
+    assert_eq!(renewal.urgency.severity, Severity::Warning, "{renewal:#?}");
+    assert!(renewal.urgency.clients_fail_at.is_some());
+    assert!(renewal
+        .symptoms
+        .iter()
+        .all(|f| f.rule != Rule::ProbeNameMismatch && f.rule != Rule::CertHostsNotCovered));
+}

@@ -138,6 +138,72 @@ pub struct Step {
     pub message: Option<String>,
 }
 
+/// The list a bulk run covers: its rows under its filters, exactly what the reader was
+/// looking at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BulkList {
+    /// The triage board (`/`): the objects of the problems its filters select.
+    Board,
+    /// `/ingresses`.
+    Ingresses,
+    /// `/certificates`.
+    Certificates,
+}
+
+impl BulkList {
+    pub fn label(self) -> &'static str {
+        match self {
+            BulkList::Board => "board",
+            BulkList::Ingresses => "ingresses",
+            BulkList::Certificates => "certificates",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<BulkList> {
+        [BulkList::Board, BulkList::Ingresses, BulkList::Certificates]
+            .into_iter()
+            .find(|l| l.label() == s)
+    }
+
+    /// The list's page, without filters.
+    pub fn path(self) -> &'static str {
+        match self {
+            BulkList::Board => "/",
+            BulkList::Ingresses => "/ingresses",
+            BulkList::Certificates => "/certificates",
+        }
+    }
+}
+
+/// Where a bulk run looks: a list and its filters as that list's query string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BulkScope {
+    pub list: BulkList,
+    /// The list's filters (`cluster=…&host=…`), as its page and `/api/v1` read them.
+    pub filters: String,
+}
+
+impl BulkScope {
+    /// The list's page with these filters: the rows the run covers.
+    pub fn href(&self) -> String {
+        if self.filters.is_empty() {
+            self.list.path().to_string()
+        } else {
+            format!("{}?{}", self.list.path(), self.filters)
+        }
+    }
+}
+
+/// An object of a bulk run's list that the run leaves alone, and why: the single action
+/// would be refused or fail there (a cause to fix first, another field manager's value, an
+/// issuance already under way). Nothing is sent for it and nothing is charged to a budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub object: crate::model::read::problems::ProblemObject,
+    pub why: String,
+}
+
 /// An action on one object, or a bulk run over many (`items`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionRecord {
@@ -167,6 +233,12 @@ pub struct ActionRecord {
     pub items: Vec<ActionRecord>,
     /// Items planned in a bulk run (`items.len()` of them are done).
     pub total: usize,
+    /// A bulk run: the list and filters it covers.
+    #[serde(default)]
+    pub scope: Option<BulkScope>,
+    /// A bulk run: the objects of its list it leaves alone, each with why (not in `total`).
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
     /// What an applied action set going, step by step (request → order → challenge →
     /// issued → served by the host), as the reader sees the cluster now; empty for a
     /// preview, a bulk run, or a Certificate the reader does not see.

@@ -26,6 +26,8 @@ pub struct Parts {
     pub settings: WatchSettings,
     /// Shown on every page.
     pub banner: Option<String>,
+    /// `[support] contact`: shown to customers beside what only the platform can fix.
+    pub support: Option<String>,
     /// Hide every action and refuse the action API (`read_only = true`).
     pub read_only: bool,
     /// Sign-in, roles and scopes.
@@ -45,6 +47,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         clusters,
         settings,
         banner,
+        support,
         read_only,
         auth,
         limits,
@@ -186,6 +189,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
             limits.streams_total,
         )),
         banner,
+        support,
         shutdown: shutdown.clone(),
         actions: Arc::new(
             Actions::new(

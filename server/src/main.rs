@@ -270,6 +270,7 @@ async fn serve(c: Config) -> anyhow::Result<()> {
             clusters,
             settings,
             banner,
+            support: c.support.contact.clone(),
             read_only: c.read_only,
             auth,
             limits: c.http.clone(),

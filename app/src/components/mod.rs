@@ -72,6 +72,8 @@ pub struct Shell {
     /// An error or sign-in page: it shows no data, so no "Data as of" and no clock of its
     /// own (`now` is unused).
     pub without_data: bool,
+    /// Who a reader contacts about what only the platform can fix (`[support] contact`).
+    pub support: Option<String>,
 }
 
 /// The caller, for the header.
@@ -299,18 +301,40 @@ pub fn Harm(urgency: crate::model::read::problems::Urgency, now: DateTime<Utc>) 
         .failing_since
         .map(|at| view! { <br/><span class="since">"problem since "<Time at=at now=now/></span> });
     // The problem's own start says more only when it is not when clients began to fail.
-    let since = since.filter(
-        |_| match (urgency.failing_since, urgency.clients_failing_since) {
+    let since = since.filter(|_| !urgency.harm_unknown).filter(|_| {
+        match (urgency.failing_since, urgency.clients_failing_since) {
             (Some(a), Some(b)) => (a - b).num_minutes().abs() > 5,
             _ => true,
-        },
-    );
+        }
+    });
     let harm = match (urgency.clients_failing_since, urgency.clients_fail_at) {
+        // No data from the cluster: not "no harm", unknown.
+        (None, None) if urgency.harm_unknown => match urgency.failing_since {
+            Some(at) => view! { <strong class="harm unknown">"unknown — no data from the cluster since "<Time at=at now=now/></strong> }.into_any(),
+            None => view! { <strong class="harm unknown">"unknown — the cluster was never synced"</strong> }.into_any(),
+        },
         (Some(at), _) => view! { <strong class="harm now">"clients failing since "<Time at=at now=now/></strong> }.into_any(),
         (None, Some(at)) => view! { <strong class="harm soon">"clients fail "<Time at=at now=now/>" unless fixed"</strong> }.into_any(),
         (None, None) => view! { <span class="harm none">"no client harm seen"</span> }.into_any(),
     };
     view! { {harm}{since} }
+}
+
+/// Who to contact about what only the platform can fix (`[support] contact`): a link for
+/// a URL or an e-mail address, else the text as given.
+pub fn support_contact(contact: Option<&str>) -> impl IntoView {
+    let contact = contact.map(str::trim).filter(|c| !c.is_empty());
+    let who = match contact {
+        Some(c) if c.starts_with("https://") || c.starts_with("http://") => {
+            view! { <a href=c.to_string() rel="noopener">{c.to_string()}</a> }.into_any()
+        }
+        Some(c) if c.contains('@') && !c.contains(char::is_whitespace) => {
+            view! { <a href=format!("mailto:{c}")>{c.to_string()}</a> }.into_any()
+        }
+        Some(c) => c.to_string().into_any(),
+        None => "your provider's platform team".into_any(),
+    };
+    view! { <span class="contact" data-testid="support-contact">"Contact: "{who}</span> }
 }
 
 /// A page's supporting section, folded under its diagnosis and action: the heading is the

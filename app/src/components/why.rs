@@ -235,6 +235,7 @@ pub fn why_box(
     certificates: &[CertificateRef],
     actions: Option<AnyView>,
     now: chrono::DateTime<chrono::Utc>,
+    support: Option<&str>,
 ) -> impl IntoView {
     let mut actions = actions;
     let sections = problems
@@ -251,14 +252,29 @@ pub fn why_box(
                     .collect_view();
                 view! { <details><summary>{format!("What it causes ({})", p.symptoms.len())}</summary><ul>{items}{more}</ul></details> }
             });
-            let commands = commands(p, certificates).join("\n");
-            let yaml = yaml(p).map(|y| {
+            // Only the platform can act: whom to contact, and no command nor button the
+            // reader could not use (the page's own buttons go with a problem of theirs).
+            let by_hand = (!p.action.provider).then(|| {
+                let commands = commands(p, certificates).join("\n");
+                let yaml = yaml(p).map(|y| {
+                    view! {
+                        <p>"Or in the Ingress's manifest:"</p>
+                        <pre class="command"><code>{y}</code></pre>
+                    }
+                });
                 view! {
-                    <p>"Or in the Ingress's manifest:"</p>
-                    <pre class="command"><code>{y}</code></pre>
+                    <details class="commands-fold">
+                        <summary>"By hand, with kubectl"</summary>
+                        <pre class="command" data-testid="commands"><code>{commands}</code></pre>
+                        {yaml}
+                    </details>
                 }
             });
-            let buttons = actions.take();
+            let contact = p
+                .action
+                .provider
+                .then(|| view! { <p data-testid="provider">{crate::components::support_contact(support)}</p> });
+            let buttons = if p.action.provider { None } else { actions.take() };
             // Being fixed: the page says so, and what it waits for, instead of "broken".
             let (class, heading, lead) = match &p.confirming {
                 Some(awaiting) => (
@@ -288,17 +304,14 @@ pub fn why_box(
                     {buttons}
                     <h3>"What to do"</h3>
                     <p class="remediation">{crate::components::cited(&p.action.detail)}</p>
+                    {contact}
                     <details class="evidence-fold">
                         <summary>"Evidence"</summary>
                         <p class="evidence">{crate::components::cited(&p.evidence)}</p>
                         <p class="term">{format!("Rule {} ({}) · upstream: ", p.cause.title(), p.cause.id())}{crate::components::rule_docs_link(p.cause)}</p>
                     </details>
                     {symptoms}
-                    <details class="commands-fold">
-                        <summary>"By hand, with kubectl"</summary>
-                        <pre class="command" data-testid="commands"><code>{commands}</code></pre>
-                        {yaml}
-                    </details>
+                    {by_hand}
                 </section>
             }
         })

@@ -97,6 +97,79 @@ pub(crate) enum FormMode {
     Apply { confirm_budget: bool },
 }
 
+/// A form that posts a bulk run to `/actions`: the list it covers and that list's filters,
+/// exactly the rows the reader is looking at.
+pub(crate) fn bulk_form(
+    csrf: &str,
+    action: ActionKind,
+    scope: &crate::actions::BulkScope,
+    mode: FormMode,
+    label: String,
+) -> impl IntoView {
+    let fields = vec![
+        ("list", scope.list.label().to_string()),
+        ("filters", scope.filters.clone()),
+    ];
+    post_form(csrf, action, fields, mode, label)
+}
+
+/// What a bulk run covers, in words: the list and its filters.
+fn scope_words(r: &ActionRecord) -> String {
+    let Some(scope) = &r.scope else {
+        return match (r.cluster.as_str(), r.namespace.as_str()) {
+            ("", "") => "everything you can see".to_string(),
+            (c, "") => format!("cluster {c}"),
+            ("", ns) => format!("namespace {ns} in every cluster"),
+            (c, ns) => format!("namespace {ns} in cluster {c}"),
+        };
+    };
+    let list = match scope.list {
+        crate::actions::BulkList::Board => "the triage board",
+        crate::actions::BulkList::Ingresses => "the Ingress list",
+        crate::actions::BulkList::Certificates => "the Certificate list",
+    };
+    let filters: Vec<String> = form_urlencoded::parse(scope.filters.as_bytes())
+        .filter(|(k, v)| !v.is_empty() && k != "page" && k != "per_page" && k != "sort")
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    if filters.is_empty() {
+        format!("every row of {list} you can see")
+    } else {
+        format!("the rows of {list} with {}", filters.join(", "))
+    }
+}
+
+/// The objects a bulk run leaves alone, each with why.
+fn skipped_table(r: &ActionRecord) -> Option<impl IntoView> {
+    if r.skipped.is_empty() {
+        return None;
+    }
+    let rows = r
+        .skipped
+        .iter()
+        .map(|i| {
+            let o = &i.object;
+            let href = object_href(&o.kind, &o.cluster, &o.namespace, &o.name);
+            view! {
+                <tr data-testid="bulk-skipped">
+                    <td data-label="Cluster" class="cluster">{o.cluster.to_string()}</td>
+                    <td data-label="Object"><a href=href>{format!("{} {}/{}", o.kind, o.namespace, o.name)}</a></td>
+                    <td data-label="Why not" class="message">{i.why.clone()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    Some(view! {
+        <h2>{format!("Left alone ({})", r.skipped.len())}</h2>
+        <p>"The single action would be refused or fail on these: nothing is sent for them, they are not counted in the run and cost no Let's Encrypt budget."</p>
+        <table>
+            <caption class="visually-hidden">"Left alone"</caption>
+            <thead><tr><th scope="col">"Cluster"</th><th scope="col">"Object"</th><th scope="col">"Why not"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    })
+}
+
 /// A form that posts one action to `/actions`.
 pub(crate) fn action_form(
     csrf: &str,
@@ -104,6 +177,23 @@ pub(crate) fn action_form(
     cluster: &str,
     namespace: &str,
     name: &str,
+    mode: FormMode,
+    label: String,
+) -> impl IntoView {
+    let fields = vec![
+        ("cluster", cluster.to_string()),
+        ("namespace", namespace.to_string()),
+        ("name", name.to_string()),
+    ];
+    post_form(csrf, action, fields, mode, label)
+}
+
+/// The form both kinds of action post: what it is about (`fields`), the mode, and the
+/// budget confirmation when a run needs it.
+fn post_form(
+    csrf: &str,
+    action: ActionKind,
+    fields: Vec<(&'static str, String)>,
     mode: FormMode,
     label: String,
 ) -> impl IntoView {
@@ -124,13 +214,15 @@ pub(crate) fn action_form(
         if apply { "apply" } else { "preview" },
         action.label()
     );
+    let fields = fields
+        .into_iter()
+        .map(|(name, value)| view! { <input type="hidden" name=name value=value/> })
+        .collect_view();
     view! {
         <form method="post" action="/actions" class="action">
             <input type="hidden" name="csrf" value=csrf.to_string()/>
             <input type="hidden" name="action" value=action.label()/>
-            <input type="hidden" name="cluster" value=cluster.to_string()/>
-            <input type="hidden" name="namespace" value=namespace.to_string()/>
-            <input type="hidden" name="name" value=name.to_string()/>
+            {fields}
             <input type="hidden" name="mode" value=if apply { "apply" } else { "preview" }/>
             {confirm}
             <button type="submit" data-testid=testid class=apply.then_some("primary")>{label}</button>
@@ -166,12 +258,7 @@ fn items_table(items: &[ActionRecord]) -> impl IntoView {
 
 pub fn page(shell: &Shell, r: &ActionRecord) -> String {
     let target = if r.action.is_bulk() {
-        match (r.cluster.as_str(), r.namespace.as_str()) {
-            ("", "") => "everything you can see".to_string(),
-            (c, "") => format!("cluster {c}"),
-            ("", ns) => format!("namespace {ns} in every cluster"),
-            (c, ns) => format!("namespace {ns} in cluster {c}"),
-        }
+        scope_words(r)
     } else {
         format!("{} {}/{} in {}", r.kind, r.namespace, r.name, r.cluster)
     };
@@ -212,8 +299,12 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
         let empty = (r.total == 0).then(
             || view! { <p class="empty">"Nothing to do: no object in this scope needs it."</p> },
         );
-        view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{items_table(&r.items)} }
+        let list = r.scope.as_ref().map(|scope| {
+            view! { <p><a href=scope.href() data-testid="bulk-scope">"The rows this run covers"</a></p> }
+        });
+        view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{items_table(&r.items)}{list} }
     });
+    let skipped = skipped_table(r);
     let sent_as = r.sent_as.clone().map(|who| {
         view! {
             <p class="muted" data-testid="sent-as">"Sent to the cluster as "<strong>{who}</strong>
@@ -239,6 +330,7 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
             {budget}
             {steps}
             {items}
+            {skipped}
             {next}
             {back}
         },
@@ -334,30 +426,37 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
     let runnable = r.dry_run
         && (r.outcome == Outcome::Ok || (r.action.is_bulk() && r.outcome == Outcome::Partial));
     let bulk_has_items = !r.action.is_bulk() || r.total > 0;
-    if runnable && bulk_has_items && r.outcome != Outcome::Running {
+    // A bulk preview's items whose dry run failed are not counted: the run would fail there.
+    let ok = r.items.iter().filter(|i| i.outcome.succeeded()).count();
+    if runnable
+        && bulk_has_items
+        && r.outcome != Outcome::Running
+        && (!r.action.is_bulk() || ok > 0)
+    {
+        let mode = FormMode::Apply {
+            confirm_budget: r.needs_confirmation,
+        };
         let label = if r.action.is_bulk() {
-            format!(
-                "Apply to {} item{}",
-                r.total,
-                if r.total == 1 { "" } else { "s" }
-            )
+            format!("Apply to {} item{}", ok, if ok == 1 { "" } else { "s" })
         } else {
             format!("Apply: {}", r.action.title().to_lowercase())
         };
-        forms.push(
-            action_form(
+        // A bulk run again over its list and filters (older records: their cluster and
+        // namespace).
+        let form = match r.scope.as_ref().filter(|_| r.action.is_bulk()) {
+            Some(scope) => bulk_form(&shell.csrf, r.action, scope, mode, label).into_any(),
+            None => action_form(
                 &shell.csrf,
                 r.action,
                 &r.cluster,
                 &r.namespace,
                 &r.name,
-                FormMode::Apply {
-                    confirm_budget: r.needs_confirmation,
-                },
+                mode,
                 label,
             )
             .into_any(),
-        );
+        };
+        forms.push(form);
     }
     // Undo is there, never the main button: folded.
     if !r.dry_run && r.action == ActionKind::EditInPlace && r.outcome.succeeded() {

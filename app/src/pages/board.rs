@@ -98,7 +98,7 @@ pub(crate) fn host_text(host: &str) -> impl IntoView {
 
 /// One problem: what hurts clients and since when, the diagnosis, where, the one thing to
 /// do, and its symptoms folded under it.
-fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
+fn problem_row(p: Problem, now: DateTime<Utc>, support: Option<&str>) -> impl IntoView {
     let object = format!(
         "{}/{}/{}/{}",
         p.root.cluster, p.root.namespace, p.root.kind, p.root.name
@@ -135,7 +135,16 @@ fn problem_row(p: Problem, now: DateTime<Utc>) -> impl IntoView {
     let clusters = names(p.clusters.iter().map(|c| c.to_string()).collect());
     let place = view! { {clusters}" · "{namespaces} };
     let urgency = view! { <crate::components::Harm urgency=p.urgency.clone() now=now/> };
-    let action = view! { <a class="action" href=p.action.href.clone().unwrap_or_else(|| problem_href(&p))>{p.action.label.clone()}</a> };
+    // Only the platform can act: said, with whom to contact, and no button.
+    let action = if p.action.provider {
+        view! {
+            <span class="action provider" data-testid="provider">{p.action.label.clone()}</span>
+            " "{crate::components::support_contact(support)}
+        }
+        .into_any()
+    } else {
+        view! { <a class="action" href=p.action.href.clone().unwrap_or_else(|| problem_href(&p))>{p.action.label.clone()}</a> }.into_any()
+    };
     let title = p.cause.title();
     let symptoms = (!p.symptoms.is_empty()).then(|| {
         let count = plural(p.symptoms.len(), "symptom", "symptoms");
@@ -395,15 +404,33 @@ pub fn page(
             {filter_form(query, clusters)}
         </details>
     };
-    let bulk = shell.actions.then(|| {
-        crate::pages::action::action_form(
+    // Offered only where it can help: a problem listed here lacks the fix (never for a
+    // cluster Lookout has no data from, nor a list with no such problem).
+    let fixable = page.items.iter().any(|p| {
+        std::iter::once(&p.root).chain(p.symptoms.iter()).any(|f| {
+            matches!(
+                f.rule,
+                crate::model::Rule::IngressEditInPlaceMissing
+                    | crate::model::Rule::IngressEditInPlaceNotEffective
+                    | crate::model::Rule::IngressEditInPlaceInvalid
+            )
+        })
+    });
+    let bulk = (shell.actions && fixable).then(|| {
+        crate::pages::action::bulk_form(
             &shell.csrf,
             crate::actions::ActionKind::BulkEditInPlace,
-            query.cluster.as_deref().unwrap_or(""),
-            query.namespace.as_deref().unwrap_or(""),
-            "",
+            &crate::actions::BulkScope {
+                list: crate::actions::BulkList::Board,
+                filters: query_string(query),
+            },
             crate::pages::action::FormMode::Preview,
-            "Preview: bulk fix — add edit-in-place wherever it is missing here".into(),
+            if filtered {
+                "Preview: bulk fix — add edit-in-place to the Ingresses of the problems listed here that need it"
+            } else {
+                "Preview: bulk fix — add edit-in-place wherever it is missing here"
+            }
+            .into(),
         )
     });
     let findings_link = format!("/findings{}", {
@@ -422,7 +449,7 @@ pub fn page(
         let rows = page
             .items
             .into_iter()
-            .map(|p| problem_row(p, now))
+            .map(|p| problem_row(p, now, shell.support.as_deref()))
             .collect_view();
         view! { <ol class="problems" aria-label="Problems, most urgent first">{rows}</ol> }
     });

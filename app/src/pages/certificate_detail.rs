@@ -199,7 +199,13 @@ pub fn page(
         }
         .into_any()
     });
-    let why = why_box(&problems, &[CertificateRef::of(&d.chain)], renew, now);
+    let why = why_box(
+        &problems,
+        &[CertificateRef::of(&d.chain)],
+        renew,
+        now,
+        shell.support.as_deref(),
+    );
     let findings_count = d.findings.len();
     // Nothing wrong now: said first, where the diagnosis would be.
     let issued_leaf = d

@@ -11,7 +11,6 @@ use crate::model::choice::Choice;
 use crate::model::read::sort::CertificateSort;
 use crate::model::read::views::{CertificateQuery, CertificateRow, CertificateStatus};
 use crate::model::Page;
-use crate::pages::action::action_form;
 
 /// Readiness in words, judged with the expiry: "expired" once `notAfter` has passed (Ready
 /// may still say True until cert-manager looks again), else the Ready condition: "ready",
@@ -108,7 +107,7 @@ pub fn page(
             let href = format!("/certificates/{}/{}/{}", encode(&c.cluster), encode(&c.namespace), encode(&c.name));
             let ready = ready_cell(c, now);
             let expires = c.not_after.map(|at| view! { <Time at=at now=now/> });
-            let health = match row.worst {
+            let health = match row.severity {
                 Some(s) => view! { <SeverityBadge severity=s/> }.into_any(),
                 None => view! { <span class="badge ok"><span aria-hidden="true">"✓ "</span>"ok"</span> }.into_any(),
             };
@@ -133,14 +132,15 @@ pub fn page(
     let pager = view! { <Pager page=certificates.page pages=certificates.pages() total=certificates.total base_query=query_string(query)/> };
     let base = filters(query);
     let bulk = shell.actions.then(|| {
-        action_form(
+        crate::pages::action::bulk_form(
             &shell.csrf,
             ActionKind::BulkRenew,
-            query.cluster.as_deref().unwrap_or(""),
-            query.namespace.as_deref().unwrap_or(""),
-            "",
+            &crate::actions::BulkScope {
+                list: crate::actions::BulkList::Certificates,
+                filters: base.clone(),
+            },
             crate::pages::action::FormMode::Preview,
-            "Preview: renew every Certificate here that is not ready or failing".into(),
+            "Preview: renew every Certificate listed here that is not ready or failing".into(),
         )
     });
     let header = |label, key| sort_header(label, key, query.sort, &base);

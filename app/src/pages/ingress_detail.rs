@@ -18,6 +18,7 @@ use crate::components::findings::findings_table;
 use crate::components::{document, Nav, Shell, Time};
 use crate::model::chain::{CertificateChain, TlsChain};
 use crate::model::infra::EventView;
+use crate::model::read::offer::Offer;
 use crate::model::read::views::IngressDetail;
 use crate::pages::ingresses::annotation_text;
 
@@ -209,22 +210,24 @@ pub fn page(
         .collect_view();
     // Edit-in-place cannot help while a prerequisite is broken (no cert-manager, no issuer,
     // the CA refusing): the page says what to fix first instead of offering it.
-    let prerequisite = problems.iter().find(|p| p.blocks_edit_in_place());
+    // Another field manager's value would end the fix in a conflict: not offered either.
+    let offer = crate::model::read::offer::edit_in_place(&i, &d.annotation, &problems);
     let here = crate::model::links::object_path("Ingress", &i.cluster, &i.namespace, &i.name)
         .unwrap_or_default();
     let actions = shell.actions.then(|| {
-        let needed = matches!(
-            d.annotation,
-            AnnotationStatus::Missing | AnnotationStatus::SetNotEffective { .. } | AnnotationStatus::Invalid { .. }
-        );
-        let fix = (needed && prerequisite.is_none())
+        let fix = offer
+            .offered()
             .then(|| action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()));
-        let not_now = prerequisite
-            .filter(|_| needed)
-            .map(|p| {
+        let not_now = match &offer {
+            Offer::Blocked(p) => {
                 let shown = problems.first().is_some_and(|f| f.id == p.id);
-                crate::components::why::not_offered("Adding edit-in-place cannot help yet: ", p, shown, &here)
-            });
+                Some(crate::components::why::not_offered("Adding edit-in-place cannot help yet: ", p, shown, &here).into_any())
+            }
+            Offer::OwnedElsewhere(_) => offer.why_not().map(|why| {
+                view! { <p data-testid="not-offered">{format!("Lookout does not add edit-in-place here: {why}.")}</p> }.into_any()
+            }),
+            _ => None,
+        };
         let lookout_owns = match &d.annotation {
             AnnotationStatus::Set { managers } | AnnotationStatus::SetNotEffective { managers, .. } => {
                 managers.iter().any(|m| &**m == crate::actions::FIELD_MANAGER)
@@ -260,7 +263,13 @@ pub fn page(
             }.into_any()),
         }
     });
-    let why = why_box(&problems, &certificates, actions.flatten(), now);
+    let why = why_box(
+        &problems,
+        &certificates,
+        actions.flatten(),
+        now,
+        shell.support.as_deref(),
+    );
     let findings_count = d.findings.len();
     // Nothing wrong now: said first, where the diagnosis would be.
     let no_findings = (d.findings.is_empty() && problems.is_empty()).then(|| {

@@ -11,7 +11,6 @@ use crate::model::choice::Choice;
 use crate::model::read::sort::IngressSort;
 use crate::model::read::views::{IngressQuery, IngressRow};
 use crate::model::{IngressView, Page};
-use crate::pages::action::action_form;
 
 /// `cluster/namespace/name` as a detail-page URL, each part percent-encoded.
 pub(crate) fn detail_href(i: &IngressView) -> String {
@@ -132,7 +131,7 @@ pub fn page(
         .iter()
         .map(|row| {
             let i = &row.ingress;
-            let health = match row.worst {
+            let health = match row.severity {
                 Some(s) => view! { <SeverityBadge severity=s/> }.into_any(),
                 None => {
                     view! { <span class="badge ok"><span aria-hidden="true">"✓ "</span>"ok"</span> }
@@ -184,12 +183,13 @@ pub fn page(
             (None, Some(ns)) => format!("in namespace {ns}"),
             (Some(c), Some(ns)) => format!("in {c}/{ns}"),
         };
-        action_form(
+        crate::pages::action::bulk_form(
             &shell.csrf,
             ActionKind::BulkEditInPlace,
-            query.cluster.as_deref().unwrap_or(""),
-            query.namespace.as_deref().unwrap_or(""),
-            "",
+            &crate::actions::BulkScope {
+                list: crate::actions::BulkList::Ingresses,
+                filters: base.clone(),
+            },
             crate::pages::action::FormMode::Preview,
             format!("Preview: add edit-in-place to every Ingress {scope} that needs it"),
         )

@@ -60,7 +60,7 @@ pub fn page(
                     <th scope="row"><a href=detail_href(i)>{i.name.clone()}</a></th>
                     <td data-label="Hosts">{i.hosts.join(", ")}</td>
                     <td data-label="Edit-in-place">{annotation_text(&row.annotation)}</td>
-                    <td data-label="Health">{health(row.worst)}</td>
+                    <td data-label="Health">{health(row.severity)}</td>
                 </tr>
             }
         })
@@ -84,7 +84,7 @@ pub fn page(
                     <th scope="row"><a href=href>{c.name.clone()}</a></th>
                     <td data-label="DNS names">{c.dns_names.join(", ")}</td>
                     <td data-label="Ready">{ready}</td>
-                    <td data-label="Health">{health(row.worst)}</td>
+                    <td data-label="Health">{health(row.severity)}</td>
                 </tr>
             }
         })

@@ -1,84 +1,198 @@
-//! Bulk runs: edit-in-place or renew over a namespace, a cluster or everything the caller
-//! sees, previewed as a whole, with per-item outcomes and progress.
+//! Bulk runs: edit-in-place or renew over the rows of a list under its filters (the board,
+//! the Ingresses, the Certificates) — the single action many times: each item judged as its
+//! own page judges it, those it would be refused or fail on left out with why — previewed as
+//! a whole, with per-item outcomes and progress.
 
 use super::*;
+use lookout_app::actions::{BulkScope, Skipped};
+use lookout_app::model::read::offer::{self, Offer};
+use lookout_app::model::read::problems::{Problem, ProblemObject};
 use lookout_app::model::read::views::CertificateStatus;
 
-impl Actions {
-    /// The Ingresses a bulk edit-in-place covers: those that ask for a certificate and lack
-    /// the annotation, or have it without effect.
-    fn bulk_ingresses(&self, caller: &Caller, target: &BulkTarget) -> Vec<ObjectKey> {
-        self.registry
-            .ingresses(
-                &caller.view,
-                &IngressQuery {
-                    cluster: target.cluster.clone(),
-                    namespace: target.namespace.clone(),
-                    page: 1,
-                    per_page: usize::MAX,
-                    ..Default::default()
-                },
-            )
-            .items
-            .into_iter()
-            .filter(|r| {
-                matches!(
-                    r.annotation,
-                    AnnotationStatus::Missing | AnnotationStatus::SetNotEffective { .. }
-                ) && caller
-                    .view
-                    .may_act(&r.ingress.cluster, &r.ingress.namespace)
-            })
-            .map(|r| ObjectKey {
-                cluster: r.ingress.cluster.as_ref().into(),
-                namespace: r.ingress.namespace.as_ref().into(),
-                name: r.ingress.name.to_string(),
-            })
-            .collect()
-    }
+/// The problems that judge a bulk run's items: each namespace's, judged on the whole cluster
+/// as the single action judges them, and the same as the caller is told them (for the words).
+#[derive(Default)]
+struct Judge {
+    by_namespace: HashMap<(String, String), (Vec<Problem>, Vec<Problem>)>,
+}
 
-    /// The Certificates a bulk renew covers: those that are not ready or failing.
-    fn bulk_certificates(&self, caller: &Caller, target: &BulkTarget) -> Vec<CertificateDetail> {
-        let mut keys: Vec<ObjectKey> = Vec::new();
-        for status in [CertificateStatus::NotReady, CertificateStatus::Failing] {
-            let page = self.registry.certificates(
-                &caller.view,
-                &CertificateQuery {
-                    cluster: target.cluster.clone(),
-                    namespace: target.namespace.clone(),
-                    status: Some(status),
+impl Judge {
+    fn of<'j>(
+        &'j mut self,
+        actions: &Actions,
+        caller: &Caller,
+        key: &ObjectKey,
+    ) -> &'j (Vec<Problem>, Vec<Problem>) {
+        self.by_namespace
+            .entry((key.cluster.to_string(), key.namespace.to_string()))
+            .or_insert_with(|| {
+                let q = ProblemQuery {
+                    cluster: Some(key.cluster.to_string()),
+                    namespace: Some(key.namespace.to_string()),
                     page: 1,
                     per_page: usize::MAX,
                     ..Default::default()
-                },
-            );
-            for row in page.items.into_iter().filter(|r| {
-                caller
-                    .view
-                    .may_act(&r.certificate.cluster, &r.certificate.namespace)
-            }) {
-                let k = ObjectKey {
-                    cluster: row.certificate.cluster.as_ref().into(),
-                    namespace: row.certificate.namespace.as_ref().into(),
-                    name: row.certificate.name.to_string(),
                 };
-                if !keys.contains(&k) {
-                    keys.push(k);
+                let everything = actions.registry.whole_fleet();
+                let whole = actions.registry.problems(&everything, &q).page.items;
+                let seen = actions.registry.problems(&caller.view, &q).page.items;
+                (whole, seen)
+            })
+    }
+}
+
+/// Why an item is skipped, in the caller's words: a blocking problem as they are told it,
+/// or, when its root is not theirs to see, that it is the platform's.
+fn skip_reason(offer: &Offer<'_>, seen: &[Problem]) -> String {
+    match offer {
+        Offer::Blocked(p) => match seen.iter().find(|s| s.id == p.id) {
+            Some(told) => Offer::Blocked(told).why_not().unwrap_or_default(),
+            None => "it would fail the same way until a cause outside what you see is fixed (the cluster's operators see it)".into(),
+        },
+        other => other.why_not().unwrap_or_default(),
+    }
+}
+
+fn left_alone(kind: &str, key: &ObjectKey, why: String) -> Skipped {
+    Skipped {
+        object: ProblemObject {
+            cluster: key.cluster.as_str().into(),
+            namespace: key.namespace.as_str().into(),
+            kind: kind.into(),
+            name: key.name.as_str().into(),
+        },
+        why,
+    }
+}
+
+fn key_of(cluster: &str, namespace: &str, name: &str) -> ObjectKey {
+    ObjectKey {
+        cluster: cluster.into(),
+        namespace: namespace.into(),
+        name: name.to_string(),
+    }
+}
+
+impl Actions {
+    /// The objects of `kind` in the target's list, in its order, once each: the objects of
+    /// the board's problems under its filters, or the rows of the list under its filters.
+    fn listed(&self, caller: &Caller, target: &BulkTarget, kind: &str) -> Vec<ObjectKey> {
+        let mut keys: Vec<ObjectKey> = Vec::new();
+        let mut add = |k: ObjectKey| {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        };
+        match target {
+            BulkTarget::Board(q) => {
+                let q = ProblemQuery {
+                    page: 1,
+                    per_page: usize::MAX,
+                    ..q.clone()
+                };
+                for p in self.registry.problems(&caller.view, &q).page.items {
+                    for o in p.objects.iter().filter(|o| &*o.kind == kind) {
+                        add(key_of(&o.cluster, &o.namespace, &o.name));
+                    }
                 }
             }
+            BulkTarget::Ingresses(q) if kind == "Ingress" => {
+                let q = IngressQuery {
+                    page: 1,
+                    per_page: usize::MAX,
+                    ..q.clone()
+                };
+                for r in self.registry.ingresses(&caller.view, &q).items {
+                    add(key_of(
+                        &r.ingress.cluster,
+                        &r.ingress.namespace,
+                        &r.ingress.name,
+                    ));
+                }
+            }
+            BulkTarget::Certificates(q) if kind == "Certificate" => {
+                let q = CertificateQuery {
+                    page: 1,
+                    per_page: usize::MAX,
+                    ..q.clone()
+                };
+                for r in self.registry.certificates(&caller.view, &q).items {
+                    add(key_of(
+                        &r.certificate.cluster,
+                        &r.certificate.namespace,
+                        &r.certificate.name,
+                    ));
+                }
+            }
+            _ => {}
         }
-        keys.iter()
-            .filter_map(|k| self.registry.certificate(&caller.view, k))
-            .collect()
+        keys.retain(|k| caller.view.may_act(&k.cluster, &k.namespace));
+        keys
     }
 
-    /// Plans a bulk run: the record with its total and, for renew, the budget impact of all
-    /// items together. Nothing runs yet.
+    /// The Ingresses a bulk edit-in-place covers — those of the list the fix is for, judged
+    /// one by one as the Ingress's own page judges them — and those it leaves alone, with why.
+    fn bulk_ingresses(
+        &self,
+        caller: &Caller,
+        target: &BulkTarget,
+    ) -> (Vec<ObjectKey>, Vec<Skipped>) {
+        let (mut run, mut skipped, mut judge) = (Vec::new(), Vec::new(), Judge::default());
+        for key in self.listed(caller, target, "Ingress") {
+            let Some(detail) = self.registry.ingress(&caller.view, &key) else {
+                continue;
+            };
+            let (whole, seen) = judge.of(self, caller, &key);
+            let about: Vec<Problem> = whole
+                .iter()
+                .filter(|p| p.concerns("Ingress", &key.namespace, &key.name))
+                .cloned()
+                .collect();
+            match offer::edit_in_place(&detail.ingress, &detail.annotation, &about) {
+                Offer::Offered => run.push(key),
+                Offer::NotNeeded => {}
+                other => skipped.push(left_alone("Ingress", &key, skip_reason(&other, seen))),
+            }
+        }
+        (run, skipped)
+    }
+
+    /// The Certificates a bulk renew covers — those of the list that are not ready or
+    /// failing, judged one by one as a single renew judges them — and those it leaves alone.
+    fn bulk_certificates(
+        &self,
+        caller: &Caller,
+        target: &BulkTarget,
+    ) -> (Vec<CertificateDetail>, Vec<Skipped>) {
+        let (mut run, mut skipped, mut judge) = (Vec::new(), Vec::new(), Judge::default());
+        for key in self.listed(caller, target, "Certificate") {
+            let Some(detail) = self.registry.certificate(&caller.view, &key) else {
+                continue;
+            };
+            let c = &detail.chain.certificate;
+            let wants = CertificateStatus::NotReady.holds(c, self.now())
+                || CertificateStatus::Failing.holds(c, self.now());
+            if !wants {
+                continue;
+            }
+            let (whole, seen) = judge.of(self, caller, &key);
+            match offer::issue_again(c, detail.ingress.as_deref(), whole) {
+                Offer::Offered => run.push(detail),
+                other => skipped.push(left_alone("Certificate", &key, skip_reason(&other, seen))),
+            }
+        }
+        (run, skipped)
+    }
+
+    /// Plans a bulk run: the record with its total (the items the single action would do),
+    /// the items left alone with why, and for renew the budget impact of the items run — the
+    /// skipped are charged nothing. Nothing runs yet.
     pub async fn plan_bulk(
         &self,
         caller: &Caller,
         action: ActionKind,
         target: &BulkTarget,
+        scope: BulkScope,
         dry_run: bool,
     ) -> Result<(ActionRecord, Vec<ObjectKey>), ActionError> {
         self.check_writable()?;
@@ -92,19 +206,19 @@ impl Actions {
         // exist: no record and no audit row lands in another scope's log. A cluster the
         // config does not name does not exist for anyone (a grant of `*` matches any text).
         let known = self.registry.cluster_names();
-        let clusters = match &target.cluster {
-            Some(c) if known.contains(c) => vec![c.clone()],
+        let clusters = match target.cluster() {
+            Some(c) if known.iter().any(|k| k == c) => vec![c.to_string()],
             Some(_) => Vec::new(),
             None => known,
         };
-        let reachable = clusters.iter().any(|c| match &target.namespace {
+        let reachable = clusters.iter().any(|c| match target.namespace() {
             Some(ns) => caller.view.may_act(c, ns),
             None => caller.view.may_act_in(c),
         });
         if !reachable {
             return Err(ActionError::NotFound(format!(
                 "There is nothing {} you may change.",
-                match (&target.cluster, &target.namespace) {
+                match (target.cluster(), target.namespace()) {
                     (Some(c), Some(ns)) => format!("in namespace {ns} of cluster {c}"),
                     (Some(c), None) => format!("in cluster {c}"),
                     (None, Some(ns)) => format!("in a namespace {ns}"),
@@ -113,13 +227,13 @@ impl Actions {
             )));
         }
         let key = ObjectKey {
-            cluster: target.cluster.clone().unwrap_or_default().into(),
-            namespace: target.namespace.clone().unwrap_or_default().into(),
+            cluster: target.cluster().unwrap_or_default().into(),
+            namespace: target.namespace().unwrap_or_default().into(),
             name: String::new(),
         };
-        let (kind, keys, budget) = match action {
+        let (kind, keys, skipped, budget) = match action {
             ActionKind::BulkRenew => {
-                let certs = self.bulk_certificates(caller, target);
+                let (certs, skipped) = self.bulk_certificates(caller, target);
                 let planned: Vec<Planned> = certs.iter().filter_map(|c| self.planned(c)).collect();
                 let keys = certs
                     .iter()
@@ -129,12 +243,22 @@ impl Actions {
                         name: d.chain.certificate.name.to_string(),
                     })
                     .collect();
-                ("Certificate", keys, self.impact_for(caller, &planned))
+                (
+                    "Certificate",
+                    keys,
+                    skipped,
+                    self.impact_for(caller, &planned),
+                )
             }
-            _ => ("Ingress", self.bulk_ingresses(caller, target), Vec::new()),
+            _ => {
+                let (keys, skipped) = self.bulk_ingresses(caller, target);
+                ("Ingress", keys, skipped, Vec::new())
+            }
         };
         let mut r = self.record(caller, action, kind, &key, dry_run);
         r.total = keys.len();
+        r.scope = Some(scope);
+        r.skipped = skipped;
         r.needs_confirmation = budget.iter().any(|b| b.exceeds);
         r.budget = budget;
         r.outcome = Outcome::Running;

@@ -86,8 +86,9 @@ use lookout_app::actions::{
     OTHER_OVERRIDES, OVERRIDE_INGRESS_NAME,
 };
 use lookout_app::model::budget::{impact, Impact, Planned};
-use lookout_app::model::chain::AnnotationStatus;
-use lookout_app::model::read::views::{CertificateDetail, CertificateQuery, IngressQuery};
+use lookout_app::model::read::views::{
+    CertificateDetail, CertificateQuery, IngressQuery, ProblemQuery,
+};
 use lookout_app::model::ObjectKey;
 use lookout_app::ports::FleetReader;
 use serde_json::json;
@@ -103,11 +104,40 @@ const RENEW_ATTEMPTS: usize = 5;
 
 pub(crate) use crate::auth::Caller;
 
-/// The objects a bulk run covers (both empty: everything the caller sees).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BulkTarget {
-    pub cluster: Option<String>,
-    pub namespace: Option<String>,
+/// The objects a bulk run covers: the rows of one list under its filters, read as that
+/// list reads them (the filters given as its query string are kept in the record).
+#[derive(Debug, Clone)]
+pub enum BulkTarget {
+    Board(ProblemQuery),
+    Ingresses(IngressQuery),
+    Certificates(CertificateQuery),
+}
+
+impl BulkTarget {
+    pub fn cluster(&self) -> Option<&str> {
+        match self {
+            BulkTarget::Board(q) => q.cluster.as_deref(),
+            BulkTarget::Ingresses(q) => q.cluster.as_deref(),
+            BulkTarget::Certificates(q) => q.cluster.as_deref(),
+        }
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        match self {
+            BulkTarget::Board(q) => q.namespace.as_deref(),
+            BulkTarget::Ingresses(q) => q.namespace.as_deref(),
+            BulkTarget::Certificates(q) => q.namespace.as_deref(),
+        }
+    }
+
+    pub fn list(&self) -> lookout_app::actions::BulkList {
+        use lookout_app::actions::BulkList;
+        match self {
+            BulkTarget::Board(_) => BulkList::Board,
+            BulkTarget::Ingresses(_) => BulkList::Ingresses,
+            BulkTarget::Certificates(_) => BulkList::Certificates,
+        }
+    }
 }
 
 /// Why an action could not even start.
@@ -392,6 +422,8 @@ impl Actions {
             needs_confirmation: false,
             items: Vec::new(),
             total: 0,
+            scope: None,
+            skipped: Vec::new(),
             progress: Vec::new(),
             settled: None,
         }

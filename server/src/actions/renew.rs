@@ -40,7 +40,12 @@ impl Actions {
             &self.planned(&detail).into_iter().collect::<Vec<_>>(),
         );
         r.needs_confirmation = r.budget.iter().any(|b| b.exceeds);
-        if let Some(cause) = self.unfixed_cause(caller, key, detail.ingress.as_deref()) {
+        if let Some(cause) = self.unfixed_cause(
+            caller,
+            key,
+            &detail.chain.certificate,
+            detail.ingress.as_deref(),
+        ) {
             r.outcome = Outcome::Refused;
             r.message = cause;
         } else if r.needs_confirmation && !confirm_budget && !dry_run {
@@ -56,6 +61,7 @@ impl Actions {
         &self,
         caller: &Caller,
         key: &ObjectKey,
+        certificate: &lookout_app::model::certificate::CertificateView,
         ingress: Option<&str>,
     ) -> Option<String> {
         let q = lookout_app::model::read::views::ProblemQuery {
@@ -71,14 +77,16 @@ impl Actions {
         // ClusterIssuer that is not ready blocks a tenant's renew too). What is said does.
         let everything = self.registry.whole_fleet();
         let problems = lookout_app::ports::FleetReader::problems(&*self.registry, &everything, &q);
-        // The Certificate's chain: itself, and a problem rooted at the Ingress it belongs to
-        // (one that only names the Ingress among a neighbour's symptoms — a shared host —
-        // does not stop this Ingress's own challenge).
-        let p = problems.page.items.into_iter().find(|p| {
-            p.blocks_issuance()
-                && (p.concerns("Certificate", &key.namespace, &key.name)
-                    || ingress.is_some_and(|i| p.rooted_at("Ingress", &key.namespace, i)))
-        })?;
+        let lookout_app::model::read::offer::Offer::Blocked(p) =
+            lookout_app::model::read::offer::issue_again(
+                certificate,
+                ingress,
+                &problems.page.items,
+            )
+        else {
+            return None;
+        };
+        let p = p.clone();
         let visible = lookout_app::model::read::Visibility::of(&caller.view, &key.cluster)
             .is_some_and(|v| v.finding(&p.root));
         if !visible {

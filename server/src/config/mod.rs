@@ -55,6 +55,18 @@ pub struct Config {
     pub http: HttpConfig,
     /// What the hosts serve, probed from where Lookout runs.
     pub probe: ProbeConfig,
+    /// Who customers contact about what only the platform team can fix.
+    pub support: SupportConfig,
+}
+
+/// `[support]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SupportConfig {
+    /// Free text shown to readers who see only some namespaces beside a problem only the
+    /// platform can fix: a URL (`https://…`, shown as a link), an e-mail address (a
+    /// `mailto:` link) or a team's name.
+    pub contact: Option<String>,
 }
 
 impl Default for Config {
@@ -73,6 +85,7 @@ impl Default for Config {
             history: HistoryConfig::default(),
             http: HttpConfig::default(),
             probe: ProbeConfig::default(),
+            support: SupportConfig::default(),
         }
     }
 }

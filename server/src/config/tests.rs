@@ -376,6 +376,7 @@ fn every_key_is_documented() {
         ("history", "### `[history]`"),
         ("http", "### `[http]`"),
         ("probe", "### `[probe]`"),
+        ("support", "### `[support]`"),
         ("auth", "### `[auth]`"),
         ("auth.oidc", "### `[auth.oidc]`"),
         ("access[0]", "### `[[access]]`"),
@@ -391,7 +392,7 @@ fn every_key_is_documented() {
             // A table of its own (`auth.oidc`, `clusters`) has its own section.
             if [
                 "clusters", "auth", "access", "tokens", "rules", "watch", "history", "http",
-                "oidc", "probe", "actions",
+                "oidc", "probe", "actions", "support",
             ]
             .contains(&key.as_str())
             {
@@ -616,4 +617,29 @@ fn impersonated_actions_need_a_person_who_signs_in() {
     assert!(!Config::parse(proxy, &[]).unwrap().actions.impersonate);
     let err = Config::parse(proxy, &env(&[("LOOKOUT_ACTIONS_IMPERSONATE", "yes")])).unwrap_err();
     assert_eq!(keys(&err), vec!["LOOKOUT_ACTIONS_IMPERSONATE"]);
+}
+
+#[test]
+fn the_support_contact_is_one_short_line() {
+    let ok = Config::parse(
+        "[support]\ncontact = \"https://support.example.com\"\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        ok.support.contact.as_deref(),
+        Some("https://support.example.com")
+    );
+    for bad in [
+        "[support]\ncontact = \"line one\\nline two\"\n".to_string(),
+        format!("[support]\ncontact = \"{}\"\n", "x".repeat(301)),
+    ] {
+        let err = Config::parse(&bad, &[]).unwrap_err();
+        assert_eq!(keys(&err), vec!["support.contact"], "{bad}");
+    }
+    let err = Config::parse("[support]\nemail = \"x\"\n", &[]).unwrap_err();
+    assert!(
+        keys(&err).iter().any(|k| k.starts_with("support")),
+        "{err:?}"
+    );
 }

@@ -52,6 +52,14 @@ impl Config {
                 ),
             ));
         }
+        if let Some(contact) = &self.support.contact {
+            if contact.chars().count() > 300 || contact.chars().any(char::is_control) {
+                out.push(problem(
+                    "support.contact",
+                    "must be one line of at most 300 characters (a URL, an e-mail address or a team's name)",
+                ));
+            }
+        }
         if crate::store::Engine::of(&self.database_url).is_none() {
             out.push(problem(
                 "database_url",

@@ -146,6 +146,7 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
             clusters: sources,
             settings,
             banner,
+            support: Some("platform-support@example.net".into()),
             read_only: false,
             auth: demo_auth(),
             limits: Default::default(),

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::error::ApiError;
 use super::session::CsrfToken;
 use super::{query, AppError, AppState};
-use crate::actions::{ActionError, BulkTarget};
+use crate::actions::ActionError;
 use crate::auth::Caller;
 use axum_extra::extract::cookie::PrivateCookieJar;
 
@@ -109,6 +109,10 @@ struct RenewBody {
 struct BulkBody {
     cluster: Option<String>,
     namespace: Option<String>,
+    /// The list the run covers (`board`, `ingresses`, `certificates`).
+    list: Option<String>,
+    /// That list's filters, as its query string.
+    filters: Option<String>,
     #[serde(default)]
     dry_run: bool,
     #[serde(default)]
@@ -232,13 +236,16 @@ async fn api_bulk(
     body: Bytes,
 ) -> Result<Json<ActionRecord>, ApiError> {
     let b: BulkBody = json_body(&headers, &body)?;
-    let target = BulkTarget {
-        cluster: b.cluster,
-        namespace: b.namespace,
-    };
+    let (target, scope) = super::query::bulk_target(
+        action,
+        b.list.as_deref(),
+        b.filters.as_deref(),
+        b.cluster.as_deref(),
+        b.namespace.as_deref(),
+    )?;
     let (record, keys) = state
         .actions
-        .plan_bulk(&caller, action, &target, b.dry_run)
+        .plan_bulk(&caller, action, &target, scope, b.dry_run)
         .await
         .map_err(AppError::from)?;
     let r = state
@@ -400,6 +407,9 @@ struct ActionForm {
     csrf: Option<String>,
     action: ActionKind,
     key: ObjectKey,
+    /// A bulk run's list and filters.
+    list: Option<String>,
+    filters: Option<String>,
     apply: bool,
     confirm_budget: bool,
 }
@@ -421,6 +431,9 @@ struct FormFields {
     namespace: Option<String>,
     name: Option<String>,
     mode: Option<String>,
+    /// A bulk run's list and its filters (a query string).
+    list: Option<String>,
+    filters: Option<String>,
     /// A checkbox: present when ticked.
     confirm_budget: Option<String>,
 }
@@ -468,6 +481,8 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
     Ok(ActionForm {
         action,
         key,
+        list: p.list,
+        filters: p.filters,
         apply,
         confirm_budget: p.confirm_budget.is_some(),
         csrf: p.csrf,
@@ -515,14 +530,16 @@ pub(super) async fn post_action(
                 .id
         }
         bulk => {
-            let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
-            let target = BulkTarget {
-                cluster: non_empty(&form.key.cluster),
-                namespace: non_empty(&form.key.namespace),
-            };
+            let (target, scope) = super::query::bulk_target(
+                bulk,
+                form.list.as_deref(),
+                form.filters.as_deref(),
+                Some(form.key.cluster.as_str()),
+                Some(form.key.namespace.as_str()),
+            )?;
             let (record, keys) = state
                 .actions
-                .plan_bulk(&caller, bulk, &target, dry_run)
+                .plan_bulk(&caller, bulk, &target, scope, dry_run)
                 .await?;
             let id = record.id.clone();
             let actions = Arc::clone(&state.actions);

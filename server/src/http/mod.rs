@@ -54,6 +54,8 @@ pub struct AppState {
     pub streams: Arc<events::Streams>,
     /// Shown on every page (e.g. that sign-in is off).
     pub banner: Option<String>,
+    /// `[support] contact`.
+    pub support: Option<String>,
     /// Cancelled at shutdown; ends the live-update streams so the server can drain.
     pub shutdown: tokio_util::sync::CancellationToken,
     /// Fixes, undo, renew and bulk runs.

@@ -90,6 +90,7 @@ fn shell_of(
             .map(|d| (d.name.clone(), d.description.clone()))
             .collect(),
         without_data: false,
+        support: state.support.clone(),
     }
 }
 

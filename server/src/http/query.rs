@@ -12,6 +12,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::AppError;
+use crate::actions::BulkTarget;
+use lookout_app::actions::{ActionKind, BulkList, BulkScope};
 
 /// Decodes `a=1&b=2` into `Q`.
 pub(super) fn read<Q: DeserializeOwned>(raw: Option<&str>) -> Result<Q, AppError> {
@@ -170,6 +172,71 @@ pub(super) fn problem_query(raw: Option<&str>) -> Result<ProblemQuery, AppError>
         ));
     }
     Ok(q)
+}
+
+/// What a bulk run covers: a list (`board`, `ingresses`, `certificates`; by default the
+/// action's own — the Ingresses for edit-in-place, the Certificates for renew) and its
+/// filters as that list's query string, read as its page reads them. `cluster` and
+/// `namespace` are the short form of `filters=cluster=…&namespace=…`.
+pub(super) fn bulk_target(
+    action: ActionKind,
+    list: Option<&str>,
+    filters: Option<&str>,
+    cluster: Option<&str>,
+    namespace: Option<&str>,
+) -> Result<(BulkTarget, BulkScope), AppError> {
+    let list = match list.filter(|l| !l.is_empty()) {
+        None if action == ActionKind::BulkRenew => BulkList::Certificates,
+        None => BulkList::Ingresses,
+        Some(l) => BulkList::parse(l).ok_or_else(|| {
+            AppError::bad(
+                "list",
+                format!("{l:?} is not one of: board, ingresses, certificates"),
+            )
+        })?,
+    };
+    let short = [("cluster", cluster), ("namespace", namespace)];
+    let filters = match filters {
+        Some(f) if short.iter().any(|(_, v)| v.is_some_and(|v| !v.is_empty())) => {
+            return Err(AppError::bad(
+                "filters",
+                format!("give the filters ({f:?}) or cluster and namespace, not both"),
+            ))
+        }
+        Some(f) => f.to_string(),
+        None => {
+            let mut out = form_urlencoded::Serializer::new(String::new());
+            for (k, v) in short {
+                if let Some(v) = v.filter(|v| !v.is_empty()) {
+                    out.append_pair(k, v);
+                }
+            }
+            out.finish()
+        }
+    };
+    let raw = Some(filters.as_str());
+    let target = match (action, list) {
+        (_, BulkList::Board) => BulkTarget::Board(problem_query(raw)?),
+        (ActionKind::BulkEditInPlace, BulkList::Ingresses) => {
+            BulkTarget::Ingresses(ingress_query(raw)?)
+        }
+        (ActionKind::BulkRenew, BulkList::Certificates) => {
+            BulkTarget::Certificates(certificate_query(raw)?)
+        }
+        (ActionKind::BulkRenew, _) => {
+            return Err(AppError::bad(
+                "list",
+                "a bulk renew covers the board or the Certificates",
+            ))
+        }
+        _ => {
+            return Err(AppError::bad(
+                "list",
+                "a bulk edit-in-place covers the board or the Ingresses",
+            ))
+        }
+    };
+    Ok((target, BulkScope { list, filters }))
 }
 
 #[cfg(test)]

@@ -39,6 +39,81 @@ async fn bulk_edit_in_place_previews_every_item_then_fixes_them() {
     })
     .await;
 
+    // Their ClusterIssuer does not exist: the fix cannot help yet, and the run says so for
+    // each Ingress instead of counting it.
+    let blocked: Value = app
+        .post(
+            "/api/v1/bulk/edit-in-place",
+            json!({"cluster": "zrh-prod", "namespace": "acme", "dry_run": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(blocked["total"], 0, "{blocked:#}");
+    let skipped = blocked["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{blocked:#}");
+    assert!(skipped.iter().all(|s| s["why"]
+        .as_str()
+        .unwrap()
+        .contains("would fail the same way")));
+    cluster_issuer(&app, "letsencrypt-prod");
+    mark_cluster_issuer_ready(&app, "letsencrypt-prod");
+    app.eventually("the issuer is ready", || async {
+        app.json("/api/v1/problems?cause=issuer.missing").await["total"] == 0
+            && app.json("/api/v1/problems?cause=issuer.not-ready").await["total"] == 0
+    })
+    .await;
+
+    // From the board filtered to one host: that host's Ingress alone, whatever the cluster
+    // and namespace hold besides.
+    let one: Value = app
+        .post(
+            "/api/v1/bulk/edit-in-place",
+            json!({"list": "board", "filters": "host=one.acme.example", "dry_run": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(one["total"], 1, "{one:#}");
+    assert_eq!(one["items"][0]["name"], "one");
+    assert_eq!(
+        one["scope"],
+        json!({"list": "board", "filters": "host=one.acme.example"})
+    );
+    let page = app
+        .get(&format!("/actions/{}", one["id"].as_str().unwrap()))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("the rows of the triage board with host one.acme.example"),
+        "{page}"
+    );
+    assert!(page.contains("Apply to 1 item<"), "{page}");
+    assert!(
+        page.contains("name=\"filters\" value=\"host=one.acme.example\""),
+        "{page}"
+    );
+    for (body, param) in [
+        (json!({"list": "certificates", "dry_run": true}), "list"),
+        (
+            json!({"list": "board", "filters": "cause=nope", "dry_run": true}),
+            "cause",
+        ),
+        (
+            json!({"list": "board", "filters": "host=x", "cluster": "zrh-prod"}),
+            "filters",
+        ),
+    ] {
+        let r = app.post("/api/v1/bulk/edit-in-place", body).await;
+        assert_eq!(r.status(), 400);
+        let message = r.json::<Value>().await.unwrap()["error"]["message"].clone();
+        assert!(message.as_str().unwrap().starts_with(param), "{message}");
+    }
+
     let preview: Value = app
         .post(
             "/api/v1/bulk/edit-in-place",
@@ -85,12 +160,16 @@ async fn bulk_edit_in_place_previews_every_item_then_fixes_them() {
             .filter(|i| i["action"] == action && i["dry_run"] == dry_run)
             .count()
     };
-    assert_eq!(count("bulk-edit-in-place", true), 1, "the preview: one row");
+    assert_eq!(
+        count("bulk-edit-in-place", true),
+        3,
+        "each preview (blocked, from the board, the namespace): one row"
+    );
     assert_eq!(count("bulk-edit-in-place", false), 1, "the run");
     assert_eq!(count("edit-in-place", false), 2, "each item that ran");
     assert_eq!(
         rows.len(),
-        4,
+        6,
         "items of a preview are not audited one by one"
     );
     let page = app
@@ -483,5 +562,47 @@ namespaces = ["shop"]
         !why.contains("depend"),
         "no count of who else depends on it: {why}"
     );
+    // The board tells the same problem as the platform's, with the support contact and no
+    // button; the Certificate's page offers no renew and no kubectl command for it.
+    let problems: Value = as_tenant(reqwest::Method::GET, "/api/v1/problems")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let issuer = problems["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["cause"] == "issuer.not-ready")
+        .unwrap_or_else(|| panic!("{problems:#}"));
+    assert_eq!(issuer["owner"], "platform");
+    assert_eq!(issuer["action"]["provider"], true);
+    assert!(issuer["action"]["href"].is_null());
+    let board = as_tenant(reqwest::Method::GET, "/")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        board.contains("On the provider&#x27;s side") || board.contains("On the provider's side"),
+        "{board}"
+    );
+    assert!(
+        board.contains("href=\"https://support.provider.example/tickets\""),
+        "{board}"
+    );
+    let page = as_tenant(reqwest::Method::GET, "/certificates/zrh-prod/shop/web-tls")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("data-testid=\"provider\""), "{page}");
+    assert!(!page.contains("preview-renew"), "{page}");
     app.stop().await;
 }

@@ -325,6 +325,7 @@ async fn start_app(
             clusters: sources,
             settings,
             banner: None,
+            support: Some("https://support.provider.example/tickets".into()),
             read_only,
             auth,
             limits,

@@ -112,7 +112,8 @@ pub fn ingress_page<'a>(
         IngressRow {
             ingress: r.ingress.clone(),
             annotation: r.annotation.clone(),
-            worst: health
+            worst: seen.clone().map(|(s, _)| *s).min(),
+            severity: health
                 .get(&(
                     Text::from("Ingress"),
                     r.ingress.namespace.clone(),
@@ -212,9 +213,7 @@ pub fn certificate_rows(
         {
             continue;
         }
-        if q.status
-            .is_some_and(|s| !certificate_status_matches(cert, s, now))
-        {
+        if q.status.is_some_and(|s| !s.holds(cert, now)) {
             continue;
         }
         if q.expires
@@ -244,7 +243,8 @@ pub fn certificate_rows(
                 .map(|i| i.server)
                 .unwrap_or(AcmeServer::IssuerNotFound),
             ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
-            worst: health
+            worst: about.iter().map(|f| f.severity).min(),
+            severity: health
                 .get(&(
                     Text::from("Certificate"),
                     cert.namespace.clone(),
@@ -378,15 +378,15 @@ fn certificate_matches_text(c: &CertificateView, q: &str) -> bool {
         .any(|h| h.to_ascii_lowercase().contains(&q))
 }
 
-fn certificate_status_matches(
-    c: &CertificateView,
-    status: CertificateStatus,
-    now: DateTime<Utc>,
-) -> bool {
-    match status {
-        CertificateStatus::Ready => c.is_ready(),
-        CertificateStatus::NotReady => !c.is_ready(),
-        CertificateStatus::Expired => c.not_after.is_some_and(|na| na <= now),
-        CertificateStatus::Failing => c.rare.failed_issuance_attempts.unwrap_or(0) >= 1,
+impl CertificateStatus {
+    /// Whether `c` is in this state at `now` (the list's `status=` filter, and what a bulk
+    /// renew covers).
+    pub fn holds(self, c: &CertificateView, now: DateTime<Utc>) -> bool {
+        match self {
+            CertificateStatus::Ready => c.is_ready(),
+            CertificateStatus::NotReady => !c.is_ready(),
+            CertificateStatus::Expired => c.not_after.is_some_and(|na| na <= now),
+            CertificateStatus::Failing => c.rare.failed_issuance_attempts.unwrap_or(0) >= 1,
+        }
     }
 }

@@ -11,10 +11,12 @@
 //! - [`lists`]: the Ingress rows kept per cluster, and each list and detail built from them.
 //! - [`sort`]: the sort orders of the lists.
 //! - [`problems`]: the findings grouped by root cause along the chain.
+//! - [`offer`]: whether an action is offered on an object, and why not.
 
 pub mod chain;
 pub mod issuer;
 pub mod lists;
+pub mod offer;
 pub mod problems;
 pub mod progress;
 pub mod sort;

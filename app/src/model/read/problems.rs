@@ -43,7 +43,7 @@ fn part_of(f: &Finding) -> Part {
 }
 
 /// An object a problem involves.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct ProblemObject {
     pub cluster: Text,
     /// Empty for cluster-scoped objects.
@@ -70,6 +70,8 @@ pub struct Urgency {
     unissued: bool,
     /// Since when the root or any symptom has held.
     pub failing_since: Option<DateTime<Utc>>,
+    /// Lookout has no current data from the cluster: the harm to clients is unknown.
+    pub harm_unknown: bool,
 }
 
 impl Urgency {
@@ -95,6 +97,7 @@ impl Urgency {
                     expires: earliest(w.expires, u.expires),
                     unissued: w.unissued || u.unissued,
                     failing_since: earliest(w.failing_since, u.failing_since),
+                    harm_unknown: w.harm_unknown && u.harm_unknown,
                 },
             });
         }
@@ -134,6 +137,7 @@ impl Urgency {
             expires: certificates.expires,
             unissued: certificates.unissued,
             failing_since: since,
+            harm_unknown: h.unknown,
         }
     }
 }
@@ -148,6 +152,26 @@ pub struct NextAction {
     pub href: Option<String>,
     /// The root finding's remediation, in full.
     pub detail: Text,
+    /// The reader cannot do it: only the platform team can (a customer's view of a
+    /// platform problem). No button and no command is offered; the support contact is.
+    pub provider: bool,
+}
+
+impl NextAction {
+    /// What a reader who does not run the cluster is told to do about a platform problem.
+    pub fn provider() -> NextAction {
+        NextAction {
+            label: "On the provider's side".into(),
+            href: None,
+            detail: Text::from(
+                "Only the platform team that runs the cluster can fix this (the cluster, \
+                 cert-manager, a ClusterIssuer and its account, the load balancer or the \
+                 ingress controller); nothing in your namespaces needs to change. Tell them, \
+                 with the hosts above.",
+            ),
+            provider: true,
+        }
+    }
 }
 
 /// One chain a problem reaches — an Ingress with what it uses, a Certificate no Ingress
@@ -174,6 +198,49 @@ impl Affected {
     }
 }
 
+/// Whose move a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Owner {
+    /// The namespace's owner can fix it: their Ingress, Certificate, Issuer, or the domain
+    /// their certificates spend.
+    Namespace,
+    /// Only the platform can: the cluster, cert-manager, a ClusterIssuer and its ACME
+    /// account, the load balancer, the ingress controller.
+    Platform,
+}
+
+impl Owner {
+    /// Whose move the problem rooted at `root` is; `issuer_kind` is the kind of the issuer
+    /// its chains name (an account's limits are its issuer's owner's).
+    fn of(root: &Finding, issuer_kind: Option<&str>) -> Owner {
+        use crate::model::{Kind, Subject};
+        let cluster_issuer = issuer_kind.and_then(Kind::from_name) == Some(Kind::ClusterIssuer);
+        let platform = match root.rule {
+            Rule::ClusterUnreachable
+            | Rule::ClusterCertManagerMissing
+            | Rule::ClusterIpv6ProxyProtocol
+            | Rule::ProbeUnreachable
+            | Rule::ProbeProxyProtocol
+            | Rule::IngressNoAddress
+            | Rule::TailscaleCertBudget => true,
+            // An account's state and limits: its issuer's.
+            Rule::IssuerNotReady | Rule::AcmePaused | Rule::AcmeOrdersBudget => {
+                cluster_issuer || root.kind == Subject::Object(Kind::ClusterIssuer)
+            }
+            _ => matches!(
+                root.kind,
+                Subject::Cluster | Subject::Object(Kind::ClusterIssuer)
+            ),
+        };
+        if platform {
+            Owner::Platform
+        } else {
+            Owner::Namespace
+        }
+    }
+}
+
 /// One root cause and everything it breaks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problem {
@@ -197,6 +264,8 @@ pub struct Problem {
     /// Since when the root or any symptom has held.
     pub since: Option<DateTime<Utc>>,
     pub action: NextAction,
+    /// Whose move it is: the namespace's owner or the platform.
+    pub owner: Owner,
     /// Set while the problem is being fixed: nothing is wrong any more but what a fix is
     /// waiting for (a new issuance under way, the host yet to serve the renewed
     /// certificate), in words. None: broken.
@@ -363,6 +432,7 @@ fn next_action(root: &Finding) -> NextAction {
         label,
         href: href(root),
         detail: root.remediation.clone(),
+        provider: false,
     }
 }
 
@@ -559,6 +629,7 @@ impl<'a> Gathering<'a> {
                 action
             },
             confirming,
+            owner: Owner::of(root, self.issuer.as_ref().map(|(_, kind, _)| &**kind)),
             objects: objects.into(),
             root: FindingRef::of(list, root),
             symptoms: self

@@ -104,8 +104,8 @@ pub fn ingresses(
             IngressSort::Namespace => x.namespace.cmp(&y.namespace),
             IngressSort::Name => x.name.cmp(&y.name),
             IngressSort::Host => x.hosts.first().cmp(&y.hosts.first()),
-            IngressSort::Health => health_rank(a.worst)
-                .cmp(&health_rank(b.worst))
+            IngressSort::Health => health_rank(a.severity)
+                .cmp(&health_rank(b.severity))
                 .then(b.findings.cmp(&a.findings)),
         };
         sort.apply(primary.then_with(|| identity(a).cmp(&identity(b))))
@@ -136,7 +136,7 @@ pub fn certificates(
             CertificateSort::Expiry => {
                 (x.not_after.is_none(), x.not_after).cmp(&(y.not_after.is_none(), y.not_after))
             }
-            CertificateSort::Health => health_rank(a.worst).cmp(&health_rank(b.worst)),
+            CertificateSort::Health => health_rank(a.severity).cmp(&health_rank(b.severity)),
         };
         sort.apply(primary.then_with(|| identity(a).cmp(&identity(b))))
     });

@@ -349,8 +349,12 @@ pub struct IngressRow {
     #[serde(flatten)]
     pub ingress: std::sync::Arc<IngressView>,
     pub annotation: AnnotationStatus,
-    /// The most severe finding on this Ingress or its chain, if any.
+    /// The most severe single finding on this Ingress or its chain, if any (kept for the
+    /// rollout view).
     pub worst: Option<Severity>,
+    /// Its health: the severity of the most severe problem holding it (the harm to its
+    /// clients, as the board and its page tell it), or None when no problem does.
+    pub severity: Option<Severity>,
     pub findings: usize,
 }
 
@@ -378,7 +382,10 @@ pub struct CertificateRow {
     pub server: AcmeServer,
     /// The owning Ingress, if ingress-shim made it.
     pub ingress: Option<String>,
+    /// The most severe single finding about it, if any.
     pub worst: Option<Severity>,
+    /// Its health: the severity of the most severe problem holding it, or None.
+    pub severity: Option<Severity>,
 }
 
 /// The chain view of one Certificate.

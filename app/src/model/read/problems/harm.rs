@@ -65,6 +65,9 @@ pub(super) struct Harm {
     /// Clients will fail then unless the cause is fixed: the certificate's expiry while its
     /// renewal fails. None while clients fail already, or when renewal works.
     pub clients_fail_at: Option<DateTime<Utc>>,
+    /// Lookout has no current data from the cluster (`cluster.unreachable`): what its
+    /// clients get is unknown, not "no harm seen".
+    pub unknown: bool,
 }
 
 /// Judges a problem's harm from all its findings (root and symptoms) and its certificates.
@@ -109,6 +112,9 @@ pub(super) fn judge<'f>(
         severity,
         clients_failing_since: failing_since,
         clients_fail_at: fail_at,
+        unknown: findings
+            .clone()
+            .any(|f| f.rule == crate::model::Rule::ClusterUnreachable),
     }
 }
 

@@ -13,6 +13,17 @@ use crate::model::read::Visibility;
 impl Problem {
     /// This problem as `visible` sees it; None when it reaches nothing of theirs.
     pub fn seen_by(&self, visible: &Visibility<'_>) -> Option<Problem> {
+        let mut told = self.narrowed(visible)?;
+        // Only the platform can act: the reader who does not run the cluster is told so,
+        // with no button nor command they could not use.
+        if self.owner == Owner::Platform && !visible.whole_cluster() {
+            told.action = NextAction::provider();
+        }
+        Some(told)
+    }
+
+    /// What of the problem the reader sees.
+    fn narrowed(&self, visible: &Visibility<'_>) -> Option<Problem> {
         if visible.whole_cluster() {
             return Some(self.clone());
         }
@@ -117,6 +128,7 @@ impl Problem {
             affected: affected.into(),
             since,
             action,
+            owner: self.owner,
             confirming: self.confirming.clone(),
             root,
             symptoms: symptoms.into(),

@@ -226,6 +226,47 @@ fn a_tenant_is_told_the_cluster_wide_root_of_their_problem_in_words_about_them_a
     let text = serde_json::to_string(p).unwrap();
     assert!(!text.contains("globex"), "{text}");
     assert!(!text.contains("depend"), "{text}");
+    // The platform's move: the tenant is told so, with no button; the whole-cluster reader
+    // gets the issuer's page.
+    assert_eq!(whole.owner, Owner::Platform);
+    assert!(!whole.action.provider && whole.action.href.is_some());
+    assert_eq!(p.owner, Owner::Platform);
+    assert!(p.action.provider, "{:?}", p.action);
+    assert_eq!(p.action.href, None);
+    assert_eq!(p.action.label, "On the provider's side");
+}
+
+#[test]
+fn whose_move_a_problem_is_follows_its_root() {
+    // The tenant's own Ingress lacks the fix: theirs, with its button, for every reader.
+    let shop = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let w = failing(World::new(), shop);
+    for view in [everything(), tenant(&["acme"])] {
+        let problems = problems_of(&w, &view);
+        let p = &problems[0];
+        assert_eq!(p.cause, Rule::IngressEditInPlaceMissing);
+        assert_eq!(p.owner, Owner::Namespace);
+        assert!(!p.action.provider && p.action.href.is_some());
+    }
+    // cert-manager missing: the platform's.
+    let w = World::new()
+        .kind_state(
+            crate::model::Kind::Certificate,
+            crate::model::KindState::NotInstalled,
+        )
+        .ingress(
+            IngressView::test("shop")
+                .in_ns("acme")
+                .with_issuer("letsencrypt-prod")
+                .tls("shop.example.com"),
+        );
+    let p = problems_of(&w, &tenant(&["acme"]));
+    assert_eq!(p[0].cause, Rule::ClusterCertManagerMissing, "{p:#?}");
+    assert_eq!(p[0].owner, Owner::Platform);
+    assert!(p[0].action.provider);
 }
 
 #[test]

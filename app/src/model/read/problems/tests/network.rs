@@ -63,3 +63,24 @@ fn the_load_balancers_failures_are_one_problem_or_the_clusters_own() {
         problems[0].diagnosis
     );
 }
+
+/// A cluster Lookout never synced: what its clients get is unknown, not "no harm seen".
+#[test]
+fn a_cluster_without_data_is_of_unknown_harm() {
+    use crate::model::cluster::SyncState;
+    let mut w = crate::model::rules::fixtures::World::new();
+    w.facts.state = SyncState::Failed {
+        error: "no such context".into(),
+    };
+    let problems = super::problems_of(&w, &super::everything());
+    let p = problems
+        .iter()
+        .find(|p| p.cause == crate::model::Rule::ClusterUnreachable)
+        .expect("the cluster's problem");
+    assert!(p.urgency.harm_unknown, "{p:#?}");
+    assert_eq!(p.urgency.clients_failing_since, None);
+    w.facts.state = SyncState::Synced;
+    assert!(super::problems_of(&w, &super::everything())
+        .iter()
+        .all(|p| !p.urgency.harm_unknown));
+}

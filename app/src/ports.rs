@@ -39,6 +39,14 @@ pub trait FleetReader: Send + Sync {
     fn ingress(&self, view: &View, key: &ObjectKey) -> Option<IngressDetail>;
     fn certificates(&self, view: &View, query: &CertificateQuery) -> Page<CertificateRow>;
     fn certificate(&self, view: &View, key: &ObjectKey) -> Option<CertificateDetail>;
+    /// Every issuer the view holds (a namespace-scoped view: its Issuers and the
+    /// ClusterIssuers its Certificates use, and the missing ones they name), the most
+    /// severe first.
+    fn issuers(
+        &self,
+        view: &View,
+        query: &crate::model::read::issuer::IssuerQuery,
+    ) -> Page<crate::model::read::issuer::IssuerRow>;
     /// One issuer (`namespace` None: a ClusterIssuer) with the Certificates that use it;
     /// None when it neither exists nor is named by a Certificate the view holds.
     fn issuer(

@@ -107,6 +107,27 @@ pub(crate) fn cluster_options(
         .collect_view()
 }
 
+/// The cluster and namespace filters a list's form starts with.
+pub(crate) fn place_filters(
+    clusters: &[String],
+    cluster: Option<&str>,
+    namespace: Option<&str>,
+) -> impl IntoView {
+    let options = clusters
+        .iter()
+        .map(|c| option(c, c, cluster == Some(c.as_str())))
+        .collect_view();
+    view! {
+        <label>"Cluster "
+            <select name="cluster">
+                <option value="">"All clusters"</option>
+                {options}
+            </select>
+        </label>
+        <label>"Namespace " <input name="namespace" value=namespace.unwrap_or_default().to_string()/></label>
+    }
+}
+
 /// The options of a severity filter.
 pub(crate) fn severity_options(chosen: Option<Severity>) -> impl IntoView {
     [Severity::Critical, Severity::Warning, Severity::Info]

@@ -18,6 +18,7 @@ pub enum Nav {
     Clusters,
     Ingresses,
     Certificates,
+    Issuers,
     Challenges,
     RateLimits,
     Audit,
@@ -100,6 +101,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 {link(Nav::Clusters, "/clusters", "Clusters")}
                 {link(Nav::Ingresses, "/ingresses", "Ingresses")}
                 {link(Nav::Certificates, "/certificates", "Certificates")}
+                {link(Nav::Issuers, "/issuers", "Issuers")}
                 {link(Nav::Challenges, "/challenges", "Challenges")}
                 {link(Nav::RateLimits, "/rate-limits", "Let's Encrypt limits")}
                 {link(Nav::Audit, "/audit", "Audit")}

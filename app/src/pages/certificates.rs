@@ -85,13 +85,6 @@ pub fn page(
     certificates: Page<CertificateRow>,
 ) -> String {
     let now = shell.now;
-    let cluster_options = clusters
-        .into_iter()
-        .map(|c| {
-            let selected = query.cluster.as_deref() == Some(c.as_str());
-            view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
-        })
-        .collect_view();
     let status_options = CertificateStatus::ALL
         .iter()
         .map(|s| {
@@ -164,13 +157,7 @@ pub fn page(
         view! {
             <h1>"Certificates"</h1>
             <form class="filters" method="get" action="/certificates">
-                <label>"Cluster "
-                    <select name="cluster">
-                        <option value="">"All clusters"</option>
-                        {cluster_options}
-                    </select>
-                </label>
-                <label>"Namespace " <input name="namespace" value=query.namespace.clone().unwrap_or_default()/></label>
+                {crate::components::findings::place_filters(&clusters, query.cluster.as_deref(), query.namespace.as_deref())}
                 <label>"Name or host " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>
                 <label>"Status "
                     <select name="status"><option value="">"Any"</option>{status_options}</select>

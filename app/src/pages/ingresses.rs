@@ -98,13 +98,6 @@ pub fn page(
     clusters: Vec<String>,
     ingresses: Page<IngressRow>,
 ) -> String {
-    let cluster_options = clusters
-        .into_iter()
-        .map(|c| {
-            let selected = query.cluster.as_deref() == Some(c.as_str());
-            view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
-        })
-        .collect_view();
     // One choice for the rollout's question ("which still need the fix?"), then each state.
     let chosen = query.status.as_ref().map(|s| s.label()).unwrap_or_default();
     let needs_fix = NEEDS_FIX.to_string();
@@ -205,13 +198,7 @@ pub fn page(
         view! {
             <h1>"Ingresses"</h1>
             <form class="filters" method="get" action="/ingresses">
-                <label>"Cluster "
-                    <select name="cluster">
-                        <option value="">"All clusters"</option>
-                        {cluster_options}
-                    </select>
-                </label>
-                <label>"Namespace " <input name="namespace" value=query.namespace.clone().unwrap_or_default()/></label>
+                {crate::components::findings::place_filters(&clusters, query.cluster.as_deref(), query.namespace.as_deref())}
                 <label>"Host or name " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>
                 <label>"Edit-in-place "
                     <select name="status">

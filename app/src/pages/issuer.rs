@@ -22,6 +22,48 @@ pub fn page(shell: &Shell, d: IssuerDetail) -> String {
         ),
         (true, other) => ("notice warning", format!("{} {}: {other}.", d.kind, d.name)),
     };
+    // Ready, and yet refused: the account's limits are the CA's word on it.
+    let reached: Vec<&crate::model::budget::Budget> =
+        d.account.iter().filter(|b| b.used >= b.capacity).collect();
+    let account_lead = (!reached.is_empty()).then(|| {
+        let parts: Vec<String> = reached
+            .iter()
+            .map(|b| format!("{} — {} of {} used", b.limit.description(), b.used, b.capacity))
+            .collect();
+        let until = reached.iter().filter_map(|b| b.frees_at).min();
+        let until = until.map(|at| view! { " One more is possible "<Time at=at now=now/>"." });
+        view! {
+            <p class="notice critical" data-testid="issuer-account-limit">
+                <strong>"✖ Its ACME account is at a Let's Encrypt limit: "</strong>{parts.join("; ")}
+                ". Let's Encrypt refuses what goes over it, however ready the issuer is."{until}
+            </p>
+        }
+    });
+    let account_rows = d
+        .account
+        .iter()
+        .map(|b| {
+            let frees = b.frees_at.map(|at| view! { <Time at=at now=now/> });
+            view! {
+                <tr data-testid="issuer-account">
+                    <td data-label="Limit">{b.limit.description()}</td>
+                    <th scope="row">{b.key.clone()}</th>
+                    <td data-label="Used">{format!("{} of {}", b.used, b.capacity)}</td>
+                    <td data-label="Next free">{frees}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let account = (!d.account.is_empty()).then(|| {
+        view! {
+            <h2>"Its ACME account's limits"</h2>
+            <table>
+                <caption class="visually-hidden">"The account's Let's Encrypt limits"</caption>
+                <thead><tr><th scope="col">"Limit"</th><th scope="col">"For"</th><th scope="col">"Used"</th><th scope="col">"Next free"</th></tr></thead>
+                <tbody>{account_rows}</tbody>
+            </table>
+        }
+    });
     let reason = d.ready_reason.clone().map(|r| {
         let message = d
             .ready_message
@@ -60,8 +102,13 @@ pub fn page(shell: &Shell, d: IssuerDetail) -> String {
                 None => "unknown",
             };
             let expires = c.not_after.map(|at| view! { <Time at=at now=now/> });
+            let health = match c.severity {
+                Some(s) => view! { <crate::components::findings::SeverityBadge severity=s/> }.into_any(),
+                None => view! { <span class="badge ok"><span aria-hidden="true">"✓ "</span>"healthy"</span> }.into_any(),
+            };
             view! {
                 <tr data-testid="issuer-certificate">
+                    <td data-label="Health">{health}</td>
                     <td data-label="Certificate"><a href=href>{format!("{}/{}", c.namespace, c.name)}</a></td>
                     <td data-label="Hosts">{c.hosts.join(", ")}</td>
                     <td data-label="Ready">{ready}</td>
@@ -80,12 +127,13 @@ pub fn page(shell: &Shell, d: IssuerDetail) -> String {
     document(
         &Shell {
             title: format!("{kind} {} · {}", d.name, d.cluster),
-            active: Nav::None,
+            active: Nav::Issuers,
             ..shell.clone()
         },
         view! {
             <h1>{format!("{kind} {}", d.name)}</h1>
             <p class=class data-testid="issuer-readiness">{lead}</p>
+            {account_lead}
             {reason}
             <dl class="facts">
                 <dt>"Cluster"</dt><dd>{d.cluster.clone()}</dd>
@@ -96,11 +144,12 @@ pub fn page(shell: &Shell, d: IssuerDetail) -> String {
             <h2>{format!("Certificates that use it ({count})")}</h2>
             <table>
                 <caption class="visually-hidden">"Certificates that use this issuer"</caption>
-                <thead><tr><th scope="col">"Certificate"</th><th scope="col">"Hosts"</th><th scope="col">"Ready"</th><th scope="col">"Expires"</th></tr></thead>
+                <thead><tr><th scope="col">"Health"</th><th scope="col">"Certificate"</th><th scope="col">"Hosts"</th><th scope="col">"Ready"</th><th scope="col">"Expires"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
+            {account}
             <p><a href=budgets>"Their Let's Encrypt limits in this cluster"</a></p>
-            {crate::components::fold(format!("Findings ({})", findings.len()), findings_table(findings, now, true))}
+            {crate::components::fold(format!("Findings about it and the Certificates that use it ({})", findings.len()), findings_table(findings, now, true))}
         },
     )
 }

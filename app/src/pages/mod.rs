@@ -14,6 +14,7 @@ pub mod forecast;
 pub mod ingress_detail;
 pub mod ingresses;
 pub mod issuer;
+pub mod issuers;
 pub mod rate_limits;
 pub mod search;
 

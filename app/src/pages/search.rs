@@ -27,6 +27,7 @@ pub fn page(
     q: Option<String>,
     ingresses: Page<IngressRow>,
     certificates: Page<CertificateRow>,
+    issuers: Page<crate::model::read::issuer::IssuerRow>,
 ) -> String {
     let Some(text) = q else {
         return document(
@@ -89,10 +90,44 @@ pub fn page(
             }
         })
         .collect_view();
-    let summary = format!(
+    let mut summary = format!(
         "{} Ingresses and {} Certificates match \u{201c}{}\u{201d}.",
         ingresses.total, certificates.total, text
     );
+    if issuers.total > 0 {
+        summary.push_str(&format!(
+            " {} issuer{} too.",
+            issuers.total,
+            if issuers.total == 1 { "" } else { "s" }
+        ));
+    }
+    let issuer_list = (issuers.total > 0).then(|| {
+        let items = issuers
+            .items
+            .iter()
+            .map(|r| {
+                let ns = if r.namespace.is_empty() {
+                    "_"
+                } else {
+                    r.namespace.as_str()
+                };
+                let href = format!(
+                    "/issuers/{}/{}/{}",
+                    encode(&r.cluster),
+                    encode(ns),
+                    encode(&r.name)
+                );
+                view! {
+                    <li data-testid="search-issuer">
+                        <a href=href>{format!("{} {}", r.kind, r.name)}</a>
+                        {format!(" — {} · {}, {}", r.cluster, r.readiness, r.server_label)}
+                    </li>
+                }
+            })
+            .collect_view();
+        let all = format!("/issuers?{}", query_string(&[("q", Some(&text))]));
+        view! { <h2>"Issuers"</h2><ul>{items}</ul><p><a href=all>"Every matching issuer →"</a></p> }
+    });
     let challenge_href = format!("/challenges?{}", query_string(&[("domain", Some(&text))]));
     document(
         &Shell {
@@ -117,6 +152,7 @@ pub fn page(
                 <tbody>{certificate_rows}</tbody>
             </table>
             {more_certificates}
+            {issuer_list}
             <p><a href=challenge_href>"Challenge history for this domain →"</a></p>
         },
     )

@@ -181,12 +181,26 @@ impl FleetReader for Registry {
         name: &str,
     ) -> Option<lookout_app::model::read::issuer::IssuerDetail> {
         let (c, visible) = self.visible(view, Some(cluster)).next()?;
-        let findings = c.findings();
+        let (findings, health) = (c.findings(), c.health());
         c.read(|data| {
             lookout_app::model::read::issuer::issuer_detail(
-                &visible, &c.name, data, &findings, namespace, name,
+                &visible, &c.name, data, &findings, &health, namespace, name,
             )
         })
+    }
+
+    fn issuers(
+        &self,
+        view: &View,
+        q: &lookout_app::model::read::issuer::IssuerQuery,
+    ) -> Page<lookout_app::model::read::issuer::IssuerRow> {
+        use lookout_app::model::read::issuer;
+        let mut rows = Vec::new();
+        for (c, visible) in self.visible(view, q.cluster.as_deref()) {
+            let health = c.health();
+            c.read(|data| issuer::issuer_rows(&visible, &c.name, data, &health, q, &mut rows));
+        }
+        issuer::issuer_page(rows, q, &self.cluster_names())
     }
 
     fn due(&self, view: &View, q: &BudgetQuery, until: chrono::DateTime<chrono::Utc>) -> Vec<Due> {

@@ -94,15 +94,22 @@ pub(super) fn issuer_detail(
     name: &str,
 ) -> Result<lookout_app::model::read::issuer::IssuerDetail, AppError> {
     let namespace = (namespace != "_").then_some(namespace);
-    state
-        .fleet()
-        .issuer(&caller.view, cluster, namespace, name)
-        .ok_or_else(|| {
-            AppError::NotFound(format!(
-                "There is no issuer {name} in {} of cluster {cluster} that you can see.",
-                namespace.map_or_else(|| "the cluster".to_string(), |ns| format!("namespace {ns}"))
-            ))
-        })
+    super::load::issuer(state, &caller.view, cluster, namespace, name).ok_or_else(|| {
+        AppError::NotFound(format!(
+            "There is no issuer {name} in {} of cluster {cluster} that you can see.",
+            namespace.map_or_else(|| "the cluster".to_string(), |ns| format!("namespace {ns}"))
+        ))
+    })
+}
+
+/// `GET /api/v1/issuers`: every issuer the caller may see, the most severe first.
+pub(super) async fn issuers(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Page<lookout_app::model::read::issuer::IssuerRow>>, ApiError> {
+    let q = query::issuer_query(raw.as_deref())?;
+    Ok(Json(load::issuers(&state, &caller.view, &q)))
 }
 
 /// `GET /api/v1/issuers/{cluster}/{namespace or _}/{name}`: what the issuer page shows.

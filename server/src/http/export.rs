@@ -170,6 +170,20 @@ pub(super) async fn ingresses(
     )
 }
 
+pub(super) async fn issuers(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let mut q = query::issuer_query(raw.as_deref())?;
+    (q.page, q.per_page) = (1, usize::MAX);
+    download(
+        "issuers",
+        &load::issuers(&state, &caller.view, &q).items,
+        false,
+    )
+}
+
 pub(super) async fn certificates(
     State(state): State<AppState>,
     caller: Caller,

@@ -3,8 +3,9 @@
 //! `BudgetReader`), each taking the caller's view; none applies a view itself.
 
 use chrono::{DateTime, Utc};
-use lookout_app::model::budget::{Budget, DomainForecast};
+use lookout_app::model::budget::{Budget, DomainForecast, Limit};
 use lookout_app::model::history::{AuditEntry, RecentChange};
+use lookout_app::model::read::issuer::{IssuerDetail, IssuerQuery, IssuerRow};
 use lookout_app::model::read::problems::Problems;
 use lookout_app::model::read::views::{
     AuditQuery, CertificateDetail, CertificateQuery, CertificateRow, ChallengeQuery, IngressDetail,
@@ -133,6 +134,57 @@ pub(super) fn certificates(
     q: &CertificateQuery,
 ) -> Page<CertificateRow> {
     state.fleet().certificates(view, q)
+}
+
+/// The issuers the caller may see, with their account's limits that are reached.
+pub(super) fn issuers(state: &AppState, view: &View, q: &IssuerQuery) -> Page<IssuerRow> {
+    let mut page = state.fleet().issuers(view, q);
+    let budgets = state.budgets.budgets(view);
+    for row in &mut page.items {
+        let ns = (!row.namespace.is_empty()).then_some(row.namespace.as_str());
+        row.account_limits_reached =
+            account_limits(&budgets, &row.cluster, row.kind, ns, &row.name)
+                .filter(|b| b.used >= b.capacity)
+                .map(|b| b.limit)
+                .collect();
+        row.account_limits_reached.dedup();
+    }
+    page
+}
+
+/// One issuer as the caller sees it, with its account's limits.
+pub(super) fn issuer(
+    state: &AppState,
+    view: &View,
+    cluster: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Option<IssuerDetail> {
+    let mut d = state.fleet().issuer(view, cluster, namespace, name)?;
+    let budgets = state.budgets.budgets(view);
+    d.account = account_limits(&budgets, cluster, d.kind, namespace, name)
+        .cloned()
+        .collect();
+    Some(d)
+}
+
+/// The budgets of the ACME account an issuer uses: its new orders, its paused names, its
+/// failed authorizations.
+fn account_limits<'b>(
+    budgets: &'b [Budget],
+    cluster: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> impl Iterator<Item = &'b Budget> {
+    let account = lookout_app::model::budget::account(cluster, namespace.unwrap_or(""), kind, name);
+    budgets.iter().filter(move |b| {
+        b.account.as_deref() == Some(account.as_str())
+            && matches!(
+                b.limit,
+                Limit::NewOrders | Limit::Paused | Limit::FailedAuthorizations
+            )
+    })
 }
 
 /// What the probe last saw, as the caller may see it, where the filters say.

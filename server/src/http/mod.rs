@@ -199,6 +199,7 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(pages::certificate),
         ),
+        route("/issuers", GET, get(pages::issuers)),
         route(
             "/issuers/{cluster}/{namespace}/{name}",
             GET,
@@ -224,6 +225,8 @@ pub fn routes() -> Vec<Route> {
         route("/api/v1/problems.csv", GET, get(export::problems)),
         route("/api/v1/ingresses.csv", GET, get(export::ingresses)),
         route("/api/v1/certificates.csv", GET, get(export::certificates)),
+        route("/api/v1/issuers.csv", GET, get(export::issuers)),
+        route("/api/v1/issuers", GET, get(api::issuers)),
         route("/api/v1/challenges.csv", GET, get(export::challenges)),
         route("/api/v1/rate-limits.csv", GET, get(export::rate_limits)),
         route(

@@ -282,6 +282,24 @@ pub(super) async fn certificate(
     )))
 }
 
+/// `/issuers`: every issuer the caller may see.
+pub(super) async fn issuers(
+    State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, AppError> {
+    let q = query::issuer_query(raw.as_deref())?;
+    let rows = load::issuers(&state, &caller.view, &q);
+    let clusters = state.fleet().cluster_list(&caller.view);
+    Ok(Html(pages::issuers::page(
+        &shell(&state, &caller, &csrf),
+        &q,
+        rows,
+        &clusters,
+    )))
+}
+
 /// `/issuers/{cluster}/{namespace or _}/{name}`.
 pub(super) async fn issuer(
     State(state): State<AppState>,
@@ -365,11 +383,25 @@ pub(super) async fn search(
             ),
         ),
     };
+    let issuers = match &text {
+        None => Page::of(Vec::new(), 1, per_page),
+        Some(t) => load::issuers(
+            &state,
+            view,
+            &lookout_app::model::read::issuer::IssuerQuery {
+                q: Some(t.clone()),
+                page: 1,
+                per_page,
+                ..Default::default()
+            },
+        ),
+    };
     Ok(Html(pages::search::page(
         &shell(&state, &caller, &csrf),
         text,
         ingresses,
         certificates,
+        issuers,
     )))
 }
 

@@ -161,6 +161,13 @@ pub(super) fn probe_query(
     read(raw)
 }
 
+/// The issuer list's filters (`/issuers`, `/api/v1/issuers`).
+pub(super) fn issuer_query(
+    raw: Option<&str>,
+) -> Result<lookout_app::model::read::issuer::IssuerQuery, AppError> {
+    read(raw)
+}
+
 /// The problem filters (the board, `/api/v1/problems`); `cause` is a rule id.
 pub(super) fn problem_query(raw: Option<&str>) -> Result<ProblemQuery, AppError> {
     let q: ProblemQuery = read(raw)?;

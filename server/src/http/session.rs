@@ -558,8 +558,8 @@ mod tests {
         assert_eq!(using("View::whole_fleet("), ["clusters/mod.rs"]);
         assert_eq!(
             using(".whole_fleet()"),
-            ["actions/renew.rs", "http/metrics.rs"],
-            "the fleet-wide view: metrics, and whether an action would fail"
+            ["actions/bulk.rs", "actions/renew.rs", "http/metrics.rs"],
+            "the fleet-wide view: metrics, and whether an action would fail (alone or as a bulk run's item)"
         );
         assert!(using("glob_match(").is_empty(), "globs are the view's");
         // An identity's rules (`model::scope`: `Access`, `Grant`) are read by the

@@ -312,6 +312,31 @@ async fn each_page_answers_with_its_own_content() {
             }
         }
     }
+    // The issuers: a list (page, JSON, CSV) in the nav, and found by search.
+    let issuers = app.json("/api/v1/issuers").await;
+    let le = issuers["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "letsencrypt-prod")
+        .unwrap_or_else(|| panic!("{issuers:#}"));
+    assert_eq!(le["kind"], "ClusterIssuer");
+    assert_eq!(le["exists"], true);
+    assert_eq!(le["server_label"], "Let's Encrypt production");
+    let csv = app.get("/api/v1/issuers.csv").await.text().await.unwrap();
+    assert!(csv.lines().any(|l| l.contains("letsencrypt-prod")), "{csv}");
+    let list = app.get("/issuers").await.text().await.unwrap();
+    assert!(
+        list.contains("href=\"/issuers/zrh-prod/_/letsencrypt-prod\""),
+        "{list}"
+    );
+    assert!(
+        list.contains("href=\"/issuers\" aria-current=\"page\""),
+        "in the nav"
+    );
+    let found = app.get("/search?q=letsencrypt").await.text().await.unwrap();
+    assert!(found.contains("data-testid=\"search-issuer\""), "{found}");
+    assert_eq!(app.get("/api/v1/issuers?page=x").await.status(), 400);
     // The board's counts are the fleet's; a filtered list says it is filtered.
     let board = app.get("/").await.text().await.unwrap();
     assert!(!board.contains("The list below is filtered"), "unfiltered");

@@ -13,7 +13,7 @@ use crate::model::finding::Finding;
 use crate::model::issuer::AcmeServer;
 use crate::model::refs::IssuerRef;
 use crate::model::text::Text;
-use crate::model::Kind;
+use crate::model::{Kind, Severity};
 
 /// Whether an issuerRef names a ClusterIssuer (Some(true)), an Issuer (Some(false)), or
 /// another kind (an external issuer: None).
@@ -34,6 +34,11 @@ pub struct IssuerUser {
     /// Its Ready condition's status; None without one.
     pub ready: Option<crate::model::object::ConditionStatus>,
     pub not_after: Option<DateTime<Utc>>,
+    /// The Ingress that owns it, when ingress-shim made it.
+    pub ingress: Option<Text>,
+    /// Its health: the severity of the most severe problem holding it, as every list and
+    /// page tells it; None when no problem does.
+    pub severity: Option<Severity>,
 }
 
 /// The issuer page's data (`/issuers/{cluster}/{namespace or _}/{name}`).
@@ -64,8 +69,150 @@ pub struct IssuerDetail {
     pub solvers: Vec<String>,
     /// The Certificates that name it, as far as the caller sees them.
     pub certificates: Vec<IssuerUser>,
-    /// The findings about it the caller may see (`issuer.not-ready`, `issuer.missing`).
+    /// The findings the caller may see about it and about the Certificates that use it
+    /// (and the Ingresses that own them): its readiness, a missing issuer, its account's
+    /// limits reached, their failing issuances.
     pub findings: Vec<Finding>,
+    /// Its ACME account's limits as the caller may see them — new orders, names paused,
+    /// failed authorizations — filled from the budgets by the server.
+    pub account: Vec<crate::model::budget::Budget>,
+}
+
+/// A row of the issuer list (`/issuers`, `/api/v1/issuers`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IssuerRow {
+    pub cluster: String,
+    /// `Issuer` or `ClusterIssuer`.
+    pub kind: &'static str,
+    /// Empty for a ClusterIssuer.
+    pub namespace: String,
+    pub name: String,
+    /// False when Certificates name it but it does not exist.
+    pub exists: bool,
+    /// Ready in words, as on its page.
+    pub readiness: String,
+    pub server: AcmeServer,
+    pub server_label: &'static str,
+    /// How many Certificates the caller sees use it.
+    pub certificates: usize,
+    /// The most severe problem holding one of them, or None.
+    pub severity: Option<Severity>,
+    /// Its account's limits that are reached (used up to capacity), as the caller may see
+    /// them; filled by the server from the budgets.
+    pub account_limits_reached: Vec<crate::model::budget::Limit>,
+}
+
+/// Filters of the issuer list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IssuerQuery {
+    pub cluster: Option<String>,
+    /// Issuers of this namespace, and the ClusterIssuers its Certificates use.
+    pub namespace: Option<String>,
+    /// The name contains it.
+    pub q: Option<String>,
+    #[serde(
+        default = "super::views::paging::first",
+        deserialize_with = "super::views::paging::page"
+    )]
+    pub page: usize,
+    #[serde(
+        default = "super::views::paging::default_size",
+        deserialize_with = "super::views::paging::size"
+    )]
+    pub per_page: usize,
+}
+
+/// Every issuer of one cluster the caller may see and `q` selects, into `out`: the Issuers
+/// of their namespaces, the ClusterIssuers (for a namespace-scoped caller only those their
+/// Certificates use), and the issuers their Certificates name that do not exist — each
+/// told as its page tells it, with the health of the Certificates that use it.
+pub fn issuer_rows(
+    visible: &Visibility<'_>,
+    cluster: &str,
+    data: &ClusterData,
+    health: &super::problems::Health,
+    q: &IssuerQuery,
+    out: &mut Vec<IssuerRow>,
+) {
+    let in_namespace = |ns: &str| q.namespace.as_deref().is_none_or(|want| want == ns);
+    // (namespace — None for a ClusterIssuer —, name)
+    let mut named: std::collections::BTreeSet<(Option<Text>, Text)> = Default::default();
+    for c in data.certificates.values() {
+        if !visible.namespace(&c.namespace) || !in_namespace(&c.namespace) {
+            continue;
+        }
+        if let Some(r) = c.issuer.as_deref() {
+            match cluster_wide(r) {
+                Some(true) => named.insert((None, r.name.clone())),
+                Some(false) => named.insert((Some(c.namespace.clone()), r.name.clone())),
+                None => false,
+            };
+        }
+    }
+    for i in data.issuers.values() {
+        let ns = i.namespace.as_deref().unwrap_or("");
+        if visible.namespace(ns) && in_namespace(ns) {
+            named.insert((Some(Text::from(ns)), Text::from(i.name.as_str())));
+        }
+    }
+    if visible.whole_cluster() && q.namespace.is_none() {
+        for i in data.cluster_issuers.values() {
+            named.insert((None, Text::from(i.name.as_str())));
+        }
+    }
+    let text = q.q.as_deref().map(str::to_ascii_lowercase);
+    for (namespace, name) in named {
+        if text
+            .as_deref()
+            .is_some_and(|t| !name.to_ascii_lowercase().contains(t))
+        {
+            continue;
+        }
+        let Some(d) = issuer_detail(
+            visible,
+            cluster,
+            data,
+            &[],
+            health,
+            namespace.as_deref(),
+            &name,
+        ) else {
+            continue;
+        };
+        out.push(IssuerRow {
+            severity: d.certificates.iter().filter_map(|c| c.severity).min(),
+            certificates: d.certificates.len(),
+            cluster: d.cluster,
+            kind: d.kind,
+            namespace: d.namespace,
+            name: d.name,
+            exists: d.exists,
+            readiness: d.readiness,
+            server: d.server,
+            server_label: d.server_label,
+            account_limits_reached: Vec::new(),
+        });
+    }
+}
+
+/// The issuer list's page: the most severe first (failing before the rest), then in
+/// configuration order of clusters, namespace and name.
+pub fn issuer_page(
+    mut rows: Vec<IssuerRow>,
+    q: &IssuerQuery,
+    clusters: &[String],
+) -> crate::model::Page<IssuerRow> {
+    let at = |c: &str| clusters.iter().position(|n| n == c).unwrap_or(usize::MAX);
+    rows.sort_by(|a, b| {
+        let health = |r: &IssuerRow| (r.severity.is_none(), r.severity);
+        health(a)
+            .cmp(&health(b))
+            .then(at(&a.cluster).cmp(&at(&b.cluster)))
+            .then_with(|| a.namespace.cmp(&b.namespace))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    crate::model::Page::of(rows, q.page.max(1), q.per_page.max(1))
 }
 
 /// The issuer `name` (in `namespace`; None: a ClusterIssuer) of one cluster, as `visible`
@@ -75,6 +222,7 @@ pub fn issuer_detail(
     cluster: &str,
     data: &ClusterData,
     findings: &[Finding],
+    health: &super::problems::Health,
     namespace: Option<&str>,
     name: &str,
 ) -> Option<IssuerDetail> {
@@ -110,6 +258,18 @@ pub fn issuer_detail(
             hosts: c.dns_names.to_vec(),
             ready: c.ready.as_ref().map(|r| r.status),
             not_after: c.not_after,
+            ingress: c
+                .owner
+                .as_ref()
+                .filter(|o| &*o.kind == "Ingress")
+                .map(|o| o.name.clone()),
+            severity: health
+                .get(&(
+                    Text::from("Certificate"),
+                    c.namespace.clone(),
+                    c.name.clone(),
+                ))
+                .copied(),
         })
         .collect();
     if found.is_none() && certificates.is_empty() {
@@ -138,17 +298,20 @@ pub fn issuer_detail(
     } else {
         Vec::new()
     };
+    // About it, or about what uses it: a Certificate of it, or the Ingress that owns one.
     let findings = findings
         .iter()
         .filter(|f| visible.finding(f))
         .filter(|f| {
-            matches!(
-                f.rule,
-                crate::model::Rule::IssuerNotReady | crate::model::Rule::IssuerMissing
-            ) && (&*f.name == name && f.kind == kind
-                || certificates
-                    .iter()
-                    .any(|c| c.namespace == f.namespace && c.name == f.name))
+            (&*f.name == name && f.kind == kind && *f.namespace == *namespace.unwrap_or(""))
+                || certificates.iter().any(|c| {
+                    c.namespace == f.namespace
+                        && match f.kind.name() {
+                            "Certificate" => c.name == f.name,
+                            "Ingress" => c.ingress.as_ref() == Some(&f.name),
+                            _ => false,
+                        }
+                })
         })
         .cloned()
         .collect();
@@ -167,6 +330,7 @@ pub fn issuer_detail(
         solvers,
         certificates,
         findings,
+        account: Vec::new(),
     })
 }
 
@@ -199,7 +363,16 @@ mod tests {
     fn detail(w: &World, view: &View, name: &str) -> Option<IssuerDetail> {
         let findings = w.findings();
         let visible = Visibility::of(view, &w.facts.name)?;
-        issuer_detail(&visible, &w.facts.name, &w.data, &findings, None, name)
+        let health = Default::default();
+        issuer_detail(
+            &visible,
+            &w.facts.name,
+            &w.data,
+            &findings,
+            &health,
+            None,
+            name,
+        )
     }
 
     #[test]
@@ -257,6 +430,89 @@ mod tests {
         // Whether it would be ACME is not known, not "not ACME".
         assert_eq!(d.server_label, "issuer not found");
         assert_eq!(d.certificates.len(), 1);
+        // What the board shows of it is on its page too: the Ingress that names it.
+        assert!(
+            d.findings
+                .iter()
+                .any(|f| f.rule == crate::model::Rule::IssuerMissing),
+            "{:#?}",
+            d.findings
+        );
         assert!(detail(&w, &View::whole_fleet(["zrh"]), "no-such-issuer").is_none());
+    }
+
+    fn rows(w: &World, view: &View, q: &IssuerQuery) -> Vec<IssuerRow> {
+        let findings = std::sync::Arc::new(w.findings());
+        let problems = crate::model::read::problems::cluster_problems(
+            &w.facts,
+            &w.data,
+            &findings,
+            crate::model::rules::fixtures::now(),
+        );
+        let health = crate::model::read::problems::health(&problems);
+        let visible = Visibility::of(view, &w.facts.name).unwrap();
+        let mut out = Vec::new();
+        issuer_rows(&visible, &w.facts.name, &w.data, &health, q, &mut out);
+        let q = IssuerQuery {
+            per_page: 100,
+            ..q.clone()
+        };
+        issuer_page(out, &q, std::slice::from_ref(&w.facts.name)).items
+    }
+
+    #[test]
+    fn the_list_holds_every_issuer_the_reader_may_see_the_failing_first() {
+        // Two tenants behind a ClusterIssuer that is not ready, a ready one nobody uses,
+        // and a missing one acme's Certificate names.
+        let mut w = world().issuer(cluster_issuer(
+            "letsencrypt-unused",
+            crate::model::issuer::LE_PRODUCTION,
+            true,
+        ));
+        let typo = IngressView::test("blog")
+            .in_ns("acme")
+            .with_issuer("letsencrypt-prd")
+            .tls("blog.example.com");
+        w = w.certificate(CertificateView::of(&typo)).ingress(typo);
+        let all = rows(&w, &View::whole_fleet(["zrh"]), &IssuerQuery::default());
+        let names: Vec<&str> = all.iter().map(|r| r.name.as_str()).collect();
+        // The fixtures' cluster has letsencrypt-prod and -staging besides: ready, unused.
+        assert_eq!(names.len(), 5, "{all:#?}");
+        let mut failing = names[..2].to_vec();
+        failing.sort();
+        assert_eq!(
+            failing,
+            ["internal-ca", "letsencrypt-prd"],
+            "the failing first: {names:?}"
+        );
+        assert!(all[2..]
+            .iter()
+            .all(|r| r.severity.is_none() && r.readiness == "ready"));
+        let internal = all.iter().find(|r| r.name == "internal-ca").unwrap();
+        assert_eq!(internal.readiness, "not ready");
+        assert_eq!(internal.certificates, 2);
+        assert!(internal.severity.is_some());
+        let missing = all.iter().find(|r| r.name == "letsencrypt-prd").unwrap();
+        assert!(!missing.exists);
+        assert_eq!(missing.readiness, "does not exist");
+        // A tenant: only what their Certificates use, counted as far as they see.
+        let grant = Grant {
+            clusters: vec!["*".into()],
+            namespaces: vec!["globex".into()],
+        };
+        let tenant = View::new(&Access::new(vec![(Role::Viewer, grant)]), ["zrh"]);
+        let theirs = rows(&w, &tenant, &IssuerQuery::default());
+        assert_eq!(theirs.len(), 1, "{theirs:#?}");
+        assert_eq!(theirs[0].name, "internal-ca");
+        assert_eq!(theirs[0].certificates, 1);
+        assert!(!serde_json::to_string(&theirs).unwrap().contains("\"acme\""));
+        // The name filter.
+        let q = IssuerQuery {
+            q: Some("PRD".into()),
+            ..Default::default()
+        };
+        let found = rows(&w, &View::whole_fleet(["zrh"]), &q);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].name, "letsencrypt-prd");
     }
 }

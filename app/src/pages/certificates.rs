@@ -105,7 +105,7 @@ pub fn page(
                 None => view! { <span class="badge ok"><span aria-hidden="true">"✓ "</span>"ok"</span> }.into_any(),
             };
             view! {
-                <tr data-testid="certificate-row">
+                <tr data-testid="certificate-row" data-severity=row.severity.map(|s| s.label()).unwrap_or("none")>
                     <td data-label="Cluster" class="cluster">{c.cluster.clone()}</td>
                     <td data-label="Namespace">{c.namespace.clone()}</td>
                     <th scope="row"><a href=href>{c.name.clone()}</a></th>

@@ -149,7 +149,7 @@ pub fn page(
                     }
                 });
             view! {
-                <tr data-testid="ingress-row">
+                <tr data-testid="ingress-row" data-severity=row.severity.map(|s| s.label()).unwrap_or("none")>
                     <td data-label="Cluster" class="cluster">{i.cluster.clone()}</td>
                     <td data-label="Namespace">{i.namespace.clone()}</td>
                     <th scope="row"><a href=detail_href(i)>{i.name.clone()}</a></th>

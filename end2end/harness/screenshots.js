@@ -19,6 +19,7 @@ const PAGES = [
   ['ingress-detail-phone', '/ingresses/zrh-prod/acme-shop/shop', 'dark', PHONE],
   ['certificates', '/certificates', 'light', DESKTOP],
   ['certificate-detail', '/certificates/zrh-prod/acme-shop/shop-tls', 'light', DESKTOP],
+  ['issuers', '/issuers', 'light', DESKTOP],
   ['challenges', '/challenges', 'light', DESKTOP],
   ['rate-limits', '/rate-limits', 'light', DESKTOP],
   ['forecast', '/rate-limits/forecast', 'light', DESKTOP],

@@ -236,11 +236,26 @@ pub fn why_box(
     actions: Option<AnyView>,
     now: chrono::DateTime<chrono::Utc>,
     support: Option<&str>,
+    buttons_for: &[Rule],
 ) -> impl IntoView {
     let mut actions = actions;
+    // The page's buttons go with the problem they act on: the first whose root or a symptom
+    // is one of `buttons_for` (any, when empty), never one only the platform can fix.
+    let acts_on = |p: &Problem| {
+        !p.action.provider
+            && (buttons_for.is_empty()
+                || std::iter::once(&p.root)
+                    .chain(p.symptoms.iter())
+                    .any(|f| buttons_for.contains(&f.rule)))
+    };
+    let with_buttons = problems
+        .iter()
+        .position(acts_on)
+        .or_else(|| problems.iter().position(|p| !p.action.provider));
     let sections = problems
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
             let symptoms = (!p.symptoms.is_empty()).then(|| {
                 let more = (p.symptoms.len() > 20)
                     .then(|| view! { <li>{format!("and {} more", p.symptoms.len() - 20)}</li> });
@@ -274,7 +289,7 @@ pub fn why_box(
                 .action
                 .provider
                 .then(|| view! { <p data-testid="provider">{crate::components::support_contact(support)}</p> });
-            let buttons = if p.action.provider { None } else { actions.take() };
+            let buttons = if Some(i) == with_buttons { actions.take() } else { None };
             // Being fixed: the page says so, and what it waits for, instead of "broken".
             let (class, heading, lead) = match &p.confirming {
                 Some(awaiting) => (

@@ -346,10 +346,40 @@ fn follow_through(r: &ActionRecord, now: chrono::DateTime<chrono::Utc>) -> Optio
     }
     let back = object_href(&r.kind, &r.cluster, &r.namespace, &r.name);
     let (class, headline) = match r.settled {
-        Some(Settled::Ready) => (
-            "notice ok",
-            view! { <strong>"✓ Ready and served."</strong>" The certificate is issued and the hosts serve it; clients get it now." }.into_any(),
-        ),
+        Some(Settled::Ready) => {
+            // Settled where the hosts answer; an address that answers nothing is another
+            // problem's, linked, and does not hold this one open.
+            let unanswered: Vec<String> = r
+                .progress
+                .iter()
+                .flat_map(|s| s.unanswered.iter().cloned())
+                .collect();
+            if unanswered.is_empty() {
+                (
+                    "notice ok",
+                    view! { <strong>"✓ Ready and served."</strong>" The certificate is issued and the hosts serve it; clients get it now." }.into_any(),
+                )
+            } else {
+                let host = unanswered[0]
+                    .split(" on ")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                let board = format!(
+                    "/?{}",
+                    crate::components::query_string(&[("host", Some(&host))])
+                );
+                (
+                    "notice ok",
+                    view! {
+                        <strong data-testid="settled-partly">"✓ Ready and served where the hosts answer."</strong>
+                        {format!(" No answer at all on {} — not this fix: ", unanswered.join(", "))}
+                        <a href=board>"the problem of that address"</a>"."
+                    }
+                    .into_any(),
+                )
+            }
+        }
         Some(Settled::Failed) => {
             let first = r
                 .progress

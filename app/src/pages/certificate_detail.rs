@@ -205,6 +205,7 @@ pub fn page(
         renew,
         now,
         shell.support.as_deref(),
+        &[],
     );
     let findings_count = d.findings.len();
     // Nothing wrong now: said first, where the diagnosis would be.

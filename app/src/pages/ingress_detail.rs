@@ -269,6 +269,14 @@ pub fn page(
         actions.flatten(),
         now,
         shell.support.as_deref(),
+        &[
+            crate::model::Rule::IngressEditInPlaceMissing,
+            crate::model::Rule::IngressEditInPlaceInvalid,
+            crate::model::Rule::IngressEditInPlaceNotEffective,
+            crate::model::Rule::ProbeAcmePathRedirected,
+            crate::model::Rule::IngressSharedHostHttpsRedirect,
+            crate::model::Rule::AcmeChallengeFailing,
+        ],
     );
     let findings_count = d.findings.len();
     // Nothing wrong now: said first, where the diagnosis would be.

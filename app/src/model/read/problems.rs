@@ -282,13 +282,15 @@ impl Problem {
         self.namespaces.iter().any(|n| &**n == namespace)
     }
 
-    /// Whether the problem involves the object: one of its objects, or what its root or a
-    /// symptom is about.
+    /// Whether the problem involves the object: one of its objects, a Certificate of a chain
+    /// it reaches, or what its root or a symptom is about.
     pub fn concerns(&self, kind: &str, namespace: &str, name: &str) -> bool {
         let is = |k: &str, n: &str, m: &str| k == kind && n == namespace && m == name;
         self.objects
             .iter()
             .any(|o| is(&o.kind, &o.namespace, &o.name))
+            // A Certificate of a chain it reaches, with no finding of its own.
+            || self.affected.iter().any(|a| a.holds(kind, namespace, name))
             || std::iter::once(&self.root)
                 .chain(self.symptoms.iter())
                 .any(|f| is(f.kind.name(), &f.namespace, &f.name))
@@ -777,10 +779,18 @@ fn harm_first<'f>(
     in_chain: Vec<&'f Finding>,
     unissued: bool,
 ) -> Vec<(&'f Finding, Vec<&'f Finding>)> {
+    // What an issuance that works would end (an expired certificate, one served expired) is
+    // the root's own harm when the root stops issuing: not another cause.
+    let renewal_ends = |f: &Finding| {
+        matches!(
+            f.rule,
+            Rule::CertExpired | Rule::ProbeExpired | Rule::CertNotReady | Rule::CertIssuanceFailing
+        )
+    };
     let failing: Vec<&Finding> = in_chain
         .iter()
         .copied()
-        .filter(|f| harm::clients_fail_now(f) && !supports(f.rule, root.rule))
+        .filter(|f| harm::clients_fail_now(f) && !supports(f.rule, root.rule) && !renewal_ends(f))
         .collect();
     if unissued || failing.is_empty() || harm::clients_fail_now(root) {
         return vec![(root, in_chain)];

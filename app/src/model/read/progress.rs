@@ -31,6 +31,11 @@ pub struct ProgressStep {
     pub at: Option<DateTime<Utc>>,
     /// What was seen, in words.
     pub detail: String,
+    /// `served` only: the addresses of its hosts that give no TLS answer at all (nothing
+    /// listens, the connection is closed or times out) — a problem of the address, not of
+    /// the certificate, told apart so that a fix that worked settles (`host on address`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unanswered: Vec<String>,
 }
 
 /// How it ended.
@@ -58,6 +63,7 @@ fn step(
         state,
         at,
         detail,
+        unanswered: Vec::new(),
     }
 }
 
@@ -318,23 +324,54 @@ pub fn follow_through(
                 "waiting for the probe to look at the hosts".into(),
             ),
             (Some(sha), false, _) => {
-                let stale: Vec<String> = hosts
+                // An address that answers nothing at all is not serving another certificate:
+                // what fails there is the address (a separate problem), not this issuance.
+                let (silent, answering): (Vec<&&Observation>, Vec<&&Observation>) = hosts
+                    .iter()
+                    .partition(|o| o.tls.is_none() && o.tls_error.is_some());
+                let on = |o: &&&Observation| format!("{} on {}", o.host, o.address);
+                let stale: Vec<String> = answering
                     .iter()
                     .filter(|o| {
                         o.tls
                             .as_ref()
                             .is_none_or(|t| &*t.leaf.sha256 != sha.as_str())
                     })
-                    .map(|o| format!("{} on {}", o.host, o.address))
+                    .map(on)
                     .collect();
-                if stale.is_empty() {
-                    let at = hosts.iter().map(|o| o.since).max();
+                if stale.is_empty() && answering.is_empty() {
                     step(
                         "served",
-                        Done,
-                        at,
-                        "every address of its hosts serves the new certificate".into(),
+                        Pending,
+                        None,
+                        format!(
+                            "no address of its hosts answers ({})",
+                            silent.iter().map(on).collect::<Vec<_>>().join(", ")
+                        ),
                     )
+                } else if stale.is_empty() {
+                    let at = answering.iter().map(|o| o.since).max();
+                    let mut s = if silent.is_empty() {
+                        step(
+                            "served",
+                            Done,
+                            at,
+                            "every address of its hosts serves the new certificate".into(),
+                        )
+                    } else {
+                        step(
+                            "served",
+                            Done,
+                            at,
+                            format!(
+                                "served on {}; no answer at all on {}",
+                                answering.iter().map(on).collect::<Vec<_>>().join(", "),
+                                silent.iter().map(on).collect::<Vec<_>>().join(", ")
+                            ),
+                        )
+                    };
+                    s.unanswered = silent.iter().map(on).collect();
+                    s
                 } else {
                     step(
                         "served",
@@ -502,6 +539,40 @@ mod tests {
             "{}",
             failed.detail
         );
+    }
+
+    /// Served on IPv4 while IPv6 answers nothing at all (another problem: the address, not
+    /// the certificate): settled, with the silent address told apart; an address serving
+    /// another certificate still holds it open, and no answer anywhere is not served.
+    #[test]
+    fn a_fix_that_worked_settles_where_the_hosts_answer() {
+        let sha = "ab".repeat(32);
+        let c = chain("valid", ("valid", ""), Some(&sha));
+        let mut silent = served(&sha);
+        silent.address = "2001:db8::1".parse().unwrap();
+        silent.tls = None;
+        silent.tls_error = Some(crate::model::probe::ProbeError::Timeout);
+        let (steps, settled) = follow_through(
+            &c,
+            &[served(&sha), silent.clone()],
+            true,
+            since(),
+            Expects::NewRequest,
+        );
+        assert_eq!(settled, Some(Settled::Ready), "{steps:#?}");
+        let last = steps.last().unwrap();
+        assert_eq!(last.unanswered, ["shop.example.com on 2001:db8::1"]);
+        assert!(last.detail.contains("no answer at all"), "{}", last.detail);
+        let (_, settled) = follow_through(
+            &c,
+            &[served(&"cd".repeat(32)), silent.clone()],
+            true,
+            since(),
+            Expects::NewRequest,
+        );
+        assert_eq!(settled, None, "another certificate still served");
+        let (steps, settled) = follow_through(&c, &[silent], true, since(), Expects::NewRequest);
+        assert_eq!(settled, None, "{steps:#?}");
     }
 
     #[test]

@@ -125,3 +125,32 @@ fn a_host_failing_now_leads_a_cause_that_only_breaks_the_next_renewal() {
         .iter()
         .all(|f| f.rule != Rule::ProbeNameMismatch && f.rule != Rule::CertHostsNotCovered));
 }
+
+/// A certificate that expired because nothing can renew it (its issuer is missing) is the
+/// missing issuer's harm: one problem, critical, never "being issued".
+#[test]
+fn an_expiry_the_root_explains_stays_under_the_root() {
+    use crate::model::certificate::CertificateView;
+    let wiki = IngressView::test("wiki")
+        .in_ns("initech")
+        .with_issuer("team-le")
+        .tls("wiki.initech.example");
+    let cert = CertificateView::of(&wiki)
+        .expiring(Duration::days(-2), Duration::days(32))
+        .not_ready("Expired", Duration::days(2));
+    let w = World::new().certificate(cert).ingress(wiki);
+    let problems = problems_of(&w, &everything());
+    let about_wiki: Vec<_> = problems
+        .iter()
+        .filter(|p| p.hosts.iter().any(|h| &**h == "wiki.initech.example"))
+        .collect();
+    assert_eq!(about_wiki.len(), 1, "{problems:#?}");
+    let p = about_wiki[0];
+    assert_eq!(p.cause, Rule::IssuerMissing);
+    assert_eq!(p.urgency.severity, Severity::Critical);
+    assert_eq!(p.confirming, None);
+    assert!(
+        p.symptoms.iter().any(|f| f.rule == Rule::CertExpired),
+        "{p:#?}"
+    );
+}

@@ -237,12 +237,26 @@ fn items_table(items: &[ActionRecord]) -> impl IntoView {
             let href = object_href(&i.kind, &i.cluster, &i.namespace, &i.name);
             let diff = i.diff_text();
             let diff = (!diff.is_empty()).then(|| view! { <pre class="diff" tabindex="0">{diff}</pre> });
+            // Followed as its own page follows it: ready and served, failed, or what it waits for.
+            let now = match (i.settled, i.progress.is_empty()) {
+                (_, true) => view! { <span class="muted">"—"</span> }.into_any(),
+                (Some(crate::model::read::progress::Settled::Ready), _) => view! { <span class="badge ok" data-testid="item-settled" data-settled="ready"><span aria-hidden="true">"✓ "</span>"ready and served"</span> }.into_any(),
+                (Some(crate::model::read::progress::Settled::Failed), _) => {
+                    let why = i.progress.iter().find(|s| s.state == crate::model::read::progress::StepState::Failed).map(|s| s.detail.clone()).unwrap_or_default();
+                    view! { <span class="badge critical" data-testid="item-settled" data-settled="failed"><span aria-hidden="true">"✖ "</span>"failed"</span>" "{why}<a href=format!("/actions/{}", i.id)>" (its steps)"</a> }.into_any()
+                }
+                (None, false) => {
+                    let waiting = i.progress.iter().find(|s| s.state == crate::model::read::progress::StepState::Pending).map(|s| s.detail.clone()).unwrap_or_default();
+                    view! { <span class="badge info" data-testid="item-settled" data-settled=""><span aria-hidden="true">"… "</span>"under way"</span>" "{waiting} }.into_any()
+                }
+            };
             view! {
                 <tr data-testid="bulk-item">
                     <td data-label="Cluster" class="cluster">{i.cluster.clone()}</td>
                     <td data-label="Object"><a href=href>{format!("{} {}/{}", i.kind, i.namespace, i.name)}</a></td>
                     <td data-label="Outcome">{outcome_badge(i.outcome)}</td>
                     <td data-label="What happened" class="message">{i.message.clone()}{diff}</td>
+                    <td data-label="Now">{now}</td>
                 </tr>
             }
         })
@@ -250,7 +264,7 @@ fn items_table(items: &[ActionRecord]) -> impl IntoView {
     view! {
         <table>
             <caption class="visually-hidden">"Items"</caption>
-            <thead><tr><th scope="col">"Cluster"</th><th scope="col">"Object"</th><th scope="col">"Outcome"</th><th scope="col">"What happened"</th></tr></thead>
+            <thead><tr><th scope="col">"Cluster"</th><th scope="col">"Object"</th><th scope="col">"Outcome"</th><th scope="col">"What happened"</th><th scope="col">"Now"</th></tr></thead>
             <tbody>{rows}</tbody>
         </table>
     }
@@ -305,6 +319,20 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
         view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{items_table(&r.items)}{list} }
     });
     let skipped = skipped_table(r);
+    // A bulk run's items followed to the end, counted.
+    let followed: Vec<&ActionRecord> = r.items.iter().filter(|i| !i.progress.is_empty()).collect();
+    let bulk_settled = (r.action.is_bulk() && !followed.is_empty()).then(|| {
+        use crate::model::read::progress::Settled;
+        let count = |s: Option<Settled>| followed.iter().filter(|i| i.settled == s).count();
+        let (ready, failed, open) = (count(Some(Settled::Ready)), count(Some(Settled::Failed)), count(None));
+        let class = if failed > 0 { "notice critical" } else if open > 0 { "notice info" } else { "notice ok" };
+        view! {
+            <p class=class data-testid="bulk-settled">
+                {format!("Of the {} items issuing again: {ready} ready and served, {failed} failed, {open} under way.", followed.len())}
+                {(open > 0).then_some(" This page follows them as they happen.")}
+            </p>
+        }
+    });
     let sent_as = r.sent_as.clone().map(|who| {
         view! {
             <p class="muted" data-testid="sent-as">"Sent to the cluster as "<strong>{who}</strong>
@@ -326,6 +354,7 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
             <p data-testid="action-summary">{outcome_badge(r.outcome)}" "{r.message.clone()}</p>
             {sent_as}
             {follow}
+            {bulk_settled}
             {progress}
             {budget}
             {steps}

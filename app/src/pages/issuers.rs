@@ -113,7 +113,7 @@ pub fn page(
             {empty}
             <table class="issuers">
                 <caption class="visually-hidden">"Issuers, the most severe first"</caption>
-                <thead><tr><th scope="col">"Health"</th><th scope="col">"Issuer"</th><th scope="col">"Where"</th><th scope="col">"Ready"</th><th scope="col">"ACME server"</th><th scope="col">"Certificates"</th></tr></thead>
+                <thead><tr><th scope="col">"Health of what uses it"</th><th scope="col">"Issuer"</th><th scope="col">"Where"</th><th scope="col">"Ready"</th><th scope="col">"ACME server"</th><th scope="col">"Certificates"</th></tr></thead>
                 <tbody>{table_rows}</tbody>
             </table>
             {pager}

@@ -332,6 +332,28 @@ fn as_reader_sees(state: &AppState, caller: &Caller, mut r: ActionRecord) -> Act
 /// adds nothing).
 fn with_progress(state: &AppState, caller: &Caller, mut r: ActionRecord) -> ActionRecord {
     use lookout_app::model::read::progress::{follow_through, Settled};
+    // A bulk run follows each item as the single action's page would, and is settled once
+    // every item that ran is: ready when all are, failed when one failed.
+    if r.action.is_bulk() && !r.dry_run && r.outcome != Outcome::Running {
+        r.items = std::mem::take(&mut r.items)
+            .into_iter()
+            .map(|i| with_progress(state, caller, i))
+            .collect();
+        let ran: Vec<Option<Settled>> = r
+            .items
+            .iter()
+            .filter(|i| i.outcome.succeeded() && !i.progress.is_empty())
+            .map(|i| i.settled)
+            .collect();
+        r.settled = if ran.is_empty() || ran.contains(&None) {
+            None
+        } else if ran.contains(&Some(Settled::Failed)) {
+            Some(Settled::Failed)
+        } else {
+            Some(Settled::Ready)
+        };
+        return r;
+    }
     let applies = matches!(
         r.action,
         ActionKind::EditInPlace | ActionKind::Renew | ActionKind::Restart

@@ -393,6 +393,22 @@ async fn bulk_renew_covers_the_failing_certificates_and_checks_their_budgets_tog
         .cloned()
         .unwrap();
     assert_eq!(issuing["reason"], "ManuallyTriggered");
+    // Each item is followed as its own page follows it, to settled: here the new request
+    // is awaited.
+    let record = app
+        .json(&format!("/api/v1/actions/{}", run["id"].as_str().unwrap()))
+        .await;
+    let progress = record["items"][0]["progress"].as_array().unwrap();
+    assert_eq!(progress[0]["step"], "request", "{record:#}");
+    assert!(record["settled"].is_null(), "{record:#}");
+    let page = app
+        .get(&format!("/actions/{}", run["id"].as_str().unwrap()))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("data-testid=\"bulk-settled\""), "{page}");
+    assert!(page.contains("1 under way"), "{page}");
     app.stop().await;
 }
 

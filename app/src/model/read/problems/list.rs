@@ -156,7 +156,8 @@ impl Problems {
 }
 
 /// Most urgent first: severity (harm to clients), then clients failing now (the longest
-/// first), then the soonest time to harm, then the longest failing, then id.
+/// first), then the soonest time to harm, then blast radius (hosts), then the longest
+/// failing, then id.
 pub fn sort(problems: &mut [Problem]) {
     problems.sort_by(order);
 }
@@ -178,6 +179,8 @@ fn order(a: &Problem, b: &Problem) -> std::cmp::Ordering {
         .cmp(&y.severity)
         .then_with(|| earliest(x.clients_failing_since, y.clients_failing_since))
         .then_with(|| earliest(x.clients_fail_at, y.clients_fail_at))
+        // A tie breaks by blast radius: the more hosts, the higher.
+        .then_with(|| b.hosts.len().cmp(&a.hosts.len()))
         .then_with(|| earliest(a.since, b.since))
         .then_with(|| a.id.cmp(&b.id))
 }

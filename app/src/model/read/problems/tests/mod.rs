@@ -415,6 +415,23 @@ fn problems_are_most_urgent_first_and_ids_are_stable() {
     assert_eq!(ids(&a), ids(&b));
 }
 
+/// Two problems as urgent as each other: the one with the larger blast radius first.
+#[test]
+fn a_tie_breaks_by_blast_radius() {
+    let shop = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let w = failing(World::new(), shop);
+    let one = problems_of(&w, &everything()).remove(0);
+    let mut wide = one.clone();
+    wide.id = "zz-later-by-id".into();
+    wide.hosts = std::sync::Arc::from(vec![Text::from("a.example"), Text::from("b.example")]);
+    let mut list = vec![one.clone(), wide];
+    sort(&mut list);
+    assert_eq!(list[0].hosts.len(), 2, "{list:#?}");
+}
+
 #[test]
 fn a_missing_issuer_named_by_many_ingresses_is_one_problem() {
     let mut w = World::new();

@@ -146,6 +146,12 @@ const CHECK_LB: Option<&str> = Some("Check the load balancer");
 const WAIT: Option<&str> = Some("Wait, and hold back new certificates");
 
 impl Rule {
+    /// Whether what it recommends is to wait (the CA refuses for now): advice, not an
+    /// action anyone can take on a page.
+    pub fn advises_waiting(self) -> bool {
+        self.info().action == WAIT
+    }
+
     /// Every rule, in the order of the docs.
     pub const ALL: [Rule; 35] = [
         Rule::ClusterUnreachable,

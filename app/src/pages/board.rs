@@ -142,6 +142,13 @@ fn problem_row(p: Problem, now: DateTime<Utc>, support: Option<&str>) -> impl In
             " "{crate::components::support_contact(support)}
         }
         .into_any()
+    } else if p.action.wait {
+        // Nothing to press: the advice, and where the retry time is.
+        view! {
+            <span class="action wait" data-testid="wait">{p.action.label.clone()}</span>
+            " "<a href=p.action.href.clone().unwrap_or_else(|| problem_href(&p))>"until when"</a>
+        }
+        .into_any()
     } else {
         view! { <a class="action" href=p.action.href.clone().unwrap_or_else(|| problem_href(&p))>{p.action.label.clone()}</a> }.into_any()
     };

@@ -99,6 +99,23 @@ pub fn page(
     let now = shell.now;
     let worst = problems.first().map(|p| p.urgency.severity);
     let c = d.chain.certificate.clone();
+    // Ready=True beside an expiry past: cert-manager's last word, now out of date.
+    let stale_ready = (c.not_after.is_some_and(|t| t <= now)
+        && c.ready.as_ref().is_some_and(|r| &*r.status == "True"))
+    .then(|| view! { <br/><small data-testid="stale-ready">"Ready=True is cert-manager's last word, now out of date: the certificate expired since."</small> });
+    // Issuing=True while a cause stops any issuance (the issuer missing or not ready): asked
+    // for, not under way.
+    let being_issued = match (
+        c.rare
+            .issuing
+            .as_deref()
+            .is_some_and(|i| &*i.status == "True"),
+        problems.iter().find(|p| p.blocks_issuance()),
+    ) {
+        (true, Some(p)) => format!("asked for, but it cannot be: {}", p.diagnosis),
+        (true, None) => "yes, now".to_string(),
+        (false, _) => "no".to_string(),
+    };
     let time = |t: Option<chrono::DateTime<chrono::Utc>>| match t {
         Some(at) => view! { <Time at=at now=now/> }.into_any(),
         None => view! { <span>"— (not issued yet)"</span> }.into_any(),
@@ -265,11 +282,8 @@ pub fn page(
                 <dt>"Secret"</dt><dd>{c.secret_name.clone().unwrap_or_default()}</dd>
                 <dt>"DNS names"</dt><dd>{c.dns_names.join(", ")}</dd>
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
-                <dt>"Ready"</dt><dd>{crate::pages::certificates::ready_text(&c, now)}" "<small>{condition(c.ready.as_ref())}</small></dd>
-                <dt>"Being issued"</dt><dd>{match c.rare.issuing.as_deref() {
-                    Some(i) if &*i.status == "True" => "yes, now",
-                    _ => "no",
-                }}" "<small class="term">{format!("Issuing: {}", c.rare.issuing.as_deref().map_or_else(|| "absent".to_string(), |i| condition(Some(i))))}</small></dd>
+                <dt>"Ready"</dt><dd>{crate::pages::certificates::ready_text(&c, now)}" "<small>{condition(c.ready.as_ref())}</small>{stale_ready}</dd>
+                <dt>"Being issued"</dt><dd>{being_issued}" "<small class="term">{format!("Issuing: {}", c.rare.issuing.as_deref().map_or_else(|| "absent".to_string(), |i| condition(Some(i))))}</small></dd>
                 <dt>"Not before"</dt><dd>{time(c.not_before)}</dd>
                 <dt>"Not after"</dt><dd>{time(c.not_after)}</dd>
                 <dt>"Renewal time"</dt><dd>{time(c.renewal_time)}</dd>
@@ -284,4 +298,46 @@ pub fn page(
             {crate::components::fold("History", timeline_table(timeline, now))}
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::certificate::CertificateView;
+    use crate::model::ingress::IngressView;
+    use crate::model::read::problems::cluster_problems;
+    use crate::model::read::Visibility;
+    use crate::model::rules::fixtures::World;
+    use chrono::Duration;
+
+    /// Issuing=True and Ready=True on a certificate that expired while its issuer is gone:
+    /// the page says it cannot be issued and that Ready is out of date.
+    #[test]
+    fn an_expired_certificate_whose_issuer_is_gone_is_not_told_as_being_issued() {
+        let wiki = IngressView::test("wiki")
+            .in_ns("initech")
+            .with_issuer("team-le")
+            .tls("wiki.initech.example");
+        let cert = CertificateView::of(&wiki)
+            .expiring(Duration::days(-2), Duration::days(32))
+            .issuing();
+        let w = World::new().certificate(cert).ingress(wiki);
+        let now = crate::model::rules::fixtures::now();
+        let findings = std::sync::Arc::new(w.findings());
+        let problems = cluster_problems(&w.facts, &w.data, &findings, now);
+        let view = crate::model::View::whole_fleet(["zrh"]);
+        let visible = Visibility::of(&view, "zrh").unwrap();
+        let d = crate::model::read::lists::certificate_detail(
+            &visible, &w.facts, &w.data, &findings, "initech", "wiki-tls",
+        )
+        .unwrap();
+        let shell = Shell {
+            now,
+            ..Shell::default()
+        };
+        let html = page(&shell, d, problems, Ok(Vec::new()));
+        assert!(html.contains("asked for, but it cannot be"), "{html}");
+        assert!(!html.contains("yes, now"), "{html}");
+        assert!(html.contains("data-testid=\"stale-ready\""), "{html}");
+    }
 }

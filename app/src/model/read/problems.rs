@@ -155,6 +155,9 @@ pub struct NextAction {
     /// The reader cannot do it: only the platform team can (a customer's view of a
     /// platform problem). No button and no command is offered; the support contact is.
     pub provider: bool,
+    /// The advice is to wait (the CA refuses for now): told as advice, not as a button;
+    /// `href` opens where the retry time is.
+    pub wait: bool,
 }
 
 impl NextAction {
@@ -170,6 +173,7 @@ impl NextAction {
                  with the hosts above.",
             ),
             provider: true,
+            wait: false,
         }
     }
 }
@@ -435,6 +439,7 @@ fn next_action(root: &Finding) -> NextAction {
         href: href(root),
         detail: root.remediation.clone(),
         provider: false,
+        wait: root.rule.advises_waiting(),
     }
 }
 

@@ -39,3 +39,27 @@ fn a_finding_from_elsewhere_cannot_be_held_by_reference() {
     let copy = findings[0].clone();
     FindingRef::of(&findings, &copy);
 }
+
+/// A refusal of the CA is waited out: its advice is told as advice, never as a button.
+#[test]
+fn waiting_is_advice_not_an_action() {
+    use super::{finding, problems_from};
+    use crate::model::rules::fixtures::World;
+    use crate::model::Rule;
+    let w = World::new();
+    let refused = finding(
+        Rule::AcmeRateLimited,
+        "Certificate",
+        "promo-tls",
+        "Let's Encrypt rate limit hit for Certificate promo-tls",
+    );
+    let problems = problems_from(&w, &[refused]);
+    assert!(problems[0].action.wait, "{:?}", problems[0].action);
+    let fix = finding(
+        Rule::IngressEditInPlaceMissing,
+        "Ingress",
+        "shop",
+        "Ingress shop lacks the edit-in-place annotation",
+    );
+    assert!(!problems_from(&w, &[fix])[0].action.wait);
+}

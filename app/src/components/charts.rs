@@ -8,18 +8,22 @@ use crate::components::encode;
 
 use crate::model::choice::Choice;
 use crate::model::read::views::ExpiryWindow;
+use crate::model::Severity;
 
 /// One bar of the expiry chart: its window and how many certificates are in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ExpiryBucket {
     pub window: ExpiryWindow,
     pub count: usize,
+    /// The health of its most severe certificate (a renewal overdue, failing): the bar's
+    /// colour, whatever its window.
+    pub worst: Option<Severity>,
 }
 
 /// Counts `notAfter` times by [`ExpiryWindow`]: expired, each of the next 7 days, then
 /// weeks, later, never issued.
 pub(crate) fn expiry_buckets(
-    not_after: &[Option<DateTime<Utc>>],
+    certificates: &[(Option<DateTime<Utc>>, Option<Severity>)],
     now: DateTime<Utc>,
 ) -> Vec<ExpiryBucket> {
     let mut out: Vec<ExpiryBucket> = ExpiryWindow::ALL
@@ -27,12 +31,17 @@ pub(crate) fn expiry_buckets(
         .map(|w| ExpiryBucket {
             window: *w,
             count: 0,
+            worst: None,
         })
         .collect();
-    for t in not_after {
+    for (t, health) in certificates {
         let w = ExpiryWindow::of(*t, now);
         if let Some(b) = out.iter_mut().find(|b| b.window == w) {
             b.count += 1;
+            b.worst = match (b.worst, *health) {
+                (Some(a), Some(h)) => Some(a.min(h)),
+                (a, h) => a.or(h),
+            };
         }
     }
     out
@@ -44,7 +53,7 @@ pub(crate) fn expiry_buckets(
 /// beside each. "Now" sits between the expired and the rest. The labels are page text (not
 /// SVG text), so they keep their size on a phone.
 pub(crate) fn expiry_chart(
-    not_after: &[Option<DateTime<Utc>>],
+    not_after: &[(Option<DateTime<Utc>>, Option<Severity>)],
     now: DateTime<Utc>,
     filters: &str,
     chosen: Option<ExpiryWindow>,
@@ -59,10 +68,13 @@ pub(crate) fn expiry_chart(
             } else {
                 ((b.count as f64).sqrt() / max * 100.0).max(2.0)
             };
-            let class = match b.window {
-                ExpiryWindow::Expired => "bar critical",
-                ExpiryWindow::Never => "bar unknown",
-                w if w.urgent() => "bar warning",
+            // The certificates' own health first: a renewal overdue or failing months before
+            // expiry is not green.
+            let class = match (b.window, b.worst) {
+                (ExpiryWindow::Expired, _) | (_, Some(Severity::Critical)) => "bar critical",
+                (_, Some(Severity::Warning)) => "bar warning",
+                (ExpiryWindow::Never, _) => "bar unknown",
+                (w, _) if w.urgent() => "bar warning",
                 _ => "bar ok",
             };
             let href = if filters.is_empty() {
@@ -180,7 +192,8 @@ mod tests {
             at(24 * 40),
             at(24 * 200),
             None,
-        ];
+        ]
+        .map(|t| (t, None));
         let b = expiry_buckets(&certs, now);
         assert_eq!(b.iter().map(|b| b.count).sum::<usize>(), certs.len());
         let count = |w: ExpiryWindow| b.iter().find(|b| b.window == w).unwrap().count;
@@ -214,6 +227,24 @@ mod tests {
         );
         // One expired beside one later: the square-root scale, not a sliver.
         assert!(html.contains("width=\"100.0\""), "{html}");
+    }
+
+    /// A certificate whose renewal is overdue or failing colours its bar by its health,
+    /// not green because its expiry is weeks away.
+    #[test]
+    fn a_bar_takes_the_health_of_its_worst_certificate() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let later = Some(now + Duration::days(200));
+        let bar = |health| {
+            let html = expiry_chart(&[(later, health)], now, "", None).to_html();
+            let at = html.find("data-window=\"84d+\"").expect("the later bar");
+            let bar = &html[at..];
+            let end = bar.find("</li>").unwrap();
+            bar[..end].to_string()
+        };
+        assert!(bar(None).contains("bar ok"));
+        assert!(bar(Some(Severity::Warning)).contains("bar warning"));
+        assert!(bar(Some(Severity::Critical)).contains("bar critical"));
     }
 
     #[test]

@@ -76,12 +76,16 @@ fn query_string(q: &CertificateQuery) -> String {
     .join("&")
 }
 
-/// `expiries` are the `notAfter` of every matching Certificate (all pages), for the chart.
+/// `expiries` are the `notAfter` and health of every matching Certificate (all pages), for
+/// the chart.
 pub fn page(
     shell: &Shell,
     query: &CertificateQuery,
     clusters: Vec<String>,
-    expiries: Vec<Option<chrono::DateTime<chrono::Utc>>>,
+    expiries: Vec<(
+        Option<chrono::DateTime<chrono::Utc>>,
+        Option<crate::model::Severity>,
+    )>,
     certificates: Page<CertificateRow>,
 ) -> String {
     let now = shell.now;

@@ -227,7 +227,11 @@ pub(super) async fn certificates(
             ..q.clone()
         },
     );
-    let expiries = all.items.iter().map(|r| r.certificate.not_after).collect();
+    let expiries = all
+        .items
+        .iter()
+        .map(|r| (r.certificate.not_after, r.severity))
+        .collect();
     let now = (state.registry.now)();
     let mut all = all.items;
     if let Some(window) = q.expires {

@@ -252,6 +252,20 @@ pub fn why_box(
         .iter()
         .position(acts_on)
         .or_else(|| problems.iter().position(|p| !p.action.provider));
+    // The buttons belong to a problem below the first (which nobody can fix here, or only
+    // the platform): they still come first on the page, saying which problem they fix.
+    let first = match with_buttons {
+        Some(i) if i > 0 => actions.take().map(|buttons| {
+            let p = &problems[i];
+            view! {
+                <section class="why-first" data-testid="fix-here">
+                    <p class="term">{format!("What you can fix here — {} ({}), told below:", p.diagnosis, p.urgency.severity.label())}</p>
+                    {buttons}
+                </section>
+            }
+        }),
+        _ => None,
+    };
     let sections = problems
         .iter()
         .enumerate()
@@ -332,7 +346,7 @@ pub fn why_box(
         })
         .collect_view();
     // No problem: the buttons stand on their own.
-    view! { {sections}{actions} }
+    view! { {first}{sections}{actions} }
 }
 
 #[cfg(test)]

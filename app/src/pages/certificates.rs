@@ -128,6 +128,30 @@ pub fn page(
         .then(|| view! { <p class="empty">"No Certificate matches these filters. " <a href="/certificates">"Show every Certificate"</a></p> });
     let pager = view! { <Pager page=certificates.page pages=certificates.pages() total=certificates.total base_query=query_string(query)/> };
     let base = filters(query);
+    // Health first, before the filters: how many of the matching certificates are in a
+    // problem, and how bad (the problems' severity, as the board tells it).
+    let health_line = {
+        let count =
+            |s: Option<crate::model::Severity>| expiries.iter().filter(|(_, h)| *h == s).count();
+        let (critical, warning) = (
+            count(Some(crate::model::Severity::Critical)),
+            count(Some(crate::model::Severity::Warning)),
+        );
+        let class = if critical > 0 {
+            "summary critical"
+        } else if warning > 0 {
+            "summary warning"
+        } else {
+            "summary ok"
+        };
+        view! {
+            <p class=class data-testid="list-health">{format!(
+                "{} certificates: {critical} critical, {warning} warning, {} with nothing to do.",
+                expiries.len(),
+                expiries.len() - critical - warning
+            )}</p>
+        }
+    };
     let bulk = shell.actions.then(|| {
         crate::pages::action::bulk_form(
             &shell.csrf,
@@ -160,6 +184,7 @@ pub fn page(
         },
         view! {
             <h1>"Certificates"</h1>
+            {health_line}
             <form class="filters" method="get" action="/certificates">
                 {crate::components::findings::place_filters(&clusters, query.cluster.as_deref(), query.namespace.as_deref())}
                 <label>"Name or host " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>

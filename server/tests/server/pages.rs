@@ -282,7 +282,11 @@ async fn each_page_answers_with_its_own_content() {
         ),
         (
             "/certificates",
-            &["data-testid=\"expiry-chart\"", "Expiry timeline"],
+            &[
+                "data-testid=\"expiry-chart\"",
+                "Expiry timeline",
+                "data-testid=\"list-health\"",
+            ],
         ),
         ("/challenges", &["Failures by reason", "name=\"domain\""]),
         (

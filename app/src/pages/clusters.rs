@@ -37,9 +37,16 @@ fn kind_summary(c: &ClusterView) -> String {
 
 /// The clusters table, shared with the triage board.
 pub(crate) fn clusters_table(
-    clusters: Vec<ClusterView>,
+    mut clusters: Vec<ClusterView>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> impl IntoView {
+    // Failing clusters first, as in the strip on every page; the rest in configuration order.
+    clusters.sort_by_key(|c| match c.state {
+        SyncState::Failed { .. } => 0,
+        SyncState::Stale { .. } => 1,
+        SyncState::Connecting => 2,
+        SyncState::Synced => 3,
+    });
     let rows = clusters
         .into_iter()
         .map(|c| {
@@ -111,6 +118,32 @@ pub fn page(shell: &Shell, clusters: Vec<ClusterView>) -> String {
 mod tests {
     use super::*;
     use crate::model::{Kind, KindStatus};
+
+    #[test]
+    fn failing_clusters_come_first() {
+        let cluster = |name: &str, state| ClusterView {
+            name: name.into(),
+            state,
+            last_sync: None,
+            last_error: None,
+            kinds: Vec::new(),
+            ingresses: 0,
+        };
+        let html = page(
+            &Shell::default(),
+            vec![
+                cluster("zrh-prod", SyncState::Synced),
+                cluster(
+                    "fra-edge",
+                    SyncState::Failed {
+                        error: "refused".into(),
+                    },
+                ),
+            ],
+        );
+        let at = |name: &str| html.find(&format!(">{name}<")).unwrap();
+        assert!(at("fra-edge") < at("zrh-prod"), "{html}");
+    }
 
     #[test]
     fn kinds_failing_with_one_error_are_said_once() {

@@ -160,13 +160,32 @@ pub fn page(
                 }
             };
             let latest = b.latest.as_ref().map(|o| {
-                let base = crate::components::detail_pages(&o.kind).unwrap_or("certificates");
-                let href = format!(
-                    "/{base}/{}/{}/{}",
-                    encode(&o.cluster),
-                    encode(&o.namespace),
-                    encode(&o.name)
-                );
+                // An object with a page of its own opens it; a CertificateRequest (named
+                // `<certificate>-<revision>` by cert-manager) lists its namespace's
+                // Certificates by that name — a list answers even when the request is gone.
+                let href = match crate::components::detail_pages(&o.kind) {
+                    Some(base) => format!(
+                        "/{base}/{}/{}/{}",
+                        encode(&o.cluster),
+                        encode(&o.namespace),
+                        encode(&o.name)
+                    ),
+                    None => {
+                        let certificate = o
+                            .name
+                            .rsplit_once('-')
+                            .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                            .map_or(o.name.as_str(), |(c, _)| c);
+                        format!(
+                            "/certificates?{}",
+                            crate::components::query_string(&[
+                                ("cluster", Some(&o.cluster)),
+                                ("namespace", Some(&o.namespace)),
+                                ("q", Some(certificate)),
+                            ])
+                        )
+                    }
+                };
                 view! { <a href=href>{format!("{} · {} · {}", o.name, o.namespace, o.cluster)}</a> }
             });
             view! {

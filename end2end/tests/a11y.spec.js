@@ -4,7 +4,8 @@ import { test, expect, accessible } from '../harness/fixtures.js';
 
 const pages = [
   '/', '/findings', '/clusters', '/ingresses', '/ingresses/zrh-prod/acme-shop/shop', '/certificates',
-  '/certificates/zrh-prod/acme-shop/shop-tls', '/challenges', '/rate-limits', '/rate-limits/forecast', '/audit',
+  '/certificates/zrh-prod/acme-shop/shop-tls', '/issuers', '/issuers/zrh-prod/_/letsencrypt-bulk', '/challenges',
+  '/rate-limits', '/rate-limits/forecast', '/audit',
   '/search?q=shop', '/search', '/actions', '/no-such-page',
 ];
 

@@ -322,6 +322,29 @@ pub fn Harm(urgency: crate::model::read::problems::Urgency, now: DateTime<Utc>) 
     view! { {harm}{since} }
 }
 
+/// A list's first line: how many of its matching objects are in a problem, and how bad (the
+/// problems' severity, as the board tells it) — health before the filters, on a phone too.
+pub(crate) fn health_line(what: &str, health: &[Option<crate::model::Severity>]) -> impl IntoView {
+    use crate::model::Severity;
+    let count = |s: Severity| health.iter().filter(|h| **h == Some(s)).count();
+    let (critical, warning) = (count(Severity::Critical), count(Severity::Warning));
+    let class = if critical > 0 {
+        "summary critical"
+    } else if warning > 0 {
+        "summary warning"
+    } else {
+        "summary ok"
+    };
+    view! {
+        <p class=class data-testid="list-health">{format!(
+            "{} {}: {critical} critical, {warning} warning, {} with nothing to do.",
+            health.len(),
+            what.to_lowercase(),
+            health.len() - critical - warning
+        )}</p>
+    }
+}
+
 /// Who to contact about what only the platform can fix (`[support] contact`): a link for
 /// a URL or an e-mail address, else the text as given.
 pub fn support_contact(contact: Option<&str>) -> impl IntoView {

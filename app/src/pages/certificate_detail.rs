@@ -183,15 +183,15 @@ pub fn page(
         let action = if issuing {
             view! {
                 <h2>"Restart issuance"</h2>
-                <p>"Being issued now (Issuing=True). A pending challenge keeps the solver cert-manager gave it when it was made, so it does not heal after a fix: restarting deletes the in-flight CertificateRequest (with its Order and Challenges) and cert-manager makes a new one from the Certificate as it is now. The preview shows what it costs of the Let's Encrypt budgets."</p>
                 {action_form(&shell.csrf, ActionKind::Restart, &c.cluster, &c.namespace, &c.name, crate::pages::action::FormMode::Preview, "Preview: restart issuance".into())}
+                <p class="term">"Being issued now (Issuing=True). A pending challenge keeps the solver cert-manager gave it when it was made, so it does not heal after a fix: restarting deletes the in-flight CertificateRequest (with its Order and Challenges) and cert-manager makes a new one from the Certificate as it is now. The preview shows what it costs of the Let's Encrypt budgets."</p>
             }
             .into_any()
         } else {
             view! {
                 <h2>"Renew"</h2>
-                <p>"Like cmctl renew: asks cert-manager to issue again now. The preview shows what it costs of the Let's Encrypt budgets."</p>
                 {action_form(&shell.csrf, ActionKind::Renew, &c.cluster, &c.namespace, &c.name, crate::pages::action::FormMode::Preview, "Preview: renew".into())}
+                <p class="term">"Like cmctl renew: asks cert-manager to issue again now. The preview shows what it costs of the Let's Encrypt budgets."</p>
             }
             .into_any()
         };

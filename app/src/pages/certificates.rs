@@ -128,30 +128,9 @@ pub fn page(
         .then(|| view! { <p class="empty">"No Certificate matches these filters. " <a href="/certificates">"Show every Certificate"</a></p> });
     let pager = view! { <Pager page=certificates.page pages=certificates.pages() total=certificates.total base_query=query_string(query)/> };
     let base = filters(query);
-    // Health first, before the filters: how many of the matching certificates are in a
-    // problem, and how bad (the problems' severity, as the board tells it).
-    let health_line = {
-        let count =
-            |s: Option<crate::model::Severity>| expiries.iter().filter(|(_, h)| *h == s).count();
-        let (critical, warning) = (
-            count(Some(crate::model::Severity::Critical)),
-            count(Some(crate::model::Severity::Warning)),
-        );
-        let class = if critical > 0 {
-            "summary critical"
-        } else if warning > 0 {
-            "summary warning"
-        } else {
-            "summary ok"
-        };
-        view! {
-            <p class=class data-testid="list-health">{format!(
-                "{} certificates: {critical} critical, {warning} warning, {} with nothing to do.",
-                expiries.len(),
-                expiries.len() - critical - warning
-            )}</p>
-        }
-    };
+    // Health first, before the filters.
+    let health: Vec<Option<crate::model::Severity>> = expiries.iter().map(|(_, h)| *h).collect();
+    let health_line = crate::components::health_line("certificates", &health);
     let bulk = shell.actions.then(|| {
         crate::pages::action::bulk_form(
             &shell.csrf,

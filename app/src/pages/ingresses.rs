@@ -97,7 +97,9 @@ pub fn page(
     query: &IngressQuery,
     clusters: Vec<String>,
     ingresses: Page<IngressRow>,
+    health: &[Option<crate::model::Severity>],
 ) -> String {
+    let health_line = crate::components::health_line("Ingresses", health);
     // One choice for the rollout's question ("which still need the fix?"), then each state.
     let chosen = query.status.as_ref().map(|s| s.label()).unwrap_or_default();
     let needs_fix = NEEDS_FIX.to_string();
@@ -197,6 +199,7 @@ pub fn page(
         },
         view! {
             <h1>"Ingresses"</h1>
+            {health_line}
             <form class="filters" method="get" action="/ingresses">
                 {crate::components::findings::place_filters(&clusters, query.cluster.as_deref(), query.namespace.as_deref())}
                 <label>"Host or name " <input type="search" name="q" value=query.q.clone().unwrap_or_default()/></label>

@@ -176,12 +176,25 @@ pub(super) async fn ingresses(
 ) -> Result<Html<String>, AppError> {
     let q = query::ingress_query(raw.as_deref())?;
     let names = cluster_names(&state, &caller);
-    let page = load::ingresses(&state, &caller.view, &q);
+    // Every match, for the health line; the page is cut from it (one read, not two).
+    let all = load::ingresses(
+        &state,
+        &caller.view,
+        &IngressQuery {
+            page: 1,
+            per_page: usize::MAX,
+            ..q.clone()
+        },
+    );
+    let health: Vec<Option<lookout_app::model::Severity>> =
+        all.items.iter().map(|r| r.severity).collect();
+    let page = Page::of(all.items, q.page.max(1), q.per_page.max(1));
     Ok(Html(pages::ingresses::page(
         &shell(&state, &caller, &csrf),
         &q,
         names,
         page,
+        &health,
     )))
 }
 

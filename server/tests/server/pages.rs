@@ -266,6 +266,7 @@ async fn each_page_answers_with_its_own_content() {
             "/ingresses",
             &[
                 "data-testid=\"ingress-row\"",
+                "3 ingresses: ",
                 "aria-sort=\"ascending\"",
                 "a.shop.example",
             ],

@@ -17,8 +17,8 @@ pub const OTHER_OVERRIDES: &[&str] = &[
     "acme.cert-manager.io/http01-override-ingress-class",
     "acme.cert-manager.io/http01-override-ingress-ingressclassname",
 ];
-/// The field manager of every change Lookout makes.
-pub const FIELD_MANAGER: &str = "lookout";
+/// The field manager of every change Lookout makes (the model reads it in managedFields).
+pub use crate::model::FIELD_MANAGER;
 
 /// The actions Lookout offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -40,6 +40,9 @@ pub use kind::Kind;
 pub use rule::Rule;
 pub use view::View;
 
+/// The field manager of every change Lookout makes, as managedFields name it.
+pub const FIELD_MANAGER: &str = "lookout";
+
 use serde::{Deserialize, Serialize};
 
 /// Identifies one namespaced object in the fleet.

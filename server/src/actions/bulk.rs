@@ -8,6 +8,7 @@ use lookout_app::actions::{BulkScope, Skipped};
 use lookout_app::model::read::offer::{self, Offer};
 use lookout_app::model::read::problems::{Problem, ProblemObject};
 use lookout_app::model::read::views::CertificateStatus;
+use lookout_app::model::Kind as ObjectKind;
 
 /// The problems that judge a bulk run's items: each namespace's, judged on the whole cluster
 /// as the single action judges them, and the same as the caller is told them (for the words).
@@ -76,7 +77,7 @@ fn key_of(cluster: &str, namespace: &str, name: &str) -> ObjectKey {
 impl Actions {
     /// The objects of `kind` in the target's list, in its order, once each: the objects of
     /// the board's problems under its filters, or the rows of the list under its filters.
-    fn listed(&self, caller: &Caller, target: &BulkTarget, kind: &str) -> Vec<ObjectKey> {
+    fn listed(&self, caller: &Caller, target: &BulkTarget, kind: ObjectKind) -> Vec<ObjectKey> {
         let mut keys: Vec<ObjectKey> = Vec::new();
         let mut add = |k: ObjectKey| {
             if !keys.contains(&k) {
@@ -91,12 +92,16 @@ impl Actions {
                     ..q.clone()
                 };
                 for p in self.registry.problems(&caller.view, &q).page.items {
-                    for o in p.objects.iter().filter(|o| &*o.kind == kind) {
+                    for o in p
+                        .objects
+                        .iter()
+                        .filter(|o| ObjectKind::from_name(&o.kind) == Some(kind))
+                    {
                         add(key_of(&o.cluster, &o.namespace, &o.name));
                     }
                 }
             }
-            BulkTarget::Ingresses(q) if kind == "Ingress" => {
+            BulkTarget::Ingresses(q) if kind == ObjectKind::Ingress => {
                 let q = IngressQuery {
                     page: 1,
                     per_page: usize::MAX,
@@ -110,7 +115,7 @@ impl Actions {
                     ));
                 }
             }
-            BulkTarget::Certificates(q) if kind == "Certificate" => {
+            BulkTarget::Certificates(q) if kind == ObjectKind::Certificate => {
                 let q = CertificateQuery {
                     page: 1,
                     per_page: usize::MAX,
@@ -138,7 +143,7 @@ impl Actions {
         target: &BulkTarget,
     ) -> (Vec<ObjectKey>, Vec<Skipped>) {
         let (mut run, mut skipped, mut judge) = (Vec::new(), Vec::new(), Judge::default());
-        for key in self.listed(caller, target, "Ingress") {
+        for key in self.listed(caller, target, ObjectKind::Ingress) {
             let Some(detail) = self.registry.ingress(&caller.view, &key) else {
                 continue;
             };
@@ -165,7 +170,7 @@ impl Actions {
         target: &BulkTarget,
     ) -> (Vec<CertificateDetail>, Vec<Skipped>) {
         let (mut run, mut skipped, mut judge) = (Vec::new(), Vec::new(), Judge::default());
-        for key in self.listed(caller, target, "Certificate") {
+        for key in self.listed(caller, target, ObjectKind::Certificate) {
             let Some(detail) = self.registry.certificate(&caller.view, &key) else {
                 continue;
             };

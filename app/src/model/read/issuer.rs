@@ -13,7 +13,7 @@ use crate::model::finding::Finding;
 use crate::model::issuer::AcmeServer;
 use crate::model::refs::IssuerRef;
 use crate::model::text::Text;
-use crate::model::{Kind, Severity};
+use crate::model::{Kind, Severity, Subject};
 
 /// Whether an issuerRef names a ClusterIssuer (Some(true)), an Issuer (Some(false)), or
 /// another kind (an external issuer: None).
@@ -261,7 +261,7 @@ pub fn issuer_detail(
             ingress: c
                 .owner
                 .as_ref()
-                .filter(|o| &*o.kind == "Ingress")
+                .filter(|o| Kind::from_name(&o.kind) == Some(Kind::Ingress))
                 .map(|o| o.name.clone()),
             severity: health
                 .get(&(
@@ -306,9 +306,9 @@ pub fn issuer_detail(
             (&*f.name == name && f.kind == kind && *f.namespace == *namespace.unwrap_or(""))
                 || certificates.iter().any(|c| {
                     c.namespace == f.namespace
-                        && match f.kind.name() {
-                            "Certificate" => c.name == f.name,
-                            "Ingress" => c.ingress.as_ref() == Some(&f.name),
+                        && match f.kind {
+                            Subject::Object(Kind::Certificate) => c.name == f.name,
+                            Subject::Object(Kind::Ingress) => c.ingress.as_ref() == Some(&f.name),
                             _ => false,
                         }
                 })

@@ -72,7 +72,7 @@ pub fn edit_in_place<'p>(
         let others: Vec<Text> = ingress
             .edit_in_place_managers
             .iter()
-            .filter(|m| &***m != crate::actions::FIELD_MANAGER)
+            .filter(|m| &***m != crate::model::FIELD_MANAGER)
             .cloned()
             .collect();
         if !others.is_empty() {

@@ -239,6 +239,10 @@ pub struct ActionRecord {
     /// A bulk run: the objects of its list it leaves alone, each with why (not in `total`).
     #[serde(default)]
     pub skipped: Vec<Skipped>,
+    /// A bulk run applied from a preview: that preview's id. Such a run covers exactly the
+    /// items the preview showed it would do, judged again at apply time.
+    #[serde(default)]
+    pub from_preview: Option<String>,
     /// What an applied action set going, step by step (request → order → challenge →
     /// issued → served by the host), as the reader sees the cluster now; empty for a
     /// preview, a bulk run, or a Certificate the reader does not see.

@@ -97,8 +97,8 @@ pub(crate) enum FormMode {
     Apply { confirm_budget: bool },
 }
 
-/// A form that posts a bulk run to `/actions`: the list it covers and that list's filters,
-/// exactly the rows the reader is looking at.
+/// A form that posts a bulk preview to `/actions`: the list it covers and that list's
+/// filters, exactly the rows the reader is looking at.
 pub(crate) fn bulk_form(
     csrf: &str,
     action: ActionKind,
@@ -111,6 +111,16 @@ pub(crate) fn bulk_form(
         ("filters", scope.filters.clone()),
     ];
     post_form(csrf, action, fields, mode, label)
+}
+
+/// A form that applies a bulk preview: exactly the items it showed, judged again.
+fn apply_preview_form(
+    csrf: &str,
+    r: &ActionRecord,
+    mode: FormMode,
+    label: String,
+) -> impl IntoView {
+    post_form(csrf, r.action, vec![("preview", r.id.clone())], mode, label)
 }
 
 /// What a bulk run covers, in words: the list and its filters.
@@ -161,7 +171,7 @@ fn skipped_table(r: &ActionRecord) -> Option<impl IntoView> {
         .collect_view();
     Some(view! {
         <h2>{format!("Left alone ({})", r.skipped.len())}</h2>
-        <p>"The single action would be refused or fail on these: nothing is sent for them, they are not counted in the run and cost no Let's Encrypt budget."</p>
+        <p>"Nothing is sent for these: they are not counted in the run and cost no Let's Encrypt budget."</p>
         <table>
             <caption class="visually-hidden">"Left alone"</caption>
             <thead><tr><th scope="col">"Cluster"</th><th scope="col">"Object"</th><th scope="col">"Why not"</th></tr></thead>
@@ -316,7 +326,16 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
         let list = r.scope.as_ref().map(|scope| {
             view! { <p><a href=scope.href() data-testid="bulk-scope">"The rows this run covers"</a></p> }
         });
-        view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{items_table(&r.items)}{list} }
+        let exactly = match (&r.from_preview, r.dry_run) {
+            (Some(id), _) => Some(view! {
+                <p data-testid="bulk-from-preview">"Applied to exactly the items of "<a href=format!("/actions/{id}")>"its preview"</a>", each judged again first; what changed since is left alone below."</p>
+            }.into_any()),
+            (None, true) if r.total > 0 => Some(view! {
+                <p data-testid="bulk-from-preview">"Applying runs exactly the items that pass here, each judged again first; rows that join the list later are left for another preview."</p>
+            }.into_any()),
+            _ => None,
+        };
+        view! { <h2>{format!("Items ({})", r.total)}</h2>{empty}{exactly}{items_table(&r.items)}{list} }
     });
     let skipped = skipped_table(r);
     // A bulk run's items followed to the end, counted.
@@ -500,10 +519,9 @@ fn next_actions(shell: &Shell, r: &ActionRecord) -> Option<impl IntoView> {
         } else {
             format!("Apply: {}", r.action.title().to_lowercase())
         };
-        // A bulk run again over its list and filters (older records: their cluster and
-        // namespace).
+        // A bulk preview applies its own items (older records: their cluster and namespace).
         let form = match r.scope.as_ref().filter(|_| r.action.is_bulk()) {
-            Some(scope) => bulk_form(&shell.csrf, r.action, scope, mode, label).into_any(),
+            Some(_) => apply_preview_form(&shell.csrf, r, mode, label).into_any(),
             None => action_form(
                 &shell.csrf,
                 r.action,

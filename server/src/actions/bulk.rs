@@ -66,6 +66,11 @@ fn left_alone(kind: &str, key: &ObjectKey, why: String) -> Skipped {
     }
 }
 
+/// A previewed item whose object is no longer there (or no longer the caller's to see).
+const GONE: &str = "it is gone since the preview";
+/// A previewed item that no longer needs the action.
+const DONE_SINCE: &str = "it no longer needs this since the preview";
+
 fn key_of(cluster: &str, namespace: &str, name: &str) -> ObjectKey {
     ObjectKey {
         cluster: cluster.into(),
@@ -135,16 +140,72 @@ impl Actions {
         keys
     }
 
+    /// The objects a run judges, in order, and those it leaves alone before judging. Over
+    /// the list as it is now: every row of `kind`. From a preview: exactly the items the
+    /// preview showed it would do; an item whose preview failed, and a row that joined the
+    /// list since, are left alone with why (preview again to include them).
+    fn candidates(
+        &self,
+        caller: &Caller,
+        target: &BulkTarget,
+        kind: ObjectKind,
+        previewed: Option<&ActionRecord>,
+    ) -> (Vec<ObjectKey>, Vec<Skipped>) {
+        let listed = self.listed(caller, target, kind);
+        let Some(preview) = previewed else {
+            return (listed, Vec::new());
+        };
+        let key_of_item = |i: &ActionRecord| key_of(&i.cluster, &i.namespace, &i.name);
+        let mut skipped = Vec::new();
+        let mut keys = Vec::new();
+        for item in &preview.items {
+            let key = key_of_item(item);
+            if !caller.view.may_act(&key.cluster, &key.namespace) {
+                continue;
+            }
+            if item.outcome.succeeded() {
+                keys.push(key);
+            } else {
+                let why = item.error_text().unwrap_or_else(|| item.message.clone());
+                skipped.push(left_alone(
+                    kind.name(),
+                    &key,
+                    format!("its preview did not pass ({}): {why}", item.outcome.label()),
+                ));
+            }
+        }
+        let known = |k: &ObjectKey| {
+            preview.items.iter().any(|i| key_of_item(i) == *k)
+                || preview
+                    .skipped
+                    .iter()
+                    .any(|s| key_of(&s.object.cluster, &s.object.namespace, &s.object.name) == *k)
+        };
+        for key in listed.iter().filter(|k| !known(k)) {
+            skipped.push(left_alone(
+                kind.name(),
+                key,
+                "it joined the list after the preview; preview again to include it".into(),
+            ));
+        }
+        (keys, skipped)
+    }
+
     /// The Ingresses a bulk edit-in-place covers — those of the list the fix is for, judged
     /// one by one as the Ingress's own page judges them — and those it leaves alone, with why.
     fn bulk_ingresses(
         &self,
         caller: &Caller,
         target: &BulkTarget,
+        previewed: Option<&ActionRecord>,
     ) -> (Vec<ObjectKey>, Vec<Skipped>) {
-        let (mut run, mut skipped, mut judge) = (Vec::new(), Vec::new(), Judge::default());
-        for key in self.listed(caller, target, ObjectKind::Ingress) {
+        let (keys, mut skipped) = self.candidates(caller, target, ObjectKind::Ingress, previewed);
+        let (mut run, mut judge) = (Vec::new(), Judge::default());
+        for key in keys {
             let Some(detail) = self.registry.ingress(&caller.view, &key) else {
+                if previewed.is_some() {
+                    skipped.push(left_alone("Ingress", &key, GONE.into()));
+                }
                 continue;
             };
             let (whole, seen) = judge.of(self, caller, &key);
@@ -155,6 +216,9 @@ impl Actions {
                 .collect();
             match offer::edit_in_place(&detail.ingress, &detail.annotation, &about) {
                 Offer::Offered => run.push(key),
+                Offer::NotNeeded if previewed.is_some() => {
+                    skipped.push(left_alone("Ingress", &key, DONE_SINCE.into()))
+                }
                 Offer::NotNeeded => {}
                 other => skipped.push(left_alone("Ingress", &key, skip_reason(&other, seen))),
             }
@@ -168,16 +232,25 @@ impl Actions {
         &self,
         caller: &Caller,
         target: &BulkTarget,
+        previewed: Option<&ActionRecord>,
     ) -> (Vec<CertificateDetail>, Vec<Skipped>) {
-        let (mut run, mut skipped, mut judge) = (Vec::new(), Vec::new(), Judge::default());
-        for key in self.listed(caller, target, ObjectKind::Certificate) {
+        let (keys, mut skipped) =
+            self.candidates(caller, target, ObjectKind::Certificate, previewed);
+        let (mut run, mut judge) = (Vec::new(), Judge::default());
+        for key in keys {
             let Some(detail) = self.registry.certificate(&caller.view, &key) else {
+                if previewed.is_some() {
+                    skipped.push(left_alone("Certificate", &key, GONE.into()));
+                }
                 continue;
             };
             let c = &detail.chain.certificate;
             let wants = CertificateStatus::NotReady.holds(c, self.now())
                 || CertificateStatus::Failing.holds(c, self.now());
             if !wants {
+                if previewed.is_some() {
+                    skipped.push(left_alone("Certificate", &key, DONE_SINCE.into()));
+                }
                 continue;
             }
             let (whole, seen) = judge.of(self, caller, &key);
@@ -199,6 +272,7 @@ impl Actions {
         target: &BulkTarget,
         scope: BulkScope,
         dry_run: bool,
+        previewed: Option<&ActionRecord>,
     ) -> Result<(ActionRecord, Vec<ObjectKey>), ActionError> {
         self.check_writable()?;
         if !caller.view.may_act_anywhere() {
@@ -238,7 +312,7 @@ impl Actions {
         };
         let (kind, keys, skipped, budget) = match action {
             ActionKind::BulkRenew => {
-                let (certs, skipped) = self.bulk_certificates(caller, target);
+                let (certs, skipped) = self.bulk_certificates(caller, target, previewed);
                 let planned: Vec<Planned> = certs.iter().filter_map(|c| self.planned(c)).collect();
                 let keys = certs
                     .iter()
@@ -256,7 +330,7 @@ impl Actions {
                 )
             }
             _ => {
-                let (keys, skipped) = self.bulk_ingresses(caller, target);
+                let (keys, skipped) = self.bulk_ingresses(caller, target, previewed);
                 ("Ingress", keys, skipped, Vec::new())
             }
         };
@@ -264,6 +338,7 @@ impl Actions {
         r.total = keys.len();
         r.scope = Some(scope);
         r.skipped = skipped;
+        r.from_preview = previewed.map(|p| p.id.clone());
         r.needs_confirmation = budget.iter().any(|b| b.exceeds);
         r.budget = budget;
         r.outcome = Outcome::Running;

@@ -424,6 +424,7 @@ impl Actions {
             total: 0,
             scope: None,
             skipped: Vec::new(),
+            from_preview: None,
             progress: Vec::new(),
             settled: None,
         }

@@ -113,6 +113,9 @@ struct BulkBody {
     list: Option<String>,
     /// That list's filters, as its query string.
     filters: Option<String>,
+    /// Apply exactly the items of this preview (its id), judged again now, rather than
+    /// the list as it is now.
+    preview: Option<String>,
     #[serde(default)]
     dry_run: bool,
     #[serde(default)]
@@ -228,6 +231,93 @@ pub(super) async fn api_restart(
     api_answer(r)
 }
 
+/// What a bulk request names: a list and its filters (or the cluster and namespace
+/// shorthand), and for an apply, optionally the preview it applies.
+struct BulkRequest<'a> {
+    list: Option<&'a str>,
+    filters: Option<&'a str>,
+    cluster: Option<&'a str>,
+    namespace: Option<&'a str>,
+    preview: Option<&'a str>,
+}
+
+/// Plans a bulk run for the form and the API alike. From a preview: the caller's own
+/// preview of the same action, still kept; its list and filters are the run's (a list or
+/// filters given beside it must be the same).
+async fn plan(
+    state: &AppState,
+    caller: &Caller,
+    action: ActionKind,
+    req: BulkRequest<'_>,
+    dry_run: bool,
+) -> Result<(ActionRecord, Vec<ObjectKey>), AppError> {
+    let previewed = match req.preview.filter(|p| !p.is_empty()) {
+        None => None,
+        Some(_) if dry_run => {
+            return Err(AppError::bad(
+                "preview",
+                "a preview applies; it cannot be previewed again (leave it out to preview)",
+            ))
+        }
+        Some(id) => Some(
+            state
+                .actions
+                .get(id)
+                .await
+                .filter(|r| r.actor == caller.actor() && r.dry_run && r.action.is_bulk())
+                .ok_or_else(|| AppError::NotFound(format!(
+                    "There is no preview {id} of yours (previews are kept for the last 500 actions): preview again."
+                )))?,
+        ),
+    };
+    let (target, scope) = match &previewed {
+        None => {
+            super::query::bulk_target(action, req.list, req.filters, req.cluster, req.namespace)?
+        }
+        Some(p) => {
+            if p.action != action {
+                return Err(AppError::bad(
+                    "preview",
+                    format!("it previews {}, not {}", p.action.label(), action.label()),
+                ));
+            }
+            if p.outcome == Outcome::Running {
+                return Err(AppError::bad(
+                    "preview",
+                    "it is still being made; apply it once it has finished",
+                ));
+            }
+            let Some(scope) = &p.scope else {
+                return Err(AppError::bad(
+                    "preview",
+                    "it is from an older version that did not keep its list: preview again",
+                ));
+            };
+            let given = super::query::bulk_target(
+                action,
+                req.list.or(Some(scope.list.label())),
+                req.filters.or(Some(&scope.filters)),
+                None,
+                None,
+            )?;
+            if given.1 != *scope
+                || req.cluster.is_some_and(|c| !c.is_empty())
+                || req.namespace.is_some_and(|n| !n.is_empty())
+            {
+                return Err(AppError::bad(
+                    "preview",
+                    format!("it covers {}, not the list given with it", scope.href()),
+                ));
+            }
+            given
+        }
+    };
+    Ok(state
+        .actions
+        .plan_bulk(caller, action, &target, scope, dry_run, previewed.as_ref())
+        .await?)
+}
+
 async fn api_bulk(
     state: AppState,
     caller: Caller,
@@ -236,18 +326,20 @@ async fn api_bulk(
     body: Bytes,
 ) -> Result<Json<ActionRecord>, ApiError> {
     let b: BulkBody = json_body(&headers, &body)?;
-    let (target, scope) = super::query::bulk_target(
+    let (record, keys) = plan(
+        &state,
+        &caller,
         action,
-        b.list.as_deref(),
-        b.filters.as_deref(),
-        b.cluster.as_deref(),
-        b.namespace.as_deref(),
-    )?;
-    let (record, keys) = state
-        .actions
-        .plan_bulk(&caller, action, &target, scope, b.dry_run)
-        .await
-        .map_err(AppError::from)?;
+        BulkRequest {
+            list: b.list.as_deref(),
+            filters: b.filters.as_deref(),
+            cluster: b.cluster.as_deref(),
+            namespace: b.namespace.as_deref(),
+            preview: b.preview.as_deref(),
+        },
+        b.dry_run,
+    )
+    .await?;
     let r = state
         .actions
         .run_bulk(&caller, record, keys, b.confirm_budget)
@@ -432,6 +524,8 @@ struct ActionForm {
     /// A bulk run's list and filters.
     list: Option<String>,
     filters: Option<String>,
+    /// The preview a bulk apply applies.
+    preview: Option<String>,
     apply: bool,
     confirm_budget: bool,
 }
@@ -456,6 +550,8 @@ struct FormFields {
     /// A bulk run's list and its filters (a query string).
     list: Option<String>,
     filters: Option<String>,
+    /// The preview a bulk apply applies (its id).
+    preview: Option<String>,
     /// A checkbox: present when ticked.
     confirm_budget: Option<String>,
 }
@@ -505,6 +601,7 @@ fn parse_form(body: &Bytes) -> Result<ActionForm, AppError> {
         key,
         list: p.list,
         filters: p.filters,
+        preview: p.preview,
         apply,
         confirm_budget: p.confirm_budget.is_some(),
         csrf: p.csrf,
@@ -552,17 +649,20 @@ pub(super) async fn post_action(
                 .id
         }
         bulk => {
-            let (target, scope) = super::query::bulk_target(
+            let (record, keys) = plan(
+                &state,
+                &caller,
                 bulk,
-                form.list.as_deref(),
-                form.filters.as_deref(),
-                Some(form.key.cluster.as_str()),
-                Some(form.key.namespace.as_str()),
-            )?;
-            let (record, keys) = state
-                .actions
-                .plan_bulk(&caller, bulk, &target, scope, dry_run)
-                .await?;
+                BulkRequest {
+                    list: form.list.as_deref(),
+                    filters: form.filters.as_deref(),
+                    cluster: Some(form.key.cluster.as_str()),
+                    namespace: Some(form.key.namespace.as_str()),
+                    preview: form.preview.as_deref(),
+                },
+                dry_run,
+            )
+            .await?;
             let id = record.id.clone();
             let actions = Arc::clone(&state.actions);
             let confirm = form.confirm_budget;

@@ -415,7 +415,7 @@ impl Rule {
             Rule::IngressEditInPlaceNotEffective => row(
                 "ingress.edit-in-place-not-effective",
                 "Edit-in-place set, not yet in effect",
-                "The fix is set, but the running challenge was created before it",
+                "The fix is set on the Ingress but not yet in effect for its challenges",
                 Cause(4),
                 RenewalWillFail,
                 APPLY_FIX,
@@ -552,7 +552,7 @@ impl Rule {
                 Cause(3),
                 RenewalWillFail,
                 FIX_INGRESS,
-                Never,
+                WhenCritical,
                 (
                     "Let's Encrypt: the HTTP-01 challenge",
                     "https://letsencrypt.org/docs/challenge-types/#http-01-challenge",

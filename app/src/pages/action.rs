@@ -320,9 +320,13 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
     let steps = (!r.steps.is_empty())
         .then(|| view! { <h2>"Changes"</h2>{steps_table(&r.cluster, &r.steps)} });
     let items = r.action.is_bulk().then(|| {
-        let empty = (r.total == 0).then(
-            || view! { <p class="empty">"Nothing to do: no object in this scope needs it."</p> },
-        );
+        let empty = (r.total == 0).then(|| {
+            if r.skipped.is_empty() {
+                view! { <p class="empty" data-testid="bulk-empty">"Nothing to do: no object in this scope needs it."</p> }.into_any()
+            } else {
+                view! { <p class="empty" data-testid="bulk-empty">"Nothing to run: each object here that needs it would be refused or fail the same way. Fix the causes below first; nothing was sent and no Let's Encrypt budget is spent."</p> }.into_any()
+            }
+        });
         let list = r.scope.as_ref().map(|scope| {
             view! { <p><a href=scope.href() data-testid="bulk-scope">"The rows this run covers"</a></p> }
         });

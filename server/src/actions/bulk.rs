@@ -407,17 +407,28 @@ impl Actions {
             } else {
                 Outcome::Partial
             };
-            r.message = format!(
-                "{}{} of {} items ok{}",
-                if dry_run { "Preview: " } else { "" },
-                r.items.len() - failed,
-                r.items.len(),
-                if failed > 0 {
-                    format!(", {failed} not")
-                } else {
-                    String::new()
-                }
-            );
+            let left = match r.skipped.len() {
+                0 => String::new(),
+                n => format!("; {n} left alone"),
+            };
+            r.message = if r.items.is_empty() && !r.skipped.is_empty() {
+                format!(
+                    "{}nothing to run{left}: each would be refused or fail the same way",
+                    if dry_run { "Preview: " } else { "" },
+                )
+            } else {
+                format!(
+                    "{}{} of {} items ok{}{left}",
+                    if dry_run { "Preview: " } else { "" },
+                    r.items.len() - failed,
+                    r.items.len(),
+                    if failed > 0 {
+                        format!(", {failed} not")
+                    } else {
+                        String::new()
+                    }
+                )
+            };
             r.clone()
         };
         self.store(&done);

@@ -51,6 +51,10 @@ async fn bulk_edit_in_place_previews_every_item_then_fixes_them() {
         .await
         .unwrap();
     assert_eq!(blocked["total"], 0, "{blocked:#}");
+    assert_eq!(
+        blocked["message"],
+        "Preview: nothing to run; 2 left alone: each would be refused or fail the same way"
+    );
     let skipped = blocked["skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 2, "{blocked:#}");
     assert!(skipped.iter().all(|s| s["why"]
@@ -188,7 +192,7 @@ async fn bulk_edit_in_place_previews_every_item_then_fixes_them() {
         .await
         .unwrap();
     assert_eq!(run["outcome"], "ok", "{run:#}");
-    assert_eq!(run["message"], "1 of 1 items ok");
+    assert_eq!(run["message"], "1 of 1 items ok; 2 left alone");
     assert_eq!(run["from_preview"], id);
     assert_eq!(run["scope"], preview["scope"]);
     let why = |name: &str| {

@@ -96,10 +96,20 @@ pub fn issue_again<'p>(
     problems: &'p [Problem],
 ) -> Offer<'p> {
     let (ns, name) = (&*certificate.namespace, &*certificate.name);
+    let rooted_here = |p: &Problem| ingress.is_some_and(|i| p.rooted_at("Ingress", ns, i));
+    // Edit-in-place set on the Ingress but not on this Certificate (no override): the next
+    // challenge still uses the separate solver, so where the last ones failed behind the
+    // redirect, a new request fails the same way. (With the override there, a new request
+    // is what applies it.)
+    let unapplied_fix = |p: &Problem| {
+        p.cause == crate::model::Rule::IngressEditInPlaceNotEffective
+            && p.root.severity == crate::model::finding::Severity::Critical
+            && certificate.override_ingress_name.is_none()
+            && rooted_here(p)
+    };
     if let Some(p) = problems.iter().find(|p| {
-        p.blocks_issuance()
-            && (p.concerns("Certificate", ns, name)
-                || ingress.is_some_and(|i| p.rooted_at("Ingress", ns, i)))
+        (p.blocks_issuance() && (p.concerns("Certificate", ns, name) || rooted_here(p)))
+            || unapplied_fix(p)
     }) {
         return Offer::Blocked(p);
     }
@@ -176,6 +186,48 @@ mod tests {
         assert_eq!(
             issue_again(&cert.issuing(), Some("blog"), &[]),
             Offer::Issuing
+        );
+    }
+
+    /// Set on the Ingress, not on its Certificate, and its challenge failing behind the
+    /// redirect: renewing would fail again; the fix (which puts the override on the
+    /// Certificate) is what helps. With the override there, a new request applies it.
+    #[test]
+    fn a_fix_not_on_the_certificate_blocks_issuing_again_until_it_is() {
+        use crate::model::rules::fixtures::attempt;
+        use chrono::Duration;
+        let ing = blog(Some("true"), &["kubectl"]);
+        let judge = |cert: CertificateView| {
+            let (r, o, ch) = attempt(
+                &cert,
+                "pending",
+                None,
+                Some((
+                    "pending",
+                    "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'",
+                    Duration::minutes(20),
+                )),
+            );
+            let w = World::new()
+                .attempt((r, o, ch))
+                .certificate(cert.clone())
+                .ingress(ing.clone());
+            let findings = std::sync::Arc::new(w.findings());
+            let now = crate::model::rules::fixtures::now();
+            let problems =
+                crate::model::read::problems::cluster_problems(&w.facts, &w.data, &findings, now);
+            let blocked = matches!(
+                issue_again(&cert, Some("blog"), &problems),
+                Offer::Blocked(p) if p.cause == crate::model::Rule::IngressEditInPlaceNotEffective
+            );
+            blocked
+        };
+        let without = CertificateView::of(&ing).without_override().issuing();
+        assert!(judge(without), "no override on the Certificate: blocked");
+        let with = CertificateView::of(&ing).issuing();
+        assert!(
+            !judge(with),
+            "the override is there: a new request applies it"
         );
     }
 }

@@ -119,8 +119,9 @@ impl Problem {
     /// Whether issuing the certificate again cannot succeed until the root cause is fixed
     /// (renewing or restarting would only fail again, and spend a failed authorization): a
     /// critical root of these rules.
-    /// Not for `ingress.edit-in-place-not-effective`: the setting is there, and a new
-    /// request is what applies it.
+    /// Not `ingress.edit-in-place-not-effective` in general: with the override on the
+    /// Certificate a new request is what applies it (see `offer::issue_again` for the case
+    /// where the Certificate lacks it).
     pub fn blocks_issuance(&self) -> bool {
         match self.cause.info().blocks {
             Blocks::Always => true,

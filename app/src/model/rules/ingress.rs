@@ -41,25 +41,48 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         let enforced = controller.cilium
             && (controller.enforce_https == Some(true)
                 || controller.lb_mode == Some(LbMode::Dedicated));
+        // The Ingress's challenges failing now in a way a redirect explains: the missing
+        // (or ignored) annotation's fault.
+        let failing = || -> Vec<String> {
+            ctx.idx
+                .certificates_of(ing)
+                .into_iter()
+                .flat_map(|c| ctx.idx.challenges_under(c))
+                .filter(|ch| challenge_failing(ch, now, ctx.t))
+                .filter(|ch| redirect_evidence(ch, enforced) != Redirect::No)
+                .map(|ch| {
+                    format!(
+                        "{} ({})",
+                        ch.dns_name,
+                        ch.failure
+                            .as_ref()
+                            .map(|f| f.label.to_string())
+                            .or_else(|| ch.reason.as_deref().map(str::to_string))
+                            .unwrap_or_else(|| ch.state.to_string())
+                    )
+                })
+                .collect()
+        };
         match ctx.idx.annotation_status(ing) {
             AnnotationStatus::Missing => {
-                let failing: Vec<String> = ctx
-                    .idx
-                    .certificates_of(ing)
-                    .into_iter()
-                    .flat_map(|c| ctx.idx.challenges_under(c))
-                    .filter(|ch| challenge_failing(ch, now, ctx.t))
-                    // Only failures a redirect explains are this annotation's fault.
-                    .filter(|ch| redirect_evidence(ch, enforced) != Redirect::No)
-                    .map(|ch| format!("{} ({})", ch.dns_name, ch.failure.as_ref().map(|f| f.label.to_string()).or_else(|| ch.reason.as_deref().map(str::to_string)).unwrap_or_else(|| ch.state.to_string())))
-                    .collect();
+                let failing = failing();
                 // Needed as the issuer's solvers say, or shown by a challenge a redirect
                 // breaks (also when the issuer cannot be read).
                 let hosts = needs_edit_in_place(ctx, ing, &controller).or_else(|| {
-                    (!failing.is_empty()).then(|| ing.tls.iter().flat_map(|t| t.hosts.iter()).map(|h| h.to_string()).collect())
+                    (!failing.is_empty()).then(|| {
+                        ing.tls
+                            .iter()
+                            .flat_map(|t| t.hosts.iter())
+                            .map(|h| h.to_string())
+                            .collect()
+                    })
                 });
                 if let Some(hosts) = hosts {
-                    let issuer = ing.issuer.as_ref().map(|r| format!("{} {}", r.kind, r.name)).unwrap_or_default();
+                    let issuer = ing
+                        .issuer
+                        .as_ref()
+                        .map(|r| format!("{} {}", r.kind, r.name))
+                        .unwrap_or_default();
                     let why = match controller.lb_mode {
                         Some(LbMode::Shared) => "In Cilium's shared load-balancer mode the separate solver Ingress cert-manager makes merges into the host's virtual host, where the HTTPS redirect catches the challenge (cilium#35347).",
                         Some(LbMode::Dedicated) => "In Cilium's dedicated load-balancer mode (the operator's default) the separate solver Ingress cert-manager makes gets its own load balancer and address, which the host's DNS does not point at (cert-manager#6805).",
@@ -81,30 +104,59 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     );
                 }
             }
-            AnnotationStatus::Invalid { value } => ctx.push(
-                Rule::IngressEditInPlaceInvalid,
-                Severity::Warning,
-                about(),
-                format!("{EDIT_IN_PLACE} is {value:?}, not \"true\""),
-                format!("cert-manager enables edit-in-place only for the exact string \"true\"; {value:?} counts as false."),
-                "Set the annotation to \"true\" (quoted) or remove it.",
-                None,
-            ),
-            AnnotationStatus::SetNotEffective { certificates, managers } => ctx.push(
-                Rule::IngressEditInPlaceNotEffective,
-                Severity::Warning,
-                about(),
-                format!("Edit-in-place is set but Certificate {} was created without it", certificates.join(", ")),
-                format!(
+            AnnotationStatus::Invalid { value } => {
+                // cert-manager reads anything but "true" as false: where its challenges fail
+                // behind the redirect, this is the missing annotation's critical case.
+                let failing = failing();
+                let message = if failing.is_empty() {
+                    format!("cert-manager enables edit-in-place only for the exact string \"true\"; {value:?} counts as false.")
+                } else {
+                    format!("cert-manager enables edit-in-place only for the exact string \"true\"; {value:?} counts as false, so the separate solver Ingress is used. Its challenges are failing now: {}.", failing.join("; "))
+                };
+                ctx.push(
+                    Rule::IngressEditInPlaceInvalid,
+                    if failing.is_empty() {
+                        Severity::Warning
+                    } else {
+                        Severity::Critical
+                    },
+                    about(),
+                    format!("{EDIT_IN_PLACE} is {value:?}, not \"true\""),
+                    message,
+                    "Set the annotation to \"true\" (quoted) or remove it.",
+                    None,
+                )
+            }
+            AnnotationStatus::SetNotEffective {
+                certificates,
+                managers,
+            } => {
+                // The next challenge still uses the separate solver: where the last ones
+                // failed behind the redirect, issuing again fails the same way.
+                let failing = failing();
+                let mut message = format!(
                     "The annotation is \"true\"{}, but {} {} {} acme.cert-manager.io/http01-override-ingress-name. ingress-shim adds it only when it creates a Certificate, so the next challenge still uses a separate solver Ingress.",
                     if managers.is_empty() { String::new() } else { format!(" (owned by {})", managers.join(", ")) },
                     crate::model::text::noun(certificates.len(), "Certificate", "Certificates"),
                     certificates.join(", "),
                     crate::model::text::noun(certificates.len(), "lacks", "lack")
-                ),
-                "Put acme.cert-manager.io/http01-override-ingress-name, set to the Ingress's name (and cert-manager.io/issue-temporary-certificate: \"true\") on the Certificate, or delete the Certificate so ingress-shim recreates it with them.",
-                None,
-            ),
+                );
+                if !failing.is_empty() {
+                    message.push_str(&format!(
+                        " Its challenges are failing now: {}.",
+                        failing.join("; ")
+                    ));
+                }
+                ctx.push(
+                    Rule::IngressEditInPlaceNotEffective,
+                    if failing.is_empty() { Severity::Warning } else { Severity::Critical },
+                    about(),
+                    format!("Edit-in-place is set but Certificate {} was created without it", certificates.join(", ")),
+                    message,
+                    "Put acme.cert-manager.io/http01-override-ingress-name, set to the Ingress's name (and cert-manager.io/issue-temporary-certificate: \"true\") on the Certificate, or delete the Certificate so ingress-shim recreates it with them.",
+                    None,
+                )
+            }
             AnnotationStatus::Set { .. } => {
                 // Set and on the Certificate — but a challenge made before still has the
                 // solver it was created with (cert-manager fixes it at creation): it keeps
@@ -113,7 +165,12 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     .idx
                     .certificates_of(ing)
                     .into_iter()
-                    .flat_map(|c| ctx.idx.challenges_under(c).into_iter().map(move |ch| (c, ch)))
+                    .flat_map(|c| {
+                        ctx.idx
+                            .challenges_under(c)
+                            .into_iter()
+                            .map(move |ch| (c, ch))
+                    })
                     .filter(|(_, ch)| {
                         ch.challenge_type.eq_ignore_ascii_case("HTTP-01")
                             && !matches!(&*ch.state, "valid")

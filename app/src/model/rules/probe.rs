@@ -388,18 +388,41 @@ fn paths(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
     if on.edit_in_place {
         return;
     }
+    // The host's challenges failing now: the redirect is breaking this issuance, not only
+    // the next renewal — and issuing again fails the same way until the solver is routed.
+    let failing_now = on.certificate.as_ref().is_some_and(|c| {
+        ctx.idx.challenges_under(c).into_iter().any(|ch| {
+            ch.dns_name.eq_ignore_ascii_case(host)
+                && super::acme::challenge_failing(ch, ctx.now, ctx.t)
+        })
+    });
+    // ingress-shim reads edit-in-place only for the Certificates it makes; a Certificate
+    // made by hand takes the override on itself.
+    let by_hand = on
+        .certificate
+        .as_ref()
+        .is_some_and(|c| c.owner.as_ref().is_none_or(|o| &*o.kind != "Ingress"));
+    let remediation = match (&on.certificate, by_hand) {
+        (Some(c), true) => format!(
+            "Put acme.cert-manager.io/http01-override-ingress-name: \"{}\" on Certificate {} (made by hand, so edit-in-place on the Ingress does not reach it): the solver is then routed on this Ingress's virtual host, which the redirect leads to over HTTPS (cilium/cilium#35347).",
+            on.name, c.name
+        ),
+        _ => "Add edit-in-place: on the Ingress it routes the challenge path to the solver on the same virtual host (cilium/cilium#35347: force-https on another Ingress of the host still redirects).".to_string(),
+    };
     ctx.push(
         Rule::ProbeAcmePathRedirected,
-        Severity::Warning,
+        if failing_now { Severity::Critical } else { Severity::Warning },
         on.publisher(),
         format!("http://{host}/.well-known/acme-challenge/ is redirected to HTTPS"),
         format!(
-            "Observed on {}: GET http://{host}/.well-known/acme-challenge/<probe token> answered {} with Location {}. Let's Encrypt follows the redirect and reaches the HTTPS listener, not the solver, so HTTP-01 validation fails unless the solver is routed on this Ingress (acme.cert-manager.io/http01-edit-in-place).",
+            "Observed on {}: GET http://{host}/.well-known/acme-challenge/<probe token> answered {} with Location {}. Let's Encrypt follows the redirect and reaches the HTTPS listener, not the solver, so HTTP-01 validation fails unless the solver is routed on this Ingress ({}).{}",
             addresses(&redirected),
             answer.status,
-            answer.location.as_deref().unwrap_or_default()
+            answer.location.as_deref().unwrap_or_default(),
+            if by_hand { "acme.cert-manager.io/http01-override-ingress-name on the Certificate" } else { "acme.cert-manager.io/http01-edit-in-place" },
+            if failing_now { " Its challenge is failing now." } else { "" }
         ),
-        "Add edit-in-place: on the Ingress it routes the challenge path to the solver on the same virtual host (cilium/cilium#35347: force-https on another Ingress of the host still redirects).",
+        &remediation,
         redirected.iter().map(|o| o.since).min(),
     );
 }

@@ -83,6 +83,55 @@ fn a_404_behind_cilium_https_enforcement_is_likely_a_redirect_and_the_fix_restar
     );
 }
 
+/// An annotation cert-manager reads as false ("yes") is the missing one's case: where its
+/// challenges fail behind the redirect it is critical, so issuing again is not offered
+/// until it is fixed.
+#[test]
+fn an_ignored_value_behind_the_redirect_is_as_critical_as_a_missing_one() {
+    let w = failing(shop().edit_in_place("yes"), NOT_FOUND, None);
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::IngressEditInPlaceInvalid)
+        .expect("fired");
+    assert_eq!(f.severity, Severity::Critical);
+    assert!(
+        f.message.contains("failing now: shop.example.com"),
+        "{}",
+        f.message
+    );
+    assert!(w.fired(Rule::IngressEditInPlaceMissing).is_empty());
+    // Set, but the Certificate was made without the override: the same.
+    let ing = shop().edit_in_place("true");
+    let cert = CertificateView::of(&ing).without_override().issuing();
+    let (r, o, ch) = attempt(
+        &cert,
+        "pending",
+        None,
+        Some(("pending", NOT_FOUND, Duration::minutes(20))),
+    );
+    let w = World::new()
+        .attempt((r, o, ch))
+        .certificate(cert)
+        .ingress(ing);
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::IngressEditInPlaceNotEffective)
+        .expect("fired");
+    assert_eq!(f.severity, Severity::Critical, "{}", f.message);
+    // Without a failing challenge it stays a warning (the next renewal's risk).
+    let calm = World::new().ingress(shop().edit_in_place("yes"));
+    assert_eq!(
+        calm.findings()
+            .into_iter()
+            .find(|f| f.rule == Rule::IngressEditInPlaceInvalid)
+            .unwrap()
+            .severity,
+        Severity::Warning
+    );
+}
+
 #[test]
 fn a_certificate_in_backoff_is_renewed_not_restarted() {
     let ing = shop();

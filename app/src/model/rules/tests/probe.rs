@@ -229,6 +229,52 @@ fn a_redirected_acme_path_counts_only_without_edit_in_place() {
             .collect::<Vec<_>>(),
         [Rule::ProbeAcmePathRedirected]
     );
+    let warned = probe_findings(&without);
+    assert_eq!(
+        warned[0].severity,
+        crate::model::Severity::Warning,
+        "only the next renewal's risk"
+    );
+    assert!(warned[0].remediation.starts_with("Add edit-in-place"));
+    // A challenge for the host failing now: this issuance is breaking, critical.
+    let ing = shop().edit_in_place("");
+    let cert = CertificateView::of(&ing).issuing();
+    let (r, ord, ch) = crate::model::rules::fixtures::attempt(
+        &cert,
+        "pending",
+        None,
+        Some((
+            "pending",
+            "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'",
+            Duration::minutes(20),
+        )),
+    );
+    let mut failing = World::new()
+        .attempt((r, ord, ch))
+        .certificate(cert.clone())
+        .ingress(ing.clone());
+    failing.data.probes = Arc::new(vec![o.clone()]);
+    let found = probe_findings(&failing);
+    assert_eq!(found[0].rule, Rule::ProbeAcmePathRedirected);
+    assert_eq!(found[0].severity, crate::model::Severity::Critical);
+    assert!(
+        found[0].message.ends_with("Its challenge is failing now."),
+        "{}",
+        found[0].message
+    );
+    // A Certificate made by hand: the override goes on the Certificate, not the Ingress.
+    let mut by_hand = CertificateView::of(&ing);
+    by_hand.owner = None;
+    let mut w = World::new().certificate(by_hand).ingress(ing);
+    w.data.probes = Arc::new(vec![o.clone()]);
+    let found = probe_findings(&w);
+    assert!(
+        found[0].remediation.starts_with(
+            "Put acme.cert-manager.io/http01-override-ingress-name: \"shop\" on Certificate"
+        ),
+        "{}",
+        found[0].remediation
+    );
     // With edit-in-place the redirect reaches the solver over HTTPS.
     assert!(probe_findings(&world(true, vec![o])).is_empty());
 }

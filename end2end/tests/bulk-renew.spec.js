@@ -1,0 +1,65 @@
+// Bulk renew is the single renew many times: on the demo every failing Certificate fails for a
+// cause a renewal cannot fix (a redirect, an ignored annotation value, a fix not yet on the
+// Certificate, Let's Encrypt's limits), so the preview leaves each alone with why, offers no
+// Apply, charges no budget, and nothing is sent.
+import { test, expect, finalState } from '../harness/fixtures.js';
+import { ActionPage } from '../pages/action.js';
+
+// What each of these is left alone for, in the words the single renew uses.
+const reasons = {
+  'bulk-tls': 'new orders',
+  'blog-tls': 'value cert-manager ignores',
+  'portal-tls': 'not yet in effect',
+  'shop-tls': 'needs edit-in-place',
+};
+
+for (const js of [true, false]) {
+  test(`bulk renew skips what would fail again (JavaScript ${js ? 'on' : 'off'})`, async ({ browser, baseURL }) => {
+    test.setTimeout(180_000);
+    const context = await browser.newContext({
+      baseURL,
+      javaScriptEnabled: js,
+      viewport: js ? { width: 1280, height: 900 } : { width: 390, height: 844 },
+    });
+    const page = await context.newPage();
+    const action = new ActionPage(page);
+    const skipped = page.getByTestId('bulk-skipped');
+    // The demo's first minutes: the Certificates fail one after another; once each has
+    // failed, the preview leaves every one of them alone.
+    await expect(async () => {
+      await page.goto('/certificates?status=failing');
+      await page.getByTestId('preview-bulk-renew').click();
+      await expect(action.banner).toContainText('Preview (dry run)', { timeout: 2_000 });
+      // The preview judges its items in the background; its summary says when it is done.
+      await expect(async () => {
+        if (!js) await page.reload();
+        await expect(action.summary).toContainText('Preview:', { timeout: 1_000 });
+      }).toPass({ timeout: 20_000 });
+      for (const name of Object.keys(reasons)) {
+        await expect(skipped.filter({ hasText: name })).toHaveCount(1, { timeout: 1_000 });
+      }
+      await expect(action.items).toHaveCount(0, { timeout: 1_000 });
+    }).toPass({ timeout: 120_000 });
+
+    // Whatever else is left alone, it is for the same reason.
+    for (const row of await skipped.all()) await expect(row).toContainText('would fail the same way');
+    for (const [name, why] of Object.entries(reasons)) {
+      const row = skipped.filter({ hasText: name });
+      await expect(row).toContainText('would fail the same way');
+      await expect(row).toContainText(why);
+      // Each links to the object it is about, and the link answers.
+      const href = await row.getByRole('link').getAttribute('href');
+      expect((await page.request.get(href)).status()).toBe(200);
+    }
+    // Nothing to run, so nothing to apply and nothing charged.
+    await expect(page.getByTestId('bulk-empty')).toContainText('Nothing to run');
+    await expect(action.apply('bulk-renew')).toHaveCount(0);
+    await expect(action.budget).toHaveCount(0);
+    await expect(action.summary).toContainText('nothing to run');
+    // The audit log holds the preview and no renewal.
+    const audit = await (await page.request.get('/api/v1/audit')).json();
+    expect(audit.items.filter((i) => i.action === 'renew' || (i.action === 'bulk-renew' && !i.dry_run))).toEqual([]);
+    await finalState(page, `bulk-renew-${js ? 'js' : 'nojs'}`);
+    await context.close();
+  });
+}

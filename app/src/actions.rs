@@ -252,6 +252,22 @@ pub struct ActionRecord {
     /// `ready` once issued and served, `failed` at the first failure, null while under way.
     #[serde(default, skip_deserializing)]
     pub settled: Option<crate::model::read::progress::Settled>,
+    /// When the follow-through settled; null while under way. Computed for each reader.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub settled_at: Option<DateTime<Utc>>,
+    /// The follow-through as it first settled, kept with the record: from then on a reader
+    /// who sees the Certificate is shown it, so a settled page no longer moves (a later
+    /// renewal of the Certificate does not reopen it). Stored, never sent to readers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_progress: Option<FinalProgress>,
+}
+
+/// A follow-through that settled: its steps, how it ended, and when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinalProgress {
+    pub at: DateTime<Utc>,
+    pub steps: Vec<crate::model::read::progress::ProgressStep>,
+    pub settled: crate::model::read::progress::Settled,
 }
 
 impl ActionRecord {

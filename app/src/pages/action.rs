@@ -468,15 +468,9 @@ fn follow_through(r: &ActionRecord, now: chrono::DateTime<chrono::Utc>) -> Optio
                 StepState::Skipped => ("–", "not needed"),
             };
             let at = s.at.map(|at| view! { " · "<crate::components::Time at=at now=now/> });
-            let name = match s.step {
-                "request" => "Request",
-                "order" => "Order",
-                "challenge" => "Challenge",
-                "issued" => "Issued",
-                _ => "Served by the host",
-            };
+            let name = s.step.title();
             view! {
-                <li data-testid="progress-step" data-step=s.step data-state=word>
+                <li data-testid="progress-step" data-step=s.step.label() data-state=word>
                     <span aria-hidden="true">{icon}" "</span><strong>{name}</strong>{format!(" — {word}: ")}{s.detail.clone()}{at}
                 </li>
             }

@@ -82,8 +82,8 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use lookout_app::actions::{
-    ActionKind, ActionRecord, Outcome, Step, EDIT_IN_PLACE, ISSUE_TEMPORARY_CERTIFICATE,
-    OTHER_OVERRIDES, OVERRIDE_INGRESS_NAME,
+    ActionKind, ActionRecord, FinalProgress, Outcome, Step, EDIT_IN_PLACE,
+    ISSUE_TEMPORARY_CERTIFICATE, OTHER_OVERRIDES, OVERRIDE_INGRESS_NAME,
 };
 use lookout_app::model::budget::{impact, Impact, Planned};
 use lookout_app::model::read::views::{
@@ -259,6 +259,35 @@ impl Actions {
         }
     }
 
+    /// Keeps how the action `id` (a record, or an item of a bulk run) settled, once: the
+    /// remembered record and the stored one carry it from then on. A record no longer
+    /// remembered here (another replica's, or older than the last 500) is not changed: its
+    /// follow-through is made again for each reader.
+    pub fn keep_settled(&self, id: &str, settled: &FinalProgress) {
+        let found = {
+            let records = self.records.lock().expect("records lock");
+            records.iter().find_map(|shared| {
+                let mut r = shared.lock().expect("record lock");
+                let target = if r.id == id {
+                    Some(&mut *r)
+                } else {
+                    r.items.iter_mut().find(|i| i.id == id)
+                };
+                match target {
+                    Some(t) if t.final_progress.is_none() => {
+                        t.final_progress = Some(settled.clone());
+                        Some(Some(r.clone()))
+                    }
+                    Some(_) => Some(None),
+                    None => None,
+                }
+            })
+        };
+        if let Some(Some(record)) = found {
+            self.store(&record);
+        }
+    }
+
     /// Stores the record's current state for other replicas.
     fn store(&self, record: &ActionRecord) {
         if let Some((_, saver)) = &self.stored {
@@ -427,6 +456,8 @@ impl Actions {
             from_preview: None,
             progress: Vec::new(),
             settled: None,
+            settled_at: None,
+            final_progress: None,
         }
     }
 

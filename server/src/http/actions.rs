@@ -478,17 +478,32 @@ fn with_progress(state: &AppState, caller: &Caller, mut r: ActionRecord) -> Acti
         Expects::Nothing
     };
     let probed = state.probes.last.lock().expect("probe status lock").rounds > 0;
+    let seen: Vec<_> = certificates
+        .into_iter()
+        .filter_map(|name| {
+            let key = ObjectKey {
+                cluster: r.cluster.as_str().into(),
+                namespace: r.namespace.as_str().into(),
+                name,
+            };
+            state
+                .fleet()
+                .certificate(&caller.view, &key)
+                .map(|d| (key, d))
+        })
+        .collect();
+    // Settled once: shown as it settled to whoever sees its Certificates.
+    if let Some(f) = r.final_progress.take() {
+        if !seen.is_empty() {
+            r.progress = f.steps;
+            r.settled = Some(f.settled);
+            r.settled_at = Some(f.at);
+        }
+        return r;
+    }
     let mut settled: Vec<Option<Settled>> = Vec::new();
-    let several = certificates.len() > 1;
-    for name in certificates {
-        let key = ObjectKey {
-            cluster: r.cluster.as_str().into(),
-            namespace: r.namespace.as_str().into(),
-            name,
-        };
-        let Some(d) = state.fleet().certificate(&caller.view, &key) else {
-            continue;
-        };
+    let several = seen.len() > 1;
+    for (key, d) in seen {
         let (mut steps, s) = follow_through(&d.chain, &d.clients_get, probed, r.at, expects);
         if several {
             for step in &mut steps {
@@ -505,6 +520,18 @@ fn with_progress(state: &AppState, caller: &Caller, mut r: ActionRecord) -> Acti
     } else {
         None
     };
+    if let Some(end) = r.settled {
+        let at = (state.registry.now)();
+        state.actions.keep_settled(
+            &r.id,
+            &lookout_app::actions::FinalProgress {
+                at,
+                steps: r.progress.clone(),
+                settled: end,
+            },
+        );
+        r.settled_at = Some(at);
+    }
     r
 }
 

@@ -181,6 +181,33 @@ async fn the_fix_re_solves_the_stuck_challenge_in_place_and_the_certificate_is_i
     );
     assert!(diff.contains("http01-override-ingress-name"), "{diff}");
     assert_eq!(uid(&app.json(chain).await), before, "the same request");
+
+    // Settled, it stays as it settled: a later renewal of the Certificate (a newer request,
+    // another certificate served) does not move the fix's page.
+    assert!(record["settled_at"].is_string(), "{record:#}");
+    let renewed = app
+        .post(
+            "/api/v1/certificates/zrh-prod/default/web-tls/renew",
+            json!({"confirm_budget": true}),
+        )
+        .await;
+    assert_eq!(renewed.status(), 200);
+    app.eventually("the renewal is issued", || async {
+        let d = app.json(chain).await;
+        let newest = &d["tls"][0]["certificate"]["requests"][0]["request"];
+        newest["uid"] != before && newest["issued"].is_object()
+    })
+    .await;
+    let again = app
+        .json(&format!("/api/v1/actions/{}", done["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(again["progress"], record["progress"]);
+    assert_eq!(again["settled"], "ready");
+    assert_eq!(again["settled_at"], record["settled_at"]);
+    assert!(
+        again.get("final_progress").is_none(),
+        "kept, not sent: {again:#}"
+    );
     app.stop().await;
 }
 

@@ -4,13 +4,48 @@
 //! the first failure in plain words, not only "Done".
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::chain::CertificateChain;
 use crate::model::probe::Observation;
 
+/// The steps of the follow-through, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Step {
+    Request,
+    Order,
+    Challenge,
+    Issued,
+    /// Served by the host, as the probe saw it.
+    Served,
+}
+
+impl Step {
+    pub fn label(self) -> &'static str {
+        match self {
+            Step::Request => "request",
+            Step::Order => "order",
+            Step::Challenge => "challenge",
+            Step::Issued => "issued",
+            Step::Served => "served",
+        }
+    }
+
+    /// Its name on a page.
+    pub fn title(self) -> &'static str {
+        match self {
+            Step::Request => "Request",
+            Step::Order => "Order",
+            Step::Challenge => "Challenge",
+            Step::Issued => "Issued",
+            Step::Served => "Served by the host",
+        }
+    }
+}
+
 /// Where one step stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StepState {
     Pending,
@@ -22,10 +57,9 @@ pub enum StepState {
 }
 
 /// One step of the follow-through.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProgressStep {
-    /// `request`, `order`, `challenge`, `issued` or `served`.
-    pub step: &'static str,
+    pub step: Step,
     pub state: StepState,
     /// When it was done or failed, when known.
     pub at: Option<DateTime<Utc>>,
@@ -34,12 +68,12 @@ pub struct ProgressStep {
     /// `served` only: the addresses of its hosts that give no TLS answer at all (nothing
     /// listens, the connection is closed or times out) — a problem of the address, not of
     /// the certificate, told apart so that a fix that worked settles (`host on address`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unanswered: Vec<String>,
 }
 
 /// How it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Settled {
     /// Issued and served by the host (or issued, where the probe does not look).
@@ -52,12 +86,7 @@ pub enum Settled {
 /// Lookout and the API server differ a little).
 const SLACK: Duration = Duration::seconds(5);
 
-fn step(
-    step: &'static str,
-    state: StepState,
-    at: Option<DateTime<Utc>>,
-    detail: String,
-) -> ProgressStep {
+fn step(step: Step, state: StepState, at: Option<DateTime<Utc>>, detail: String) -> ProgressStep {
     ProgressStep {
         step,
         state,
@@ -101,7 +130,7 @@ pub fn follow_through(
     let issued_leaf = match (attempt, expects_issuance) {
         (None, true) => {
             out.push(step(
-                "request",
+                Step::Request,
                 Pending,
                 None,
                 "waiting for cert-manager to make a CertificateRequest".into(),
@@ -109,7 +138,7 @@ pub fn follow_through(
             None
         }
         (None, false) => {
-            for s in ["request", "order", "challenge"] {
+            for s in [Step::Request, Step::Order, Step::Challenge] {
                 out.push(step(s, Skipped, None, "no new issuance was needed".into()));
             }
             chain
@@ -124,7 +153,7 @@ pub fn follow_through(
         (Some(r), _) => {
             let req = &r.request;
             out.push(step(
-                "request",
+                Step::Request,
                 Done,
                 req.created,
                 format!("CertificateRequest {} made", req.name),
@@ -132,7 +161,7 @@ pub fn follow_through(
             let order = r.orders.iter().max_by_key(|o| o.order.created);
             match order {
                 None => out.push(step(
-                    "order",
+                    Step::Order,
                     Pending,
                     None,
                     match &r.held_by {
@@ -166,7 +195,7 @@ pub fn follow_through(
                         ),
                     };
                     out.push(step(
-                        "order",
+                        Step::Order,
                         s,
                         o.order.failure_time.or(o.order.created),
                         detail,
@@ -177,7 +206,7 @@ pub fn follow_through(
                         .find(|c| matches!(&*c.state, "invalid" | "errored"));
                     let challenge = match (failed, state) {
                         (Some(c), _) => step(
-                            "challenge",
+                            Step::Challenge,
                             Failed,
                             None,
                             format!(
@@ -187,13 +216,13 @@ pub fn follow_through(
                             ),
                         ),
                         (None, "valid" | "ready") => step(
-                            "challenge",
+                            Step::Challenge,
                             Done,
                             None,
                             "Let's Encrypt validated every name".into(),
                         ),
                         (None, _) if o.challenges.is_empty() => step(
-                            "challenge",
+                            Step::Challenge,
                             Pending,
                             None,
                             "waiting for the challenges".into(),
@@ -217,7 +246,7 @@ pub fn follow_through(
                                 })
                                 .collect();
                             step(
-                                "challenge",
+                                Step::Challenge,
                                 if waiting.is_empty() { Done } else { Pending },
                                 None,
                                 if waiting.is_empty() {
@@ -235,7 +264,7 @@ pub fn follow_through(
             match (ready.map(|c| c.is_true()), req.issued.as_deref()) {
                 (Some(true), Some(leaf)) => {
                     out.push(step(
-                        "issued",
+                        Step::Issued,
                         Done,
                         ready.and_then(|c| c.last_transition),
                         format!(
@@ -252,7 +281,7 @@ pub fn follow_through(
                     }) =>
                 {
                     out.push(step(
-                        "issued",
+                        Step::Issued,
                         Failed,
                         req.failure_time,
                         format!(
@@ -266,7 +295,7 @@ pub fn follow_through(
                 }
                 _ => {
                     out.push(step(
-                        "issued",
+                        Step::Issued,
                         Pending,
                         None,
                         "waiting for the certificate".into(),
@@ -281,13 +310,13 @@ pub fn follow_through(
             let ready = chain.certificate.ready.as_ref().filter(|r| r.is_true());
             out.push(match ready {
                 Some(r) => step(
-                    "issued",
+                    Step::Issued,
                     Done,
                     r.last_transition,
                     "the certificate is Ready".into(),
                 ),
                 None => step(
-                    "issued",
+                    Step::Issued,
                     Pending,
                     None,
                     "the certificate is not Ready".into(),
@@ -306,19 +335,19 @@ pub fn follow_through(
             .collect();
         let served_step = match (&issued_leaf, hosts.is_empty(), probed) {
             (_, true, false) => step(
-                "served",
+                Step::Served,
                 Skipped,
                 None,
                 "the probe has not looked at these hosts (it is off, or has not run yet)".into(),
             ),
             (None, _, _) => step(
-                "served",
+                Step::Served,
                 Pending,
                 None,
                 "waiting for the certificate to be issued".into(),
             ),
             (Some(_), true, true) => step(
-                "served",
+                Step::Served,
                 Pending,
                 None,
                 "waiting for the probe to look at the hosts".into(),
@@ -341,7 +370,7 @@ pub fn follow_through(
                     .collect();
                 if stale.is_empty() && answering.is_empty() {
                     step(
-                        "served",
+                        Step::Served,
                         Pending,
                         None,
                         format!(
@@ -353,14 +382,14 @@ pub fn follow_through(
                     let at = answering.iter().map(|o| o.since).max();
                     let mut s = if silent.is_empty() {
                         step(
-                            "served",
+                            Step::Served,
                             Done,
                             at,
                             "every address of its hosts serves the new certificate".into(),
                         )
                     } else {
                         step(
-                            "served",
+                            Step::Served,
                             Done,
                             at,
                             format!(
@@ -374,7 +403,7 @@ pub fn follow_through(
                     s
                 } else {
                     step(
-                        "served",
+                        Step::Served,
                         Pending,
                         None,
                         format!("still another certificate on {}", stale.join(", ")),
@@ -387,7 +416,9 @@ pub fn follow_through(
     let settled = if out.iter().any(|s| s.state == Failed) {
         Some(Settled::Failed)
     } else if out.iter().all(|s| matches!(s.state, Done | Skipped))
-        && out.iter().any(|s| s.step == "issued" && s.state == Done)
+        && out
+            .iter()
+            .any(|s| s.step == Step::Issued && s.state == Done)
     {
         Some(Settled::Ready)
     } else {
@@ -471,7 +502,7 @@ mod tests {
     }
 
     fn states(steps: &[ProgressStep]) -> Vec<(&'static str, StepState)> {
-        steps.iter().map(|s| (s.step, s.state)).collect()
+        steps.iter().map(|s| (s.step.label(), s.state)).collect()
     }
 
     fn since() -> DateTime<Utc> {
@@ -508,7 +539,7 @@ mod tests {
         c.requests[0].orders.clear();
         c.requests[0].held_by = Some("shop-tls-1-2931474853".into());
         let (steps, settled) = follow_through(&c, &[], true, since(), Expects::NewRequest);
-        let order = steps.iter().find(|s| s.step == "order").unwrap();
+        let order = steps.iter().find(|s| s.step == Step::Order).unwrap();
         assert_eq!(order.state, StepState::Pending);
         assert!(
             order
@@ -532,7 +563,7 @@ mod tests {
         );
         let (steps, settled) = follow_through(&c, &[], true, since(), Expects::NewRequest);
         assert_eq!(settled, Some(Settled::Failed));
-        let failed = steps.iter().find(|s| s.step == "challenge").unwrap();
+        let failed = steps.iter().find(|s| s.step == Step::Challenge).unwrap();
         assert_eq!(failed.state, StepState::Failed);
         assert!(
             failed.detail.contains("Invalid response"),

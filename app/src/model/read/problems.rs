@@ -360,6 +360,7 @@ impl<'a> Gathering<'a> {
                     certificates: r.certificates.into_iter().collect(),
                     hosts: r.hosts.into_iter().collect(),
                     urgency: Urgency::of(of(), certificates, since, now, confirming.is_some()),
+                    findings: r.findings.iter().map(|f| FindingRef::of(list, f)).collect(),
                 }
             })
             .collect();

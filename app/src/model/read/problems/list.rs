@@ -59,8 +59,10 @@ pub fn join_fleet<'a>(
                 let mut objects = p.objects.to_vec();
                 let reroot = f.severity == Severity::Critical
                     && matches!(part_of(&p.root), Part::Symptom(_));
+                let mut displaced = None;
                 if reroot {
                     let old = std::mem::replace(&mut p.root, FindingRef::of(&fleet_list, f));
+                    displaced = Some(old.clone());
                     symptoms.push(old);
                     p.id = problem_id(f);
                     p.cause = f.rule;
@@ -84,11 +86,37 @@ pub fn join_fleet<'a>(
                 if !awaited(f) {
                     p.confirming = None;
                 }
+                // Each chain judged again with it — those that hold its object, or all of
+                // them when it becomes the root or is about something they share (an issuer,
+                // an account) — so that every reader, told only their chains, reads the same.
+                let joined = FindingRef::of(&fleet_list, f);
+                let held = p
+                    .affected
+                    .iter()
+                    .any(|a| a.holds(f.kind.name(), &f.namespace, &f.name));
+                let confirming = p.confirming.is_some();
+                let root = p.root.clone();
+                let mut affected = p.affected.to_vec();
+                for a in affected.iter_mut() {
+                    if reroot || !held || a.holds(f.kind.name(), &f.namespace, &f.name) {
+                        let mut findings = a.findings.to_vec();
+                        // The old root stays part of each chain's judgement, as a symptom.
+                        findings.extend(displaced.clone());
+                        findings.push(joined.clone());
+                        a.findings = findings.into();
+                    }
+                    let all = std::iter::once(&root).chain(a.findings.iter()).map(|f| &**f);
+                    let since = all.clone().filter_map(|f| f.since).min();
+                    a.urgency = Urgency::of(all, a.urgency.certificates(), since, now, confirming);
+                }
                 let all = std::iter::once(&p.root)
                     .chain(p.symptoms.iter())
                     .map(|f| &**f);
                 let certificates = p.urgency.certificates();
-                p.urgency = Urgency::of(all, certificates, p.since, now, p.confirming.is_some());
+                p.urgency = Urgency::worst(affected.iter().map(|a| &a.urgency)).unwrap_or_else(
+                    || Urgency::of(all, certificates, p.since, now, confirming),
+                );
+                p.affected = affected.into();
             }
             None => out.push(Cow::Owned(Gathering::new(f).finish(now, &fleet_list))),
         }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{harm, part_of, rank, supports, Problem, ProblemObject};
 use crate::model::rule::{Part, Rule};
 use crate::model::text::Text;
+use crate::model::finding::FindingRef;
 use crate::model::{Finding, Severity};
 
 /// How much and how soon the problem hurts clients (see [`harm`]).
@@ -140,7 +141,7 @@ impl NextAction {
 /// owns, or the object of a finding no chain took — and how the problem harms that chain's
 /// clients. Judged once, with the problem: every page, list and reader tells the same of
 /// the object, whatever else the problem reaches.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Affected {
     pub object: ProblemObject,
     /// The Certificates of the chain (in the object's namespace), when the object is an
@@ -148,6 +149,21 @@ pub struct Affected {
     pub certificates: Box<[Text]>,
     pub hosts: Box<[Text]>,
     pub urgency: Urgency,
+    /// What this chain was judged on besides the problem's root: its own findings, kept so
+    /// that a finding joining later (a budget, a tailnet) is judged with them.
+    #[serde(skip)]
+    pub(super) findings: Box<[FindingRef]>,
+}
+
+/// Two chains read the same when they say the same (the findings they were judged on may
+/// be gathered in another order).
+impl PartialEq for Affected {
+    fn eq(&self, other: &Self) -> bool {
+        self.object == other.object
+            && self.certificates == other.certificates
+            && self.hosts == other.hosts
+            && self.urgency == other.urgency
+    }
 }
 
 impl Affected {

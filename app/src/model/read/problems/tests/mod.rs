@@ -338,6 +338,10 @@ fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
     );
     assert_eq!(joined.len(), 1);
     assert_eq!(joined[0].cause, Rule::AcmeRateLimitBudget);
+    // Each chain is judged again with it: what a reader told only their chains reads is
+    // what the whole problem reads.
+    let chains = Urgency::worst(joined[0].affected.iter().map(|a| &a.urgency)).unwrap();
+    assert_eq!(joined[0].urgency, chains, "{:#?}", joined[0]);
     assert!(joined[0]
         .symptoms
         .iter()
@@ -542,6 +546,33 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
         Some("a new certificate is being issued after the last attempt failed")
     );
     assert_eq!(p.urgency.severity, Severity::Info, "not counted as broken");
+    // The CA's limit joins: a new certificate does not end that, so nothing is confirming
+    // any more — for the problem and for each chain, so a tenant reads the same.
+    let limit = Finding {
+        rule: Rule::AcmeRateLimitBudget,
+        kind: crate::model::Kind::Certificate.into(),
+        ..finding(
+            Rule::AcmeRateLimitBudget,
+            "Certificate",
+            "shop-tls",
+            "5/5 certificates for the exact set used",
+        )
+    };
+    for view in [everything(), tenant(&["acme"])] {
+        let seen = problems_of(&w, &view);
+        let joined = join_fleet(&seen, std::slice::from_ref(&limit), now);
+        assert_eq!(joined.len(), 1);
+        assert_eq!(joined[0].confirming, None);
+        assert_ne!(joined[0].urgency.severity, Severity::Info, "{:#?}", joined[0]);
+        assert!(
+            joined[0]
+                .affected
+                .iter()
+                .all(|a| a.urgency.severity == joined[0].urgency.severity),
+            "{:#?}",
+            joined[0].affected
+        );
+    }
     // The new attempt's challenge fails: broken again.
     let failing_again = failing(World::new().issuer(issuer.clone()), shop.clone());
     assert!(problems_of(&failing_again, &everything())

@@ -54,6 +54,13 @@ fn neighbours_sharing_a_host(app: &TestApp) {
         None,
         json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}}),
     );
+    // A ClusterIssuer no Certificate of the tenant's uses (the neighbour's team's own).
+    create(
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "globex-private"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}}),
+    );
     // The neighbour: the same host, another host of the same registered domain (and so its
     // budgets), and a Certificate of the same name as the tenant's (`shop-tls`).
     for (ns, name, hosts, secret) in [
@@ -393,6 +400,34 @@ async fn neighbours_walked(app: &TestApp, support: Who<'_>, tenant: Who<'_>, wal
         assert!(
             body.contains("globex"),
             "support sees the neighbour on {path}"
+        );
+    }
+
+    // A ClusterIssuer only someone else may read answers as one that does not exist: its
+    // name cannot be probed, nor its readiness read.
+    for path in [
+        "/issuers/zrh-prod/_/globex-private",
+        "/api/v1/issuers/zrh-prod/_/globex-private",
+    ] {
+        assert_eq!(
+            support.get(app, path).await.status(),
+            200,
+            "support: {path}"
+        );
+        let theirs = tenant.get(app, path).await;
+        assert_eq!(theirs.status(), 404, "the tenant: {path}");
+        let missing = tenant
+            .get(app, &path.replace("globex-private", "nobody-made-this"))
+            .await;
+        assert_eq!(missing.status(), 404);
+        assert_eq!(
+            theirs.text().await.unwrap().replace("globex-private", "X"),
+            missing
+                .text()
+                .await
+                .unwrap()
+                .replace("nobody-made-this", "X"),
+            "the same answer as for a name that does not exist"
         );
     }
 

@@ -276,6 +276,11 @@ pub fn issuer_detail(
         return None;
     }
     let whole = visible.whole_cluster();
+    // A ClusterIssuer none of the reader's Certificates use is none of theirs to read: the
+    // same answer as one that does not exist, so its name cannot be probed either.
+    if namespace.is_none() && !whole && certificates.is_empty() {
+        return None;
+    }
     let ready = found.and_then(|i| i.ready.as_ref());
     let readiness = match (found, ready.map(|r| r.is_true())) {
         (None, _) => "does not exist".to_string(),

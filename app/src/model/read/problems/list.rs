@@ -105,7 +105,9 @@ pub fn join_fleet<'a>(
                         findings.push(joined.clone());
                         a.findings = findings.into();
                     }
-                    let all = std::iter::once(&root).chain(a.findings.iter()).map(|f| &**f);
+                    let all = std::iter::once(&root)
+                        .chain(a.findings.iter())
+                        .map(|f| &**f);
                     let since = all.clone().filter_map(|f| f.since).min();
                     a.urgency = Urgency::of(all, a.urgency.certificates(), since, now, confirming);
                 }
@@ -113,9 +115,8 @@ pub fn join_fleet<'a>(
                     .chain(p.symptoms.iter())
                     .map(|f| &**f);
                 let certificates = p.urgency.certificates();
-                p.urgency = Urgency::worst(affected.iter().map(|a| &a.urgency)).unwrap_or_else(
-                    || Urgency::of(all, certificates, p.since, now, confirming),
-                );
+                p.urgency = Urgency::worst(affected.iter().map(|a| &a.urgency))
+                    .unwrap_or_else(|| Urgency::of(all, certificates, p.since, now, confirming));
                 p.affected = affected.into();
             }
             None => out.push(Cow::Owned(Gathering::new(f).finish(now, &fleet_list))),

@@ -6,9 +6,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{harm, part_of, rank, supports, Problem, ProblemObject};
+use crate::model::finding::FindingRef;
 use crate::model::rule::{Part, Rule};
 use crate::model::text::Text;
-use crate::model::finding::FindingRef;
 use crate::model::{Finding, Severity};
 
 /// How much and how soon the problem hurts clients (see [`harm`]).

@@ -563,7 +563,12 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
         let joined = join_fleet(&seen, std::slice::from_ref(&limit), now);
         assert_eq!(joined.len(), 1);
         assert_eq!(joined[0].confirming, None);
-        assert_ne!(joined[0].urgency.severity, Severity::Info, "{:#?}", joined[0]);
+        assert_ne!(
+            joined[0].urgency.severity,
+            Severity::Info,
+            "{:#?}",
+            joined[0]
+        );
         assert!(
             joined[0]
                 .affected

@@ -126,7 +126,7 @@ impl Outcome {
 /// One object an action changes, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
-    pub kind: String,
+    pub kind: crate::model::Kind,
     pub namespace: String,
     pub name: String,
     /// What the step does, in words.
@@ -215,7 +215,7 @@ pub struct ActionRecord {
     pub namespace: String,
     /// The object (empty for a bulk run).
     pub name: String,
-    pub kind: String,
+    pub kind: crate::model::Kind,
     pub actor: String,
     /// Who the cluster was told the requests come from (`actions.impersonate`): the user
     /// and groups, as `alice (groups ops, team-a)`; None when Lookout sends them as itself.

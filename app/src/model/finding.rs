@@ -97,6 +97,18 @@ impl Serialize for Subject {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Subject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        match &*name {
+            "Cluster" => Ok(Subject::Cluster),
+            other => Kind::from_name(other).map(Subject::Object).ok_or_else(|| {
+                serde::de::Error::custom(format!("{other:?} is not a kind Lookout knows"))
+            }),
+        }
+    }
+}
+
 impl PartialEq<Kind> for Subject {
     fn eq(&self, other: &Kind) -> bool {
         *self == Subject::Object(*other)

@@ -1,12 +1,22 @@
 //! The kinds Lookout watches (DESIGN.md §4), as a type: a misspelt kind does not compile, and
 //! a `match` on it tells every place a new kind must be handled.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One watched kind. Variants are in name order, so maps keyed by `Kind` list them as the
 /// pages and `/api/v1/clusters` always have.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, strum::VariantArray,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
 )]
 pub enum Kind {
     Certificate,

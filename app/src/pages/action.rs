@@ -21,8 +21,13 @@ pub(crate) fn outcome_badge(o: Outcome) -> impl IntoView {
     view! { <span class=class data-testid="outcome"><span aria-hidden="true">{icon}</span>{o.label()}</span> }
 }
 
-fn object_href(kind: &str, cluster: &str, ns: &str, name: &str) -> String {
-    let list = if kind == "Certificate" {
+fn object_href(
+    kind: impl Into<crate::model::Subject>,
+    cluster: &str,
+    ns: &str,
+    name: &str,
+) -> String {
+    let list = if kind.into() == crate::model::Kind::Certificate {
         "certificates"
     } else {
         "ingresses"
@@ -39,7 +44,7 @@ fn steps_table(cluster: &str, steps: &[Step]) -> impl IntoView {
     let rows = steps
         .iter()
         .map(|s| {
-            let href = object_href(&s.kind, cluster, &s.namespace, &s.name);
+            let href = object_href(s.kind, cluster, &s.namespace, &s.name);
             let diff =
                 (!s.diff.is_empty()).then(|| view! { <pre class="diff" tabindex="0">{s.diff.join("\n")}</pre> });
             view! {
@@ -159,7 +164,7 @@ fn skipped_table(r: &ActionRecord) -> Option<impl IntoView> {
         .iter()
         .map(|i| {
             let o = &i.object;
-            let href = object_href(&o.kind, &o.cluster, &o.namespace, &o.name);
+            let href = object_href(o.kind, &o.cluster, &o.namespace, &o.name);
             view! {
                 <tr data-testid="bulk-skipped">
                     <td data-label="Cluster" class="cluster">{o.cluster.to_string()}</td>
@@ -244,7 +249,7 @@ fn items_table(items: &[ActionRecord]) -> impl IntoView {
     let rows = items
         .iter()
         .map(|i| {
-            let href = object_href(&i.kind, &i.cluster, &i.namespace, &i.name);
+            let href = object_href(i.kind, &i.cluster, &i.namespace, &i.name);
             let diff = i.diff_text();
             let diff = (!diff.is_empty()).then(|| view! { <pre class="diff" tabindex="0">{diff}</pre> });
             // Followed as its own page follows it: ready and served, failed, or what it waits for.
@@ -304,7 +309,7 @@ pub fn page(shell: &Shell, r: &ActionRecord) -> String {
         )
     };
     let back = (!r.action.is_bulk()).then(|| {
-        let href = object_href(&r.kind, &r.cluster, &r.namespace, &r.name);
+        let href = object_href(r.kind, &r.cluster, &r.namespace, &r.name);
         view! { <p><a href=href>{format!("Back to {} {}", r.kind, r.name)}</a></p> }
     });
     let progress = (r.action.is_bulk() && !r.dry_run).then(|| {
@@ -396,7 +401,7 @@ fn follow_through(r: &ActionRecord, now: chrono::DateTime<chrono::Utc>) -> Optio
     if r.progress.is_empty() {
         return None;
     }
-    let back = object_href(&r.kind, &r.cluster, &r.namespace, &r.name);
+    let back = object_href(r.kind, &r.cluster, &r.namespace, &r.name);
     let (class, headline) = match r.settled {
         Some(Settled::Ready) => {
             // Settled where the hosts answer; an address that answers nothing is another

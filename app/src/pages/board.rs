@@ -58,7 +58,7 @@ fn problem_href(p: &Problem) -> String {
     object_href(&p.root)
         .or_else(|| {
             p.objects.iter().find_map(|o| {
-                let base = crate::components::detail_pages(&o.kind)?;
+                let base = crate::components::detail_pages(o.kind.name())?;
                 Some(format!(
                     "/{base}/{}/{}/{}",
                     encode(&o.cluster),

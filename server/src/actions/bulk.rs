@@ -54,7 +54,7 @@ fn skip_reason(offer: &Offer<'_>, seen: &[Problem]) -> String {
     }
 }
 
-fn left_alone(kind: &str, key: &ObjectKey, why: String) -> Skipped {
+fn left_alone(kind: ObjectKind, key: &ObjectKey, why: String) -> Skipped {
     Skipped {
         object: ProblemObject {
             cluster: key.cluster.as_str().into(),
@@ -97,11 +97,7 @@ impl Actions {
                     ..q.clone()
                 };
                 for p in self.registry.problems(&caller.view, &q).page.items {
-                    for o in p
-                        .objects
-                        .iter()
-                        .filter(|o| ObjectKind::from_name(&o.kind) == Some(kind))
-                    {
+                    for o in p.objects.iter().filter(|o| o.kind == kind) {
                         add(key_of(&o.cluster, &o.namespace, &o.name));
                     }
                 }
@@ -168,7 +164,7 @@ impl Actions {
             } else {
                 let why = item.error_text().unwrap_or_else(|| item.message.clone());
                 skipped.push(left_alone(
-                    kind.name(),
+                    kind,
                     &key,
                     format!("its preview did not pass ({}): {why}", item.outcome.label()),
                 ));
@@ -183,7 +179,7 @@ impl Actions {
         };
         for key in listed.iter().filter(|k| !known(k)) {
             skipped.push(left_alone(
-                kind.name(),
+                kind,
                 key,
                 "it joined the list after the preview; preview again to include it".into(),
             ));
@@ -204,23 +200,27 @@ impl Actions {
         for key in keys {
             let Some(detail) = self.registry.ingress(&caller.view, &key) else {
                 if previewed.is_some() {
-                    skipped.push(left_alone("Ingress", &key, GONE.into()));
+                    skipped.push(left_alone(ObjectKind::Ingress, &key, GONE.into()));
                 }
                 continue;
             };
             let (whole, seen) = judge.of(self, caller, &key);
             let about: Vec<Problem> = whole
                 .iter()
-                .filter(|p| p.concerns("Ingress", &key.namespace, &key.name))
+                .filter(|p| p.concerns(ObjectKind::Ingress, &key.namespace, &key.name))
                 .cloned()
                 .collect();
             match offer::edit_in_place(&detail.ingress, &detail.annotation, &about) {
                 Offer::Offered => run.push(key),
                 Offer::NotNeeded if previewed.is_some() => {
-                    skipped.push(left_alone("Ingress", &key, DONE_SINCE.into()))
+                    skipped.push(left_alone(ObjectKind::Ingress, &key, DONE_SINCE.into()))
                 }
                 Offer::NotNeeded => {}
-                other => skipped.push(left_alone("Ingress", &key, skip_reason(&other, seen))),
+                other => skipped.push(left_alone(
+                    ObjectKind::Ingress,
+                    &key,
+                    skip_reason(&other, seen),
+                )),
             }
         }
         (run, skipped)
@@ -240,7 +240,7 @@ impl Actions {
         for key in keys {
             let Some(detail) = self.registry.certificate(&caller.view, &key) else {
                 if previewed.is_some() {
-                    skipped.push(left_alone("Certificate", &key, GONE.into()));
+                    skipped.push(left_alone(ObjectKind::Certificate, &key, GONE.into()));
                 }
                 continue;
             };
@@ -249,14 +249,18 @@ impl Actions {
                 || CertificateStatus::Failing.holds(c, self.now());
             if !wants {
                 if previewed.is_some() {
-                    skipped.push(left_alone("Certificate", &key, DONE_SINCE.into()));
+                    skipped.push(left_alone(ObjectKind::Certificate, &key, DONE_SINCE.into()));
                 }
                 continue;
             }
             let (whole, seen) = judge.of(self, caller, &key);
             match offer::issue_again(c, detail.ingress.as_deref(), whole) {
                 Offer::Offered => run.push(detail),
-                other => skipped.push(left_alone("Certificate", &key, skip_reason(&other, seen))),
+                other => skipped.push(left_alone(
+                    ObjectKind::Certificate,
+                    &key,
+                    skip_reason(&other, seen),
+                )),
             }
         }
         (run, skipped)
@@ -323,7 +327,7 @@ impl Actions {
                     })
                     .collect();
                 (
-                    "Certificate",
+                    ObjectKind::Certificate,
                     keys,
                     skipped,
                     self.impact_for(caller, &planned),
@@ -331,7 +335,7 @@ impl Actions {
             }
             _ => {
                 let (keys, skipped) = self.bulk_ingresses(caller, target, previewed);
-                ("Ingress", keys, skipped, Vec::new())
+                (ObjectKind::Ingress, keys, skipped, Vec::new())
             }
         };
         let mut r = self.record(caller, action, kind, &key, dry_run);
@@ -382,7 +386,7 @@ impl Actions {
                 _ => self.edit_in_place_as(caller, &key, dry_run, true).await,
             };
             let item = item.unwrap_or_else(|e| {
-                let mut r = self.record(caller, record.action, &record.kind, &key, dry_run);
+                let mut r = self.record(caller, record.action, record.kind, &key, dry_run);
                 r.outcome = match e {
                     ActionError::NotFound(_) => Outcome::NotFound,
                     ActionError::ReadOnly | ActionError::Forbidden(_) => Outcome::Refused,

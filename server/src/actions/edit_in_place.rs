@@ -27,7 +27,13 @@ impl Actions {
         item: bool,
     ) -> Result<ActionRecord, ActionError> {
         let detail = self.ingress_to_change(caller, key)?;
-        let mut r = self.record(caller, ActionKind::EditInPlace, "Ingress", key, dry_run);
+        let mut r = self.record(
+            caller,
+            ActionKind::EditInPlace,
+            Kind::Ingress.model(),
+            key,
+            dry_run,
+        );
         let client = match self.client_or_step(caller, key, Kind::Ingress, "set the annotation") {
             Ok(c) => c,
             Err(s) => {
@@ -245,7 +251,13 @@ impl Actions {
         dry_run: bool,
     ) -> Result<ActionRecord, ActionError> {
         let detail = self.ingress_to_change(caller, key)?;
-        let mut r = self.record(caller, ActionKind::UndoEditInPlace, "Ingress", key, dry_run);
+        let mut r = self.record(
+            caller,
+            ActionKind::UndoEditInPlace,
+            Kind::Ingress.model(),
+            key,
+            dry_run,
+        );
         let client =
             match self.client_or_step(caller, key, Kind::Ingress, "remove Lookout's fields") {
                 Ok(c) => c,

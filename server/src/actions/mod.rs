@@ -171,7 +171,7 @@ pub struct Actions {
 
 fn step(kind: Kind, ns: &str, name: &str, change: impl Into<String>) -> Step {
     Step {
-        kind: kind.name().into(),
+        kind: kind.model(),
         namespace: ns.into(),
         name: name.into(),
         change: change.into(),
@@ -415,7 +415,7 @@ impl Actions {
                 action: r.action.label().into(),
                 cluster: r.cluster.clone(),
                 namespace: r.namespace.clone(),
-                kind: r.kind.clone(),
+                kind: r.kind.name().into(),
                 name: r.name.clone(),
                 dry_run: r.dry_run,
                 diff: (!diff.is_empty()).then_some(diff),
@@ -429,7 +429,7 @@ impl Actions {
         &self,
         caller: &Caller,
         action: ActionKind,
-        kind: &str,
+        kind: lookout_app::model::Kind,
         key: &ObjectKey,
         dry_run: bool,
     ) -> ActionRecord {
@@ -440,7 +440,7 @@ impl Actions {
             cluster: key.cluster.to_string(),
             namespace: key.namespace.to_string(),
             name: key.name.clone(),
-            kind: kind.into(),
+            kind,
             actor: caller.actor().to_string(),
             sent_as: self.impersonate.then(|| person::describe(caller)),
             at: self.now(),

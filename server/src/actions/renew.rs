@@ -34,7 +34,7 @@ impl Actions {
             .certificate(&caller.view, key)
             .ok_or_else(|| not_found("Certificate", key))?;
         may_act(caller, key)?;
-        let mut r = self.record(caller, action, "Certificate", key, dry_run);
+        let mut r = self.record(caller, action, Kind::Certificate.model(), key, dry_run);
         r.budget = self.impact_for(
             caller,
             &self.planned(&detail).into_iter().collect::<Vec<_>>(),

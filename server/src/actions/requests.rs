@@ -26,13 +26,15 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    pub(crate) fn name(self) -> &'static str {
+    /// The same kind as the model names it.
+    pub(crate) fn model(self) -> lookout_app::model::Kind {
+        use lookout_app::model::Kind as M;
         match self {
-            Kind::Ingress => "Ingress",
-            Kind::Certificate => "Certificate",
-            Kind::CertificateRequest => "CertificateRequest",
-            Kind::Order => "Order",
-            Kind::Challenge => "Challenge",
+            Kind::Ingress => M::Ingress,
+            Kind::Certificate => M::Certificate,
+            Kind::CertificateRequest => M::CertificateRequest,
+            Kind::Order => M::Order,
+            Kind::Challenge => M::Challenge,
         }
     }
 

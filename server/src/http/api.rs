@@ -1,27 +1,19 @@
-//! `/api/v1` JSON handlers: thin — parse, load the view (see [`super::load`], shared with the
-//! pages), return it.
+//! `/api/v1` JSON handlers of single objects and the clusters: thin — parse, load the view
+//! (see [`super::load`], shared with the pages), return it. The lists' JSON is defined with
+//! each list in [`super::lists`].
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::Json;
-use lookout_app::model::budget::Budget;
-use lookout_app::model::history::{AuditEntry, ChallengeRecord};
-use lookout_app::model::read::views::{
-    CertificateDetail, CertificateRow, IngressDetail, IngressRow,
-};
+use lookout_app::model::read::views::{CertificateDetail, IngressDetail};
 use lookout_app::model::timeline::Attempt;
-use lookout_app::model::{ClusterName, ClusterView, Finding, Namespace, ObjectKey, Page};
+use lookout_app::model::{ClusterName, ClusterView, Namespace, ObjectKey};
 use serde::Serialize;
 
 use super::error::ApiError;
+use super::lists::Items;
 use super::{load, query, AppError, AppState};
 use crate::auth::Caller;
-
-/// A list response.
-#[derive(Serialize)]
-pub(super) struct Items<T> {
-    pub items: Vec<T>,
-}
 
 pub(super) async fn clusters(
     State(state): State<AppState>,
@@ -32,34 +24,6 @@ pub(super) async fn clusters(
     Ok(Json(Items {
         items: state.fleet().clusters(&caller.view),
     }))
-}
-
-pub(super) async fn findings(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Page<Finding>>, ApiError> {
-    let q = query::finding_query(raw.as_deref())?;
-    let all = state.fleet().findings(&caller.view, &q);
-    Ok(Json(Page::of(all, q.page, q.per_page)))
-}
-
-pub(super) async fn problems(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<lookout_app::model::read::problems::Problems>, ApiError> {
-    let q = query::problem_query(raw.as_deref())?;
-    Ok(Json(state.fleet().problems(&caller.view, &q)))
-}
-
-pub(super) async fn ingresses(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Page<IngressRow>>, ApiError> {
-    let q = query::ingress_query(raw.as_deref())?;
-    Ok(Json(load::ingresses(&state, &caller.view, &q)))
 }
 
 pub(super) async fn ingress(
@@ -73,15 +37,6 @@ pub(super) async fn ingress(
         name,
     };
     Ok(Json(load::ingress(&state, &caller.view, &key)?))
-}
-
-pub(super) async fn certificates(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Page<CertificateRow>>, ApiError> {
-    let q = query::certificate_query(raw.as_deref())?;
-    Ok(Json(load::certificates(&state, &caller.view, &q)))
 }
 
 /// One issuer as the caller sees it (`_` as the namespace of a ClusterIssuer); a 404 like
@@ -100,16 +55,6 @@ pub(super) fn issuer_detail(
             namespace.map_or_else(|| "the cluster".to_string(), |ns| format!("namespace {ns}"))
         ))
     })
-}
-
-/// `GET /api/v1/issuers`: every issuer the caller may see, the most severe first.
-pub(super) async fn issuers(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Page<lookout_app::model::read::issuer::IssuerRow>>, ApiError> {
-    let q = query::issuer_query(raw.as_deref())?;
-    Ok(Json(load::issuers(&state, &caller.view, &q)))
 }
 
 /// `GET /api/v1/issuers/{cluster}/{namespace or _}/{name}`: what the issuer page shows.
@@ -148,113 +93,6 @@ pub(super) async fn certificate(
     }))
 }
 
-/// The challenge history, with the failures among the matching rows grouped by reason.
-#[derive(Serialize)]
-pub(super) struct ChallengeHistory {
-    #[serde(flatten)]
-    pub page: Page<ChallengeRecord>,
-    /// Failed challenges by class (redirected, 404 not found, …), most frequent first.
-    pub failures_by_reason: Vec<ReasonCount>,
-}
-
-/// How many failed challenges share a classified reason.
-#[derive(Serialize)]
-pub(super) struct ReasonCount {
-    pub reason: &'static str,
-    pub count: usize,
-}
-
-pub(super) async fn challenges(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<ChallengeHistory>, ApiError> {
-    let q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
-    let history = load::challenges(&state, &caller.view, &q).await?;
-    Ok(Json(ChallengeHistory {
-        page: history.page,
-        failures_by_reason: history
-            .failures
-            .into_iter()
-            .map(|(reason, count)| ReasonCount { reason, count })
-            .collect(),
-    }))
-}
-
-pub(super) async fn audit(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Page<AuditEntry>>, ApiError> {
-    let q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
-    Ok(Json(load::audit(&state, &caller.view, &q).await?))
-}
-
-/// The Let's Encrypt budgets the caller may see.
-pub(super) async fn rate_limits(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Items<Budget>>, ApiError> {
-    let q = query::budget_query(raw.as_deref())?;
-    Ok(Json(Items {
-        items: load::budgets(&state, &caller.view, &q),
-    }))
-}
-
-/// The next week's issuances against the budgets, per registered domain.
-pub(super) async fn forecast(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Items<lookout_app::model::budget::DomainForecast>>, ApiError> {
-    let q = query::budget_query(raw.as_deref())?;
-    Ok(Json(Items {
-        items: load::forecast(&state, &caller.view, &q),
-    }))
-}
-
 pub(super) async fn not_found(uri: Uri) -> ApiError {
     AppError::NotFound(format!("no API endpoint at {}", uri.path())).into()
-}
-
-/// `/api/v1/probes`: what the probe last saw on each visible host × address.
-#[derive(Serialize)]
-pub(super) struct Probes {
-    items: Vec<lookout_app::model::probe::ProbeRow>,
-    /// When the last round finished (None: the probe is off or has not finished one).
-    checked: Option<chrono::DateTime<chrono::Utc>>,
-    /// What the last round cost, for whoever sees the whole fleet.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    round: Option<Round>,
-}
-
-#[derive(Serialize)]
-struct Round {
-    seconds: f64,
-    probed: usize,
-    failed: usize,
-    refused: usize,
-    rounds: u64,
-}
-
-pub(super) async fn probes(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Probes>, ApiError> {
-    let q = query::probe_query(raw.as_deref())?;
-    let items = load::probes(&state, &caller.view, &q);
-    let last = state.probes.last.lock().expect("probe status lock").clone();
-    Ok(Json(Probes {
-        items,
-        checked: last.finished,
-        round: caller.view.sees_everything().then_some(Round {
-            seconds: last.seconds,
-            probed: last.probed,
-            failed: last.failed,
-            refused: last.refused,
-            rounds: last.rounds,
-        }),
-    }))
 }

@@ -1,21 +1,19 @@
-//! "As CSV": each list's rows — every page, the same filters as the page or the JSON it
-//! mirrors — for spreadsheets and tickets. The columns are the JSON API's fields: nested
+//! "As CSV": the writer of every list's export (`/api/v1/<name>.csv`, defined with the list
+//! in [`super::lists`]) — every row under the same filters as the page and the JSON — for
+//! spreadsheets and tickets. The columns are the JSON API's fields: nested
 //! objects flattened to `a.b`, lists of values joined by "; ", lists of objects given as
 //! their length (each has its own list: the symptoms of a problem are `/findings`). A cell a
 //! spreadsheet would take for a formula (`=`, `+`, `-`, `@` first) gets a leading
 //! apostrophe: cluster objects are written by other people.
 
-use axum::extract::{RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use lookout_app::model::read::views::paging::MAX_PER_PAGE;
-use lookout_app::model::read::views::{AuditQuery, ChallengeQuery};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::error::ApiError;
-use super::{load, query, AppError, AppState};
-use crate::auth::Caller;
+use super::AppError;
 
 /// The most rows one export of the history holds (challenges, audit); past it the
 /// response says so in `X-Lookout-Truncated`.
@@ -105,7 +103,11 @@ pub(crate) fn csv_of<T: Serialize>(items: &[T]) -> Result<String, AppError> {
 }
 
 /// A CSV download named `lookout-<name>.csv`.
-fn download<T: Serialize>(name: &str, items: &[T], truncated: bool) -> Result<Response, ApiError> {
+pub(super) fn download<T: Serialize>(
+    name: &str,
+    items: &[T],
+    truncated: bool,
+) -> Result<Response, ApiError> {
     let body = csv_of(items)?;
     let mut response = (
         [
@@ -127,102 +129,11 @@ fn download<T: Serialize>(name: &str, items: &[T], truncated: bool) -> Result<Re
     Ok(response)
 }
 
-pub(super) async fn findings(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let q = query::finding_query(raw.as_deref())?;
-    download("findings", &state.fleet().findings(&caller.view, &q), false)
-}
-
-pub(super) async fn problems(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let mut q = query::problem_query(raw.as_deref())?;
-    (q.page, q.per_page) = (1, usize::MAX);
-    let problems = state.fleet().problems(&caller.view, &q);
-    download("problems", &problems.page.items, false)
-}
-
-pub(super) async fn probes(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let q = query::probe_query(raw.as_deref())?;
-    download("probes", &load::probes(&state, &caller.view, &q), false)
-}
-
-pub(super) async fn ingresses(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let mut q = query::ingress_query(raw.as_deref())?;
-    (q.page, q.per_page) = (1, usize::MAX);
-    download(
-        "ingresses",
-        &load::ingresses(&state, &caller.view, &q).items,
-        false,
-    )
-}
-
-pub(super) async fn issuers(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let mut q = query::issuer_query(raw.as_deref())?;
-    (q.page, q.per_page) = (1, usize::MAX);
-    download(
-        "issuers",
-        &load::issuers(&state, &caller.view, &q).items,
-        false,
-    )
-}
-
-pub(super) async fn certificates(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let mut q = query::certificate_query(raw.as_deref())?;
-    (q.page, q.per_page) = (1, usize::MAX);
-    download(
-        "certificates",
-        &load::certificates(&state, &caller.view, &q).items,
-        false,
-    )
-}
-
-pub(super) async fn rate_limits(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let q = query::budget_query(raw.as_deref())?;
-    download(
-        "rate-limits",
-        &load::budgets(&state, &caller.view, &q),
-        false,
-    )
-}
-
-pub(super) async fn forecast(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let q = query::budget_query(raw.as_deref())?;
-    download("forecast", &load::forecast(&state, &caller.view, &q), false)
-}
-
 /// Reads a history list page by page (`MAX_PER_PAGE` rows each) until it ends or holds
 /// [`HISTORY_ROWS`]; says whether it stopped there.
-async fn every_page<T, Fut>(read: impl Fn(usize) -> Fut) -> Result<(Vec<T>, bool), AppError>
+pub(super) async fn every_page<T, Fut>(
+    read: impl Fn(usize) -> Fut,
+) -> Result<(Vec<T>, bool), AppError>
 where
     Fut: std::future::Future<Output = Result<Vec<T>, AppError>>,
 {
@@ -237,44 +148,6 @@ where
     }
     let truncated = rows.len() >= HISTORY_ROWS;
     Ok((rows, truncated))
-}
-
-pub(super) async fn challenges(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
-    let (rows, truncated) = every_page(|page| {
-        let q = ChallengeQuery {
-            page,
-            per_page: MAX_PER_PAGE,
-            ..q.clone()
-        };
-        let (state, view) = (&state, &caller.view);
-        async move { Ok(load::challenges(state, view, &q).await?.page.items) }
-    })
-    .await?;
-    download("challenges", &rows, truncated)
-}
-
-pub(super) async fn audit(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, ApiError> {
-    let q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
-    let (rows, truncated) = every_page(|page| {
-        let q = AuditQuery {
-            page,
-            per_page: MAX_PER_PAGE,
-            ..q.clone()
-        };
-        let (state, view) = (&state, &caller.view);
-        async move { Ok(load::audit(state, view, &q).await?.items) }
-    })
-    .await?;
-    download("audit", &rows, truncated)
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub(super) fn problems_about(
     state: &AppState,
     view: &View,
     key: &ObjectKey,
-    kind: &str,
+    kind: lookout_app::model::Kind,
 ) -> Vec<lookout_app::model::read::problems::Problem> {
     let q = ProblemQuery {
         cluster: Some(key.cluster.to_string()),

@@ -10,6 +10,7 @@ mod error;
 pub(crate) mod events;
 mod export;
 mod listen;
+mod lists;
 mod load;
 mod metrics;
 mod pages;
@@ -184,58 +185,110 @@ pub fn routes() -> Vec<Route> {
     const GET: &[&str] = &["GET"];
     const POST: &[&str] = &["POST"];
     vec![
-        route("/", GET, get(pages::board)),
-        route("/findings", GET, get(pages::findings)),
+        route("/", GET, get(lists::page::<lists::Problems>)),
+        route("/findings", GET, get(lists::page::<lists::Findings>)),
         route("/clusters", GET, get(pages::clusters)),
-        route("/ingresses", GET, get(pages::ingresses)),
+        route("/ingresses", GET, get(lists::page::<lists::Ingresses>)),
         route(
             "/ingresses/{cluster}/{namespace}/{name}",
             GET,
             get(pages::ingress),
         ),
-        route("/certificates", GET, get(pages::certificates)),
+        route(
+            "/certificates",
+            GET,
+            get(lists::page::<lists::Certificates>),
+        ),
         route(
             "/certificates/{cluster}/{namespace}/{name}",
             GET,
             get(pages::certificate),
         ),
-        route("/issuers", GET, get(pages::issuers)),
+        route("/issuers", GET, get(lists::page::<lists::Issuers>)),
         route(
             "/issuers/{cluster}/{namespace}/{name}",
             GET,
             get(pages::issuer),
         ),
-        route("/challenges", GET, get(pages::challenges)),
-        route("/rate-limits", GET, get(pages::rate_limits)),
-        route("/rate-limits/forecast", GET, get(pages::forecast)),
-        route("/audit", GET, get(pages::audit)),
+        route("/challenges", GET, get(lists::page::<lists::Challenges>)),
+        route("/rate-limits", GET, get(lists::page::<lists::Budgets>)),
+        route(
+            "/rate-limits/forecast",
+            GET,
+            get(lists::page::<lists::Forecast>),
+        ),
+        route("/audit", GET, get(lists::page::<lists::Audit>)),
         route("/search", GET, get(pages::search)),
         route("/actions", POST, post(actions::post_action)),
         no_query(route("/actions/{id}", GET, get(actions::action_page))),
         route("/api/v1/clusters", GET, get(api::clusters)),
-        route("/api/v1/findings", GET, get(api::findings)),
-        route("/api/v1/problems", GET, get(api::problems)),
-        route("/api/v1/challenges", GET, get(api::challenges)),
-        route("/api/v1/rate-limits", GET, get(api::rate_limits)),
-        route("/api/v1/rate-limits/forecast", GET, get(api::forecast)),
-        route("/api/v1/audit", GET, get(api::audit)),
-        route("/api/v1/probes", GET, get(api::probes)),
-        route("/api/v1/probes.csv", GET, get(export::probes)),
-        route("/api/v1/findings.csv", GET, get(export::findings)),
-        route("/api/v1/problems.csv", GET, get(export::problems)),
-        route("/api/v1/ingresses.csv", GET, get(export::ingresses)),
-        route("/api/v1/certificates.csv", GET, get(export::certificates)),
-        route("/api/v1/issuers.csv", GET, get(export::issuers)),
-        route("/api/v1/issuers", GET, get(api::issuers)),
-        route("/api/v1/challenges.csv", GET, get(export::challenges)),
-        route("/api/v1/rate-limits.csv", GET, get(export::rate_limits)),
+        route("/api/v1/findings", GET, get(lists::api::<lists::Findings>)),
+        route("/api/v1/problems", GET, get(lists::api::<lists::Problems>)),
+        route(
+            "/api/v1/challenges",
+            GET,
+            get(lists::api::<lists::Challenges>),
+        ),
+        route(
+            "/api/v1/rate-limits",
+            GET,
+            get(lists::api::<lists::Budgets>),
+        ),
+        route(
+            "/api/v1/rate-limits/forecast",
+            GET,
+            get(lists::api::<lists::Forecast>),
+        ),
+        route("/api/v1/audit", GET, get(lists::api::<lists::Audit>)),
+        route("/api/v1/probes", GET, get(lists::api::<lists::Probes>)),
+        route("/api/v1/probes.csv", GET, get(lists::csv::<lists::Probes>)),
+        route(
+            "/api/v1/findings.csv",
+            GET,
+            get(lists::csv::<lists::Findings>),
+        ),
+        route(
+            "/api/v1/problems.csv",
+            GET,
+            get(lists::csv::<lists::Problems>),
+        ),
+        route(
+            "/api/v1/ingresses.csv",
+            GET,
+            get(lists::csv::<lists::Ingresses>),
+        ),
+        route(
+            "/api/v1/certificates.csv",
+            GET,
+            get(lists::csv::<lists::Certificates>),
+        ),
+        route(
+            "/api/v1/issuers.csv",
+            GET,
+            get(lists::csv::<lists::Issuers>),
+        ),
+        route("/api/v1/issuers", GET, get(lists::api::<lists::Issuers>)),
+        route(
+            "/api/v1/challenges.csv",
+            GET,
+            get(lists::csv::<lists::Challenges>),
+        ),
+        route(
+            "/api/v1/rate-limits.csv",
+            GET,
+            get(lists::csv::<lists::Budgets>),
+        ),
         route(
             "/api/v1/rate-limits/forecast.csv",
             GET,
-            get(export::forecast),
+            get(lists::csv::<lists::Forecast>),
         ),
-        route("/api/v1/audit.csv", GET, get(export::audit)),
-        route("/api/v1/certificates", GET, get(api::certificates)),
+        route("/api/v1/audit.csv", GET, get(lists::csv::<lists::Audit>)),
+        route(
+            "/api/v1/certificates",
+            GET,
+            get(lists::api::<lists::Certificates>),
+        ),
         no_query(route(
             "/api/v1/certificates/{cluster}/{namespace}/{name}",
             GET,
@@ -246,7 +299,11 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(api::issuer),
         )),
-        route("/api/v1/ingresses", GET, get(api::ingresses)),
+        route(
+            "/api/v1/ingresses",
+            GET,
+            get(lists::api::<lists::Ingresses>),
+        ),
         no_query(route(
             "/api/v1/ingresses/{cluster}/{namespace}/{name}",
             GET,

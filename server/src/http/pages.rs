@@ -8,8 +8,8 @@ use lookout_app::components::{Nav, Shell, SyncLine, UserInfo};
 
 use super::session::CsrfToken;
 use crate::auth::Caller;
-use lookout_app::model::read::views::{CertificateQuery, ExpiryWindow, IngressQuery};
-use lookout_app::model::{ClusterName, Namespace, ObjectKey, Page};
+use lookout_app::model::read::views::{CertificateQuery, IngressQuery};
+use lookout_app::model::{ClusterName, Kind, Namespace, ObjectKey, Page};
 use lookout_app::pages;
 
 use super::{load, query, AppError, AppState};
@@ -50,7 +50,7 @@ pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shel
 }
 
 /// The shell with the clusters the page read already.
-fn shell_of(
+pub(super) fn shell_of(
     state: &AppState,
     caller: &Caller,
     csrf: &CsrfToken,
@@ -109,43 +109,8 @@ fn storage_banner(state: &AppState) -> Option<String> {
     ))
 }
 
-pub(super) async fn board(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::problem_query(raw.as_deref())?;
-    let clusters = state.fleet().cluster_list(&caller.view);
-    let shell = shell_of(&state, &caller, &csrf, &clusters);
-    let board = load::board(&state, &caller.view, &q, shell.now, clusters).await;
-    Ok(Html(pages::board::page(
-        &shell,
-        &q,
-        &board.clusters,
-        board.problems,
-        board.recent,
-    )))
-}
-
-pub(super) async fn findings(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::finding_query(raw.as_deref())?;
-    let shell = shell(&state, &caller, &csrf);
-    Ok(Html(pages::findings::page(
-        &shell,
-        &q,
-        state.fleet().clusters(&caller.view),
-        state.fleet().findings(&caller.view, &q),
-    )))
-}
-
 /// The names of the clusters the caller sees, for the filter forms.
-fn cluster_names(state: &AppState, caller: &Caller) -> Vec<String> {
+pub(super) fn cluster_names(state: &AppState, caller: &Caller) -> Vec<String> {
     state
         .fleet()
         .clusters(&caller.view)
@@ -168,36 +133,6 @@ pub(super) async fn clusters(
     )))
 }
 
-pub(super) async fn ingresses(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::ingress_query(raw.as_deref())?;
-    let names = cluster_names(&state, &caller);
-    // Every match, for the health line; the page is cut from it (one read, not two).
-    let all = load::ingresses(
-        &state,
-        &caller.view,
-        &IngressQuery {
-            page: 1,
-            per_page: usize::MAX,
-            ..q.clone()
-        },
-    );
-    let health: Vec<Option<lookout_app::model::Severity>> =
-        all.items.iter().map(|r| r.severity).collect();
-    let page = Page::of(all.items, q.page.max(1), q.per_page.max(1));
-    Ok(Html(pages::ingresses::page(
-        &shell(&state, &caller, &csrf),
-        &q,
-        names,
-        page,
-        &health,
-    )))
-}
-
 pub(super) async fn ingress(
     State(state): State<AppState>,
     caller: Caller,
@@ -210,7 +145,7 @@ pub(super) async fn ingress(
         name,
     };
     let detail = load::ingress(&state, &caller.view, &key)?;
-    let problems = load::problems_about(&state, &caller.view, &key, "Ingress");
+    let problems = load::problems_about(&state, &caller.view, &key, Kind::Ingress);
     // The page shows the live chain even when the history cannot be read.
     let history = load::ingress_history(&state, &caller.view, &detail).await;
     Ok(Html(pages::ingress_detail::page(
@@ -218,45 +153,6 @@ pub(super) async fn ingress(
         detail,
         problems,
         history,
-    )))
-}
-
-pub(super) async fn certificates(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::certificate_query(raw.as_deref())?;
-    // Every match but for the expiry window, for the chart (so that it keeps every bar
-    // when one is chosen); the table shows one page of those in the window.
-    let all = load::certificates(
-        &state,
-        &caller.view,
-        &CertificateQuery {
-            page: 1,
-            per_page: usize::MAX,
-            expires: None,
-            ..q.clone()
-        },
-    );
-    let expiries = all
-        .items
-        .iter()
-        .map(|r| (r.certificate.not_after, r.severity))
-        .collect();
-    let now = (state.registry.now)();
-    let mut all = all.items;
-    if let Some(window) = q.expires {
-        all.retain(|r| ExpiryWindow::of(r.certificate.not_after, now) == window);
-    }
-    let names = cluster_names(&state, &caller);
-    Ok(Html(pages::certificates::page(
-        &shell(&state, &caller, &csrf),
-        &q,
-        names,
-        expiries,
-        Page::of(all, q.page, q.per_page),
     )))
 }
 
@@ -273,7 +169,7 @@ pub(super) async fn certificate(
     };
     // The page shows the live chain even when the history cannot be read.
     let (detail, timeline) = load::certificate(&state, &caller.view, &key).await?;
-    let mut problems = load::problems_about(&state, &caller.view, &key, "Certificate");
+    let mut problems = load::problems_about(&state, &caller.view, &key, Kind::Certificate);
     // A problem rooted at its Ingress that blocks issuance blocks the Certificate's too:
     // renew judges it so (`actions::renew`), and the page must not offer what the preview
     // would refuse.
@@ -282,9 +178,9 @@ pub(super) async fn certificate(
             name: ingress.to_string(),
             ..key.clone()
         };
-        for p in load::problems_about(&state, &caller.view, &of_ingress, "Ingress") {
+        for p in load::problems_about(&state, &caller.view, &of_ingress, Kind::Ingress) {
             if p.blocks_issuance()
-                && p.rooted_at("Ingress", &key.namespace, ingress)
+                && p.rooted_at(Kind::Ingress, &key.namespace, ingress)
                 && !problems.iter().any(|q| q.id == p.id)
             {
                 problems.push(p);
@@ -299,24 +195,6 @@ pub(super) async fn certificate(
     )))
 }
 
-/// `/issuers`: every issuer the caller may see.
-pub(super) async fn issuers(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::issuer_query(raw.as_deref())?;
-    let rows = load::issuers(&state, &caller.view, &q);
-    let clusters = state.fleet().cluster_list(&caller.view);
-    Ok(Html(pages::issuers::page(
-        &shell(&state, &caller, &csrf),
-        &q,
-        rows,
-        &clusters,
-    )))
-}
-
 /// `/issuers/{cluster}/{namespace or _}/{name}`.
 pub(super) async fn issuer(
     State(state): State<AppState>,
@@ -328,38 +206,6 @@ pub(super) async fn issuer(
     Ok(Html(pages::issuer::page(
         &shell(&state, &caller, &csrf),
         detail,
-    )))
-}
-
-pub(super) async fn challenges(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::challenge_query(raw.as_deref(), (state.registry.now)())?;
-    let history = load::challenges(&state, &caller.view, &q).await?;
-    Ok(Html(pages::challenges::page(
-        &shell(&state, &caller, &csrf),
-        &q,
-        cluster_names(&state, &caller),
-        history.failures,
-        history.page,
-    )))
-}
-
-pub(super) async fn audit(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::audit_query(raw.as_deref(), (state.registry.now)())?;
-    let page = load::audit(&state, &caller.view, &q).await?;
-    Ok(Html(pages::audit::page(
-        &shell(&state, &caller, &csrf),
-        &q,
-        page,
     )))
 }
 
@@ -419,35 +265,6 @@ pub(super) async fn search(
         ingresses,
         certificates,
         issuers,
-    )))
-}
-
-pub(super) async fn rate_limits(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::budget_query(raw.as_deref())?;
-    Ok(Html(pages::rate_limits::page(
-        &shell(&state, &caller, &csrf),
-        &q,
-        load::budgets(&state, &caller.view, &q),
-        &load::forecast(&state, &caller.view, &q),
-    )))
-}
-
-pub(super) async fn forecast(
-    State(state): State<AppState>,
-    caller: Caller,
-    csrf: CsrfToken,
-    RawQuery(raw): RawQuery,
-) -> Result<Html<String>, AppError> {
-    let q = query::budget_query(raw.as_deref())?;
-    Ok(Html(pages::forecast::page(
-        &shell(&state, &caller, &csrf),
-        &q,
-        &load::forecast(&state, &caller.view, &q),
     )))
 }
 

@@ -265,7 +265,7 @@ pub fn issuer_detail(
                 .map(|o| o.name.clone()),
             severity: health
                 .get(&(
-                    Text::from("Certificate"),
+                    Kind::Certificate.into(),
                     c.namespace.clone(),
                     c.name.clone(),
                 ))

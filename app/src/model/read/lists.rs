@@ -115,7 +115,7 @@ pub fn ingress_page<'a>(
             worst: seen.clone().map(|(s, _)| *s).min(),
             severity: health
                 .get(&(
-                    Text::from("Ingress"),
+                    crate::model::Kind::Ingress.into(),
                     r.ingress.namespace.clone(),
                     r.ingress.name.clone(),
                 ))
@@ -246,7 +246,7 @@ pub fn certificate_rows(
             worst: about.iter().map(|f| f.severity).min(),
             severity: health
                 .get(&(
-                    Text::from("Certificate"),
+                    crate::model::Kind::Certificate.into(),
                     cert.namespace.clone(),
                     cert.name.clone(),
                 ))

@@ -7,6 +7,7 @@ use crate::model::chain::AnnotationStatus;
 use crate::model::ingress::IngressView;
 use crate::model::read::problems::Problem;
 use crate::model::text::Text;
+use crate::model::Kind;
 
 /// The answer for one object.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +97,7 @@ pub fn issue_again<'p>(
     problems: &'p [Problem],
 ) -> Offer<'p> {
     let (ns, name) = (&*certificate.namespace, &*certificate.name);
-    let rooted_here = |p: &Problem| ingress.is_some_and(|i| p.rooted_at("Ingress", ns, i));
+    let rooted_here = |p: &Problem| ingress.is_some_and(|i| p.rooted_at(Kind::Ingress, ns, i));
     // Edit-in-place set on the Ingress but not on this Certificate (no override): the next
     // challenge still uses the separate solver, so where the last ones failed behind the
     // redirect, a new request fails the same way. (With the override there, a new request
@@ -108,7 +109,7 @@ pub fn issue_again<'p>(
             && rooted_here(p)
     };
     if let Some(p) = problems.iter().find(|p| {
-        (p.blocks_issuance() && (p.concerns("Certificate", ns, name) || rooted_here(p)))
+        (p.blocks_issuance() && (p.concerns(Kind::Certificate, ns, name) || rooted_here(p)))
             || unapplied_fix(p)
     }) {
         return Offer::Blocked(p);

@@ -29,7 +29,7 @@ use crate::model::chain::Index;
 use crate::model::data::{ClusterData, ClusterFacts};
 use crate::model::rule::{Blocks, Part, Rule};
 use crate::model::text::Text;
-use crate::model::{Finding, FindingRef, Severity};
+use crate::model::{Finding, FindingRef, Kind, Severity, Subject};
 
 /// The part a finding plays: its rule's, except that a Let's Encrypt limit reached
 /// (critical) is a cause like the CA's refusal, while a limit only getting near stays alone.
@@ -48,7 +48,7 @@ pub struct ProblemObject {
     pub cluster: Text,
     /// Empty for cluster-scoped objects.
     pub namespace: Text,
-    pub kind: Text,
+    pub kind: crate::model::Subject,
     pub name: Text,
 }
 
@@ -95,25 +95,23 @@ impl Problem {
 
     /// Whether the problem involves the object: one of its objects, a Certificate of a chain
     /// it reaches, or what its root or a symptom is about.
-    pub fn concerns(&self, kind: &str, namespace: &str, name: &str) -> bool {
-        let is = |k: &str, n: &str, m: &str| k == kind && n == namespace && m == name;
+    pub fn concerns(&self, kind: Kind, namespace: &str, name: &str) -> bool {
+        let is = |k: Subject, n: &str, m: &str| k == kind && n == namespace && m == name;
         self.objects
             .iter()
-            .any(|o| is(&o.kind, &o.namespace, &o.name))
+            .any(|o| is(o.kind, &o.namespace, &o.name))
             // A Certificate of a chain it reaches, with no finding of its own.
             || self.affected.iter().any(|a| a.holds(kind, namespace, name))
             || std::iter::once(&self.root)
                 .chain(self.symptoms.iter())
-                .any(|f| is(f.kind.name(), &f.namespace, &f.name))
+                .any(|f| is(f.kind, &f.namespace, &f.name))
     }
 
     /// Whether the root finding is about this object (not merely one of its symptoms): a
     /// problem only touching an Ingress through a neighbour's symptom does not stop that
     /// Ingress's own issuance.
-    pub fn rooted_at(&self, kind: &str, namespace: &str, name: &str) -> bool {
-        self.root.kind.name() == kind
-            && &*self.root.namespace == namespace
-            && &*self.root.name == name
+    pub fn rooted_at(&self, kind: Kind, namespace: &str, name: &str) -> bool {
+        self.root.kind == kind && &*self.root.namespace == namespace && &*self.root.name == name
     }
 
     /// Whether issuing the certificate again cannot succeed until the root cause is fixed
@@ -238,7 +236,7 @@ fn object_of(f: &Finding) -> ProblemObject {
     ProblemObject {
         cluster: f.cluster.clone(),
         namespace: f.namespace.clone(),
-        kind: f.kind.name().into(),
+        kind: f.kind,
         name: f.name.clone(),
     }
 }
@@ -393,10 +391,10 @@ impl<'a> Gathering<'a> {
                 if action.href.is_none() {
                     if let Some(o) = objects
                         .iter()
-                        .find(|o| crate::model::links::detail_pages(&o.kind).is_some())
+                        .find(|o| crate::model::links::detail_pages(o.kind.name()).is_some())
                     {
                         action.href = crate::model::links::object_path(
-                            &o.kind,
+                            o.kind.name(),
                             &o.cluster,
                             &o.namespace,
                             &o.name,

@@ -12,7 +12,7 @@ use crate::model::data::ClusterData;
 use crate::model::ingress::IngressView;
 use crate::model::rule::Rule;
 use crate::model::text::Text;
-use crate::model::Finding;
+use crate::model::{Finding, Kind};
 
 /// One chain: its head (an Ingress, or a Certificate no Ingress owns), its objects, hosts
 /// and the expiry of its certificates.
@@ -83,7 +83,6 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
     let mut out = Vec::new();
     let mut owned: HashSet<(&str, &str)> = HashSet::new();
     // One copy of each head's kind for all of them (a problem may hold thousands of heads).
-    let (ingress, certificate) = (Text::from("Ingress"), Text::from("Certificate"));
     for ing in data.ingresses.values() {
         let certificates = idx.certificates_of(ing);
         for c in &certificates {
@@ -98,7 +97,7 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
             head: ProblemObject {
                 cluster: cluster.clone(),
                 namespace: ing.namespace.clone(),
-                kind: ingress.clone(),
+                kind: Kind::Ingress.into(),
                 name: ing.name.clone(),
             },
             objects: ingress_objects(idx, ing),
@@ -128,7 +127,7 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
             head: ProblemObject {
                 cluster: cluster.clone(),
                 namespace: c.namespace.clone(),
-                kind: certificate.clone(),
+                kind: Kind::Certificate.into(),
                 name: c.name.clone(),
             },
             objects,

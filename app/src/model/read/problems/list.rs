@@ -90,15 +90,21 @@ pub fn join_fleet<'a>(
                 // them when it becomes the root or is about something they share (an issuer,
                 // an account) — so that every reader, told only their chains, reads the same.
                 let joined = FindingRef::of(&fleet_list, f);
-                let held = p
-                    .affected
-                    .iter()
-                    .any(|a| a.holds(f.kind.name(), &f.namespace, &f.name));
+                let held = p.affected.iter().any(|a| {
+                    f.kind
+                        .kind()
+                        .is_some_and(|k| a.holds(k, &f.namespace, &f.name))
+                });
                 let confirming = p.confirming.is_some();
                 let root = p.root.clone();
                 let mut affected = p.affected.to_vec();
                 for a in affected.iter_mut() {
-                    if reroot || !held || a.holds(f.kind.name(), &f.namespace, &f.name) {
+                    if reroot
+                        || !held
+                        || f.kind
+                            .kind()
+                            .is_some_and(|k| a.holds(k, &f.namespace, &f.name))
+                    {
                         let mut findings = a.findings.to_vec();
                         // The old root stays part of each chain's judgement, as a symptom.
                         findings.extend(displaced.clone());

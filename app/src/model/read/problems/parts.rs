@@ -9,7 +9,7 @@ use super::{harm, part_of, rank, supports, Problem, ProblemObject};
 use crate::model::finding::FindingRef;
 use crate::model::rule::{Part, Rule};
 use crate::model::text::Text;
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, Kind, Severity};
 
 /// How much and how soon the problem hurts clients (see [`harm`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -168,11 +168,11 @@ impl PartialEq for Affected {
 
 impl Affected {
     /// Whether this chain holds the object: its head, or one of its Certificates.
-    pub fn holds(&self, kind: &str, namespace: &str, name: &str) -> bool {
+    pub fn holds(&self, kind: Kind, namespace: &str, name: &str) -> bool {
         let o = &self.object;
         &*o.namespace == namespace
-            && ((&*o.kind == kind && &*o.name == name)
-                || (kind == "Certificate" && self.certificates.iter().any(|c| &**c == name)))
+            && ((o.kind == kind && &*o.name == name)
+                || (kind == Kind::Certificate && self.certificates.iter().any(|c| &**c == name)))
     }
 }
 
@@ -301,22 +301,24 @@ pub(super) fn harm_first<'f>(
 /// The severity of each Ingress and Certificate a cluster's problems reach — the worst of
 /// the chains that hold it, over every problem — by (kind, namespace, name): what every
 /// list tells of the object, the same for every reader.
-pub type Health = std::collections::HashMap<(Text, Text, Text), Severity>;
+pub type Health = std::collections::HashMap<(crate::model::Subject, Text, Text), Severity>;
 
 /// [`Health`] of a cluster's problems.
 pub fn health(problems: &[Problem]) -> Health {
     let mut out = Health::new();
-    let mut note = |key: (Text, Text, Text), s: Severity| {
+    let mut note = |key: (crate::model::Subject, Text, Text), s: Severity| {
         out.entry(key).and_modify(|w| *w = (*w).min(s)).or_insert(s);
     };
-    let certificate = Text::from("Certificate");
     for p in problems {
         for a in p.affected.iter() {
             let o = &a.object;
             let s = a.urgency.severity;
-            note((o.kind.clone(), o.namespace.clone(), o.name.clone()), s);
+            note((o.kind, o.namespace.clone(), o.name.clone()), s);
             for c in a.certificates.iter() {
-                note((certificate.clone(), o.namespace.clone(), c.clone()), s);
+                note(
+                    (Kind::Certificate.into(), o.namespace.clone(), c.clone()),
+                    s,
+                );
             }
         }
     }

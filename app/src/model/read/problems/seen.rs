@@ -72,7 +72,7 @@ impl Problem {
                 theirs(&o.namespace)
                     || (cluster_wide_root
                         && o.namespace.is_empty()
-                        && &*o.kind == root.kind.name()
+                        && o.kind == root.kind
                         && o.name == root.name)
             })
             .cloned()
@@ -108,7 +108,12 @@ impl Problem {
             } else {
                 action.href = own.href.or_else(|| {
                     objects.iter().find_map(|o| {
-                        crate::model::links::object_path(&o.kind, &o.cluster, &o.namespace, &o.name)
+                        crate::model::links::object_path(
+                            o.kind.name(),
+                            &o.cluster,
+                            &o.namespace,
+                            &o.name,
+                        )
                     })
                 });
             }
@@ -138,7 +143,7 @@ impl Problem {
     /// This problem as it bears on one object: its urgency and hosts are those of the chain
     /// that holds the object (the Ingress's, or the Certificate's), as every list and page
     /// tells of that object. Unchanged when no chain of it holds the object.
-    pub fn about_object(&self, kind: &str, namespace: &str, name: &str) -> Problem {
+    pub fn about_object(&self, kind: Kind, namespace: &str, name: &str) -> Problem {
         let mut out = self.clone();
         let holding: Vec<&Affected> = self
             .affected

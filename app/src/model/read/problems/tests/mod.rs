@@ -98,7 +98,7 @@ fn a_missing_fix_and_everything_it_breaks_are_one_problem_naming_both_hosts() {
             Text::from("www.shop.example.com")
         ]
     );
-    assert_eq!(&*p.objects[0].kind, "Ingress");
+    assert_eq!(p.objects[0].kind.name(), "Ingress");
     assert_eq!(&*p.objects[0].name, "shop");
     assert!(p
         .symptoms
@@ -158,7 +158,7 @@ fn an_issuer_behind_many_ingresses_is_one_problem_with_its_blast_radius() {
         vec![Text::from("acme"), Text::from("globex")]
     );
     assert_eq!(p.hosts.len(), 2);
-    assert_eq!(&*p.objects[0].kind, "ClusterIssuer");
+    assert_eq!(p.objects[0].kind.name(), "ClusterIssuer");
     assert_eq!(p.objects.len(), 3, "the issuer and both Ingresses");
     assert!(
         problems.iter().all(|q| q.cause == Rule::IssuerNotReady),

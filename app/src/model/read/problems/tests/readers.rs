@@ -60,7 +60,7 @@ fn a_tenant_is_told_the_cluster_wide_root_of_their_problem_in_words_about_them_a
     assert!(p
         .objects
         .iter()
-        .all(|o| &*o.namespace == "acme" || &*o.kind == "ClusterIssuer"));
+        .all(|o| &*o.namespace == "acme" || o.kind == crate::model::Kind::ClusterIssuer));
     // Nothing of globex: not its name, its host, nor how many use the issuer.
     let text = serde_json::to_string(p).unwrap();
     assert!(!text.contains("globex"), "{text}");
@@ -116,7 +116,11 @@ fn every_reader_tells_the_same_severity_of_the_same_object() {
     let health = health(&problems);
     let of = |kind: &str, ns: &str, name: &str| {
         health
-            .get(&(Text::from(kind), Text::from(ns), Text::from(name)))
+            .get(&(
+                crate::model::Kind::from_name(kind).unwrap().into(),
+                Text::from(ns),
+                Text::from(name),
+            ))
             .copied()
     };
     assert_eq!(of("Ingress", "acme", "shop"), Some(Severity::Warning));
@@ -130,12 +134,12 @@ fn every_reader_tells_the_same_severity_of_the_same_object() {
     for view in [everything(), tenant(&["acme"])] {
         let p = problems_of(&w, &view)
             .into_iter()
-            .find(|p| p.concerns("Ingress", "acme", "shop"))
+            .find(|p| p.concerns(crate::model::Kind::Ingress, "acme", "shop"))
             .expect("the problem reaches acme's Ingress");
-        let here = p.about_object("Ingress", "acme", "shop");
+        let here = p.about_object(crate::model::Kind::Ingress, "acme", "shop");
         assert_eq!(here.urgency.severity, Severity::Warning);
         assert_eq!(here.hosts.to_vec(), vec![Text::from("shop.acme.example")]);
-        let cert = p.about_object("Certificate", "acme", "shop-tls");
+        let cert = p.about_object(crate::model::Kind::Certificate, "acme", "shop-tls");
         assert_eq!(cert.urgency, here.urgency);
     }
 }

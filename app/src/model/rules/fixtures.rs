@@ -203,6 +203,18 @@ impl CertificateView {
         )));
         self
     }
+    /// Renewed by hand (`cmctl renew`, Lookout's renew or fix): Issuing=True,
+    /// `ManuallyTriggered`.
+    pub fn renewed(mut self) -> Self {
+        self.rare.make_mut().issuing = Some(Box::new(cond(
+            "Issuing",
+            "True",
+            "ManuallyTriggered",
+            "Certificate re-issuance manually triggered",
+            ago(Duration::minutes(1)),
+        )));
+        self
+    }
     pub fn without_override(mut self) -> Self {
         self.override_ingress_name = None;
         self

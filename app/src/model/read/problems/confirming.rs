@@ -13,6 +13,9 @@ use crate::model::Finding;
 pub(super) struct Issuance {
     /// `Issuing=True`: an attempt is under way.
     issuing: bool,
+    /// Someone asked for it (`Issuing` reason `ManuallyTriggered`: a renew, as `cmctl renew`
+    /// and Lookout's renew and fix set it), not cert-manager's own retry after its backoff.
+    asked: bool,
     /// `Ready=True`, since then.
     ready_since: Option<DateTime<Utc>>,
 }
@@ -21,6 +24,9 @@ impl Issuance {
     pub(super) fn of(c: &crate::model::certificate::CertificateView) -> Issuance {
         Issuance {
             issuing: c.rare.issuing.as_ref().is_some_and(|i| i.is_true()),
+            asked: c.rare.issuing.as_ref().is_some_and(|i| {
+                i.is_true() && i.reason.as_deref() == Some("ManuallyTriggered")
+            }),
             ready_since: c
                 .ready
                 .as_ref()
@@ -72,11 +78,15 @@ pub(super) fn confirming<'f>(
     let failed_before = findings
         .clone()
         .any(|f| f.rule == Rule::CertIssuanceFailing);
+    // After a failure, only an attempt someone asked for is a fix under way: cert-manager's
+    // own retry when its backoff ends is not evidence that anything changed.
+    let asked = issuance.iter().filter(|i| i.issuing).all(|i| i.asked);
     match (every, issuing, failed_before) {
         (false, _, _) => None,
-        (true, true, true) => {
+        (true, true, true) if asked => {
             Some("a new certificate is being issued after the last attempt failed".into())
         }
+        (true, true, true) => None,
         (true, true, false) => Some("its certificate is being issued".into()),
         (true, false, _) => {
             Some("the certificate is issued; waiting to see the host serve it".into())

@@ -529,10 +529,26 @@ fn a_fixed_chain_reads_confirming_until_its_certificate_is_issued_and_served() {
         true,
     );
     let now = crate::model::rules::fixtures::now();
-    // The fix is applied: the last attempt failed, a new one is under way, nothing fails.
-    let retrying = CertificateView::of(&shop)
+    // cert-manager's own retry when its backoff ends, nothing changed: not a fix under way.
+    let on_its_own = CertificateView::of(&shop)
         .failing(1, Duration::hours(1))
         .issuing()
+        .not_ready("Failed", Duration::hours(1));
+    let w = World::new()
+        .issuer(issuer.clone())
+        .certificate(on_its_own)
+        .ingress(shop.clone());
+    let problems = problems_of(&w, &everything());
+    assert!(!problems.is_empty());
+    assert!(
+        problems.iter().all(|p| p.confirming.is_none()),
+        "{problems:#?}"
+    );
+    // The fix is applied (it renews): the last attempt failed, a new one is under way,
+    // nothing fails.
+    let retrying = CertificateView::of(&shop)
+        .failing(1, Duration::hours(1))
+        .renewed()
         .not_ready("Failed", Duration::hours(1));
     let w = World::new()
         .issuer(issuer.clone())

@@ -130,6 +130,20 @@ pub enum HistoryEvent {
         /// As the Challenge's `revision`.
         revision: Option<i64>,
     },
+    /// An Issuer or ClusterIssuer of an ACME server, as now seen: a CertificateRequest
+    /// recorded before it was listed (so without its ACME server) gets the server, so that
+    /// every issuance counts in the Let's Encrypt budgets whatever the order things were
+    /// seen in. A request that has its server keeps it (an issuer changed later does not
+    /// rewrite what was issued).
+    Issuer {
+        cluster: String,
+        /// `Issuer` or `ClusterIssuer`.
+        kind: Kind,
+        /// Empty for a ClusterIssuer.
+        namespace: String,
+        name: String,
+        acme_server: String,
+    },
     /// A relist of `kind` finished: its objects not among `live` uids were deleted meanwhile.
     Relisted {
         cluster: String,
@@ -151,7 +165,7 @@ impl HistoryEvent {
             | HistoryEvent::Order { revision, .. }
             | HistoryEvent::Request { revision, .. }
             | HistoryEvent::Readiness { revision, .. } => *revision = parsed,
-            HistoryEvent::Relisted { .. } => {}
+            HistoryEvent::Relisted { .. } | HistoryEvent::Issuer { .. } => {}
         }
         self
     }

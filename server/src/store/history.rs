@@ -178,6 +178,15 @@ async fn apply(
             let seen = (*deleted, *revision);
             requests::request(conn, known, cluster, view, acme_server, seen, now).await
         }
+        HistoryEvent::Issuer {
+            cluster,
+            kind,
+            namespace,
+            name,
+            acme_server,
+        } => {
+            requests::issuer_seen(conn, known, cluster, *kind, (namespace, name), acme_server).await
+        }
         HistoryEvent::Readiness {
             cluster,
             namespace,

@@ -323,3 +323,132 @@ async fn failed_authorizations_count_against_the_per_name_budget() {
     );
     app.stop().await;
 }
+
+/// An issued request recorded without its ACME server — seen before its issuer, or stored
+/// by an earlier version — as `name`, issued `hours` ago, for `host`, by `issuer`.
+async fn request_without_server(
+    app: &TestApp,
+    (kind, issuer): (&str, &str),
+    name: &str,
+    host: &str,
+    hours: i64,
+) {
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        app.dir.path().join("lookout.db").display()
+    ))
+    .await
+    .unwrap();
+    let at = (chrono::Utc::now() - chrono::Duration::hours(hours))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    sqlx::query(
+        "INSERT INTO certificate_requests (cluster, namespace, name, uid, certificate, revision, issuer_kind, issuer_name, acme_server, names, outcome, created_at, finished_at, last_seen) \
+         VALUES ('zrh-prod', 'shop', ?, ?, ?, 1, ?, ?, NULL, ?, 'issued', ?, ?, ?)",
+    )
+    .bind(name)
+    .bind(format!("uid-{name}"))
+    .bind(name.trim_end_matches("-1"))
+    .bind(kind)
+    .bind(issuer)
+    .bind(json!([host]).to_string())
+    .bind(&at)
+    .bind(&at)
+    .bind(&at)
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+}
+
+/// How many of the issuances under `shop.example` the Let's Encrypt budgets count: the
+/// exact sets with one spent (the registered domain's bucket refills by the hour, as
+/// Boulder's does, so its use is not a plain count).
+async fn counted(app: &TestApp) -> usize {
+    app.json("/api/v1/rate-limits").await["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| {
+            b["limit"] == "exact-set"
+                && b["key"].as_str().unwrap().ends_with(".shop.example")
+                && b["used"] == 1
+        })
+        .count()
+}
+
+/// Every issuance counts, whatever order things were seen in: requests recorded before
+/// their issuer was listed get its ACME server when it shows up (a ClusterIssuer, and an
+/// Issuer in its namespace only), and rows stored earlier are filled in at the next start.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_issuance_seen_before_its_issuer_counts_once_the_issuer_shows() {
+    let app = spawn_app(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    request_without_server(
+        &app,
+        ("ClusterIssuer", "letsencrypt-prod"),
+        "a-tls-1",
+        "a.shop.example",
+        2,
+    )
+    .await;
+    request_without_server(&app, ("Issuer", "le"), "b-tls-1", "b.shop.example", 3).await;
+    // Another namespace's Issuer of the same name is not this one.
+    create(
+        &app,
+        0,
+        "",
+        "namespaces",
+        None,
+        json!({"metadata": {"name": "elsewhere"}}),
+    );
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "issuers",
+        Some("elsewhere"),
+        json!({"metadata": {"name": "le"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    cluster_issuer(&app, "letsencrypt-prod");
+    app.eventually("the ClusterIssuer's issuance is counted", || async {
+        counted(&app).await == 1
+    })
+    .await;
+    create(
+        &app,
+        0,
+        "",
+        "namespaces",
+        None,
+        json!({"metadata": {"name": "shop"}}),
+    );
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "issuers",
+        Some("shop"),
+        json!({"metadata": {"name": "le"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "privateKeySecretRef": {"name": "le"}, "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    app.eventually("the Issuer's issuance is counted", || async {
+        counted(&app).await == 2
+    })
+    .await;
+    // A row stored by an earlier version, its issuer long listed: filled in at the next
+    // start, when the issuers are listed again.
+    request_without_server(
+        &app,
+        ("ClusterIssuer", "letsencrypt-prod"),
+        "c-tls-1",
+        "c.shop.example",
+        4,
+    )
+    .await;
+    let app = app.restart().await;
+    app.wait_ready().await;
+    app.eventually("the earlier row is counted after the restart", || async {
+        counted(&app).await == 3
+    })
+    .await;
+    app.stop().await;
+}

@@ -291,6 +291,29 @@ impl Projection for Issuers {
     fn views_mut(data: &mut ClusterData) -> &mut Views<IssuerView> {
         &mut data.issuers
     }
+
+    const KEPT: Kept = Kept::States;
+
+    fn history(
+        cluster: &str,
+        view: &Arc<IssuerView>,
+        _deleted: bool,
+        _live: &ClusterData,
+    ) -> Option<HistoryEvent> {
+        issuer_event(cluster, Kind::Issuer, view)
+    }
+}
+
+/// What the history learns of an ACME issuer: its server, for the requests recorded before
+/// it was seen.
+fn issuer_event(cluster: &str, kind: Kind, view: &IssuerView) -> Option<HistoryEvent> {
+    Some(HistoryEvent::Issuer {
+        cluster: cluster.to_string(),
+        kind,
+        namespace: view.namespace.clone().unwrap_or_default(),
+        name: view.name.clone(),
+        acme_server: view.acme_server_url.clone()?,
+    })
 }
 
 /// ClusterIssuers.
@@ -316,6 +339,17 @@ impl Projection for ClusterIssuers {
 
     fn views_mut(data: &mut ClusterData) -> &mut Views<IssuerView> {
         &mut data.cluster_issuers
+    }
+
+    const KEPT: Kept = Kept::States;
+
+    fn history(
+        cluster: &str,
+        view: &Arc<IssuerView>,
+        _deleted: bool,
+        _live: &ClusterData,
+    ) -> Option<HistoryEvent> {
+        issuer_event(cluster, Kind::ClusterIssuer, view)
     }
 }
 

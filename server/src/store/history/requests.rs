@@ -143,6 +143,56 @@ pub(super) async fn request(
     Ok(())
 }
 
+/// An ACME issuer as now seen: the requests it issued that were recorded without their ACME
+/// server (seen before the issuer was) get it — those waiting in the batch and those stored.
+/// One named `Issuer` is matched in its namespace (an empty or missing kind is cert-manager's
+/// default, `Issuer`); a `ClusterIssuer` in any.
+pub(super) async fn issuer_seen(
+    conn: &mut AnyConnection,
+    known: &mut Known,
+    cluster: &str,
+    kind: lookout_app::model::Kind,
+    (namespace, name): (&str, &str),
+    acme_server: &str,
+) -> Result<(), sqlx::Error> {
+    let cluster_wide = kind == lookout_app::model::Kind::ClusterIssuer;
+    let kind_matches = |k: Option<&str>| match k {
+        Some("ClusterIssuer") => cluster_wide,
+        Some("Issuer") | Some("") | None => !cluster_wide,
+        Some(_) => false,
+    };
+    for r in known.new_requests.iter_mut().filter(|r| {
+        r.acme_server.is_none()
+            && r.cluster == cluster
+            && r.issuer_name.as_deref() == Some(name)
+            && kind_matches(r.issuer_kind.as_deref())
+            && (cluster_wide || r.namespace == namespace)
+    }) {
+        r.acme_server = Some(acme_server.to_string());
+    }
+    let update = if cluster_wide {
+        sqlx::query(
+            "UPDATE certificate_requests SET acme_server = $1 \
+             WHERE acme_server IS NULL AND cluster = $2 AND issuer_name = $3 AND issuer_kind = 'ClusterIssuer'",
+        )
+        .bind(acme_server)
+        .bind(cluster)
+        .bind(name)
+    } else {
+        sqlx::query(
+            "UPDATE certificate_requests SET acme_server = $1 \
+             WHERE acme_server IS NULL AND cluster = $2 AND issuer_name = $3 AND namespace = $4 \
+             AND (issuer_kind IS NULL OR issuer_kind IN ('Issuer', ''))",
+        )
+        .bind(acme_server)
+        .bind(cluster)
+        .bind(name)
+        .bind(namespace)
+    };
+    update.execute(&mut *conn).await?;
+    Ok(())
+}
+
 /// Whether more of the batch follows the rows [`write_new`] writes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Then {

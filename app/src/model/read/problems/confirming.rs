@@ -24,9 +24,11 @@ impl Issuance {
     pub(super) fn of(c: &crate::model::certificate::CertificateView) -> Issuance {
         Issuance {
             issuing: c.rare.issuing.as_ref().is_some_and(|i| i.is_true()),
-            asked: c.rare.issuing.as_ref().is_some_and(|i| {
-                i.is_true() && i.reason.as_deref() == Some("ManuallyTriggered")
-            }),
+            asked: c
+                .rare
+                .issuing
+                .as_ref()
+                .is_some_and(|i| i.is_true() && i.reason.as_deref() == Some("ManuallyTriggered")),
             ready_since: c
                 .ready
                 .as_ref()

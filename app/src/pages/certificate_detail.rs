@@ -110,7 +110,9 @@ pub fn page(
             .issuing
             .as_deref()
             .is_some_and(|i| &*i.status == "True"),
-        problems.iter().find(|p| p.blocks_issuance()),
+        problems.iter().find(|p| {
+            crate::model::read::offer::stops_issuance(p, &d.chain.certificate, d.ingress.as_deref())
+        }),
     ) {
         (true, Some(p)) => format!("asked for, but it cannot be: {}", p.diagnosis),
         (true, None) => "yes, now".to_string(),
@@ -158,7 +160,9 @@ pub fn page(
         .is_some_and(|i| &*i.status == "True");
     // Issuing again cannot succeed while a prerequisite is broken (and would spend a failed
     // authorization or an order): no button, the reason, and where to fix it first.
-    let blocked = problems.iter().find(|p| p.blocks_issuance());
+    let blocked = problems
+        .iter()
+        .find(|p| crate::model::read::offer::stops_issuance(p, &c, d.ingress.as_deref()));
     let here = crate::model::links::object_path(
         "Certificate",
         &d.chain.certificate.cluster,

@@ -179,8 +179,11 @@ pub(super) async fn certificate(
             ..key.clone()
         };
         for p in load::problems_about(&state, &caller.view, &of_ingress, Kind::Ingress) {
-            if p.blocks_issuance()
-                && p.rooted_at(Kind::Ingress, &key.namespace, ingress)
+            if lookout_app::model::read::offer::stops_issuance(
+                &p,
+                &detail.chain.certificate,
+                Some(ingress),
+            ) && p.rooted_at(Kind::Ingress, &key.namespace, ingress)
                 && !problems.iter().any(|q| q.id == p.id)
             {
                 problems.push(p);

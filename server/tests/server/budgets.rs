@@ -252,6 +252,7 @@ fn the_forecast_refuses_what_kubesims_ca_refuses() {
                 // Most in the first two days, the rest over the week.
                 at: now + Duration::minutes(rng.next(if i < 50 { 2 } else { 7 } * 24 * 60) as i64),
                 renewal,
+                account: None,
                 origin: budget::Origin {
                     name: format!("c{i}"),
                     ..origin()

@@ -7,6 +7,11 @@
 //! new-orders limits). Tokens come back as Boulder's buckets emit them, one per
 //! `period / count`. An issuance that finds a bucket empty is refused; the domain "runs out".
 //!
+//! Besides the counted buckets, what the CA has said already binds: a Certificate whose
+//! last order the CA refused with a retry time is refused until then (whatever the replay
+//! makes of it: Boulder's word outranks it), a name the account has paused is refused, and
+//! a new certificate (not a renewal) needs room in its account's new orders (300 / 3 h).
+//!
 //! Failed authorizations are not forecast: they depend on whether the challenges fail.
 
 use chrono::{DateTime, Duration, Utc};
@@ -24,6 +29,9 @@ pub struct Due {
     pub at: DateTime<Utc>,
     /// The same set was issued in the last 120 days.
     pub renewal: bool,
+    /// The ACME account its issuer orders with ([`super::account`]), for the per-account
+    /// limits; None when unknown.
+    pub account: Option<String>,
     pub origin: Origin,
 }
 
@@ -34,7 +42,7 @@ impl Due {
     /// 120 days.
     pub fn of(
         cert: &crate::model::certificate::CertificateView,
-        server: &str,
+        (server, account): (&str, Option<String>),
         now: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Option<Due> {
@@ -53,6 +61,7 @@ impl Due {
             renewal: cert
                 .not_before
                 .is_some_and(|nb| nb <= at && at - nb <= Duration::days(120)),
+            account,
             origin: Origin {
                 cluster: cert.cluster.to_string(),
                 namespace: cert.namespace.to_string(),
@@ -155,6 +164,44 @@ impl Tokens {
     }
 }
 
+/// What the CA has said already of `d`: its last order refused with a retry time still to
+/// come (Boulder's word on this very Certificate), or one of its names paused for its
+/// account (refused until someone unpauses it).
+fn already_refused(d: &Due, budgets: &[Budget]) -> Option<Refusal> {
+    let this = |o: &Origin| {
+        o.cluster == d.origin.cluster
+            && o.namespace == d.origin.namespace
+            && o.name == d.origin.name
+    };
+    let named = budgets.iter().find(|b| {
+        b.frees_at_from_ca
+            && b.server == d.server
+            && b.refused.as_ref().is_some_and(this)
+            && b.frees_at.is_some_and(|t| t > d.at)
+    });
+    if let Some(b) = named {
+        return Some(Refusal {
+            limit: b.limit,
+            key: b.key.clone(),
+            until: b.frees_at,
+        });
+    }
+    let account = d.account.as_ref()?;
+    budgets
+        .iter()
+        .find(|b| {
+            b.limit == Limit::Paused
+                && b.server == d.server
+                && b.account.as_ref() == Some(account)
+                && d.names.iter().any(|n| n.eq_ignore_ascii_case(&b.key))
+        })
+        .map(|b| Refusal {
+            limit: Limit::Paused,
+            key: b.key.clone(),
+            until: b.frees_at,
+        })
+}
+
 /// How `due` issuances fare against `budgets` (as the viewer sees them) until
 /// `now + horizon`, per server and registered domain: the ones that run out first, then
 /// the ones with least room left.
@@ -185,8 +232,13 @@ pub fn forecast(
                     .map(|x| (d.server.clone(), Limit::RegisteredDomain, x.clone())),
             );
         }
-        let mut refused = None;
-        let mut empty_now = false;
+        if let Some(account) = d.account.as_ref().filter(|_| !renewal) {
+            keys.push((d.server.clone(), Limit::NewOrders, account.clone()));
+        }
+        let (mut refused, mut empty_now) = match already_refused(d, budgets) {
+            Some(r) => (Some(r), true),
+            None => (None, false),
+        };
         for key in &keys {
             let t = buckets
                 .entry(key.clone())
@@ -301,6 +353,7 @@ mod tests {
             names: names.iter().map(|n| n.to_string()).collect(),
             at: t(at),
             renewal,
+            account: None,
             origin: Origin {
                 cluster: if name.starts_with('g') { "gva" } else { "zrh" }.into(),
                 namespace: "shop".into(),
@@ -381,6 +434,125 @@ mod tests {
         // At the end of the week the bucket has refilled completely.
         assert_eq!(d.left_at_end, 50);
         assert_eq!(d.clusters, ["zrh"]);
+    }
+
+    /// What the CA has said binds the forecast: an account whose new orders are used up
+    /// refuses a new certificate (a renewal is exempt), a paused name is refused for its
+    /// account, and a Certificate the CA refused is refused until the time it named —
+    /// renewal or not.
+    #[test]
+    fn the_accounts_limits_and_the_cas_own_refusals_are_forecast() {
+        const BULK: &str = "ClusterIssuer letsencrypt-bulk (zrh)";
+        let order = |i: usize| NewOrder {
+            server: LE.into(),
+            account: BULK.into(),
+            names: vec![format!("n{i}.initech.example")],
+            // Moments ago: one comes back every 36 s.
+            at: t("2026-12-03T11:59:50Z"),
+            replaces: false,
+            origin: Origin::default(),
+        };
+        let history = History {
+            orders: (0..300).map(order).collect(),
+            ..History::default()
+        };
+        let budgets = compute(&history, t(NOW));
+        let with_account = |mut d: Due, account: &str| {
+            d.account = Some(account.into());
+            d
+        };
+        let plan = [
+            with_account(due("fresh", &["fresh.initech.example"], NOW, false), BULK),
+            with_account(
+                due("renewed", &["renewed.initech.example"], NOW, true),
+                BULK,
+            ),
+        ];
+        let f = forecast(&budgets, &plan, t(NOW), Duration::days(7));
+        let of = |name: &str| {
+            f.iter()
+                .flat_map(|d| d.due.iter())
+                .find(|d| d.certificate.name == name)
+                .unwrap()
+                .clone()
+        };
+        let refusal = of("fresh")
+            .refused
+            .expect("the account's new orders are used up");
+        assert_eq!(refusal.limit, Limit::NewOrders);
+        assert_eq!(refusal.key, BULK);
+        assert!(refusal.until.is_some_and(|u| u > t(NOW)));
+        assert!(of("renewed").refused.is_none(), "renewals are exempt");
+
+        // The CA refused `legacy` over the exact set until tomorrow, and paused a name of
+        // `paused` for its account.
+        let legacy = due("legacy", &["legacy.globex.example"], NOW, true);
+        let refusals = vec![crate::model::budget::refusal::CaRefusal {
+            server: LE.into(),
+            limit: Limit::ExactSet,
+            key: "legacy.globex.example".into(),
+            account: None,
+            at: t("2026-12-03T10:00:00Z"),
+            retry_after: t("2026-12-04T10:00:00Z"),
+            origin: legacy.origin.clone(),
+        }];
+        let mut budgets = compute(
+            &History {
+                refusals,
+                ..History::default()
+            },
+            t(NOW),
+        );
+        budgets.push(Budget {
+            server: LE.into(),
+            limit: Limit::Paused,
+            key: "old.globex.example".into(),
+            account: Some(BULK.into()),
+            used: 1,
+            capacity: 1,
+            ratio: 1.0,
+            frees_at: None,
+            latest: None,
+            counted: Vec::new(),
+            elsewhere: 0,
+            clusters: Vec::new(),
+            namespaces: Vec::new(),
+            spent_by: Vec::new(),
+            refused: None,
+            frees_at_from_ca: false,
+        });
+        let plan = [
+            legacy,
+            with_account(
+                due(
+                    "paused",
+                    &["old.globex.example", "new.globex.example"],
+                    NOW,
+                    true,
+                ),
+                BULK,
+            ),
+        ];
+        let f = forecast(&budgets, &plan, t(NOW), Duration::days(7));
+        let d = &f[0];
+        assert_eq!(d.domain, "globex.example");
+        assert_eq!(d.refused, 2, "{d:#?}");
+        assert!(d.refusing_now);
+        let named = d
+            .due
+            .iter()
+            .find(|x| x.certificate.name == "legacy")
+            .unwrap();
+        assert_eq!(
+            named.refused.clone().unwrap().until,
+            Some(t("2026-12-04T10:00:00Z"))
+        );
+        let paused = d
+            .due
+            .iter()
+            .find(|x| x.certificate.name == "paused")
+            .unwrap();
+        assert_eq!(paused.refused.clone().unwrap().limit, Limit::Paused);
     }
 
     #[test]

@@ -287,7 +287,13 @@ pub fn due_issuances(
         let Some(server) = issuer.acme_server_url.as_deref() else {
             continue;
         };
-        out.extend(Due::of(cert, server, now, until));
+        let account = crate::model::budget::account(
+            &cert.cluster,
+            issuer.namespace.as_deref().unwrap_or(""),
+            &issuer.kind,
+            &issuer.name,
+        );
+        out.extend(Due::of(cert, (server, Some(account)), now, until));
     }
 }
 

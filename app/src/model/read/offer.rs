@@ -86,6 +86,23 @@ pub fn edit_in_place<'p>(
     }
 }
 
+/// Whether `p` makes issuing `certificate` (owned by the Ingress `ingress`, if any) fail
+/// the same way: a problem of its chain whose root blocks issuance — the Certificate among
+/// its objects, or rooted at its Ingress — or edit-in-place set on the Ingress but not on
+/// this Certificate while its challenges fail behind the redirect (the next challenge
+/// still uses the separate solver; with the override there, a new request is what applies
+/// it). The Certificate's page and the action ask this same question.
+pub fn stops_issuance(p: &Problem, certificate: &CertificateView, ingress: Option<&str>) -> bool {
+    let (ns, name) = (&*certificate.namespace, &*certificate.name);
+    let rooted_here = ingress.is_some_and(|i| p.rooted_at(Kind::Ingress, ns, i));
+    let unapplied_fix = p.cause == crate::model::Rule::IngressEditInPlaceNotEffective
+        && p.root.severity == crate::model::finding::Severity::Critical
+        && certificate.override_ingress_name.is_none()
+        && rooted_here;
+    (p.blocks_issuance() && (p.concerns(Kind::Certificate, ns, name) || rooted_here))
+        || unapplied_fix
+}
+
 /// Issuing `certificate` again (renew, restart), owned by the Ingress `ingress` if
 /// ingress-shim made it, among the problems of its namespace (`problems`): blocked by a
 /// problem of its chain whose root makes issuing fail again — the Certificate itself among
@@ -96,22 +113,10 @@ pub fn issue_again<'p>(
     ingress: Option<&str>,
     problems: &'p [Problem],
 ) -> Offer<'p> {
-    let (ns, name) = (&*certificate.namespace, &*certificate.name);
-    let rooted_here = |p: &Problem| ingress.is_some_and(|i| p.rooted_at(Kind::Ingress, ns, i));
-    // Edit-in-place set on the Ingress but not on this Certificate (no override): the next
-    // challenge still uses the separate solver, so where the last ones failed behind the
-    // redirect, a new request fails the same way. (With the override there, a new request
-    // is what applies it.)
-    let unapplied_fix = |p: &Problem| {
-        p.cause == crate::model::Rule::IngressEditInPlaceNotEffective
-            && p.root.severity == crate::model::finding::Severity::Critical
-            && certificate.override_ingress_name.is_none()
-            && rooted_here(p)
-    };
-    if let Some(p) = problems.iter().find(|p| {
-        (p.blocks_issuance() && (p.concerns(Kind::Certificate, ns, name) || rooted_here(p)))
-            || unapplied_fix(p)
-    }) {
+    if let Some(p) = problems
+        .iter()
+        .find(|p| stops_issuance(p, certificate, ingress))
+    {
         return Offer::Blocked(p);
     }
     if certificate

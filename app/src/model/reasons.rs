@@ -12,6 +12,13 @@ pub(crate) fn is_rate_limited(text: &str) -> bool {
     Failure::classify(text).class == FailureClass::RateLimited
 }
 
+/// Whether an ACME error text says the account's names are paused (Boulder's
+/// "temporarily prevented from requesting certificates for …", answered to every new order
+/// until someone unpauses them at the URL it gives).
+pub(crate) fn names_paused(text: &str) -> bool {
+    text.contains("temporarily prevented from requesting certificates")
+}
+
 /// The "retry after <time>" of a Let's Encrypt rate-limit message.
 pub(crate) fn parse_retry_after(text: &str) -> Option<DateTime<Utc>> {
     let lower = text.to_ascii_lowercase();

@@ -29,7 +29,15 @@ fn refused(d: &DueCertificate, now: chrono::DateTime<chrono::Utc>) -> Option<imp
     );
     let limit = match why.limit {
         Limit::ExactSet => format!("the exact set {} is used up", why.key),
-        _ => format!("{} is out of new certificates", why.key),
+        Limit::NewOrders => format!("the account of {} has no new orders left", why.key),
+        Limit::Paused => format!(
+            "Let's Encrypt paused {} for its account (until someone unpauses it at the URL in the Certificate's error)",
+            why.key
+        ),
+        Limit::FailedAuthorizations => {
+            format!("{} has too many failed authorizations for its account", why.key)
+        }
+        Limit::RegisteredDomain => format!("{} is out of new certificates", why.key),
     };
     let until = why
         .until
@@ -167,7 +175,8 @@ pub fn page(shell: &Shell, query: &BudgetQuery, forecast: &[DomainForecast]) -> 
             <h1>"Let's Encrypt budgets: the next 7 days"</h1>
             <p>
                 "Every Let's Encrypt certificate due in the next 7 days — past its renewal time, or not ready and so being issued now — played against what the budgets have left and get back. "
-                "A renewal (the same names issued in the last 120 days) costs one of its exact set (5 per 7 days); a new certificate also one of its registered domain (50 per 7 days). "
+                "A renewal (the same names issued in the last 120 days) costs one of its exact set (5 per 7 days); a new certificate also one of its registered domain (50 per 7 days) and one of its account's new orders (300 per 3 hours). "
+                "What Let's Encrypt has said already holds: a Certificate it refused is refused until the time it named, and a name it paused for an account until someone unpauses it. "
                 "Failed validations are not forecast. "
                 <a href="/rate-limits">"Budgets in use now"</a>
             </p>

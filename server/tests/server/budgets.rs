@@ -253,6 +253,7 @@ fn the_forecast_refuses_what_kubesims_ca_refuses() {
                 at: now + Duration::minutes(rng.next(if i < 50 { 2 } else { 7 } * 24 * 60) as i64),
                 renewal,
                 account: None,
+                paused: false,
                 origin: budget::Origin {
                     name: format!("c{i}"),
                     ..origin()

@@ -32,6 +32,9 @@ pub struct Due {
     /// The ACME account its issuer orders with ([`super::account`]), for the per-account
     /// limits; None when unknown.
     pub account: Option<String>,
+    /// Its last order was refused because Let's Encrypt paused its names for the account
+    /// (the Certificate's Issuing condition says so): refused until someone unpauses them.
+    pub paused: bool,
     pub origin: Origin,
 }
 
@@ -62,6 +65,11 @@ impl Due {
                 .not_before
                 .is_some_and(|nb| nb <= at && at - nb <= Duration::days(120)),
             account,
+            paused: cert.rare.issuing.as_ref().is_some_and(|i| {
+                i.message
+                    .as_deref()
+                    .is_some_and(crate::model::reasons::names_paused)
+            }),
             origin: Origin {
                 cluster: cert.cluster.to_string(),
                 namespace: cert.namespace.to_string(),
@@ -184,6 +192,13 @@ fn already_refused(d: &Due, budgets: &[Budget]) -> Option<Refusal> {
             limit: b.limit,
             key: b.key.clone(),
             until: b.frees_at,
+        });
+    }
+    if d.paused {
+        return Some(Refusal {
+            limit: Limit::Paused,
+            key: d.names.first().cloned().unwrap_or_default(),
+            until: None,
         });
     }
     let account = d.account.as_ref()?;
@@ -354,6 +369,7 @@ mod tests {
             at: t(at),
             renewal,
             account: None,
+            paused: false,
             origin: Origin {
                 cluster: if name.starts_with('g') { "gva" } else { "zrh" }.into(),
                 namespace: "shop".into(),
@@ -521,6 +537,10 @@ mod tests {
             refused: None,
             frees_at_from_ca: false,
         });
+        // And the CA answered `halted`'s last order that its names are paused (its Issuing
+        // condition says so), whatever the budgets hold.
+        let mut halted = due("halted", &["halted.globex.example"], NOW, true);
+        halted.paused = true;
         let plan = [
             legacy,
             with_account(
@@ -532,11 +552,12 @@ mod tests {
                 ),
                 BULK,
             ),
+            halted,
         ];
         let f = forecast(&budgets, &plan, t(NOW), Duration::days(7));
         let d = &f[0];
         assert_eq!(d.domain, "globex.example");
-        assert_eq!(d.refused, 2, "{d:#?}");
+        assert_eq!(d.refused, 3, "{d:#?}");
         assert!(d.refusing_now);
         let named = d
             .due
@@ -553,6 +574,17 @@ mod tests {
             .find(|x| x.certificate.name == "paused")
             .unwrap();
         assert_eq!(paused.refused.clone().unwrap().limit, Limit::Paused);
+        let halted = d
+            .due
+            .iter()
+            .find(|x| x.certificate.name == "halted")
+            .unwrap();
+        assert_eq!(halted.refused.clone().unwrap().limit, Limit::Paused);
+        assert_eq!(
+            halted.refused.clone().unwrap().until,
+            None,
+            "until unpaused"
+        );
     }
 
     #[test]

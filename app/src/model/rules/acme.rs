@@ -176,7 +176,7 @@ fn push_rate_limited(
     };
     // Which limit, from Boulder's words: a paused name and the per-account order limit have
     // rules of their own.
-    if text.contains("temporarily prevented from requesting certificates") {
+    if crate::model::reasons::names_paused(text) {
         ctx.push(
             Rule::AcmePaused,
             Severity::Critical,

@@ -1,6 +1,7 @@
 // Support, from the budgets page to "which clusters will run out in the next 7 days" in at
 // most two clicks: the demo's promo certificate has used its exact set up (5 issuances in a
-// day), so Let's Encrypt refuses it now, until a token comes back.
+// day), so Let's Encrypt refuses it now, until a token comes back; legacy's name is paused
+// for its account, and bulk's account has no new orders left.
 import { test, expect, finalState, accessible } from '../harness/fixtures.js';
 
 test('support finds the clusters that run out within 7 days from the budgets page', async ({ page }) => {
@@ -22,7 +23,15 @@ test('support finds the clusters that run out within 7 days from the budgets pag
   await expect(short).not.toHaveCount(0);
   await expect(short.first()).toContainText('globex.example');
   await expect(short.first().getByRole('link', { name: 'zrh-prod', exact: true })).toBeVisible();
-  await expect(short.first().getByTestId('refused')).toContainText('promo-tls');
+  // What Let's Encrypt will refuse this week, and why, from the page alone: the used-up
+  // exact set, the name it paused for its account, the account without new orders.
+  const refused = page.getByTestId('refused');
+  await expect(async () => {
+    await page.reload();
+    await expect(refused.filter({ hasText: 'promo-tls' })).toContainText('the exact set promo.globex.example is used up', { timeout: 1_000 });
+    await expect(refused.filter({ hasText: 'legacy-tls' })).toContainText('paused legacy.globex.example for its account', { timeout: 1_000 });
+    await expect(refused.filter({ hasText: 'bulk-tls' })).toContainText('letsencrypt-bulk (zrh-prod) has no new orders left, room again', { timeout: 1_000 });
+  }).toPass({ timeout: 60_000 });
   await accessible(page);
   await finalState(page, 'forecast');
 });

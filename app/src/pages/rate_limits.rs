@@ -53,27 +53,61 @@ fn places(b: &Budget) -> impl IntoView {
 /// The spends of the budgets shown, summed per namespace, the most first: which customers
 /// spent most (of one registered domain's budget when the page is narrowed to it).
 fn spenders(budgets: &[Budget]) -> Option<impl IntoView> {
-    let mut totals: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
-    for s in budgets.iter().flat_map(|b| b.spent_by.iter()) {
-        *totals.entry(&s.namespace).or_default() += s.count;
+    use crate::model::budget::Limit;
+    // One column per kind of spend among the budgets shown: an issuance counts once in its
+    // exact set and once in each registered domain it is new for, an order once, a failed
+    // validation once — so a column adds up, and no spend is counted twice in one.
+    const COLUMNS: [(Limit, &str); 4] = [
+        (Limit::ExactSet, "Certificates issued"),
+        (Limit::RegisteredDomain, "New certificates"),
+        (Limit::NewOrders, "New orders"),
+        (Limit::FailedAuthorizations, "Failed validations"),
+    ];
+    let columns: Vec<(Limit, &str)> = COLUMNS
+        .into_iter()
+        .filter(|(l, _)| {
+            budgets
+                .iter()
+                .any(|b| b.limit == *l && !b.spent_by.is_empty())
+        })
+        .collect();
+    let mut totals: std::collections::BTreeMap<&str, Vec<u32>> = std::collections::BTreeMap::new();
+    for b in budgets {
+        let Some(col) = columns.iter().position(|(l, _)| *l == b.limit) else {
+            continue;
+        };
+        for s in &b.spent_by {
+            totals
+                .entry(&s.namespace)
+                .or_insert_with(|| vec![0; columns.len()])[col] += s.count;
+        }
     }
     if totals.is_empty() {
         return None;
     }
-    let mut rows: Vec<(&str, u32)> = totals.into_iter().collect();
+    let mut rows: Vec<(&str, Vec<u32>)> = totals.into_iter().collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let head = columns
+        .iter()
+        .map(|(_, title)| view! { <th scope="col">{*title}</th> })
+        .collect_view();
     let rows = rows
         .into_iter()
-        .map(|(namespace, count)| {
-            view! { <tr data-testid="spender-row"><th scope="row">{namespace.to_string()}</th><td data-label="Spent">{count}</td></tr> }
+        .map(|(namespace, counts)| {
+            let cells = counts
+                .iter()
+                .zip(&columns)
+                .map(|(n, (_, title))| view! { <td data-label=*title>{*n}</td> })
+                .collect_view();
+            view! { <tr data-testid="spender-row"><th scope="row">{namespace.to_string()}</th>{cells}</tr> }
         })
         .collect_view();
     Some(view! {
         <h2>"Spent most"</h2>
-        <p>"What each namespace spent of the budgets above (each counted spend once per budget it counts against)."</p>
+        <p>"What each namespace spent of the budgets above, by kind: certificates issued (each once, in its exact set), new certificates (each once per registered domain it is new for), new orders, failed validations — within the limits' windows. The most certificates first."</p>
         <table data-testid="spenders">
             <caption class="visually-hidden">"Spends per namespace"</caption>
-            <thead><tr><th scope="col">"Namespace"</th><th scope="col">"Spent"</th></tr></thead>
+            <thead><tr><th scope="col">"Namespace"</th>{head}</tr></thead>
             <tbody>{rows}</tbody>
         </table>
     })
@@ -238,4 +272,68 @@ pub fn page(
             {crate::components::json_link("/api/v1/rate-limits", &crate::pages::forecast::budget_query_string(query))}
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::budget::{Limit, Spent};
+
+    fn budget(limit: Limit, key: &str, spent: &[(&str, u32)]) -> Budget {
+        Budget {
+            server: "https://acme-v02.api.letsencrypt.org/directory".into(),
+            limit,
+            key: key.into(),
+            account: None,
+            used: spent.iter().map(|(_, n)| n).sum(),
+            capacity: 50,
+            ratio: 0.1,
+            frees_at: None,
+            latest: None,
+            counted: Vec::new(),
+            elsewhere: 0,
+            clusters: Vec::new(),
+            namespaces: Vec::new(),
+            spent_by: spent
+                .iter()
+                .map(|(ns, n)| Spent {
+                    namespace: ns.to_string(),
+                    count: *n,
+                })
+                .collect(),
+            refused: None,
+            frees_at_from_ca: false,
+        }
+    }
+
+    /// A certificate is counted once per kind, not once per budget it touched: three
+    /// issuances of `shop` read 3 certificates (its exact set) and 1 new certificate (the
+    /// first, in its registered domain), never 4.
+    #[test]
+    fn spenders_count_each_kind_once_and_put_the_most_certificates_first() {
+        let budgets = [
+            budget(Limit::ExactSet, "shop.acme.example", &[("zrh/shop", 3)]),
+            budget(Limit::ExactSet, "blog.acme.example", &[("zrh/blog", 1)]),
+            budget(
+                Limit::RegisteredDomain,
+                "acme.example",
+                &[("zrh/shop", 1), ("zrh/blog", 1)],
+            ),
+        ];
+        let html = spenders(&budgets).unwrap().to_html();
+        assert!(html.contains("Certificates issued"), "{html}");
+        assert!(html.contains("New certificates"), "{html}");
+        assert!(
+            !html.contains("New orders"),
+            "no column without spends: {html}"
+        );
+        let shop = html.find("zrh/shop").unwrap();
+        let blog = html.find("zrh/blog").unwrap();
+        assert!(shop < blog, "the most certificates first: {html}");
+        let row = &html[shop..blog];
+        assert!(
+            row.contains(">3<") && row.contains(">1<") && !row.contains(">4<"),
+            "{row}"
+        );
+    }
 }

@@ -334,6 +334,55 @@ mod tests {
         }
     }
 
+    /// An issued request is recorded as issued when its Ready condition turned, not when
+    /// this Lookout first saw it: a second instance, or one started later, records the same
+    /// time, and the budgets count it in the same windows.
+    #[tokio::test]
+    async fn an_issued_request_is_stamped_when_it_was_issued_not_when_seen() {
+        for db in crate::store::testdb::engines().await {
+            let meta = kube::api::ObjectMeta {
+                name: Some("shop-tls-1".into()),
+                namespace: Some("shop".into()),
+                uid: Some("3f1c7e9a-0000-4000-8000-000000000009".into()),
+                ..Default::default()
+            };
+            let status = serde_json::json!({"status": {"conditions": [
+                {"type": "Ready", "status": "True", "reason": "Issued", "message": "Certificate fetched from issuer successfully", "lastTransitionTime": "2026-12-01T08:00:00Z"}
+            ]}});
+            let mut strings = lookout_app::model::interner::Interner::default();
+            let view = CertificateRequestView::project(&meta, &status, &mut strings).unwrap();
+            let item = HistoryEvent::Request {
+                cluster: "zrh".into(),
+                view: std::sync::Arc::new(view),
+                acme_server: None,
+                deleted: false,
+                revision: None,
+            };
+            write_batch(
+                &db.writer,
+                &[Stamped {
+                    at: Utc::now(),
+                    item,
+                }],
+            )
+            .await
+            .unwrap();
+            let (outcome, finished): (String, Option<String>) =
+                sqlx::query_as("SELECT outcome, finished_at FROM certificate_requests")
+                    .fetch_one(&db.writer)
+                    .await
+                    .unwrap();
+            assert_eq!(outcome, "issued", "{:?}", db.engine);
+            assert!(
+                finished
+                    .as_deref()
+                    .is_some_and(|f| f.starts_with("2026-12-01T08:00:00")),
+                "{:?}: {finished:?}",
+                db.engine
+            );
+        }
+    }
+
     /// A relist's sweep writes the batch's new requests mid-batch; a later event of the
     /// same request in that batch changes the stored row (it used to insert the request a
     /// second time, which the unique key refused: the batch failed every time it was tried).

@@ -61,7 +61,13 @@ pub(super) async fn request(
     let message = condition
         .and_then(|c| c.message.as_deref())
         .map(str::to_string);
-    let finished = (outcome != "pending").then(|| stamp(v.failure_time.unwrap_or(now)));
+    // When it ended as the request itself says (its failure time, or when its Ready
+    // condition last turned), not when this Lookout first saw it: two instances that see it
+    // at different times record the same time, and count it in the same windows.
+    let ended = v
+        .failure_time
+        .or_else(|| condition.and_then(|c| c.last_transition));
+    let finished = (outcome != "pending").then(|| stamp(ended.unwrap_or(now)));
     let key = (cluster.to_string(), uid);
     let Some(row) = known.requests.get_mut(&key) else {
         let names: Vec<&str> = v.names.iter().map(|n| &**n).collect();

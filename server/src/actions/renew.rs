@@ -120,13 +120,13 @@ impl Actions {
             )),
             // A renewal for Let's Encrypt: this exact set issued in the last 120 days — the
             // Certificate's notBefore is its latest issuance; the history may know a later one.
-            renewal: c
-                .not_before
-                .is_some_and(|nb| (self.now() - nb) < chrono::Duration::days(120))
-                || self.budgets.all().iter().any(|b| {
-                    b.limit == lookout_app::model::budget::Limit::ExactSet
-                        && b.key == lookout_app::model::budget::set_key(&names)
-                }),
+            renewal: lookout_app::model::budget::is_renewal(
+                &server,
+                &names,
+                c.not_before,
+                self.now(),
+                &self.budgets.all(),
+            ),
             names,
         })
     }

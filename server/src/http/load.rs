@@ -246,7 +246,14 @@ pub(super) fn forecast(
     q: &lookout_app::model::read::views::BudgetQuery,
 ) -> Vec<DomainForecast> {
     let now = (state.registry.now)();
-    let due = state.registry.due(view, q, now + FORECAST);
+    let mut due = state.registry.due(view, q, now + FORECAST);
+    // Renewal or new is the same answer for every reader, and the same the renew preview
+    // gives: judged on every issuance the fleet counted, not only the reader's.
+    let everything = state.budgets.all();
+    for d in &mut due {
+        d.renewal |=
+            lookout_app::model::budget::is_renewal(&d.server, &d.names, None, d.at, &everything);
+    }
     lookout_app::model::budget::forecast(&state.budgets.budgets(view), &due, now, FORECAST)
 }
 

@@ -57,13 +57,12 @@ impl Due {
         if at > until || cert.dns_names.is_empty() {
             return None;
         }
+        let names: Vec<String> = cert.dns_names.iter().map(|n| n.to_string()).collect();
         Some(Due {
             server: server.to_string(),
-            names: cert.dns_names.iter().map(|n| n.to_string()).collect(),
             at,
-            renewal: cert
-                .not_before
-                .is_some_and(|nb| nb <= at && at - nb <= Duration::days(120)),
+            renewal: is_renewal(server, &names, cert.not_before, at, &[]),
+            names,
             account,
             paused: cert.rare.issuing.as_ref().is_some_and(|i| {
                 i.message
@@ -234,10 +233,7 @@ pub fn forecast(
         // The set spent its exact-set budget within the week: it was issued, so this is a
         // renewal whatever the Certificate's status says.
         let set = set_key(&d.names);
-        let renewal = d.renewal
-            || budgets
-                .iter()
-                .any(|b| b.limit == Limit::ExactSet && b.server == d.server && b.key == set);
+        let renewal = d.renewal || is_renewal(&d.server, &d.names, None, d.at, budgets);
         let domains = domains(&d.names);
         let mut keys = vec![(d.server.clone(), Limit::ExactSet, set)];
         if !renewal {

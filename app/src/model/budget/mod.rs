@@ -158,6 +158,26 @@ pub fn account(cluster: &str, namespace: &str, issuer_kind: &str, issuer_name: &
     }
 }
 
+/// Whether issuing `names` from `server` at `at` is a renewal for Let's Encrypt: the same
+/// exact set was issued in the 120 days before (Boulder, `wfe2/wfe.go`) — the Certificate's
+/// current certificate (`not_before`), or an issuance the history counted (an exact-set
+/// budget of the set, whoever spent it: pass the whole fleet's budgets, so that the answer
+/// does not depend on who asks). The forecast, the renew and restart previews and the bulk
+/// previews all ask this.
+pub fn is_renewal(
+    server: &str,
+    names: &[String],
+    not_before: Option<DateTime<Utc>>,
+    at: DateTime<Utc>,
+    budgets: &[Budget],
+) -> bool {
+    let set = set_key(names);
+    not_before.is_some_and(|nb| nb <= at && at - nb <= Duration::days(120))
+        || budgets
+            .iter()
+            .any(|b| b.limit == Limit::ExactSet && b.server == server && b.key == set)
+}
+
 /// An exact set of names as its budget's key: lowercase, sorted, de-duplicated, joined.
 pub fn set_key(names: &[String]) -> String {
     names

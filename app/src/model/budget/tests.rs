@@ -600,3 +600,49 @@ fn another_cas_directory_is_withheld_from_a_partial_viewer() {
     // Whoever sees everything reads the budgets whole.
     assert!(budgets.iter().any(|b| b.server == private));
 }
+
+/// Renewal or new, one answer: the same names issued in the last 120 days, by the
+/// Certificate's current certificate or an issuance the history counted on that server.
+#[test]
+fn a_renewal_is_the_same_set_issued_in_the_last_120_days() {
+    let now = DateTime::parse_from_rfc3339("2026-12-03T12:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc);
+    let names = vec!["Shop.example.com".to_string()];
+    let le = "https://acme-v02.api.letsencrypt.org/directory";
+    assert!(is_renewal(
+        le,
+        &names,
+        Some(now - Duration::days(119)),
+        now,
+        &[]
+    ));
+    assert!(!is_renewal(
+        le,
+        &names,
+        Some(now - Duration::days(121)),
+        now,
+        &[]
+    ));
+    assert!(!is_renewal(le, &names, None, now, &[]));
+    let history = History {
+        issuances: vec![Issuance {
+            server: le.into(),
+            names: vec!["shop.example.com".into()],
+            // Still held in its exact-set budget (one comes back every 33.6 h).
+            at: now - Duration::hours(10),
+            origin: Origin::default(),
+        }],
+        ..History::default()
+    };
+    let budgets = compute(&history, now);
+    assert!(
+        is_renewal(le, &names, None, now, &budgets),
+        "the history counted it"
+    );
+    let staging = "https://acme-staging-v02.api.letsencrypt.org/directory";
+    assert!(
+        !is_renewal(staging, &names, None, now, &budgets),
+        "another CA's issuance"
+    );
+}

@@ -702,3 +702,81 @@ pub fn controlled_by(
         c.get(&rt, Some("default"), name).expect("the owner exists")["metadata"]["uid"].clone();
     json!([{"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "controller": true}])
 }
+
+/// Another Lookout over the same clusters as a [`TestApp`], with a database of its own: a
+/// second instance, started later.
+pub struct Other {
+    pub base: String,
+    http: reqwest::Client,
+    token: CancellationToken,
+    server: tokio::task::JoinHandle<anyhow::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Other {
+    pub async fn json(&self, path: &str) -> Value {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    pub async fn stop(self) {
+        self.token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), self.server)
+            .await
+            .expect("the other Lookout stops within 10 s")
+            .unwrap()
+            .unwrap();
+    }
+}
+
+impl TestApp {
+    /// Starts another Lookout over the same clusters, with its own SQLite database.
+    pub async fn another(&self) -> Other {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = self.dir.path().join("kubeconfig");
+        let configs: Vec<ClusterConfig> = self
+            .clusters
+            .iter()
+            .map(|c| ClusterConfig::from_kubeconfig(c, &kubeconfig, c))
+            .collect();
+        let database = format!("sqlite://{}", dir.path().join("lookout.db").display());
+        let token = CancellationToken::new();
+        let (base, app_token, server) = start_app(
+            &configs,
+            &database,
+            &token,
+            Serving {
+                read_only: false,
+                auth: Auth::open(),
+                listener: None,
+                tune: |_| {},
+                limits: HttpConfig::default(),
+                probe: None,
+            },
+        )
+        .await;
+        let other = Other {
+            base,
+            http: reqwest::Client::new(),
+            token: app_token,
+            server,
+            _dir: dir,
+        };
+        within(30, "the other Lookout is ready", || async {
+            other
+                .http
+                .get(format!("{}/readyz", other.base))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success())
+        })
+        .await;
+        other
+    }
+}

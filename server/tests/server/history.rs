@@ -452,3 +452,113 @@ async fn an_issuance_seen_before_its_issuer_counts_once_the_issuer_shows() {
     .await;
     app.stop().await;
 }
+
+/// The budgets' rows as a set, for comparing two Lookouts: limit, key, used and when one
+/// frees up.
+async fn budgets_of(json: Value) -> Vec<String> {
+    let mut rows: Vec<String> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            format!(
+                "{} {} {} {}",
+                b["limit"], b["key"], b["used"], b["frees_at"]
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Two Lookouts over one cluster, each with its own database — one that saw the requests
+/// before their issuer existed and restarted in the middle, one started after everything
+/// was issued — count the same budgets, and count every certificate the cluster says it
+/// issued.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_lookouts_count_the_same_budgets_whatever_they_saw_first() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    let names = ["shop", "blog", "docs"];
+    for name in names {
+        create(
+            &app,
+            0,
+            "networking.k8s.io",
+            "ingresses",
+            Some("default"),
+            json!({"metadata": {"name": name, "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}},
+            "spec": {"rules": [{"host": format!("{name}.example.co.uk")}], "tls": [{"hosts": [format!("{name}.example.co.uk")], "secretName": format!("{name}-tls")}]}}),
+        );
+    }
+    // cert-manager asks before the issuer exists: the requests wait, and are recorded
+    // without an ACME server.
+    app.eventually("the requests are recorded before their issuer", || async {
+        let mut all = true;
+        for name in names {
+            all &= app
+                .json_opt(&format!("/api/v1/certificates/zrh-prod/default/{name}-tls"))
+                .await
+                .is_some_and(|c| c["requests"].as_array().is_some_and(|r| !r.is_empty()));
+        }
+        all
+    })
+    .await;
+    let app = app.restart().await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-prod"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {}}}]}}}),
+    );
+    app.eventually("all three are issued and counted", || async {
+        app.json("/api/v1/certificates?status=ready").await["total"] == 3
+            && counted_sets(&app.json("/api/v1/rate-limits").await) == 3
+    })
+    .await;
+    // A Lookout started later, with a database of its own, counts the same.
+    let other = app.another().await;
+    app.eventually("the later Lookout counts the same budgets", || async {
+        let ours = budgets_of(app.json("/api/v1/rate-limits").await).await;
+        let theirs = budgets_of(other.json("/api/v1/rate-limits").await).await;
+        !ours.is_empty() && ours == theirs
+    })
+    .await;
+    // And what the cluster says it issued is what both count: one issued request per
+    // Certificate, one exact set each.
+    let issued: usize = {
+        let mut n = 0;
+        for name in names {
+            let c = app
+                .json(&format!("/api/v1/certificates/zrh-prod/default/{name}-tls"))
+                .await;
+            n += c["requests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["request"]["issued"].is_object())
+                .count();
+        }
+        n
+    };
+    assert_eq!(issued, 3);
+    assert_eq!(
+        counted_sets(&other.json("/api/v1/rate-limits").await),
+        issued
+    );
+    other.stop().await;
+    app.stop().await;
+}
+
+/// How many exact sets have spends counted.
+fn counted_sets(budgets: &Value) -> usize {
+    budgets["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["limit"] == "exact-set" && b["used"].as_u64() > Some(0))
+        .count()
+}

@@ -256,7 +256,7 @@ pub fn page(
         },
         view! {
             <h1>"Let's Encrypt limits"</h1>
-            <p>"Computed from the issuance history: 50 new certificates per registered domain and 5 per exact set of names per 7 days (renewals of a set are exempt from the first), 5 failed authorizations per name per hour."</p>
+            <p>"Computed from the issuance history, as Let's Encrypt counts: 50 new certificates per registered domain and 5 per exact set of names per 7 days, 300 new orders per ACME account per 3 hours (renewals of a set are exempt from both of these), 5 failed authorizations per name per account per hour, and the names Let's Encrypt paused for an account. A limit Let's Encrypt named itself when it refused an order holds until the time it gave."</p>
             {filtered}
             {ahead}
             {empty}

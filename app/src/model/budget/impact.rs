@@ -56,7 +56,12 @@ pub fn as_seen_by(
             i.elsewhere = seen
                 .as_ref()
                 .map_or_else(|| current.map_or(0, |b| b.used), |b| b.elsewhere);
-            i.frees_at = seen.as_ref().and_then(|b| b.frees_at);
+            // Nothing was spent when it was judged: nothing to free up, whatever the
+            // budget holds since (a kept record read later, on another replica).
+            i.frees_at = seen
+                .as_ref()
+                .and_then(|b| b.frees_at)
+                .filter(|_| i.used > 0);
             seen
         })
         .collect()

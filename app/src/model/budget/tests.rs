@@ -646,3 +646,40 @@ fn a_renewal_is_the_same_set_issued_in_the_last_120_days() {
         "another CA's issuance"
     );
 }
+
+/// A kept record's budget line judged when nothing of the set had been spent reads no time
+/// to free up, even when the budget holds spends since (read later, or on another replica).
+#[test]
+fn a_kept_line_with_nothing_spent_has_nothing_to_free_up() {
+    let now = DateTime::parse_from_rfc3339("2026-12-03T12:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc);
+    let le = "https://acme-v02.api.letsencrypt.org/directory";
+    let planned = [Planned {
+        server: le.into(),
+        account: None,
+        names: vec!["shop.example.com".into()],
+        renewal: false,
+    }];
+    // Judged with nothing spent ...
+    let mut kept = impact(&[], &planned);
+    let set = kept
+        .iter()
+        .position(|i| i.limit == Limit::ExactSet)
+        .unwrap();
+    assert_eq!(kept[set].used, 0);
+    // ... read after the set was issued.
+    let history = History {
+        issuances: vec![Issuance {
+            server: le.into(),
+            names: vec!["shop.example.com".into()],
+            at: now - Duration::hours(1),
+            origin: Origin::default(),
+        }],
+        ..History::default()
+    };
+    let budgets = compute(&history, now);
+    assert!(budgets.iter().any(|b| b.frees_at.is_some()));
+    as_seen_by(&mut kept, &budgets, |_| true);
+    assert_eq!(kept[set].frees_at, None, "{:?}", kept[set]);
+}

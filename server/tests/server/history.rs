@@ -549,6 +549,36 @@ async fn two_lookouts_count_the_same_budgets_whatever_they_saw_first() {
         counted_sets(&other.json("/api/v1/rate-limits").await),
         issued
     );
+    // And each budget is what the CA itself holds: kubesim's Let's Encrypt, replaying its
+    // own issuances, has as many tokens used of each exact set and of the registered domain.
+    use kubesim::sim::letsencrypt::{Kind as CaLimit, Server};
+    let ca_used = |limit: CaLimit, key: &str| {
+        let ca = app.fleet.world.letsencrypt.lock().unwrap();
+        let (left, _) = ca.remaining(Server::Production, limit, key, "", chrono::Utc::now());
+        let burst = if limit == CaLimit::ExactSet { 5 } else { 50 };
+        burst - left
+    };
+    let ours = other.json("/api/v1/rate-limits").await;
+    let used = |limit: &str, key: &str| {
+        ours["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["limit"] == limit && b["key"] == key)
+            .map_or(0, |b| b["used"].as_i64().unwrap())
+    };
+    for name in names {
+        let key = format!("{name}.example.co.uk");
+        assert_eq!(
+            used("exact-set", &key),
+            ca_used(CaLimit::ExactSet, &key),
+            "{key}"
+        );
+    }
+    assert_eq!(
+        used("registered-domain", "example.co.uk"),
+        ca_used(CaLimit::RegisteredDomain, "example.co.uk")
+    );
     other.stop().await;
     app.stop().await;
 }

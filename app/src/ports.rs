@@ -35,6 +35,13 @@ pub trait FleetReader: Send + Sync {
     ) -> crate::model::read::problems::Problems;
     /// Ingresses in the query's sort order (by cluster, namespace, name by default).
     fn ingresses(&self, view: &View, query: &IngressQuery) -> Page<IngressRow>;
+    /// The health (severity) of every Ingress the query selects, its paging aside: what the
+    /// list's health line counts, without making every row.
+    fn ingress_health(
+        &self,
+        view: &View,
+        query: &IngressQuery,
+    ) -> Vec<Option<crate::model::Severity>>;
     /// One Ingress with its chain; None when it does not exist or is outside the view.
     fn ingress(&self, view: &View, key: &ObjectKey) -> Option<IngressDetail>;
     fn certificates(&self, view: &View, query: &CertificateQuery) -> Page<CertificateRow>;

@@ -143,6 +143,23 @@ impl FleetReader for Registry {
         )
     }
 
+    fn ingress_health(
+        &self,
+        view: &View,
+        q: &IngressQuery,
+    ) -> Vec<Option<lookout_app::model::Severity>> {
+        let clusters: Vec<_> = self
+            .visible(view, q.cluster.as_deref())
+            .map(|(c, visible)| (visible, c.ingress_rows(), c.health()))
+            .collect();
+        lists::ingress_health(
+            clusters
+                .iter()
+                .map(|(v, rows, health)| (*v, rows.as_ref(), health.as_ref())),
+            q,
+        )
+    }
+
     fn ingress(&self, view: &View, key: &ObjectKey) -> Option<IngressDetail> {
         let (c, visible) = self.record(view, key)?;
         let (findings, facts) = (c.findings(), c.facts());

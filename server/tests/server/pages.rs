@@ -247,7 +247,7 @@ async fn each_page_answers_with_its_own_content() {
         app.json("/api/v1/ingresses").await["total"] == 3
     })
     .await;
-    let checks: [(&str, &[&str]); 10] = [
+    let checks: [(&str, &[&str]); 11] = [
         (
             "/",
             &[
@@ -270,6 +270,11 @@ async fn each_page_answers_with_its_own_content() {
                 "aria-sort=\"ascending\"",
                 "a.shop.example",
             ],
+        ),
+        // The health line counts every match, not only the page's rows.
+        (
+            "/ingresses?per_page=1",
+            &["data-testid=\"list-health\"", "3 ingresses: "],
         ),
         (
             "/ingresses/zrh-prod/default/alpha",

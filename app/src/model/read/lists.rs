@@ -76,14 +76,12 @@ fn rows(by_object: FindingIndex<'_>, facts: &ClusterFacts, data: &ClusterData) -
         .collect()
 }
 
-/// The page of the Ingress list that `q` asks for, from the visible clusters' rows in
-/// configuration order (`clusters` names them all, for sorting by cluster).
-pub fn ingress_page<'a>(
+/// The rows of the visible clusters that `q` selects (its paging and order aside), in the
+/// default order: clusters as configured, then namespace, then name.
+fn matching_ingresses<'a>(
     visible: impl IntoIterator<Item = (Visibility<'a>, &'a IngressRows, &'a Health)>,
     q: &IngressQuery,
-    clusters: &[String],
-) -> Page<IngressRow> {
-    // Candidates in the default order: clusters as configured, then namespace, then name.
+) -> Vec<(&'a CachedIngressRow, bool, &'a Health)> {
     let mut matching = Vec::new();
     for (v, rows, health) in visible {
         let namespaces: Box<dyn Iterator<Item = (&Text, &Arc<[CachedIngressRow]>)>> =
@@ -107,6 +105,36 @@ pub fn ingress_page<'a>(
             );
         }
     }
+    matching
+}
+
+/// The health of every Ingress `q` selects (see [`crate::ports::FleetReader::ingress_health`]).
+pub fn ingress_health<'a>(
+    visible: impl IntoIterator<Item = (Visibility<'a>, &'a IngressRows, &'a Health)>,
+    q: &IngressQuery,
+) -> Vec<Option<crate::model::Severity>> {
+    matching_ingresses(visible, q)
+        .into_iter()
+        .map(|(r, _, health)| {
+            health
+                .get(&(
+                    crate::model::Kind::Ingress.into(),
+                    r.ingress.namespace.clone(),
+                    r.ingress.name.clone(),
+                ))
+                .copied()
+        })
+        .collect()
+}
+
+/// The page of the Ingress list that `q` asks for, from the visible clusters' rows in
+/// configuration order (`clusters` names them all, for sorting by cluster).
+pub fn ingress_page<'a>(
+    visible: impl IntoIterator<Item = (Visibility<'a>, &'a IngressRows, &'a Health)>,
+    q: &IngressQuery,
+    clusters: &[String],
+) -> Page<IngressRow> {
+    let matching = matching_ingresses(visible, q);
     let row = |(r, whole, health): &(&CachedIngressRow, bool, &Health)| {
         let seen = r.chain.iter().filter(|(_, wide)| *whole || !wide);
         IngressRow {

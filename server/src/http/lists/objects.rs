@@ -55,15 +55,15 @@ impl ListPage for Ingresses {
         csrf: &CsrfToken,
         q: &IngressQuery,
     ) -> Result<String, AppError> {
-        // Every match, for the health line; the page is cut from it (one read, not two).
-        let (all, _) = Self::every(state, &caller.view, q).await?;
-        let health: Vec<Option<lookout_app::model::Severity>> =
-            all.iter().map(|r| r.severity).collect();
+        // One page of rows, and the health of every match for the health line (without
+        // making every row).
+        let page = Self::answer(state, &caller.view, q).await?;
+        let health = state.fleet().ingress_health(&caller.view, q);
         Ok(pages::ingresses::page(
             &shell(state, caller, csrf),
             q,
             cluster_names(state, caller),
-            Page::of(all, q.page.max(1), q.per_page.max(1)),
+            page,
             &health,
         ))
     }

@@ -161,3 +161,91 @@ pub fn impact(budgets: &[Budget], planned: &[Planned]) -> Vec<Impact> {
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use chrono::Duration;
+    /// Renewal or new, one answer: the same names issued in the last 120 days, by the
+    /// Certificate's current certificate or an issuance the history counted on that server.
+    #[test]
+    fn a_renewal_is_the_same_set_issued_in_the_last_120_days() {
+        let now = DateTime::parse_from_rfc3339("2026-12-03T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let names = vec!["Shop.example.com".to_string()];
+        let le = "https://acme-v02.api.letsencrypt.org/directory";
+        assert!(is_renewal(
+            le,
+            &names,
+            Some(now - Duration::days(119)),
+            now,
+            &[]
+        ));
+        assert!(!is_renewal(
+            le,
+            &names,
+            Some(now - Duration::days(121)),
+            now,
+            &[]
+        ));
+        assert!(!is_renewal(le, &names, None, now, &[]));
+        let history = History {
+            issuances: vec![Issuance {
+                server: le.into(),
+                names: vec!["shop.example.com".into()],
+                // Still held in its exact-set budget (one comes back every 33.6 h).
+                at: now - Duration::hours(10),
+                origin: Origin::default(),
+            }],
+            ..History::default()
+        };
+        let budgets = compute(&history, now);
+        assert!(
+            is_renewal(le, &names, None, now, &budgets),
+            "the history counted it"
+        );
+        let staging = "https://acme-staging-v02.api.letsencrypt.org/directory";
+        assert!(
+            !is_renewal(staging, &names, None, now, &budgets),
+            "another CA's issuance"
+        );
+    }
+
+    /// A kept record's budget line judged when nothing of the set had been spent reads no time
+    /// to free up, even when the budget holds spends since (read later, or on another replica).
+    #[test]
+    fn a_kept_line_with_nothing_spent_has_nothing_to_free_up() {
+        let now = DateTime::parse_from_rfc3339("2026-12-03T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let le = "https://acme-v02.api.letsencrypt.org/directory";
+        let planned = [Planned {
+            server: le.into(),
+            account: None,
+            names: vec!["shop.example.com".into()],
+            renewal: false,
+        }];
+        // Judged with nothing spent ...
+        let mut kept = impact(&[], &planned);
+        let set = kept
+            .iter()
+            .position(|i| i.limit == Limit::ExactSet)
+            .unwrap();
+        assert_eq!(kept[set].used, 0);
+        // ... read after the set was issued.
+        let history = History {
+            issuances: vec![Issuance {
+                server: le.into(),
+                names: vec!["shop.example.com".into()],
+                at: now - Duration::hours(1),
+                origin: Origin::default(),
+            }],
+            ..History::default()
+        };
+        let budgets = compute(&history, now);
+        assert!(budgets.iter().any(|b| b.frees_at.is_some()));
+        as_seen_by(&mut kept, &budgets, |_| true);
+        assert_eq!(kept[set].frees_at, None, "{:?}", kept[set]);
+    }
+}

@@ -108,7 +108,8 @@ fn matching_ingresses<'a>(
     matching
 }
 
-/// The health of every Ingress `q` selects (see [`crate::ports::FleetReader::ingress_health`]).
+/// The health of every Ingress `q` selects, its paging aside: what the Ingress list's health
+/// line counts, without making every row.
 pub fn ingress_health<'a>(
     visible: impl IntoIterator<Item = (Visibility<'a>, &'a IngressRows, &'a Health)>,
     q: &IngressQuery,

@@ -170,9 +170,9 @@ pub(super) async fn certificate(
     // The page shows the live chain even when the history cannot be read.
     let (detail, timeline) = load::certificate(&state, &caller.view, &key).await?;
     let mut problems = load::problems_about(&state, &caller.view, &key, Kind::Certificate);
-    // A problem rooted at its Ingress that blocks issuance blocks the Certificate's too:
-    // renew judges it so (`actions::renew`), and the page must not offer what the preview
-    // would refuse.
+    // A problem rooted at its Ingress that stops issuance stops the Certificate's too: the
+    // page and renew ask the same question (`offer::stops_issuance`), so the page never
+    // offers what the preview would refuse.
     if let Some(ingress) = detail.ingress.as_deref() {
         let of_ingress = ObjectKey {
             name: ingress.to_string(),

@@ -104,10 +104,10 @@ pub fn stops_issuance(p: &Problem, certificate: &CertificateView, ingress: Optio
 }
 
 /// Issuing `certificate` again (renew, restart), owned by the Ingress `ingress` if
-/// ingress-shim made it, among the problems of its namespace (`problems`): blocked by a
-/// problem of its chain whose root makes issuing fail again — the Certificate itself among
-/// its objects, or rooted at its Ingress (a problem only naming the Ingress among a
-/// neighbour's symptoms, a shared host, does not stop this Ingress's own challenge).
+/// ingress-shim made it, among the problems of its namespace (`problems`): blocked by the
+/// first that [`stops_issuance`] (a problem only naming the Ingress among a neighbour's
+/// symptoms, a shared host, does not stop this Ingress's own challenge); else not offered
+/// while cert-manager is issuing it already.
 pub fn issue_again<'p>(
     certificate: &CertificateView,
     ingress: Option<&str>,

@@ -133,6 +133,40 @@ pub fn issue(
     Some((b64(&chain), b64(&p.leaf_key.serialize_pem())))
 }
 
+/// cert-manager's temporary certificate for `names` (`pkg/util/pki/temporarycertificate.go`
+/// `GenerateLocallySignedTemporaryCertificate`): a throwaway CA whose common name is
+/// `cert-manager.local` signs a leaf made from the Certificate's spec — its names, the
+/// subject serial number `1234567890`, valid from now for the Certificate's duration. Only the
+/// leaf goes into `tls.crt`. Returns (base64 of the leaf's PEM, base64 of the key's PEM).
+pub fn temporary(
+    names: &[String],
+    common_name: Option<&str>,
+    not_before: DateTime<Utc>,
+    not_after: DateTime<Utc>,
+) -> Option<(String, String)> {
+    let p = pki()?;
+    let mut ca = CertificateParams::new(Vec::<String>::new()).ok()?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "cert-manager.local");
+    ca.not_before = offset(not_before);
+    ca.not_after = offset(not_after);
+    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().ok()?).ok()?;
+    let mut params = CertificateParams::new(names.to_vec()).ok()?;
+    if let Some(cn) = common_name {
+        params.distinguished_name.push(DnType::CommonName, cn);
+    }
+    // The subject's serialNumber attribute (OID 2.5.4.5), as upstream's template sets it.
+    params
+        .distinguished_name
+        .push(DnType::CustomDnType(vec![2, 5, 4, 5]), "1234567890");
+    params.not_before = offset(not_before);
+    params.not_after = offset(not_after);
+    let leaf = params.signed_by(&p.leaf_key, &ca).ok()?;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    Some((b64(&leaf.pem()), b64(&p.leaf_key.serialize_pem())))
+}
+
 /// A self-signed certificate for `name` (Cilium's fallback when a listener has no usable
 /// Secret), PEM chain and key.
 pub fn self_signed(name: &str) -> Option<(String, String)> {

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test file uses its own part of the helper
 
+pub mod sim;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -209,6 +209,13 @@ impl Seeder {
         not_after_days: i64,
         renewal_days: i64,
     ) -> anyhow::Result<()> {
+        // Its Secret first, as cert-manager left it: the issued key pair and the issuer's
+        // annotations (without them cert-manager would re-issue at once: `IncorrectIssuer`
+        // for a ClusterIssuer, `MissingData` without data).
+        let kind = issuer["kind"].as_str().unwrap_or("Issuer");
+        let issuer_name = issuer["name"].as_str().unwrap_or_default();
+        self.issued_secret(ns, name, hosts, Some((kind, issuer_name)), not_after_days)
+            .await?;
         let cert = json!({"metadata": {"name": name}, "spec": {"secretName": name, "dnsNames": hosts, "issuerRef": issuer}});
         self.create(&ar(CM, "Certificate", "certificates"), Some(ns), cert)
             .await?;
@@ -221,10 +228,7 @@ impl Seeder {
             name,
             status,
         )
-        .await?;
-        let secret = json!({"metadata": {"name": name, "annotations": {"cert-manager.io/certificate-name": name, "cert-manager.io/alt-names": hosts.join(",")}}, "type": "kubernetes.io/tls"});
-        self.create(&ar("", "Secret", "secrets"), Some(ns), secret)
-            .await
+        .await
     }
 
     /// A TLS Secret holding a publicly trusted certificate for `hosts`, issued 90 days

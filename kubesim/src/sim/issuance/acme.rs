@@ -312,12 +312,20 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
     // route leads to the solver, and any other path answers Envoy's bare 404. cert-manager's
     // self-check follows the redirect (Go's client; pkg/issuer/acme/http/http.go) and so
     // does Boulder (va/http.go), which names the URL it fetched.
-    let enforced = !in_place && cilium::host_redirects(api, dns);
+    //
+    // A solver edited in place is a route of the host's TLS Ingress: the redirect covers it
+    // too (the seed's problem), and behind it the HTTPS listener routes the token's exact path
+    // to the solver — once the listener has a certificate for the host. On a first issuance
+    // that is cert-manager's temporary certificate (ingress-shim asks for one with the
+    // override; `issuing/temporary.go`); without one the handshake is reset and the challenge
+    // fails like any other.
+    let enforced = cilium::host_redirects(api, dns);
     let redirected = enforced && cilium::redirect_covers(api, dns, &path);
-    let uncovered = enforced && !redirected;
+    let uncovered = enforced && !redirected && !in_place;
     // Behind the redirect, HTTPS: while the host's Secret does not exist the listener resets
     // the handshake (cilium/cilium#26988); with one, the path is routed like any other.
     let reset = redirected && !cilium::tls_secret_exists(api, dns);
+    let solver_over_https = in_place && redirected && !reset;
     // A separate solver Ingress of Cilium's class in dedicated mode gets its own address,
     // which the host's DNS does not point at: the request reaches the application's
     // listener, which has no route for the token (cert-manager#6805).
@@ -329,8 +337,9 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
         });
     // When an application route of the host covers the path (a `/` prefix, as most have),
     // the application answers — 200 with its own page, not the key.
-    let app_answers =
-        ((redirected && !reset) || own_address) && cilium::app_route_matches(api, dns, &path);
+    let app_answers = !in_place
+        && ((redirected && !reset) || own_address)
+        && cilium::app_route_matches(api, dns, &path);
     let key = s(ch, "/spec/key").unwrap_or_default();
     let address = lb_address(api, dns);
     let https_url = format!("https://{dns}{path}");
@@ -342,7 +351,7 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
     } else if app_answers {
         // `pkg/issuer/acme/http/http.go`: the body is deliberately kept out of the error.
         Err(format!("Waiting for HTTP-01 challenge propagation: did not get expected response \"{key}\" when querying endpoint"))
-    } else if redirected || uncovered || own_address {
+    } else if (redirected && !solver_over_https) || uncovered || own_address {
         Err(
             "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
                 .to_string(),
@@ -367,7 +376,7 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
         } else if app_answers {
             // Boulder's `validateHTTP01`: the body it got, trimmed, against the key.
             Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: The key authorization file from the server did not match this challenge. Expected \"{key}\" (got \"{APP_PAGE}\")"))
-        } else if redirected {
+        } else if redirected && !solver_over_https {
             Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {address}: Invalid response from https://{dns}/.well-known/acme-challenge/{token}: 404"))
         } else if own_address || uncovered {
             Err(format!("acme: authorization error for {dns}: 403 urn:ietf:params:acme:error:unauthorized: {address}: Invalid response from http://{dns}/.well-known/acme-challenge/{token}: 404"))

@@ -16,6 +16,7 @@ use super::{cilium, hash, s, time, Api, World};
 mod acme;
 mod readiness;
 mod solver;
+mod temporary;
 
 pub use acme::account_of;
 use acme::acme;
@@ -179,45 +180,17 @@ fn certificate(api: &Api<'_>, world: &World, cert: &Value) {
     if not_after.is_none() && readiness::adopt(api, cert, secret.as_ref()) {
         return;
     }
-    let issued_names = secret
-        .as_ref()
-        .and_then(|sec| s(sec, "/metadata/annotations/cert-manager.io~1alt-names"))
-        .map(str::to_string);
-    let trigger = if not_after.is_none() || secret.is_none() {
-        Some((
-            "DoesNotExist",
-            "Issuing certificate as Secret does not exist".to_string(),
-            true,
-        ))
-    } else if issued_names.is_some_and(|n| n != names(cert).join(",")) {
-        Some((
-            "RequestChanged",
-            "Fields on existing CertificateRequest resource not up to date: [spec.dnsNames]"
-                .to_string(),
-            false,
-        ))
-    } else {
-        time(cert, "/status/renewalTime")
-            .filter(|rt| now >= *rt)
-            .map(|rt| {
-                (
-                    "Renewing",
-                    format!(
-                        "Renewing certificate as renewal was scheduled at {}",
-                        rfc3339(rt)
-                    ),
-                    true,
-                )
-            })
-    };
-    if let Some((reason, message, backs_off)) = trigger {
+    let trigger = trigger(cert, secret.as_ref(), not_after.is_none(), now);
+    if let Some((reason, message)) = trigger {
         let attempts = cert
             .pointer("/status/failedIssuanceAttempts")
             .and_then(Value::as_i64)
             .unwrap_or(0);
-        let waiting = backs_off
-            && attempts > 0
-            && time(cert, "/status/lastFailureTime").is_some_and(|lf| now < lf + backoff(attempts));
+        // trigger_controller.go shouldBackoffReissuingOnFailure: every trigger waits out the
+        // backoff after a failure — unless the spec changed since the failed request.
+        let waiting = attempts > 0
+            && time(cert, "/status/lastFailureTime").is_some_and(|lf| now < lf + backoff(attempts))
+            && !spec_changed_since(api, cert);
         if !waiting {
             let mut conditions =
                 with_condition(cert, cond("Issuing", "True", reason, &message), &[], now);
@@ -271,6 +244,165 @@ fn certificate(api: &Api<'_>, world: &World, cert: &Value) {
             );
         }
     }
+}
+
+/// The first re-issue reason of upstream's trigger chain that applies
+/// (`internal/controller/certificates/policies/policies.go` `NewTriggerPolicyChain`, in its
+/// order): the Secret missing or without data, issued by another issuer
+/// (`SecretIssuerAnnotationsMismatch`, annotations that are absent match only a namespaced
+/// Issuer of the default group), for another Certificate, for other names, or due for renewal.
+fn trigger(
+    cert: &Value,
+    secret: Option<&Value>,
+    never_issued: bool,
+    now: DateTime<Utc>,
+) -> Option<(&'static str, String)> {
+    let Some(secret) = secret.filter(|_| !never_issued) else {
+        return Some((
+            "DoesNotExist",
+            "Issuing certificate as Secret does not exist".to_string(),
+        ));
+    };
+    if !temporary::has_data(secret) {
+        return Some((
+            "MissingData",
+            "Issuing certificate as Secret does not contain a certificate".to_string(),
+        ));
+    }
+    let annotation = |key: &str| {
+        s(
+            secret,
+            &format!("/metadata/annotations/cert-manager.io~1{key}"),
+        )
+    };
+    let (name, kind, group) = (
+        annotation("issuer-name"),
+        annotation("issuer-kind"),
+        annotation("issuer-group"),
+    );
+    let wanted_kind = s(cert, "/spec/issuerRef/kind")
+        .filter(|k| !k.is_empty())
+        .unwrap_or("Issuer");
+    let wanted_group = s(cert, "/spec/issuerRef/group")
+        .filter(|g| !g.is_empty())
+        .unwrap_or(CM);
+    let name_differs = (name.is_some() || kind.is_some() || group.is_some())
+        && name.unwrap_or_default() != s(cert, "/spec/issuerRef/name").unwrap_or_default();
+    let kind_differs = kind.filter(|k| !k.is_empty()).unwrap_or("Issuer") != wanted_kind;
+    let group_differs = group.filter(|g| !g.is_empty()).unwrap_or(CM) != wanted_group;
+    if name_differs || kind_differs || group_differs {
+        return Some((
+            "IncorrectIssuer",
+            format!(
+                "Issuing certificate as Secret was previously issued by \"{}.{}/{}\"",
+                kind.filter(|k| !k.is_empty()).unwrap_or("Issuer"),
+                group.filter(|g| !g.is_empty()).unwrap_or(CM),
+                name.unwrap_or_default()
+            ),
+        ));
+    }
+    if annotation("certificate-name").is_some_and(|n| Some(n) != s(cert, "/metadata/name")) {
+        return Some((
+            "IncorrectCertificate",
+            format!(
+                "Secret was issued for \"{}\". If this message is not transient, you might have two conflicting Certificates pointing to the same secret.",
+                annotation("certificate-name").unwrap_or_default()
+            ),
+        ));
+    }
+    if annotation("alt-names").is_some_and(|n| n != names(cert).join(",")) {
+        return Some((
+            "RequestChanged",
+            "Fields on existing CertificateRequest resource not up to date: [spec.dnsNames]"
+                .to_string(),
+        ));
+    }
+    time(cert, "/status/renewalTime")
+        .filter(|rt| now >= *rt)
+        .map(|rt| {
+            (
+                "Renewing",
+                format!(
+                    "Renewing certificate as renewal was scheduled at {}",
+                    rfc3339(rt)
+                ),
+            )
+        })
+}
+
+/// Whether the Certificate's spec differs from the request of its failed attempt (the next
+/// revision's): its issuer, names or duration (`pki.RequestMatchesSpec`, read by
+/// `shouldBackoffReissuingOnFailure`). Then re-issuing does not wait for the backoff.
+fn spec_changed_since(api: &Api<'_>, cert: &Value) -> bool {
+    let (ns, name) = ns_name(cert);
+    let next = cert
+        .pointer("/status/revision")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+        + 1;
+    let Some(cr) = api.get(
+        CM,
+        "certificaterequests",
+        Some(ns),
+        &format!("{name}-{next}"),
+    ) else {
+        return false;
+    };
+    let issuer = |obj: &Value| {
+        (
+            s(obj, "/spec/issuerRef/name")
+                .unwrap_or_default()
+                .to_string(),
+            s(obj, "/spec/issuerRef/kind")
+                .filter(|k| !k.is_empty())
+                .unwrap_or("Issuer")
+                .to_string(),
+            s(obj, "/spec/issuerRef/group")
+                .filter(|g| !g.is_empty())
+                .unwrap_or(CM)
+                .to_string(),
+        )
+    };
+    let duration = |obj: &Value| {
+        s(obj, "/spec/duration")
+            .and_then(go_duration)
+            .unwrap_or(Duration::days(90))
+    };
+    let mut wanted = names(cert);
+    wanted.sort();
+    let mut requested = requested_names(s(&cr, "/spec/request").unwrap_or_default());
+    requested.sort();
+    issuer(&cr) != issuer(cert) || duration(&cr) != duration(cert) || requested != wanted
+}
+
+/// The DNS names a request's CSR (base64 of its PEM) asks for.
+fn requested_names(b64: &str) -> Vec<String> {
+    use x509_parser::extensions::{GeneralName, ParsedExtension};
+    use x509_parser::prelude::FromDer;
+    let Ok(pem) = base64::engine::general_purpose::STANDARD.decode(b64) else {
+        return Vec::new();
+    };
+    let Ok((_, pem)) = x509_parser::pem::parse_x509_pem(&pem) else {
+        return Vec::new();
+    };
+    let Ok((_, csr)) =
+        x509_parser::certification_request::X509CertificationRequest::from_der(&pem.contents)
+    else {
+        return Vec::new();
+    };
+    csr.requested_extensions()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| match e {
+            ParsedExtension::SubjectAlternativeName(san) => Some(san),
+            _ => None,
+        })
+        .flat_map(|san| san.general_names.iter())
+        .filter_map(|n| match n {
+            GeneralName::DNSName(d) => Some(d.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One issuance attempt in flight.
@@ -352,6 +484,10 @@ fn attempt(api: &Api<'_>, world: &World, cert: &Value) {
     }
     if condition(&cr, "Ready").is_some_and(|c| c["reason"] == "Failed") {
         return fail(api, cert, &cr);
+    }
+    // A pending request (one with a Ready condition): the temporary certificate first.
+    if condition(&cr, "Ready").is_some() && temporary::ensure(api, cert) {
+        return;
     }
     acme(api, world, cert, &cr);
 }

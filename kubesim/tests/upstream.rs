@@ -1,0 +1,232 @@
+//! Behaviours kubesim follows because upstream does, each checked through the HTTP API with
+//! kube-rs and a manual clock: cert-manager's temporary certificate on a first issuance, an
+//! in-place challenge with nothing served on 443, and the re-issue triggers that skip the
+//! backoff.
+
+use base64::Engine;
+use kube::api::{ListParams, Patch, PatchParams};
+use serde_json::{json, Value};
+
+mod support;
+use support::sim::{condition, http01, Sim};
+
+/// The issuer's common name of the certificate in a Secret's `tls.crt`.
+fn secret_issuer(secret: &Value) -> String {
+    let pem = base64::engine::general_purpose::STANDARD
+        .decode(secret["data"]["tls.crt"].as_str().unwrap())
+        .unwrap();
+    let (_, pem) = x509_parser::pem::parse_x509_pem(&pem).unwrap();
+    let cert = pem.parse_x509().unwrap();
+    cert.issuer().to_string()
+}
+
+async fn secret(sim: &Sim, name: &str) -> Option<Value> {
+    sim.get("", "Secret", "secrets", Some("shop"), name).await
+}
+
+async fn events_of(sim: &Sim, name: &str) -> Vec<String> {
+    sim.api("", "Event", "events", Some("shop"))
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.data["involvedObject"]["name"] == name)
+        .map(|e| e.data["message"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The seed's mechanism: ingress-shim asks for a temporary certificate with the
+/// edit-in-place override, the issuing controller writes one signed by `cert-manager.local`
+/// while the request is pending, readiness copies its times (Ready `IncorrectIssuer` under a
+/// ClusterIssuer), and the redirected challenge completes its handshake against it — so the
+/// first issuance behind HTTPS enforcement heals by itself and the real certificate replaces
+/// the temporary one.
+#[tokio::test]
+async fn a_first_issuance_behind_enforcement_serves_the_temporary_certificate_then_heals() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), true).await;
+    sim.ingress("web", "web.example.com", true).await;
+    sim.run(1);
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(
+        cert["metadata"]["annotations"]["cert-manager.io/issue-temporary-certificate"], "true",
+        "ingress-shim asks for it with the override"
+    );
+    let mut temporary = None;
+    for _ in 0..5 {
+        sim.run(1);
+        if let Some(s) = secret(&sim, "web-tls").await {
+            temporary = Some(s);
+            break;
+        }
+    }
+    let temporary = temporary.expect("the temporary certificate's Secret");
+    assert!(
+        secret_issuer(&temporary).contains("cert-manager.local"),
+        "{}",
+        secret_issuer(&temporary)
+    );
+    let annotations = &temporary["metadata"]["annotations"];
+    assert_eq!(annotations["cert-manager.io/certificate-name"], "web-tls");
+    assert!(annotations.get("cert-manager.io/issuer-name").is_none());
+    let cert = sim.certificate("web-tls").await;
+    let ready = condition(&cert, "Ready").unwrap();
+    assert_eq!(ready["status"], "False");
+    assert_eq!(ready["reason"], "IncorrectIssuer");
+    assert_eq!(
+        ready["message"],
+        "Issuing certificate as Secret was previously issued by \"Issuer.cert-manager.io/\""
+    );
+    assert_eq!(condition(&cert, "Issuing").unwrap()["status"], "True");
+    assert!(cert["status"]["notAfter"].is_string(), "{cert:#}");
+    assert!(cert["status"].get("revision").is_none());
+    assert!(events_of(&sim, "web-tls")
+        .await
+        .iter()
+        .any(|m| m == "Issued temporary certificate"));
+
+    // The redirected self-check gets the key over HTTPS, then the CA: issued.
+    sim.run(30);
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["reason"],
+        "Ready",
+        "{cert:#}"
+    );
+    assert_eq!(cert["status"]["revision"], 1);
+    let issued = secret(&sim, "web-tls").await.unwrap();
+    assert!(!secret_issuer(&issued).contains("cert-manager.local"));
+    assert_eq!(
+        issued["metadata"]["annotations"]["cert-manager.io/issuer-name"],
+        "letsencrypt-prod"
+    );
+}
+
+/// Under a namespaced Issuer the temporary certificate's Secret passes readiness (its absent
+/// issuer annotations match `Issuer`): Ready is True while clients get an untrusted
+/// certificate.
+#[tokio::test]
+async fn under_a_namespaced_issuer_the_temporary_certificate_reads_ready() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), true).await;
+    // The self-check never passes (a DNS name that does not resolve): the request stays
+    // pending and the temporary certificate stays.
+    sim.create("cert-manager.io", "Issuer", "issuers", Some("shop"),
+        json!({"metadata": {"name": "le"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [http01()]}}})).await;
+    sim.create("networking.k8s.io", "Ingress", "ingresses", Some("shop"),
+        json!({"metadata": {"name": "web", "annotations": {"cert-manager.io/issuer": "le", "acme.cert-manager.io/http01-edit-in-place": "true"}},
+               "spec": {"ingressClassName": "cilium", "rules": [{"host": "web.invalid", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}], "tls": [{"hosts": ["web.invalid"], "secretName": "web-tls"}]}})).await;
+    sim.run(30);
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["status"],
+        "True",
+        "{cert:#}"
+    );
+    assert_eq!(condition(&cert, "Issuing").unwrap()["status"], "True");
+    assert!(cert["status"].get("revision").is_none());
+    assert!(secret_issuer(&secret(&sim, "web-tls").await.unwrap()).contains("cert-manager.local"));
+}
+
+/// A challenge solved in place is redirected like any other path of its Ingress: without a
+/// certificate on 443 (a hand-made Certificate with the override but no temporary
+/// certificate) the handshake is reset, and Let's Encrypt says so.
+#[tokio::test]
+async fn an_in_place_challenge_with_nothing_served_on_443_is_reset() {
+    let sim = Sim::start().await;
+    sim.setup(
+        json!({"http01": {"ingress": {"ingressClassName": "cilium"}}, "waitInsteadOfSelfCheck": "1m"}),
+        true,
+    )
+    .await;
+    sim.create("networking.k8s.io", "Ingress", "ingresses", Some("shop"),
+        json!({"metadata": {"name": "web"},
+               "spec": {"ingressClassName": "cilium", "rules": [{"host": "web.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}], "tls": [{"hosts": ["web.example.com"], "secretName": "web-tls"}]}})).await;
+    sim.create("cert-manager.io", "Certificate", "certificates", Some("shop"),
+        json!({"metadata": {"name": "web-tls", "annotations": {"acme.cert-manager.io/http01-override-ingress-name": "web"}},
+               "spec": {"secretName": "web-tls", "dnsNames": ["web.example.com"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}})).await;
+    let reason = sim.failed_challenge_after(90).await;
+    assert!(
+        reason.contains("Fetching https://web.example.com/.well-known/acme-challenge/")
+            && reason.contains("Connection reset by peer"),
+        "{reason}"
+    );
+}
+
+/// cert-manager re-issues at once when the issuer changes (`IncorrectIssuer` against the
+/// Secret's annotations) — switching staging to production starts a new request — and a
+/// spec that changed since the failed request skips the failure backoff.
+#[tokio::test]
+async fn changing_the_issuer_re_issues_at_once_even_in_backoff() {
+    let sim = Sim::start().await;
+    sim.setup(
+        json!({"http01": {"ingress": {"ingressClassName": "cilium"}}, "waitInsteadOfSelfCheck": "1m"}),
+        true,
+    )
+    .await;
+    sim.create("cert-manager.io", "ClusterIssuer", "clusterissuers", None,
+        json!({"metadata": {"name": "letsencrypt-staging"}, "spec": {"acme": {"server": "https://acme-staging-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [{"http01": {"ingress": {"ingressClassName": "cilium"}}}]}}})).await;
+    // Failing behind enforcement without edit-in-place: one failed attempt, backing off 1 h.
+    sim.ingress("shop", "shop.example.com", false).await;
+    sim.failed_challenge_after(90).await;
+    sim.run(5);
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(cert["status"]["failedIssuanceAttempts"], 1, "{cert:#}");
+    assert_eq!(condition(&cert, "Issuing").unwrap()["status"], "False");
+
+    // The issuer changes (on the Ingress: ingress-shim owns the Certificate's spec): a new
+    // request now, not after the backoff.
+    sim.api("networking.k8s.io", "Ingress", "ingresses", Some("shop"))
+        .patch("shop", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-staging"}}})))
+        .await
+        .unwrap();
+    sim.run(3);
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(
+        condition(&cert, "Issuing").unwrap()["status"],
+        "True",
+        "{cert:#}"
+    );
+    let request = sim
+        .get(
+            "cert-manager.io",
+            "CertificateRequest",
+            "certificaterequests",
+            Some("shop"),
+            "shop-tls-1",
+        )
+        .await
+        .expect("a new request");
+    assert_eq!(request["spec"]["issuerRef"]["name"], "letsencrypt-staging");
+}
+
+/// Once issued, a Certificate moved to another issuer is re-issued by the trigger
+/// controller with reason `IncorrectIssuer`, naming the issuer of the Secret.
+#[tokio::test]
+async fn an_issued_certificate_moved_to_another_issuer_is_re_issued() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), true).await;
+    sim.create("cert-manager.io", "ClusterIssuer", "clusterissuers", None,
+        json!({"metadata": {"name": "letsencrypt-other"}, "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com", "solvers": [http01()]}}})).await;
+    sim.ingress("web", "web.example.com", true).await;
+    sim.run(40);
+    assert_eq!(
+        condition(&sim.certificate("web-tls").await, "Ready").unwrap()["reason"],
+        "Ready"
+    );
+    sim.api("networking.k8s.io", "Ingress", "ingresses", Some("shop"))
+        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-other"}}})))
+        .await
+        .unwrap();
+    sim.run(1);
+    let issuing = condition(&sim.certificate("web-tls").await, "Issuing")
+        .cloned()
+        .unwrap();
+    assert_eq!(issuing["status"], "True");
+    assert_eq!(issuing["reason"], "IncorrectIssuer");
+    assert_eq!(
+        issuing["message"],
+        "Issuing certificate as Secret was previously issued by \"ClusterIssuer.cert-manager.io/letsencrypt-prod\""
+    );
+}

@@ -11,7 +11,7 @@ use crate::model::budget::Impact;
 pub const EDIT_IN_PLACE: &str = "acme.cert-manager.io/http01-edit-in-place";
 /// What ingress-shim puts on a Certificate it creates for an edit-in-place Ingress.
 pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
-pub const ISSUE_TEMPORARY_CERTIFICATE: &str = "cert-manager.io/issue-temporary-certificate";
+pub use crate::model::certificate::ISSUE_TEMPORARY_CERTIFICATE;
 /// The other two override annotations; only one of the three may be on a Certificate.
 pub const OTHER_OVERRIDES: &[&str] = &[
     "acme.cert-manager.io/http01-override-ingress-class",

@@ -18,6 +18,10 @@ use super::text::{Rare, Seldom, Text, Texts, Uid};
 
 /// `acme.cert-manager.io/http01-override-ingress-name`, set by ingress-shim at creation.
 pub const OVERRIDE_INGRESS_NAME: &str = "acme.cert-manager.io/http01-override-ingress-name";
+/// `cert-manager.io/issue-temporary-certificate`: cert-manager writes a temporary
+/// certificate into the Secret while the first issuance runs (ingress-shim sets it with the
+/// override).
+pub const ISSUE_TEMPORARY_CERTIFICATE: &str = "cert-manager.io/issue-temporary-certificate";
 /// `cert-manager.io/certificate-revision` on a CertificateRequest.
 pub(crate) const REVISION: &str = "cert-manager.io/certificate-revision";
 
@@ -65,6 +69,8 @@ pub struct CertificateView {
     /// The value of `acme.cert-manager.io/http01-override-ingress-name` (ingress-shim sets it
     /// on the Certificates of Ingresses with edit-in-place).
     pub override_ingress_name: Option<Text>,
+    /// `cert-manager.io/issue-temporary-certificate: "true"`.
+    pub issue_temporary: bool,
     pub created: Option<DateTime<Utc>>,
 }
 
@@ -149,6 +155,8 @@ impl CertificateView {
                 last_failure_time: time_at(data, "/status/lastFailureTime"),
             }),
             override_ingress_name: annotation(meta, OVERRIDE_INGRESS_NAME).map(|s| strings.get(&s)),
+            issue_temporary: annotation(meta, ISSUE_TEMPORARY_CERTIFICATE).as_deref()
+                == Some("true"),
             created: created(meta),
         })
     }
@@ -156,6 +164,30 @@ impl CertificateView {
     /// Whether the Ready condition is True.
     pub fn is_ready(&self) -> bool {
         self.ready.as_ref().is_some_and(Condition::is_true)
+    }
+
+    /// Whether its status times are those of cert-manager's temporary certificate: it asks
+    /// for one, has never been issued (no `status.revision`), a first issuance runs or has
+    /// failed, and its `notBefore` is not older than the Certificate (a certificate adopted
+    /// from a Secret made before it is). cert-manager's readiness copies the temporary
+    /// certificate's times into the status (`issuing/temporary.go`,
+    /// `readiness_controller.go`): a 90-day `notAfter` for a certificate never issued.
+    pub fn holds_temporary(&self) -> bool {
+        const SKEW: chrono::Duration = chrono::Duration::minutes(1);
+        self.issue_temporary
+            && self.revision.is_none()
+            && self.not_after.is_some()
+            && (self.is_issuing() || self.rare.failed_issuance_attempts.is_some_and(|n| n >= 1))
+            && match (self.not_before, self.created) {
+                (Some(nb), Some(created)) => nb + SKEW >= created,
+                _ => true,
+            }
+    }
+
+    /// The `notAfter` of a certificate cert-manager issued or adopted: None while it has
+    /// none, or holds only its temporary one.
+    pub fn issued_not_after(&self) -> Option<DateTime<Utc>> {
+        self.not_after.filter(|_| !self.holds_temporary())
     }
 
     /// Whether a (re-)issuance is in flight.

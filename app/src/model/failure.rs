@@ -356,6 +356,9 @@ fn redirected(text: &str, t: &str) -> Option<Failure> {
     let redirect_status = ["'301'", "'302'", "'303'", "'307'", "'308'"]
         .iter()
         .any(|s| t.contains(&format!("wrong status code {s}")));
+    if to_https && (t.contains("reset by peer") || t.contains("connection reset")) {
+        return Some(Failure::new(Redirected, "redirected to HTTPS, where the handshake is reset", "plain-HTTP requests for the challenge URL are redirected to HTTPS, and the HTTPS listener resets the handshake: it has no certificate for the host yet (Cilium resets until the Secret exists, cilium/cilium#26988). A first issuance behind the redirect needs cert-manager.io/issue-temporary-certificate: \"true\" on the Certificate (ingress-shim sets it with edit-in-place), so the listener serves cert-manager's temporary certificate meanwhile; or answer /.well-known/acme-challenge/ on port 80 without redirecting"));
+    }
     (to_https || redirect_status).then(|| Failure::new(Redirected, "redirected to HTTPS", "plain-HTTP requests for the challenge URL are redirected to HTTPS (the host's HTTPS enforcement: Cilium's force-https, an ssl-redirect annotation), where no route leads to cert-manager's solver"))
 }
 

@@ -115,10 +115,16 @@ impl ServedCertificate {
         Self::parse(&block.contents)
     }
 
-    /// Self-signed: its issuer is its subject (Cilium's or a controller's fallback, or
-    /// cert-manager's temporary certificate).
+    /// Self-signed: its issuer is its subject (a controller's fallback or default
+    /// certificate).
     pub fn self_signed(&self) -> bool {
         self.subject == self.issuer
+    }
+
+    /// cert-manager's temporary certificate: signed by the throwaway CA named
+    /// `cert-manager.local` (`pkg/util/pki/temporarycertificate.go`).
+    pub fn is_temporary(&self) -> bool {
+        self.issuer.contains("cert-manager.local")
     }
 
     /// Whether it names `host` (exactly, or by a wildcard one label deep).

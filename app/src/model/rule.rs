@@ -17,6 +17,7 @@ pub enum Rule {
     CertExpired,
     CertExpiring,
     CertNotReady,
+    CertTemporaryCertificate,
     CertIssuanceFailing,
     CertHostsNotCovered,
     CertStagingIssuer,
@@ -153,13 +154,14 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 35] = [
+    pub const ALL: [Rule; 36] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
         Rule::CertExpired,
         Rule::CertExpiring,
         Rule::CertNotReady,
+        Rule::CertTemporaryCertificate,
         Rule::CertIssuanceFailing,
         Rule::CertHostsNotCovered,
         Rule::CertStagingIssuer,
@@ -281,6 +283,19 @@ impl Rule {
                 None,
                 Never,
                 TROUBLESHOOTING,
+            ),
+            Rule::CertTemporaryCertificate => row(
+                "cert.temporary-certificate",
+                "Temporary certificate served",
+                "The first issuance is in progress: clients get cert-manager's temporary certificate until it completes",
+                Symptom(6),
+                Attention,
+                None,
+                Never,
+                (
+                    "cert-manager: the issue-temporary-certificate annotation",
+                    "https://cert-manager.io/docs/reference/annotations/#cert-managerioissue-temporary-certificate",
+                ),
             ),
             Rule::CertIssuanceFailing => row(
                 "cert.issuance-failing",

@@ -48,7 +48,14 @@ pub(crate) fn settings(ports: EdgePorts, allow: &[&str]) -> Settings {
     }
 }
 
-fn create(app: &TestApp, cluster: usize, group: &str, plural: &str, ns: Option<&str>, obj: Value) {
+pub(crate) fn create(
+    app: &TestApp,
+    cluster: usize,
+    group: &str,
+    plural: &str,
+    ns: Option<&str>,
+    obj: Value,
+) {
     let c = &app.fleet.clusters[cluster].cluster;
     let rt = c.resolve(group, plural).unwrap();
     c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
@@ -57,7 +64,7 @@ fn create(app: &TestApp, cluster: usize, group: &str, plural: &str, ns: Option<&
 
 /// Shared-mode Cilium (one load balancer, IPv4 and `::1`), a production and a staging
 /// ClusterIssuer, and `cilium-config` as given.
-fn cluster_setup(app: &TestApp, cluster: usize, config: Value, families: &[&str]) {
+pub(crate) fn cluster_setup(app: &TestApp, cluster: usize, config: Value, families: &[&str]) {
     create(
         app,
         cluster,
@@ -103,7 +110,7 @@ fn cluster_setup(app: &TestApp, cluster: usize, config: Value, families: &[&str]
     }
 }
 
-fn ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value) {
+pub(crate) fn ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value) {
     routed_ingress(
         app,
         cluster,
@@ -115,12 +122,12 @@ fn ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value
 }
 
 /// An Ingress whose rule routes `/` to its application.
-fn app_ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value) {
+pub(crate) fn app_ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value) {
     let rules = json!([{"host": format!("{name}.example.com"), "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": name, "port": {"number": 80}}}}]}}]);
     routed_ingress(app, cluster, name, issuer, extra, rules);
 }
 
-fn routed_ingress(
+pub(crate) fn routed_ingress(
     app: &TestApp,
     cluster: usize,
     name: &str,

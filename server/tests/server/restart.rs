@@ -231,8 +231,18 @@ async fn lookout_follows_a_challenge_re_solved_after_the_issuer_changed() {
     let old = first_challenge(&d)["name"].as_str().unwrap().to_string();
     let request = d["tls"][0]["certificate"]["requests"][0]["request"]["name"].clone();
     assert!(request.is_string(), "{d:#}");
-    // The issuer's solver now names the Ingress: the challenge is solved in place.
+    // The issuer's solver now names the Ingress: the challenge is solved in place — and
+    // passes behind the redirect once the host has a certificate on 443, the temporary one
+    // cert-manager writes while the request is pending when the Certificate asks for it.
     let c = &app.fleet.clusters[0].cluster;
+    c.merge_patch(
+        &c.resolve("cert-manager.io", "certificates").unwrap(),
+        Some("default"),
+        "web-tls",
+        &json!({"metadata": {"annotations": {"cert-manager.io/issue-temporary-certificate": "true"}}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
     c.merge_patch(
         &c.resolve("cert-manager.io", "clusterissuers").unwrap(),
         None,

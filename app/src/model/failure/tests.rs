@@ -103,6 +103,12 @@ fn labels_say_what_was_seen() {
             "Waiting for HTTP-01 challenge propagation: wrong status code '503', expected '200'",
             "HTTP 503 instead of 200",
         ),
+        // Boulder after Cilium's redirect, with no certificate on 443 (an in-place challenge
+        // of a first issuance without the temporary certificate).
+        (
+            "acme: authorization error for web.example.com: 400 urn:ietf:params:acme:error:connection: 203.0.113.10: Fetching https://web.example.com/.well-known/acme-challenge/abc: Connection reset by peer",
+            "redirected to HTTPS, where the handshake is reset",
+        ),
         (
             "failed to perform self check GET request 'http://api.aztecscan.xyz/.well-known/acme-challenge/...': Get \"...\": EOF",
             "connection closed (EOF)",

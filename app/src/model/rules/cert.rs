@@ -62,7 +62,13 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             }
         }
 
-        if !c.is_ready() && !expired {
+        let temporary = c.holds_temporary();
+        if temporary {
+            temporary_certificate(ctx, c);
+        }
+
+        // The temporary certificate's Ready (IncorrectIssuer, or True) is told above.
+        if !c.is_ready() && !expired && !temporary {
             let since = c
                 .ready
                 .as_ref()
@@ -165,4 +171,65 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             );
         }
     }
+}
+
+/// `cert.temporary-certificate`: the first issuance runs (or has failed) and the Secret holds
+/// cert-manager's temporary certificate, signed by `cert-manager.local`; the status times are
+/// its, and Ready reads `IncorrectIssuer` under a ClusterIssuer (True under an Issuer)
+/// because of it. Clients get an untrusted certificate until the real one is issued.
+fn temporary_certificate(ctx: &mut Ctx<'_>, c: &crate::model::certificate::CertificateView) {
+    let observed: Vec<String> = ctx
+        .idx
+        .data
+        .probes
+        .iter()
+        .filter(|o| c.covers(&o.host))
+        .filter(|o| o.tls.as_ref().is_some_and(|t| t.leaf.is_temporary()))
+        .map(|o| format!("{} on {}", o.host, o.address))
+        .collect();
+    let observed = if observed.is_empty() {
+        String::new()
+    } else {
+        format!(" Observed: clients get it for {}.", observed.join(", "))
+    };
+    let ready = c
+        .ready
+        .as_ref()
+        .map(|r| {
+            format!(
+                "{} ({})",
+                r.status,
+                r.reason.as_deref().unwrap_or("no reason")
+            )
+        })
+        .unwrap_or_else(|| "absent".into());
+    let failed = c.rare.failed_issuance_attempts.filter(|n| *n >= 1);
+    let (title, remedy) = match failed {
+        Some(_) => (
+            format!("The first issuance of {} failed: clients still get cert-manager's temporary certificate", c.name),
+            "Fix what failed the first issuance (the findings below: the request, Order and Challenges), then renew; the issued certificate replaces the temporary one. cert-manager does not retry by itself before the backoff ends — under a namespaced Issuer not before the temporary certificate's renewal time.",
+        ),
+        None => (
+            format!("The first issuance of {} is in progress: clients get cert-manager's temporary certificate", c.name),
+            "Nothing to do while the issuance runs: the issued certificate replaces the temporary one. If it lasts, the request, Order and Challenges below say what holds it.",
+        ),
+    };
+    let about = About {
+        namespace: &c.namespace,
+        kind: Subject::Object(Kind::Certificate),
+        name: &c.name,
+    };
+    ctx.push(
+        Rule::CertTemporaryCertificate,
+        Severity::Warning,
+        about,
+        title,
+        format!(
+            "cert-manager.io/issue-temporary-certificate is \"true\" and no certificate has been issued yet (no status.revision): while the first request is pending cert-manager writes a certificate signed by cert-manager.local, which no client trusts, into the Secret {} and copies its times into the status (notAfter {}). Ready is {ready} because of it.{observed}",
+            c.secret_name.as_deref().unwrap_or("(none)"),
+            c.not_after.map(at).unwrap_or_else(|| "(none)".into()),
+        ),
+        remedy,
+        c.not_before,
+    );
 }

@@ -166,6 +166,7 @@ impl CertificateView {
             rare: Default::default(),
             override_ingress_name: (ing.edit_in_place.as_deref() == Some("true"))
                 .then(|| ing.name.clone()),
+            issue_temporary: ing.edit_in_place.as_deref() == Some("true"),
             created: ago(Duration::days(20)),
         }
     }

@@ -15,9 +15,6 @@ use crate::model::finding::Severity;
 use crate::model::probe::{IssuedLeaf, Observation, TlsObservation, Untrusted};
 use crate::model::text::Text;
 
-/// The issuer of cert-manager's temporary certificate (cert-manager
-/// `pkg/util/pki/temporarycertificate.go`: a throwaway CA named `cert-manager.local`).
-const TEMPORARY_ISSUER: &str = "cert-manager.local";
 /// Let's Encrypt's staging intermediates are all named `(STAGING) …`.
 const STAGING_MARK: &str = "(STAGING)";
 
@@ -182,12 +179,16 @@ fn others_covering(
 fn serving(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
     let now = ctx.now;
     let host = on.host;
+    let cert = on.certificate.as_deref();
+    // cert-manager's temporary certificate during the first issuance of the host's
+    // Certificate is what should be served then: `cert.temporary-certificate` tells it.
+    let first_issuance = cert.is_some_and(CertificateView::holds_temporary);
     let served: Vec<(&Observation, &TlsObservation)> = seen
         .iter()
         .filter_map(|o| o.tls.as_ref().map(|t| (*o, t)))
+        .filter(|(_, t)| !(first_issuance && t.leaf.is_temporary()))
         .collect();
     let since = |list: &[&(&Observation, &TlsObservation)]| list.iter().map(|(o, _)| o.since).min();
-    let cert = on.certificate.as_deref();
     let said = cert
         .map(|c| {
             format!(
@@ -252,7 +253,7 @@ fn serving(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
         .collect();
     if let (Some((_, t)), Some(c)) = (other.first(), cert) {
         let list: Vec<&Observation> = other.iter().map(|(o, _)| *o).collect();
-        let which = if t.leaf.issuer.contains(TEMPORARY_ISSUER) {
+        let which = if t.leaf.is_temporary() {
             "cert-manager's temporary certificate (the real one has not been issued yet)"
                 .to_string()
         } else if t.leaf.self_signed() || !t.leaf.covers(host) {
@@ -336,7 +337,7 @@ fn serving(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
             "a certificate that is not valid yet (its notBefore is after now: a clock out of step)"
         } else if t.leaf.issuer.contains(STAGING_MARK) {
             "a Let's Encrypt staging certificate (its issuer is a (STAGING) intermediate)"
-        } else if t.leaf.issuer.contains(TEMPORARY_ISSUER) {
+        } else if t.leaf.is_temporary() {
             "cert-manager's temporary self-signed certificate (issue-temporary-certificate; the real one is not issued yet)"
         } else if t.leaf.self_signed() {
             "a self-signed certificate"

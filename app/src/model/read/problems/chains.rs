@@ -90,9 +90,10 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
         }
         // TLS entries no issued Certificate covers: what the hosts serve, if anything
         // trusted (looked up once: it scans the probe's observations).
-        let served = (certificates.iter().all(|c| c.not_after.is_none()) && !ing.tls.is_empty())
-            .then(|| served_expiry(ing, data))
-            .flatten();
+        let served = (certificates.iter().all(|c| c.issued_not_after().is_none())
+            && !ing.tls.is_empty())
+        .then(|| served_expiry(ing, data))
+        .flatten();
         out.push(Chain {
             head: ProblemObject {
                 cluster: cluster.clone(),
@@ -104,10 +105,10 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
             hosts: ing.all_hosts(),
             expires: certificates
                 .iter()
-                .filter_map(|c| c.not_after)
+                .filter_map(|c| c.issued_not_after())
                 .min()
                 .or(served.flatten()),
-            unissued: certificates.iter().any(|c| c.not_after.is_none())
+            unissued: certificates.iter().any(|c| c.issued_not_after().is_none())
                 || (certificates.is_empty() && !ing.tls.is_empty() && served.is_none()),
             issuance: certificates.iter().map(|c| Issuance::of(c)).collect(),
             issuer: ing
@@ -132,8 +133,8 @@ pub(super) fn chains(cluster: &Text, idx: &Index<'_>, data: &ClusterData) -> Vec
             },
             objects,
             hosts: c.dns_names.to_vec(),
-            expires: c.not_after,
-            unissued: c.not_after.is_none(),
+            expires: c.issued_not_after(),
+            unissued: c.issued_not_after().is_none(),
             issuance: vec![Issuance::of(c)],
             issuer: c.issuer.as_deref().map(|r| issuer_key(&c.namespace, r)),
         });

@@ -49,6 +49,7 @@ pub(super) fn awaited(f: &Finding) -> bool {
         f.rule,
         Rule::CertIssuanceFailing
             | Rule::CertNotReady
+            | Rule::CertTemporaryCertificate
             | Rule::CertExpiring
             | Rule::CertExpired
             | Rule::ProbeNameMismatch

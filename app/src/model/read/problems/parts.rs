@@ -271,7 +271,11 @@ pub(super) fn harm_first<'f>(
     let renewal_ends = |f: &Finding| {
         matches!(
             f.rule,
-            Rule::CertExpired | Rule::ProbeExpired | Rule::CertNotReady | Rule::CertIssuanceFailing
+            Rule::CertExpired
+                | Rule::ProbeExpired
+                | Rule::CertNotReady
+                | Rule::CertTemporaryCertificate
+                | Rule::CertIssuanceFailing
         )
     };
     let failing: Vec<&Finding> = in_chain

@@ -3,6 +3,7 @@
 mod challenges;
 mod ingress;
 mod probe;
+mod temporary;
 
 use crate::model::Rule;
 use chrono::{Duration, Utc};

@@ -1,0 +1,92 @@
+//! cert-manager's temporary certificate through kubesim's listeners and Lookout's probe: a
+//! first issuance behind HTTPS enforcement with edit-in-place serves the `cert-manager.local`
+//! certificate while it runs, Lookout says so (once, as the first issuance, quoting what the
+//! probe saw — not as an untrusted or wrong certificate), and the issuance heals by itself.
+
+use serde_json::json;
+
+use crate::helpers::*;
+use crate::probing::{app_ingress, cluster_setup, free_ports, settings};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_issuance_serves_the_temporary_certificate_and_lookout_says_so() {
+    let ports = free_ports();
+    let app = app_with(&["zrh"])
+        .with_controllers()
+        .edge(ports)
+        .probe(settings(ports, &["127.0.0.0/8", "::1/128"]))
+        .await;
+    app.wait_ready().await;
+    cluster_setup(
+        &app,
+        0,
+        json!({"enforce-ingress-https": "true", "ingress-default-lb-mode": "shared"}),
+        &["IPv4"],
+    );
+    let fix = json!({"acme.cert-manager.io/http01-edit-in-place": "true"});
+    // Heals by itself: the redirected challenge reaches the solver over HTTPS, against the
+    // temporary certificate.
+    app_ingress(&app, 0, "first", "letsencrypt-prod", fix.clone());
+    within(
+        60,
+        "the first issuance completes without any action",
+        || async {
+            app.json_opt("/api/v1/certificates/zrh/default/first-tls")
+                .await
+                .is_some_and(|c| {
+                    c["certificate"]["ready"]["status"] == "True"
+                        && c["certificate"]["revision"] == 1
+                })
+        },
+    )
+    .await;
+
+    // Held: cert-manager's self-check for a name that does not resolve fails for ever, so the
+    // temporary certificate stays — and is what the host serves.
+    let c = &app.fleet.clusters[0].cluster;
+    c.create(
+        &c.resolve("networking.k8s.io", "ingresses").unwrap(),
+        Some("default"),
+        json!({"metadata": {"name": "held", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "true"}},
+               "spec": {"ingressClassName": "cilium", "rules": [{"host": "held.invalid", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "held", "port": {"number": 80}}}}]}}],
+                        "tls": [{"hosts": ["held.invalid"], "secretName": "held-tls"}]}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    within(
+        60,
+        "Lookout tells the temporary certificate the probe sees",
+        || async {
+            let Some(f) = app
+                .json_opt("/api/v1/findings?cluster=zrh&per_page=500")
+                .await
+            else {
+                return false;
+            };
+            let items = f["items"].as_array().unwrap();
+            let of = |name: &str| -> Vec<&serde_json::Value> {
+                items.iter().filter(|f| f["name"] == name).collect()
+            };
+            let held = of("held-tls");
+            let temporary = held
+                .iter()
+                .find(|f| f["rule"] == "cert.temporary-certificate");
+            temporary.is_some_and(|t| {
+                t["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Observed: clients get it for held.invalid")
+            }) && !held.iter().any(|f| {
+                matches!(
+                    f["rule"].as_str().unwrap(),
+                    "probe.untrusted" | "probe.wrong-certificate" | "cert.not-ready"
+                )
+            })
+        },
+    )
+    .await;
+    let cert = app.json("/api/v1/certificates/zrh/default/held-tls").await;
+    assert!(cert["certificate"]["not_after"].is_string(), "{cert:#}");
+    assert!(cert["certificate"]["revision"].is_null(), "{cert:#}");
+    app.stop().await;
+}

@@ -47,6 +47,9 @@ pub struct FleetOptions {
     /// asks with `kubernetes.io/tls-acme: "true"` alone (None: upstream's empty default,
     /// so ingress-shim refuses such an Ingress with `BadConfig`).
     pub default_issuer: Option<crate::sim::shim::DefaultIssuer>,
+    /// Which CertificateRequests the approver leaves unapproved or denies (by default every
+    /// one is approved at once, as cert-manager's own approver does).
+    pub approver: crate::sim::approver::Approver,
 }
 
 impl FleetOptions {
@@ -65,6 +68,7 @@ impl FleetOptions {
             tls: false,
             gc_delay: None,
             default_issuer: None,
+            approver: Default::default(),
         }
     }
 }
@@ -118,6 +122,7 @@ impl Fleet {
             seed: opts.seed,
             loopback: opts.edge.is_some(),
             default_issuer: opts.default_issuer.clone(),
+            approver: opts.approver.clone(),
             ..World::default()
         });
         let manual = matches!(*clock, Clock::Manual(_));

@@ -64,6 +64,15 @@ enum Command {
         /// `BadConfig` event, as upstream's empty default name makes it.
         #[arg(long)]
         default_issuer: Option<String>,
+        /// Leave CertificateRequests matching this pattern (`<namespace>/<request name>`, `*`
+        /// for any run of characters) unapproved, as approver-policy does when no policy
+        /// applies; repeatable.
+        #[arg(long = "leave-unapproved", value_name = "PATTERN")]
+        leave_unapproved: Vec<String>,
+        /// Deny CertificateRequests matching this pattern, as approver-policy does when its
+        /// policies refuse them; repeatable.
+        #[arg(long = "deny-requests", value_name = "PATTERN")]
+        deny_requests: Vec<String>,
     },
 }
 
@@ -88,6 +97,8 @@ async fn main() -> anyhow::Result<()> {
         scale_ingresses,
         scale_namespaces,
         default_issuer,
+        leave_unapproved,
+        deny_requests,
     } = Cli::parse().command;
     if clusters == 0 {
         anyhow::bail!("--clusters must be at least 1");
@@ -99,6 +110,10 @@ async fn main() -> anyhow::Result<()> {
     opts.controllers = controllers;
     opts.authorize = authorize;
     opts.tls = tls;
+    opts.approver = kubesim::sim::approver::Approver {
+        unapproved: leave_unapproved,
+        deny: deny_requests,
+    };
     opts.default_issuer = default_issuer
         .as_deref()
         .map(kubesim::sim::shim::DefaultIssuer::parse)

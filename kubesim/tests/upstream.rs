@@ -230,3 +230,99 @@ async fn an_issued_certificate_moved_to_another_issuer_is_re_issued() {
         "Issuing certificate as Secret was previously issued by \"ClusterIssuer.cert-manager.io/letsencrypt-prod\""
     );
 }
+
+async fn request(sim: &Sim, name: &str) -> Option<Value> {
+    sim.get(
+        "cert-manager.io",
+        "CertificateRequest",
+        "certificaterequests",
+        Some("shop"),
+        name,
+    )
+    .await
+}
+
+/// approver-policy leaves a request no policy applies to unapproved: no condition, only
+/// events; nothing signs it, no temporary certificate is written (the request has no Ready
+/// condition) — until someone approves it.
+#[tokio::test]
+async fn an_unapproved_request_waits_until_it_is_approved() {
+    let sim = Sim::start_with(|o| o.approver.unapproved = vec!["shop/web-tls-*".into()]).await;
+    sim.setup(http01(), true).await;
+    sim.ingress("web", "web.example.com", true).await;
+    sim.run(30);
+    let cr = request(&sim, "web-tls-1").await.expect("the request");
+    assert!(cr["status"].get("conditions").is_none(), "{cr:#}");
+    let events = events_of(&sim, "web-tls-1").await;
+    assert!(
+        events
+            .iter()
+            .any(|m| m == "Request is not applicable for any policy so ignoring"),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|m| m == "Not signing CertificateRequest until it is Approved"),
+        "{events:?}"
+    );
+    assert!(
+        secret(&sim, "web-tls").await.is_none(),
+        "no temporary certificate yet"
+    );
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(condition(&cert, "Issuing").unwrap()["status"], "True");
+
+    // Approved by hand (`cmctl approve`): signed, issued.
+    sim.api("cert-manager.io", "CertificateRequest", "certificaterequests", Some("shop"))
+        .patch_status("web-tls-1", &PatchParams::default(), &Patch::Merge(json!({"status": {"conditions": [{"type": "Approved", "status": "True", "reason": "cmctl", "message": "manually approved by cmctl"}]}})))
+        .await
+        .unwrap();
+    sim.run(40);
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["reason"],
+        "Ready",
+        "{cert:#}"
+    );
+}
+
+/// A request a policy denies: Ready=False `Denied` on the request, the Certificate's
+/// Issuing=False with the policy's reason and message, and the same denial again after the
+/// backoff (the request stays).
+#[tokio::test]
+async fn a_denied_request_fails_the_issuance_with_the_policys_words() {
+    let sim = Sim::start_with(|o| o.approver.deny = vec!["shop/web-tls-*".into()]).await;
+    sim.setup(http01(), true).await;
+    sim.ingress("web", "web.example.com", true).await;
+    sim.run(10);
+    let cr = request(&sim, "web-tls-1").await.expect("the request");
+    assert_eq!(
+        condition(&cr, "Denied").unwrap()["reason"],
+        "policy.cert-manager.io"
+    );
+    let ready = condition(&cr, "Ready").unwrap();
+    assert_eq!(ready["reason"], "Denied");
+    assert_eq!(
+        ready["message"],
+        "The CertificateRequest was denied by an approval controller"
+    );
+    let cert = sim.certificate("web-tls").await;
+    let issuing = condition(&cert, "Issuing").unwrap();
+    assert_eq!(issuing["status"], "False");
+    assert_eq!(issuing["reason"], "policy.cert-manager.io");
+    let message = issuing["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("The certificate request has failed to complete and will be retried: No policy approved this request: [allowed-domains: "),
+        "{message}"
+    );
+    assert_eq!(cert["status"]["failedIssuanceAttempts"], 1);
+    sim.jump(chrono::Duration::minutes(61));
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(cert["status"]["failedIssuanceAttempts"], 2, "{cert:#}");
+    assert_eq!(
+        request(&sim, "web-tls-1").await.unwrap()["metadata"]["uid"],
+        cr["metadata"]["uid"],
+        "the same request"
+    );
+}

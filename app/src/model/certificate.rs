@@ -227,9 +227,19 @@ pub struct CertificateRequestView {
     pub created: Option<DateTime<Utc>>,
     /// The leaf of `status.certificate`, once issued (public; Secret data is never read).
     pub issued: Option<Box<super::probe::IssuedLeaf>>,
+    /// `Approved=True`: an approver (cert-manager's own, approver-policy, a person) let it
+    /// be signed.
+    pub approved: bool,
+    /// `Denied=True`, with the approver's reason and message.
+    pub denied: Option<Box<Condition>>,
 }
 
 impl CertificateRequestView {
+    /// Neither approved nor denied: nothing signs it until an approver decides.
+    pub fn awaits_approval(&self) -> bool {
+        !self.approved && self.denied.is_none()
+    }
+
     pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
         let conditions = conditions_at(data, "/status/conditions", strings);
         Some(CertificateRequestView {
@@ -253,6 +263,10 @@ impl CertificateRequestView {
             issued: at(data, "/status/certificate")
                 .and_then(Value::as_str)
                 .and_then(super::probe::IssuedLeaf::of),
+            approved: condition(&conditions, "Approved").is_some_and(|c| c.is_true()),
+            denied: condition(&conditions, "Denied")
+                .filter(Condition::is_true)
+                .map(Box::new),
         })
     }
 }

@@ -18,6 +18,8 @@ pub enum Rule {
     CertExpiring,
     CertNotReady,
     CertTemporaryCertificate,
+    CertAwaitingApproval,
+    CertRequestDenied,
     CertIssuanceFailing,
     CertHostsNotCovered,
     CertStagingIssuer,
@@ -133,6 +135,10 @@ const ACME_ISSUERS: (&str, &str) = (
     "cert-manager: ACME issuers",
     "https://cert-manager.io/docs/configuration/acme/",
 );
+const APPROVAL: (&str, &str) = (
+    "cert-manager: CertificateRequest approval",
+    "https://cert-manager.io/docs/usage/certificaterequest/#approval",
+);
 const SECURING_INGRESS: (&str, &str) = (
     "cert-manager: securing Ingress resources",
     "https://cert-manager.io/docs/usage/ingress/",
@@ -154,7 +160,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 36] = [
+    pub const ALL: [Rule; 38] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -162,6 +168,8 @@ impl Rule {
         Rule::CertExpiring,
         Rule::CertNotReady,
         Rule::CertTemporaryCertificate,
+        Rule::CertAwaitingApproval,
+        Rule::CertRequestDenied,
         Rule::CertIssuanceFailing,
         Rule::CertHostsNotCovered,
         Rule::CertStagingIssuer,
@@ -296,6 +304,26 @@ impl Rule {
                     "cert-manager: the issue-temporary-certificate annotation",
                     "https://cert-manager.io/docs/reference/annotations/#cert-managerioissue-temporary-certificate",
                 ),
+            ),
+            Rule::CertAwaitingApproval => row(
+                "cert.awaiting-approval",
+                "Request waiting for approval",
+                "No approver has approved the certificate's request, so nothing signs it",
+                Cause(8),
+                IssuanceFails,
+                None,
+                Always,
+                APPROVAL,
+            ),
+            Rule::CertRequestDenied => row(
+                "cert.request-denied",
+                "Request denied by a policy",
+                "An approval policy denied the certificate's request",
+                Cause(6),
+                IssuanceFails,
+                None,
+                Always,
+                APPROVAL,
             ),
             Rule::CertIssuanceFailing => row(
                 "cert.issuance-failing",

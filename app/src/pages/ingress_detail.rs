@@ -26,6 +26,12 @@ use crate::pages::ingresses::annotation_text;
 /// Where the current request stands, in words: in flight until its Ready condition says
 /// it was issued or failed (cert-manager's reasons `Issued`, `Failed`, `Denied`).
 fn request_state(r: &crate::model::certificate::CertificateRequestView) -> &'static str {
+    if r.denied.is_some() {
+        return ", the latest: denied by an approver";
+    }
+    if r.awaits_approval() && r.ready.is_none() {
+        return ", the latest: waiting for approval";
+    }
     match r.ready.as_ref() {
         Some(c) if &*c.status == "True" => ", the latest: issued",
         Some(c) if matches!(c.reason.as_deref(), Some("Failed" | "Denied")) => {
@@ -41,6 +47,11 @@ pub fn attempts(chain: &CertificateChain, now: chrono::DateTime<chrono::Utc>) ->
         .iter()
         .map(|r| {
             let ready = r.request.ready.as_ref().map(|c| format!("Ready {} ({}): {}", c.status, c.reason.as_deref().unwrap_or(""), c.message.as_deref().unwrap_or(""))).unwrap_or_else(|| "no Ready condition".into());
+            let approval = match (&r.request.denied, r.request.approved) {
+                (Some(d), _) => Some(format!("Denied ({}): {}", d.reason.as_deref().unwrap_or(""), d.message.as_deref().unwrap_or(""))),
+                (None, false) => Some("Not approved yet: nothing signs it until an approver approves it".to_string()),
+                (None, true) => None,
+            };
             let created = r.request.created.map(|at| view! { <Time at=at now=now/> });
             let orders = r
                 .orders
@@ -76,6 +87,7 @@ pub fn attempts(chain: &CertificateChain, now: chrono::DateTime<chrono::Utc>) ->
                     <strong>{format!("CertificateRequest {} (revision {}){}", r.request.name, r.request.revision.map(|v| v.to_string()).unwrap_or_else(|| "?".into()), if r.current { request_state(&r.request) } else { "" })}</strong>
                     " created " {created}
                     <br/><span>{ready}</span>
+                    {approval.map(|a| view! { <br/><span class="reason" data-testid="approval">{a}</span> })}
                     <ul>{orders}</ul>
                 </li>
             }

@@ -11,6 +11,7 @@
 //! - [`letsencrypt`]: the CA and its rate limits.
 //! - [`scale`]: a generator of large fleets for benchmarks.
 
+pub mod approver;
 pub mod cilium;
 pub mod edge;
 pub mod issuance;
@@ -41,6 +42,8 @@ pub struct World {
     pub loopback: bool,
     /// cert-manager's default issuer for ingress-shim (`--default-issuer-*`).
     pub default_issuer: Option<shim::DefaultIssuer>,
+    /// Which CertificateRequests are left unapproved or denied ([`approver`]).
+    pub approver: approver::Approver,
 }
 
 /// The cluster's API as controllers use it, with a field manager per call.

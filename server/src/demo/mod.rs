@@ -71,6 +71,12 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         // cert-manager's default: no default issuer, so `kubernetes.io/tls-acme` alone is
         // refused.
         default_issuer: None,
+        // approver-policy's two refusals: a request no policy applies to stays unapproved,
+        // one a policy refuses is denied.
+        approver: kubesim::sim::approver::Approver {
+            unapproved: vec!["team-ml/mlflow-tls-*".into()],
+            deny: vec!["acme-shop/partners-tls-*".into()],
+        },
     };
     let clock = Arc::new(Clock::accelerated(SPEED));
     let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())

@@ -334,6 +334,26 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         None,
     )
     .await?;
+    // The cluster runs approver-policy: no policy applies to team-ml's new request, so it
+    // waits for approval for ever; acme-shop's partners name is refused by a policy.
+    s.ingress(
+        "team-ml",
+        "mlflow",
+        &["mlflow.ml.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    s.ingress(
+        "acme-shop",
+        "partners",
+        &["partners.acme.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
     // A class no controller serves: no address ever.
     s.ingress(
         "team-ml",

@@ -52,6 +52,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         edge: None,
         manifests: None,
         gc_delay: None,
+        approver: Default::default(),
         tls: false,
         database: None,
     }
@@ -73,6 +74,7 @@ pub struct AppOptions {
     edge: Option<kubesim::sim::edge::EdgePorts>,
     manifests: Option<String>,
     gc_delay: Option<chrono::Duration>,
+    approver: kubesim::sim::approver::Approver,
     tls: bool,
     database: Option<String>,
 }
@@ -159,6 +161,16 @@ impl AppOptions {
         self
     }
 
+    /// kubesim's approver leaves these requests unapproved and denies those
+    /// (`<namespace>/<request>` patterns), as approver-policy would.
+    pub fn approver(mut self, unapproved: &[&str], deny: &[&str]) -> Self {
+        self.approver = kubesim::sim::approver::Approver {
+            unapproved: unapproved.iter().map(|p| p.to_string()).collect(),
+            deny: deny.iter().map(|p| p.to_string()).collect(),
+        };
+        self
+    }
+
     /// kubesim serves HTTPS (HTTP/2 or HTTP/1.1 by ALPN) with its own CA, as real API
     /// servers do, without authorizing.
     pub fn tls(mut self) -> Self {
@@ -182,6 +194,7 @@ impl AppOptions {
             authorize: self.manifests.is_some(),
             gc_delay: self.gc_delay,
             tls: self.tls,
+            approver: self.approver.clone(),
             ..FleetOptions::numbered(0)
         };
         let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())

@@ -90,3 +90,63 @@ async fn a_first_issuance_serves_the_temporary_certificate_and_lookout_says_so()
     assert!(cert["certificate"]["revision"].is_null(), "{cert:#}");
     app.stop().await;
 }
+
+/// A cluster running approver-policy: a request no policy applies to waits for approval, one
+/// a policy refuses is denied — Lookout says each, with the policy's words, as the problem's
+/// root, and the progress says what the Order waits for.
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_waiting_for_approval_or_denied_are_told_as_the_root() {
+    let app = app_with(&["zrh"])
+        .with_controllers()
+        .approver(&["default/waiting-tls-*"], &["default/refused-tls-*"])
+        .await;
+    app.wait_ready().await;
+    cluster_setup(
+        &app,
+        0,
+        json!({"enforce-ingress-https": "true", "ingress-default-lb-mode": "shared"}),
+        &["IPv4"],
+    );
+    let fix = json!({"acme.cert-manager.io/http01-edit-in-place": "true"});
+    app_ingress(&app, 0, "waiting", "letsencrypt-prod", fix.clone());
+    app_ingress(&app, 0, "refused", "letsencrypt-prod", fix);
+    within(30, "the denial is the root of its problem", || async {
+        let Some(board) = app.json_opt("/api/v1/problems?cluster=zrh").await else {
+            return false;
+        };
+        board["items"].as_array().unwrap().iter().any(|p| {
+            p["root"]["rule"] == "cert.request-denied"
+                && p["root"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("No policy approved this request: [allowed-domains")
+        })
+    })
+    .await;
+    // cert-manager's approver would have answered in seconds: after two minutes without an
+    // answer it is a finding (the threshold is the unit tests'). The chain says it now.
+    let chain = app.json("/api/v1/ingresses/zrh/default/waiting").await;
+    let request = &chain["tls"][0]["certificate"]["requests"][0]["request"];
+    assert_eq!(request["name"], "waiting-tls-1", "{chain:#}");
+    assert_eq!(request["approved"], false);
+    assert!(request["denied"].is_null());
+    let page = app
+        .get("/ingresses/zrh/default/waiting")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("the latest: waiting for approval"), "{page}");
+    assert!(
+        page.contains("Not approved yet: nothing signs it"),
+        "{page}"
+    );
+    let page = app
+        .get("/ingresses/zrh/default/refused")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("the latest: denied by an approver"), "{page}");
+    app.stop().await;
+}

@@ -160,6 +160,28 @@ pub fn follow_through(
             ));
             let order = r.orders.iter().max_by_key(|o| o.order.created);
             match order {
+                None if req.denied.is_some() => out.push(step(
+                    Step::Order,
+                    Failed,
+                    req.denied.as_ref().and_then(|d| d.last_transition),
+                    format!(
+                        "no Order: an approver denied CertificateRequest {} — {}",
+                        req.name,
+                        req.denied
+                            .as_ref()
+                            .and_then(|d| d.message.as_deref())
+                            .unwrap_or("no message")
+                    ),
+                )),
+                None if req.awaits_approval() && req.ready.is_none() => out.push(step(
+                    Step::Order,
+                    Pending,
+                    None,
+                    format!(
+                        "waiting for an approver: CertificateRequest {} is neither approved nor denied, and nothing makes its Order until it is",
+                        req.name
+                    ),
+                )),
                 None => out.push(step(
                     Step::Order,
                     Pending,

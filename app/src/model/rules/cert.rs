@@ -62,13 +62,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             }
         }
 
-        let temporary = c.holds_temporary();
-        if temporary {
-            temporary_certificate(ctx, c);
-        }
-
-        // The temporary certificate's Ready (IncorrectIssuer, or True) is told above.
-        if !c.is_ready() && !expired && !temporary {
+        // The temporary certificate's Ready (IncorrectIssuer, or True) is told by
+        // `cert.temporary-certificate` ([`temporary_certificates`]).
+        if !c.is_ready() && !expired && !c.holds_temporary() {
             let since = c
                 .ready
                 .as_ref()
@@ -176,7 +172,15 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 /// `cert.temporary-certificate`: the first issuance runs (or has failed) and the Secret holds
 /// cert-manager's temporary certificate, signed by `cert-manager.local`; the status times are
 /// its, and Ready reads `IncorrectIssuer` under a ClusterIssuer (True under an Issuer)
-/// because of it. Clients get an untrusted certificate until the real one is issued.
+/// because of it. Clients get an untrusted certificate until the real one is issued. A rule
+/// across namespaces: it quotes what the probe saw on the host.
+pub(super) fn temporary_certificates(ctx: &mut Ctx<'_>) {
+    let data = ctx.idx.data;
+    for c in data.certificates.values().filter(|c| c.holds_temporary()) {
+        temporary_certificate(ctx, c);
+    }
+}
+
 fn temporary_certificate(ctx: &mut Ctx<'_>, c: &crate::model::certificate::CertificateView) {
     let observed: Vec<String> = ctx
         .idx

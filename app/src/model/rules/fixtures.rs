@@ -256,6 +256,8 @@ pub fn attempt(
         failure_time: None,
         issued: None,
         created: ago(Duration::minutes(30)),
+        approved: true,
+        denied: None,
     };
     let order_name = format!("{cr_name}-123");
     let order = OrderView {

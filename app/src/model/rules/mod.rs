@@ -2,6 +2,7 @@
 //! correlated cluster state and emits findings with evidence and a remediation.
 
 mod acme;
+mod approval;
 mod cert;
 mod cluster;
 mod ingress;
@@ -120,6 +121,8 @@ pub fn across_namespaces(f: &Finding) -> bool {
         Rule::ClusterUnreachable
         | Rule::ClusterIpv6ProxyProtocol
         | Rule::IngressSharedHostHttpsRedirect
+        // It quotes what the probe saw on the Certificate's hosts.
+        | Rule::CertTemporaryCertificate
         | Rule::ProbeWrongCertificate
         | Rule::ProbeExpired
         | Rule::ProbeNameMismatch
@@ -161,6 +164,7 @@ pub fn evaluate_split(
     if rules != Rules::Across {
         cluster::check_namespaced(&mut ctx);
         cert::check(&mut ctx);
+        approval::check(&mut ctx);
         acme::check(&mut ctx);
         issuer::check_namespaced(&mut ctx);
         ingress::check(&mut ctx);
@@ -172,6 +176,7 @@ pub fn evaluate_split(
         cluster::check_cluster(&mut ctx);
         issuer::check_cluster_issuers(&mut ctx);
         ingress::shared_hosts(&mut ctx);
+        cert::temporary_certificates(&mut ctx);
         probe::check(&mut ctx);
         split.across = std::mem::take(&mut ctx.out);
         split.across.shrink_to_fit();

@@ -464,26 +464,50 @@ fn attempt(api: &Api<'_>, world: &World, cert: &Value) {
             ) else {
                 return;
             };
-            let approved = json!({"status": {"conditions": [
-                {"type": "Approved", "status": "True", "reason": "cert-manager.io", "message": "Certificate request has been approved by cert-manager.io", "lastTransitionTime": rfc3339(api.now)}]}});
-            match api.patch_status(
-                CM,
-                "certificaterequests",
-                Some(ns),
-                &cr_name,
-                &approved,
-                "cert-manager-certificaterequests-approver",
-            ) {
-                Some(cr) => cr,
-                None => created,
-            }
+            // The approver's review: approved at once, left unapproved, or denied.
+            super::approver::review(api, &world.approver, created, &names(cert))
         }
     };
+    // A denied request: cert-manager's request controller marks it Ready=False `Denied`,
+    // and the issuing controller fails the attempt with the Denied condition's reason and
+    // message (`certificaterequests/sync.go`, `util/reporter.go` `Denied`,
+    // `issuing_controller.go` `failIssueCertificate`) — again after each backoff, as the
+    // request stays.
+    if let Some(denied) = condition(&cr, "Denied")
+        .filter(|c| c["status"] == "True")
+        .cloned()
+    {
+        if !condition(&cr, "Ready").is_some_and(|c| c["reason"] == "Denied") {
+            set_request(
+                api,
+                &cr,
+                "False",
+                "Denied",
+                "The CertificateRequest was denied by an approval controller",
+                true,
+            );
+        }
+        return fail(
+            api,
+            cert,
+            denied["reason"].as_str().unwrap_or("Denied"),
+            denied["message"].as_str().unwrap_or_default(),
+        );
+    }
+    // Not approved: nothing signs it, no Ready condition, no temporary certificate.
+    if !is(&cr, "Approved", "True") {
+        return;
+    }
     if is(&cr, "Ready", "True") {
         return complete(api, cert, &cr);
     }
-    if condition(&cr, "Ready").is_some_and(|c| c["reason"] == "Failed") {
-        return fail(api, cert, &cr);
+    if let Some(failed) = condition(&cr, "Ready").filter(|c| c["reason"] == "Failed") {
+        return fail(
+            api,
+            cert,
+            "Failed",
+            failed["message"].as_str().unwrap_or_default(),
+        );
     }
     // A pending request (one with a Ready condition): the temporary certificate first.
     if condition(&cr, "Ready").is_some() && temporary::ensure(api, cert) {
@@ -640,22 +664,20 @@ fn signed_chain(
     Some((chain, key))
 }
 
-/// Failure: `Issuing=False`, one more failed attempt, the backoff starts.
-fn fail(api: &Api<'_>, cert: &Value, cr: &Value) {
+/// Failure: `Issuing=False` with the request's condition's reason (`Failed`, or the
+/// approver's for a denial), one more failed attempt, the backoff starts.
+fn fail(api: &Api<'_>, cert: &Value, reason: &str, cr_message: &str) {
     let (ns, name) = ns_name(cert);
     let attempts = cert
         .pointer("/status/failedIssuanceAttempts")
         .and_then(Value::as_i64)
         .unwrap_or(0)
         + 1;
-    let cr_message = condition(cr, "Ready")
-        .and_then(|c| c["message"].as_str())
-        .unwrap_or_default();
     let message =
         format!("The certificate request has failed to complete and will be retried: {cr_message}");
     let conditions = with_condition(
         cert,
-        cond("Issuing", "False", "Failed", &message),
+        cond("Issuing", "False", reason, &message),
         &[],
         api.now,
     );
@@ -665,7 +687,7 @@ fn fail(api: &Api<'_>, cert: &Value, cr: &Value) {
         cert,
         "Certificate",
         "Warning",
-        "Failed",
+        reason,
         &message,
         "cert-manager-certificates-issuing",
     );

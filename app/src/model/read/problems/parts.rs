@@ -201,6 +201,9 @@ impl Owner {
             | Rule::ProbeUnreachable
             | Rule::ProbeProxyProtocol
             | Rule::IngressNoAddress
+            // The approvers (cert-manager's own, approver-policy's policies) are the
+            // cluster's.
+            | Rule::CertAwaitingApproval
             | Rule::TailscaleCertBudget => true,
             // An account's state and limits: its issuer's.
             Rule::IssuerNotReady | Rule::AcmePaused | Rule::AcmeOrdersBudget => {

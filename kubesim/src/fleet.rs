@@ -50,6 +50,9 @@ pub struct FleetOptions {
     /// Which CertificateRequests the approver leaves unapproved or denies (by default every
     /// one is approved at once, as cert-manager's own approver does).
     pub approver: crate::sim::approver::Approver,
+    /// Hosts (`*` patterns) whose challenges fail Let's Encrypt's secondary validation (a
+    /// firewall admits only its primary vantage point).
+    pub remote_blocked: Vec<String>,
 }
 
 impl FleetOptions {
@@ -69,6 +72,7 @@ impl FleetOptions {
             gc_delay: None,
             default_issuer: None,
             approver: Default::default(),
+            remote_blocked: Vec::new(),
         }
     }
 }
@@ -123,6 +127,7 @@ impl Fleet {
             loopback: opts.edge.is_some(),
             default_issuer: opts.default_issuer.clone(),
             approver: opts.approver.clone(),
+            remote_blocked: opts.remote_blocked.clone(),
             ..World::default()
         });
         let manual = matches!(*clock, Clock::Manual(_));

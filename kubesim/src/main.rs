@@ -73,6 +73,11 @@ enum Command {
         /// policies refuse them; repeatable.
         #[arg(long = "deny-requests", value_name = "PATTERN")]
         deny_requests: Vec<String>,
+        /// Hosts (`*` patterns) whose challenges pass Let's Encrypt's primary vantage point
+        /// and fail its remote ones ("During secondary validation: …"), as behind a firewall
+        /// or allow-list; repeatable.
+        #[arg(long = "block-remote-validation", value_name = "HOST")]
+        block_remote_validation: Vec<String>,
     },
 }
 
@@ -99,6 +104,7 @@ async fn main() -> anyhow::Result<()> {
         default_issuer,
         leave_unapproved,
         deny_requests,
+        block_remote_validation,
     } = Cli::parse().command;
     if clusters == 0 {
         anyhow::bail!("--clusters must be at least 1");
@@ -114,6 +120,7 @@ async fn main() -> anyhow::Result<()> {
         unapproved: leave_unapproved,
         deny: deny_requests,
     };
+    opts.remote_blocked = block_remote_validation;
     opts.default_issuer = default_issuer
         .as_deref()
         .map(kubesim::sim::shim::DefaultIssuer::parse)

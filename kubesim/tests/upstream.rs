@@ -326,3 +326,28 @@ async fn a_denied_request_fails_the_issuance_with_the_policys_words() {
         "the same request"
     );
 }
+
+/// Boulder's multi-perspective validation: the primary vantage point gets the key, the remote
+/// ones are kept out, and the authorization fails with the remote problem prefixed.
+#[tokio::test]
+async fn a_host_blocked_from_remote_vantage_points_fails_secondary_validation() {
+    let sim = Sim::start_with(|o| o.remote_blocked = vec!["web.example.com".into()]).await;
+    sim.setup(http01(), true).await;
+    sim.ingress("web", "web.example.com", true).await;
+    let reason = sim.failed_challenge_after(30).await;
+    assert!(
+        reason.contains("urn:ietf:params:acme:error:connection: During secondary validation: ")
+            && reason.contains("Fetching http://web.example.com/.well-known/acme-challenge/")
+            && reason.ends_with("Timeout during connect (likely firewall problem)"),
+        "{reason}"
+    );
+    // Another host passes: only the blocked one fails.
+    sim.ingress("api", "api.example.com", true).await;
+    sim.run(30);
+    let cert = sim.certificate("api-tls").await;
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["reason"],
+        "Ready",
+        "{cert:#}"
+    );
+}

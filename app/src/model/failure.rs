@@ -21,7 +21,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-/// The classes of DESIGN.md §12, in the JSON as kebab-case.
+/// The failure classes, part of the API (`failure.class`), in the JSON as kebab-case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailureClass {
@@ -38,6 +38,8 @@ pub enum FailureClass {
     RateLimited,
     Rejected,
     Dns01,
+    /// Let's Encrypt's primary vantage point passed and its remote ones failed.
+    SecondaryValidation,
     Other,
 }
 
@@ -58,6 +60,7 @@ impl FailureClass {
             FailureClass::RateLimited => "rate-limited",
             FailureClass::Rejected => "rejected",
             FailureClass::Dns01 => "dns01",
+            FailureClass::SecondaryValidation => "secondary-validation",
             FailureClass::Other => "other",
         }
     }
@@ -78,6 +81,7 @@ impl FailureClass {
             FailureClass::RateLimited => "rate limited",
             FailureClass::Rejected => "rejected",
             FailureClass::Dns01 => "DNS-01",
+            FailureClass::SecondaryValidation => "secondary validation",
             FailureClass::Other => "other",
         }
     }
@@ -122,6 +126,22 @@ impl Failure {
 
         if let Some(limit) = rate_limit(&t) {
             return limit;
+        }
+        // Boulder's multi-perspective validation (`va/va.go` `doRemoteOperation`): the primary
+        // vantage point passed, the remote ones did not; what follows is a remote one's
+        // problem. The host answers — from some networks.
+        if let Some(at) = t.find("during secondary validation:") {
+            let tail = &text[at + "during secondary validation:".len()..];
+            let what = Failure::classify(tail.trim());
+            let label = if what.class == Other {
+                "failed from Let's Encrypt's other vantage points".to_string()
+            } else {
+                format!(
+                    "failed from Let's Encrypt's other vantage points: {}",
+                    what.label
+                )
+            };
+            return Failure::new(SecondaryValidation, label, "Let's Encrypt validated the challenge from its primary vantage point, but its remote ones — other networks and regions — failed, so the authorization fails. The host answers from some places and not from others: a firewall, WAF or geo/IP allow-list that admits only some networks (Let's Encrypt does not publish the addresses it validates from), DNS that answers differently by region (split horizon, GeoDNS), or a CDN or anycast path that differs. It can look fine from your own network and from inside the cluster: allow /.well-known/acme-challenge/ on port 80 from anywhere, and check the name's public DNS from several regions.");
         }
         if has(&["error:rejectedidentifier", "forbidden by policy"]) {
             return Failure::new(Rejected, "name refused by the CA's policy", "the CA will not issue for this name (a blocked or reserved domain, e.g. a cloud provider's hostname); no retry helps — use a name you own");

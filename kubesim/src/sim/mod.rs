@@ -44,6 +44,10 @@ pub struct World {
     pub default_issuer: Option<shim::DefaultIssuer>,
     /// Which CertificateRequests are left unapproved or denied ([`approver`]).
     pub approver: approver::Approver,
+    /// Hosts (`*` patterns) Let's Encrypt's remote vantage points cannot reach: a firewall
+    /// or allow-list admits only the primary one, so validation fails "During secondary
+    /// validation".
+    pub remote_blocked: Vec<String>,
 }
 
 /// The cluster's API as controllers use it, with a field manager per call.

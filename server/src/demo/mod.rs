@@ -77,6 +77,8 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
             unapproved: vec!["team-ml/mlflow-tls-*".into()],
             deny: vec!["acme-shop/partners-tls-*".into()],
         },
+        // A firewall in front of one host admits Let's Encrypt's primary vantage point only.
+        remote_blocked: vec!["extranet.globex.example".into()],
     };
     let clock = Arc::new(Clock::accelerated(SPEED));
     let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())

@@ -334,8 +334,25 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         None,
     )
     .await?;
-    // The cluster runs approver-policy: no policy applies to team-ml's new request, so it
-    // waits for approval for ever; acme-shop's partners name is refused by a policy.
+    // The cluster runs approver-policy: no policy applies to team-ml's renewal request, so it
+    // waits for approval for ever; acme-shop's partners name is refused by a policy. Both
+    // renewals: the certificates issued before still serve.
+    s.issued_secret(
+        "team-ml",
+        "mlflow-tls",
+        &["mlflow.ml.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        22,
+    )
+    .await?;
+    s.issued_secret(
+        "acme-shop",
+        "partners-tls",
+        &["partners.acme.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        26,
+    )
+    .await?;
     s.ingress(
         "team-ml",
         "mlflow",
@@ -349,6 +366,18 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         "acme-shop",
         "partners",
         &["partners.acme.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    // A first issuance behind a firewall that admits Let's Encrypt's primary vantage point
+    // only: the challenge fails "During secondary validation", and the host serves
+    // cert-manager's temporary certificate meanwhile.
+    s.ingress(
+        "globex-web",
+        "extranet",
+        &["extranet.globex.example"],
         fixed("letsencrypt-prod"),
         Some("cilium"),
         None,

@@ -53,6 +53,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         manifests: None,
         gc_delay: None,
         approver: Default::default(),
+        remote_blocked: Vec::new(),
         tls: false,
         database: None,
     }
@@ -75,6 +76,7 @@ pub struct AppOptions {
     manifests: Option<String>,
     gc_delay: Option<chrono::Duration>,
     approver: kubesim::sim::approver::Approver,
+    remote_blocked: Vec<String>,
     tls: bool,
     database: Option<String>,
 }
@@ -171,6 +173,12 @@ impl AppOptions {
         self
     }
 
+    /// kubesim's Let's Encrypt reaches these hosts from its primary vantage point only.
+    pub fn remote_blocked(mut self, hosts: &[&str]) -> Self {
+        self.remote_blocked = hosts.iter().map(|h| h.to_string()).collect();
+        self
+    }
+
     /// kubesim serves HTTPS (HTTP/2 or HTTP/1.1 by ALPN) with its own CA, as real API
     /// servers do, without authorizing.
     pub fn tls(mut self) -> Self {
@@ -195,6 +203,7 @@ impl AppOptions {
             gc_delay: self.gc_delay,
             tls: self.tls,
             approver: self.approver.clone(),
+            remote_blocked: self.remote_blocked.clone(),
             ..FleetOptions::numbered(0)
         };
         let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())

@@ -32,6 +32,6 @@ mod rbac;
 mod replicas;
 mod restart;
 mod storage;
-mod temporary;
 mod tenancy;
+mod truth;
 mod watch;

@@ -103,6 +103,10 @@ fn labels_say_what_was_seen() {
             "Waiting for HTTP-01 challenge propagation: wrong status code '503', expected '200'",
             "HTTP 503 instead of 200",
         ),
+        (
+            "acme: authorization error for a.example: 400 urn:ietf:params:acme:error:connection: During secondary validation: 203.0.113.10: Fetching http://a.example/.well-known/acme-challenge/x: Timeout during connect (likely firewall problem)",
+            "failed from Let's Encrypt's other vantage points: timeout",
+        ),
         // Boulder after Cilium's redirect, with no certificate on 443 (an in-place challenge
         // of a first issuance without the temporary certificate).
         (
@@ -135,6 +139,10 @@ fn texts_that_only_look_alike_are_told_apart() {
         ("too many open files", Other),
         ("Invalid response from http://a.example/.well-known/acme-challenge/x: 500", WrongStatus),
         ("The key authorization file from the server did not match this challenge", WrongContent),
+        // Boulder's remote vantage points failed where the primary passed: not the redirect
+        // or the timeout their own words name.
+        ("acme: authorization error for a.example: 400 urn:ietf:params:acme:error:connection: During secondary validation: 203.0.113.10: Fetching http://a.example/.well-known/acme-challenge/x: Timeout during connect (likely firewall problem)", SecondaryValidation),
+        ("acme: authorization error for a.example: 403 urn:ietf:params:acme:error:unauthorized: During secondary validation: 203.0.113.10: Invalid response from https://a.example/.well-known/acme-challenge/x: 404", SecondaryValidation),
         ("", Other),
     ];
     for (text, want) in cases {

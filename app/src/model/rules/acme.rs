@@ -326,6 +326,7 @@ fn remediation(class: FailureClass) -> &'static str {
         RateLimited => "Wait for the time in the message; every retry before it counts against the same limit. Fix what made issuance repeat.",
         Rejected => "Read the refusal: the CA will not issue for a forbidden name, and an admission webhook names the rule it applied.",
         Dns01 => "Check the DNS-01 solver: the provider credentials and permissions, the zone it picked, and that the TXT record is visible on the zone's authoritative servers.",
+        SecondaryValidation => "Let the challenge path be reached from anywhere: allow /.well-known/acme-challenge/ on port 80 through every firewall, WAF and geo or IP allow-list in front of the host (Let's Encrypt's vantage points are not published), and check the name resolves to the same address from several regions; then restart the issuance.",
         Other => "Read the ACME error in the reason and the Challenge's events; fix the cause, then restart the issuance.",
     }
 }

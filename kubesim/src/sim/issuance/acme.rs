@@ -391,6 +391,15 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
             None
         }
     };
+    // Boulder's multi-perspective validation (`va/va.go` `doRemoteOperation`): the primary
+    // vantage point passed, but a firewall or allow-list in front of the host keeps out
+    // Let's Encrypt's remote ones, whose problem comes back prefixed.
+    let outcome = match outcome {
+        Some(Ok(())) if world.remote_blocked.iter().any(|p| crate::sim::approver::glob(p, dns)) => {
+            Some(Err(format!("acme: authorization error for {dns}: 400 urn:ietf:params:acme:error:connection: During secondary validation: {address}: Fetching {url}: Timeout during connect (likely firewall problem)")))
+        }
+        other => other,
+    };
     if ch.pointer("/status/presented") != Some(&json!(true)) {
         present_solver(api, world, ch, &solver);
         api.event(

@@ -1,7 +1,9 @@
-//! cert-manager's temporary certificate through kubesim's listeners and Lookout's probe: a
-//! first issuance behind HTTPS enforcement with edit-in-place serves the `cert-manager.local`
-//! certificate while it runs, Lookout says so (once, as the first issuance, quoting what the
-//! probe saw — not as an untrusted or wrong certificate), and the issuance heals by itself.
+//! What cert-manager, approver-policy and Let's Encrypt really do, through kubesim and
+//! Lookout: a first issuance behind HTTPS enforcement with edit-in-place serves
+//! cert-manager's `cert-manager.local` temporary certificate while it runs, and Lookout says
+//! so (once, as the first issuance, quoting what the probe saw — not as an untrusted or wrong
+//! certificate) while the issuance heals by itself; requests an approver leaves or denies;
+//! a challenge that fails only from Let's Encrypt's remote vantage points.
 
 use serde_json::json;
 
@@ -148,5 +150,48 @@ async fn requests_waiting_for_approval_or_denied_are_told_as_the_root() {
         .await
         .unwrap();
     assert!(page.contains("the latest: denied by an approver"), "{page}");
+    app.stop().await;
+}
+
+/// Boulder's primary vantage point passes and its remote ones are kept out (a firewall that
+/// admits some networks): the challenge fails "During secondary validation", and Lookout
+/// classes it as such — not as a timeout to fix on port 80, nor as the redirect.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secondary_validation_failure_is_classed_as_such() {
+    let app = app_with(&["zrh"])
+        .with_controllers()
+        .remote_blocked(&["partner.example.com"])
+        .await;
+    app.wait_ready().await;
+    cluster_setup(
+        &app,
+        0,
+        json!({"enforce-ingress-https": "true", "ingress-default-lb-mode": "shared"}),
+        &["IPv4"],
+    );
+    app_ingress(
+        &app,
+        0,
+        "partner",
+        "letsencrypt-prod",
+        json!({"acme.cert-manager.io/http01-edit-in-place": "true"}),
+    );
+    within(
+        60,
+        "the challenge fails from the other vantage points",
+        || async {
+            let Some(d) = app.json_opt("/api/v1/challenges?cluster=zrh").await else {
+                return false;
+            };
+            d["items"].as_array().unwrap().iter().any(|c| {
+                c["failure"]["class"] == "secondary-validation"
+                    && c["reason"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("During secondary validation: ")
+            })
+        },
+    )
+    .await;
     app.stop().await;
 }

@@ -351,3 +351,97 @@ async fn a_host_blocked_from_remote_vantage_points_fails_secondary_validation() 
         "{cert:#}"
     );
 }
+
+async fn challenges(sim: &Sim) -> Vec<Value> {
+    sim.api(
+        "acme.cert-manager.io",
+        "Challenge",
+        "challenges",
+        Some("shop"),
+    )
+    .list(&ListParams::default())
+    .await
+    .unwrap()
+    .items
+    .into_iter()
+    .map(|c| serde_json::to_value(c).unwrap())
+    .collect()
+}
+
+/// A wildcard under an issuer with HTTP-01 solvers only: the Order controller finds no
+/// solver, says so once in a Warning `Solver` event, makes no Challenge, and the Order stays
+/// pending. With a DNS-01 solver the Challenge is for the base name, `wildcard: true`, and
+/// its propagation check waits (kubesim has no nameserver that would answer).
+#[tokio::test]
+async fn a_wildcard_without_a_dns01_solver_gets_no_challenge() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    sim.create("cert-manager.io", "Certificate", "certificates", Some("shop"),
+        json!({"metadata": {"name": "wild-tls"}, "spec": {"secretName": "wild-tls", "dnsNames": ["*.example.com"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}})).await;
+    sim.run(30);
+    assert!(challenges(&sim).await.is_empty());
+    let orders = sim
+        .api("acme.cert-manager.io", "Order", "orders", Some("shop"))
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(orders.items.len(), 1);
+    let order = &orders.items[0].data;
+    assert_eq!(order["status"]["state"], "pending");
+    let order_name = orders.items[0].metadata.name.clone().unwrap();
+    let warnings: Vec<String> = events_of(&sim, &order_name).await;
+    assert_eq!(
+        warnings,
+        ["Failed to determine a valid solver configuration for the set of domains on the Order: no configured challenge solvers can be used for this challenge"],
+        "once"
+    );
+
+    // The issuer gains a DNS-01 solver: the Order's next pass makes the Challenge.
+    sim.api("cert-manager.io", "ClusterIssuer", "clusterissuers", None)
+        .patch("letsencrypt-prod", &PatchParams::default(), &Patch::Merge(json!({"spec": {"acme": {"solvers": [http01(), {"dns01": {"route53": {"region": "eu-central-1", "hostedZoneID": "Z0123456789"}}}]}}})))
+        .await
+        .unwrap();
+    sim.run(10);
+    let list = challenges(&sim).await;
+    assert_eq!(list.len(), 1, "{list:#?}");
+    let ch = &list[0];
+    assert_eq!(ch["spec"]["dnsName"], "example.com");
+    assert_eq!(ch["spec"]["wildcard"], true);
+    assert_eq!(ch["spec"]["type"], "DNS-01");
+    assert_eq!(ch["status"]["presented"], true);
+    assert_eq!(
+        ch["status"]["reason"],
+        "Waiting for DNS-01 challenge propagation: DNS record for \"example.com\" not yet propagated"
+    );
+}
+
+/// A DNS-01 solver that cannot present (Route 53 finds no hosted zone for the name): the
+/// error is the Challenge's reason and, prefixed, a Warning event; it stays unpresented.
+#[tokio::test]
+async fn a_dns01_present_error_is_the_reason_and_an_event() {
+    let sim = Sim::start().await;
+    sim.setup(
+        json!({"dns01": {"route53": {"region": "eu-central-1"}}}),
+        false,
+    )
+    .await;
+    sim.create("cert-manager.io", "Certificate", "certificates", Some("shop"),
+        json!({"metadata": {"name": "api-tls"}, "spec": {"secretName": "api-tls", "dnsNames": ["api.example.com"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}})).await;
+    sim.run(20);
+    let list = challenges(&sim).await;
+    assert_eq!(list.len(), 1);
+    let ch = &list[0];
+    assert_eq!(ch["status"]["presented"], false);
+    let reason = ch["status"]["reason"].as_str().unwrap();
+    assert_eq!(
+        reason,
+        "failed to determine Route 53 hosted zone ID: zone example.com. not found in Route 53 for domain _acme-challenge.api.example.com."
+    );
+    let name = ch["metadata"]["name"].as_str().unwrap();
+    let events = events_of(&sim, name).await;
+    assert_eq!(
+        events,
+        [format!("Error presenting challenge: {reason}")],
+        "once"
+    );
+}

@@ -25,6 +25,7 @@ pub enum Rule {
     CertStagingIssuer,
     AcmeChallengeFailing,
     AcmeChallengeStuck,
+    AcmeNoSolver,
     AcmeRateLimited,
     AcmeRateLimitBudget,
     AcmeOrdersBudget,
@@ -160,7 +161,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 38] = [
+    pub const ALL: [Rule; 39] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -175,6 +176,7 @@ impl Rule {
         Rule::CertStagingIssuer,
         Rule::AcmeChallengeFailing,
         Rule::AcmeChallengeStuck,
+        Rule::AcmeNoSolver,
         Rule::AcmeRateLimited,
         Rule::AcmeRateLimitBudget,
         Rule::AcmeOrdersBudget,
@@ -374,6 +376,16 @@ impl Rule {
                 None,
                 Never,
                 ACME_TROUBLESHOOTING,
+            ),
+            Rule::AcmeNoSolver => row(
+                "acme.no-solver",
+                "No solver for a name",
+                "No solver of the issuer can validate a name of the certificate, so no challenge is made",
+                Cause(6),
+                IssuanceFails,
+                None,
+                Always,
+                ACME_ISSUERS,
             ),
             Rule::AcmeRateLimited => row(
                 "acme.rate-limited",

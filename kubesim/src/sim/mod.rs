@@ -48,6 +48,8 @@ pub struct World {
     /// or allow-list admits only the primary one, so validation fails "During secondary
     /// validation".
     pub remote_blocked: Vec<String>,
+    /// The Orders (`<cluster>/<uid>`) whose missing solver was reported by an event.
+    pub solver_warned: Mutex<std::collections::HashSet<String>>,
 }
 
 /// The cluster's API as controllers use it, with a field manager per call.

@@ -383,6 +383,26 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         None,
     )
     .await?;
+    // A wildcard host under an issuer with HTTP-01 solvers only, renewing: cert-manager finds
+    // no solver for it (a Warning Solver event on the Order), makes no Challenge and waits
+    // for ever, while the certificate issued before (by another issuer) still serves.
+    s.issued_secret(
+        "globex-web",
+        "apps-tls",
+        &["*.apps.globex.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        25,
+    )
+    .await?;
+    s.ingress(
+        "globex-web",
+        "apps",
+        &["*.apps.globex.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
     // A class no controller serves: no address ever.
     s.ingress(
         "team-ml",

@@ -499,11 +499,19 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         .unwrap();
     assert!(board.contains("Demo: a simulated fleet"));
 
-    // Every rule happens somewhere (the two that need history excepted).
+    // Every rule happens somewhere — but the two that need history, and a challenge stuck
+    // without a reason: cert-manager always says why a challenge waits (its self-check, a
+    // present error, the propagation check), so that takes a challenge controller that
+    // stopped working on it, which the demo does not stage.
     let expected: Vec<&str> = lookout_app::model::Rule::ALL
         .iter()
         .map(|r| r.id())
-        .filter(|r| *r != "acme.rate-limit-budget" && *r != "tailscale.cert-budget")
+        .filter(|r| {
+            !matches!(
+                *r,
+                "acme.rate-limit-budget" | "tailscale.cert-budget" | "acme.challenge-stuck"
+            )
+        })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -34,7 +34,78 @@ pub(crate) fn challenge_failing(
             .is_some_and(|c| now - c > t.challenge_failing_after)
 }
 
+/// `acme.no-solver`: a pending Order without Challenges whose controller reported, in a
+/// Warning `Solver` event, that no solver of the issuer fits its names (a wildcard with
+/// HTTP-01 solvers only, selectors that exclude a name) or that it carries more than one
+/// override annotation. cert-manager then makes no Challenge and the Order and its request
+/// stay pending for ever (`acmeorders/sync.go` `buildPartialRequiredChallenges`).
+fn no_solver(ctx: &mut Ctx<'_>) {
+    let data = ctx.idx.data;
+    for o in data.orders.values() {
+        if !matches!(&*o.state, "" | "pending") || !ctx.idx.challenges_of(o).is_empty() {
+            continue;
+        }
+        let Some(event) = ctx
+            .idx
+            .events_of("Order", &o.namespace, &o.name, 3)
+            .into_iter()
+            .find(|e| e.reason == "Solver" && e.event_type == "Warning")
+        else {
+            continue;
+        };
+        let message = event.message.clone();
+        let since = event.last_seen.or(o.created);
+        let certificate = ctx
+            .idx
+            .request_of_order(o)
+            .and_then(|r| ctx.idx.certificate_of_request(r));
+        let wildcards: Vec<&str> = o
+            .dns_names
+            .iter()
+            .filter(|n| n.starts_with("*."))
+            .map(|n| &**n)
+            .collect();
+        let remedy = if message.contains("more than one of") {
+            "Keep one of the override annotations (http01-override-ingress-name, -class, -ingressclassname) on the Certificate, then restart the issuance: the Order's annotations are copied from the request, which copied the Certificate's when it was made."
+        } else if !wildcards.is_empty() {
+            "A wildcard name can only be validated by DNS-01: add a dns01 solver to the issuer (with a selector for the zone), or drop the wildcard from the Certificate's names; then restart the issuance."
+        } else {
+            "Give the issuer a solver whose selector (dnsNames, dnsZones, matchLabels) matches every name of the Certificate, or change the Certificate's names; then restart the issuance."
+        };
+        let (namespace, kind, name) = match certificate {
+            Some(c) => (&c.namespace, Subject::Object(Kind::Certificate), &c.name),
+            None => (&o.namespace, Subject::Object(Kind::Order), &o.name),
+        };
+        let title = format!(
+            "No solver of the issuer can validate {}",
+            if wildcards.is_empty() {
+                o.dns_names.join(", ")
+            } else {
+                wildcards.join(", ")
+            }
+        );
+        let evidence = format!(
+            "Order {} is pending with no Challenge: cert-manager's Order controller said (Warning Solver) \"{message}\". It makes no Challenge, and the Order and its request stay pending for ever.",
+            o.name
+        );
+        ctx.push(
+            Rule::AcmeNoSolver,
+            Severity::Critical,
+            About {
+                namespace,
+                kind,
+                name,
+            },
+            title,
+            evidence,
+            remedy,
+            since,
+        );
+    }
+}
+
 pub(super) fn check(ctx: &mut Ctx<'_>) {
+    no_solver(ctx);
     let now = ctx.now;
     let data = ctx.idx.data;
     for ch in data.challenges.values() {

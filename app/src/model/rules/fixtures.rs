@@ -413,8 +413,13 @@ impl World {
         self
     }
     /// An Event about the Ingress `name` of `namespace`.
-    pub fn ingress_event(
+    pub fn ingress_event(self, namespace: &str, name: &str, reason: &str, message: &str) -> Self {
+        self.event("Ingress", namespace, name, reason, message)
+    }
+    /// A Warning Event about the object `kind` `name` of `namespace`.
+    pub fn event(
         mut self,
+        kind: &str,
         namespace: &str,
         name: &str,
         reason: &str,
@@ -423,7 +428,7 @@ impl World {
         let event = crate::model::infra::EventView {
             namespace: namespace.into(),
             name: format!("{name}.{}", self.data.events.len()),
-            object_kind: "Ingress".into(),
+            object_kind: kind.into(),
             object_name: name.into(),
             event_type: "Warning".into(),
             reason: reason.into(),

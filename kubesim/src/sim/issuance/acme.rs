@@ -186,8 +186,40 @@ fn challenges(api: &Api<'_>, world: &World, issuer: &Value, order: &Value, serve
                 && s(c, "/metadata/ownerReferences/0/uid") == Some(order_uid)
         })
         .collect();
+    // Every name's solver first: when one has none, cert-manager makes no Challenge at all,
+    // says why in a Warning `Solver` event, and the Order stays pending
+    // (`acmeorders/sync.go`, `buildPartialRequiredChallenges`).
+    let mut solvers = Vec::new();
     for dns in &names {
-        let solver = solver_for(issuer, order, dns);
+        match solver_for(issuer, order, dns) {
+            Ok(solver) => solvers.push(solver),
+            Err(why) => {
+                let first = world
+                    .solver_warned
+                    .lock()
+                    .expect("solver warnings lock")
+                    .insert(format!("{}/{order_uid}", api.cluster.name));
+                if first {
+                    api.event(
+                        order,
+                        "Order",
+                        "Warning",
+                        "Solver",
+                        &format!("Failed to determine a valid solver configuration for the set of domains on the Order: {why}"),
+                        "cert-manager-orders",
+                    );
+                }
+                return;
+            }
+        }
+    }
+    for (dns, solver) in names.iter().zip(solvers) {
+        // A wildcard's authorization is for the base name (`wildcard: true`).
+        let (dns, wildcard) = match dns.strip_prefix("*.") {
+            Some(base) => (base.to_string(), true),
+            None => (dns.clone(), false),
+        };
+        let dns = &dns;
         let ch_name = format!(
             "{order_name}-{}",
             hash(world.seed, &[order_name, dns, &solver.to_string()]) % 10_000_000_000
@@ -236,7 +268,7 @@ fn challenges(api: &Api<'_>, world: &World, issuer: &Value, order: &Value, serve
                     "metadata": {"name": ch_name, "namespace": ns,
                         "ownerReferences": [{"apiVersion": "acme.cert-manager.io/v1", "kind": "Order", "name": order_name, "uid": order.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
                     "spec": {"dnsName": dns, "type": if solver.get("dns01").is_some() { "DNS-01" } else { "HTTP-01" }, "token": token, "key": format!("{token}.sim"),
-                             "url": format!("{}/chall/{token}", s(issuer, "/spec/acme/server").unwrap_or_default()), "solver": solver, "issuerRef": order.pointer("/spec/issuerRef"), "wildcard": false},
+                             "url": format!("{}/chall/{token}", s(issuer, "/spec/acme/server").unwrap_or_default()), "solver": solver, "issuerRef": order.pointer("/spec/issuerRef"), "wildcard": wildcard},
                 });
                 let Some(created) = api.create(ACME, "challenges", Some(ns), ch, ORDERS) else {
                     continue;
@@ -300,8 +332,67 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
     let age = time(ch, "/metadata/creationTimestamp")
         .map(|c| (api.now - c).num_seconds())
         .unwrap_or(0);
-    if solver.get("http01").is_none() || age < PRESENT_AFTER {
-        // Only HTTP-01 is simulated; other solvers are never presented (the challenge sticks).
+    if age < PRESENT_AFTER {
+        return state;
+    }
+    if solver.get("dns01").is_some() {
+        // DNS-01. Route 53 without a `hostedZoneID` looks the zone up in the account, where
+        // kubesim has none: Present fails, and its error is the reason (and, prefixed, the
+        // event) while the Challenge stays unpresented (`acmechallenges/sync.go`,
+        // `pkg/issuer/acme/dns/route53/route53.go` `getHostedZoneID`). Otherwise the record
+        // is written (presented), but no simulated nameserver ever answers with it, so the
+        // propagation check waits for ever (`pkg/issuer/acme/dns/dns.go` `Check`,
+        // `acmechallenges/readiness.go`).
+        let route53 = solver.pointer("/dns01/route53");
+        if route53.is_some_and(|r| r.get("hostedZoneID").is_none()) {
+            let zone = dns.split_once('.').map_or(dns, |(_, rest)| rest);
+            let error = format!("failed to determine Route 53 hosted zone ID: zone {zone}. not found in Route 53 for domain _acme-challenge.{dns}.");
+            if s(ch, "/status/reason") != Some(error.as_str()) {
+                api.event(
+                    ch,
+                    "Challenge",
+                    "Warning",
+                    "PresentError",
+                    &format!("Error presenting challenge: {error}"),
+                    "cert-manager-challenges",
+                );
+                api.patch_status(
+                    ACME,
+                    "challenges",
+                    Some(ns),
+                    name,
+                    &json!({"status": {"presented": false, "processing": true, "state": "pending", "reason": error}}),
+                    CHALLENGES,
+                );
+            }
+            return state;
+        }
+        let reason = format!(
+            "Waiting for DNS-01 challenge propagation: DNS record for \"{dns}\" not yet propagated"
+        );
+        if ch.pointer("/status/presented") != Some(&json!(true)) {
+            api.event(
+                ch,
+                "Challenge",
+                "Normal",
+                "Presented",
+                "Presented challenge using DNS-01 challenge mechanism",
+                "cert-manager-challenges",
+            );
+        }
+        if s(ch, "/status/reason") != Some(reason.as_str()) {
+            api.patch_status(
+                ACME,
+                "challenges",
+                Some(ns),
+                name,
+                &json!({"status": {"presented": true, "processing": true, "state": "pending", "reason": reason}}),
+                CHALLENGES,
+            );
+        }
+        return state;
+    }
+    if solver.get("http01").is_none() {
         return state;
     }
     let url = format!("http://{dns}/.well-known/acme-challenge/{token}");

@@ -3,13 +3,16 @@
 
 use super::*;
 
-/// The solver of a new Challenge: the issuer's first solver with the Order's ingress
-/// overrides applied, as cert-manager's `applyIngressParameterAnnotationOverrides`
-/// (`pkg/controller/acmeorders/util.go`) does. It is computed on every pass of the Order
-/// (`acme.rs` `challenges` replaces a pending Challenge whose solver changed); annotating the
-/// Certificate changes nothing for it (the Order's annotations were copied at creation).
-pub(super) fn solver_for(issuer: &Value, order: &Value, dns: &str) -> Value {
-    let mut solver = pick_solver(issuer, order, dns).unwrap_or(json!({"http01": {"ingress": {}}}));
+/// The solver of a new Challenge: the issuer's solver picked for the name with the Order's
+/// ingress overrides applied, as cert-manager's `partialChallengeSpecForAuthorization` and
+/// `applyIngressParameterAnnotationOverrides` (`pkg/controller/acmeorders/util.go`) do. It is
+/// computed on every pass of the Order (`acme.rs` `challenges` replaces a pending Challenge
+/// whose solver changed); annotating the Certificate changes nothing for it (the Order's
+/// annotations were copied at creation). Upstream's words when there is none: no solver
+/// fits the name (a wildcard with HTTP-01 solvers only), or more than one override.
+pub(super) fn solver_for(issuer: &Value, order: &Value, dns: &str) -> Result<Value, String> {
+    let mut solver = pick_solver(issuer, order, dns)
+        .ok_or("no configured challenge solvers can be used for this challenge")?;
     let annotation = |key: &str| {
         order
             .pointer(&format!(
@@ -21,6 +24,17 @@ pub(super) fn solver_for(issuer: &Value, order: &Value, dns: &str) -> Value {
     let name = annotation("http01-override-ingress-name");
     let class = annotation("http01-override-ingress-class");
     let class_name = annotation("http01-override-ingress-ingressclassname");
+    if [&name, &class, &class_name]
+        .iter()
+        .filter(|a| a.is_some())
+        .count()
+        > 1
+    {
+        return Err(
+            "may not specify more than one of: name, class, ingressClassName override annotations"
+                .into(),
+        );
+    }
     if let Some(ingress) = solver
         .pointer_mut("/http01/ingress")
         .and_then(Value::as_object_mut)
@@ -40,7 +54,7 @@ pub(super) fn solver_for(issuer: &Value, order: &Value, dns: &str) -> Value {
             ingress.insert("ingressClassName".into(), json!(c));
         }
     }
-    solver
+    Ok(solver)
 }
 
 /// The issuer's solver for `dns` as cert-manager's `solverpicker.Pick`

@@ -206,7 +206,11 @@ impl Owner {
             | Rule::CertAwaitingApproval
             | Rule::TailscaleCertBudget => true,
             // An account's state and limits: its issuer's.
-            Rule::IssuerNotReady | Rule::AcmePaused | Rule::AcmeOrdersBudget => {
+            Rule::IssuerNotReady
+            | Rule::AcmePaused
+            | Rule::AcmeOrdersBudget
+            // The solvers are the issuer's.
+            | Rule::AcmeNoSolver => {
                 cluster_issuer || root.kind == Subject::Object(Kind::ClusterIssuer)
             }
             _ => matches!(

@@ -77,3 +77,62 @@ fn a_denied_request_quotes_the_policy_and_is_the_root() {
     assert!(f.title.contains("policy.cert-manager.io"), "{}", f.title);
     assert!(w.fired(Rule::CertAwaitingApproval).is_empty());
 }
+
+/// `acme.no-solver`: a pending Order without Challenges, and the Order controller's Warning
+/// `Solver` event; quiet once the Order has its Challenges.
+#[test]
+fn an_order_no_solver_fits_is_told_with_the_controllers_words() {
+    let cert = CertificateView::of(&shop())
+        .issuing()
+        .dns(&["*.shop.example.com"]);
+    let (request, order, _) = attempt(&cert, "pending", None, None);
+    let order_name = order.name.to_string();
+    let w = World::new()
+        .certificate(cert.clone())
+        .ingress(shop())
+        .attempt((request, order, None))
+        .event(
+            "Order",
+            "acme",
+            &order_name,
+            "Solver",
+            "Failed to determine a valid solver configuration for the set of domains on the Order: no configured challenge solvers can be used for this challenge",
+        );
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::AcmeNoSolver)
+        .collect();
+    assert_eq!(found.len(), 1, "{:#?}", w.findings());
+    assert_eq!(&*found[0].name, "shop-tls");
+    assert!(
+        found[0].title.contains("*.shop.example.com"),
+        "{}",
+        found[0].title
+    );
+    assert!(
+        found[0].remediation.contains("DNS-01"),
+        "{}",
+        found[0].remediation
+    );
+    // Without the event (the controller has not said so) nothing is inferred.
+    let (request, order, _) = attempt(&cert, "pending", None, None);
+    let w = World::new()
+        .certificate(cert.clone())
+        .ingress(shop())
+        .attempt((request, order, None));
+    assert!(w.fired(Rule::AcmeNoSolver).is_empty());
+    // With a Challenge, the Order was solved: the event is old news.
+    let (request, order, challenge) = attempt(
+        &cert,
+        "pending",
+        None,
+        Some(("pending", "", Duration::minutes(1))),
+    );
+    let w = World::new()
+        .certificate(cert)
+        .ingress(shop())
+        .attempt((request, order, challenge))
+        .event("Order", "acme", &order_name, "Solver", "Failed to determine a valid solver configuration for the set of domains on the Order: x");
+    assert!(w.fired(Rule::AcmeNoSolver).is_empty());
+}

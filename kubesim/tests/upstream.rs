@@ -445,3 +445,37 @@ async fn a_dns01_present_error_is_the_reason_and_an_event() {
         "once"
     );
 }
+
+/// Readiness is strict: a Secret put there by hand (a valid certificate for the names, no
+/// cert-manager annotations) matches only a namespaced Issuer, so a Certificate of a
+/// ClusterIssuer re-issues it at once (`IncorrectIssuer`) instead of adopting it.
+#[tokio::test]
+async fn a_hand_made_secret_is_re_issued_under_a_cluster_issuer() {
+    let sim = Sim::start().await;
+    sim.setup(http01(), false).await;
+    let now = chrono::Utc::now();
+    let (chain, key) = kubesim::sim::pki::issue(
+        kubesim::sim::pki::Hierarchy::Production,
+        &["copied.example.com".into()],
+        now - chrono::Duration::days(10),
+        now + chrono::Duration::days(80),
+        5,
+    )
+    .unwrap();
+    sim.create("", "Secret", "secrets", Some("shop"),
+        json!({"metadata": {"name": "copied-tls"}, "type": "kubernetes.io/tls", "data": {"tls.crt": chain, "tls.key": key}})).await;
+    sim.create("cert-manager.io", "Certificate", "certificates", Some("shop"),
+        json!({"metadata": {"name": "copied-tls"}, "spec": {"secretName": "copied-tls", "dnsNames": ["copied.example.com"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}})).await;
+    sim.run(1);
+    let cert = sim.certificate("copied-tls").await;
+    let issuing = condition(&cert, "Issuing").expect("re-issued at once");
+    assert_eq!(issuing["reason"], "IncorrectIssuer", "{cert:#}");
+    assert_eq!(
+        issuing["message"],
+        "Issuing certificate as Secret was previously issued by \"Issuer.cert-manager.io/\""
+    );
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["reason"],
+        "IncorrectIssuer"
+    );
+}

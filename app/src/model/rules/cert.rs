@@ -107,15 +107,22 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 })
                 .unwrap_or_default();
             let retry = c.rare.last_failure_time.map(|lf| next_retry(lf, n, ctx.t));
+            // cert-manager skips the backoff when the spec no longer matches the failed
+            // request (`shouldBackoffReissuingOnFailure`): a new issuer or new names.
+            let changed = spec_changed_since_failure(ctx, c);
+            let when = match (&changed, retry) {
+                (Some(what), _) => format!("now, without waiting for the backoff: the {what} changed since the failed request"),
+                (None, Some(r)) => format!("{} (1h·2^(n−1), at most 32h)", at(r)),
+                (None, None) => "an unknown time (1h·2^(n−1), at most 32h)".into(),
+            };
             ctx.push(
                 Rule::CertIssuanceFailing,
                 Severity::Critical,
                 about(),
                 format!("Issuance of {} has failed {}", c.name, crate::model::text::count(usize::try_from(n).unwrap_or(0), "time", "times")),
                 format!(
-                    "status.failedIssuanceAttempts is {n}, lastFailureTime {}. cert-manager retries at {} (1h·2^(n−1), at most 32h).{issuing}",
+                    "status.failedIssuanceAttempts is {n}, lastFailureTime {}. cert-manager retries {when}.{issuing}",
                     c.rare.last_failure_time.map(at).unwrap_or_else(|| "unknown".into()),
-                    retry.map(at).unwrap_or_else(|| "an unknown time".into())
                 ),
                 "Fix the cause shown by the failed CertificateRequest/Order/Challenge, then renew to retry now instead of waiting for the backoff (mind the Let's Encrypt budget).",
                 c.rare.last_failure_time,
@@ -236,4 +243,24 @@ fn temporary_certificate(ctx: &mut Ctx<'_>, c: &crate::model::certificate::Certi
         remedy,
         c.not_before,
     );
+}
+
+/// What of the Certificate's spec differs from the request of its failed attempt (the next
+/// revision's): its issuer or its names. cert-manager then re-issues without the backoff
+/// (`trigger_controller.go` `shouldBackoffReissuingOnFailure`, `pki.RequestMatchesSpec`).
+fn spec_changed_since_failure(
+    ctx: &Ctx<'_>,
+    c: &crate::model::certificate::CertificateView,
+) -> Option<&'static str> {
+    let next = c.revision.unwrap_or(0) + 1;
+    let requests = ctx.idx.requests_of(c);
+    let r = requests.iter().find(|r| r.revision == Some(next))?;
+    if r.issuer.is_some() && c.issuer.is_some() && r.issuer != c.issuer {
+        return Some("issuer");
+    }
+    let mut wanted: Vec<String> = c.dns_names.iter().map(|n| n.to_ascii_lowercase()).collect();
+    let mut asked: Vec<String> = r.names.iter().map(|n| n.to_ascii_lowercase()).collect();
+    wanted.sort();
+    asked.sort();
+    (!asked.is_empty() && wanted != asked).then_some("names")
 }

@@ -10,8 +10,8 @@
 //! (`SecretIsMissingData`, `SecretIssuerAnnotationsMismatch`,
 //! `SecretCertificateNameAnnotationsMismatch`, `currentSecretValidForSpec`,
 //! `CurrentCertificateHasExpired`). A Secret that fails any of these checks is not adopted
-//! and is replaced by an issuance, as upstream's trigger chain would (kubesim words that
-//! trigger `DoesNotExist` rather than `IncorrectIssuer` or `SecretMismatch`).
+//! and is replaced by an issuance, as upstream's trigger chain would (`IncorrectIssuer` and
+//! `MissingData` as upstream words them; kubesim words the other refusals `DoesNotExist`).
 
 use base64::Engine;
 use chrono::{DateTime, Utc};
@@ -78,12 +78,9 @@ pub(super) fn adopt(api: &Api<'_>, cert: &Value, secret: Option<&Value>) -> bool
         )
     };
     let (ns, name) = ns_name(cert);
-    // SecretIssuerAnnotationsMismatch (when set, they name the Certificate's issuer) and
-    // SecretCertificateNameAnnotationsMismatch (when set, it names this Certificate).
-    let issuer_matches = annotation("issuer-name")
-        .is_none_or(|n| Some(n) == s(cert, "/spec/issuerRef/name"))
-        && annotation("issuer-kind")
-            .is_none_or(|k| k == s(cert, "/spec/issuerRef/kind").unwrap_or("Issuer"));
+    // SecretIssuerAnnotationsMismatch (absent annotations match only a namespaced Issuer)
+    // and SecretCertificateNameAnnotationsMismatch (when set, it names this Certificate).
+    let issuer_matches = super::issuer_mismatch(secret, cert).is_none();
     let name_matches = annotation("certificate-name").is_none_or(|n| n == name);
     // currentSecretValidForSpec: the issued names are the spec's names.
     let mut wanted = names(cert);

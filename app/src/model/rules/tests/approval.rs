@@ -136,3 +136,40 @@ fn an_order_no_solver_fits_is_told_with_the_controllers_words() {
         .event("Order", "acme", &order_name, "Solver", "Failed to determine a valid solver configuration for the set of domains on the Order: x");
     assert!(w.fired(Rule::AcmeNoSolver).is_empty());
 }
+
+/// After a failure cert-manager waits out the backoff — unless the spec changed since the
+/// failed request (a new issuer: staging to production), then it retries now; the finding
+/// says which.
+#[test]
+fn the_next_retry_is_now_when_the_spec_changed_since_the_failed_request() {
+    let cert = CertificateView::of(&shop()).failing(2, Duration::minutes(10));
+    let failed = |w: &World| {
+        w.findings()
+            .into_iter()
+            .find(|f| f.rule == Rule::CertIssuanceFailing)
+            .unwrap()
+            .message
+            .to_string()
+    };
+    // The failed request asked for what the Certificate still says: the backoff holds.
+    let w = with_request(cert.clone(), |_| {});
+    let message = failed(&w);
+    assert!(message.contains("(1h·2^(n−1)"), "{message}");
+    assert!(!message.contains("retries now"), "{message}");
+    // The issuer changed since: now.
+    let w = with_request(cert.clone(), |r| {
+        let mut other = (**r.issuer.as_ref().unwrap()).clone();
+        other.name = "letsencrypt-staging".into();
+        r.issuer = Some(Arc::new(other));
+    });
+    let message = failed(&w);
+    assert!(
+        message.contains("retries now, without waiting for the backoff: the issuer changed"),
+        "{message}"
+    );
+    // The names changed since: now.
+    let w = with_request(cert, |r| {
+        r.names = vec![crate::model::text::Text::from("old.example.com")].into()
+    });
+    assert!(failed(&w).contains("the names changed"), "{}", failed(&w));
+}

@@ -53,6 +53,8 @@ pub struct FleetOptions {
     /// Hosts (`*` patterns) whose challenges fail Let's Encrypt's secondary validation (a
     /// firewall admits only its primary vantage point).
     pub remote_blocked: Vec<String>,
+    /// cert-manager's `--max-concurrent-challenges` (60 by default).
+    pub max_concurrent_challenges: usize,
 }
 
 impl FleetOptions {
@@ -73,6 +75,7 @@ impl FleetOptions {
             default_issuer: None,
             approver: Default::default(),
             remote_blocked: Vec::new(),
+            max_concurrent_challenges: crate::sim::issuance::scheduler::DEFAULT_MAX_CONCURRENT,
         }
     }
 }
@@ -128,6 +131,7 @@ impl Fleet {
             default_issuer: opts.default_issuer.clone(),
             approver: opts.approver.clone(),
             remote_blocked: opts.remote_blocked.clone(),
+            max_concurrent_challenges: opts.max_concurrent_challenges,
             ..World::default()
         });
         let manual = matches!(*clock, Clock::Manual(_));

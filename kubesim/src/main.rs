@@ -78,6 +78,10 @@ enum Command {
         /// or allow-list; repeatable.
         #[arg(long = "block-remote-validation", value_name = "HOST")]
         block_remote_validation: Vec<String>,
+        /// cert-manager's `--max-concurrent-challenges`: how many Challenges are processed at
+        /// once; the others wait for a slot, oldest first.
+        #[arg(long, default_value_t = 60)]
+        max_concurrent_challenges: usize,
     },
 }
 
@@ -105,6 +109,7 @@ async fn main() -> anyhow::Result<()> {
         leave_unapproved,
         deny_requests,
         block_remote_validation,
+        max_concurrent_challenges,
     } = Cli::parse().command;
     if clusters == 0 {
         anyhow::bail!("--clusters must be at least 1");
@@ -121,6 +126,10 @@ async fn main() -> anyhow::Result<()> {
         deny: deny_requests,
     };
     opts.remote_blocked = block_remote_validation;
+    if max_concurrent_challenges == 0 {
+        anyhow::bail!("--max-concurrent-challenges must be at least 1");
+    }
+    opts.max_concurrent_challenges = max_concurrent_challenges;
     opts.default_issuer = default_issuer
         .as_deref()
         .map(kubesim::sim::shim::DefaultIssuer::parse)

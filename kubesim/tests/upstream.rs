@@ -479,3 +479,65 @@ async fn a_hand_made_secret_is_re_issued_under_a_cluster_issuer() {
         "IncorrectIssuer"
     );
 }
+
+/// cert-manager processes at most `--max-concurrent-challenges` Challenges at once: the
+/// others wait with `processing: false`, state `""` and no reason, and the oldest gets the
+/// next free slot.
+#[tokio::test]
+async fn challenges_beyond_the_limit_wait_for_a_slot() {
+    let sim = Sim::start_with(|o| o.max_concurrent_challenges = 2).await;
+    // Behind HTTPS enforcement without edit-in-place: every self-check fails for ever.
+    sim.setup(http01(), true).await;
+    for i in 1..=4 {
+        sim.ingress(&format!("app{i}"), &format!("app{i}.example.com"), false)
+            .await;
+        sim.run(1);
+    }
+    sim.run(20);
+    let list = challenges(&sim).await;
+    assert_eq!(list.len(), 4);
+    let (running, queued): (Vec<&Value>, Vec<&Value>) =
+        list.iter().partition(|c| c["status"]["processing"] == true);
+    assert_eq!(running.len(), 2, "{list:#?}");
+    // Made without a status (the API server drops it on create): processing is false.
+    for q in &queued {
+        assert_ne!(q["status"]["processing"], true, "{q:#}");
+        assert_eq!(q["status"]["state"].as_str().unwrap_or_default(), "");
+        assert!(q["status"].get("reason").is_none(), "{q:#}");
+    }
+    let mut running_hosts: Vec<&str> = running
+        .iter()
+        .map(|c| c["spec"]["dnsName"].as_str().unwrap())
+        .collect();
+    running_hosts.sort_unstable();
+    assert_eq!(
+        running_hosts,
+        ["app1.example.com", "app2.example.com"],
+        "oldest first"
+    );
+
+    // A slot frees (app1's Certificate and Ingress are deleted, its challenge with them):
+    // the oldest waiting one, app3, takes it.
+    sim.api(
+        "cert-manager.io",
+        "Certificate",
+        "certificates",
+        Some("shop"),
+    )
+    .delete("app1-tls", &Default::default())
+    .await
+    .unwrap();
+    sim.api("networking.k8s.io", "Ingress", "ingresses", Some("shop"))
+        .delete("app1", &Default::default())
+        .await
+        .unwrap();
+    sim.run(5);
+    let list = challenges(&sim).await;
+    let running: Vec<&str> = list
+        .iter()
+        .filter(|c| c["status"]["processing"] == true)
+        .map(|c| c["spec"]["dnsName"].as_str().unwrap())
+        .collect();
+    assert!(running.contains(&"app3.example.com"), "{running:?}");
+    assert!(!running.contains(&"app4.example.com"), "{running:?}");
+}

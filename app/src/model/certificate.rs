@@ -335,6 +335,12 @@ pub struct ChallengeView {
 }
 
 impl ChallengeView {
+    /// Waiting for one of cert-manager's challenge slots: not processing, no state, not
+    /// presented, no reason (`acmechallenges/scheduler`).
+    pub fn queued(&self) -> bool {
+        !self.processing && self.state.is_empty() && !self.presented && self.reason.is_none()
+    }
+
     pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
         let state = str_at(data, "/status/state").unwrap_or_default();
         let reason = str_at(data, "/status/reason").filter(|r| !r.is_empty());

@@ -25,6 +25,7 @@ pub enum Rule {
     CertStagingIssuer,
     AcmeChallengeFailing,
     AcmeChallengeStuck,
+    AcmeChallengesQueued,
     AcmeNoSolver,
     AcmeRateLimited,
     AcmeRateLimitBudget,
@@ -161,7 +162,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 39] = [
+    pub const ALL: [Rule; 40] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -176,6 +177,7 @@ impl Rule {
         Rule::CertStagingIssuer,
         Rule::AcmeChallengeFailing,
         Rule::AcmeChallengeStuck,
+        Rule::AcmeChallengesQueued,
         Rule::AcmeNoSolver,
         Rule::AcmeRateLimited,
         Rule::AcmeRateLimitBudget,
@@ -373,6 +375,16 @@ impl Rule {
                 "The challenge has made no progress",
                 Symptom(10),
                 IssuanceFails,
+                None,
+                Never,
+                ACME_TROUBLESHOOTING,
+            ),
+            Rule::AcmeChallengesQueued => row(
+                "acme.challenges-queued",
+                "Challenges queued",
+                "Challenges wait for cert-manager's limit of concurrent challenges",
+                Symptom(9),
+                Attention,
                 None,
                 Never,
                 ACME_TROUBLESHOOTING,

@@ -48,6 +48,8 @@ pub struct World {
     /// or allow-list admits only the primary one, so validation fails "During secondary
     /// validation".
     pub remote_blocked: Vec<String>,
+    /// cert-manager's `--max-concurrent-challenges` (0 means its default, 60).
+    pub max_concurrent_challenges: usize,
     /// The Orders (`<cluster>/<uid>`) whose missing solver was reported by an event.
     pub solver_warned: Mutex<std::collections::HashSet<String>>,
 }

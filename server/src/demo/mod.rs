@@ -79,6 +79,8 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         },
         // A firewall in front of one host admits Let's Encrypt's primary vantage point only.
         remote_blocked: vec!["extranet.globex.example".into()],
+        // cert-manager's default.
+        max_concurrent_challenges: kubesim::sim::issuance::scheduler::DEFAULT_MAX_CONCURRENT,
     };
     let clock = Arc::new(Clock::accelerated(SPEED));
     let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())

@@ -54,6 +54,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         gc_delay: None,
         approver: Default::default(),
         remote_blocked: Vec::new(),
+        max_concurrent_challenges: 60,
         tls: false,
         database: None,
     }
@@ -77,6 +78,7 @@ pub struct AppOptions {
     gc_delay: Option<chrono::Duration>,
     approver: kubesim::sim::approver::Approver,
     remote_blocked: Vec<String>,
+    max_concurrent_challenges: usize,
     tls: bool,
     database: Option<String>,
 }
@@ -179,6 +181,12 @@ impl AppOptions {
         self
     }
 
+    /// kubesim's cert-manager processes at most `n` Challenges at once.
+    pub fn max_concurrent_challenges(mut self, n: usize) -> Self {
+        self.max_concurrent_challenges = n;
+        self
+    }
+
     /// kubesim serves HTTPS (HTTP/2 or HTTP/1.1 by ALPN) with its own CA, as real API
     /// servers do, without authorizing.
     pub fn tls(mut self) -> Self {
@@ -204,6 +212,7 @@ impl AppOptions {
             tls: self.tls,
             approver: self.approver.clone(),
             remote_blocked: self.remote_blocked.clone(),
+            max_concurrent_challenges: self.max_concurrent_challenges,
             ..FleetOptions::numbered(0)
         };
         let fleet = Fleet::start(&opts, Arc::new(Clock::Real), token.clone())

@@ -195,3 +195,53 @@ async fn a_secondary_validation_failure_is_classed_as_such() {
     .await;
     app.stop().await;
 }
+
+/// A mass incident behind HTTPS enforcement: the failing challenges hold cert-manager's
+/// slots (two here, sixty by default) and the rest wait — Lookout says they are queued, not
+/// stuck.
+#[tokio::test(flavor = "multi_thread")]
+async fn challenges_waiting_for_a_slot_are_queued_not_stuck() {
+    let app = app_with(&["zrh"])
+        .with_controllers()
+        .max_concurrent_challenges(2)
+        .await;
+    app.wait_ready().await;
+    cluster_setup(
+        &app,
+        0,
+        json!({"enforce-ingress-https": "true", "ingress-default-lb-mode": "shared"}),
+        &["IPv4"],
+    );
+    for name in ["one", "two", "three"] {
+        app_ingress(&app, 0, name, "letsencrypt-prod", json!({}));
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    }
+    // The waiting one was made a moment ago; the rule waits two minutes for the scheduler,
+    // so the test reads the Challenge's own state from the API, and the rule on it is the
+    // unit tests'.
+    let challenge = |name: &'static str| {
+        let app = &app;
+        async move {
+            app.json_opt(&format!("/api/v1/ingresses/zrh/default/{name}"))
+                .await
+                .map(|d| crate::restart::first_challenge(&d).clone())
+                .filter(|c| !c.is_null())
+        }
+    };
+    within(30, "the third challenge waits for a slot", || async {
+        let (Some(one), Some(two), Some(three)) = (
+            challenge("one").await,
+            challenge("two").await,
+            challenge("three").await,
+        ) else {
+            return false;
+        };
+        one["processing"] == true
+            && two["processing"] == true
+            && three["processing"] == false
+            && three["state"] == ""
+            && three["reason"].is_null()
+    })
+    .await;
+    app.stop().await;
+}

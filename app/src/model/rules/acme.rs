@@ -14,6 +14,10 @@ use crate::model::reasons::{is_rate_limited, parse_retry_after};
 use crate::model::text::Text;
 use crate::model::thresholds::Thresholds;
 
+/// How long a new Challenge may wait for the scheduler before it is a finding: with a free
+/// slot, cert-manager schedules it within seconds.
+const QUEUED_AFTER: chrono::Duration = chrono::Duration::minutes(2);
+
 /// Whether a Challenge counts as failing: final failure, or a self-check failing too long.
 pub(crate) fn challenge_failing(
     ch: &ChallengeView,
@@ -145,6 +149,22 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 &diagnosis.remediation,
                 ch.created,
             );
+        } else if ch.queued() {
+            if age.is_some_and(|a| a > QUEUED_AFTER) {
+                ctx.push(
+                    Rule::AcmeChallengesQueued,
+                    Severity::Warning,
+                    about(),
+                    format!("Challenge for {} queued behind cert-manager's limit of concurrent challenges", ch.dns_name),
+                    format!(
+                        "Challenge {} has waited {} for a slot: it is not being processed (status.processing false, no state, no reason). cert-manager processes at most --max-concurrent-challenges at once (60 by default), oldest first and one per name and type; while other challenges hold every slot — in a mass incident, failing ones that retry for ever — the rest wait, and nothing is wrong with them yet.",
+                        ch.name,
+                        age.map(span).unwrap_or_default()
+                    ),
+                    "Fix what makes the processing challenges fail (the cluster's failing challenges): each one that passes, or whose Certificate is fixed or removed, frees a slot for the oldest waiting one. The platform team can raise --max-concurrent-challenges on cert-manager's controller.",
+                    ch.created,
+                );
+            }
         } else if matches!(&*ch.state, "" | "pending" | "processing")
             && age.is_some_and(|a| a > ctx.t.challenge_stuck_after)
         {
@@ -154,7 +174,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 about(),
                 format!("Challenge for {} stuck in {:?} for {}", ch.dns_name, if ch.state.is_empty() { "unknown" } else { &ch.state }, age.map(span).unwrap_or_default()),
                 format!("state {:?}, presented {}, processing {}, reason: {}", ch.state, ch.presented, ch.processing, ch.reason.as_deref().unwrap_or("(none)")),
-                "Check cert-manager's controller logs and the solver pod/service; a challenge that is never presented usually means the solver could not be created (RBAC, quota) or cert-manager is overloaded (max 60 concurrent challenges).",
+                "Check cert-manager's controller: it is processing this challenge and has said nothing about it for this long — its logs say why (a sync that keeps erroring, e.g. an issuer that cannot be read, or a controller that is not running).",
                 ch.created,
             );
         }

@@ -270,10 +270,11 @@ fn challenges(api: &Api<'_>, world: &World, issuer: &Value, order: &Value, serve
                     "spec": {"dnsName": dns, "type": if solver.get("dns01").is_some() { "DNS-01" } else { "HTTP-01" }, "token": token, "key": format!("{token}.sim"),
                              "url": format!("{}/chall/{token}", s(issuer, "/spec/acme/server").unwrap_or_default()), "solver": solver, "issuerRef": order.pointer("/spec/issuerRef"), "wildcard": wildcard},
                 });
+                // Made without a status: the scheduler gives it a slot (`scheduler.rs`).
                 let Some(created) = api.create(ACME, "challenges", Some(ns), ch, ORDERS) else {
                     continue;
                 };
-                api.patch_status(ACME, "challenges", Some(ns), &ch_name, &json!({"status": {"processing": true, "presented": false, "state": "pending"}}), CHALLENGES).unwrap_or(created)
+                created
             }
         };
         states.push(drive_challenge(api, world, &ch, server));
@@ -322,8 +323,12 @@ fn challenges(api: &Api<'_>, world: &World, issuer: &Value, order: &Value, serve
 fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Server>) -> String {
     let solver = ch.pointer("/spec/solver").cloned().unwrap_or(json!({}));
     let in_place = s(&solver, "/http01/ingress/name").is_some_and(|n| !n.is_empty());
-    let state = s(ch, "/status/state").unwrap_or("pending").to_string();
+    let state = s(ch, "/status/state").unwrap_or_default().to_string();
     if state == "valid" || state == "invalid" {
+        return state;
+    }
+    // Queued behind cert-manager's limit of concurrent challenges: nothing happens to it.
+    if ch.pointer("/status/processing") != Some(&json!(true)) {
         return state;
     }
     let (ns, name) = ns_name(ch);

@@ -15,6 +15,7 @@ use super::{cilium, hash, s, time, Api, World};
 
 mod acme;
 mod readiness;
+pub mod scheduler;
 mod solver;
 mod temporary;
 
@@ -160,6 +161,11 @@ pub(super) fn reconcile(api: &Api<'_>, world: &World) {
     for cert in api.list(CM, "certificates") {
         certificate(api, world, &cert);
     }
+    let max = match world.max_concurrent_challenges {
+        0 => scheduler::DEFAULT_MAX_CONCURRENT,
+        n => n,
+    };
+    scheduler::schedule(api, max);
 }
 
 fn ns_name(obj: &Value) -> (&str, &str) {

@@ -204,6 +204,8 @@ impl Owner {
             // The approvers (cert-manager's own, approver-policy's policies) are the
             // cluster's.
             | Rule::CertAwaitingApproval
+            // cert-manager's controller flag, and the other challenges holding the slots.
+            | Rule::AcmeChallengesQueued
             | Rule::TailscaleCertBudget => true,
             // An account's state and limits: its issuer's.
             Rule::IssuerNotReady

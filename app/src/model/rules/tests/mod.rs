@@ -1,6 +1,6 @@
 //! Every rule, positive and negative (the `ingress.*` rules in `ingress.rs`).
 
-mod approval;
+mod waiting;
 mod challenges;
 mod ingress;
 mod probe;

@@ -1,5 +1,6 @@
-//! `cert.awaiting-approval` and `cert.request-denied`: a request no approver has decided on,
-//! and one a policy denied — and a request approved at once is neither.
+//! What an issuance waits on, as cert-manager words it: an approver (`cert.awaiting-approval`,
+//! `cert.request-denied`), a solver (`acme.no-solver`), a challenge slot
+//! (`acme.challenges-queued`), and the backoff a changed spec skips.
 
 use std::sync::Arc;
 
@@ -172,4 +173,43 @@ fn the_next_retry_is_now_when_the_spec_changed_since_the_failed_request() {
         r.names = vec![crate::model::text::Text::from("old.example.com")].into()
     });
     assert!(failed(&w).contains("the names changed"), "{}", failed(&w));
+}
+
+/// A Challenge waiting for one of cert-manager's slots is queued, not stuck — however long it
+/// waits; one cert-manager processes without a word for that long is stuck.
+#[test]
+fn a_challenge_waiting_for_a_slot_is_queued_not_stuck() {
+    let cert = CertificateView::of(&shop()).issuing();
+    let world = |processing: bool, age: Duration| {
+        let (r, o, ch) = attempt(&cert, "pending", None, Some(("", "", age)));
+        let ch = ch.map(|c| crate::model::certificate::ChallengeView {
+            processing,
+            presented: processing,
+            ..c
+        });
+        World::new()
+            .attempt((r, o, ch))
+            .certificate(cert.clone())
+            .ingress(shop())
+    };
+    let w = world(false, Duration::minutes(40));
+    assert_eq!(w.fired(Rule::AcmeChallengesQueued).len(), 1);
+    assert!(w.fired(Rule::AcmeChallengeStuck).is_empty());
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::AcmeChallengesQueued)
+        .unwrap();
+    assert!(
+        f.message.contains("--max-concurrent-challenges"),
+        "{}",
+        f.message
+    );
+    // Just made: the scheduler has not had its turn.
+    let w = world(false, Duration::seconds(30));
+    assert!(w.fired(Rule::AcmeChallengesQueued).is_empty());
+    // Processing, and silent for 40 minutes: stuck.
+    let w = world(true, Duration::minutes(40));
+    assert!(w.fired(Rule::AcmeChallengesQueued).is_empty());
+    assert_eq!(w.fired(Rule::AcmeChallengeStuck).len(), 1);
 }

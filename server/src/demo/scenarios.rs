@@ -96,7 +96,16 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         None,
     )
     .await?;
-    // A second Ingress on the same host: Cilium's redirect applies to both.
+    // A second Ingress on the same host, its certificate issued before: Cilium's redirect
+    // applies to both.
+    s.issued_secret(
+        "acme-shop",
+        "shop-api-tls",
+        &["shop.acme.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        45,
+    )
+    .await?;
     s.ingress(
         "acme-shop",
         "shop-api",

@@ -1,10 +1,10 @@
 //! Every rule, positive and negative (the `ingress.*` rules in `ingress.rs`).
 
-mod waiting;
 mod challenges;
 mod ingress;
 mod probe;
 mod temporary;
+mod waiting;
 
 use crate::model::Rule;
 use chrono::{Duration, Utc};

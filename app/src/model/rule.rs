@@ -7,6 +7,12 @@
 
 use serde::Serialize;
 
+mod docs;
+use docs::{
+    ACME_ISSUERS, ACME_TROUBLESHOOTING, APPROVAL, CILIUM_INGRESS, EDIT_IN_PLACE_DOCS, RATE_LIMITS,
+    SECURING_INGRESS, STAGING, TROUBLESHOOTING,
+};
+
 /// One health rule. Its id (`cert.expired`) is part of the public contract: API, metrics
 /// and docs; never renamed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,43 +114,6 @@ pub struct RuleInfo {
     /// The upstream documentation its advice rests on: title and URL.
     pub docs: (&'static str, &'static str),
 }
-
-const EDIT_IN_PLACE_DOCS: (&str, &str) = (
-    "cert-manager: the edit-in-place annotation",
-    "https://cert-manager.io/docs/usage/ingress/#supported-annotations",
-);
-const CILIUM_INGRESS: (&str, &str) = (
-    "Cilium: Ingress",
-    "https://docs.cilium.io/en/stable/network/servicemesh/ingress/",
-);
-const RATE_LIMITS: (&str, &str) = (
-    "Let's Encrypt: rate limits",
-    "https://letsencrypt.org/docs/rate-limits/",
-);
-const STAGING: (&str, &str) = (
-    "Let's Encrypt: the staging environment",
-    "https://letsencrypt.org/docs/staging-environment/",
-);
-const TROUBLESHOOTING: (&str, &str) = (
-    "cert-manager: troubleshooting",
-    "https://cert-manager.io/docs/troubleshooting/",
-);
-const ACME_TROUBLESHOOTING: (&str, &str) = (
-    "cert-manager: troubleshooting ACME",
-    "https://cert-manager.io/docs/troubleshooting/acme/",
-);
-const ACME_ISSUERS: (&str, &str) = (
-    "cert-manager: ACME issuers",
-    "https://cert-manager.io/docs/configuration/acme/",
-);
-const APPROVAL: (&str, &str) = (
-    "cert-manager: CertificateRequest approval",
-    "https://cert-manager.io/docs/usage/certificaterequest/#approval",
-);
-const SECURING_INGRESS: (&str, &str) = (
-    "cert-manager: securing Ingress resources",
-    "https://cert-manager.io/docs/usage/ingress/",
-);
 
 /// The recommended actions' words, shared by the rules that recommend them.
 const APPLY_FIX: Option<&str> = Some("Add edit-in-place");

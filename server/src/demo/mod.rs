@@ -15,6 +15,7 @@ use crate::clusters;
 use crate::config::ClusterConfig;
 use crate::store::Db;
 
+mod platform;
 mod scenarios;
 mod seeder;
 mod week;
@@ -117,6 +118,9 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
     scenarios::zurich(&seeder("zrh-prod")?, &fleet)
         .await
         .context("seeding zrh-prod")?;
+    platform::zurich(&seeder("zrh-prod")?)
+        .await
+        .context("seeding zrh-prod's platform stories")?;
     scenarios::geneva(&seeder("gva-prod")?)
         .await
         .context("seeding gva-prod")?;

@@ -80,7 +80,7 @@ pub(super) fn adopt(api: &Api<'_>, cert: &Value, secret: Option<&Value>) -> bool
     let (ns, name) = ns_name(cert);
     // SecretIssuerAnnotationsMismatch (absent annotations match only a namespaced Issuer)
     // and SecretCertificateNameAnnotationsMismatch (when set, it names this Certificate).
-    let issuer_matches = super::issuer_mismatch(secret, cert).is_none();
+    let issuer_matches = super::trigger::issuer_mismatch(secret, cert).is_none();
     let name_matches = annotation("certificate-name").is_none_or(|n| n == name);
     // currentSecretValidForSpec: the issued names are the spec's names.
     let mut wanted = names(cert);

@@ -1,0 +1,80 @@
+//! zrh-prod's platform stories, as upstream's controllers tell them: requests an
+//! approver-policy leaves or denies, a host Let's Encrypt's other vantage points cannot
+//! reach (its first issuance serving cert-manager's temporary certificate meanwhile), and a
+//! wildcard no solver of its issuer can validate.
+
+use super::scenarios::fixed;
+use super::seeder::Seeder;
+
+pub(super) async fn zurich(s: &Seeder) -> anyhow::Result<()> {
+    // The cluster runs approver-policy: no policy applies to team-ml's renewal request, so it
+    // waits for approval for ever; acme-shop's partners name is refused by a policy. Both
+    // renewals: the certificates issued before still serve.
+    s.issued_secret(
+        "team-ml",
+        "mlflow-tls",
+        &["mlflow.ml.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        22,
+    )
+    .await?;
+    s.issued_secret(
+        "acme-shop",
+        "partners-tls",
+        &["partners.acme.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        26,
+    )
+    .await?;
+    s.ingress(
+        "team-ml",
+        "mlflow",
+        &["mlflow.ml.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    s.ingress(
+        "acme-shop",
+        "partners",
+        &["partners.acme.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    // A first issuance behind a firewall that admits Let's Encrypt's primary vantage point
+    // only: the challenge fails "During secondary validation", and the host serves
+    // cert-manager's temporary certificate meanwhile.
+    s.ingress(
+        "globex-web",
+        "extranet",
+        &["extranet.globex.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    // A wildcard host under an issuer with HTTP-01 solvers only, renewing: cert-manager finds
+    // no solver for it (a Warning Solver event on the Order), makes no Challenge and waits
+    // for ever, while the certificate issued before (by another issuer) still serves.
+    s.issued_secret(
+        "globex-web",
+        "apps-tls",
+        &["*.apps.globex.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        25,
+    )
+    .await?;
+    s.ingress(
+        "globex-web",
+        "apps",
+        &["*.apps.globex.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    Ok(())
+}

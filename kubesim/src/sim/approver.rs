@@ -2,8 +2,8 @@
 //! request at once (`pkg/controller/certificaterequests/approver`). A cluster that runs
 //! approver-policy instead leaves a request no policy applies to unapproved for ever (a
 //! Normal `Unprocessed` event, "Request is not applicable for any policy so ignoring") and
-//! denies one its policies refuse (`Denied=True`, reason `policy.cert-manager.io`, "No policy
-//! approved this request: [<policy>: <why>]", a Warning `Denied` event) — cert-manager
+//! denies one its policies refuse (`Denied=True`, reason `policy.cert-manager.io`, `No policy
+//! approved this request: [<policy>: <why>]`, a Warning `Denied` event) — cert-manager
 //! `approver-policy` `pkg/internal/controllers/certificaterequests.go`,
 //! `pkg/internal/approver/manager/review.go`. kubesim is told which requests to leave or to
 //! deny by patterns over `<namespace>/<request name>` (`*` matches any run of characters).

@@ -1,8 +1,8 @@
-//! Issuance as cert-manager does it: a trigger ([`trigger`]) sets `Issuing=True`; a
+//! Issuance as cert-manager does it: a trigger (`trigger.rs`) sets `Issuing=True`; a
 //! CertificateRequest (`<name>-<revision>`, with the revision annotations and a real CSR) is
 //! reviewed by the approver ([`crate::sim::approver`]: approved, left waiting, or denied);
 //! while it is pending the Secret gets cert-manager's temporary certificate when asked for
-//! ([`temporary`]); it leads to an ACME Order and one Challenge per name, processed as the
+//! (`temporary.rs`); it leads to an ACME Order and one Challenge per name, processed as the
 //! [`scheduler`] gives them slots; success writes the Secret and the Certificate's status
 //! (`notBefore`, `notAfter`, `renewalTime` at 2/3 of the lifetime, `revision`); failure (or a
 //! denial) sets `Issuing=False`, `failedIssuanceAttempts` and `lastFailureTime`, and the next

@@ -41,9 +41,18 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 Rule::CertRequestDenied,
                 Severity::Critical,
                 about,
-                format!("CertificateRequest {} of {} was denied: {reason}", r.name, c.name),
                 format!(
-                    "Denied=True on CertificateRequest {} (reason {reason}): {message}. cert-manager fails the issuance with it (failedIssuanceAttempts {attempts}) and fails it again after each backoff: the denied request stays until the Certificate's spec changes.",
+                    "CertificateRequest {} of {} was denied {}",
+                    r.name,
+                    c.name,
+                    if reason == "policy.cert-manager.io" {
+                        "by approver-policy".to_string()
+                    } else {
+                        format!("({reason})")
+                    }
+                ),
+                format!(
+                    "The approver said: \"{message}\" (Denied=True on CertificateRequest {}, reason {reason}). cert-manager fails the issuance with it (failedIssuanceAttempts {attempts}) and fails it again after each backoff: the denied request stays until the Certificate's spec changes.",
                     r.name
                 ),
                 "Make the Certificate ask for what the policy allows (its names, issuer, duration, key — the denial says which field), or ask the platform team to allow it in a CertificateRequestPolicy; a changed spec makes cert-manager replace the denied request at once. Renewing alone fails the same way.",

@@ -75,7 +75,17 @@ fn a_denied_request_quotes_the_policy_and_is_the_root() {
         .find(|f| f.rule == Rule::CertRequestDenied)
         .unwrap();
     assert!(f.message.contains("allowed-domains"), "{}", f.message);
-    assert!(f.title.contains("policy.cert-manager.io"), "{}", f.title);
+    assert!(
+        f.title.ends_with("denied by approver-policy"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.message
+            .starts_with("The approver said: \"No policy approved this request"),
+        "{}",
+        f.message
+    );
     assert!(w.fired(Rule::CertAwaitingApproval).is_empty());
 }
 

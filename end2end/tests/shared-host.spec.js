@@ -1,7 +1,6 @@
-// Two Ingresses give shop.acme.example a Secret each; shop's Certificate is never issued
-// (its challenge is redirected), and the listener resets the handshake for the host. The
-// issued neighbour's page must not call itself healthy while its clients get nothing: it
-// tells the host's problem, as its list row does.
+// Two Ingresses give docs.globex.example a Secret each on Cilium's shared listener, which
+// Envoy refuses: the listener serves docs' and takes no more changes. The issued neighbour's
+// page must not call itself healthy: it tells the host's problem, as its list row does.
 import { test, expect } from '../harness/fixtures.js';
 
 test('an issued Certificate whose host serves something else says so, not "Healthy"', async ({ page }) => {
@@ -13,15 +12,17 @@ test('an issued Certificate whose host serves something else says so, not "Healt
   // the problem of the shared host reaches this Certificate's chain, and its page tells it
   // as its list does (the board's judgement), never "Healthy".
   await expect(async () => {
-    await page.goto('/certificates/zrh-prod/acme-shop/shop-api-tls');
+    await page.goto('/certificates/zrh-prod/globex-web/docs-preview-tls');
     await expect(page.getByTestId('why').first()).toBeVisible({ timeout: 1_000 });
   }).toPass({ timeout: 90_000 });
   await expect(page.getByTestId('healthy')).toHaveCount(0);
-  await expect(page.getByTestId('why').first()).toContainText('shop.acme.example');
-  const list = await (await page.request.get('/api/v1/certificates?namespace=acme-shop&q=shop-api-tls')).json();
-  const row = list.items.find((r) => r.name === 'shop-api-tls');
+  await expect(page.getByTestId('why').first()).toContainText('docs.globex.example');
+  const list = await (await page.request.get('/api/v1/certificates?namespace=globex-web&q=docs-preview-tls')).json();
+  const row = list.items.find((r) => r.name === 'docs-preview-tls');
   expect(row.severity, 'the list tells a problem too').not.toBeNull();
-  // Its host's problem leads to everything on the host, where shop's problem is.
-  await page.goto('/search?q=shop.acme.example');
-  await expect(page.locator('main')).toContainText('shop');
+  // The problem is the listener's, and says so.
+  await expect(page.getByTestId('why').first()).toContainText("Cilium's shared listener");
+  // Its host leads to everything on the host.
+  await page.goto('/search?q=docs.globex.example');
+  await expect(page.locator('main')).toContainText('docs-preview');
 });

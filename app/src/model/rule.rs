@@ -44,6 +44,7 @@ pub enum Rule {
     IngressEditInPlaceNotEffective,
     IngressSharedSecret,
     IngressSharedHostHttpsRedirect,
+    IngressCiliumListenerConflict,
     IngressNoAddress,
     IngressUnmanagedTls,
     IngressUnknownClass,
@@ -131,7 +132,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 40] = [
+    pub const ALL: [Rule; 41] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -159,6 +160,7 @@ impl Rule {
         Rule::IngressEditInPlaceNotEffective,
         Rule::IngressSharedSecret,
         Rule::IngressSharedHostHttpsRedirect,
+        Rule::IngressCiliumListenerConflict,
         Rule::IngressNoAddress,
         Rule::IngressUnmanagedTls,
         Rule::IngressUnknownClass,
@@ -476,6 +478,16 @@ impl Rule {
                 RenewalWillFail,
                 FIX_INGRESS,
                 WhenCritical,
+                CILIUM_INGRESS,
+            ),
+            Rule::IngressCiliumListenerConflict => row(
+                "ingress.cilium-listener-conflict",
+                "Host with two Secrets on Cilium's shared listener",
+                "Cilium's shared listener refuses updates: one host has two TLS Secrets",
+                Cause(2),
+                RenewalWillFail,
+                FIX_INGRESS,
+                Never,
                 CILIUM_INGRESS,
             ),
             Rule::IngressNoAddress => row(

@@ -1,7 +1,8 @@
 //! zrh-prod's platform stories, as upstream's controllers tell them: requests an
 //! approver-policy leaves or denies, a host Let's Encrypt's other vantage points cannot
-//! reach (its first issuance serving cert-manager's temporary certificate meanwhile), and a
-//! wildcard no solver of its issuer can validate.
+//! reach (its first issuance serving cert-manager's temporary certificate meanwhile), a
+//! wildcard no solver of its issuer can validate, and a host given two Secrets on Cilium's
+//! shared listener.
 
 use super::scenarios::fixed;
 use super::seeder::Seeder;
@@ -71,6 +72,26 @@ pub(super) async fn zurich(s: &Seeder) -> anyhow::Result<()> {
         "globex-web",
         "apps",
         &["*.apps.globex.example"],
+        fixed("letsencrypt-prod"),
+        Some("cilium"),
+        None,
+    )
+    .await?;
+    // A second Ingress gives docs.globex.example a Secret of its own, its certificate issued
+    // before: on Cilium's shared listener that is two filter chains for one server name,
+    // which Envoy refuses (cilium/cilium#45925). The listener keeps serving docs' Secret.
+    s.issued_secret(
+        "globex-web",
+        "docs-preview-tls",
+        &["docs.globex.example"],
+        Some(("ClusterIssuer", "letsencrypt-prod")),
+        45,
+    )
+    .await?;
+    s.ingress(
+        "globex-web",
+        "docs-preview",
+        &["docs.globex.example"],
         fixed("letsencrypt-prod"),
         Some("cilium"),
         None,

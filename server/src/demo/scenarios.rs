@@ -96,25 +96,11 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         None,
     )
     .await?;
-    // A second Ingress on the same host, its certificate issued before: Cilium's redirect
+    // A second Ingress routes /api on the same host without a TLS entry of its own (the host's
+    // certificate is shop's): Cilium merges them into one virtual host, so the redirect
     // applies to both.
-    s.issued_secret(
-        "acme-shop",
-        "shop-api-tls",
-        &["shop.acme.example"],
-        Some(("ClusterIssuer", "letsencrypt-prod")),
-        45,
-    )
-    .await?;
-    s.ingress(
-        "acme-shop",
-        "shop-api",
-        &["shop.acme.example"],
-        fixed("letsencrypt-prod"),
-        Some("cilium"),
-        None,
-    )
-    .await?;
+    s.route("acme-shop", "shop-api", "shop.acme.example", "/api")
+        .await?;
     // Stuck in flight behind HTTPS enforcement: the self-check fails for ever (Issuing=True,
     // no failed attempt counted). The fix has to restart the issuance: annotating alone
     // leaves the pending challenge with its old solver.

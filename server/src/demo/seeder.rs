@@ -173,6 +173,24 @@ impl Seeder {
         .await
     }
 
+    /// An Ingress of class `cilium` that routes `path` of `host` to its service, without TLS
+    /// and without cert-manager's annotations.
+    pub(super) async fn route(
+        &self,
+        ns: &str,
+        name: &str,
+        host: &str,
+        path: &str,
+    ) -> anyhow::Result<()> {
+        let spec = json!({"ingressClassName": "cilium", "rules": [{"host": host, "http": {"paths": [{"path": path, "pathType": "Prefix", "backend": {"service": {"name": name, "port": {"number": 80}}}}]}}]});
+        self.create(
+            &ar("networking.k8s.io", "Ingress", "ingresses"),
+            Some(ns),
+            json!({"metadata": {"name": name}, "spec": spec}),
+        )
+        .await
+    }
+
     /// Adds annotations to an Ingress with server-side apply (as `kubectl apply --server-side`).
     pub(super) async fn annotate(
         &self,

@@ -7,6 +7,7 @@ mod cert;
 mod cluster;
 mod ingress;
 mod issuer;
+mod listener;
 mod probe;
 pub mod tailscale;
 
@@ -121,6 +122,7 @@ pub fn across_namespaces(f: &Finding) -> bool {
         Rule::ClusterUnreachable
         | Rule::ClusterIpv6ProxyProtocol
         | Rule::IngressSharedHostHttpsRedirect
+        | Rule::IngressCiliumListenerConflict
         // It quotes what the probe saw on the Certificate's hosts.
         | Rule::CertTemporaryCertificate
         | Rule::ProbeWrongCertificate
@@ -176,6 +178,7 @@ pub fn evaluate_split(
         cluster::check_cluster(&mut ctx);
         issuer::check_cluster_issuers(&mut ctx);
         ingress::shared_hosts(&mut ctx);
+        listener::check(&mut ctx);
         cert::temporary_certificates(&mut ctx);
         probe::check(&mut ctx);
         split.across = std::mem::take(&mut ctx.out);

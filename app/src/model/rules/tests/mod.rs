@@ -2,6 +2,7 @@
 
 mod challenges;
 mod ingress;
+mod listener;
 mod probe;
 mod temporary;
 mod waiting;

@@ -244,6 +244,68 @@ async fn the_listeners_answer_per_route_as_ciliums_envoy_does() {
     assert!(got.head.starts_with("HTTP/1.1 200"), "{}", got.head);
     assert!(got.body.starts_with("<!DOCTYPE html>"), "{}", got.body);
 
+    // Over HTTPS the virtual host holds the TLS Ingress's routes only: a separate solver
+    // Ingress for the host (no TLS) is not there — its token's path gets the application's
+    // page — while a solver edited into the TLS Ingress answers its key.
+    for (name, token) in [("app-out", "tokout"), ("app-in", "tokin")] {
+        create(
+            &fleet,
+            "acme.cert-manager.io",
+            "challenges",
+            Some("web"),
+            json!({"metadata": {"name": name}, "spec": {"dnsName": "app.example.com", "token": token, "key": format!("{token}.thumb"), "type": "HTTP-01", "url": "https://acme.invalid/chall/2", "authorizationURL": "https://acme.invalid/authz/2", "wildcard": false, "solver": {"http01": {}}, "issuerRef": {"name": "none", "kind": "ClusterIssuer"}}}),
+        );
+    }
+    create(
+        &fleet,
+        "networking.k8s.io",
+        "ingresses",
+        Some("web"),
+        json!({"metadata": {"name": "cm-acme-http-solver-out"},
+        "spec": {"ingressClassName": "cilium", "rules": [{"host": "app.example.com", "http": {"paths": [{"path": "/.well-known/acme-challenge/tokout", "pathType": "Exact", "backend": {"service": {"name": "cm-acme-http-solver-out", "port": {"number": 8089}}}}]}}]}}),
+    );
+    let c = &fleet.clusters[0].cluster;
+    let ingresses = c.resolve("networking.k8s.io", "ingresses").unwrap();
+    c.merge_patch(
+        &ingresses,
+        Some("web"),
+        "app",
+        &json!({"spec": {"rules": [{"host": "app.example.com", "http": {"paths": [
+            {"path": "/.well-known/acme-challenge/tokin", "pathType": "Exact", "backend": {"service": {"name": "cm-acme-http-solver-in", "port": {"number": 8089}}}},
+            {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}}),
+        &WriteOpts::system(),
+    )
+    .unwrap();
+    let mut in_place = None;
+    for _ in 0..100 {
+        let got = curl(
+            "https",
+            "app.example.com",
+            &ip,
+            ports.https,
+            "/.well-known/acme-challenge/tokin",
+        );
+        if got.body == "tokin.thumb" {
+            in_place = Some(got);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(in_place.is_some(), "the in-place solver answers over HTTPS");
+    let got = curl(
+        "https",
+        "app.example.com",
+        &ip,
+        ports.https,
+        "/.well-known/acme-challenge/tokout",
+    );
+    assert!(got.head.starts_with("HTTP/1.1 200"), "{}", got.head);
+    assert!(
+        got.body.starts_with("<!DOCTYPE html>"),
+        "the application, not the key: {}",
+        got.body
+    );
+
     // Enforcing host, a path its TLS Ingress does not route: a bare 404, no redirect.
     let got = curl(
         "http",

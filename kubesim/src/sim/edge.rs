@@ -9,8 +9,10 @@
 //!   certificate for the host: cilium/cilium#26988 shows `Recv failure: Connection reset by
 //!   peer` until the Secret is created). A Secret that exists but cannot be loaded gets a
 //!   self-signed fallback (the configured default certificate: cilium
-//!   `ingress-default-secret-name`). Over TLS a solver path routed on the host answers its
-//!   key, an application route answers the application's page (200, HTML), anything else
+//!   `ingress-default-secret-name`). Over TLS the virtual host holds the routes of the host's
+//!   TLS Ingresses only (Cilium's `envoyHTTPSRoutes`): a solver path edited into one of them
+//!   answers its key — a separate solver Ingress has no TLS and is not there —, an
+//!   application route there answers the application's page (200, HTML), anything else
 //!   Envoy's bare 404.
 //! - HTTP: a host with HTTPS enforcement answers `301` to `https://` — Cilium's per-route
 //!   `RedirectAction{https_redirect: true}` without a code is Envoy's default 301 — on the
@@ -101,10 +103,35 @@ impl Route {
                 Answer::NotFound
             };
         }
-        self.answer_https(path)
+        self.answer_plain(path)
     }
 
     fn answer_https(&self, path: &str) -> Answer {
+        // The HTTPS virtual host holds the routes of the host's TLS Ingresses only: a solver
+        // edited into one of them answers its key, a separate solver Ingress (no TLS) is not
+        // there, and the application's routes there answer its page.
+        let on_tls = |r: &&RoutePath| r.path() == path;
+        if let Some(key) = self
+            .tls_routes
+            .iter()
+            .find(on_tls)
+            .and_then(|r| self.solver.get(r.path()))
+        {
+            Answer::Key(key.clone())
+        } else if self
+            .tls_routes
+            .iter()
+            .any(|r| !r.is_solver() && r.matches(path))
+        {
+            Answer::Page
+        } else {
+            Answer::NotFound
+        }
+    }
+
+    /// Over plain HTTP without the redirect: every Ingress of the host is on the virtual
+    /// host, solver Ingresses included.
+    fn answer_plain(&self, path: &str) -> Answer {
         if let Some(key) = self.solver.get(path) {
             Answer::Key(key.clone())
         } else if self.app.iter().any(|r| r.matches(path)) {

@@ -3,7 +3,8 @@
 //! Ingresses (or two TLS entries) giving one host different Secrets make two filter chains
 //! with the same match; Envoy refuses the whole listener update, and from then on no change
 //! to any Ingress of the shared listener applies (cilium/cilium#45925; Cilium's
-//! `operator/pkg/model/translation` builds a filter chain per Secret).
+//! `operator/pkg/model/translation/envoy_listener.go` `NewHTTPListener` builds one filter chain
+//! per Secret, matched by its hostnames).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -21,7 +21,12 @@ pub const APPROVAL_EXPECTED_WITHIN: Duration = Duration::minutes(2);
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let now = ctx.now;
     let data = ctx.idx.data;
-    for c in data.certificates.values() {
+    // Only an issuance in flight or failed has a request an approver holds up.
+    let attempting = data
+        .certificates
+        .values()
+        .filter(|c| c.is_issuing() || c.rare.failed_issuance_attempts.is_some_and(|n| n >= 1));
+    for c in attempting {
         // The request of the attempt in flight or last failed: the next revision's.
         let next = c.revision.unwrap_or(0) + 1;
         let requests = ctx.idx.requests_of(c);

@@ -280,21 +280,7 @@ async fn a_pending_challenge_does_not_heal_until_its_request_is_replaced() {
     .await;
     sim.ingress("shop", "shop.example.com", false).await;
     sim.run(10);
-    let challenges = || async {
-        sim.api(
-            "acme.cert-manager.io",
-            "Challenge",
-            "challenges",
-            Some("shop"),
-        )
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|c| serde_json::to_value(c).unwrap())
-        .collect::<Vec<Value>>()
-    };
+    let challenges = || sim.challenges();
     let before = challenges().await;
     assert_eq!(before.len(), 1);
     let old_name = before[0]["metadata"]["name"].clone();

@@ -352,22 +352,6 @@ async fn a_host_blocked_from_remote_vantage_points_fails_secondary_validation() 
     );
 }
 
-async fn challenges(sim: &Sim) -> Vec<Value> {
-    sim.api(
-        "acme.cert-manager.io",
-        "Challenge",
-        "challenges",
-        Some("shop"),
-    )
-    .list(&ListParams::default())
-    .await
-    .unwrap()
-    .items
-    .into_iter()
-    .map(|c| serde_json::to_value(c).unwrap())
-    .collect()
-}
-
 /// A wildcard under an issuer with HTTP-01 solvers only: the Order controller finds no
 /// solver, says so once in a Warning `Solver` event, makes no Challenge, and the Order stays
 /// pending. With a DNS-01 solver the Challenge is for the base name, `wildcard: true`, and
@@ -379,7 +363,7 @@ async fn a_wildcard_without_a_dns01_solver_gets_no_challenge() {
     sim.create("cert-manager.io", "Certificate", "certificates", Some("shop"),
         json!({"metadata": {"name": "wild-tls"}, "spec": {"secretName": "wild-tls", "dnsNames": ["*.example.com"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}})).await;
     sim.run(30);
-    assert!(challenges(&sim).await.is_empty());
+    assert!(sim.challenges().await.is_empty());
     let orders = sim
         .api("acme.cert-manager.io", "Order", "orders", Some("shop"))
         .list(&ListParams::default())
@@ -402,7 +386,7 @@ async fn a_wildcard_without_a_dns01_solver_gets_no_challenge() {
         .await
         .unwrap();
     sim.run(10);
-    let list = challenges(&sim).await;
+    let list = sim.challenges().await;
     assert_eq!(list.len(), 1, "{list:#?}");
     let ch = &list[0];
     assert_eq!(ch["spec"]["dnsName"], "example.com");
@@ -428,7 +412,7 @@ async fn a_dns01_present_error_is_the_reason_and_an_event() {
     sim.create("cert-manager.io", "Certificate", "certificates", Some("shop"),
         json!({"metadata": {"name": "api-tls"}, "spec": {"secretName": "api-tls", "dnsNames": ["api.example.com"], "issuerRef": {"name": "letsencrypt-prod", "kind": "ClusterIssuer"}}})).await;
     sim.run(20);
-    let list = challenges(&sim).await;
+    let list = sim.challenges().await;
     assert_eq!(list.len(), 1);
     let ch = &list[0];
     assert_eq!(ch["status"]["presented"], false);
@@ -494,7 +478,7 @@ async fn challenges_beyond_the_limit_wait_for_a_slot() {
         sim.run(1);
     }
     sim.run(20);
-    let list = challenges(&sim).await;
+    let list = sim.challenges().await;
     assert_eq!(list.len(), 4);
     let (running, queued): (Vec<&Value>, Vec<&Value>) =
         list.iter().partition(|c| c["status"]["processing"] == true);
@@ -532,7 +516,7 @@ async fn challenges_beyond_the_limit_wait_for_a_slot() {
         .await
         .unwrap();
     sim.run(5);
-    let list = challenges(&sim).await;
+    let list = sim.challenges().await;
     let running: Vec<&str> = list
         .iter()
         .filter(|c| c["status"]["processing"] == true)

@@ -116,20 +116,28 @@ impl Sim {
         }
     }
 
+    /// The Challenges of namespace `shop`.
+    pub async fn challenges(&self) -> Vec<Value> {
+        self.api(
+            "acme.cert-manager.io",
+            "Challenge",
+            "challenges",
+            Some("shop"),
+        )
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| serde_json::to_value(c).unwrap())
+        .collect()
+    }
+
     /// Runs `secs`, then the reason of shop's first Challenge, which must have failed.
     pub async fn failed_challenge_after(&self, secs: i64) -> String {
         self.run(secs);
-        let challenges = self
-            .api(
-                "acme.cert-manager.io",
-                "Challenge",
-                "challenges",
-                Some("shop"),
-            )
-            .list(&ListParams::default())
-            .await
-            .unwrap();
-        let ch = &challenges.items[0].data;
+        let challenges = self.challenges().await;
+        let ch = &challenges[0];
         assert_eq!(ch["status"]["state"], "invalid", "{ch:#}");
         ch["status"]["reason"].as_str().unwrap().to_string()
     }

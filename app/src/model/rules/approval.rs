@@ -27,10 +27,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         .values()
         .filter(|c| c.is_issuing() || c.rare.failed_issuance_attempts.is_some_and(|n| n >= 1));
     for c in attempting {
-        // The request of the attempt in flight or last failed: the next revision's.
-        let next = c.revision.unwrap_or(0) + 1;
-        let requests = ctx.idx.requests_of(c);
-        let Some(r) = requests.iter().find(|r| r.revision == Some(next)) else {
+        let Some(r) = ctx.idx.next_request(c) else {
             continue;
         };
         let about = About {

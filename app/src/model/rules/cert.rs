@@ -252,9 +252,7 @@ fn spec_changed_since_failure(
     ctx: &Ctx<'_>,
     c: &crate::model::certificate::CertificateView,
 ) -> Option<&'static str> {
-    let next = c.revision.unwrap_or(0) + 1;
-    let requests = ctx.idx.requests_of(c);
-    let r = requests.iter().find(|r| r.revision == Some(next))?;
+    let r = ctx.idx.next_request(c)?;
     if r.issuer.is_some() && c.issuer.is_some() && r.issuer != c.issuer {
         return Some("issuer");
     }

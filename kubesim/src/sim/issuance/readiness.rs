@@ -77,7 +77,7 @@ pub(super) fn adopt(api: &Api<'_>, cert: &Value, secret: Option<&Value>) -> bool
             &format!("/metadata/annotations/cert-manager.io~1{key}"),
         )
     };
-    let (ns, name) = ns_name(cert);
+    let name = ns_name(cert).1;
     // SecretIssuerAnnotationsMismatch (absent annotations match only a namespaced Issuer)
     // and SecretCertificateNameAnnotationsMismatch (when set, it names this Certificate).
     let issuer_matches = super::trigger::issuer_mismatch(secret, cert).is_none();
@@ -92,22 +92,36 @@ pub(super) fn adopt(api: &Api<'_>, cert: &Value, secret: Option<&Value>) -> bool
     if !(issuer_matches && name_matches && wanted == have && valid) {
         return false;
     }
-    let renewal = issued.not_after - renew_before(cert, issued.not_after - issued.not_before);
     let ready = cond(
         "Ready",
         "True",
         "Ready",
         "Certificate is up to date and has not expired",
     );
+    record(api, cert, ready, issued.not_before, issued.not_after);
+    true
+}
+
+/// The readiness controller's write: the Ready condition and the times of the certificate
+/// in the Secret, its renewal time as `renewaltime.go` computes it
+/// (`readiness_controller.go` `ProcessItem`).
+pub(super) fn record(
+    api: &Api<'_>,
+    cert: &Value,
+    ready: Value,
+    not_before: DateTime<Utc>,
+    not_after: DateTime<Utc>,
+) {
+    let (ns, name) = ns_name(cert);
+    let renewal = not_after - renew_before(cert, not_after - not_before);
     let conditions = with_condition(cert, ready, &[], api.now);
     api.patch_status(
         CM,
         "certificates",
         Some(ns),
         name,
-        &json!({"status": {"conditions": conditions, "notBefore": rfc3339(issued.not_before),
-            "notAfter": rfc3339(issued.not_after), "renewalTime": rfc3339(renewal)}}),
+        &json!({"status": {"conditions": conditions, "notBefore": rfc3339(not_before),
+            "notAfter": rfc3339(not_after), "renewalTime": rfc3339(renewal)}}),
         READINESS,
     );
-    true
 }

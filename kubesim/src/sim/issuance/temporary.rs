@@ -20,8 +20,7 @@ use base64::Engine;
 use chrono::Duration;
 use serde_json::{json, Value};
 
-use super::{cond, go_duration, names, ns_name, renew_before, with_condition, CM, ISSUING};
-use crate::sim::letsencrypt::rfc3339;
+use super::{cond, go_duration, names, ns_name, ISSUING};
 use crate::sim::{s, Api};
 
 /// `cert-manager.io/issue-temporary-certificate`.
@@ -76,7 +75,7 @@ pub(super) fn ensure(api: &Api<'_>, cert: &Value) -> bool {
             ISSUING,
         );
     } else {
-        let mut metadata = metadata;
+        let mut metadata = metadata.clone();
         if let Some(a) = metadata["annotations"].as_object_mut() {
             a.retain(|_, v| !v.is_null());
         }
@@ -96,34 +95,22 @@ pub(super) fn ensure(api: &Api<'_>, cert: &Value) -> bool {
         "Issued temporary certificate",
         "cert-manager-certificates-issuing",
     );
-    // The readiness controller's pass over the new Secret.
-    let kind = s(cert, "/spec/issuerRef/kind").filter(|k| !k.is_empty());
-    let group = s(cert, "/spec/issuerRef/group").filter(|g| !g.is_empty());
-    let matches = kind.is_none_or(|k| k == "Issuer") && group.is_none_or(|g| g == CM);
-    let ready = if matches {
-        cond(
+    // The readiness controller's pass over the new Secret: its absent issuer annotations
+    // judged as for any Secret.
+    let ready = match super::trigger::issuer_mismatch(&json!({"metadata": metadata}), cert) {
+        None => cond(
             "Ready",
             "True",
             "Ready",
             "Certificate is up to date and has not expired",
-        )
-    } else {
-        cond(
+        ),
+        Some(previous) => cond(
             "Ready",
             "False",
             "IncorrectIssuer",
-            "Issuing certificate as Secret was previously issued by \"Issuer.cert-manager.io/\"",
-        )
+            &format!("Issuing certificate as Secret was previously issued by \"{previous}\""),
+        ),
     };
-    let conditions = with_condition(cert, ready, &[], api.now);
-    api.patch_status(
-        CM,
-        "certificates",
-        Some(ns),
-        name,
-        &json!({"status": {"conditions": conditions, "notBefore": rfc3339(not_before),
-            "notAfter": rfc3339(not_after), "renewalTime": rfc3339(not_after - renew_before(cert, lifetime))}}),
-        "cert-manager-certificates-readiness",
-    );
+    super::readiness::record(api, cert, ready, not_before, not_after);
     true
 }

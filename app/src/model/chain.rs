@@ -354,16 +354,12 @@ impl<'a> Index<'a> {
         rs
     }
 
-    /// The request of a Certificate's attempt in flight or last failed: the next revision's
-    /// (`status.revision` + 1), as cert-manager's trigger and issuing controllers find it.
+    /// The request of the attempt in flight or last failed: the next revision's.
     pub fn next_request(&self, c: &CertificateView) -> Option<&'a Arc<CertificateRequestView>> {
         let next = c.revision.unwrap_or(0) + 1;
-        self.requests_by_cert()
-            .get(&c.namespace, &c.name)
-            .iter()
-            .filter(|r| r.revision == Some(next))
-            .max_by_key(|r| r.created)
-            .copied()
+        self.requests_of(c)
+            .into_iter()
+            .find(|r| r.revision == Some(next))
     }
 
     /// The Orders of a request: named after it and controlled by this very request (a

@@ -340,3 +340,251 @@ async fn the_listeners_answer_per_route_as_ciliums_envoy_does() {
     assert!(got.head.starts_with("HTTP/1.1 200"), "{}", got.head);
     assert!(got.body.starts_with("<!DOCTYPE html>"), "{}", got.body);
 }
+
+/// Starts one shared-mode cluster with its Cilium objects and the `web` namespace.
+async fn shared_cluster(stop: &CancellationToken) -> (Fleet, Arc<Clock>, EdgePorts) {
+    let clock = Arc::new(Clock::manual(
+        Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap(),
+    ));
+    let ports = free_ports();
+    let opts = FleetOptions {
+        controllers: true,
+        edge: Some(ports),
+        ..FleetOptions::numbered(1)
+    };
+    let fleet = Fleet::start(&opts, clock.clone(), stop.clone())
+        .await
+        .unwrap();
+    create(
+        &fleet,
+        "",
+        "configmaps",
+        Some("kube-system"),
+        json!({"metadata": {"name": "cilium-config"}, "data": {"enforce-ingress-https": "false", "ingress-default-lb-mode": "shared"}}),
+    );
+    create(
+        &fleet,
+        "",
+        "services",
+        Some("kube-system"),
+        json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4"]}}),
+    );
+    create(
+        &fleet,
+        "networking.k8s.io",
+        "ingressclasses",
+        None,
+        json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}}),
+    );
+    create(
+        &fleet,
+        "",
+        "namespaces",
+        None,
+        json!({"metadata": {"name": "web"}}),
+    );
+    (fleet, clock, ports)
+}
+
+/// A Secret holding a certificate for `host` from `hierarchy`.
+fn tls_secret(name: &str, host: &str, hierarchy: kubesim::sim::pki::Hierarchy) -> Value {
+    let (chain, key) = kubesim::sim::pki::issue(
+        hierarchy,
+        &[host.into()],
+        Utc::now() - chrono::Duration::days(1),
+        Utc::now() + chrono::Duration::days(60),
+        11,
+    )
+    .unwrap();
+    json!({"metadata": {"name": name}, "type": "kubernetes.io/tls", "data": {"tls.crt": chain, "tls.key": key}})
+}
+
+/// Polls until `ok` holds for what curl got (10 s).
+async fn until(what: &str, mut get: impl FnMut() -> Got, ok: impl Fn(&Got) -> bool) -> Got {
+    for _ in 0..100 {
+        let got = get();
+        if ok(&got) {
+            return got;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let got = get();
+    panic!("{what}: curl {}: {}", got.code, got.head);
+}
+
+fn reset(got: &Got) -> bool {
+    [35, 56].contains(&got.code) && got.head.to_ascii_lowercase().contains("reset")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_listener_has_no_default_certificate_and_keeps_what_envoy_accepted() {
+    use kubesim::sim::pki::Hierarchy;
+    let stop = CancellationToken::new();
+    let _guard = stop.clone().drop_guard();
+    let (fleet, clock, ports) = shared_cluster(&stop).await;
+    let step = |n: usize| {
+        for _ in 0..n {
+            clock.advance(chrono::Duration::seconds(1));
+            fleet.step();
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root.pem");
+    std::fs::write(&root, kubesim::sim::pki::production_root_pem()).unwrap();
+    let verified = |host: &str, ip: &str| {
+        curl_with(
+            &["--cacert", root.to_str().unwrap()],
+            "https",
+            host,
+            ip,
+            ports.https,
+            "/",
+        )
+    };
+    let web = Some("web");
+    let ing = "networking.k8s.io";
+    create(
+        &fleet,
+        "",
+        "secrets",
+        web,
+        tls_secret("one-tls", "one.example.com", Hierarchy::Production),
+    );
+    create(
+        &fleet,
+        ing,
+        "ingresses",
+        web,
+        ingress("one", "one.example.com", &[("/", "Prefix")], false),
+    );
+    step(3);
+    let c = &fleet.clusters[0].cluster;
+    let ingresses = c.resolve(ing, "ingresses").unwrap();
+    let secrets = c.resolve("", "secrets").unwrap();
+    let ip = c.get(&ingresses, web, "one").unwrap()["status"]["loadBalancer"]["ingress"][0]["ip"]
+        .as_str()
+        .expect("Cilium published an address")
+        .to_string();
+    until(
+        "one serves its Secret",
+        || verified("one.example.com", &ip),
+        |g| g.code == 0,
+    )
+    .await;
+
+    // A server name no filter chain matches: Envoy closes the connection, no default
+    // certificate.
+    let got = curl("https", "unknown.example.com", &ip, ports.https, "/");
+    assert!(reset(&got), "curl {}: {}", got.code, got.head);
+
+    // A version of the Secret that does not load is rejected: the last good one serves.
+    c.merge_patch(
+        &secrets,
+        web,
+        "one-tls",
+        &json!({"data": {"tls.crt": "bm90IGEgY2VydGlmaWNhdGU="}}),
+        &WriteOpts::system(),
+    )
+    .unwrap();
+    // A Secret that never loaded leaves its chain without a certificate: reset. Its HTTP
+    // route answering shows the table has been rebuilt since the junk above.
+    create(
+        &fleet,
+        "",
+        "secrets",
+        web,
+        json!({"metadata": {"name": "two-tls"}, "type": "kubernetes.io/tls", "data": {"tls.crt": "bm90IGEgY2VydGlmaWNhdGU=", "tls.key": "bm9wZQ=="}}),
+    );
+    create(
+        &fleet,
+        ing,
+        "ingresses",
+        web,
+        ingress("two", "two.example.com", &[("/", "Prefix")], false),
+    );
+    step(3);
+    until(
+        "two's HTTP route is on the listener",
+        || curl("http", "two.example.com", &ip, ports.http, "/"),
+        |g| g.head.starts_with("HTTP/1.1 200"),
+    )
+    .await;
+    let got = curl("https", "two.example.com", &ip, ports.https, "/");
+    assert!(reset(&got), "never loaded: curl {}: {}", got.code, got.head);
+    let got = verified("one.example.com", &ip);
+    assert_eq!(
+        got.code, 0,
+        "the last good certificate keeps serving: {}",
+        got.head
+    );
+
+    // A second Secret for one.example.com on the shared listener: Envoy refuses the update
+    // and keeps the chains it accepted — one's Secret (production) rather than dup's
+    // (staging), and no chain for a host added after.
+    c.merge_patch(
+        &secrets,
+        web,
+        "one-tls",
+        &tls_secret("one-tls", "one.example.com", Hierarchy::Production),
+        &WriteOpts::system(),
+    )
+    .unwrap();
+    create(
+        &fleet,
+        "",
+        "secrets",
+        web,
+        tls_secret("dup-tls", "one.example.com", Hierarchy::Staging),
+    );
+    create(
+        &fleet,
+        ing,
+        "ingresses",
+        web,
+        ingress("dup", "one.example.com", &[("/dup", "Prefix")], false),
+    );
+    create(
+        &fleet,
+        "",
+        "secrets",
+        web,
+        tls_secret("late-tls", "late.example.com", Hierarchy::Production),
+    );
+    create(
+        &fleet,
+        ing,
+        "ingresses",
+        web,
+        ingress("late", "late.example.com", &[("/", "Prefix")], false),
+    );
+    step(3);
+    until(
+        "late's HTTP route is on the listener (routes still update)",
+        || curl("http", "late.example.com", &ip, ports.http, "/"),
+        |g| g.head.starts_with("HTTP/1.1 200"),
+    )
+    .await;
+    let got = curl("https", "late.example.com", &ip, ports.https, "/");
+    assert!(
+        reset(&got),
+        "no chain for a host added after the refusal: curl {}: {}",
+        got.code,
+        got.head
+    );
+    let got = verified("one.example.com", &ip);
+    assert_eq!(
+        got.code, 0,
+        "one's accepted chain keeps its Secret: {}",
+        got.head
+    );
+
+    // The duplicate gone, the next update is accepted: late gets its chain.
+    c.delete(&ingresses, web, "dup", false).unwrap();
+    step(3);
+    until(
+        "late serves once the duplicate is gone",
+        || verified("late.example.com", &ip),
+        |g| g.code == 0,
+    )
+    .await;
+}

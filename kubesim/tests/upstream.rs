@@ -525,3 +525,125 @@ async fn challenges_beyond_the_limit_wait_for_a_slot() {
     assert!(running.contains(&"app3.example.com"), "{running:?}");
     assert!(!running.contains(&"app4.example.com"), "{running:?}");
 }
+
+/// Issues web.example.com's certificate, then patches its Secret's data with `data` and
+/// returns the Certificate one controller second later.
+async fn issued_then_overwritten(sim: &Sim, data: Value) -> Value {
+    sim.setup(http01(), false).await;
+    sim.ingress("web", "web.example.com", false).await;
+    sim.run(40);
+    assert_eq!(
+        condition(&sim.certificate("web-tls").await, "Ready").unwrap()["reason"],
+        "Ready"
+    );
+    sim.api("", "Secret", "secrets", Some("shop"))
+        .patch(
+            "web-tls",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "data": data })),
+        )
+        .await
+        .unwrap();
+    sim.run(1);
+    sim.certificate("web-tls").await
+}
+
+/// A Secret whose certificate does not decode is issued again at once
+/// (`SecretPublicKeysDiffer`: `InvalidCertificate`), and readiness says the same.
+#[tokio::test]
+async fn a_secret_overwritten_with_junk_is_re_issued_at_once() {
+    let sim = Sim::start().await;
+    let junk = base64::engine::general_purpose::STANDARD
+        .encode("-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n");
+    let cert = issued_then_overwritten(&sim, json!({ "tls.crt": junk })).await;
+    let issuing = condition(&cert, "Issuing").expect("re-issued at once");
+    assert_eq!(issuing["status"], "True", "{cert:#}");
+    assert_eq!(issuing["reason"], "InvalidCertificate");
+    assert!(
+        issuing["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Issuing certificate as Secret contains an invalid certificate: "),
+        "{issuing:#}"
+    );
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["reason"],
+        "InvalidCertificate"
+    );
+    // And it heals: a new certificate in the Secret, Ready again.
+    sim.run(40);
+    let cert = sim.certificate("web-tls").await;
+    assert_eq!(
+        condition(&cert, "Ready").unwrap()["reason"],
+        "Ready",
+        "{cert:#}"
+    );
+    assert_eq!(cert["status"]["revision"], 2);
+}
+
+/// A Secret without its private key: `MissingData`, worded as upstream's check words it.
+#[tokio::test]
+async fn a_secret_without_its_key_is_missing_data() {
+    let sim = Sim::start().await;
+    let cert = issued_then_overwritten(&sim, json!({ "tls.key": null })).await;
+    let issuing = condition(&cert, "Issuing").expect("re-issued at once");
+    assert_eq!(issuing["reason"], "MissingData", "{cert:#}");
+    assert_eq!(
+        issuing["message"],
+        "Issuing certificate as Secret does not contain a private key"
+    );
+}
+
+/// Another key pair written into the Secret — consistent in itself, but not the current
+/// request's key — is `SecretMismatch`; a key that is not the certificate's is
+/// `InvalidKeyPair`.
+#[tokio::test]
+async fn another_key_pair_in_the_secret_is_re_issued() {
+    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
+    let other = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["web.example.com".to_string()])
+        .unwrap()
+        .self_signed(&other)
+        .unwrap();
+    let sim = Sim::start().await;
+    let cert = issued_then_overwritten(
+        &sim,
+        json!({"tls.crt": b64(leaf.pem()), "tls.key": b64(other.serialize_pem())}),
+    )
+    .await;
+    let issuing = condition(&cert, "Issuing").expect("re-issued at once");
+    assert_eq!(issuing["reason"], "SecretMismatch", "{cert:#}");
+    assert_eq!(
+        issuing["message"],
+        "Secret contains a private key that does not match the current CertificateRequest"
+    );
+
+    let sim = Sim::start().await;
+    let cert = issued_then_overwritten(&sim, json!({"tls.key": b64(other.serialize_pem())})).await;
+    let issuing = condition(&cert, "Issuing").expect("re-issued at once");
+    assert_eq!(issuing["reason"], "InvalidKeyPair", "{cert:#}");
+    assert_eq!(
+        issuing["message"],
+        "Issuing certificate as Secret contains a private key that does not match the certificate"
+    );
+}
+
+/// An expired copy written into the Secret is renewed at once: the trigger reads the
+/// renewal time of the certificate in the Secret, not the status.
+#[tokio::test]
+async fn an_expired_copy_in_the_secret_is_renewed_at_once() {
+    let sim = Sim::start().await;
+    // The sim's clock 41 s on, when the copy is written.
+    let now = sim.clock.now() + chrono::Duration::seconds(41);
+    let (chain, key) = kubesim::sim::pki::issue(
+        kubesim::sim::pki::Hierarchy::Production,
+        &["web.example.com".into()],
+        now - chrono::Duration::days(95),
+        now - chrono::Duration::days(5),
+        5,
+    )
+    .unwrap();
+    let cert = issued_then_overwritten(&sim, json!({"tls.crt": chain, "tls.key": key})).await;
+    let issuing = condition(&cert, "Issuing").expect("renewed at once");
+    assert_eq!(issuing["reason"], "Renewing", "{cert:#}");
+}

@@ -175,13 +175,18 @@ fn is_solver_ingress(ing: &Value) -> bool {
     s(ing, "/metadata/name").is_some_and(|n| n.starts_with("cm-acme-http-solver-"))
 }
 
-/// Whether an application route of `host` (a path of one of its Ingresses, not a solver's)
-/// matches `path`. Over HTTPS the application then answers the challenge path — usually
-/// 200 with its own page.
+/// Whether an application route of `host` over HTTPS (a path of one of the Ingresses that
+/// give it TLS, not a solver's: Cilium's `envoyHTTPSRoutes`) matches `path`. The
+/// application then answers the challenge path — usually 200 with its own page.
 pub(crate) fn app_route_matches(api: &Api<'_>, host: &str, path: &str) -> bool {
     api.list("networking.k8s.io", "ingresses")
         .iter()
         .filter(|ing| !is_solver_ingress(ing))
+        .filter(|ing| {
+            tls_hosts_of(ing)
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host))
+        })
         .flat_map(|ing| RoutePath::of_host(ing, host))
         .any(|r| !r.is_solver() && r.matches(path))
 }

@@ -3,13 +3,12 @@
 //! on the configured ports, each answering per route as Envoy does with Cilium's
 //! translation of the Ingresses.
 //!
-//! - TLS: the certificate of the Secret named by the Ingress's TLS entry for the SNI host
-//!   (`tls.crt`/`tls.key`, as cert-manager's simulation wrote it). While that Secret does not
-//!   exist the handshake is reset after the ClientHello (Cilium's listener has no
-//!   certificate for the host: cilium/cilium#26988 shows `Recv failure: Connection reset by
-//!   peer` until the Secret is created). A Secret that exists but cannot be loaded gets a
-//!   self-signed fallback (the configured default certificate: cilium
-//!   `ingress-default-secret-name`). Over TLS the virtual host holds the routes of the host's
+//! - TLS: the certificate of the Secret named by the Ingress's TLS entry for the SNI host,
+//!   through the listener's filter chains and secret discovery as [`chains`] describes: no
+//!   chain for the name (or no name), or a Secret that does not exist or never loaded, and
+//!   the handshake is reset after the ClientHello (cilium/cilium#26988 shows `Recv failure:
+//!   Connection reset by peer` until the Secret is created); Cilium has no default
+//!   certificate. Over TLS the virtual host holds the routes of the host's
 //!   TLS Ingresses only (Cilium's `envoyHTTPSRoutes`): a solver path edited into one of them
 //!   answers its key — a separate solver Ingress has no TLS and is not there —, an
 //!   application route there answers the application's page (200, HTML), anything else
@@ -28,10 +27,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use base64::Engine;
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use serde_json::Value;
@@ -42,9 +40,11 @@ use tokio_util::sync::CancellationToken;
 use super::cilium::{self, RoutePath};
 use super::issuance::APP_PAGE;
 
+mod chains;
 mod request;
 use super::{s, Api};
 use crate::store::Cluster;
+use chains::{Chains, Served};
 use request::read_request;
 
 /// The ports the listeners use (unprivileged in tests and the demo).
@@ -68,16 +68,6 @@ struct Route {
     proxy: bool,
     /// … and drop those from IPv6 clients (IPv4-only cluster, cilium/cilium#42950).
     ipv6_broken: bool,
-}
-
-/// The certificate a host's TLS entry gets.
-#[derive(Clone)]
-enum Served {
-    Loaded(Arc<CertifiedKey>),
-    /// The Secret exists but cannot be loaded: the default certificate.
-    Fallback,
-    /// No Secret: the handshake is reset.
-    Missing,
 }
 
 /// What a request gets.
@@ -176,17 +166,12 @@ struct Table {
     addresses: HashSet<IpAddr>,
 }
 
-/// A Secret at one version: (cluster, namespace, name, resourceVersion).
-type SecretId = (usize, String, String, String);
-
 /// The listeners of a fleet.
 pub struct Edge {
     ports: EdgePorts,
     clusters: Vec<Arc<Cluster>>,
     table: RwLock<Table>,
-    /// Parsed Secrets by (cluster, namespace, name, resourceVersion).
-    keys: Mutex<HashMap<SecretId, Arc<CertifiedKey>>>,
-    fallback: Option<Arc<CertifiedKey>>,
+    chains: Chains,
     provider: Arc<rustls::crypto::CryptoProvider>,
 }
 
@@ -194,14 +179,11 @@ impl Edge {
     /// Serves the clusters' loopback load-balancer addresses until `shutdown`.
     pub fn spawn(clusters: Vec<Arc<Cluster>>, ports: EdgePorts, shutdown: CancellationToken) {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let fallback = super::pki::self_signed("cilium-ingress.invalid")
-            .and_then(|(cert, key)| certified(&provider, cert.as_bytes(), key.as_bytes()));
         let edge = Arc::new(Edge {
             ports,
             clusters,
             table: RwLock::default(),
-            keys: Mutex::default(),
-            fallback,
+            chains: Chains::new(provider.clone()),
             provider,
         });
         tokio::spawn(async move {
@@ -319,8 +301,8 @@ impl Edge {
                 }
             }
         }
+        let served = self.chains.served(i, api, &ingresses);
         for ing in &ingresses {
-            let ns = s(ing, "/metadata/namespace").unwrap_or_default();
             let addresses: Vec<IpAddr> = ing
                 .pointer("/status/loadBalancer/ingress")
                 .and_then(Value::as_array)
@@ -330,68 +312,25 @@ impl Edge {
                 .filter(|ip: &IpAddr| ip.is_loopback())
                 .collect();
             table.addresses.extend(addresses.iter().copied());
-            for t in ing
-                .pointer("/spec/tls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let certificate = s(t, "/secretName")
-                    .map_or(Served::Missing, |name| self.secret_key(i, api, ns, name));
-                for host in t
-                    .get("hosts")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    let host = host.to_ascii_lowercase();
-                    let route = Arc::new(Route {
-                        certificate: certificate.clone(),
+            for host in cilium::tls_hosts_of(ing) {
+                for ip in &addresses {
+                    let key = (*ip, host.clone());
+                    if table.routes.contains_key(&key) {
+                        continue;
+                    }
+                    let route = Route {
+                        certificate: served.get(&key).cloned().unwrap_or(Served::Missing),
                         redirect: redirect.get(&host).copied().unwrap_or(false),
                         tls_routes: tls_routes.get(&host).cloned().unwrap_or_default(),
                         app: app.get(&host).cloned().unwrap_or_default(),
                         solver: solver.get(&host).cloned().unwrap_or_default(),
                         proxy,
                         ipv6_broken: proxy && ipv4_only,
-                    });
-                    for ip in &addresses {
-                        table
-                            .routes
-                            .entry((*ip, host.clone()))
-                            .or_insert_with(|| route.clone());
-                    }
+                    };
+                    table.routes.insert(key, Arc::new(route));
                 }
             }
         }
-    }
-
-    /// The certificate and key of a TLS Secret, parsed once per resourceVersion.
-    fn secret_key(&self, i: usize, api: &Api<'_>, ns: &str, name: &str) -> Served {
-        let Some(secret) = api.get("", "secrets", Some(ns), name) else {
-            return Served::Missing;
-        };
-        let rv = s(&secret, "/metadata/resourceVersion")
-            .unwrap_or_default()
-            .to_string();
-        let id = (i, ns.to_string(), name.to_string(), rv);
-        if let Some(k) = self.keys.lock().expect("edge keys").get(&id) {
-            return Served::Loaded(k.clone());
-        }
-        let decode = |field: &str| {
-            base64::engine::general_purpose::STANDARD
-                .decode(s(&secret, &format!("/data/{field}"))?)
-                .ok()
-        };
-        let Some(key) = certified(
-            &self.provider,
-            &decode("tls.crt").unwrap_or_default(),
-            &decode("tls.key").unwrap_or_default(),
-        ) else {
-            return Served::Fallback;
-        };
-        self.keys.lock().expect("edge keys").insert(id, key.clone());
-        Served::Loaded(key)
     }
 
     fn route(&self, ip: IpAddr, host: &str) -> Option<Arc<Route>> {
@@ -484,9 +423,9 @@ impl Edge {
                 let accept = start.into_stream(config);
                 if route
                     .as_ref()
-                    .is_some_and(|r| matches!(r.certificate, Served::Missing))
+                    .is_none_or(|r| matches!(r.certificate, Served::Missing))
                 {
-                    // No certificate for the host: reset, as Cilium's listener does.
+                    // No chain or no certificate for the name: reset, as Envoy does.
                     if let Some(io) = accept.get_ref() {
                         reset(io);
                     }
@@ -551,30 +490,9 @@ impl ResolvesServerCert for Resolver {
             .and_then(|h| self.edge.route(self.ip, h))
             .and_then(|r| match &r.certificate {
                 Served::Loaded(key) => Some(key.clone()),
-                Served::Fallback | Served::Missing => None,
+                Served::Missing => None,
             })
-            .or_else(|| self.edge.fallback.clone())
     }
-}
-
-/// A certificate chain and key from PEM.
-fn certified(
-    provider: &rustls::crypto::CryptoProvider,
-    chain: &[u8],
-    key: &[u8],
-) -> Option<Arc<CertifiedKey>> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(chain)
-        .filter_map(Result::ok)
-        .collect();
-    let key = PrivateKeyDer::from_pem_slice(key).ok()?;
-    if certs.is_empty() {
-        return None;
-    }
-    CertifiedKey::from_der(certs, key, provider)
-        .ok()
-        .map(Arc::new)
 }
 
 /// Whether the connection starts with a PROXY header (v1 `PROXY ` or the v2 signature);

@@ -133,6 +133,17 @@ pub fn issue(
     Some((b64(&chain), b64(&p.leaf_key.serialize_pem())))
 }
 
+/// A PKCS#10 request for `names` (PEM), signed with the key the leaves issued here share:
+/// the key a request's certificate is written with into the Secret is the request's own, as
+/// cert-manager's issuing controller keeps them (its `SecretMismatch` check compares them).
+pub fn request(names: &[String]) -> Option<String> {
+    let p = pki()?;
+    CertificateParams::new(names.to_vec())
+        .and_then(|params| params.serialize_request(&p.leaf_key))
+        .and_then(|r| r.pem())
+        .ok()
+}
+
 /// cert-manager's temporary certificate for `names` (`pkg/util/pki/temporarycertificate.go`
 /// `GenerateLocallySignedTemporaryCertificate`): a throwaway CA whose common name is
 /// `cert-manager.local` signs a leaf made from the Certificate's spec — its names, the
@@ -165,16 +176,6 @@ pub fn temporary(
     let leaf = params.signed_by(&p.leaf_key, &ca).ok()?;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     Some((b64(&leaf.pem()), b64(&p.leaf_key.serialize_pem())))
-}
-
-/// A self-signed certificate for `name` (Cilium's fallback when a listener has no usable
-/// Secret), PEM chain and key.
-pub fn self_signed(name: &str) -> Option<(String, String)> {
-    let key = KeyPair::generate().ok()?;
-    let mut params = CertificateParams::new(vec![name.to_string()]).ok()?;
-    params.distinguished_name.push(DnType::CommonName, name);
-    let cert = params.self_signed(&key).ok()?;
-    Some((cert.pem(), key.serialize_pem()))
 }
 
 #[cfg(test)]

@@ -77,9 +77,15 @@ pub(super) async fn zurich(s: &Seeder) -> anyhow::Result<()> {
         None,
     )
     .await?;
+    Ok(())
+}
+
+/// Once the shared listener has taken zrh-prod's Ingresses: the second Secret for one host.
+pub(super) async fn zurich_later(s: &Seeder) -> anyhow::Result<()> {
     // A second Ingress gives docs.globex.example a Secret of its own, its certificate issued
     // before: on Cilium's shared listener that is two filter chains for one server name,
-    // which Envoy refuses (cilium/cilium#45925). The listener keeps serving docs' Secret.
+    // which Envoy refuses (cilium/cilium#45925). The listener keeps the chains it accepted
+    // before (docs' Secret for the host) and takes no change of its chains from then on.
     s.issued_secret(
         "globex-web",
         "docs-preview-tls",
@@ -97,5 +103,13 @@ pub(super) async fn zurich(s: &Seeder) -> anyhow::Result<()> {
         None,
     )
     .await?;
-    Ok(())
+    // From then on the shared listener takes no change of its filter chains: careers moves
+    // to a new Secret, cert-manager issues it, and clients still get the old one.
+    s.move_tls_secret(
+        "globex-web",
+        "careers",
+        "careers.globex.example",
+        "careers-2027-tls",
+    )
+    .await
 }

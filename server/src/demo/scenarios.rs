@@ -299,17 +299,22 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         json!({"acme.cert-manager.io/http01-edit-in-place": "true"}),
     )
     .await?;
-    // Issued, but the load balancer serves something else: a stale copy that has expired,
-    // and (from a Secret it cannot load) Cilium's fallback certificate.
+    // A certificate bought elsewhere and copied into a Secret by hand: no Certificate renews
+    // it, and it expired yesterday — the listener serves it all the same.
+    s.issued_secret("acme-shop", "cdn-tls", &["cdn.acme.example"], None, -1)
+        .await?;
     s.ingress(
         "acme-shop",
         "cdn",
         &["cdn.acme.example"],
-        fixed("letsencrypt-prod"),
+        json!({}),
         Some("cilium"),
         None,
     )
     .await?;
+    // Issued; later its Secret is overwritten by hand with a `tls.crt` that does not decode:
+    // cert-manager issues again at once (InvalidCertificate) while the listener keeps the
+    // last certificate it loaded.
     s.ingress(
         "acme-shop",
         "media",
@@ -547,31 +552,19 @@ pub(super) async fn lab(s: &Seeder) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What happens once zrh-prod's certificates are issued: `acme-shop/cdn-tls`'s Secret gets
-/// an old certificate that has expired (the listener serves a stale copy while the
-/// Certificate is Ready), and `acme-shop/media-tls`'s a `tls.crt` that is not a certificate
-/// (the listener cannot load it and serves Cilium's fallback).
+/// What happens once zrh-prod's certificates are issued: `acme-shop/media-tls`'s Secret is
+/// overwritten by hand with a `tls.crt` that is not a certificate. cert-manager's trigger
+/// issues it again at once (`InvalidCertificate`, in its history), and Cilium's listener
+/// keeps serving the last certificate it loaded meanwhile. Then the platform's second Secret
+/// for one host on the shared listener.
 pub(super) async fn zurich_later(s: &Seeder) -> anyhow::Result<()> {
     use base64::Engine;
     let b64 = |v: &str| base64::engine::general_purpose::STANDARD.encode(v);
-    let (chain, key) = kubesim::sim::pki::issue(
-        kubesim::sim::pki::Hierarchy::Production,
-        &["cdn.acme.example".into()],
-        s.now - chrono::Duration::days(95),
-        s.now - chrono::Duration::days(5),
-        5,
-    )
-    .ok_or_else(|| anyhow::anyhow!("signing the stale certificate"))?;
-    s.replace_secret_when_ready(
-        "acme-shop",
-        "cdn-tls",
-        json!({"tls.crt": chain, "tls.key": key}),
-    )
-    .await?;
     s.replace_secret_when_ready(
         "acme-shop",
         "media-tls",
         json!({"tls.crt": b64("-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n")}),
     )
-    .await
+    .await?;
+    super::platform::zurich_later(s).await
 }

@@ -331,6 +331,25 @@ impl Seeder {
         anyhow::bail!("Certificate {ns}/{name} was not issued within 5 minutes")
     }
 
+    /// Points the Ingress's TLS entry for `host` at another Secret (ingress-shim then makes
+    /// a Certificate for it).
+    pub(super) async fn move_tls_secret(
+        &self,
+        ns: &str,
+        name: &str,
+        host: &str,
+        secret: &str,
+    ) -> anyhow::Result<()> {
+        self.api(&ar("networking.k8s.io", "Ingress", "ingresses"), Some(ns))
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"spec": {"tls": [{"hosts": [host], "secretName": secret}]}})),
+            )
+            .await?;
+        Ok(())
+    }
+
     /// Removes cert-manager's CRDs (the cluster without cert-manager).
     pub(super) async fn uninstall_cert_manager(&self) -> anyhow::Result<()> {
         let api = self.api(

@@ -9,20 +9,26 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{About, Ctx};
+use crate::model::chain::Index;
 use crate::model::finding::{Severity, Subject};
 use crate::model::infra::LbMode;
+use crate::model::ingress::IngressView;
 use crate::model::kind::Kind;
 use crate::model::rule::Rule;
 use crate::model::text::Text;
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
-    let data = ctx.idx.data;
-    // Per host on the shared listener: the (namespace, Secret) pairs, and who names them.
+/// Per host on the cluster's shared listener: the (namespace, Secret) pairs its TLS
+/// entries name, and who names them (namespace, Ingress, Secret).
+type SharedHosts = (
+    BTreeMap<String, BTreeSet<(Text, Text)>>,
+    BTreeMap<String, Vec<(Text, Text, Text)>>,
+);
+
+fn shared_hosts(idx: &Index<'_>) -> SharedHosts {
     let mut secrets: BTreeMap<String, BTreeSet<(Text, Text)>> = BTreeMap::new();
     let mut naming: BTreeMap<String, Vec<(Text, Text, Text)>> = BTreeMap::new();
-    for ing in data.ingresses.values() {
-        let controller = ctx.idx.controller_of(ing);
-        if !controller.cilium || controller.lb_mode != Some(LbMode::Shared) {
+    for ing in idx.data.ingresses.values() {
+        if !on_shared_listener(idx, ing) {
             continue;
         }
         for t in &ing.tls {
@@ -43,6 +49,27 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             }
         }
     }
+    (secrets, naming)
+}
+
+fn on_shared_listener(idx: &Index<'_>, ing: &IngressView) -> bool {
+    let controller = idx.controller_of(ing);
+    controller.cilium && controller.lb_mode == Some(LbMode::Shared)
+}
+
+/// Whether the Ingress `namespace/name` is on a shared listener whose updates Envoy refuses
+/// (some host on it has two Secrets): a change of its TLS Secret has not reached clients.
+pub(super) fn refuses_updates(idx: &Index<'_>, namespace: &str, name: &str) -> bool {
+    let on_it = idx
+        .data
+        .ingresses
+        .values()
+        .any(|i| &*i.namespace == namespace && &*i.name == name && on_shared_listener(idx, i));
+    on_it && shared_hosts(idx).0.values().any(|pairs| pairs.len() > 1)
+}
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    let (secrets, mut naming) = shared_hosts(&ctx.idx);
     for (host, pairs) in secrets.into_iter().filter(|(_, p)| p.len() > 1) {
         let named = naming.remove(&host).unwrap_or_default();
         let mut told: BTreeSet<(Text, Text)> = BTreeSet::new();

@@ -256,11 +256,13 @@ fn serving(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
         let which = if t.leaf.is_temporary() {
             "cert-manager's temporary certificate (the real one has not been issued yet)"
                 .to_string()
-        } else if t.leaf.self_signed() || !t.leaf.covers(host) {
+        } else if !t.leaf.covers(host) {
             format!(
-                "a fallback or default certificate (\"{}\"), not one for this host",
+                "a certificate for other names (\"{}\"), not one for this host",
                 t.leaf.subject
             )
+        } else if t.leaf.self_signed() {
+            format!("a self-signed certificate (\"{}\")", t.leaf.subject)
         } else if issued.is_some_and(|i| t.leaf.not_after < i.not_after)
             || c.not_after.is_some_and(|na| t.leaf.not_after < na)
         {
@@ -282,13 +284,28 @@ fn serving(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
         // A valid, trusted certificate for the host (an older one still in date) fails
         // no client yet: it needs attention before it expires. Anything else fails them.
         let still_good = t.untrusted.is_none() && t.leaf.covers(host) && !t.leaf.self_signed();
+        // On Cilium's shared listener while Envoy refuses its updates, the filter chain for
+        // the host still holds the Secret it had before.
+        let refused = on.kind == Kind::Ingress
+            && super::listener::refuses_updates(&ctx.idx, &on.namespace, &on.name);
+        let (why, remediation) = if refused {
+            (
+                " Cilium's shared listener of this cluster refuses updates (a host on it has two TLS Secrets), so Envoy keeps the filter chains it accepted before: a change of this Ingress's Secret has not reached clients.",
+                "Give every host of the shared listener one Secret (ingress.cilium-listener-conflict names the Ingresses you can see); Envoy then takes the listener update, with every change that waited.",
+            )
+        } else {
+            (
+                "",
+                "Check that the listener serves the Secret the Certificate writes (spec.tls[].secretName of the Ingress, the Gateway listener's certificateRefs) and that the controller has synced it.",
+            )
+        };
         ctx.push(
             Rule::ProbeWrongCertificate,
             if still_good { Severity::Warning } else { Severity::Critical },
             on.certificate_or_publisher(),
             format!("https://{host} serves {}", if which.starts_with("an older") { "an older certificate" } else { "another certificate than the issued one" }),
-            format!("Observed on {}: clients get {which}: {}. cert-manager issued {expected} for Certificate {}.", addresses(&list), describe(t), c.name),
-            "Check that the listener serves the Secret the Certificate writes (spec.tls[].secretName of the Ingress, the Gateway listener's certificateRefs) and that the controller has synced it; a fallback certificate means the controller has no usable Secret for this host.",
+            format!("Observed on {}: clients get {which}: {}. cert-manager issued {expected} for Certificate {}.{why}", addresses(&list), describe(t), c.name),
+            remediation,
             since(&other),
         );
     }

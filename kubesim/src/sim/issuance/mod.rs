@@ -109,15 +109,10 @@ fn names(cert: &Value) -> Vec<String> {
 
 /// A real PKCS#10 request for the names, base64 of its PEM as cert-manager stores it.
 fn csr(names: &[String]) -> String {
-    let pem = rcgen::KeyPair::generate().and_then(|key| {
-        rcgen::CertificateParams::new(names.to_vec())
-            .and_then(|p| p.serialize_request(&key))
-            .and_then(|r| r.pem())
-    });
-    match pem {
-        Ok(pem) => base64::engine::general_purpose::STANDARD.encode(pem),
-        Err(e) => {
-            tracing::warn!(error = %e, "could not build a CSR; leaving spec.request empty");
+    match super::pki::request(names) {
+        Some(pem) => base64::engine::general_purpose::STANDARD.encode(pem),
+        None => {
+            tracing::warn!("could not build a CSR; leaving spec.request empty");
             String::new()
         }
     }
@@ -192,7 +187,7 @@ fn certificate(api: &Api<'_>, world: &World, cert: &Value) {
     if not_after.is_none() && readiness::adopt(api, cert, secret.as_ref()) {
         return;
     }
-    let trigger = trigger(cert, secret.as_ref(), not_after.is_none(), now);
+    let trigger = trigger(api, cert, secret.as_ref(), not_after.is_none(), now);
     if let Some((reason, message)) = trigger {
         let attempts = cert
             .pointer("/status/failedIssuanceAttempts")
@@ -206,8 +201,9 @@ fn certificate(api: &Api<'_>, world: &World, cert: &Value) {
         if !waiting {
             let mut conditions =
                 with_condition(cert, cond("Issuing", "True", reason, &message), &[], now);
-            if not_after.is_none() {
-                // The readiness controller's verdict on the same Secret.
+            if not_after.is_none() || reason != "Renewing" {
+                // The readiness controller's verdict on the same Secret: its chain has every
+                // check of the trigger's but the renewal time.
                 conditions = with_condition(
                     &json!({"status": {"conditions": conditions}}),
                     cond("Ready", "False", reason, &message),

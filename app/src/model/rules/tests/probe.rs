@@ -157,16 +157,16 @@ fn a_host_served_another_of_its_certificates_is_not_served_the_wrong_one() {
 }
 
 #[test]
-fn a_fallback_certificate_is_a_name_mismatch_and_another_certificate_not_an_untrusted_one() {
-    let mut fallback = leaf(
-        &["cilium-ingress.invalid"],
-        "CN=cilium-ingress.invalid",
+fn a_certificate_for_other_names_is_a_name_mismatch_and_another_certificate_not_an_untrusted_one() {
+    let mut other = leaf(
+        &["elsewhere.example.com"],
+        "CN=elsewhere.example.com",
         now() + Duration::days(300),
     );
-    fallback.untrusted = Some(crate::model::probe::Untrusted::UnknownIssuer(
+    other.untrusted = Some(crate::model::probe::Untrusted::UnknownIssuer(
         "self-signed".into(),
     ));
-    let w = world(true, vec![seen("192.0.2.1", "shop", Ok(fallback))]);
+    let w = world(true, vec![seen("192.0.2.1", "shop", Ok(other))]);
     let mut rules: Vec<Rule> = probe_findings(&w).iter().map(|f| f.rule).collect();
     rules.sort_by_key(|r| r.id());
     assert_eq!(
@@ -178,7 +178,12 @@ fn a_fallback_certificate_is_a_name_mismatch_and_another_certificate_not_an_untr
         .find(|f| f.rule == Rule::ProbeWrongCertificate)
         .unwrap();
     assert!(
-        wrong.message.contains("fallback or default"),
+        wrong.message.contains("a certificate for other names"),
+        "{}",
+        wrong.message
+    );
+    assert!(
+        !wrong.message.contains("refuses updates"),
         "{}",
         wrong.message
     );
@@ -193,6 +198,61 @@ fn a_fallback_certificate_is_a_name_mismatch_and_another_certificate_not_an_untr
             && !mismatch.remediation.contains("Make the host part"),
         "{}",
         mismatch.remediation
+    );
+}
+
+#[test]
+fn another_certificate_behind_a_refused_shared_listener_says_why() {
+    // shop is on the shared listener, where another host has two Secrets: Envoy refuses
+    // the listener's updates, and shop's new Secret has not reached clients.
+    let shared = |mut ing: IngressView| {
+        ing.rare.make_mut().lb_mode = Some("shared".into());
+        ing
+    };
+    let older = leaf(&["shop.example.com"], R10, now() + Duration::days(10));
+    let docs = |name: &str, secret: &str| {
+        shared(
+            IngressView::test(name)
+                .in_ns("acme")
+                .tls_secret("docs.example.com", secret),
+        )
+    };
+    let mut w = World::new()
+        .certificate(CertificateView::of(&shop()))
+        .ingress(shared(shop()))
+        .ingress(docs("docs", "docs-tls"))
+        .ingress(docs("docs-preview", "docs-preview-tls"));
+    w.data.probes = Arc::new(vec![seen("192.0.2.1", "shop", Ok(older.clone()))]);
+    let wrong = probe_findings(&w)
+        .into_iter()
+        .find(|f| f.rule == Rule::ProbeWrongCertificate)
+        .expect("another certificate is served");
+    assert!(
+        wrong.message.contains("refuses updates"),
+        "{}",
+        wrong.message
+    );
+    assert!(
+        wrong
+            .remediation
+            .contains("ingress.cilium-listener-conflict"),
+        "{}",
+        wrong.remediation
+    );
+    // One Secret for docs: the listener takes updates, the usual advice.
+    let mut w = World::new()
+        .certificate(CertificateView::of(&shop()))
+        .ingress(shared(shop()))
+        .ingress(docs("docs", "docs-tls"));
+    w.data.probes = Arc::new(vec![seen("192.0.2.1", "shop", Ok(older))]);
+    let wrong = probe_findings(&w)
+        .into_iter()
+        .find(|f| f.rule == Rule::ProbeWrongCertificate)
+        .unwrap();
+    assert!(
+        !wrong.message.contains("refuses updates"),
+        "{}",
+        wrong.message
     );
 }
 

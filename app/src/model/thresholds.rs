@@ -12,6 +12,8 @@ pub struct Thresholds {
     pub challenge_failing_after: Duration,
     /// `acme.challenge-stuck` for a pending or processing challenge.
     pub challenge_stuck_after: Duration,
+    /// `acme.challenges-queued` for a challenge waiting for one of cert-manager's slots.
+    pub challenge_queued_after: Duration,
     /// `ingress.no-address` after creation.
     pub no_address_after: Duration,
     /// `ingress.certificate-missing` for an Ingress that asks for a certificate and has none,
@@ -34,6 +36,7 @@ impl Default for Thresholds {
             not_ready_critical_after: Duration::hours(1),
             challenge_failing_after: Duration::minutes(5),
             challenge_stuck_after: Duration::minutes(15),
+            challenge_queued_after: Duration::minutes(2),
             no_address_after: Duration::minutes(5),
             certificate_missing_after: Duration::minutes(5),
             expiry_critical: Duration::days(7),

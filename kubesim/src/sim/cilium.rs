@@ -110,13 +110,22 @@ pub(crate) fn host_redirects(api: &Api<'_>, host: &str) -> bool {
         })
 }
 
-/// One path of an Ingress rule as Envoy matches it: `Exact` equal to the request's path;
-/// `Prefix` a whole-segment prefix of it (`/` matches every path); `ImplementationSpecific`
-/// taken as a prefix, as Cilium translates it. A rule without `http` has no route.
+/// One path of an Ingress rule as Envoy matches it, as Cilium translates its type
+/// (`operator/pkg/model/ingestion/ingress.go`): `Exact` equal to the request's path; `Prefix`
+/// a whole-segment prefix of it (`/` matches every path); `ImplementationSpecific` a regular
+/// expression the whole path must match (Envoy's `safe_regex`; one that does not compile
+/// matches nothing here). A rule without `http` has no route.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RoutePath {
     path: String,
-    exact: bool,
+    kind: PathKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathKind {
+    Exact,
+    Prefix,
+    Regex,
 }
 
 impl RoutePath {
@@ -143,17 +152,26 @@ impl RoutePath {
                     .and_then(Value::as_str)
                     .unwrap_or("/")
                     .to_string(),
-                exact: p.get("pathType").and_then(Value::as_str) == Some("Exact"),
+                kind: match p.get("pathType").and_then(Value::as_str) {
+                    Some("Exact") => PathKind::Exact,
+                    Some("ImplementationSpecific") => PathKind::Regex,
+                    _ => PathKind::Prefix,
+                },
             })
             .collect()
     }
 
     pub(crate) fn matches(&self, path: &str) -> bool {
-        if self.exact {
-            return self.path == path;
+        match self.kind {
+            PathKind::Exact => self.path == path,
+            PathKind::Regex => {
+                regex::Regex::new(&format!("^(?:{})$", self.path)).is_ok_and(|re| re.is_match(path))
+            }
+            PathKind::Prefix => {
+                let trimmed = self.path.trim_end_matches('/');
+                trimmed.is_empty() || path == trimmed || path.starts_with(&format!("{trimmed}/"))
+            }
         }
-        let trimmed = self.path.trim_end_matches('/');
-        trimmed.is_empty() || path == trimmed || path.starts_with(&format!("{trimmed}/"))
     }
 
     /// A solver's path (added to the Ingress in place, or on the solver's own Ingress).
@@ -338,6 +356,32 @@ fn lb_mode_annotation(ing: &Value) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_types_match_as_ciliums_envoy_routes_them() {
+        let ing = serde_json::json!({"spec": {"rules": [{"host": "a.example", "http": {"paths": [
+            {"path": "/", "pathType": "ImplementationSpecific"},
+            {"path": "/api/v[0-9]+", "pathType": "ImplementationSpecific"},
+            {"path": "/shop/", "pathType": "Prefix"},
+            {"path": "/exact", "pathType": "Exact"},
+            {"path": "/bad(", "pathType": "ImplementationSpecific"},
+        ]}}]}});
+        let routes = RoutePath::of_host(&ing, "A.example");
+        let matched = |path: &str| routes.iter().filter(|r| r.matches(path)).count();
+        // A regular expression the whole path must match: `/` is `/` alone, not a prefix.
+        assert_eq!(matched("/"), 1);
+        assert_eq!(matched("/.well-known/acme-challenge/t"), 0);
+        assert_eq!(matched("/api/v12"), 1);
+        assert_eq!(matched("/api/v12/x"), 0);
+        // Prefixes by whole segments; exact paths alone.
+        assert_eq!(matched("/shop"), 1);
+        assert_eq!(matched("/shop/cart"), 1);
+        assert_eq!(matched("/shopping"), 0);
+        assert_eq!(matched("/exact"), 1);
+        assert_eq!(matched("/exact/x"), 0);
+        // A pattern that does not compile matches nothing.
+        assert_eq!(matched("/bad("), 0);
+    }
 
     #[test]
     fn the_load_balancer_mode_has_an_older_alias() {

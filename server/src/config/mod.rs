@@ -213,6 +213,8 @@ pub struct RulesConfig {
     #[serde(with = "humantime_serde")]
     pub challenge_stuck_after: Option<Duration>,
     #[serde(with = "humantime_serde")]
+    pub challenge_queued_after: Option<Duration>,
+    #[serde(with = "humantime_serde")]
     pub no_address_after: Option<Duration>,
     #[serde(with = "humantime_serde")]
     pub certificate_missing_after: Option<Duration>,
@@ -477,6 +479,7 @@ impl Config {
             (r.not_ready_critical_after, &mut t.not_ready_critical_after),
             (r.challenge_failing_after, &mut t.challenge_failing_after),
             (r.challenge_stuck_after, &mut t.challenge_stuck_after),
+            (r.challenge_queued_after, &mut t.challenge_queued_after),
             (r.no_address_after, &mut t.no_address_after),
             (
                 r.certificate_missing_after,

@@ -223,9 +223,10 @@ fn environment_overrides_the_file_and_unknown_overrides_are_problems() {
 
 #[test]
 fn rule_thresholds_and_watch_settings_are_durations() {
-    let c = Config::parse("[rules]\nchallenge_stuck_after = \"30m\"\nexpiry_floor = \"10d\"\nbackoff_max = \"1h 30m\"\n[watch]\ncrd_recheck_interval = \"30s\"\nlist_timeout = \"15s\"\n[history]\nretention = \"90d\"\n", &[]).unwrap();
+    let c = Config::parse("[rules]\nchallenge_stuck_after = \"30m\"\nchallenge_queued_after = \"5m\"\nexpiry_floor = \"10d\"\nbackoff_max = \"1h 30m\"\n[watch]\ncrd_recheck_interval = \"30s\"\nlist_timeout = \"15s\"\n[history]\nretention = \"90d\"\n", &[]).unwrap();
     let t = c.thresholds();
     assert_eq!(t.challenge_stuck_after, chrono::Duration::minutes(30));
+    assert_eq!(t.challenge_queued_after, chrono::Duration::minutes(5));
     assert_eq!(t.expiry_floor, Some(chrono::Duration::days(10)));
     assert_eq!(t.backoff_max, chrono::Duration::minutes(90));
     assert_eq!(c.watch.crd_recheck_interval, Duration::from_secs(30));

@@ -321,6 +321,7 @@ impl Config {
             ("rules.not_ready_critical_after", r.not_ready_critical_after),
             ("rules.challenge_failing_after", r.challenge_failing_after),
             ("rules.challenge_stuck_after", r.challenge_stuck_after),
+            ("rules.challenge_queued_after", r.challenge_queued_after),
             ("rules.no_address_after", r.no_address_after),
             (
                 "rules.certificate_missing_after",

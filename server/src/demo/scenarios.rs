@@ -17,11 +17,13 @@ pub(super) fn fixed(name: &str) -> Value {
     json!({"cert-manager.io/cluster-issuer": name, "acme.cert-manager.io/http01-edit-in-place": "true"})
 }
 
-/// zrh-prod: Cilium with HTTPS enforcement, dual-stack; the issuer asks the CA without a
-/// self-check (`waitInsteadOfSelfCheck`), so a missing edit-in-place fails validation and
-/// backs off — fix it and the next attempt (1 h later, a minute at 60×) succeeds. As in a
-/// fleet that is watched, most failures are renewals seen weeks before the certificate
-/// they replace ends (its Secret, issued earlier, still served).
+/// zrh-prod: Cilium with HTTPS enforcement, dual-stack; the issuers run cert-manager's
+/// default, the self-check on, so a missing edit-in-place leaves its challenge pending with
+/// the self-check's reason until the fix re-solves it. One named variant,
+/// `letsencrypt-prod-wait`, asks the CA without a self-check (`waitInsteadOfSelfCheck`): a
+/// missing or invalid edit-in-place there fails validation at Let's Encrypt and backs off.
+/// As in a fleet that is watched, most failures are renewals seen weeks before the
+/// certificate they replace ends (its Secret, issued earlier, still served).
 pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
     s.namespaces(&[
         "acme-shop",
@@ -37,6 +39,13 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         "letsencrypt-prod",
         kubesim::sim::letsencrypt::PRODUCTION,
         "ops@example.com",
+        None,
+    )
+    .await?;
+    s.cluster_issuer(
+        "letsencrypt-prod-wait",
+        kubesim::sim::letsencrypt::PRODUCTION,
+        "ops@example.com",
         Some("2m"),
     )
     .await?;
@@ -44,7 +53,7 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         "letsencrypt-staging",
         kubesim::sim::letsencrypt::STAGING,
         "ops@example.com",
-        Some("2m"),
+        None,
     )
     .await?;
     // A second production account, used for bulk issuance.
@@ -52,7 +61,7 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         "letsencrypt-bulk",
         kubesim::sim::letsencrypt::PRODUCTION,
         "bulk@example.com",
-        Some("2m"),
+        None,
     )
     .await?;
     for (ns, name, host) in [
@@ -118,7 +127,7 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         "acme-blog",
         "blog-tls",
         &["blog.acme.example"],
-        Some(("ClusterIssuer", "letsencrypt-prod")),
+        Some(("ClusterIssuer", "letsencrypt-prod-wait")),
         24,
     )
     .await?;
@@ -131,7 +140,7 @@ pub(super) async fn zurich(s: &Seeder, fleet: &Fleet) -> anyhow::Result<()> {
         None,
     )
     .await?;
-    s.ingress("acme-blog", "blog", &["blog.acme.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod", "acme.cert-manager.io/http01-edit-in-place": "yes"}), Some("cilium"), None).await?;
+    s.ingress("acme-blog", "blog", &["blog.acme.example"], json!({"cert-manager.io/cluster-issuer": "letsencrypt-prod-wait", "acme.cert-manager.io/http01-edit-in-place": "yes"}), Some("cilium"), None).await?;
     // Two TLS entries sharing one Secret (put there by hand, covering both).
     s.issued_secret(
         "globex-web",

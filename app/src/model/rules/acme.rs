@@ -14,10 +14,6 @@ use crate::model::reasons::{is_rate_limited, parse_retry_after};
 use crate::model::text::Text;
 use crate::model::thresholds::Thresholds;
 
-/// How long a new Challenge may wait for the scheduler before it is a finding: with a free
-/// slot, cert-manager schedules it within seconds.
-const QUEUED_AFTER: chrono::Duration = chrono::Duration::minutes(2);
-
 /// Whether a Challenge counts as failing: final failure, or a self-check failing too long.
 pub(crate) fn challenge_failing(
     ch: &ChallengeView,
@@ -150,7 +146,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 ch.created,
             );
         } else if ch.queued() {
-            if age.is_some_and(|a| a > QUEUED_AFTER) {
+            if age.is_some_and(|a| a > ctx.t.challenge_queued_after) {
                 ctx.push(
                     Rule::AcmeChallengesQueued,
                     Severity::Warning,

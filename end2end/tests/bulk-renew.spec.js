@@ -48,8 +48,12 @@ for (const js of [true, false]) {
       await expect(action.items.first()).toContainText(offered, { timeout: 1_000 });
     }).toPass({ timeout: 120_000 });
 
-    // Whatever else is left alone, it is for the same reason.
-    for (const row of await skipped.all()) await expect(row).toContainText('would fail the same way');
+    // Whatever else is left alone would fail the same way, or is in flight already (a
+    // challenge failing cert-manager's self-check keeps its attempt open: a renew is
+    // ignored then).
+    for (const row of await skipped.all()) {
+      await expect(row).toContainText(/would fail the same way|is issuing it already/);
+    }
     for (const [name, why] of Object.entries(reasons)) {
       const row = skipped.filter({ hasText: name });
       await expect(row).toContainText('would fail the same way');

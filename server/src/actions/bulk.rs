@@ -245,8 +245,8 @@ impl Actions {
                 continue;
             };
             let c = &detail.chain.certificate;
-            let wants = CertificateStatus::NotReady.holds(c, self.now())
-                || CertificateStatus::Failing.holds(c, self.now());
+            let wants = CertificateStatus::NotReady.holds(c, &detail.findings, self.now())
+                || CertificateStatus::Failing.holds(c, &detail.findings, self.now());
             if !wants {
                 if previewed.is_some() {
                     skipped.push(left_alone(ObjectKind::Certificate, &key, DONE_SINCE.into()));

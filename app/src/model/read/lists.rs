@@ -242,7 +242,9 @@ pub fn certificate_rows(
         {
             continue;
         }
-        if q.status.is_some_and(|s| !s.holds(cert, now)) {
+        if q.status
+            .is_some_and(|s| s != CertificateStatus::Failing && !s.holds(cert, &[], now))
+        {
             continue;
         }
         if q.expires
@@ -253,6 +255,11 @@ pub fn certificate_rows(
         let mut objects = HashSet::new();
         certificate_objects(&idx, cert, &mut objects);
         let about = by_object.about(visible, &objects);
+        if q.status == Some(CertificateStatus::Failing)
+            && !CertificateStatus::Failing.holds(cert, &about, now)
+        {
+            continue;
+        }
         if q.served == Some(super::views::ServedFilter::Other)
             && !about.iter().any(|f| {
                 SERVES_SOMETHING_ELSE.contains(&f.rule)
@@ -413,15 +420,83 @@ fn certificate_matches_text(c: &CertificateView, q: &str) -> bool {
         .any(|h| h.to_ascii_lowercase().contains(&q))
 }
 
+/// The rules that say a Certificate's issuance fails, found on it or on its chain: a failed
+/// attempt counted, or the attempt in flight held by a challenge failing its self-check (as
+/// with cert-manager's default self-check, which counts no failure), no usable solver, a
+/// denied request, or Let's Encrypt's refusal.
+const ISSUANCE_FAILS: [Rule; 6] = [
+    Rule::CertIssuanceFailing,
+    Rule::AcmeChallengeFailing,
+    Rule::AcmeNoSolver,
+    Rule::CertRequestDenied,
+    Rule::AcmeRateLimited,
+    Rule::AcmePaused,
+];
+
 impl CertificateStatus {
-    /// Whether `c` is in this state at `now` (the list's `status=` filter, and what a bulk
-    /// renew covers).
-    pub fn holds(self, c: &CertificateView, now: DateTime<Utc>) -> bool {
+    /// Whether `c` is in this state at `now`, `chain` being the findings on it and its chain
+    /// the caller sees (the list's `status=` filter, and what a bulk renew covers).
+    pub fn holds(self, c: &CertificateView, chain: &[Finding], now: DateTime<Utc>) -> bool {
         match self {
             CertificateStatus::Ready => c.is_ready(),
             CertificateStatus::NotReady => !c.is_ready(),
             CertificateStatus::Expired => c.not_after.is_some_and(|na| na <= now),
-            CertificateStatus::Failing => c.rare.failed_issuance_attempts.unwrap_or(0) >= 1,
+            CertificateStatus::Failing => {
+                c.rare.failed_issuance_attempts.unwrap_or(0) >= 1
+                    || chain.iter().any(|f| ISSUANCE_FAILS.contains(&f.rule))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CertificateStatus;
+    use crate::model::certificate::CertificateView;
+    use crate::model::rules::fixtures::now;
+    use crate::model::{Finding, IngressView, Rule, Severity};
+
+    fn on_chain(rule: Rule) -> Finding {
+        Finding {
+            rule,
+            severity: Severity::Critical,
+            cluster: "zrh".into(),
+            namespace: "acme".into(),
+            kind: crate::model::Kind::Challenge.into(),
+            name: "shop-tls-1-1-1".into(),
+            title: "t".into(),
+            message: "m".into(),
+            remediation: "r".into(),
+            since: None,
+        }
+    }
+
+    #[test]
+    fn failing_is_a_failed_attempt_or_an_attempt_that_cannot_succeed() {
+        let shop = IngressView::test("shop")
+            .in_ns("acme")
+            .with_issuer("letsencrypt-prod")
+            .tls("shop.example.com");
+        let cert = CertificateView::of(&shop).issuing();
+        // No failure counted: a challenge failing cert-manager's self-check stays pending.
+        assert!(!CertificateStatus::Failing.holds(&cert, &[], now()));
+        assert!(CertificateStatus::Failing.holds(
+            &cert,
+            &[on_chain(Rule::AcmeChallengeFailing)],
+            now()
+        ));
+        assert!(CertificateStatus::Failing.holds(
+            &cert,
+            &[on_chain(Rule::CertRequestDenied)],
+            now()
+        ));
+        // What a new certificate ends is not a failing issuance.
+        assert!(!CertificateStatus::Failing.holds(
+            &cert,
+            &[on_chain(Rule::ProbeNoCertificate)],
+            now()
+        ));
+        let failed = CertificateView::of(&shop).failing(1, chrono::Duration::minutes(5));
+        assert!(CertificateStatus::Failing.holds(&failed, &[], now()));
     }
 }

@@ -270,7 +270,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                         Severity::Info,
                         about(),
                         format!("TLS Secret {secret} is not managed by cert-manager"),
-                        format!("No Certificate in {} writes Secret {secret}; its expiry is unknown to cert-manager and to Lookout.", ing.namespace),
+                        format!("No Certificate in {} writes Secret {secret}: cert-manager does not renew it. Lookout reads its expiry only from what the probe sees served (a probe.* finding when it has expired or names other hosts).", ing.namespace),
                         "Nothing to do if the Secret is managed elsewhere; otherwise add a cert-manager issuer annotation so a Certificate manages it.",
                         None,
                     );

@@ -223,6 +223,8 @@ fn serving(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
             format!("Observed on {}: the served certificate ({}) expired {}.{said}{why}", addresses(&list), describe(t), at(t.leaf.not_after)),
             if stale {
                 "Check the Secret the listener reads (Cilium copies it into the cilium-secrets namespace when enable-ingress-secrets-sync is on) and that it holds the renewed certificate; restart or resync the ingress controller if it does."
+            } else if cert.is_none() {
+                "No Certificate manages this Secret, so nothing renews it: put a valid certificate into it (whoever copied this one in), or have cert-manager manage it — add a cert-manager.io/cluster-issuer (or issuer) annotation to the Ingress."
             } else {
                 "Renew the Certificate (fix what its issuance findings say first); the host serves the new one once the Secret is written."
             },

@@ -107,6 +107,29 @@ fn an_expired_copy_while_the_certificate_is_valid_is_called_stale() {
 }
 
 #[test]
+fn an_expired_certificate_no_certificate_manages_is_not_told_to_renew() {
+    let old = leaf(&["shop.example.com"], R10, now() - Duration::days(1));
+    let hand_made = IngressView::test("shop")
+        .in_ns("acme")
+        .tls("shop.example.com");
+    let mut w = World::new().ingress(hand_made);
+    w.data.probes = Arc::new(vec![seen("192.0.2.1", "shop", Ok(old))]);
+    let expired = probe_findings(&w)
+        .into_iter()
+        .find(|f| f.rule == Rule::ProbeExpired)
+        .expect("the expired certificate is observed");
+    assert_eq!(expired.kind, crate::model::Kind::Ingress);
+    assert!(
+        expired
+            .remediation
+            .contains("No Certificate manages this Secret")
+            && !expired.remediation.contains("Renew the Certificate"),
+        "{}",
+        expired.remediation
+    );
+}
+
+#[test]
 fn an_older_certificate_is_named_as_such() {
     // Valid, but ending 60 days before the one the Certificate says was issued.
     let older = leaf(&["shop.example.com"], R10, now() + Duration::days(10));

@@ -110,6 +110,20 @@ pub(crate) fn cluster_setup(app: &TestApp, cluster: usize, config: Value, famili
     }
 }
 
+/// Lookout with the probe on, over `clusters` whose controllers and listeners run, ready;
+/// the first cluster set up with `cilium_config` and IPv4 alone.
+pub(crate) async fn probed_app(clusters: &[&str], cilium_config: Value) -> TestApp {
+    let ports = free_ports();
+    let app = app_with(clusters)
+        .with_controllers()
+        .edge(ports)
+        .probe(settings(ports, &["127.0.0.0/8", "::1/128"]))
+        .await;
+    app.wait_ready().await;
+    cluster_setup(&app, 0, cilium_config, &["IPv4"]);
+    app
+}
+
 pub(crate) fn ingress(app: &TestApp, cluster: usize, name: &str, issuer: &str, extra: Value) {
     routed_ingress(
         app,

@@ -3,28 +3,21 @@
 //! cert-manager's `cert-manager.local` temporary certificate while it runs, and Lookout says
 //! so (once, as the first issuance, quoting what the probe saw — not as an untrusted or wrong
 //! certificate) while the issuance heals by itself; requests an approver leaves or denies;
-//! a challenge that fails only from Let's Encrypt's remote vantage points.
+//! a challenge that fails only from Let's Encrypt's remote vantage points; a managed Secret
+//! overwritten by hand, issued again at once.
 
 use serde_json::json;
 
 use crate::helpers::*;
-use crate::probing::{app_ingress, cluster_setup, free_ports, settings};
+use crate::probing::{app_ingress, cluster_setup, probed_app};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_first_issuance_serves_the_temporary_certificate_and_lookout_says_so() {
-    let ports = free_ports();
-    let app = app_with(&["zrh"])
-        .with_controllers()
-        .edge(ports)
-        .probe(settings(ports, &["127.0.0.0/8", "::1/128"]))
-        .await;
-    app.wait_ready().await;
-    cluster_setup(
-        &app,
-        0,
+    let app = probed_app(
+        &["zrh"],
         json!({"enforce-ingress-https": "true", "ingress-default-lb-mode": "shared"}),
-        &["IPv4"],
-    );
+    )
+    .await;
     let fix = json!({"acme.cert-manager.io/http01-edit-in-place": "true"});
     // Heals by itself: the redirected challenge reaches the solver over HTTPS, against the
     // temporary certificate.
@@ -241,6 +234,62 @@ async fn challenges_waiting_for_a_slot_are_queued_not_stuck() {
             && three["processing"] == false
             && three["state"] == ""
             && three["reason"].is_null()
+    })
+    .await;
+    app.stop().await;
+}
+
+/// A managed Secret overwritten by hand with a certificate that does not decode: cert-manager
+/// issues it again at once (`InvalidCertificate`, as its Event says), Cilium's listener keeps
+/// serving the last certificate it loaded meanwhile, and nothing is left to report.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_managed_secret_overwritten_by_hand_is_issued_again_at_once() {
+    let app = probed_app(
+        &["zrh"],
+        json!({"enforce-ingress-https": "false", "ingress-default-lb-mode": "shared"}),
+    )
+    .await;
+    app_ingress(&app, 0, "media", "letsencrypt-prod", json!({}));
+    let revision = |n: i64| {
+        let app = &app;
+        async move {
+            app.json_opt("/api/v1/certificates/zrh/default/media-tls")
+                .await
+                .is_some_and(|c| {
+                    c["certificate"]["ready"]["status"] == "True"
+                        && c["certificate"]["revision"] == n
+                })
+        }
+    };
+    within(60, "media is issued", || revision(1)).await;
+    let c = &app.fleet.clusters[0].cluster;
+    c.merge_patch(
+        &c.resolve("", "secrets").unwrap(),
+        Some("default"),
+        "media-tls",
+        &json!({"data": {"tls.crt": "bm90IGEgY2VydGlmaWNhdGU="}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    within(60, "media is issued again", || revision(2)).await;
+    let detail = app.json("/api/v1/certificates/zrh/default/media-tls").await;
+    let said = detail["events"].as_array().unwrap().iter().any(|e| {
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Issuing certificate as Secret contains an invalid certificate")
+    });
+    assert!(said, "the trigger's Event is in the chain: {detail:#}");
+    // What the listener serves is the issued certificate: no probe finding once it has
+    // looked since.
+    within(30, "nothing observed against media", || async {
+        app.json("/api/v1/findings?cluster=zrh&per_page=500").await["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| {
+                !(f["rule"].as_str().unwrap().starts_with("probe.") && f["name"] == "media-tls")
+            })
     })
     .await;
     app.stop().await;

@@ -271,6 +271,27 @@ pub struct FinalProgress {
 }
 
 impl ActionRecord {
+    /// Whether someone other than its actor may read this record through `view`: a single
+    /// action when they see its object's namespace; a bulk run when they see every cluster it
+    /// covered whole (each item and each object it left alone), as its actor's list did —
+    /// one that covered nothing only by whoever sees everything.
+    pub fn readable_through(&self, view: &crate::model::view::View) -> bool {
+        if !self.action.is_bulk() {
+            return view.sees(&self.cluster, &self.namespace);
+        }
+        if view.sees_everything() {
+            return true;
+        }
+        let mut clusters = self
+            .items
+            .iter()
+            .map(|i| i.cluster.as_str())
+            .chain(self.skipped.iter().map(|s| &*s.object.cluster))
+            .chain((!self.cluster.is_empty()).then_some(self.cluster.as_str()))
+            .peekable();
+        clusters.peek().is_some() && clusters.all(|c| view.sees_cluster_wide(c))
+    }
+
     /// The `+`/`-` lines of every step, for the audit log.
     pub fn diff_text(&self) -> String {
         self.steps

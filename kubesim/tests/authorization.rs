@@ -125,6 +125,17 @@ async fn policy(k: &Kubectl) {
             "--role=one-secret",
             "--group=team",
         ],
+        // Names that are not ASCII and a group name holding a comma: one name each.
+        &[
+            "create",
+            "rolebinding",
+            "unusual-names-secret",
+            "-n",
+            "shop",
+            "--role=one-secret",
+            "--user=Jürgen",
+            "--group=ops,eu",
+        ],
         &[
             "create",
             "clusterrole",
@@ -261,6 +272,57 @@ async fn kubectl_auth_can_i_agrees_with_rbac_and_with_what_requests_get() {
                 "shop",
                 "--as=erin",
                 "--as-group=team",
+            ],
+        ),
+        (
+            &["get", "secrets/tls", "-n", "shop", "--as=Jürgen"],
+            true,
+            &["get", "secret", "tls", "-n", "shop", "--as=Jürgen"],
+        ),
+        (
+            &["get", "secrets/tls", "-n", "shop", "--as=Jurgen"],
+            false,
+            &["get", "secret", "tls", "-n", "shop", "--as=Jurgen"],
+        ),
+        (
+            &[
+                "get",
+                "secrets/tls",
+                "-n",
+                "shop",
+                "--as=erin",
+                "--as-group=ops,eu",
+            ],
+            true,
+            &[
+                "get",
+                "secret",
+                "tls",
+                "-n",
+                "shop",
+                "--as=erin",
+                "--as-group=ops,eu",
+            ],
+        ),
+        (
+            // The comma is part of the name: neither "ops" nor "eu" is bound.
+            &[
+                "get",
+                "secrets/tls",
+                "-n",
+                "shop",
+                "--as=erin",
+                "--as-group=ops",
+            ],
+            false,
+            &[
+                "get",
+                "secret",
+                "tls",
+                "-n",
+                "shop",
+                "--as=erin",
+                "--as-group=ops",
             ],
         ),
         (

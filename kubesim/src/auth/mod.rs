@@ -195,17 +195,27 @@ fn impersonate(
     who: Identity,
     headers: &HeaderMap,
 ) -> Result<Identity, ApiError> {
-    let values = |name: &str| -> Vec<String> {
+    // Each header line is one value, taken as its bytes (UTF-8, as client-go and kubectl send
+    // a name like "Jürgen"); a comma inside a value is part of it. A value that is not UTF-8
+    // is refused — never dropped, which would run the request as the sender.
+    let values = |name: &str| -> Result<Vec<String>, ApiError> {
         headers
             .get_all(name)
             .iter()
-            .filter_map(|v| v.to_str().ok())
-            .map(str::to_string)
+            .map(|v| {
+                String::from_utf8(v.as_bytes().to_vec()).map_err(|_| {
+                    ApiError::new(
+                        400,
+                        "BadRequest",
+                        format!("the {name} header is not valid UTF-8"),
+                    )
+                })
+            })
             .collect()
     };
-    let users = values("impersonate-user");
-    let groups = values("impersonate-group");
-    let uids = values("impersonate-uid");
+    let users = values("impersonate-user")?;
+    let groups = values("impersonate-group")?;
+    let uids = values("impersonate-uid")?;
     if users.is_empty() {
         if groups.is_empty() && uids.is_empty() {
             return Ok(who);

@@ -46,11 +46,32 @@ pub(crate) fn subject(caller: &Caller) -> Result<(String, Vec<String>), String> 
 }
 
 /// Who the cluster is told the requests come from, in words: `alice (groups ops, team-a)`.
+/// A name that holds a comma, a parenthesis, a quote or surrounding space is quoted (with
+/// `"` and `\` escaped), so `(groups "team,a")` reads as one group, never two.
 pub(crate) fn describe(caller: &Caller) -> String {
     match subject(caller) {
-        Ok((user, groups)) if groups.is_empty() => user,
-        Ok((user, groups)) => format!("{user} (groups {})", groups.join(", ")),
-        Err(_) => caller.identity.name.clone(),
+        Ok((user, groups)) if groups.is_empty() => quoted(&user),
+        Ok((user, groups)) => format!(
+            "{} (groups {})",
+            quoted(&user),
+            groups
+                .iter()
+                .map(|g| quoted(g))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Err(_) => quoted(&caller.identity.name),
+    }
+}
+
+/// `name` as is, or quoted when it could be read as more or less than one name.
+fn quoted(name: &str) -> String {
+    let ambiguous =
+        name.is_empty() || name.trim() != name || name.contains([',', '(', ')', '"', '\\']);
+    if ambiguous {
+        format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        name.to_string()
     }
 }
 
@@ -130,6 +151,28 @@ mod tests {
             },
             [],
         )
+    }
+
+    #[test]
+    fn who_it_was_sent_as_reads_one_way_only() {
+        assert_eq!(
+            describe(&caller("alice", &["team-a", "ops"])),
+            "alice (groups ops, team-a)"
+        );
+        // A comma inside a group is one group, not two; a name that looks like a list
+        // of groups is quoted.
+        assert_eq!(
+            describe(&caller("Jürgen", &["team,a", "ops"])),
+            "Jürgen (groups ops, \"team,a\")"
+        );
+        assert_eq!(
+            describe(&caller("bob (groups admins)", &[])),
+            "\"bob (groups admins)\""
+        );
+        assert_eq!(
+            describe(&caller("eve", &["say \"hi\""])),
+            "eve (groups \"say \\\"hi\\\"\")"
+        );
     }
 
     #[test]

@@ -500,18 +500,29 @@ pub fn local_host(host: Option<&str>, allowed: &[String]) -> bool {
     let Some(host) = host.map(str::trim).filter(|h| !h.is_empty()) else {
         return false;
     };
+    let port_ok = |port: &str| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
     let name = match host.strip_prefix('[') {
-        // [::1]:8080
-        Some(rest) => rest.split(']').next().unwrap_or_default(),
-        None => host.rsplit_once(':').map_or(host, |(h, port)| {
-            if port.bytes().all(|b| b.is_ascii_digit()) {
-                h
-            } else {
-                host
+        // [::1] or [::1]:8080 — an IPv6 address, and nothing else after the bracket.
+        Some(rest) => {
+            let Some((inside, after)) = rest.split_once(']') else {
+                return false;
+            };
+            let port = after.is_empty() || after.strip_prefix(':').is_some_and(port_ok);
+            if !port || inside.parse::<std::net::Ipv6Addr>().is_err() {
+                return false;
             }
-        }),
+            inside
+        }
+        None => match host.rsplit_once(':') {
+            Some((h, port)) if port_ok(port) => h,
+            Some(_) => return false,
+            None => host,
+        },
     }
     .to_ascii_lowercase();
+    if name.is_empty() || name.contains(['[', ']', '@', '/', '\\']) {
+        return false;
+    }
     let loopback = name == "localhost"
         || name.ends_with(".localhost")
         || name
@@ -524,7 +535,7 @@ pub fn local_host(host: Option<&str>, allowed: &[String]) -> bool {
 /// the proxy or the identity provider), or they could read that token's action records and
 /// sign audit rows as it — or as a look-alike (`TOKEN:prometheus`). Nor may a name hold
 /// control characters, which would forge lines in logs and the audit.
-fn not_a_token_name(name: &str) -> Result<(), Refused> {
+pub(crate) fn not_a_token_name(name: &str) -> Result<(), Refused> {
     if name
         .get(..TOKEN_PREFIX.len())
         .is_some_and(|p| p.eq_ignore_ascii_case(TOKEN_PREFIX))
@@ -620,6 +631,12 @@ mod tests {
             "localhost.evil.example",
             "",
             "10.0.0.1:8080",
+            "[::1]evil.example",
+            "[::1]:8080evil.example",
+            "[evil.example]",
+            "localhost:",
+            "localhost:80:80",
+            "evil.example@localhost",
         ] {
             assert!(!local_host(Some(host), &allowed), "{host}");
         }

@@ -50,10 +50,14 @@ pub(super) fn issuer_detail(
 ) -> Result<lookout_app::model::read::issuer::IssuerDetail, AppError> {
     let namespace = (namespace != "_").then_some(namespace);
     super::load::issuer(state, &caller.view, cluster, namespace, name).ok_or_else(|| {
-        AppError::NotFound(format!(
-            "There is no issuer {name} in {} of cluster {cluster} that you can see.",
-            namespace.map_or_else(|| "the cluster".to_string(), |ns| format!("namespace {ns}"))
-        ))
+        AppError::NotFound(match namespace {
+            Some(ns) => format!(
+                "There is no Issuer {name} in namespace {ns} of cluster {cluster} that you can see."
+            ),
+            None => {
+                format!("There is no ClusterIssuer {name} in cluster {cluster} that you can see.")
+            }
+        })
     })
 }
 

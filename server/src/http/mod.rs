@@ -189,27 +189,27 @@ pub fn routes() -> Vec<Route> {
         route("/findings", GET, get(lists::page::<lists::Findings>)),
         route("/clusters", GET, get(pages::clusters)),
         route("/ingresses", GET, get(lists::page::<lists::Ingresses>)),
-        route(
+        no_query(route(
             "/ingresses/{cluster}/{namespace}/{name}",
             GET,
             get(pages::ingress),
-        ),
+        )),
         route(
             "/certificates",
             GET,
             get(lists::page::<lists::Certificates>),
         ),
-        route(
+        no_query(route(
             "/certificates/{cluster}/{namespace}/{name}",
             GET,
             get(pages::certificate),
-        ),
+        )),
         route("/issuers", GET, get(lists::page::<lists::Issuers>)),
-        route(
+        no_query(route(
             "/issuers/{cluster}/{namespace}/{name}",
             GET,
             get(pages::issuer),
-        ),
+        )),
         route("/challenges", GET, get(lists::page::<lists::Challenges>)),
         route("/rate-limits", GET, get(lists::page::<lists::Budgets>)),
         route(

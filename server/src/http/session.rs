@@ -167,6 +167,12 @@ pub(crate) async fn authenticate(
             return Ok(None);
         }
         let headers = req.headers();
+        if state.auth.mode == Mode::None && headers.get_all(header::HOST).iter().count() > 1 {
+            return Err(AppError::bad(
+                "Host",
+                "sent more than once; a request names one host",
+            ));
+        }
         if state.auth.mode == Mode::None
             && !crate::auth::local_host(
                 headers.get(header::HOST).and_then(|v| v.to_str().ok()),
@@ -191,12 +197,31 @@ pub(crate) async fn authenticate(
             }
         }
         let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        // The proxy's identity headers are UTF-8 (a name like "Jürgen" arrives as its
+        // bytes); anything else is refused as such, not taken for a missing header.
+        let utf8 = |name: &str| -> Result<Option<String>, AppError> {
+            headers
+                .get(name)
+                .map(|v| {
+                    String::from_utf8(v.as_bytes().to_vec())
+                        .map_err(|_| AppError::bad(name, "is not valid UTF-8"))
+                })
+                .transpose()
+        };
+        let (proxy_user, proxy_groups) = if state.auth.mode == Mode::Proxy {
+            (
+                utf8(&state.auth.user_header)?,
+                utf8(&state.auth.groups_header)?,
+            )
+        } else {
+            (None, None)
+        };
         let (session, demo) = (jar.get(SESSION_COOKIE), jar.get(DEMO_COOKIE));
         let credentials = Credentials {
             authorization: text(header::AUTHORIZATION.as_str()),
             peer: peer.ip(),
-            proxy_user: text(&state.auth.user_header),
-            proxy_groups: text(&state.auth.groups_header),
+            proxy_user: proxy_user.as_deref(),
+            proxy_groups: proxy_groups.as_deref(),
             session: session.as_ref().map(|c| c.value()),
             demo_choice: demo.as_ref().map(|c| c.value()),
         };
@@ -456,6 +481,15 @@ pub(crate) async fn callback(
         SignInError::Refused(m) => AppError::Unauthorized(m),
         SignInError::Provider(m) => AppError::Upstream(m),
     })?;
+    // A name Lookout refuses makes no session: the sign-in ends here with why, rather
+    // than in a loop back to the provider.
+    if let Err(refused) = crate::auth::not_a_token_name(&name) {
+        tracing::warn!(user = %name.escape_default(), "sign-in refused: {}", refused.0);
+        return Err(AppError::Unauthorized(format!(
+            "Lookout cannot sign you in: {}. Ask whoever runs your identity provider for an account name Lookout accepts.",
+            refused.0
+        )));
+    }
     tracing::info!(user = %name, ?groups, "signed in");
     // Signed in again: their groups may have changed, so the clusters are asked anew.
     if let Some(reviews) = &state.auth.reviews {

@@ -693,3 +693,92 @@ namespaces = ["shop"]
     assert!(!page.contains("preview-renew"), "{page}");
     app.stop().await;
 }
+
+/// A bulk run's record is read by whoever sees every cluster it covered whole — on-call and
+/// the fleet's admins, not only the one who ran it — and by no one who sees part of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bulk_runs_record_is_read_by_those_who_see_all_it_covered() {
+    let config = lookout_server::config::Config::parse(
+        r#"
+[[clusters]]
+name = "zrh-prod"
+in_cluster = true
+
+[auth]
+mode = "proxy"
+trusted_proxies = ["127.0.0.1/32"]
+
+[[access]]
+groups = ["platform"]
+role = "operator"
+
+[[access]]
+groups = ["on-call"]
+role = "viewer"
+
+[[access]]
+groups = ["shop-ops"]
+role = "operator"
+namespaces = ["shop"]
+"#,
+        &[],
+    )
+    .unwrap();
+    let app = app_with(&["zrh-prod"])
+        .auth(
+            lookout_server::auth::Auth::from_config(&config)
+                .await
+                .unwrap(),
+        )
+        .await;
+    for ns in ["shop", "blog"] {
+        create(
+            &app,
+            0,
+            "",
+            "namespaces",
+            None,
+            json!({"metadata": {"name": ns}}),
+        );
+        create(
+            &app,
+            0,
+            "networking.k8s.io",
+            "ingresses",
+            Some(ns),
+            json!({"metadata": {"name": "web", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+                   "spec": {"ingressClassName": "cilium", "rules": [{"host": format!("web.{ns}.example")}],
+                            "tls": [{"hosts": [format!("web.{ns}.example")], "secretName": "web-tls"}]}}),
+        );
+    }
+    app.eventually("the Ingresses are in", || async {
+        app.get_as("/api/v1/ingresses", "pat", "platform")
+            .await
+            .json::<Value>()
+            .await
+            .is_ok_and(|l| l["total"] == 2)
+    })
+    .await;
+    let run: Value = app
+        .post_as(
+            "/api/v1/bulk/edit-in-place",
+            "pat",
+            "platform",
+            json!({"filters": "cluster=zrh-prod", "dry_run": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = run["id"].as_str().unwrap_or_else(|| panic!("{run:#}"));
+    let path = format!("/api/v1/actions/{id}");
+    for (user, groups, status) in [
+        ("pat", "platform", 200),
+        ("olga", "on-call", 200),
+        ("tina", "shop-ops", 404),
+    ] {
+        let got = app.get_as(&path, user, groups).await;
+        assert_eq!(got.status(), status, "{user}");
+    }
+    app.stop().await;
+}

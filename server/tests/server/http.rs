@@ -317,6 +317,26 @@ async fn bad_parameters_are_400s_that_name_the_parameter() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
+    // Nor a name after a bracketed loopback address, nor two Host headers (no browser sends
+    // either; a request that does is refused, not read first-wins).
+    let raw = |request: String| {
+        let addr = app.base.trim_start_matches("http://").to_string();
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+            s.write_all(request.as_bytes()).await.unwrap();
+            let mut answer = String::new();
+            s.read_to_string(&mut answer).await.unwrap();
+            answer
+        }
+    };
+    for request in [
+        "GET /api/v1/ingresses HTTP/1.1\r\nHost: [::1]evil.example\r\nConnection: close\r\n\r\n",
+        "GET /api/v1/ingresses HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    ] {
+        let answer = raw(request.to_string()).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{request:?}: {answer}");
+    }
     // A huge duration is a 400 naming the parameter, not an overflow.
     for path in [
         "/api/v1/challenges",
@@ -688,6 +708,10 @@ async fn inputs_are_checked_against_the_config_and_what_each_route_takes() {
     for path in [
         "/api/v1/events?x=1",
         "/api/v1/ingresses/zrh-prod/default/web?x=1",
+        "/ingresses/zrh-prod/default/web?x=1",
+        "/ingresses/zrh-prod/default/web?x=1&x=2",
+        "/certificates/zrh-prod/default/web-tls?x=1",
+        "/issuers/zrh-prod/_/letsencrypt-prod?x=1",
         "/healthz?verbose=1",
         "/readyz?x=1",
         "/style/lookout.css?v=1&x=1",

@@ -121,9 +121,10 @@ async fn when_the_cluster_decides_every_write_of_an_action_is_the_persons() {
         .auth(impersonating_auth("access_source = \"kubernetes\"\n").await)
         .await;
     bind_cluster_wide(&app, "lookout-tls-operator", "tls-operators");
-    app.http = as_person("alice", "tls-operators,system:masters");
+    // A name that is not ASCII, sent through the proxy and to the cluster as its UTF-8 bytes.
+    app.http = as_person("Jürgen", "tls-operators,system:masters");
     app.wait_ready().await;
-    // The restart, the fix and a renew, pressed by alice.
+    // The restart, the fix and a renew, pressed by Jürgen.
     exercise(&app).await.unwrap();
     let writes = lookouts_writes(&app);
     let kinds: std::collections::BTreeSet<&str> =
@@ -140,10 +141,10 @@ async fn when_the_cluster_decides_every_write_of_an_action_is_the_persons() {
     assert!(
         writes
             .iter()
-            .all(|(_, _, _, as_whom, code)| as_whom == "alice" && *code < 300),
-        "every write is alice's, and allowed: {writes:#?}"
+            .all(|(_, _, _, as_whom, code)| as_whom == "Jürgen" && *code < 300),
+        "every write is Jürgen's, and allowed: {writes:#?}"
     );
-    // The record says so too, and the groups sent are alice's without the cluster's own.
+    // The record says so too, and the groups sent are Jürgen's without the cluster's own.
     let record: Value = app
         .post(
             "/api/v1/ingresses/zrh-prod/default/web/edit-in-place",
@@ -154,7 +155,7 @@ async fn when_the_cluster_decides_every_write_of_an_action_is_the_persons() {
         .await
         .unwrap();
     assert_eq!(
-        record["sent_as"], "alice (groups tls-operators)",
+        record["sent_as"], "Jürgen (groups tls-operators)",
         "{record}"
     );
     let page = app
@@ -164,10 +165,10 @@ async fn when_the_cluster_decides_every_write_of_an_action_is_the_persons() {
         .await
         .unwrap();
     assert!(
-        page.contains("Sent to the cluster as <strong>alice (groups tls-operators)</strong>"),
+        page.contains("Sent to the cluster as <strong>Jürgen (groups tls-operators)</strong>"),
         "{page}"
     );
-    // Someone who sees only that namespace reads the record: alice's name, not her groups.
+    // Someone who sees only that namespace reads the record: Jürgen's name, not his groups.
     kubectl(
         &app.dir.path().join("kubeconfig"),
         "zrh-prod",
@@ -192,7 +193,7 @@ async fn when_the_cluster_decides_every_write_of_an_action_is_the_persons() {
         .json()
         .await
         .unwrap();
-    assert_eq!(seen["sent_as"], "alice", "{seen}");
+    assert_eq!(seen["sent_as"], "Jürgen", "{seen}");
     app.stop().await;
 }
 

@@ -141,13 +141,25 @@ fn form_of(html: &str) -> (String, Vec<(String, String)>) {
 }
 
 /// Signs in as `login` through the provider's login form (and its consent form, if it asks),
-/// starting at `path`; returns the page the browser lands on.
+/// starting at `path`; returns the page the browser lands on, which must answer 200.
 pub(crate) async fn sign_in(
     client: &reqwest::Client,
     base: &str,
     path: &str,
     login: &str,
 ) -> (String, reqwest::Url) {
+    let (status, text, at) = sign_in_landing(client, base, path, login).await;
+    assert_eq!(status, 200, "landed on {at}: {text}");
+    (text, at)
+}
+
+/// As [`sign_in`], whatever the landing page answers: (its status, its text, its URL).
+async fn sign_in_landing(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    login: &str,
+) -> (reqwest::StatusCode, String, reqwest::Url) {
     let first = client.get(format!("{base}{path}")).send().await.unwrap();
     assert_eq!(
         first.status(),
@@ -179,8 +191,7 @@ pub(crate) async fn sign_in(
     }
     let status = page.status();
     let text = page.text().await.unwrap();
-    assert_eq!(status, 200, "landed on {at}: {text}");
-    (text, at)
+    (status, text, at)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -499,4 +510,35 @@ namespaces = ["acme-*"]
     );
     drop(provider);
     again.stop().await;
+}
+
+/// A name Lookout refuses (one only API tokens may carry) ends the sign-in on an error page
+/// that says why — no session, and no loop back to the provider.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_name_ends_the_sign_in_with_an_error_page() {
+    if !provider_available() {
+        return;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let provider = start_provider(&format!("{base}/auth/callback")).await;
+    let auth = crate::tenancy::oidc_auth(&base, &provider.issuer).await;
+    let app = app_with(&["zrh-prod"]).auth(auth).listener(listener).await;
+    let client = browser();
+    let (status, page, at) = sign_in_landing(&client, &base, "/", "token:ci").await;
+    assert_eq!(
+        at.path(),
+        "/auth/callback",
+        "it ends where the provider sent it back"
+    );
+    assert_eq!(status, 401, "{page}");
+    assert!(page.contains("reserved"), "{page}");
+    // No session was made: the API still asks for one.
+    let api = client
+        .get(format!("{base}/api/v1/ingresses"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), 401);
+    app.stop().await;
 }

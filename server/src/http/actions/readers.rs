@@ -9,8 +9,9 @@ use lookout_app::model::{Kind, ObjectKey};
 use crate::auth::Caller;
 use crate::http::{AppError, AppState};
 
-/// A preview or result the caller may see: their own, or one about an object they see;
-/// an applied action with its follow-through as the caller sees the cluster now.
+/// A preview or result the caller may see: their own, or one they may read through their
+/// view ([`ActionRecord::readable_through`]); an applied action with its follow-through as
+/// the caller sees the cluster now.
 pub(super) async fn visible_record(
     state: &AppState,
     caller: &Caller,
@@ -20,10 +21,7 @@ pub(super) async fn visible_record(
         .actions
         .get(id)
         .await
-        .filter(|r| {
-            r.actor == caller.actor()
-                || (!r.action.is_bulk() && caller.view.sees(&r.cluster, &r.namespace))
-        })
+        .filter(|r| r.actor == caller.actor() || r.readable_through(&caller.view))
         .map(|r| as_reader_sees(state, caller, r))
         .map(|r| with_progress(state, caller, r))
         .ok_or_else(|| AppError::NotFound(format!("There is no action {id} (previews and results are kept for the last 500 actions; the audit log keeps every one).")))
@@ -36,7 +34,10 @@ pub(super) async fn visible_record(
 /// budget lines through their own view of the current budgets, the steps on their own
 /// objects without the actor's words, and whom it was sent as without the actor's groups.
 fn as_reader_sees(state: &AppState, caller: &Caller, mut r: ActionRecord) -> ActionRecord {
-    if r.actor == caller.actor() || caller.view.sees_cluster_wide(&r.cluster) {
+    if r.actor == caller.actor()
+        || caller.view.sees_cluster_wide(&r.cluster)
+        || (r.action.is_bulk() && r.readable_through(&caller.view))
+    {
         return r;
     }
     let budgets = state.actions.budgets();

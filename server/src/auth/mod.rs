@@ -136,6 +136,42 @@ pub struct Credentials<'a> {
     pub demo_choice: Option<&'a str>,
 }
 
+/// [`Credentials`] kept past their request: a live stream asks again with them who its
+/// caller is now (signed out, groups expired, rights changed).
+#[derive(Debug, Clone)]
+pub struct Presented {
+    pub authorization: Option<String>,
+    pub peer: IpAddr,
+    pub proxy_user: Option<String>,
+    pub proxy_groups: Option<String>,
+    pub session: Option<String>,
+    pub demo_choice: Option<String>,
+}
+
+impl Presented {
+    pub fn of(c: &Credentials<'_>) -> Presented {
+        Presented {
+            authorization: c.authorization.map(str::to_string),
+            peer: c.peer,
+            proxy_user: c.proxy_user.map(str::to_string),
+            proxy_groups: c.proxy_groups.map(str::to_string),
+            session: c.session.map(str::to_string),
+            demo_choice: c.demo_choice.map(str::to_string),
+        }
+    }
+
+    pub fn credentials(&self) -> Credentials<'_> {
+        Credentials {
+            authorization: self.authorization.as_deref(),
+            peer: self.peer,
+            proxy_user: self.proxy_user.as_deref(),
+            proxy_groups: self.proxy_groups.as_deref(),
+            session: self.session.as_deref(),
+            demo_choice: self.demo_choice.as_deref(),
+        }
+    }
+}
+
 /// Why a request is refused: a sentence for the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);

@@ -53,6 +53,10 @@ pub(super) struct Cache {
     /// (relists, sync state): what a namespace-scoped caller's live revision is made of, so
     /// that it does not move with other namespaces' activity.
     namespace_generations: Mutex<HashMap<String, u64>>,
+    /// Changes per cluster-scoped object (a ClusterIssuer, an IngressClass) and per platform
+    /// ConfigMap: a namespace-scoped caller's revision follows only those its own objects
+    /// reach (and the platform's configuration, which judges everyone's).
+    object_generations: Mutex<HashMap<(Kind, String), u64>>,
     epoch: AtomicU64,
 }
 
@@ -128,6 +132,17 @@ impl Cache {
         self.bump();
     }
 
+    /// The cluster-scoped object (or platform ConfigMap) `kind`/`name` changed; also call
+    /// [`Cache::touch_namespace`] with None.
+    pub(super) fn touch_cluster_object(&self, kind: Kind, name: &str) {
+        *self
+            .object_generations
+            .lock()
+            .expect("object generations lock")
+            .entry((kind, name.to_string()))
+            .or_default() += 1;
+    }
+
     /// Everything may have changed (a relist, a sync state).
     pub(super) fn touch_all(&self) {
         self.epoch.fetch_add(1, Ordering::Release);
@@ -148,22 +163,39 @@ impl Cache {
     }
 
     /// A number that moves when something `visible` sees changes: the whole generation for
-    /// who sees all of the cluster; else its epoch and the generations of the visible
-    /// namespaces and of cluster-scoped objects (which their findings read).
+    /// who sees all of the cluster; else its epoch, the generations of the visible namespaces,
+    /// and those of the cluster-scoped objects its objects reach
+    /// ([`Visibility::cluster_scoped_reached`]) and of the platform's ConfigMaps — not
+    /// another tenant's ClusterIssuer.
     pub(super) fn visible_generation(&self, visible: &Visibility<'_>) -> u64 {
         use std::hash::{Hash, Hasher};
         if visible.whole_cluster() {
             return self.generation();
         }
+        let reached = self.read(|d| visible.cluster_scoped_reached(d));
         let mut h = std::collections::hash_map::DefaultHasher::new();
         self.epoch.load(Ordering::Acquire).hash(&mut h);
-        let gens = self
-            .namespace_generations
+        {
+            let gens = self
+                .namespace_generations
+                .lock()
+                .expect("namespace generations lock");
+            let mut seen: Vec<(&String, &u64)> = gens
+                .iter()
+                .filter(|(ns, _)| !ns.is_empty() && visible.namespace(ns))
+                .collect();
+            seen.sort();
+            seen.hash(&mut h);
+        }
+        let objects = self
+            .object_generations
             .lock()
-            .expect("namespace generations lock");
-        let mut seen: Vec<(&String, &u64)> = gens
+            .expect("object generations lock");
+        let mut seen: Vec<(&(Kind, String), &u64)> = objects
             .iter()
-            .filter(|(ns, _)| ns.is_empty() || visible.namespace(ns))
+            .filter(|((kind, name), _)| {
+                *kind == Kind::ConfigMap || reached.iter().any(|(k, n)| k == kind && **n == **name)
+            })
             .collect();
         seen.sort();
         seen.hash(&mut h);

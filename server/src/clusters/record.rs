@@ -166,7 +166,7 @@ impl ClusterRecord {
                     (kind.count(d), kind.history(&self.name, obj, false, d, d))
                 });
                 // After the write: a caller's revision never moves ahead of the data.
-                self.cache.touch_namespace(touched(k, obj));
+                self.touch(k, obj);
                 self.changes.touch();
                 if self.kind_state(k) == Some(KindState::Synced) {
                     self.sync.set_count(k, count, (self.now)());
@@ -181,7 +181,7 @@ impl ClusterRecord {
                     (kind.count(d), kind.history(&self.name, obj, true, d, d))
                 });
                 // After the write: a caller's revision never moves ahead of the data.
-                self.cache.touch_namespace(touched(k, obj));
+                self.touch(k, obj);
                 self.changes.touch();
                 self.sync.set_count(k, count, (self.now)());
                 event
@@ -246,6 +246,17 @@ fn touched(kind: Kind, obj: &Object) -> Option<&str> {
 }
 
 impl ClusterRecord {
+    /// Says what an applied or deleted object changed: its namespace, or the cluster's scope
+    /// and that object.
+    fn touch(&self, kind: Kind, obj: &Object) {
+        let namespace = touched(kind, obj);
+        self.cache.touch_namespace(namespace);
+        if namespace.is_none() {
+            self.cache
+                .touch_cluster_object(kind, obj.metadata.name.as_deref().unwrap_or_default());
+        }
+    }
+
     /// Hands a history event to the writer. A full queue makes the watcher wait (and says
     /// so) rather than drop the event.
     async fn record_history(&self, ev: HistoryEvent) {
@@ -327,8 +338,16 @@ impl ClusterRecord {
     }
 
     /// A number that moves when something `visible` sees of this cluster changes.
-    pub fn visible_generation(&self, visible: &Visibility<'_>) -> u64 {
-        self.cache.visible_generation(visible)
+    /// A number that moves when something `visible` sees changes: its data (see
+    /// [`Cache::visible_generation`]) or what is judged of it.
+    pub fn visible_generation(self: &Arc<Self>, visible: &Visibility<'_>) -> u64 {
+        let data = self.cache.visible_generation(visible);
+        if visible.whole_cluster() {
+            return data;
+        }
+        data ^ visible
+            .findings_fingerprint(&self.findings())
+            .rotate_left(1)
     }
 
     /// A receiver that wakes when watchers should start over (see `probed`).

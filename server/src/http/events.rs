@@ -173,21 +173,33 @@ fn event(json: &str) -> Event {
     Event::default().event("change").data(json)
 }
 
+/// How often an open stream asks again who its caller is: a stream whose caller signed out,
+/// whose groups expired or whose rights were taken ends (or narrows) within this, and sends
+/// nothing meanwhile that a check more than a second old would not allow (pages ask at every
+/// request).
+pub(super) const RECHECK_INTERVAL: Duration = Duration::from_secs(5);
+/// Before a message, the caller is asked again when the last check is older than this.
+const CHECKED_WITHIN: Duration = Duration::from_secs(1);
+
 pub(super) async fn stream(
     State(state): State<AppState>,
     caller: crate::auth::Caller,
+    presented: Option<axum::Extension<crate::auth::Presented>>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, super::error::ApiError> {
     let slot = state.streams.open(caller.actor())?;
+    let presented = presented.map(|axum::Extension(p)| p);
     let view = caller;
     let mut changes = state.changes.subscribe();
     changes.borrow_and_update();
     let shutdown = state.shutdown.clone();
     let (last, first) = message(&state, &view);
     let first = event(&first);
+    let checked = tokio::time::Instant::now();
     let rest = futures::stream::unfold(
-        (changes, state, view, slot, last),
-        move |(mut changes, state, view, slot, mut last)| {
+        (changes, state, view, slot, last, checked),
+        move |(mut changes, state, mut view, slot, mut last, mut checked)| {
             let shutdown = shutdown.clone();
+            let presented = presented.clone();
             async move {
                 // Only what the caller sees moving makes a message: silence otherwise, so
                 // that neither the messages nor their timing tell of others' changes.
@@ -198,14 +210,22 @@ pub(super) async fn stream(
                     }
                     tokio::select! {
                         changed = changes.changed() => changed.ok()?,
+                        _ = tokio::time::sleep_until(checked + RECHECK_INTERVAL) => {}
                         _ = shutdown.cancelled() => return None,
                     }
                     changes.borrow_and_update();
+                    // Who the caller is now: gone, the stream ends; narrower, it follows that.
+                    if let Some(p) = &presented {
+                        if checked.elapsed() >= CHECKED_WITHIN {
+                            view = super::session::recheck(&state, p).await?;
+                            checked = tokio::time::Instant::now();
+                        }
+                    }
                     let (rev, json) = message(&state, &view);
                     if rev != last {
                         last = rev;
                         let e = event(&json);
-                        return Some((Ok(e), (changes, state, view, slot, last)));
+                        return Some((Ok(e), (changes, state, view, slot, last, checked)));
                     }
                 }
             }

@@ -148,6 +148,36 @@ fn secure_headers(headers: &mut HeaderMap) {
     set(headers, "x-frame-options", "DENY");
 }
 
+/// The live stream's route: it keeps what its request presented (see [`recheck`]).
+const EVENTS: &str = "/api/v1/events";
+
+/// The one door: the caller's view is made here, from their rules and the configured
+/// clusters — once per request, and again while a live stream is open; every read is given
+/// this view.
+async fn caller_of(state: &AppState, id: crate::auth::Identity) -> Caller {
+    let clusters = state.registry.records().iter().map(|c| c.name.as_str());
+    match (&state.auth.reviews, id.via) {
+        // A person signed in: the clusters say what they may see and do (API tokens keep
+        // their static scopes).
+        (Some(reviews), "proxy" | "session") => {
+            let answer = reviews.answer(&id.name, &id.groups).await;
+            Caller::granted(id, clusters, &answer, state.auth.access_source)
+        }
+        _ => Caller::new(id, clusters),
+    }
+}
+
+/// Who the caller of a live stream is now, from what its request presented: None once they
+/// signed out, their session or groups expired, or they are refused — the stream then
+/// ends; a narrower view when their rights changed.
+pub(crate) async fn recheck(
+    state: &AppState,
+    presented: &crate::auth::Presented,
+) -> Option<Caller> {
+    let id = state.auth.identify(&presented.credentials()).ok()??;
+    Some(caller_of(state, id).await)
+}
+
 /// Identifies the caller of every request (see the module documentation).
 pub(crate) async fn authenticate(
     State(state): State<AppState>,
@@ -159,7 +189,7 @@ pub(crate) async fn authenticate(
     let path = req.uri().path().to_string();
     let api = path.starts_with("/api/");
     let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let result = (|| -> Result<Option<Identity>, AppError> {
+    let result = (|| -> Result<Option<(Identity, crate::auth::Presented)>, AppError> {
         if changes_state {
             same_origin(req.headers(), state.auth.origin.as_deref())?;
         }
@@ -230,7 +260,7 @@ pub(crate) async fn authenticate(
             .identify(&credentials)
             .map_err(|r| AppError::Unauthorized(r.0))?;
         match identity {
-            Some(id) => Ok(Some(id)),
+            Some(id) => Ok(Some((id, crate::auth::Presented::of(&credentials)))),
             None => Err(AppError::Unauthorized(match state.auth.mode {
                 Mode::Oidc => "sign in first".into(),
                 _ => "no identity: the request did not come through the trusted auth proxy".into(),
@@ -247,19 +277,12 @@ pub(crate) async fn authenticate(
     let mut jar = jar;
     let response = match result {
         Ok(identity) => {
-            if let Some(id) = identity {
-                // The one door: the caller's view is made here, once per request, from
-                // their rules and the configured clusters; every read is given this view.
-                let clusters = state.registry.records().iter().map(|c| c.name.as_str());
-                let caller = match (&state.auth.reviews, id.via) {
-                    // A person signed in: the clusters say what they may see and do (API
-                    // tokens keep their static scopes).
-                    (Some(reviews), "proxy" | "session") => {
-                        let answer = reviews.answer(&id.name, &id.groups).await;
-                        Caller::granted(id, clusters, &answer, state.auth.access_source)
-                    }
-                    _ => Caller::new(id, clusters),
-                };
+            if let Some((id, presented)) = identity {
+                let caller = caller_of(&state, id).await;
+                if path == EVENTS {
+                    // The live stream asks again who its caller is while it is open.
+                    req.extensions_mut().insert(presented);
+                }
                 if let Some(what) = outside_view(&caller.view, req.uri().query()) {
                     let e = AppError::NotFound(what);
                     let response = if api {

@@ -542,3 +542,50 @@ async fn a_refused_name_ends_the_sign_in_with_an_error_page() {
     assert_eq!(api.status(), 401);
     app.stop().await;
 }
+
+/// A live stream follows its caller: signed out, the stream open in another tab ends within
+/// the re-check interval instead of reporting on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_stream_ends_when_its_caller_signs_out() {
+    use futures::StreamExt;
+    if !provider_available() {
+        return;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let provider = start_provider(&format!("{base}/auth/callback")).await;
+    let auth = crate::tenancy::oidc_auth(&base, &provider.issuer).await;
+    let app = app_with(&["zrh-prod"]).auth(auth).listener(listener).await;
+    let carol = browser();
+    let (page, _) = sign_in(&carol, &base, "/", "carol").await;
+    let stream = carol
+        .get(format!("{base}/api/v1/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut body = stream.bytes_stream();
+    let first = tokio::time::timeout(Duration::from_secs(5), body.next())
+        .await
+        .expect("the first message");
+    assert!(first.is_some_and(|b| b.is_ok()));
+    let out = carol
+        .post(format!("{base}/auth/logout"))
+        .form(&[("csrf", csrf_of(&page))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 303);
+    // The stream ends (no more chunks) within the re-check interval (5 s) and a margin.
+    let ended = tokio::time::timeout(Duration::from_secs(9), async {
+        while let Some(chunk) = body.next().await {
+            if chunk.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream went on after the sign-out");
+    drop(provider);
+    app.stop().await;
+}

@@ -711,8 +711,27 @@ async fn live_updates_move_only_with_what_the_caller_sees() {
         page.contains(&format!("data-rev=\"{first}\"")),
         "pages carry the same revision"
     );
-    // The other tenant changes: nothing for carol.
+    // The other tenant changes, and cluster-scoped objects none of carol's name (a
+    // ClusterIssuer, an IngressClass): nothing for carol.
     add_ingress_in(&app, "globex-web", "another");
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"apiVersion": "cert-manager.io/v1", "kind": "ClusterIssuer", "metadata": {"name": "globex-only"},
+               "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "privateKeySecretRef": {"name": "globex-only"}, "solvers": []}}}),
+    );
+    create(
+        &app,
+        0,
+        "networking.k8s.io",
+        "ingressclasses",
+        None,
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "globex-class"},
+               "spec": {"controller": "example.com/other"}}),
+    );
     assert_eq!(
         stream.next(Duration::from_millis(1500)).await,
         None,

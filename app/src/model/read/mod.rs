@@ -60,3 +60,50 @@ impl<'a> Visibility<'a> {
         }
     }
 }
+
+impl Visibility<'_> {
+    /// The cluster-scoped objects this reader reaches through its own objects, as
+    /// (kind, name): the ClusterIssuers its Certificates and Ingresses name and the
+    /// IngressClasses its Ingresses name. A namespace-scoped reader's live revision follows
+    /// these of the cluster's scope and no other, so that another tenant's ClusterIssuer
+    /// changing tells it nothing.
+    pub fn cluster_scoped_reached(
+        &self,
+        data: &crate::model::data::ClusterData,
+    ) -> std::collections::BTreeSet<(crate::model::Kind, crate::model::text::Text)> {
+        use crate::model::Kind;
+        let cluster_issuer = |r: &crate::model::IssuerRef| {
+            (Kind::from_name(&r.kind) == Some(Kind::ClusterIssuer))
+                .then(|| (Kind::ClusterIssuer, r.name.clone()))
+        };
+        let mut out = std::collections::BTreeSet::new();
+        for ing in data
+            .ingresses
+            .values()
+            .filter(|i| self.namespace(&i.namespace))
+        {
+            out.extend(ing.issuer.as_deref().and_then(cluster_issuer));
+            out.extend(ing.class.clone().map(|c| (Kind::IngressClass, c)));
+        }
+        for c in data
+            .certificates
+            .values()
+            .filter(|c| self.namespace(&c.namespace))
+        {
+            out.extend(c.issuer.as_deref().and_then(cluster_issuer));
+        }
+        out
+    }
+
+    /// A number that moves when a finding this reader sees appears, goes, or changes its
+    /// rule, object or severity: what is judged of their objects may change without any of
+    /// them changing (the platform's configuration, a load balancer they do not see).
+    pub fn findings_fingerprint(&self, findings: &[Finding]) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for f in findings.iter().filter(|f| self.finding(f)) {
+            (f.rule, f.kind, &f.namespace, &f.name, f.severity).hash(&mut h);
+        }
+        h.finish()
+    }
+}

@@ -90,7 +90,15 @@ pub struct Answer {
     pub sights: BTreeMap<String, Sight>,
     /// Clusters that could not answer, with why.
     pub unanswered: BTreeMap<String, String>,
+    /// Some cluster had not answered when a first page stopped waiting for it: kept only
+    /// until the next request, which asks again in the background.
+    pub partial: bool,
 }
+
+/// How long a person's first page waits for the clusters' answers: a silent cluster is
+/// shown as unanswered rather than hold every first page (and `/readyz`) for the reviews'
+/// own 10 s; asking goes on in the background.
+const FIRST_ANSWER: Duration = Duration::from_secs(2);
 
 struct Kept {
     at: Instant,
@@ -184,7 +192,7 @@ impl AccessReviews {
                 if stale {
                     let me = self.clone();
                     tokio::spawn(async move {
-                        let fresh = me.ask(&person).await;
+                        let fresh = me.ask(&person, None).await;
                         me.keep(person, fresh);
                     });
                 }
@@ -204,7 +212,7 @@ impl AccessReviews {
                 .or_insert_with(|| {
                     let me = self.clone();
                     async move {
-                        let fresh = me.ask(&person).await;
+                        let fresh = me.ask(&person, Some(FIRST_ANSWER)).await;
                         me.keep(person.clone(), fresh.clone());
                         me.asking.lock().expect("access reviews").remove(&person);
                         fresh
@@ -231,29 +239,55 @@ impl AccessReviews {
     }
 
     fn keep(&self, person: Person, answer: Arc<Answer>) {
+        // A partial answer is stale at once: the next request gets it without waiting and
+        // asks again in the background, without the first page's cap.
+        let at = if answer.partial {
+            Instant::now()
+                .checked_sub(self.ttl / 2)
+                .unwrap_or_else(Instant::now)
+        } else {
+            Instant::now()
+        };
         self.kept.lock().expect("access reviews").insert(
             person,
             Kept {
-                at: Instant::now(),
+                at,
                 answer,
                 refreshing: false,
             },
         );
     }
 
-    async fn ask(&self, person: &Person) -> Arc<Answer> {
+    /// What every cluster answers about `person`; with `cap`, a cluster that has not
+    /// answered within it is unanswered for now and the answer partial.
+    async fn ask(&self, person: &Person, cap: Option<Duration>) -> Arc<Answer> {
         let asked = self.clients.iter().map(|(name, client)| async move {
-            (name.clone(), self.cluster(name, client, person).await)
+            let one = self.cluster(name, client, person);
+            let result = match cap {
+                Some(cap) => tokio::time::timeout(cap, one).await.map_err(|_| ()),
+                None => Ok(one.await),
+            };
+            (name.clone(), result)
         });
         let mut answer = Answer::default();
         for (name, result) in futures::future::join_all(asked).await {
             match result {
-                Ok(Some(sight)) => {
+                Ok(Ok(Some(sight))) => {
                     answer.sights.insert(name, sight);
                 }
-                Ok(None) => {}
-                Err(why) => {
+                Ok(Ok(None)) => {}
+                Ok(Err(why)) => {
                     answer.unanswered.insert(name, why);
+                }
+                Err(()) => {
+                    answer.partial = true;
+                    answer.unanswered.insert(
+                        name,
+                        format!(
+                            "the cluster has not answered access reviews within {} s; asking goes on",
+                            FIRST_ANSWER.as_secs()
+                        ),
+                    );
                 }
             }
         }
@@ -268,10 +302,25 @@ impl AccessReviews {
         person: &Person,
     ) -> Result<Option<Sight>, String> {
         if self.all(client, person, &READ, None).await? {
-            let act = self
-                .all(client, person, &ACT, None)
-                .await?
-                .then_some(Namespaces::Every);
+            let act = if self.all(client, person, &ACT, None).await? {
+                Some(Namespaces::Every)
+            } else {
+                // Reading the whole cluster, acting may still be granted in some namespaces
+                // (a RoleBinding there): where `kubectl auth can-i` says yes, so does Lookout.
+                let namespaces = self.candidates(name, client, person).await;
+                let asked = namespaces.iter().map(|ns| async move {
+                    Ok::<_, String>(
+                        self.all(client, person, &ACT, Some(ns))
+                            .await?
+                            .then(|| ns.clone()),
+                    )
+                });
+                let mut act = Vec::new();
+                for r in futures::future::join_all(asked).await {
+                    act.extend(r?);
+                }
+                (!act.is_empty()).then(|| Namespaces::named(act))
+            };
             return Ok(Some(Sight {
                 read: Namespaces::Every,
                 act,

@@ -14,32 +14,22 @@ use lookout_app::pages;
 
 use super::{load, query, AppError, AppState};
 
-/// The frame of every page. The change counter is read before the page's data, so a change
-/// that lands while the page renders makes the live script fetch it again.
-/// The banner, with the clusters that could not say what the caller may see.
+/// The banner, with a line when some clusters could not say what the caller may see —
+/// which ones and why (an API server's words, Lookout's own account) are for Lookout's
+/// operators, on the cluster pages and in its log, not for whoever signs in.
 fn with_unanswered(banner: Option<String>, view: &lookout_app::model::View) -> Option<String> {
-    let unanswered: Vec<String> = view
-        .unanswered()
-        .map(|(cluster, why)| format!("{cluster} ({why})"))
-        .collect();
-    if unanswered.is_empty() {
+    if view.unanswered().next().is_none() {
         return banner;
     }
-    let line = format!(
-        "Nothing is shown of {} for you: the cluster could not say what you may see — {}.",
-        if unanswered.len() == 1 {
-            "one cluster"
-        } else {
-            "some clusters"
-        },
-        unanswered.join("; ")
-    );
+    let line = "Some clusters could not say what you may see: nothing of them is shown to you until they can. Lookout's operators see why on its cluster pages.".to_string();
     Some(match banner {
         Some(b) => format!("{b} {line}"),
         None => line,
     })
 }
 
+/// The frame of every page. The change counter is read before the page's data, so a change
+/// that lands while the page renders makes the live script fetch it again.
 pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shell {
     shell_of(
         state,

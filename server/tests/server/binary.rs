@@ -543,6 +543,27 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
+    // The host whose Ingress moved to a new Secret after the shared listener refused its
+    // updates: clients get the old certificate, and the finding says why.
+    let careers: Value = reqwest::get(format!(
+        "{url}/api/v1/findings?cluster=zrh-prod&rule=probe.wrong-certificate&per_page=100"
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert!(
+        careers["items"].as_array().unwrap().iter().any(|f| {
+            f["name"] == "careers-2027-tls"
+                && f["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("shared listener of this cluster refuses updates")
+        }),
+        "{careers:#}"
+    );
+
     // Severity is harm to clients: most of the demo's problems are renewals failing while
     // the old certificate still serves, so at most a third are critical.
     let problems: Value = reqwest::get(format!("{url}/api/v1/problems?per_page=100"))

@@ -183,6 +183,76 @@ async fn a_rolebinding_decides_which_namespaces_a_person_sees_and_revoking_it_hi
     app.stop().await;
 }
 
+/// Someone who may read the whole cluster but act in one namespace only acts there, as
+/// `kubectl auth can-i` says — not nowhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn reading_everything_and_acting_in_one_namespace_acts_there() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = app_with(&["zrh-prod"])
+        .with_service_account_of(render("overlays/cluster-access"))
+        .auth(kubernetes_auth("60s").await)
+        .await;
+    let admin = app.dir.path().join("kubeconfig");
+    let operator = r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: tls-fixer}
+rules:
+  - apiGroups: ["networking.k8s.io"]
+    resources: ["ingresses"]
+    verbs: ["patch"]
+  - apiGroups: ["cert-manager.io"]
+    resources: ["certificates"]
+    verbs: ["patch"]
+  - apiGroups: ["cert-manager.io"]
+    resources: ["certificates/status"]
+    verbs: ["update"]
+  - apiGroups: ["cert-manager.io"]
+    resources: ["certificaterequests"]
+    verbs: ["delete"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: sre-fixes, namespace: team-b}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tls-fixer}
+subjects: [{kind: User, name: sre, apiGroup: rbac.authorization.k8s.io}]
+"#;
+    for doc in [OBJECTS, operator] {
+        kubectl(
+            &admin,
+            "zrh-prod",
+            &["apply", "--server-side", "-f", "-"],
+            Some(doc),
+        );
+    }
+    app.eventually("the SRE sees every team's Ingress", || async {
+        namespaces(&app, "sre", "").await == set(&["team-a1", "team-a2", "team-b"])
+    })
+    .await;
+    let preview = |ns: &'static str| {
+        let app = &app;
+        async move {
+            app.post_as(
+                &format!("/api/v1/ingresses/zrh-prod/{ns}/web/edit-in-place"),
+                "sre",
+                "",
+                serde_json::json!({"dry_run": true}),
+            )
+            .await
+            .status()
+        }
+    };
+    assert_ne!(
+        preview("team-b").await,
+        403,
+        "where a RoleBinding lets them act"
+    );
+    assert_eq!(preview("team-a1").await, 403, "and nowhere else");
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cluster_that_cannot_answer_shows_nothing_and_says_why() {
     if !kubectl_available() {
@@ -204,8 +274,13 @@ async fn a_cluster_that_cannot_answer_shows_nothing_and_says_why() {
     assert!(namespaces(&app, "sre", "").await.is_empty());
     let page = app.get_as("/", "sre", "").await.text().await.unwrap();
     assert!(
-        page.contains("Nothing is shown of one cluster for you")
-            && page.contains("zrh-prod (the cluster refused an access review"),
+        page.contains("Some clusters could not say what you may see"),
+        "{page}"
+    );
+    // Which cluster and the API server's words (Lookout's own account among them) are for
+    // Lookout's operators, not for someone with no rights anywhere.
+    assert!(
+        !page.contains("zrh-prod") && !page.contains("refused an access review"),
         "{page}"
     );
     app.stop().await;
@@ -275,5 +350,47 @@ async fn only_a_persons_first_page_waits_for_reviews() {
     let before = reviews_sent(&app).await;
     assert!(namespaces(&app, "bob", "team-b").await.is_empty());
     assert_eq!(reviews_sent(&app).await - before, 2);
+    app.stop().await;
+}
+
+/// A cluster that stops answering holds a person's first page (and an identified `/readyz`)
+/// for at most the first-answer wait, not the reviews' own 10 s: it reads as unanswered
+/// meanwhile, and the rest of the fleet is shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_cluster_holds_no_first_page_for_long() {
+    if !kubectl_available() {
+        return;
+    }
+    let app = app_with(&["zrh-prod", "gva-prod"])
+        .with_service_account_of(render("overlays/cluster-access"))
+        .auth(kubernetes_auth("60s").await)
+        .await;
+    app.wait_ready().await;
+    let admin = app.dir.path().join("kubeconfig");
+    kubectl(
+        &admin,
+        "zrh-prod",
+        &["apply", "--server-side", "-f", "-"],
+        Some(OBJECTS),
+    );
+    app.eventually("Lookout has zrh-prod's Ingresses", || async {
+        app.get_as("/api/v1/ingresses", "probe", "").await.status() == 200
+    })
+    .await;
+    // gva-prod accepts connections and never answers.
+    app.fleet.clusters[1]
+        .cluster
+        .set_faults(kubesim::faults::Faults {
+            blackhole: true,
+            ..Default::default()
+        });
+    let asked = std::time::Instant::now();
+    let seen = namespaces(&app, "sre", "").await;
+    assert!(
+        asked.elapsed() < std::time::Duration::from_secs(5),
+        "the first page waited {:?}",
+        asked.elapsed()
+    );
+    assert_eq!(seen, set(&["team-a1", "team-a2", "team-b"]));
     app.stop().await;
 }

@@ -60,8 +60,10 @@ pub fn recent_ingresses(
         .collect()
 }
 
-/// One finding per tailnet whose new hostnames this week, across the fleet, near the limit;
-/// on its newest Ingress.
+/// For each tailnet whose new hostnames this week, across the fleet, near the limit: one
+/// finding per namespace with a new Tailscale Ingress in it, on that namespace's newest — so
+/// every tenant spending from the tailnet is told, and whether a tenant is told never depends
+/// on when someone else created one.
 pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
     let mut per_tailnet: BTreeMap<&str, Vec<&TailnetIngress>> = BTreeMap::new();
     for i in ingresses {
@@ -69,20 +71,27 @@ pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
     }
     per_tailnet
         .into_iter()
-        .filter_map(|(tailnet, mut all)| {
+        .flat_map(|(tailnet, all)| {
             let named = all.iter().filter(|i| i.named).count();
             let waiting = all.len() - named;
-            if named < WARN_AT {
-                return None;
+            let mut newest: BTreeMap<(&str, &str), &TailnetIngress> = BTreeMap::new();
+            if named >= WARN_AT {
+                for i in &all {
+                    let slot = newest.entry((&i.cluster, &i.namespace)).or_insert(i);
+                    if (i.created, &i.name) > (slot.created, &slot.name) {
+                        *slot = i;
+                    }
+                }
             }
-            all.sort_by_key(|i| i.created);
-            let newest = all.last()?;
+            newest.into_values().map(move |newest| (tailnet, named, waiting, newest))
+        })
+        .map(|(tailnet, named, waiting, newest)| {
             let waiting = if waiting > 0 {
                 format!(" {waiting} more are still without a hostname: the operator publishes one only once the certificate is issued, so these are likely refused by the limit.")
             } else {
                 String::new()
             };
-            Some(Finding {
+            Finding {
                 rule: Rule::TailscaleCertBudget,
                 severity: if named >= CAPACITY { Severity::Critical } else { Severity::Warning },
                 cluster: newest.cluster.as_str().into(),
@@ -98,7 +107,7 @@ pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
                 .into(),
                 remediation: "Hold back new Tailscale Ingresses in this tailnet for a few days, or reuse hostnames; renewals (ARI) are exempt, new names are not.".into(),
                 since: Some(newest.created),
-            })
+            }
         })
         .collect()
 }

@@ -447,7 +447,15 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet_across_clusters() {
         cluster("gva", 20, 3, Some("tail1234.ts.net")),
     );
     let f = fleet(&[&a, &b]);
-    assert_eq!(f.len(), 1, "{f:#?}");
+    // One per namespace spending from the tailnet (here one in each cluster), on its own
+    // newest Ingress: every tenant is told, whoever created last.
+    assert_eq!(f.len(), 2, "{f:#?}");
+    let clusters: Vec<&str> = f.iter().map(|x| &*x.cluster).collect();
+    assert_eq!(clusters, ["gva", "zrh"]);
+    assert!(f.iter().all(|x| x.name.starts_with(&*x.cluster)), "{f:#?}");
+    let gva = f.iter().find(|x| &*x.cluster == "gva").unwrap();
+    assert!(gva.message.contains("3 more are still without a hostname"));
+    let f: Vec<_> = f.into_iter().filter(|x| &*x.cluster == "zrh").collect();
     assert!(
         f[0].title
             .contains("45 new Tailscale hostnames in tail1234.ts.net"),
@@ -462,10 +470,17 @@ fn tailscale_cert_budget_counts_new_hostnames_per_tailnet_across_clusters() {
     );
     assert!(!f[0].message.contains("2 clusters"), "{}", f[0].message);
     assert!(!f[0].message.contains("zrh"), "{}", f[0].message);
-    assert!(
-        f[0].message.contains("3 more are still without a hostname"),
-        "{}",
-        f[0].message
+    // Another namespace creating one later changes neither which Ingress zrh's finding is
+    // on nor since when.
+    let c = cluster("lab", 1, 0, Some("tail1234.ts.net"));
+    let again: Vec<_> = fleet(&[&a, &b, &c])
+        .into_iter()
+        .filter(|x| &*x.cluster == "zrh")
+        .collect();
+    assert_eq!(
+        (&again[0].name, again[0].since),
+        (&f[0].name, f[0].since),
+        "{again:#?}"
     );
     // Each cluster alone stays under the warning: the per-cluster rules never fire it.
     assert!(fleet(&[&a]).is_empty());

@@ -130,6 +130,9 @@ pub struct AccessReviews {
     bindings: tokio::sync::Mutex<HashMap<String, Listed>>,
     /// Reviews sent since start (`/metrics`, the benchmark).
     sent: AtomicU64,
+    /// Per cluster, why it last could not answer (logged when that changes: people are not
+    /// told which cluster or why, Lookout's operators are).
+    complaints: Mutex<HashMap<String, Option<String>>>,
 }
 
 impl AccessReviews {
@@ -148,6 +151,7 @@ impl AccessReviews {
             asking: Mutex::default(),
             bindings: tokio::sync::Mutex::default(),
             sent: AtomicU64::new(0),
+            complaints: Mutex::default(),
         })
     }
 
@@ -271,6 +275,11 @@ impl AccessReviews {
         });
         let mut answer = Answer::default();
         for (name, result) in futures::future::join_all(asked).await {
+            // (A cluster the first page stopped waiting for is judged by the round that
+            // goes on in the background.)
+            if let Ok(r) = &result {
+                self.complain(&name, r.as_ref().err());
+            }
             match result {
                 Ok(Ok(Some(sight))) => {
                     answer.sights.insert(name, sight);
@@ -292,6 +301,22 @@ impl AccessReviews {
             }
         }
         Arc::new(answer)
+    }
+
+    /// Logs a cluster that cannot answer access reviews, and its recovery, once per change.
+    fn complain(&self, cluster: &str, why: Option<&String>) {
+        let mut all = self.complaints.lock().expect("access reviews");
+        let last = all.entry(cluster.to_string()).or_default();
+        if last.as_ref() == why {
+            return;
+        }
+        match why {
+            Some(why) => {
+                tracing::warn!(cluster, why = %why, "the cluster cannot answer access reviews: people see nothing of it")
+            }
+            None => tracing::info!(cluster, "the cluster answers access reviews again"),
+        }
+        *last = why.cloned();
     }
 
     /// What one cluster grants the person; Err when it cannot say.

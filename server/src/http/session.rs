@@ -644,5 +644,50 @@ mod tests {
             .filter(|f| !f.starts_with("auth/"))
             .collect();
         assert!(rules.is_empty(), "an identity's rules read in {rules:?}");
+        // Where a view is inspected (who sees or may act where), outside the auth module: a
+        // ratchet. The view belongs behind the read ports (clusters/read.rs, store/reads.rs,
+        // fleet.rs); no new file may start inspecting it, and each one moved behind a port
+        // comes off this list.
+        let inspecting: Vec<&str> = files
+            .iter()
+            .filter(|(name, text)| {
+                !name.starts_with("auth/")
+                    && [
+                        ".sees(",
+                        ".sees_everything(",
+                        ".sees_cluster_wide(",
+                        ".sees_cluster(",
+                        ".may_act(",
+                        ".may_act_in(",
+                        ".sight(",
+                        ".unanswered(",
+                        ".narrowed(",
+                    ]
+                    .iter()
+                    .any(|n| text.contains(n))
+            })
+            .map(|(name, _)| name.as_str())
+            .collect();
+        assert_eq!(
+            inspecting,
+            [
+                "actions/bulk.rs",
+                "actions/mod.rs",
+                "actions/renew.rs",
+                "clusters/mod.rs",
+                "clusters/read.rs",
+                "fleet.rs",
+                "http/actions/readers.rs",
+                "http/events.rs",
+                "http/lists/judged.rs",
+                "http/load.rs",
+                "http/mod.rs",
+                "http/pages.rs",
+                "http/session.rs",
+                "store/mod.rs",
+                "store/reads.rs",
+            ],
+            "a view inspected in a new place: apply it behind the read ports instead"
+        );
     }
 }

@@ -83,46 +83,7 @@ fn curl_with(extra: &[&str], scheme: &str, host: &str, ip: &str, port: u16, path
 async fn the_listeners_answer_per_route_as_ciliums_envoy_does() {
     let stop = CancellationToken::new();
     let _guard = stop.clone().drop_guard();
-    let clock = Arc::new(Clock::manual(
-        Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap(),
-    ));
-    let ports = free_ports();
-    let opts = FleetOptions {
-        controllers: true,
-        edge: Some(ports),
-        ..FleetOptions::numbered(1)
-    };
-    let fleet = Fleet::start(&opts, clock.clone(), stop.clone())
-        .await
-        .unwrap();
-    create(
-        &fleet,
-        "",
-        "configmaps",
-        Some("kube-system"),
-        json!({"metadata": {"name": "cilium-config"}, "data": {"enforce-ingress-https": "false", "ingress-default-lb-mode": "shared"}}),
-    );
-    create(
-        &fleet,
-        "",
-        "services",
-        Some("kube-system"),
-        json!({"metadata": {"name": "cilium-ingress"}, "spec": {"type": "LoadBalancer", "ipFamilies": ["IPv4"]}}),
-    );
-    create(
-        &fleet,
-        "networking.k8s.io",
-        "ingressclasses",
-        None,
-        json!({"metadata": {"name": "cilium"}, "spec": {"controller": "cilium.io/ingress-controller"}}),
-    );
-    create(
-        &fleet,
-        "",
-        "namespaces",
-        None,
-        json!({"metadata": {"name": "web"}}),
-    );
+    let (fleet, clock, ports) = shared_cluster(&stop).await;
     // app: enforcing, `/` routed, its Secret issued.
     create(
         &fleet,

@@ -194,17 +194,24 @@ async fn sign_in_landing(
     (status, text, at)
 }
 
+/// Lookout signing people in through a provider started for it (the tests' OIDC
+/// configuration: support everywhere, a customer's group in its namespaces), and its URL.
+async fn signing_in_app() -> (TestApp, OidcProvider, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let provider = start_provider(&format!("{base}/auth/callback")).await;
+    let auth = crate::tenancy::oidc_auth(&base, &provider.issuer).await;
+    let app = app_with(&["zrh-prod"]).auth(auth).listener(listener).await;
+    (app, provider, base)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn support_and_a_customer_sign_in_with_a_real_provider_and_see_their_scopes() {
     if !provider_available() {
         return;
     }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let provider = start_provider(&format!("{base}/auth/callback")).await;
     // Support operates everywhere; the customer's group sees its namespaces.
-    let auth = crate::tenancy::oidc_auth(&base, &provider.issuer).await;
-    let app = app_with(&["zrh-prod"]).auth(auth).listener(listener).await;
+    let (app, provider, base) = signing_in_app().await;
     for (ns, host) in [
         ("acme-shop", "shop.acme.example"),
         ("globex-web", "www.globex.example"),
@@ -519,11 +526,7 @@ async fn a_refused_name_ends_the_sign_in_with_an_error_page() {
     if !provider_available() {
         return;
     }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let provider = start_provider(&format!("{base}/auth/callback")).await;
-    let auth = crate::tenancy::oidc_auth(&base, &provider.issuer).await;
-    let app = app_with(&["zrh-prod"]).auth(auth).listener(listener).await;
+    let (app, _provider, base) = signing_in_app().await;
     let client = browser();
     let (status, page, at) = sign_in_landing(&client, &base, "/", "token:ci").await;
     assert_eq!(
@@ -551,11 +554,7 @@ async fn a_live_stream_ends_when_its_caller_signs_out() {
     if !provider_available() {
         return;
     }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let provider = start_provider(&format!("{base}/auth/callback")).await;
-    let auth = crate::tenancy::oidc_auth(&base, &provider.issuer).await;
-    let app = app_with(&["zrh-prod"]).auth(auth).listener(listener).await;
+    let (app, provider, base) = signing_in_app().await;
     let carol = browser();
     let (page, _) = sign_in(&carol, &base, "/", "carol").await;
     let stream = carol

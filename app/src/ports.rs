@@ -109,10 +109,12 @@ pub trait HistoryReader: Send + Sync {
     ) -> Reading<'a, ChallengePage>;
     /// The page of audit rows `query` asks for, newest first.
     fn audit<'a>(&'a self, view: &'a View, query: &'a AuditQuery) -> Reading<'a, Page<AuditEntry>>;
-    /// What changed since `since`, newest first, at most `limit` lines.
+    /// What changed since `since` where `place` looks (a cluster, a namespace, both or
+    /// neither), newest first, at most `limit` lines.
     fn recent_changes<'a>(
         &'a self,
         view: &'a View,
+        place: crate::model::read::views::Place<'a>,
         since: DateTime<Utc>,
         limit: usize,
     ) -> Reading<'a, Vec<RecentChange>>;

@@ -112,7 +112,7 @@ pub async fn run(parts: Parts, shutdown: CancellationToken) -> anyhow::Result<()
         publish,
         shutdown.clone(),
     ));
-    let probe_status = Arc::new(crate::probe::worker::ProbeStatus::default());
+    let probe_status = registry.probes.clone();
     let prober = probe.map(|p| {
         let probed = registry
             .records()

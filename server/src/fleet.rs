@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, RwLock};
 
-use lookout_app::model::budget::Budget;
+use lookout_app::model::budget::{as_seen_by, impact, Budget, Impact, Origin, Planned};
 use lookout_app::model::read::Visibility;
 use lookout_app::model::View;
 use lookout_app::ports::BudgetReader;
@@ -71,21 +71,43 @@ impl Budgets {
     }
 }
 
+impl Budgets {
+    /// What planned issuances would cost of the budgets, as `view` may see it: the counts
+    /// are the fleet's (the limits are shared); a caller who does not see everything reads
+    /// them through [`Budget::for_viewer`] — how many came from elsewhere, not from where,
+    /// nor when.
+    pub fn impact_seen(&self, view: &View, planned: &[Planned]) -> Vec<Impact> {
+        let mut out = impact(&self.all(), planned);
+        self.render_seen(view, &mut out);
+        out
+    }
+
+    /// Impacts kept in someone else's record, rendered through `view`'s sight of the
+    /// current budgets (unchanged for whoever sees everything).
+    pub fn render_seen(&self, view: &View, impacts: &mut [Impact]) {
+        if let Some(sees) = partial(view) {
+            as_seen_by(impacts, &self.all(), sees);
+        }
+    }
+}
+
+/// Whether an origin is `view`'s own — None for a caller who sees everything, who reads the
+/// budgets as they are.
+fn partial(view: &View) -> Option<impl Fn(&Origin) -> bool + '_> {
+    (!view.sees_everything()).then_some(|o: &Origin| {
+        Visibility::of(view, &o.cluster).is_some_and(|v| v.namespace(&o.namespace))
+    })
+}
+
 impl BudgetReader for Budgets {
     /// Whoever sees everything gets every budget; anyone else the budgets their own objects
     /// spent, with how many of the counted spends came from elsewhere — never from where or
     /// when ([`Budget::for_viewer`]).
     fn budgets(&self, view: &View) -> Vec<Budget> {
         let all = self.all();
-        if view.sees_everything() {
-            return all;
+        match partial(view) {
+            None => all,
+            Some(sees) => all.iter().filter_map(|b| b.for_viewer(&sees)).collect(),
         }
-        all.iter()
-            .filter_map(|b| {
-                b.for_viewer(|o| {
-                    Visibility::of(view, &o.cluster).is_some_and(|v| v.namespace(&o.namespace))
-                })
-            })
-            .collect()
     }
 }

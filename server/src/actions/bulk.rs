@@ -132,7 +132,7 @@ impl Actions {
             }
             _ => {}
         }
-        keys.retain(|k| caller.view.may_act(&k.cluster, &k.namespace));
+        keys.retain(|k| acts_in(caller, &k.cluster, Some(&k.namespace)));
         keys
     }
 
@@ -156,7 +156,7 @@ impl Actions {
         let mut keys = Vec::new();
         for item in &preview.items {
             let key = key_of_item(item);
-            if !caller.view.may_act(&key.cluster, &key.namespace) {
+            if !acts_in(caller, &key.cluster, Some(&key.namespace)) {
                 continue;
             }
             if item.outcome.succeeded() {
@@ -294,10 +294,9 @@ impl Actions {
             Some(_) => Vec::new(),
             None => known,
         };
-        let reachable = clusters.iter().any(|c| match target.namespace() {
-            Some(ns) => caller.view.may_act(c, ns),
-            None => caller.view.may_act_in(c),
-        });
+        let reachable = clusters
+            .iter()
+            .any(|c| acts_in(caller, c, target.namespace()));
         if !reachable {
             return Err(ActionError::NotFound(format!(
                 "There is nothing {} you may change.",

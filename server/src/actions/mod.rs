@@ -18,6 +18,7 @@
 mod bulk;
 mod edit_in_place;
 mod person;
+mod records;
 mod renew;
 pub(crate) mod requests;
 mod restart;
@@ -196,11 +197,6 @@ fn owners_text(owners: &[(String, String)]) -> String {
 }
 
 impl Actions {
-    /// The fleet's current budgets, whoever may see them (to render a record for a reader).
-    pub fn budgets(&self) -> Vec<lookout_app::model::budget::Budget> {
-        self.budgets.all()
-    }
-
     pub fn new(
         registry: Arc<Registry>,
         fleet: (crate::fleet::Changes, Arc<crate::fleet::Budgets>),
@@ -483,9 +479,18 @@ impl Actions {
     }
 }
 
+/// Whether the caller's role lets them change objects in `namespace` of `cluster` (None:
+/// in any namespace of it). Every action, single or a bulk run's item, asks this.
+fn acts_in(caller: &Caller, cluster: &str, namespace: Option<&str>) -> bool {
+    match namespace {
+        Some(ns) => caller.view.may_act(cluster, ns),
+        None => caller.view.may_act_in(cluster),
+    }
+}
+
 /// Whether the caller's role lets them change objects in the key's namespace.
 fn may_act(caller: &Caller, key: &ObjectKey) -> Result<(), ActionError> {
-    if caller.view.may_act(&key.cluster, &key.namespace) {
+    if acts_in(caller, &key.cluster, Some(&key.namespace)) {
         Ok(())
     } else {
         Err(ActionError::Forbidden(format!(

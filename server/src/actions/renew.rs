@@ -3,18 +3,9 @@
 use super::*;
 
 impl Actions {
-    /// What planned issuances cost of the budgets, as the caller may see it: the counts are
-    /// the fleet's (the limits are shared), but a namespace-scoped caller learns only how
-    /// many came from outside their namespaces — not from where, nor when.
+    /// What planned issuances cost of the budgets, as the caller may see it.
     pub(super) fn impact_for(&self, caller: &Caller, planned: &[Planned]) -> Vec<Impact> {
-        let budgets = self.budgets.all();
-        if caller.view.sees_everything() {
-            impact(&budgets, planned)
-        } else {
-            lookout_app::model::budget::impact_for_viewer(&budgets, planned, |o| {
-                caller.view.sees(&o.cluster, &o.namespace)
-            })
-        }
+        self.budgets.impact_seen(&caller.view, planned)
     }
 
     /// The record of an action that issues a Certificate again (renew, restart): actions on,
@@ -87,8 +78,13 @@ impl Actions {
             return None;
         };
         let p = p.clone();
-        let visible = lookout_app::model::read::Visibility::of(&caller.view, &key.cluster)
-            .is_some_and(|v| v.finding(&p.root));
+        // Told as the caller may see it: the same problem in their own list, with its root
+        // when that is theirs to see.
+        let visible = lookout_app::ports::FleetReader::problems(&*self.registry, &caller.view, &q)
+            .page
+            .items
+            .iter()
+            .any(|told| told.id == p.id && told.root == p.root);
         if !visible {
             // A cluster-scoped root (the issuer): its readiness is the tenant's business,
             // its details and who else depends on it are not.

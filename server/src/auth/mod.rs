@@ -8,6 +8,9 @@
 //! Sessions are values [`Auth::session_value`] makes and [`Auth::session`] reads back; the
 //! HTTP side (cookies, extractors, the sign-in routes, CSRF) is `http/session.rs`.
 
+#[cfg(test)]
+mod door;
+pub(crate) mod limits;
 pub mod oidc;
 pub mod reviews;
 

@@ -8,7 +8,7 @@ mod complaints;
 mod counters;
 mod derived;
 mod kinds;
-mod read;
+pub(crate) mod read;
 mod record;
 mod stream;
 mod sync;
@@ -248,6 +248,8 @@ pub struct Registry {
     changes: crate::fleet::Changes,
     /// What a caller who sees the whole fleet reads on every page, kept briefly.
     whole: std::sync::Mutex<Option<Arc<Whole>>>,
+    /// The probe's last round, as its worker reports it.
+    pub probes: Arc<crate::probe::worker::ProbeStatus>,
 }
 
 /// What a caller who sees everything reads on every page (the sync strip) and the board:
@@ -331,13 +333,14 @@ impl Registry {
             relists,
             changes,
             whole: std::sync::Mutex::new(None),
+            probes: Arc::default(),
         })
     }
 
-    /// The whole fleet's clusters and problems as `view` — a caller's who sees everything —
-    /// sees them (as any such caller does), made at most once per revision and second.
-    pub(crate) fn whole(&self, view: &lookout_app::model::View) -> Arc<Whole> {
-        debug_assert!(view.sees_everything());
+    /// The whole fleet's clusters and problems as `view` — a caller's who sees everything
+    /// ([`read`] asks) — sees them (as any such caller does), made at most once per
+    /// revision and second.
+    fn whole(&self, view: &lookout_app::model::View) -> Arc<Whole> {
         let revision = self.changes.revision();
         let mut kept = self.whole.lock().expect("whole lock");
         if let Some(w) = kept.as_ref() {

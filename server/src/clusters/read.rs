@@ -79,18 +79,83 @@ impl Registry {
     }
 }
 
+/// What a caller sees of the fleet, as a number that moves when any of it changes.
+pub(crate) enum Seen {
+    /// The fleet's change counter: the caller sees everything (it also moves with budgets
+    /// and action progress), and reads what everyone who does reads.
+    Fleet(u64),
+    /// Derived from the visible parts of the visible clusters alone, so that one tenant
+    /// cannot watch another's activity (or other clusters') through it.
+    Part(u64),
+}
+
+/// One cluster as a live stream tells it: its name, sync state and the generation of what
+/// the caller sees of it.
+pub(crate) struct ClusterSeen {
+    pub name: String,
+    pub state: &'static str,
+    pub generation: u64,
+}
+
+impl Registry {
+    /// What `view` sees of the fleet, as one number ([`Seen`]).
+    pub(crate) fn seen(&self, view: &View) -> Seen {
+        use std::hash::{Hash, Hasher};
+        if view.sees_everything() {
+            return Seen::Fleet(self.changes.revision());
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for c in self.clusters_seen(view) {
+            (c.name, c.generation, c.state).hash(&mut h);
+        }
+        Seen::Part(h.finish())
+    }
+
+    /// Each cluster `view` sees, with the generation of what it sees there.
+    pub(crate) fn clusters_seen(&self, view: &View) -> Vec<ClusterSeen> {
+        self.visible(view, None)
+            .map(|(c, visible)| ClusterSeen {
+                name: c.name.clone(),
+                state: c.state_label(),
+                generation: c.visible_generation(&visible),
+            })
+            .collect()
+    }
+
+    /// The clusters still waiting for their first sync, of those `view` sees.
+    pub(crate) fn pending_seen(&self, view: &View) -> Vec<String> {
+        self.pending()
+            .into_iter()
+            .filter(|c| Visibility::of(view, c).is_some())
+            .collect()
+    }
+
+    /// The probe's last round in numbers, for whoever sees everything (how many addresses
+    /// were probed and refused across the fleet is the operators').
+    pub(crate) fn probe_round(&self, view: &View) -> Option<crate::probe::worker::RoundStats> {
+        view.sees_everything()
+            .then(|| self.probes.last.lock().expect("probe status lock").clone())
+    }
+
+    /// The whole fleet's clusters and problems as a caller who sees everything sees them,
+    /// made at most once per revision and second.
+    fn whole_seen(&self, view: &View) -> Option<Arc<super::Whole>> {
+        view.sees_everything().then(|| self.whole(view))
+    }
+}
+
 impl FleetReader for Registry {
     fn clusters(&self, view: &View) -> Vec<lookout_app::model::ClusterView> {
         // Whoever sees everything reads the one kept copy (the sync strip of every page).
-        if view.sees_everything() {
-            return self.whole(view).clusters.as_ref().clone();
+        if let Some(whole) = self.whole_seen(view) {
+            return whole.clusters.as_ref().clone();
         }
         self.cluster_views(view)
     }
 
     fn cluster_list(&self, view: &View) -> Arc<Vec<lookout_app::model::ClusterView>> {
-        if view.sees_everything() {
-            return self.whole(view).clusters.clone();
+        if let Some(whole) = self.whole_seen(view) {
+            return whole.clusters.clone();
         }
         Arc::new(self.cluster_views(view))
     }
@@ -122,8 +187,8 @@ impl FleetReader for Registry {
     fn problems(&self, view: &View, q: &ProblemQuery) -> Problems {
         // The counts are of everything the caller sees (filters choose the list, never the
         // facts): `Problems::of` applies the filters to the list alone.
-        if view.sees_everything() {
-            return Problems::of(self.whole(view).problems.iter(), q);
+        if let Some(whole) = self.whole_seen(view) {
+            return Problems::of(whole.problems.iter(), q);
         }
         let all = self.all_problems(view);
         Problems::of(all.iter(), q)

@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use crate::auth::Caller;
+use crate::clusters::read::Seen;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
@@ -104,44 +105,36 @@ struct Change {
     clusters: Vec<ClusterChange>,
 }
 
-/// What the caller sees of the fleet, as one number that moves when any of it changes: the
-/// fleet's change counter for who sees everything (it also moves with budgets and action
-/// progress); otherwise derived from the visible clusters' visible parts only, so that one
-/// tenant cannot watch another's activity (or other clusters') through it.
+/// What the caller sees of the fleet, as one number that moves when any of it changes
+/// ([`crate::clusters::read::Seen`]): the fleet's change counter for who sees everything;
+/// otherwise the visible parts of the visible clusters, and the caller's own actions.
 pub(super) fn revision(state: &AppState, caller: &Caller) -> u64 {
     use std::hash::{Hash, Hasher};
-    let view = &caller.view;
-    if view.sees_everything() {
-        return state.changes.revision();
-    }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for c in state.registry.records() {
-        if let Some(visible) = lookout_app::model::read::Visibility::of(view, &c.name) {
-            (&c.name, c.visible_generation(&visible), c.state_label()).hash(&mut h);
+    match state.registry.seen(&caller.view) {
+        Seen::Fleet(rev) => rev,
+        Seen::Part(seen) => {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            seen.hash(&mut h);
+            // The caller's own actions move too (a bulk run's page shows its progress).
+            for (id, done, outcome) in state.actions.progress_of(caller.actor()) {
+                (id, done, outcome).hash(&mut h);
+            }
+            h.finish()
         }
     }
-    // The caller's own actions move too (a bulk run's page shows its progress).
-    for (id, done, outcome) in state.actions.progress_of(caller.actor()) {
-        (id, done, outcome).hash(&mut h);
-    }
-    h.finish()
 }
 
 fn change(state: &AppState, caller: &Caller) -> Change {
-    let view = &caller.view;
     Change {
         rev: revision(state, caller),
         clusters: state
             .registry
-            .records()
-            .iter()
-            .filter_map(|c| {
-                let visible = lookout_app::model::read::Visibility::of(view, &c.name)?;
-                Some(ClusterChange {
-                    name: c.name.clone(),
-                    state: c.state_label(),
-                    generation: c.visible_generation(&visible),
-                })
+            .clusters_seen(&caller.view)
+            .into_iter()
+            .map(|c| ClusterChange {
+                name: c.name,
+                state: c.state,
+                generation: c.generation,
             })
             .collect(),
     }
@@ -152,11 +145,10 @@ fn change(state: &AppState, caller: &Caller) -> Change {
 fn message(state: &AppState, caller: &Caller) -> (u64, std::sync::Arc<String>) {
     let json =
         |c: &Change| std::sync::Arc::new(serde_json::to_string(c).expect("a change serializes"));
-    if !caller.view.sees_everything() {
+    let Seen::Fleet(rev) = state.registry.seen(&caller.view) else {
         let c = change(state, caller);
         return (c.rev, json(&c));
-    }
-    let rev = state.changes.revision();
+    };
     let mut kept = state.streams.everything.lock().expect("streams lock");
     if let Some((at, text)) = kept.as_ref() {
         if *at == rev {

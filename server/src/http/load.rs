@@ -9,7 +9,7 @@ use lookout_app::model::read::issuer::{IssuerDetail, IssuerQuery, IssuerRow};
 use lookout_app::model::read::problems::Problems;
 use lookout_app::model::read::views::{
     AuditQuery, CertificateDetail, CertificateQuery, CertificateRow, ChallengeQuery, IngressDetail,
-    IngressQuery, IngressRow, ProblemQuery,
+    IngressQuery, IngressRow, Place, ProblemQuery,
 };
 use lookout_app::model::timeline::Attempt;
 use lookout_app::model::{ClusterView, ObjectKey, Page, View};
@@ -51,7 +51,11 @@ pub(super) async fn board(
         recent: state
             .history
             .recent_changes(
-                &view.narrowed(q.cluster.as_deref(), q.namespace.as_deref()),
+                view,
+                Place {
+                    cluster: q.cluster.as_deref(),
+                    namespace: q.namespace.as_deref(),
+                },
                 now - RECENT_WINDOW,
                 RECENT_LINES,
             )

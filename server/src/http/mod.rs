@@ -92,12 +92,7 @@ async fn readyz(State(state): State<AppState>, caller: Caller) -> Response {
     // Anyone may ask (probes send no credentials): an anonymous caller gets the status
     // only; a caller who identifies (an API token, a signed-in admin) learns which of the
     // clusters they may see are still pending.
-    let pending: Vec<String> = state
-        .registry
-        .pending()
-        .into_iter()
-        .filter(|c| caller.view.sees_cluster(c))
-        .collect();
+    let pending = state.registry.pending_seen(&caller.view);
     let text = if pending.is_empty() {
         "not ready: waiting for the first sync of the clusters".to_string()
     } else {

@@ -14,20 +14,6 @@ use lookout_app::pages;
 
 use super::{load, query, AppError, AppState};
 
-/// The banner, with a line when some clusters could not say what the caller may see —
-/// which ones and why (an API server's words, Lookout's own account) are for Lookout's
-/// operators, on the cluster pages and in its log, not for whoever signs in.
-fn with_unanswered(banner: Option<String>, view: &lookout_app::model::View) -> Option<String> {
-    if view.unanswered().next().is_none() {
-        return banner;
-    }
-    let line = "Some clusters could not say what you may see: nothing of them is shown to you until they can. Lookout's operators see why on its cluster pages.".to_string();
-    Some(match banner {
-        Some(b) => format!("{b} {line}"),
-        None => line,
-    })
-}
-
 /// The frame of every page. The change counter is read before the page's data, so a change
 /// that lands while the page renders makes the live script fetch it again.
 pub(super) fn shell(state: &AppState, caller: &Caller, csrf: &CsrfToken) -> Shell {
@@ -60,7 +46,7 @@ pub(super) fn shell_of(
         active: Nav::None,
         now: (state.registry.now)(),
         stylesheet: super::stylesheet_href(),
-        banner: with_unanswered(state.banner.clone(), &caller.view),
+        banner: crate::auth::limits::with_unanswered(state.banner.clone(), &caller.view),
         storage: storage_banner(state),
         search: String::new(),
         rev,

@@ -283,7 +283,9 @@ pub(crate) async fn authenticate(
                     // The live stream asks again who its caller is while it is open.
                     req.extensions_mut().insert(presented);
                 }
-                if let Some(what) = outside_view(&caller.view, req.uri().query()) {
+                if let Some(what) =
+                    crate::auth::limits::outside_view(&caller.view, req.uri().query())
+                {
                     let e = AppError::NotFound(what);
                     let response = if api {
                         ApiError(e).into_response()
@@ -353,32 +355,6 @@ fn finish(state: &AppState, path: &str, mut response: Response) -> Response {
         );
     }
     response
-}
-
-/// What a query's `cluster` and `namespace` filters name outside the caller's view, if
-/// anything: such a filter is answered like a missing object (404), the same whether the
-/// cluster or namespace does not exist or is someone else's.
-fn outside_view(view: &lookout_app::model::View, query: Option<&str>) -> Option<String> {
-    let (mut cluster, mut namespace) = (None, None);
-    for (key, value) in form_urlencoded::parse(query?.as_bytes()) {
-        match &*key {
-            "cluster" if !value.is_empty() => cluster = Some(value.into_owned()),
-            "namespace" if !value.is_empty() => namespace = Some(value.into_owned()),
-            _ => {}
-        }
-    }
-    match (cluster, namespace) {
-        (Some(c), _) if !view.sees_cluster(&c) => Some(format!(
-            "no cluster \"{c}\" in your view (the address filters on it)"
-        )),
-        (Some(c), Some(n)) if !view.sees(&c, &n) => Some(format!(
-            "no namespace \"{n}\" of cluster \"{c}\" in your view (the address filters on it)"
-        )),
-        (None, Some(n)) if !view.clusters().any(|(_, s)| s.read.contains(&n)) => Some(format!(
-            "no namespace \"{n}\" in your view (the address filters on it)"
-        )),
-        _ => None,
-    }
 }
 
 #[derive(Deserialize)]
@@ -593,101 +569,5 @@ mod tests {
             h.insert(header::ORIGIN, HeaderValue::from_static(origin));
             assert_eq!(same_origin(&h, Some(&public)).is_ok(), ok, "{origin}");
         }
-    }
-
-    /// The caller's view is made at one door: only `authenticate` (through `Caller::new`)
-    /// turns an identity's rules into a view; Lookout's own fleet-wide view is made by the
-    /// registry and used only where no caller is involved; nothing else reads an identity's
-    /// rules or matches a scope's globs itself.
-    #[test]
-    fn the_callers_view_is_made_at_one_door() {
-        let files = crate::source_scan::product_sources();
-        assert!(files.len() > 20, "the sources were found");
-        let using = |needle: &str| -> Vec<&str> {
-            files
-                .iter()
-                .filter(|(_, text)| text.contains(needle))
-                .map(|(name, _)| name.as_str())
-                .collect()
-        };
-        assert_eq!(using("Caller::new("), ["auth/mod.rs", "http/session.rs"]);
-        assert_eq!(using("View::new("), ["auth/mod.rs"]);
-        assert_eq!(using("View::whole_fleet("), ["clusters/mod.rs"]);
-        assert_eq!(
-            using(".whole_fleet()"),
-            ["actions/bulk.rs", "actions/renew.rs", "http/metrics.rs"],
-            "the fleet-wide view: metrics, and whether an action would fail (alone or as a bulk run's item)"
-        );
-        assert!(using("glob_match(").is_empty(), "globs are the view's");
-        // An identity's rules (`model::scope`: `Access`, `Grant`) are read by the
-        // configuration, sign-in and the demo's identities only; every other module sees
-        // callers as a `View` (or the whole `Caller`).
-        let rules: Vec<&str> = using("model::scope::")
-            .into_iter()
-            .filter(|f| {
-                !["auth/", "config/", "demo/"]
-                    .iter()
-                    .any(|p| f.starts_with(p))
-            })
-            .collect();
-        assert!(rules.is_empty(), "an identity's rules read in {rules:?}");
-        // And one clock: the time is asked of the injected clock (`clock::Now`), so tests
-        // and the demo can move it; only the clock module reads the wall clock.
-        assert_eq!(using("Utc::now"), ["clock.rs"]);
-        assert!(files.iter().any(|(n, _)| n == "config/mod.rs"));
-        assert!(
-            !files.iter().any(|(n, _)| n.ends_with("fuzz.rs")),
-            "test-only module"
-        );
-        let rules: Vec<&str> = using("identity.access")
-            .into_iter()
-            .filter(|f| !f.starts_with("auth/"))
-            .collect();
-        assert!(rules.is_empty(), "an identity's rules read in {rules:?}");
-        // Where a view is inspected (who sees or may act where), outside the auth module: a
-        // ratchet. The view belongs behind the read ports (clusters/read.rs, store/reads.rs,
-        // fleet.rs); no new file may start inspecting it, and each one moved behind a port
-        // comes off this list.
-        let inspecting: Vec<&str> = files
-            .iter()
-            .filter(|(name, text)| {
-                !name.starts_with("auth/")
-                    && [
-                        ".sees(",
-                        ".sees_everything(",
-                        ".sees_cluster_wide(",
-                        ".sees_cluster(",
-                        ".may_act(",
-                        ".may_act_in(",
-                        ".sight(",
-                        ".unanswered(",
-                        ".narrowed(",
-                    ]
-                    .iter()
-                    .any(|n| text.contains(n))
-            })
-            .map(|(name, _)| name.as_str())
-            .collect();
-        assert_eq!(
-            inspecting,
-            [
-                "actions/bulk.rs",
-                "actions/mod.rs",
-                "actions/renew.rs",
-                "clusters/mod.rs",
-                "clusters/read.rs",
-                "fleet.rs",
-                "http/actions/readers.rs",
-                "http/events.rs",
-                "http/lists/judged.rs",
-                "http/load.rs",
-                "http/mod.rs",
-                "http/pages.rs",
-                "http/session.rs",
-                "store/mod.rs",
-                "store/reads.rs",
-            ],
-            "a view inspected in a new place: apply it behind the read ports instead"
-        );
     }
 }

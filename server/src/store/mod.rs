@@ -214,35 +214,7 @@ impl StoreError {
     }
 }
 
-/// A caller's view as one SQL parameter for [`scope_filter`]: NULL when it sees everything
-/// (also the history of clusters since removed from the configuration), else the JSON array
-/// of `[cluster, glob, like]` triples, one per visible cluster and namespace pattern — the
-/// cluster by name, as the view resolved it against the configuration, the namespaces as a
-/// SQLite `GLOB` pattern and as the same pattern for PostgreSQL's `LIKE` (`*` for a cluster
-/// seen whole).
-///
-/// Both match like [`lookout_app::model::view::Namespaces::contains`] (`*`, `?`,
-/// case-sensitive) once their own special characters are escaped; one difference remains in
-/// SQLite: `?` is one byte there and one character here, which only matters for non-ASCII
-/// names (namespaces are ASCII by the API server's validation).
-pub fn view_param(view: &lookout_app::model::View) -> Option<String> {
-    use lookout_app::model::view::Namespaces;
-    if view.sees_everything() {
-        return None;
-    }
-    let mut triples: Vec<[String; 3]> = Vec::new();
-    let triple =
-        |cluster: &str, pattern: &str| [cluster.to_string(), sql_glob(pattern), sql_like(pattern)];
-    for (cluster, sight) in view.clusters() {
-        match &sight.read {
-            Namespaces::Every => triples.push(triple(cluster, "*")),
-            Namespaces::Matching(patterns) => {
-                triples.extend(patterns.iter().map(|p| triple(cluster, p)))
-            }
-        }
-    }
-    Some(serde_json::to_string(&triples).unwrap_or_else(|_| "[]".into()))
-}
+pub use reads::view_param;
 
 /// SQL that holds for rows whose `cluster` and `namespace` columns are in the view bound as
 /// parameter `${n}` (see [`view_param`]).

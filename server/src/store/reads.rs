@@ -157,10 +157,13 @@ impl HistoryReader for HistoryStore {
     fn recent_changes<'a>(
         &'a self,
         view: &'a View,
+        place: lookout_app::model::read::views::Place<'a>,
         since: DateTime<Utc>,
         limit: usize,
     ) -> Reading<'a, Vec<RecentChange>> {
         Box::pin(async move {
+            let narrowed = view.narrowed(place.cluster, place.namespace);
+            let view = &narrowed;
             if let Some(rows) = self.kept_recent(view, since, limit) {
                 return Ok(rows);
             }
@@ -207,7 +210,7 @@ impl HistoryReader for HistoryStore {
                     cluster: Some(cluster.to_string()),
                     namespace: Some(namespace.to_string()),
                     domain: Some(host.clone()),
-                    view: super::view_param(view),
+                    view: view_param(view),
                     limit: i64::try_from(per_host).unwrap_or(i64::MAX),
                     ..Default::default()
                 };
@@ -254,7 +257,7 @@ impl ChallengeFilter {
             domain: q.domain.clone(),
             outcome: q.outcome,
             since: q.since,
-            view: super::view_param(view),
+            view: view_param(view),
             sort: q.sort,
             offset,
             limit,
@@ -483,7 +486,7 @@ async fn recent_changes(
     let rows = sqlx::query(&sql)
         .bind(stamp(since))
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .bind(super::view_param(view))
+        .bind(view_param(view))
         .fetch_all(pool)
         .await?;
     Ok(rows
@@ -500,10 +503,46 @@ async fn recent_changes(
         .collect())
 }
 
+/// A caller's view as one SQL parameter for [`super::scope_filter`]: NULL when it sees everything
+/// (also the history of clusters since removed from the configuration), else the JSON array
+/// of `[cluster, glob, like]` triples, one per visible cluster and namespace pattern — the
+/// cluster by name, as the view resolved it against the configuration, the namespaces as a
+/// SQLite `GLOB` pattern and as the same pattern for PostgreSQL's `LIKE` (`*` for a cluster
+/// seen whole).
+///
+/// Both match like [`lookout_app::model::view::Namespaces::contains`] (`*`, `?`,
+/// case-sensitive) once their own special characters are escaped; one difference remains in
+/// SQLite: `?` is one byte there and one character here, which only matters for non-ASCII
+/// names (namespaces are ASCII by the API server's validation).
+pub fn view_param(view: &lookout_app::model::View) -> Option<String> {
+    use lookout_app::model::view::Namespaces;
+    if view.sees_everything() {
+        return None;
+    }
+    let mut triples: Vec<[String; 3]> = Vec::new();
+    let triple = |cluster: &str, pattern: &str| {
+        [
+            cluster.to_string(),
+            super::sql_glob(pattern),
+            super::sql_like(pattern),
+        ]
+    };
+    for (cluster, sight) in view.clusters() {
+        match &sight.read {
+            Namespaces::Every => triples.push(triple(cluster, "*")),
+            Namespaces::Matching(patterns) => {
+                triples.extend(patterns.iter().map(|p| triple(cluster, p)))
+            }
+        }
+    }
+    Some(serde_json::to_string(&triples).unwrap_or_else(|_| "[]".into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::Db;
+    use lookout_app::model::read::views::Place;
 
     /// Challenges `(cluster, namespace, dns_name, state, reason, last_seen minute)`.
     async fn seed(db: &Db, rows: &[(&str, &str, &str, &str, &str, u32)]) {
@@ -538,7 +577,13 @@ mod tests {
             let read = |since| {
                 let store = store.clone();
                 let view = everything.clone();
-                async move { store.recent_changes(&view, since, 30).await.unwrap().len() }
+                async move {
+                    store
+                        .recent_changes(&view, Place::default(), since, 30)
+                        .await
+                        .unwrap()
+                        .len()
+                }
             };
             assert_eq!(read(since).await, 0);
             // Behind the store's back (no writer, no audit log): the kept answer stands.
@@ -604,7 +649,12 @@ mod tests {
             let store = HistoryStore::new(db.reader.clone());
             let view = View::whole_fleet(["zrh", "gva", "fra"]);
             let rows = store
-                .recent_changes(&view, now - chrono::Duration::hours(24), 30)
+                .recent_changes(
+                    &view,
+                    Place::default(),
+                    now - chrono::Duration::hours(24),
+                    30,
+                )
                 .await
                 .unwrap();
             let seen: Vec<(&str, &str)> = rows
@@ -650,18 +700,47 @@ mod tests {
             };
             let all = View::whole_fleet(["zrh", "gva"]);
             assert_eq!(
-                names(store.recent_changes(&all, since, 30).await.unwrap()),
+                names(
+                    store
+                        .recent_changes(&all, Place::default(), since, 30)
+                        .await
+                        .unwrap()
+                ),
                 ["applied", "elsewhere", "other-cluster"],
                 "no preview"
             );
-            let zrh = all.narrowed(Some("zrh"), None);
             assert_eq!(
-                names(store.recent_changes(&zrh, since, 30).await.unwrap()),
+                names(
+                    store
+                        .recent_changes(
+                            &all,
+                            Place {
+                                cluster: Some("zrh"),
+                                namespace: None
+                            },
+                            since,
+                            30
+                        )
+                        .await
+                        .unwrap()
+                ),
                 ["applied", "elsewhere"]
             );
-            let shop = all.narrowed(Some("zrh"), Some("shop"));
             assert_eq!(
-                names(store.recent_changes(&shop, since, 30).await.unwrap()),
+                names(
+                    store
+                        .recent_changes(
+                            &all,
+                            Place {
+                                cluster: Some("zrh"),
+                                namespace: Some("shop")
+                            },
+                            since,
+                            30
+                        )
+                        .await
+                        .unwrap()
+                ),
                 ["applied"]
             );
         }

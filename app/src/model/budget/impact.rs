@@ -37,34 +37,28 @@ pub fn impact_for_viewer(
 }
 
 /// Renders impacts — computed now, or kept in someone else's record — through a viewer's
-/// view of the current budgets: how many spends came from elsewhere, and the time one frees
-/// up only as the viewer's budget has it (kept when every spend is theirs, or when the CA
-/// named it to their own object). A budget no longer in use tells nothing more. Returns, per
-/// impact, whether the viewer's budget was found (its `server` is then the viewer's to read).
-pub fn as_seen_by(
-    impacts: &mut [Impact],
-    budgets: &[Budget],
-    sees: impl Fn(&Origin) -> bool,
-) -> Vec<Option<Budget>> {
-    impacts
-        .iter_mut()
-        .map(|i| {
-            let current = budgets
-                .iter()
-                .find(|b| b.server == i.server && b.limit == i.limit && b.key == i.key);
-            let seen = current.and_then(|b| b.for_viewer(&sees));
-            i.elsewhere = seen
-                .as_ref()
-                .map_or_else(|| current.map_or(0, |b| b.used), |b| b.elsewhere);
-            // Nothing was spent when it was judged: nothing to free up, whatever the
-            // budget holds since (a kept record read later, on another replica).
-            i.frees_at = seen
-                .as_ref()
-                .and_then(|b| b.frees_at)
-                .filter(|_| i.used > 0);
-            seen
-        })
-        .collect()
+/// view of the current budgets, each by [`Budget::for_viewer`] (the one rule for what a
+/// viewer who does not see everything reads of a budget): how many spends came from
+/// elsewhere, the time one frees up only as the viewer's budget has it (kept when every
+/// spend is theirs, or when the CA named it to their own object), and the server as their
+/// budget names it. A budget no longer in use tells nothing more.
+pub fn as_seen_by(impacts: &mut [Impact], budgets: &[Budget], sees: impl Fn(&Origin) -> bool) {
+    for i in impacts.iter_mut() {
+        let current = budgets
+            .iter()
+            .find(|b| b.server == i.server && b.limit == i.limit && b.key == i.key);
+        let seen = current.and_then(|b| b.for_viewer(&sees));
+        i.elsewhere = seen
+            .as_ref()
+            .map_or_else(|| current.map_or(0, |b| b.used), |b| b.elsewhere);
+        // Nothing was spent when it was judged: nothing to free up, whatever the budget
+        // holds since (a kept record read later, on another replica).
+        i.frees_at = seen
+            .as_ref()
+            .and_then(|b| b.frees_at)
+            .filter(|_| i.used > 0);
+        i.server = seen.map_or_else(|| shown_server(&i.server), |b| b.server);
+    }
 }
 
 /// A planned issuance: its ACME server, its ACME account when known, its names, and

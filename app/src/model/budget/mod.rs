@@ -320,7 +320,7 @@ pub const OTHER_SERVER: &str = "another ACME server";
 
 /// A budget's server as a viewer who does not see everything reads it: Let's Encrypt's
 /// directories as they are, any other as [`OTHER_SERVER`].
-pub fn shown_server(server: &str) -> String {
+fn shown_server(server: &str) -> String {
     match crate::model::issuer::AcmeServer::classify(Some(server)) {
         crate::model::issuer::AcmeServer::LetsEncryptProduction
         | crate::model::issuer::AcmeServer::LetsEncryptStaging => server.to_string(),

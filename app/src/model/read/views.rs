@@ -104,6 +104,14 @@ pub struct ProbeQuery {
     pub host: Option<String>,
 }
 
+/// Where a read looks: a cluster, a namespace (of any visible cluster), both or neither —
+/// within the caller's view, always.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Place<'a> {
+    pub cluster: Option<&'a str>,
+    pub namespace: Option<&'a str>,
+}
+
 /// cluster, or a namespace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

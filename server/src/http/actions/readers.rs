@@ -1,7 +1,7 @@
-//! An action's record as a reader is shown it: only theirs to see, someone else's told
-//! through their own view, and an applied action followed through (request → order →
-//! challenge → issued → served) as the reader sees the cluster now — until it settles, when
-//! its steps are kept as they settled.
+//! An action's record as a reader is shown it (what of it they may read is the actions'
+//! [`crate::actions::Actions::readable`]), an applied action followed through (request →
+//! order → challenge → issued → served) as the reader sees the cluster now — until it
+//! settles, when its steps are kept as they settled.
 
 use lookout_app::actions::{ActionKind, ActionRecord, Outcome};
 use lookout_app::model::{Kind, ObjectKey};
@@ -9,9 +9,8 @@ use lookout_app::model::{Kind, ObjectKey};
 use crate::auth::Caller;
 use crate::http::{AppError, AppState};
 
-/// A preview or result the caller may see: their own, or one they may read through their
-/// view ([`ActionRecord::readable_through`]); an applied action with its follow-through as
-/// the caller sees the cluster now.
+/// A preview or result the caller may see ([`crate::actions::Actions::readable`]); an
+/// applied action with its follow-through as the caller sees the cluster now.
 pub(super) async fn visible_record(
     state: &AppState,
     caller: &Caller,
@@ -19,49 +18,10 @@ pub(super) async fn visible_record(
 ) -> Result<ActionRecord, AppError> {
     state
         .actions
-        .get(id)
+        .readable(caller, id)
         .await
-        .filter(|r| r.actor == caller.actor() || r.readable_through(&caller.view))
-        .map(|r| as_reader_sees(state, caller, r))
         .map(|r| with_progress(state, caller, r))
         .ok_or_else(|| AppError::NotFound(format!("There is no action {id} (previews and results are kept for the last 500 actions; the audit log keeps every one).")))
-}
-
-/// Someone else's record as the reader may see it. A record was made through its actor's
-/// view: its budget lines count what the actor may know (whose spends, when one frees up,
-/// another CA's address) and its message may quote cluster-wide state (an issuer's status
-/// and how many objects depend on it). A reader who does not see the whole cluster gets the
-/// budget lines through their own view of the current budgets, the steps on their own
-/// objects without the actor's words, and whom it was sent as without the actor's groups.
-fn as_reader_sees(state: &AppState, caller: &Caller, mut r: ActionRecord) -> ActionRecord {
-    if r.actor == caller.actor()
-        || caller.view.sees_cluster_wide(&r.cluster)
-        || (r.action.is_bulk() && r.readable_through(&caller.view))
-    {
-        return r;
-    }
-    let budgets = state.actions.budgets();
-    let seen = lookout_app::model::budget::as_seen_by(&mut r.budget, &budgets, |o| {
-        caller.view.sees(&o.cluster, &o.namespace)
-    });
-    for (i, seen) in r.budget.iter_mut().zip(seen) {
-        i.server = seen.map_or_else(
-            || lookout_app::model::budget::shown_server(&i.server),
-            |b| b.server,
-        );
-    }
-    r.message = format!(
-        "{} by {}: {}. Preview it yourself to see the details as you may see them.",
-        r.action.label(),
-        r.actor,
-        r.outcome.label()
-    );
-    for s in &mut r.steps {
-        s.message = None;
-    }
-    // Their name, as the message gives it; not their groups.
-    r.sent_as = r.sent_as.as_ref().map(|_| r.actor.clone());
-    r
 }
 
 /// Adds what an applied fix, renew or restart set going: the issuance of each Certificate

@@ -154,11 +154,16 @@ impl List for Probes {
         q: &ProbeQuery,
     ) -> Result<ProbeAnswer, AppError> {
         let items = load::probes(state, view, q);
-        let last = state.probes.last.lock().expect("probe status lock").clone();
+        let checked = state
+            .probes
+            .last
+            .lock()
+            .expect("probe status lock")
+            .finished;
         Ok(ProbeAnswer {
             items,
-            checked: last.finished,
-            round: view.sees_everything().then_some(Round {
+            checked,
+            round: state.registry.probe_round(view).map(|last| Round {
                 seconds: last.seconds,
                 probed: last.probed,
                 failed: last.failed,

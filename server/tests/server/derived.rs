@@ -469,6 +469,10 @@ async fn neighbours_walked(app: &TestApp, support: Who<'_>, tenant: Who<'_>, wal
             answered >= 25,
             "{answered} of {checked} answered {who:?} with 2xx"
         );
+        // The neighbour's names answer as names nobody made.
+        let their_id = support_preview["id"].as_str().unwrap();
+        let compared = crate::existence::theirs_answer_as_missing(app, who, their_id).await;
+        assert!(compared >= 30, "compared {compared} routes as {who:?}");
     }
     // The tenant's own findings are there, with the neighbour counted, not named.
     let findings = tenant
@@ -530,6 +534,7 @@ async fn neighbours_walked(app: &TestApp, support: Who<'_>, tenant: Who<'_>, wal
         theirs["message"].as_str().unwrap().starts_with("renew by "),
         "{theirs:#}"
     );
+    crate::existence::revisions_stay_while_the_neighbour_changes(app, support, walkers).await;
 }
 
 /// A tenant's bulk run moves the tenant's live revision (its page follows the progress);
@@ -588,7 +593,7 @@ async fn a_tenants_own_bulk_run_moves_its_live_revision_and_no_one_elses() {
 /// Who acts or walks the routes: a user the trusted proxy names, an API token, or a browser
 /// holding an OpenID Connect session (with the person's name).
 #[derive(Clone, Copy)]
-enum Who<'a> {
+pub(crate) enum Who<'a> {
     Proxy(&'static str, &'static str),
     Token(&'static str),
     Session(&'static str, &'a reqwest::Client),
@@ -605,7 +610,7 @@ impl std::fmt::Debug for Who<'_> {
 }
 
 impl Who<'_> {
-    fn request(
+    pub(crate) fn request(
         &self,
         app: &TestApp,
         method: reqwest::Method,
@@ -623,7 +628,7 @@ impl Who<'_> {
         }
     }
 
-    async fn get(&self, app: &TestApp, path: &str) -> reqwest::Response {
+    pub(crate) async fn get(&self, app: &TestApp, path: &str) -> reqwest::Response {
         self.request(app, reqwest::Method::GET, path)
             .send()
             .await

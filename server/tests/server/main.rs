@@ -10,6 +10,7 @@ mod client;
 mod cluster_access;
 mod connections;
 mod derived;
+mod existence;
 mod faults;
 mod forecast;
 mod helpers;

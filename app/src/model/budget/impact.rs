@@ -24,18 +24,6 @@ pub struct Impact {
     pub elsewhere: u32,
 }
 
-/// [`impact`] as a viewer who sees only some objects may see it: the counts stay (the limits
-/// are shared), with how many came from elsewhere; the next token's time goes when any did.
-pub fn impact_for_viewer(
-    budgets: &[Budget],
-    planned: &[Planned],
-    sees: impl Fn(&Origin) -> bool,
-) -> Vec<Impact> {
-    let mut out = impact(budgets, planned);
-    as_seen_by(&mut out, budgets, sees);
-    out
-}
-
 /// Renders impacts — computed now, or kept in someone else's record — through a viewer's
 /// view of the current budgets, each by [`Budget::for_viewer`] (the one rule for what a
 /// viewer who does not see everything reads of a budget): how many spends came from

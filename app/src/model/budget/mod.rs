@@ -623,7 +623,7 @@ mod forecast;
 mod impact;
 
 pub use forecast::{forecast, running_out, DomainForecast, Due, DueCertificate, Refusal};
-pub use impact::{as_seen_by, impact, impact_for_viewer, Impact, Planned};
+pub use impact::{as_seen_by, impact, Impact, Planned};
 
 #[cfg(test)]
 mod tests;

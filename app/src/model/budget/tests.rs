@@ -388,7 +388,8 @@ fn a_viewer_sees_shared_counts_but_not_whose_or_when() {
         names: vec!["a.example.com".into()],
         renewal: true,
     };
-    let i = impact_for_viewer(&all, std::slice::from_ref(&planned), a_sees);
+    let mut i = impact(&all, std::slice::from_ref(&planned));
+    as_seen_by(&mut i, &all, a_sees);
     assert_eq!((i[0].used, i[0].elsewhere, i[0].frees_at), (2, 1, None));
     // Findings built from A's view: on A's object, with the shared count, no foreign time.
     let mut viewed: Vec<Budget> = all.iter().filter_map(|b| b.for_viewer(a_sees)).collect();

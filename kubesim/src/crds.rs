@@ -1,5 +1,6 @@
-//! kubesim's own compact table of the cert-manager and Gateway API kinds, installed as
-//! minimal CustomResourceDefinitions (no schema) for the demo and for users.
+//! kubesim's own compact table of the cert-manager, Gateway API and annotation-policy kinds
+//! (Espejote, Kyverno), installed as minimal CustomResourceDefinitions (no schema) for the
+//! demo and for users.
 
 use serde_json::{json, Value};
 
@@ -107,6 +108,45 @@ const GATEWAY_API: &[Kind] = &[
     },
 ];
 
+/// The policy engines that set annotations on Ingresses: Espejote's ManagedResource
+/// (vshn/espejote `config/crd/bases/espejote.io_managedresources.yaml`), Kyverno's
+/// ClusterPolicy and Policy (kyverno/kyverno `config/crds/kyverno/`) and MutatingPolicy
+/// (`config/crds/policies.kyverno.io/`, stored as v1beta1).
+const POLICIES: &[Kind] = &[
+    Kind {
+        group: "espejote.io",
+        versions: &["v1alpha1"],
+        kind: "ManagedResource",
+        plural: "managedresources",
+        namespaced: true,
+        short: &[],
+    },
+    Kind {
+        group: "kyverno.io",
+        versions: &["v1", "v2beta1"],
+        kind: "ClusterPolicy",
+        plural: "clusterpolicies",
+        namespaced: false,
+        short: &["cpol"],
+    },
+    Kind {
+        group: "kyverno.io",
+        versions: &["v1", "v2beta1"],
+        kind: "Policy",
+        plural: "policies",
+        namespaced: true,
+        short: &["pol"],
+    },
+    Kind {
+        group: "policies.kyverno.io",
+        versions: &["v1beta1", "v1", "v1alpha1"],
+        kind: "MutatingPolicy",
+        plural: "mutatingpolicies",
+        namespaced: false,
+        short: &["mpol"],
+    },
+];
+
 fn definition(k: &Kind) -> Value {
     let versions: Vec<Value> = k
         .versions
@@ -144,4 +184,9 @@ pub fn cert_manager() -> Vec<Value> {
 /// The Gateway API CRDs (standard channel kinds).
 pub fn gateway_api() -> Vec<Value> {
     GATEWAY_API.iter().map(definition).collect()
+}
+
+/// The annotation-policy CRDs: Espejote and Kyverno.
+pub fn policies() -> Vec<Value> {
+    POLICIES.iter().map(definition).collect()
 }

@@ -253,6 +253,19 @@ impl Fleet {
     }
 }
 
+/// Creates Espejote's and Kyverno's CRDs in `cluster` (a cluster whose Ingresses get their
+/// annotations from a policy).
+pub fn install_policy_crds(cluster: &Cluster) {
+    let rt = cluster
+        .resolve("apiextensions.k8s.io", "customresourcedefinitions")
+        .expect("CRDs are built in");
+    for crd in crate::crds::policies() {
+        cluster
+            .create(&rt, None, crd, &WriteOpts::system())
+            .expect("the built-in CRD table is valid");
+    }
+}
+
 /// Creates kubesim's built-in cert-manager and Gateway API CRDs in `cluster`.
 pub fn install_builtin_crds(cluster: &Cluster) {
     let rt = cluster

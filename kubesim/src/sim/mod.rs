@@ -8,12 +8,14 @@
 //!   backoff, manual renew.
 //! - [`issuers`]: ACME account registration of Issuers and ClusterIssuers.
 //! - [`cilium`]: load-balancer addresses, HTTPS enforcement, shared hosts.
+//! - [`espejote`]: Espejote's ManagedResources, rendered and applied as their ServiceAccount.
 //! - [`letsencrypt`]: the CA and its rate limits.
 //! - [`scale`]: a generator of large fleets for benchmarks.
 
 pub mod approver;
 pub mod cilium;
 pub mod edge;
+pub mod espejote;
 pub mod issuance;
 pub mod issuers;
 pub mod letsencrypt;
@@ -52,6 +54,8 @@ pub struct World {
     pub max_concurrent_challenges: usize,
     /// The Orders (`<cluster>/<uid>`) whose missing solver was reported by an event.
     pub solver_warned: Mutex<std::collections::HashSet<String>>,
+    /// When each Espejote ManagedResource's controller started.
+    pub espejote: espejote::Started,
 }
 
 /// The cluster's API as controllers use it, with a field manager per call.
@@ -242,6 +246,7 @@ pub fn step(cluster: &Cluster, world: &World) {
     let api = Api::new(cluster);
     issuers::reconcile(&api, world);
     cilium::reconcile(&api, world.loopback);
+    espejote::reconcile(&api, world);
     if api.serves("cert-manager.io", "certificates") && !cluster.faults().cert_manager_down {
         shim::reconcile(&api, world.default_issuer.as_ref());
         issuance::reconcile(&api, world);

@@ -41,6 +41,10 @@ pub struct ClusterData {
     pub issuers: Views<IssuerView>,
     pub cluster_issuers: Views<IssuerView>,
     pub gateways: Views<GatewayView>,
+    /// Espejote's ManagedResources: the policies that may set the edit-in-place annotation
+    /// (kept whole in every namespace's part: a policy in one namespace covers Ingresses in
+    /// others).
+    pub policies: Views<super::policy::PolicyView>,
     pub events: Views<EventView>,
     /// What the probe saw on the hosts' load-balancer addresses (not a watched kind: the
     /// server's probe sets it).
@@ -111,6 +115,7 @@ impl ClusterData {
             issuers: part(&self.issuers, namespaces),
             cluster_issuers: self.cluster_issuers.clone(),
             gateways: part(&self.gateways, namespaces),
+            policies: self.policies.clone(),
             events: part(&self.events, namespaces),
             probes: self.probes.clone(),
         }

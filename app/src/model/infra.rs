@@ -249,6 +249,7 @@ pub struct EventView {
 /// The kinds whose Events are kept.
 pub(crate) const EVENT_KINDS: &[&str] = &[
     "Ingress",
+    "ManagedResource",
     "Certificate",
     "CertificateRequest",
     "Order",

@@ -30,6 +30,8 @@ pub enum Kind {
     Ingress,
     IngressClass,
     Issuer,
+    /// Espejote's ManagedResource: a policy that may set the edit-in-place annotation.
+    ManagedResource,
     Order,
     /// Only Cilium's LoadBalancer Services.
     Service,
@@ -52,6 +54,7 @@ impl Kind {
             Kind::Ingress => "Ingress",
             Kind::IngressClass => "IngressClass",
             Kind::Issuer => "Issuer",
+            Kind::ManagedResource => "ManagedResource",
             Kind::Order => "Order",
             Kind::Service => "Service",
         }

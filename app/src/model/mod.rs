@@ -18,6 +18,7 @@ pub mod issuer;
 pub mod kind;
 pub mod links;
 pub mod object;
+pub mod policy;
 pub mod probe;
 pub mod read;
 pub mod reasons;

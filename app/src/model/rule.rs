@@ -9,8 +9,8 @@ use serde::Serialize;
 
 mod docs;
 use docs::{
-    ACME_ISSUERS, ACME_TROUBLESHOOTING, APPROVAL, CILIUM_INGRESS, EDIT_IN_PLACE_DOCS, RATE_LIMITS,
-    SECURING_INGRESS, STAGING, TROUBLESHOOTING,
+    ACME_ISSUERS, ACME_TROUBLESHOOTING, APPROVAL, CILIUM_INGRESS, EDIT_IN_PLACE_DOCS, ESPEJOTE,
+    RATE_LIMITS, SECURING_INGRESS, STAGING, TROUBLESHOOTING,
 };
 
 /// One health rule. Its id (`cert.expired`) is part of the public contract: API, metrics
@@ -49,6 +49,9 @@ pub enum Rule {
     IngressUnmanagedTls,
     IngressUnknownClass,
     IngressCertificateMissing,
+    PolicyNotReady,
+    PolicyMissingCoverage,
+    PolicyConflictsWithFix,
     TailscaleCertBudget,
     ProbeWrongCertificate,
     ProbeExpired,
@@ -123,6 +126,7 @@ const CHECK_ISSUER: Option<&str> = Some("Open the issuer");
 const CHECK_CLUSTER: Option<&str> = Some("Open the cluster's state");
 const CHECK_LB: Option<&str> = Some("Check the load balancer");
 const WAIT: Option<&str> = Some("Wait, and hold back new certificates");
+const REPAIR_POLICY: Option<&str> = Some("Repair the policy");
 
 impl Rule {
     /// Whether what it recommends is to wait (the CA refuses for now): advice, not an
@@ -132,7 +136,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 41] = [
+    pub const ALL: [Rule; 44] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -165,6 +169,9 @@ impl Rule {
         Rule::IngressUnmanagedTls,
         Rule::IngressUnknownClass,
         Rule::IngressCertificateMissing,
+        Rule::PolicyNotReady,
+        Rule::PolicyMissingCoverage,
+        Rule::PolicyConflictsWithFix,
         Rule::TailscaleCertBudget,
         Rule::ProbeWrongCertificate,
         Rule::ProbeExpired,
@@ -529,6 +536,36 @@ impl Rule {
                 FIX_INGRESS,
                 Always,
                 SECURING_INGRESS,
+            ),
+            Rule::PolicyNotReady => row(
+                "policy.not-ready",
+                "Annotation policy failing",
+                "The policy that sets edit-in-place is failing, so the Ingresses it covers lack it",
+                Cause(6),
+                RenewalWillFail,
+                REPAIR_POLICY,
+                WhenCritical,
+                ESPEJOTE,
+            ),
+            Rule::PolicyMissingCoverage => row(
+                "policy.missing-coverage",
+                "Ingresses the policy misses",
+                "Ingresses the edit-in-place policy is meant for lack the annotation",
+                Cause(6),
+                RenewalWillFail,
+                REPAIR_POLICY,
+                WhenCritical,
+                ESPEJOTE,
+            ),
+            Rule::PolicyConflictsWithFix => row(
+                "policy.conflicts-with-fix",
+                "Policy holds edit-in-place at another value",
+                "The policy that owns edit-in-place sets a value cert-manager ignores, so a fix on the Ingress would fight it",
+                Cause(6),
+                RenewalWillFail,
+                REPAIR_POLICY,
+                WhenCritical,
+                ESPEJOTE,
             ),
             Rule::TailscaleCertBudget => row(
                 "tailscale.cert-budget",

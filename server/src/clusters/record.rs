@@ -240,7 +240,8 @@ impl ClusterRecord {
 /// cluster-scoped object does (None).
 fn touched(kind: Kind, obj: &Object) -> Option<&str> {
     match kind {
-        Kind::ConfigMap => None,
+        // A policy in one namespace covers Ingresses in others.
+        Kind::ConfigMap | Kind::ManagedResource => None,
         _ => obj.metadata.namespace.as_deref(),
     }
 }

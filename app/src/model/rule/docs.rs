@@ -36,3 +36,7 @@ pub(super) const SECURING_INGRESS: (&str, &str) = (
     "cert-manager: securing Ingress resources",
     "https://cert-manager.io/docs/usage/ingress/",
 );
+pub(super) const ESPEJOTE: (&str, &str) = (
+    "Espejote: ManagedResource",
+    "https://github.com/vshn/espejote/blob/main/docs/api.adoc",
+);

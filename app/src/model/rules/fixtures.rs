@@ -119,6 +119,18 @@ impl IngressView {
         self.edit_in_place_managers = std::sync::Arc::from(["lookout".into()]);
         self
     }
+    /// The annotation's value, owned by field manager `manager`.
+    pub fn edit_in_place_by(mut self, value: &str, manager: &str) -> Self {
+        self.edit_in_place = Some(value.into());
+        self.edit_in_place_managers = std::sync::Arc::from([manager.into()]);
+        self
+    }
+    pub fn label(mut self, key: &str, value: &str) -> Self {
+        let mut labels = self.labels.to_vec();
+        labels.push((key.into(), value.into()));
+        self.labels = labels.into();
+        self
+    }
     pub fn class(mut self, class: &str) -> Self {
         self.class = Some(class.into());
         self
@@ -439,6 +451,24 @@ impl World {
         self.data
             .events
             .insert(key(namespace, &event.name), Arc::new(event));
+        self
+    }
+    /// An Espejote ManagedResource `platform/edit-in-place` with `spec` and `status`.
+    pub fn policy(mut self, spec: serde_json::Value, status: &str) -> Self {
+        let meta = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            namespace: Some("platform".into()),
+            name: Some("edit-in-place".into()),
+            ..Default::default()
+        };
+        let p = crate::model::policy::PolicyView::project(
+            &meta,
+            &serde_json::json!({"spec": spec, "status": {"status": status}}),
+            &mut crate::model::interner::Interner::default(),
+        )
+        .expect("a policy");
+        self.data
+            .policies
+            .insert(key("platform", "edit-in-place"), Arc::new(p));
         self
     }
     pub fn issuer(mut self, i: IssuerView) -> Self {

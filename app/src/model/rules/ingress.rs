@@ -88,18 +88,23 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                         Some(LbMode::Dedicated) => "In Cilium's dedicated load-balancer mode (the operator's default) the separate solver Ingress cert-manager makes gets its own load balancer and address, which the host's DNS does not point at (cert-manager#6805).",
                         None => "The separate solver Ingress cert-manager makes is not served for this host by its controller.",
                     };
-                    let message = if failing.is_empty() {
+                    let mut message = if failing.is_empty() {
                         format!("The Ingress asks {issuer} for a certificate for {} and that issuer solves them with an HTTP-01 solver Ingress, but the Ingress lacks {EDIT_IN_PLACE}: \"true\"; {https}. {why}", hosts.join(", "))
                     } else {
                         format!("The Ingress asks {issuer} for a certificate for {} and that issuer solves them with an HTTP-01 solver Ingress, but the Ingress lacks {EDIT_IN_PLACE}: \"true\"; {https}. {why} Its challenges are failing now: {}.", hosts.join(", "), failing.join("; "))
                     };
+                    let policy = policy_words(ctx, ing);
+                    if let Some((said, _)) = &policy {
+                        message.push(' ');
+                        message.push_str(said);
+                    }
                     ctx.push(
                         Rule::IngressEditInPlaceMissing,
                         if failing.is_empty() { Severity::Warning } else { Severity::Critical },
                         about(),
                         format!("Ingress {} lacks the edit-in-place annotation", ing.name),
                         message,
-                        "Set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress, acme.cert-manager.io/http01-override-ingress-name set to the Ingress's name on its existing Certificate (the Ingress annotation alone does not change it), and restart an issuance in flight (its challenge keeps its old solver) — Lookout's \"Add edit-in-place\" does all three.",
+                        policy.as_ref().map_or("Set acme.cert-manager.io/http01-edit-in-place: \"true\" on the Ingress, acme.cert-manager.io/http01-override-ingress-name set to the Ingress's name on its existing Certificate (the Ingress annotation alone does not change it), and restart an issuance in flight (its challenge keeps its old solver) — Lookout's \"Add edit-in-place\" does all three.", |(_, remedy)| remedy),
                         ing.created,
                     );
                 }
@@ -293,7 +298,29 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 /// ingress-gce): its issuer is an ACME issuer whose picked solver for the host is
 /// `http01.ingress` without a fixed `name`. None when edit-in-place does not matter — DNS-01,
 /// another controller, an issuer that is not ACME or not known (then `issuer.missing` speaks).
-fn needs_edit_in_place(
+/// What an Ingress's finding says of the policy meant to set its annotation, and the
+/// remedy then: repair the policy; a patch here is a stop-gap.
+fn policy_words(ctx: &Ctx<'_>, ing: &IngressView) -> Option<(String, String)> {
+    let (p, coverage) = crate::model::policy::responsible(ctx.idx.data, ing)?;
+    let said = match coverage {
+        crate::model::policy::Coverage::Selected => format!(
+            "The {} is meant to set it here and is {}.",
+            p.label(),
+            p.status_text()
+        ),
+        _ => format!(
+            "The {} sets it on this namespace's other Ingresses of the same issuer, but its selector leaves this one out.",
+            p.label()
+        ),
+    };
+    let remedy = format!(
+        "Repair the {} — the policy owns this annotation; its page says why it fails. \"Add edit-in-place\" here is a stop-gap: it sets the annotation, the override on the Certificate and restarts an issuance in flight, while the policy remains the owner.",
+        p.label()
+    );
+    Some((said, remedy))
+}
+
+pub(super) fn needs_edit_in_place(
     ctx: &Ctx<'_>,
     ing: &IngressView,
     controller: &ControllerInfo,

@@ -8,6 +8,7 @@ mod cluster;
 mod ingress;
 mod issuer;
 mod listener;
+mod policy;
 mod probe;
 pub mod tailscale;
 
@@ -132,7 +133,11 @@ pub fn across_namespaces(f: &Finding) -> bool {
         | Rule::ProbeNoCertificate
         | Rule::ProbeAcmePathRedirected
         | Rule::ProbeUnreachable
-        | Rule::ProbeProxyProtocol => true,
+        | Rule::ProbeProxyProtocol
+        // A policy in one namespace covers Ingresses in others.
+        | Rule::PolicyNotReady
+        | Rule::PolicyMissingCoverage
+        | Rule::PolicyConflictsWithFix => true,
         // A ClusterIssuer's, with its users in every namespace.
         Rule::IssuerNotReady => f.namespace.is_empty(),
         _ => false,
@@ -180,6 +185,7 @@ pub fn evaluate_split(
         ingress::shared_hosts(&mut ctx);
         listener::check(&mut ctx);
         cert::temporary_certificates(&mut ctx);
+        policy::check(&mut ctx);
         probe::check(&mut ctx);
         split.across = std::mem::take(&mut ctx.out);
         split.across.shrink_to_fit();

@@ -141,6 +141,14 @@ fn template(kind: Kind) -> Value {
         Kind::Gateway => {
             json!({"spec": {"gatewayClassName": "cilium", "listeners": [{"name": "https", "hostname": "a.example.com", "protocol": "HTTPS", "port": 443}]}})
         }
+        Kind::ManagedResource => {
+            json!({"spec": {"serviceAccountRef": {"name": "tls"}, "applyOptions": {"fieldManager": "m", "force": true},
+                            "context": [{"name": "ingresses", "resource": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": "",
+                                          "labelSelector": {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]},
+                                          "matchNames": ["x"], "ignoreNames": ["y"]}}],
+                            "template": "acme.cert-manager.io/http01-edit-in-place"},
+                   "status": {"status": "Ready"}})
+        }
         Kind::ConfigMap => {
             json!({"data": {"enforce-ingress-https": "true", "enable-ingress-proxy-protocol": "false"}})
         }

@@ -34,6 +34,7 @@ pub(crate) const WATCHED: &[&dyn Watched] = &[
     &Of::<Orders>(PhantomData),
     &Of::<Challenges>(PhantomData),
     &Of::<Gateways>(PhantomData),
+    &Of::<ManagedResources>(PhantomData),
 ];
 
 /// Ingresses.
@@ -460,5 +461,35 @@ impl Projection for Gateways {
 
     fn views_mut(data: &mut ClusterData) -> &mut Views<GatewayView> {
         &mut data.gateways
+    }
+}
+
+/// Espejote's ManagedResources (`espejote.io/v1alpha1`): the policies that may set the
+/// edit-in-place annotation.
+pub(crate) struct ManagedResources;
+
+impl Projection for ManagedResources {
+    const KIND: Kind = Kind::ManagedResource;
+    const API: Source = Source {
+        version: "v1alpha1",
+        ..Source::custom("espejote.io", "managedresources")
+    };
+    type View = lookout_app::model::policy::PolicyView;
+
+    fn project(
+        _cluster: &str,
+        meta: &ObjectMeta,
+        data: &Value,
+        strings: &mut Interner,
+    ) -> Option<lookout_app::model::policy::PolicyView> {
+        lookout_app::model::policy::PolicyView::project(meta, data, strings)
+    }
+
+    fn views(data: &ClusterData) -> &Views<lookout_app::model::policy::PolicyView> {
+        &data.policies
+    }
+
+    fn views_mut(data: &mut ClusterData) -> &mut Views<lookout_app::model::policy::PolicyView> {
+        &mut data.policies
     }
 }

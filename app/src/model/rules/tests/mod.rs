@@ -3,6 +3,7 @@
 mod challenges;
 mod ingress;
 mod listener;
+mod policy;
 mod probe;
 mod temporary;
 mod waiting;

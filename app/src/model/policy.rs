@@ -1,0 +1,466 @@
+//! The policies that set the edit-in-place annotation on Ingresses for a platform team:
+//! Espejote's ManagedResources (vshn/espejote `api/v1alpha1/managed_resource_types.go`).
+//! What Lookout reads of one — its status, the field manager its applies carry, where it
+//! reads Ingresses — and which Ingresses it covers.
+//!
+//! Espejote renders a Jsonnet template over its contexts and server-side applies what it
+//! returns (`controllers/applygroup/applygroup.go`): the annotation it sets is owned by its
+//! field manager (`spec.applyOptions.fieldManager`, default `managed-resource:<name>`).
+//! Lookout does not evaluate the template; it reads which Ingresses the policy looks at
+//! (its contexts and watches of kind Ingress: namespace, label selector, names) and whether
+//! the template names the annotation at all.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ingress::{IngressView, EDIT_IN_PLACE};
+use super::interner::Interner;
+use super::object::at;
+use super::text::Text;
+
+/// What Espejote's status says when the last reconcile worked (`recordReconcileErr`).
+pub const READY: &str = "Ready";
+
+/// An Espejote ManagedResource, as far as Lookout judges it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyView {
+    pub namespace: Text,
+    pub name: Text,
+    /// `status.status`: `Ready`, or which step failed (`TemplateError`, `ApplyError`, …);
+    /// None before its controller's first reconcile.
+    pub status: Option<Text>,
+    /// The field manager of its applies.
+    pub field_manager: Text,
+    /// `spec.applyOptions.force`: it takes fields over from any other manager.
+    pub force: bool,
+    /// `spec.serviceAccountRef.name` (default `default`): whose rights bound it.
+    pub service_account: Text,
+    /// Its template names the edit-in-place annotation.
+    pub sets_edit_in_place: bool,
+    /// Where it reads Ingresses: its contexts and watches of kind Ingress.
+    pub scopes: Arc<[Scope]>,
+    pub created: Option<DateTime<Utc>>,
+}
+
+/// Where a policy reads Ingresses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scope {
+    /// None: every namespace.
+    pub namespace: Option<Text>,
+    /// The label selector; None selects every Ingress. A selector Lookout cannot read
+    /// selects none (Espejote cannot build its cache from it either).
+    pub selector: Option<Selector>,
+    /// `name`, `matchNames`: only these (empty: any).
+    pub names: Vec<Text>,
+    /// `ignoreNames`.
+    pub ignore: Vec<Text>,
+}
+
+/// A `metav1.LabelSelector`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Selector {
+    pub match_labels: Vec<(Text, Text)>,
+    pub expressions: Vec<Expression>,
+    /// In words, for evidence (`tls=letsencrypt, team in (a,b)`).
+    pub text: Text,
+    /// False when Lookout could not read it: it selects nothing.
+    pub readable: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Expression {
+    pub key: Text,
+    pub operator: Text,
+    pub values: Vec<Text>,
+}
+
+impl Selector {
+    fn read(v: &Value, strings: &mut Interner) -> Selector {
+        let mut readable = true;
+        let match_labels: Vec<(Text, Text)> = v
+            .get("matchLabels")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| match v.as_str() {
+                Some(v) => Some((strings.get(k), strings.get(v))),
+                None => {
+                    readable = false;
+                    None
+                }
+            })
+            .collect();
+        let expressions: Vec<Expression> = v
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|e| Expression {
+                key: strings.get(e.get("key").and_then(Value::as_str).unwrap_or_default()),
+                operator: strings.get(
+                    e.get("operator")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                ),
+                values: e
+                    .get("values")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|s| strings.get(s))
+                    .collect(),
+            })
+            .collect();
+        readable &= expressions
+            .iter()
+            .all(|e| matches!(&*e.operator, "In" | "NotIn" | "Exists" | "DoesNotExist"));
+        let mut words: Vec<String> = match_labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        words.extend(expressions.iter().map(|e| match &*e.operator {
+            "Exists" => e.key.to_string(),
+            "DoesNotExist" => format!("!{}", e.key),
+            op => format!(
+                "{} {} ({})",
+                e.key,
+                op.to_ascii_lowercase(),
+                e.values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+            ),
+        }));
+        Selector {
+            match_labels,
+            expressions,
+            text: strings.get(&words.join(", ")),
+            readable,
+        }
+    }
+
+    /// Whether it selects an object with `labels`.
+    pub fn matches(&self, labels: &[(Text, Text)]) -> bool {
+        let get = |k: &str| labels.iter().find(|(l, _)| &**l == k).map(|(_, v)| v);
+        self.readable
+            && self.match_labels.iter().all(|(k, v)| get(k) == Some(v))
+            && self.expressions.iter().all(|e| {
+                let value = get(&e.key);
+                match &*e.operator {
+                    "In" => value.is_some_and(|v| e.values.contains(v)),
+                    "NotIn" => value.is_none_or(|v| !e.values.contains(v)),
+                    "Exists" => value.is_some(),
+                    _ => value.is_none(),
+                }
+            })
+    }
+}
+
+/// How a policy stands to one Ingress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// It reads the Ingress: its template decides.
+    Selected,
+    /// The Ingress is where the policy looks (its namespaces) but its selector or names
+    /// leave it out.
+    Missed,
+    /// Nowhere it looks.
+    Outside,
+}
+
+impl PolicyView {
+    pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
+        let namespace = strings.get(meta.namespace.as_deref()?);
+        let name = meta.name.as_deref()?;
+        let spec = at(data, "/spec");
+        let field_manager = spec
+            .and_then(|s| at(s, "/applyOptions/fieldManager"))
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map_or_else(|| format!("managed-resource:{name}"), str::to_string);
+        let mut scopes = Vec::new();
+        let resources = spec
+            .and_then(|s| s.get("context"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("resource"))
+            .chain(
+                spec.and_then(|s| s.get("triggers"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t.get("watchResource")),
+            );
+        for r in resources {
+            let is_ingress = r.get("kind").and_then(Value::as_str) == Some("Ingress")
+                && r.get("apiVersion")
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| v.starts_with("networking.k8s.io/"));
+            if !is_ingress {
+                continue;
+            }
+            let mut names: Vec<Text> = r
+                .get("matchNames")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|n| strings.get(n))
+                .collect();
+            if let Some(n) = r
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+            {
+                names.push(strings.get(n));
+            }
+            scopes.push(Scope {
+                namespace: match r.get("namespace").and_then(Value::as_str) {
+                    None => Some(namespace.clone()),
+                    Some("") => None,
+                    Some(ns) => Some(strings.get(ns)),
+                },
+                selector: r.get("labelSelector").map(|s| Selector::read(s, strings)),
+                names,
+                ignore: r
+                    .get("ignoreNames")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|n| strings.get(n))
+                    .collect(),
+            });
+        }
+        Some(PolicyView {
+            namespace,
+            name: strings.get(name),
+            status: at(data, "/status/status")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(|s| strings.get(s)),
+            field_manager: strings.get(&field_manager),
+            force: spec
+                .and_then(|s| at(s, "/applyOptions/force"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            service_account: strings.get(
+                spec.and_then(|s| at(s, "/serviceAccountRef/name"))
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or("default"),
+            ),
+            sets_edit_in_place: spec
+                .and_then(|s| s.get("template"))
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.contains(EDIT_IN_PLACE)),
+            scopes: scopes.into(),
+            created: super::object::created(meta),
+        })
+    }
+
+    /// Whether its last reconcile worked.
+    pub fn ready(&self) -> bool {
+        self.status.as_deref() == Some(READY)
+    }
+
+    /// The status in words: `Ready`, `TemplateError`, or that it has none yet.
+    pub fn status_text(&self) -> &str {
+        self.status.as_deref().unwrap_or("no status yet")
+    }
+
+    /// How it stands to `ing`.
+    pub fn coverage(&self, ing: &IngressView) -> Coverage {
+        let mut best = Coverage::Outside;
+        for s in self.scopes.iter() {
+            if s.namespace.as_ref().is_some_and(|ns| *ns != ing.namespace) {
+                continue;
+            }
+            let named = (s.names.is_empty() || s.names.contains(&ing.name))
+                && !s.ignore.contains(&ing.name);
+            if named
+                && s.selector
+                    .as_ref()
+                    .is_none_or(|sel| sel.matches(&ing.labels))
+            {
+                return Coverage::Selected;
+            }
+            best = Coverage::Missed;
+        }
+        best
+    }
+
+    /// Whether `manager` (a field manager of the annotation) is this policy's: its own, or
+    /// with a suffix a template branch added (`esp.applyOptions(…, fieldManagerSuffix)`).
+    pub fn owns_as(&self, manager: &str) -> bool {
+        manager.starts_with(&*self.field_manager)
+    }
+
+    /// "Espejote ManagedResource platform/edit-in-place".
+    pub fn label(&self) -> String {
+        format!("Espejote ManagedResource {}/{}", self.namespace, self.name)
+    }
+}
+
+/// Whether an Ingress asks cert-manager for a certificate (what an edit-in-place policy is
+/// for).
+fn asks(ing: &IngressView) -> bool {
+    ing.issuer.is_some() || ing.tls_acme
+}
+
+/// The policy responsible for `ing`'s edit-in-place annotation, and how it covers it: one
+/// that sets the annotation and reads the Ingress; else one whose selector or names miss it
+/// while it set the annotation on another Ingress of the same namespace asking the same
+/// issuer (the Ingress is one it is meant for: a label the newer Ingresses lack, a name
+/// list not kept up). None for an Ingress that asks for no certificate.
+pub fn responsible<'d>(
+    data: &'d super::data::ClusterData,
+    ing: &IngressView,
+) -> Option<(&'d Arc<PolicyView>, Coverage)> {
+    if data.policies.is_empty() || !asks(ing) {
+        return None;
+    }
+    let setting = || data.policies.values().filter(|p| p.sets_edit_in_place);
+    if let Some(p) = setting().find(|p| p.coverage(ing) == Coverage::Selected) {
+        return Some((p, Coverage::Selected));
+    }
+    setting()
+        .filter(|p| p.coverage(ing) == Coverage::Missed)
+        .find(|p| {
+            data.ingresses
+                .range(super::data::key(&ing.namespace, "")..)
+                .take_while(|((ns, _), _)| *ns == ing.namespace)
+                .any(|(_, other)| {
+                    other.name != ing.name
+                        && other.issuer == ing.issuer
+                        && other.edit_in_place.as_deref() == Some("true")
+                        && other.edit_in_place_managers.iter().any(|m| p.owns_as(m))
+                })
+        })
+        .map(|p| (p, Coverage::Missed))
+}
+
+/// An Ingress a policy is responsible for, and how it covers it.
+pub struct Covered<'d> {
+    pub ingress: &'d Arc<IngressView>,
+    pub coverage: Coverage,
+}
+
+impl Covered<'_> {
+    /// The Ingress lacks `"true"`: missing, or a value cert-manager ignores.
+    pub fn lacking(&self) -> bool {
+        self.ingress.edit_in_place.as_deref() != Some("true")
+    }
+
+    /// The policy itself holds the annotation at a value other than `"true"`.
+    pub fn held_by(&self, p: &PolicyView) -> bool {
+        self.lacking()
+            && self.ingress.edit_in_place.is_some()
+            && self
+                .ingress
+                .edit_in_place_managers
+                .iter()
+                .any(|m| p.owns_as(m))
+    }
+}
+
+/// The Ingresses `p` is responsible for ([`responsible`]), in the data's order.
+pub fn covered<'d>(data: &'d super::data::ClusterData, p: &PolicyView) -> Vec<Covered<'d>> {
+    data.ingresses
+        .values()
+        .filter_map(|ing| {
+            let (q, coverage) = responsible(data, ing)?;
+            (q.namespace == p.namespace && q.name == p.name).then_some(Covered {
+                ingress: ing,
+                coverage,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn policy(spec: Value) -> PolicyView {
+        let meta = ObjectMeta {
+            namespace: Some("platform".into()),
+            name: Some("edit-in-place".into()),
+            ..Default::default()
+        };
+        PolicyView::project(
+            &meta,
+            &json!({"spec": spec, "status": {"status": "TemplateError"}}),
+            &mut Interner::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_policy_reads_its_manager_scopes_and_whether_it_sets_the_annotation() {
+        let p = policy(json!({
+            "context": [{"name": "ingresses", "resource": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": "", "labelSelector": {"matchLabels": {"tls": "letsencrypt"}}}},
+                        {"name": "namespaces", "resource": {"apiVersion": "v1", "kind": "Namespace"}}],
+            "triggers": [{"name": "shop", "watchResource": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "ignoreNames": ["legacy"]}}],
+            "template": "{metadata: {annotations: {'acme.cert-manager.io/http01-edit-in-place': 'true'}}}",
+        }));
+        assert_eq!(&*p.field_manager, "managed-resource:edit-in-place");
+        assert_eq!(p.status.as_deref(), Some("TemplateError"));
+        assert!(p.sets_edit_in_place && !p.ready() && !p.force);
+        assert_eq!(&*p.service_account, "default");
+        assert_eq!(
+            p.scopes.len(),
+            2,
+            "the Ingress context and the Ingress watch"
+        );
+        assert_eq!(p.scopes[0].namespace, None, "\"\" is every namespace");
+        assert_eq!(
+            p.scopes[1].namespace.as_deref(),
+            Some("platform"),
+            "unset is its own"
+        );
+        assert_eq!(
+            &*p.scopes[0].selector.as_ref().unwrap().text,
+            "tls=letsencrypt"
+        );
+        let custom = policy(
+            json!({"applyOptions": {"fieldManager": "platform-tls", "force": true}, "serviceAccountRef": {"name": "tls"}}),
+        );
+        assert_eq!(&*custom.field_manager, "platform-tls");
+        assert!(custom.force && !custom.sets_edit_in_place && custom.scopes.is_empty());
+        assert!(custom.owns_as("platform-tls-branch") && !custom.owns_as("lookout"));
+    }
+
+    #[test]
+    fn selectors_match_as_the_api_server_does() {
+        let mut strings = Interner::default();
+        let sel = Selector::read(
+            &json!({"matchLabels": {"tls": "le"}, "matchExpressions": [
+                {"key": "team", "operator": "In", "values": ["a", "b"]},
+                {"key": "legacy", "operator": "DoesNotExist"}]}),
+            &mut strings,
+        );
+        let labels = |pairs: &[(&str, &str)]| -> Vec<(Text, Text)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (Text::from(*k), Text::from(*v)))
+                .collect()
+        };
+        assert!(sel.matches(&labels(&[("tls", "le"), ("team", "a")])));
+        assert!(!sel.matches(&labels(&[("tls", "le"), ("team", "c")])));
+        assert!(!sel.matches(&labels(&[("tls", "le"), ("team", "a"), ("legacy", "")])));
+        assert!(!sel.matches(&labels(&[("team", "a")])));
+        let unreadable = Selector::read(
+            &json!({"matchExpressions": [{"key": "x", "operator": "Gt"}]}),
+            &mut strings,
+        );
+        assert!(
+            !unreadable.matches(&labels(&[("x", "1")])),
+            "selects nothing"
+        );
+    }
+}

@@ -63,6 +63,22 @@ pub trait FleetReader: Send + Sync {
         namespace: Option<&str>,
         name: &str,
     ) -> Option<crate::model::read::issuer::IssuerDetail>;
+    /// The policies that set edit-in-place the view holds (a namespace-scoped view: those
+    /// covering its Ingresses), the most severe first.
+    fn policies(
+        &self,
+        view: &View,
+        query: &crate::model::read::policies::PolicyQuery,
+    ) -> Page<crate::model::read::policies::PolicyRow>;
+    /// One policy with the Ingresses it covers; None when it does not exist or the view
+    /// holds none of it.
+    fn policy(
+        &self,
+        view: &View,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<crate::model::read::policies::PolicyDetail>;
     /// The Let's Encrypt Certificates the view holds (where `query` says) that will be
     /// issued before `until`: for the budgets' forecast.
     fn due(

@@ -19,6 +19,7 @@ pub enum Nav {
     Ingresses,
     Certificates,
     Issuers,
+    Policies,
     Challenges,
     RateLimits,
     Audit,
@@ -102,6 +103,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 {link(Nav::Ingresses, "/ingresses", "Ingresses")}
                 {link(Nav::Certificates, "/certificates", "Certificates")}
                 {link(Nav::Issuers, "/issuers", "Issuers")}
+                {link(Nav::Policies, "/policies", "Policies")}
                 {link(Nav::Challenges, "/challenges", "Challenges")}
                 {link(Nav::RateLimits, "/rate-limits", "Let's Encrypt limits")}
                 {link(Nav::Audit, "/audit", "Audit")}

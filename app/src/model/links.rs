@@ -28,6 +28,7 @@ pub fn detail_pages(kind: &str) -> Option<&'static str> {
     match crate::model::Kind::from_name(kind)? {
         crate::model::Kind::Ingress => Some("ingresses"),
         crate::model::Kind::Certificate => Some("certificates"),
+        crate::model::Kind::ManagedResource => Some("policies"),
         _ => None,
     }
 }

@@ -15,6 +15,7 @@ pub mod ingress_detail;
 pub mod ingresses;
 pub mod issuer;
 pub mod issuers;
+pub mod policies;
 pub mod rate_limits;
 pub mod search;
 

@@ -285,6 +285,48 @@ impl FleetReader for Registry {
         issuer::issuer_page(rows, q, &self.cluster_names())
     }
 
+    fn policies(
+        &self,
+        view: &View,
+        q: &lookout_app::model::read::policies::PolicyQuery,
+    ) -> Page<lookout_app::model::read::policies::PolicyRow> {
+        use lookout_app::model::read::policies;
+        let mut rows = Vec::new();
+        for (c, visible) in self.visible(view, q.cluster.as_deref()) {
+            let health = c.health();
+            c.read(|data| policies::policy_rows(&visible, &c.name, data, &health, q, &mut rows));
+        }
+        policies::policy_page(rows, q, &self.cluster_names())
+    }
+
+    fn policy(
+        &self,
+        view: &View,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<lookout_app::model::read::policies::PolicyDetail> {
+        let (c, visible) = self.visible(view, Some(cluster)).next()?;
+        let (findings, health, facts) = (c.findings(), c.health(), c.facts());
+        c.read(|data| {
+            let events = lookout_app::model::chain::Index::new(&facts, data).events_of(
+                "ManagedResource",
+                namespace,
+                name,
+                20,
+            );
+            lookout_app::model::read::policies::policy_detail(
+                &visible,
+                &c.name,
+                data,
+                &findings,
+                &health,
+                events,
+                (namespace, name),
+            )
+        })
+    }
+
     fn due(&self, view: &View, q: &BudgetQuery, until: chrono::DateTime<chrono::Utc>) -> Vec<Due> {
         let now = (self.now)();
         let mut out = Vec::new();

@@ -72,6 +72,36 @@ pub(super) async fn issuer(
     )?))
 }
 
+/// The policy of a page or `GET /api/v1/policies/...`; a 404 that reads the same whether it
+/// does not exist or the caller sees none of it.
+pub(super) fn policy_detail(
+    state: &AppState,
+    caller: &Caller,
+    cluster: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<lookout_app::model::read::policies::PolicyDetail, AppError> {
+    state
+        .fleet()
+        .policy(&caller.view, cluster, namespace, name)
+        .ok_or_else(|| {
+            AppError::NotFound(format!(
+                "There is no policy {name} in namespace {namespace} of cluster {cluster} that you can see."
+            ))
+        })
+}
+
+/// `GET /api/v1/policies/{cluster}/{namespace}/{name}`: what the policy's page shows.
+pub(super) async fn policy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((cluster, namespace, name)): Path<(ClusterName, String, String)>,
+) -> Result<Json<lookout_app::model::read::policies::PolicyDetail>, ApiError> {
+    Ok(Json(policy_detail(
+        &state, &caller, &cluster, &namespace, &name,
+    )?))
+}
+
 /// A Certificate's chain plus what the history remembers about it.
 #[derive(Serialize)]
 pub(super) struct CertificateWithHistory {

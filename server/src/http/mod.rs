@@ -205,6 +205,12 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(pages::issuer),
         )),
+        route("/policies", GET, get(lists::page::<lists::Policies>)),
+        no_query(route(
+            "/policies/{cluster}/{namespace}/{name}",
+            GET,
+            get(pages::policy),
+        )),
         route("/challenges", GET, get(lists::page::<lists::Challenges>)),
         route("/rate-limits", GET, get(lists::page::<lists::Budgets>)),
         route(
@@ -293,6 +299,17 @@ pub fn routes() -> Vec<Route> {
             "/api/v1/issuers/{cluster}/{namespace}/{name}",
             GET,
             get(api::issuer),
+        )),
+        route("/api/v1/policies", GET, get(lists::api::<lists::Policies>)),
+        route(
+            "/api/v1/policies.csv",
+            GET,
+            get(lists::csv::<lists::Policies>),
+        ),
+        no_query(route(
+            "/api/v1/policies/{cluster}/{namespace}/{name}",
+            GET,
+            get(api::policy),
         )),
         route(
             "/api/v1/ingresses",

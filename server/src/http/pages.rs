@@ -188,6 +188,19 @@ pub(super) async fn issuer(
     )))
 }
 
+pub(super) async fn policy(
+    State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
+    Path((cluster, namespace, name)): Path<(ClusterName, String, String)>,
+) -> Result<Html<String>, AppError> {
+    let detail = super::api::policy_detail(&state, &caller, &cluster, &namespace, &name)?;
+    Ok(Html(pages::policies::detail(
+        &shell(&state, &caller, &csrf),
+        detail,
+    )))
+}
+
 pub(super) async fn search(
     State(state): State<AppState>,
     caller: Caller,

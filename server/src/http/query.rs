@@ -168,6 +168,12 @@ pub(super) fn issuer_query(
     read(raw)
 }
 
+pub(super) fn policy_query(
+    raw: Option<&str>,
+) -> Result<lookout_app::model::read::policies::PolicyQuery, AppError> {
+    read(raw)
+}
+
 /// The problem filters (the board, `/api/v1/problems`); `cause` is a rule id.
 pub(super) fn problem_query(raw: Option<&str>) -> Result<ProblemQuery, AppError> {
     let q: ProblemQuery = read(raw)?;

@@ -17,6 +17,7 @@ pub mod chain;
 pub mod issuer;
 pub mod lists;
 pub mod offer;
+pub mod policies;
 pub mod problems;
 pub mod progress;
 pub mod sort;

@@ -1,6 +1,7 @@
 //! The lists of cluster objects: Ingresses, Certificates, issuers.
 
 use lookout_app::model::read::issuer::{IssuerQuery, IssuerRow};
+use lookout_app::model::read::policies::{PolicyQuery, PolicyRow};
 use lookout_app::model::read::views::{
     CertificateQuery, CertificateRow, ExpiryWindow, IngressQuery, IngressRow,
 };
@@ -181,6 +182,59 @@ impl ListPage for Issuers {
         let rows = Self::answer(state, &caller.view, q).await?;
         let clusters = state.fleet().cluster_list(&caller.view);
         Ok(pages::issuers::page(
+            &shell_of(state, caller, csrf, &clusters),
+            q,
+            rows,
+            &clusters,
+        ))
+    }
+}
+
+/// The policies that set edit-in-place.
+pub(in crate::http) struct Policies;
+
+impl List for Policies {
+    const NAME: &'static str = "policies";
+    type Query = PolicyQuery;
+    type Row = PolicyRow;
+    type Answer = Page<PolicyRow>;
+
+    fn query(_: &AppState, raw: Option<&str>) -> Result<PolicyQuery, AppError> {
+        query::policy_query(raw)
+    }
+
+    async fn answer(
+        state: &AppState,
+        view: &View,
+        q: &PolicyQuery,
+    ) -> Result<Page<PolicyRow>, AppError> {
+        Ok(state.fleet().policies(view, q))
+    }
+
+    async fn every(
+        state: &AppState,
+        view: &View,
+        q: &PolicyQuery,
+    ) -> Result<(Vec<PolicyRow>, bool), AppError> {
+        let q = PolicyQuery {
+            page: 1,
+            per_page: usize::MAX,
+            ..q.clone()
+        };
+        Ok((state.fleet().policies(view, &q).items, false))
+    }
+}
+
+impl ListPage for Policies {
+    async fn page(
+        state: &AppState,
+        caller: &Caller,
+        csrf: &CsrfToken,
+        q: &PolicyQuery,
+    ) -> Result<String, AppError> {
+        let rows = Self::answer(state, &caller.view, q).await?;
+        let clusters = state.fleet().cluster_list(&caller.view);
+        Ok(pages::policies::page(
             &shell_of(state, caller, csrf, &clusters),
             q,
             rows,

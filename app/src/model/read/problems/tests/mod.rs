@@ -12,6 +12,8 @@ use crate::model::rules::fixtures::{attempt, cluster_issuer, World};
 use crate::model::scope::{Access, Grant, Role};
 use crate::model::View;
 
+mod policies;
+
 const NOT_FOUND: &str =
     "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'";
 

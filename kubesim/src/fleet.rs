@@ -24,6 +24,9 @@ pub struct FleetOptions {
     pub base_port: u16,
     /// Install kubesim's built-in cert-manager and Gateway API CRDs at start.
     pub install_crds: bool,
+    /// Install Espejote's and Kyverno's CRDs too (the annotation policies; Espejote's
+    /// controller then runs with the others).
+    pub policy_crds: bool,
     /// Run the cert-manager, Cilium and Let's Encrypt controllers (every `tick` of real
     /// time; with a manual clock, tests call [`Fleet::step`] instead).
     pub controllers: bool,
@@ -65,6 +68,7 @@ impl FleetOptions {
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             base_port: 0,
             install_crds: true,
+            policy_crds: false,
             controllers: false,
             tick: std::time::Duration::from_millis(250),
             seed: 0,
@@ -146,6 +150,9 @@ impl Fleet {
             cluster.set_gc_delay(opts.gc_delay);
             if opts.install_crds {
                 install_builtin_crds(&cluster);
+            }
+            if opts.policy_crds {
+                install_policy_crds(&cluster);
             }
             let access = Arc::new(crate::auth::Access::default());
             if opts.authorize {

@@ -38,6 +38,10 @@ enum Command {
         /// Start without kubesim's built-in cert-manager and Gateway API CRDs.
         #[arg(long)]
         no_crds: bool,
+        /// Also install Espejote's and Kyverno's CRDs (annotation policies); with
+        /// --controllers, Espejote's ManagedResources are rendered and applied.
+        #[arg(long)]
+        policy_crds: bool,
         /// Run the cert-manager, Cilium and Let's Encrypt controllers.
         #[arg(long)]
         controllers: bool,
@@ -99,6 +103,7 @@ async fn main() -> anyhow::Result<()> {
         bind,
         port,
         no_crds,
+        policy_crds,
         controllers,
         speed,
         authorize,
@@ -118,6 +123,7 @@ async fn main() -> anyhow::Result<()> {
     opts.bind = bind;
     opts.base_port = port;
     opts.install_crds = !no_crds;
+    opts.policy_crds = policy_crds;
     opts.controllers = controllers;
     opts.authorize = authorize;
     opts.tls = tls;

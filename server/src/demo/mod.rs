@@ -58,6 +58,8 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
         bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
         base_port: 0,
         install_crds: true,
+        // Espejote and Kyverno are installed in one cluster only (see the scenario).
+        policy_crds: false,
         controllers: true,
         tick: std::time::Duration::from_millis(250),
         seed: 42,

@@ -41,6 +41,7 @@ pub fn app_with(clusters: &[&str]) -> AppOptions {
         clusters: clusters.iter().map(|c| c.to_string()).collect(),
         extra: Vec::new(),
         install_crds: true,
+        policy_crds: false,
         controllers: false,
         read_only: false,
         auth: Auth::open(),
@@ -65,6 +66,7 @@ pub struct AppOptions {
     clusters: Vec<String>,
     extra: Vec<ClusterConfig>,
     install_crds: bool,
+    policy_crds: bool,
     controllers: bool,
     read_only: bool,
     auth: Auth,
@@ -107,6 +109,12 @@ impl AppOptions {
     /// kubesim starts without the cert-manager CRDs.
     pub fn without_crds(mut self) -> Self {
         self.install_crds = false;
+        self
+    }
+
+    /// kubesim serves Espejote's and Kyverno's kinds too.
+    pub fn with_policies(mut self) -> Self {
+        self.policy_crds = true;
         self
     }
 
@@ -205,6 +213,7 @@ impl AppOptions {
         let opts = FleetOptions {
             names: self.clusters.clone(),
             install_crds: self.install_crds,
+            policy_crds: self.policy_crds,
             controllers: self.controllers,
             edge: self.edge,
             authorize: self.manifests.is_some(),

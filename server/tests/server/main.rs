@@ -27,6 +27,7 @@ mod oidc;
 mod testdb;
 use lookout_server::store::Db;
 mod pages;
+mod policies;
 mod probe;
 mod probing;
 mod rbac;

@@ -1,0 +1,263 @@
+//! The policy behind the annotation, through kubesim's Espejote: a ManagedResource that
+//! cannot run leaves every new Ingress without edit-in-place — one problem on the board,
+//! rooted at the policy, cleared when the policy is repaired (not by patching Ingresses);
+//! a tenant sees the policy only through its own Ingresses; a cluster without Espejote
+//! shows nothing of it.
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+/// Adds edit-in-place to every Ingress that asks a ClusterIssuer for a certificate.
+const TEMPLATE: &str = r#"
+local esp = import 'espejote.libsonnet';
+local asks(i) = std.objectHas(std.get(i.metadata, 'annotations', {}), 'cert-manager.io/cluster-issuer');
+[
+  {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: {
+      name: i.metadata.name,
+      namespace: i.metadata.namespace,
+      annotations: { 'acme.cert-manager.io/http01-edit-in-place': 'true' },
+    },
+  }
+  for i in esp.context().ingresses
+  if asks(i)
+]
+"#;
+
+fn create_in(app: &TestApp, group: &str, plural: &str, ns: Option<&str>, obj: Value) {
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve(group, plural).unwrap();
+    c.create(&rt, ns, obj, &kubesim::WriteOpts::system())
+        .unwrap();
+}
+
+/// Two tenants' Ingresses behind Cilium's HTTPS enforcement, and the platform's policy,
+/// whose ServiceAccount does not exist yet.
+fn platform_with_a_broken_policy(app: &TestApp) {
+    crate::restart::behind_https_enforcement(app);
+    for ns in ["platform", "acme-shop", "globex-web"] {
+        create_in(
+            app,
+            "",
+            "namespaces",
+            None,
+            json!({"metadata": {"name": ns}}),
+        );
+    }
+    for (ns, name, host) in [
+        ("acme-shop", "shop", "shop.acme.example"),
+        ("globex-web", "site", "www.globex.example"),
+    ] {
+        create_in(
+            app,
+            "networking.k8s.io",
+            "ingresses",
+            Some(ns),
+            json!({"metadata": {"name": name, "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+                   "spec": {"ingressClassName": "cilium", "rules": [{"host": host}], "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}}),
+        );
+    }
+    create_in(
+        app,
+        "rbac.authorization.k8s.io",
+        "clusterroles",
+        None,
+        json!({"metadata": {"name": "espejote-edit-in-place"}, "rules": [{"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": ["get", "list", "watch", "patch"]}]}),
+    );
+    create_in(
+        app,
+        "rbac.authorization.k8s.io",
+        "clusterrolebindings",
+        None,
+        json!({"metadata": {"name": "espejote-edit-in-place"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "espejote-edit-in-place"},
+               "subjects": [{"kind": "ServiceAccount", "name": "edit-in-place", "namespace": "platform"}]}),
+    );
+    create_in(
+        app,
+        "espejote.io",
+        "managedresources",
+        Some("platform"),
+        json!({"apiVersion": "espejote.io/v1alpha1", "kind": "ManagedResource",
+               "metadata": {"name": "edit-in-place"},
+               "spec": {"serviceAccountRef": {"name": "edit-in-place"},
+                        "context": [{"name": "ingresses", "resource": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": ""}}],
+                        "triggers": [{"name": "ingress", "watchContextResource": {"name": "ingresses"}}],
+                        "template": TEMPLATE}}),
+    );
+}
+
+fn of_cause<'v>(problems: &'v Value, cause: &str) -> Vec<&'v Value> {
+    problems["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["cause"] == cause)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_broken_policy_is_one_problem_and_repairing_it_clears_it() {
+    let app = app_with(&["zrh-prod"])
+        .with_controllers()
+        .with_policies()
+        .auth(crate::tenancy::auth("127.0.0.1/32").await)
+        .await;
+    app.wait_ready().await;
+    platform_with_a_broken_policy(&app);
+    let support = |path: &str| {
+        let path = path.to_string();
+        let app = &app;
+        async move {
+            app.get_as(&path, "sue", "support")
+                .await
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    app.eventually("the broken policy is one problem on the board", || async {
+        let problems = support("/api/v1/problems?per_page=100").await;
+        let policy = of_cause(&problems, "policy.not-ready");
+        // The two tenants' Ingresses and `default/web`.
+        policy.len() == 1
+            && policy[0]["affected"]
+                .as_array()
+                .is_some_and(|a| a.len() == 3)
+            && of_cause(&problems, "ingress.edit-in-place-missing").is_empty()
+    })
+    .await;
+    let problems = support("/api/v1/problems?per_page=100").await;
+    let p = of_cause(&problems, "policy.not-ready")[0];
+    assert_eq!(p["action"]["label"], "Repair the policy");
+    assert_eq!(
+        p["action"]["href"],
+        "/policies/zrh-prod/platform/edit-in-place"
+    );
+    assert!(
+        p["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("ServiceAccountError"),
+        "{p:#}"
+    );
+    let policies = support("/api/v1/policies").await;
+    assert_eq!(policies["total"], 1, "{policies:#}");
+    let row = &policies["items"][0];
+    assert_eq!(
+        (&row["status"], &row["covered"], &row["lacking"]),
+        (&json!("ServiceAccountError"), &json!(3), &json!(3))
+    );
+    let page = app
+        .get_as(
+            "/policies/zrh-prod/platform/edit-in-place",
+            "sue",
+            "support",
+        )
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("Create ServiceAccount edit-in-place in namespace platform"),
+        "the change to make is on the page"
+    );
+    assert!(
+        page.contains("serviceaccounts \"edit-in-place\" not found"),
+        "its event is quoted"
+    );
+
+    // The tenant sees the policy through its own Ingress, and nothing of the neighbour's.
+    let tenant: Value = app
+        .get_as("/api/v1/policies", "carol", "customer-acme")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tenant["items"][0]["covered"], 1, "{tenant:#}");
+    let detail = app
+        .get_as(
+            "/api/v1/policies/zrh-prod/platform/edit-in-place",
+            "carol",
+            "customer-acme",
+        )
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !detail.contains("globex") && !detail.contains("serviceaccounts"),
+        "{detail}"
+    );
+    let theirs: Value = app
+        .get_as("/api/v1/problems", "carol", "customer-acme")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let own = of_cause(&theirs, "ingress.edit-in-place-missing");
+    assert_eq!(own.len(), 1, "{theirs:#}");
+    assert!(own[0]["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("Espejote ManagedResource platform/edit-in-place is meant to set it here and is ServiceAccountError"));
+
+    // Repaired in the cluster: its ServiceAccount exists; Espejote sets the annotation as
+    // its own field manager and the problem is gone.
+    create_in(
+        &app,
+        "",
+        "serviceaccounts",
+        Some("platform"),
+        json!({"metadata": {"name": "edit-in-place"}}),
+    );
+    app.eventually(
+        "the repaired policy sets the annotation and the problem clears",
+        || async {
+            let problems = support("/api/v1/problems?per_page=100").await;
+            let shop = support("/api/v1/ingresses/zrh-prod/acme-shop/shop").await;
+            of_cause(&problems, "policy.not-ready").is_empty()
+                && shop["ingress"]["edit_in_place_managers"]
+                    == json!(["managed-resource:edit-in-place"])
+        },
+    )
+    .await;
+    let row = &support("/api/v1/policies").await["items"][0];
+    assert_eq!(
+        (&row["status"], &row["lacking"]),
+        (&json!("Ready"), &json!(0))
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_without_espejote_shows_nothing_of_policies() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    crate::restart::behind_https_enforcement(&app);
+    app.eventually("the Ingress's own finding is there", || async {
+        app.json("/api/v1/findings?rule=ingress.edit-in-place-missing")
+            .await["total"]
+            == 1
+    })
+    .await;
+    let findings = app.json("/api/v1/findings?per_page=500").await.to_string();
+    assert!(!findings.contains("policy."), "{findings}");
+    assert!(!findings.contains("ManagedResource"), "{findings}");
+    assert_eq!(app.json("/api/v1/policies").await["total"], 0);
+    let clusters = app.json("/api/v1/clusters").await.to_string();
+    assert!(
+        !clusters.contains("\"error\""),
+        "an absent CRD is no error: {clusters}"
+    );
+    assert_eq!(
+        app.get("/policies/zrh-prod/platform/edit-in-place")
+            .await
+            .status(),
+        404
+    );
+    app.stop().await;
+}

@@ -343,6 +343,41 @@ pub fn responsible<'d>(
         .map(|p| (p, Coverage::Missed))
 }
 
+/// The policy responsible for an Ingress's annotation, as its page names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyRef {
+    /// "Espejote ManagedResource platform/edit-in-place".
+    pub label: String,
+    pub namespace: Text,
+    pub name: Text,
+    /// `Ready`, the step that failed, or "no status yet".
+    pub status: String,
+    pub ready: bool,
+    /// `reads` (its selector takes the Ingress in) or `misses`.
+    pub coverage: &'static str,
+    /// Its field manager owns the annotation on this Ingress.
+    pub owns: bool,
+}
+
+impl PolicyRef {
+    /// The policy responsible for `ing` ([`responsible`]).
+    pub fn of(data: &super::data::ClusterData, ing: &IngressView) -> Option<PolicyRef> {
+        let (p, coverage) = responsible(data, ing)?;
+        Some(PolicyRef {
+            label: p.label(),
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+            status: p.status_text().to_string(),
+            ready: p.ready(),
+            coverage: match coverage {
+                Coverage::Selected => "reads",
+                _ => "misses",
+            },
+            owns: ing.edit_in_place_managers.iter().any(|m| p.owns_as(m)),
+        })
+    }
+}
+
 /// An Ingress a policy is responsible for, and how it covers it.
 pub struct Covered<'d> {
     pub ingress: &'d Arc<IngressView>,

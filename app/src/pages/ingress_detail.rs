@@ -226,10 +226,26 @@ pub fn page(
     let offer = crate::model::read::offer::edit_in_place(&i, &d.annotation, &problems);
     let here = crate::model::links::object_path("Ingress", &i.cluster, &i.namespace, &i.name)
         .unwrap_or_default();
+    // The policy meant to set the annotation: repairing it is the fix, a patch here a
+    // stop-gap.
+    let policy_href = d.policy.as_ref().and_then(|p| {
+        crate::model::links::object_path("ManagedResource", &i.cluster, &p.namespace, &p.name)
+    });
+    let annotation_words = match &d.policy {
+        Some(p) if p.owns => format!("{} — set by the {} ({})", annotation_text(&d.annotation), p.label, p.status),
+        Some(p) if p.coverage == "reads" => format!("{} — the {} is meant to set it ({})", annotation_text(&d.annotation), p.label, p.status),
+        Some(p) => format!("{} — the {} sets it on this namespace's other Ingresses, its selector leaves this one out", annotation_text(&d.annotation), p.label),
+        None => annotation_text(&d.annotation),
+    };
     let actions = shell.actions.then(|| {
-        let fix = offer
-            .offered()
-            .then(|| action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()));
+        let fix = offer.offered().then(|| match (&d.policy, &policy_href) {
+            (Some(p), Some(href)) => view! {
+                <p data-testid="repair-policy"><a class="button primary" href=href.clone()>{format!("Repair the policy: {} is {}", p.label, p.status)}</a></p>
+                <p>"The policy owns this annotation: once repaired it sets it here and on every Ingress it covers. A patch here is a stop-gap — the policy remains the owner."</p>
+                {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place here as a stop-gap".into())}
+            }.into_any(),
+            _ => action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()).into_any(),
+        });
         let not_now = match &offer {
             Offer::Blocked(p) => {
                 let shown = problems.first().is_some_and(|f| f.id == p.id);
@@ -315,7 +331,7 @@ pub fn page(
                 <dt>"Hosts"</dt><dd>{i.hosts.join(", ")}</dd>
                 <dt>"Addresses"</dt><dd>{if i.addresses.is_empty() { "none yet".to_string() } else { i.addresses.join(", ") }}</dd>
                 <dt>"Issuer"</dt><dd>{issuer}</dd>
-                <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd data-testid="annotation-status">{annotation_text(&d.annotation)}</dd>
+                <dt><code>"acme.cert-manager.io/http01-edit-in-place"</code></dt><dd data-testid="annotation-status">{annotation_words}</dd>
             </dl>
             {crate::components::findings_fold(findings_count, findings_table(d.findings, now, true))}
             {crate::components::fold("What clients get", crate::components::served::clients_get(d.clients_get.clone(), None, false, now))}

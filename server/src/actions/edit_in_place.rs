@@ -60,8 +60,25 @@ impl Actions {
         if preview[0].outcome == Outcome::NotFound {
             return Err(not_found("Ingress", key));
         }
+        // A policy meant to set it stays its owner: said on the step that sets it.
+        let stop_gap = |steps: &mut Vec<Step>| {
+            if let (Some(p), Some(s)) = (&detail.policy, steps.first_mut()) {
+                if s.outcome.succeeded() && s.outcome != Outcome::Unchanged {
+                    let said = s
+                        .message
+                        .take()
+                        .map(|m| format!("{m}; "))
+                        .unwrap_or_default();
+                    s.message = Some(format!(
+                        "{said}a stop-gap: the {} ({}) remains the owner of this annotation — repair it so it sets the annotation on every Ingress it covers",
+                        p.label, p.status
+                    ));
+                }
+            }
+        };
         if dry_run {
             r.steps = preview;
+            stop_gap(&mut r.steps);
             return Ok(self.finish(r, item).await);
         }
         if let Some(blocker) = preview.iter().find(|s| !s.outcome.succeeded()) {
@@ -88,6 +105,7 @@ impl Actions {
             return Ok(self.finish(r, item).await);
         }
         r.steps = self.fix_steps(&client, key, &certificates, false).await;
+        stop_gap(&mut r.steps);
         Ok(self.finish(r, item).await)
     }
 

@@ -205,6 +205,37 @@ async fn a_broken_policy_is_one_problem_and_repairing_it_clears_it() {
         .unwrap()
         .contains("Espejote ManagedResource platform/edit-in-place is meant to set it here and is ServiceAccountError"));
 
+    // The Ingress's page leads to the policy; its own fix is offered as a stop-gap, and
+    // its preview says the policy stays the owner.
+    let ingress_page = app
+        .get_as("/ingresses/zrh-prod/acme-shop/shop", "sue", "support")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(ingress_page.contains("Repair the policy: Espejote ManagedResource platform/edit-in-place is ServiceAccountError"), "{ingress_page}");
+    assert!(ingress_page.contains("href=\"/policies/zrh-prod/platform/edit-in-place\""));
+    assert!(ingress_page.contains("Preview: add edit-in-place here as a stop-gap"));
+    assert!(ingress_page.contains("the Espejote ManagedResource platform/edit-in-place is meant to set it (ServiceAccountError)"));
+    let preview: Value = app
+        .post_as(
+            "/api/v1/ingresses/zrh-prod/acme-shop/shop/edit-in-place",
+            "sue",
+            "support",
+            json!({"dry_run": true}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        preview["steps"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("a stop-gap: the Espejote ManagedResource platform/edit-in-place (ServiceAccountError) remains the owner"),
+        "{preview:#}"
+    );
+
     // Repaired in the cluster: its ServiceAccount exists; Espejote sets the annotation as
     // its own field manager and the problem is gone.
     create_in(

@@ -195,6 +195,7 @@ pub fn ingress_detail(
     Some(IngressDetail {
         ingress: ing.as_ref().clone(),
         annotation: idx.annotation_status(ing),
+        policy: crate::model::policy::PolicyRef::of(data, ing),
         controller: idx.controller_of(ing),
         tls,
         findings: FindingIndex::new(findings).about(visible, &objects),

@@ -140,6 +140,9 @@ impl Problem {
                 Rule::IngressEditInPlaceMissing
                     | Rule::IngressEditInPlaceInvalid
                     | Rule::IngressSharedHostHttpsRedirect
+                    // The fix on the Ingress is the stop-gap for the policy meant to set it.
+                    | Rule::PolicyNotReady
+                    | Rule::PolicyMissingCoverage
             )
     }
 

@@ -371,6 +371,8 @@ pub struct IngressRow {
 pub struct IngressDetail {
     pub ingress: IngressView,
     pub annotation: AnnotationStatus,
+    /// The policy responsible for its edit-in-place annotation, if one is.
+    pub policy: Option<crate::model::policy::PolicyRef>,
     pub controller: ControllerInfo,
     /// One entry per `spec.tls` entry, with the Certificate and its attempts.
     pub tls: Vec<TlsChain>,

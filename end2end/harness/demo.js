@@ -15,13 +15,18 @@ export async function startDemo() {
   });
   const stderr = [];
   child.stderr.on('data', (d) => stderr.push(d.toString()));
+  let kubeconfig;
   const url = await new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.once('line', (line) => {
       const match = line.match(/http:\/\/[0-9.:]+/);
       match ? resolve(match[0]) : reject(new Error(`unexpected first line: ${line}`));
-      // Keep reading so the demo never blocks on a full pipe.
-      lines.on('line', () => {});
+      // Keep reading so the demo never blocks on a full pipe; the kubeconfig's path is
+      // on a later line.
+      lines.on('line', (l) => {
+        const k = l.match(/kubeconfig for kubectl: (\S+)/);
+        if (k) kubeconfig = k[1];
+      });
     });
     child.once('exit', (code) => reject(new Error(`lookout demo exited with ${code}: ${stderr.join('')}`)));
   });
@@ -33,6 +38,10 @@ export async function startDemo() {
   }
   return {
     url,
+    /// The kubeconfig of the demo's simulated clusters (for kubectl).
+    get kubeconfig() {
+      return kubeconfig;
+    },
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

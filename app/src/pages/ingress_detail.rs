@@ -240,7 +240,7 @@ pub fn page(
     let actions = shell.actions.then(|| {
         let fix = offer.offered().then(|| match (&d.policy, &policy_href) {
             (Some(p), Some(href)) => view! {
-                <p data-testid="repair-policy"><a class="button primary" href=href.clone()>{format!("Repair the policy: {} is {}", p.label, p.status)}</a></p>
+                <p data-testid="repair-policy"><a class="action" href=href.clone()>{format!("Repair the policy: {} is {}", p.label, p.status)}</a></p>
                 <p>"The policy owns this annotation: once repaired it sets it here and on every Ingress it covers. A patch here is a stop-gap — the policy remains the owner."</p>
                 {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place here as a stop-gap".into())}
             }.into_any(),

@@ -16,6 +16,7 @@ use crate::config::ClusterConfig;
 use crate::store::Db;
 
 mod platform;
+mod policies;
 mod scenarios;
 mod seeder;
 mod week;
@@ -89,6 +90,13 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
     let fleet = Fleet::start(&options, clock.clone(), shutdown.clone())
         .await
         .context("starting kubesim")?;
+    // Espejote (and Kyverno's kinds) in gva-prod, whose platform sets edit-in-place by policy.
+    kubesim::fleet::install_policy_crds(
+        &fleet
+            .cluster("gva-prod")
+            .context("the demo's gva-prod cluster")?
+            .cluster,
+    );
     let kubeconfig = dir.path().join("kubeconfig");
     fleet.write_kubeconfig(&kubeconfig)?;
     let dead = dir.path().join("unreachable.kubeconfig");
@@ -126,6 +134,9 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
     scenarios::geneva(&seeder("gva-prod")?)
         .await
         .context("seeding gva-prod")?;
+    policies::geneva(&seeder("gva-prod")?)
+        .await
+        .context("seeding gva-prod's policy")?;
     scenarios::lab(&seeder("lab-dev")?)
         .await
         .context("seeding lab-dev")?;

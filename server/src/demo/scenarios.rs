@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::seeder::{Seeder, CM};
 
-fn issuer(name: &str) -> Value {
+pub(super) fn issuer(name: &str) -> Value {
     json!({"cert-manager.io/cluster-issuer": name})
 }
 

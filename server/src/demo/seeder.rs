@@ -72,6 +72,18 @@ impl Seeder {
         Ok(())
     }
 
+    /// Creates any object, of `kind` (`plural`) at `group`/`version`.
+    pub(super) async fn object(
+        &self,
+        (group, version, kind, plural): (&str, &str, &str, &str),
+        ns: Option<&str>,
+        obj: Value,
+    ) -> anyhow::Result<()> {
+        let r =
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        self.create(&r, ns, obj).await
+    }
+
     pub(super) async fn namespaces(&self, names: &[&str]) -> anyhow::Result<()> {
         for n in names {
             self.create(

@@ -19,7 +19,6 @@ use crate::model::rule::Rule;
 
 /// What to do about a policy stuck at `status`: where its fix is.
 fn repair(p: &PolicyView) -> String {
-    let place = format!("{}/{}", p.namespace, p.name);
     let fix = match p.status.as_deref() {
         Some("ServiceAccountError") => format!(
             "Create ServiceAccount {} in namespace {}, or point spec.serviceAccountRef at one that exists.",
@@ -41,7 +40,7 @@ fn repair(p: &PolicyView) -> String {
         }
         _ => "Read the ManagedResource's events for why it failed, and fix it in the policy's repository.".to_string(),
     };
-    format!("Repair the {} ({place}): {fix} Until then, \"Add edit-in-place\" on an Ingress is a stop-gap: the policy remains the owner of the annotation.", p.label())
+    format!("Repair the {}: {fix} Until then, \"Add edit-in-place\" on an Ingress is a stop-gap: the policy remains the owner of the annotation.", p.label())
 }
 
 /// The names of some Ingresses, at most five, and how many more.
@@ -115,7 +114,14 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 .into_iter()
                 .find(|e| e.event_type == "Warning");
             let why = event
-                .map(|e| format!(" Its last Warning event ({}): {}", e.reason, e.message))
+                .map(|e| {
+                    format!(
+                        " Its last Warning event ({}): {}{}",
+                        e.reason,
+                        e.message.trim_end_matches('.'),
+                        "."
+                    )
+                })
                 .unwrap_or_default();
             let told = if lacking.is_empty() {
                 "No Ingress it covers lacks the annotation yet; new ones will.".to_string()

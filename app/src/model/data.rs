@@ -45,6 +45,10 @@ pub struct ClusterData {
     /// (kept whole in every namespace's part: a policy in one namespace covers Ingresses in
     /// others).
     pub policies: Views<super::policy::PolicyView>,
+    /// Kyverno's ClusterPolicies, Policies and MutatingPolicies (kept whole likewise).
+    pub cluster_policies: Views<super::policy::PolicyView>,
+    pub kyverno_policies: Views<super::policy::PolicyView>,
+    pub mutating_policies: Views<super::policy::PolicyView>,
     pub events: Views<EventView>,
     /// What the probe saw on the hosts' load-balancer addresses (not a watched kind: the
     /// server's probe sets it).
@@ -55,6 +59,15 @@ impl ClusterData {
     /// `kube-system/cilium-config`, when it exists.
     pub fn cilium(&self) -> Option<&CiliumConfig> {
         self.cilium_configs.values().next().map(|c| &**c)
+    }
+
+    /// Every policy that may set the annotation: Espejote's, then Kyverno's.
+    pub fn all_policies(&self) -> impl Iterator<Item = &std::sync::Arc<super::policy::PolicyView>> {
+        self.policies
+            .values()
+            .chain(self.cluster_policies.values())
+            .chain(self.kyverno_policies.values())
+            .chain(self.mutating_policies.values())
     }
 
     /// The namespaces that hold objects of a namespaced kind.
@@ -116,6 +129,9 @@ impl ClusterData {
             cluster_issuers: self.cluster_issuers.clone(),
             gateways: part(&self.gateways, namespaces),
             policies: self.policies.clone(),
+            cluster_policies: self.cluster_policies.clone(),
+            kyverno_policies: self.kyverno_policies.clone(),
+            mutating_policies: self.mutating_policies.clone(),
             events: part(&self.events, namespaces),
             probes: self.probes.clone(),
         }

@@ -250,6 +250,9 @@ pub struct EventView {
 pub(crate) const EVENT_KINDS: &[&str] = &[
     "Ingress",
     "ManagedResource",
+    "ClusterPolicy",
+    "Policy",
+    "MutatingPolicy",
     "Certificate",
     "CertificateRequest",
     "Order",

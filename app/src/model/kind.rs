@@ -23,6 +23,8 @@ pub enum Kind {
     CertificateRequest,
     Challenge,
     ClusterIssuer,
+    /// Kyverno's ClusterPolicy: a policy that may set the edit-in-place annotation.
+    ClusterPolicy,
     /// Only `kube-system/cilium-config`.
     ConfigMap,
     Event,
@@ -32,7 +34,11 @@ pub enum Kind {
     Issuer,
     /// Espejote's ManagedResource: a policy that may set the edit-in-place annotation.
     ManagedResource,
+    /// Kyverno's MutatingPolicy.
+    MutatingPolicy,
     Order,
+    /// Kyverno's (namespaced) Policy.
+    Policy,
     /// Only Cilium's LoadBalancer Services.
     Service,
 }
@@ -48,6 +54,7 @@ impl Kind {
             Kind::CertificateRequest => "CertificateRequest",
             Kind::Challenge => "Challenge",
             Kind::ClusterIssuer => "ClusterIssuer",
+            Kind::ClusterPolicy => "ClusterPolicy",
             Kind::ConfigMap => "ConfigMap",
             Kind::Event => "Event",
             Kind::Gateway => "Gateway",
@@ -55,6 +62,8 @@ impl Kind {
             Kind::IngressClass => "IngressClass",
             Kind::Issuer => "Issuer",
             Kind::ManagedResource => "ManagedResource",
+            Kind::MutatingPolicy => "MutatingPolicy",
+            Kind::Policy => "Policy",
             Kind::Order => "Order",
             Kind::Service => "Service",
         }

@@ -28,7 +28,10 @@ pub fn detail_pages(kind: &str) -> Option<&'static str> {
     match crate::model::Kind::from_name(kind)? {
         crate::model::Kind::Ingress => Some("ingresses"),
         crate::model::Kind::Certificate => Some("certificates"),
-        crate::model::Kind::ManagedResource => Some("policies"),
+        crate::model::Kind::ManagedResource
+        | crate::model::Kind::ClusterPolicy
+        | crate::model::Kind::Policy
+        | crate::model::Kind::MutatingPolicy => Some("policies"),
         _ => None,
     }
 }
@@ -41,6 +44,8 @@ pub fn object_path(kind: &str, cluster: &str, namespace: &str, name: &str) -> Op
         _ => {}
     }
     let base = detail_pages(kind)?;
+    // A cluster-scoped object's namespace is `_` in a path.
+    let namespace = if namespace.is_empty() { "_" } else { namespace };
     Some(format!(
         "/{base}/{}/{}/{}",
         encode(cluster),

@@ -25,16 +25,26 @@ use super::text::Text;
 /// What Espejote's status says when the last reconcile worked (`recordReconcileErr`).
 pub const READY: &str = "Ready";
 
-/// An Espejote ManagedResource, as far as Lookout judges it.
+/// A policy that may set the annotation — an Espejote ManagedResource, a Kyverno
+/// ClusterPolicy, Policy or MutatingPolicy — as far as Lookout judges it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyView {
+    /// `ManagedResource`, `ClusterPolicy`, `Policy` or `MutatingPolicy`.
+    pub kind: super::kind::Kind,
+    /// Empty for a cluster-scoped policy.
     pub namespace: Text,
     pub name: Text,
-    /// `status.status`: `Ready`, or which step failed (`TemplateError`, `ApplyError`, …);
-    /// None before its controller's first reconcile.
+    /// `Ready`, or why not: Espejote's `status.status` (which step failed:
+    /// `TemplateError`, `ApplyError`, …), Kyverno's `Not ready` with its condition's
+    /// message; None before its controller's first status.
     pub status: Option<Text>,
-    /// The field manager of its applies.
+    /// The field manager of its applies; empty where the engine names none (Kyverno mutates
+    /// on admission inside the writer's own request, and in the background by update).
     pub field_manager: Text,
+    /// It mutates on admission only (Kyverno without background mutation of existing
+    /// Ingresses): an Ingress made before it, or not written since, does not get the
+    /// annotation.
+    pub admission_only: bool,
     /// `spec.applyOptions.force`: it takes fields over from any other manager.
     pub force: bool,
     /// `spec.serviceAccountRef.name` (default `default`): whose rights bound it.
@@ -236,6 +246,8 @@ impl PolicyView {
             });
         }
         Some(PolicyView {
+            kind: super::kind::Kind::ManagedResource,
+            admission_only: false,
             namespace,
             name: strings.get(name),
             status: at(data, "/status/status")
@@ -296,12 +308,202 @@ impl PolicyView {
     /// Whether `manager` (a field manager of the annotation) is this policy's: its own, or
     /// with a suffix a template branch added (`esp.applyOptions(…, fieldManagerSuffix)`).
     pub fn owns_as(&self, manager: &str) -> bool {
-        manager.starts_with(&*self.field_manager)
+        !self.field_manager.is_empty() && manager.starts_with(&*self.field_manager)
     }
 
-    /// "Espejote ManagedResource platform/edit-in-place".
+    /// "Espejote ManagedResource platform/edit-in-place", "Kyverno ClusterPolicy add-edit-in-place".
     pub fn label(&self) -> String {
-        format!("Espejote ManagedResource {}/{}", self.namespace, self.name)
+        let engine = match self.kind {
+            super::kind::Kind::ManagedResource => "Espejote",
+            _ => "Kyverno",
+        };
+        if self.namespace.is_empty() {
+            format!("{engine} {} {}", self.kind, self.name)
+        } else {
+            format!("{engine} {} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+
+    /// A Kyverno ClusterPolicy or Policy (`kyverno.io/v1`): its mutate rules that name the
+    /// annotation, where they match Ingresses (`match.any[]`/`match.all[]`/`match.resources`:
+    /// `kinds`, `namespaces`, `names`, `selector`), whether they mutate existing Ingresses
+    /// in the background (`mutate.targets` with `spec.background`, default true) and its
+    /// `Ready` condition (kyverno/kyverno `api/kyverno/v1`: `spec_types.go`,
+    /// `rule_types.go`, `common_types.go`, `policy_status.go`).
+    pub fn kyverno(
+        kind: super::kind::Kind,
+        meta: &ObjectMeta,
+        data: &Value,
+        strings: &mut Interner,
+    ) -> Option<Self> {
+        let name = meta.name.as_deref()?;
+        let namespace = strings.get(meta.namespace.as_deref().unwrap_or(""));
+        let spec = at(data, "/spec");
+        let rules: Vec<&Value> = spec
+            .and_then(|s| s.get("rules"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|r| {
+                r.get("mutate")
+                    .is_some_and(|m| m.to_string().contains(EDIT_IN_PLACE))
+            })
+            .collect();
+        let background = spec
+            .and_then(|s| s.get("background"))
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        let mut scopes = Vec::new();
+        for r in &rules {
+            let m = r.get("match");
+            let blocks = m
+                .and_then(|m| m.get("any").or_else(|| m.get("all")))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_else(|| m.into_iter().cloned().collect());
+            for b in &blocks {
+                let Some(res) = b.get("resources") else {
+                    continue;
+                };
+                let ingress = res.get("kinds").and_then(Value::as_array).is_some_and(|k| {
+                    k.iter()
+                        .filter_map(Value::as_str)
+                        .any(|k| k == "Ingress" || k.ends_with("/Ingress"))
+                });
+                if !ingress {
+                    continue;
+                }
+                let names: Vec<Text> = res
+                    .get("names")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|n| strings.get(n))
+                    .collect();
+                let selector = res.get("selector").map(|s| Selector::read(s, strings));
+                let listed: Vec<&str> = res
+                    .get("namespaces")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                // A Policy matches in its own namespace only.
+                let own = (!namespace.is_empty()).then(|| namespace.clone());
+                let places: Vec<Option<Text>> = if listed.is_empty() || listed.contains(&"*") {
+                    vec![own]
+                } else {
+                    listed.iter().map(|n| Some(strings.get(n))).collect()
+                };
+                for place in places {
+                    scopes.push(Scope {
+                        namespace: place,
+                        selector: selector.clone(),
+                        names: names.clone(),
+                        ignore: Vec::new(),
+                    });
+                }
+            }
+        }
+        let existing = rules.iter().any(|r| {
+            r.pointer("/mutate/targets")
+                .and_then(Value::as_array)
+                .is_some_and(|t| !t.is_empty())
+        });
+        let ready = at(data, "/status/conditions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"));
+        let status = ready.map(|c| {
+            if c.get("status").and_then(Value::as_str) == Some("True") {
+                strings.get(READY)
+            } else {
+                let message = c.get("message").and_then(Value::as_str).unwrap_or_default();
+                strings.get(&format!("Not ready: {message}"))
+            }
+        });
+        Some(PolicyView {
+            kind,
+            namespace,
+            name: strings.get(name),
+            status,
+            field_manager: strings.get(""),
+            admission_only: !(existing && background),
+            force: false,
+            service_account: strings.get(""),
+            sets_edit_in_place: !rules.is_empty(),
+            scopes: scopes.into(),
+            created: super::object::created(meta),
+        })
+    }
+
+    /// A Kyverno MutatingPolicy (`policies.kyverno.io`): mutations that name the annotation
+    /// (`spec.mutations[]`: an `applyConfiguration` or `jsonPatch` expression), the Ingresses
+    /// its `matchConstraints.resourceRules` reach (its `objectSelector`; a
+    /// `namespaceSelector` reads namespace labels, which Lookout does not watch: every
+    /// namespace), whether it mutates existing ones (`evaluation.mutateExisting.enabled`,
+    /// default false) and `status.conditionStatus.ready` (kyverno/api
+    /// `api/policies.kyverno.io/v1beta1/mutating_policy.go`, `conditions.go`).
+    pub fn mutating(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
+        let name = meta.name.as_deref()?;
+        let spec = at(data, "/spec");
+        let sets = spec
+            .and_then(|s| s.get("mutations"))
+            .is_some_and(|m| m.to_string().contains(EDIT_IN_PLACE));
+        let ingresses = spec
+            .and_then(|s| at(s, "/matchConstraints/resourceRules"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|r| {
+                r.get("resources")
+                    .and_then(Value::as_array)
+                    .is_some_and(|v| {
+                        v.iter()
+                            .filter_map(Value::as_str)
+                            .any(|x| x == "ingresses" || x == "*")
+                    })
+            });
+        let selector = spec
+            .and_then(|s| at(s, "/matchConstraints/objectSelector"))
+            .map(|s| Selector::read(s, strings));
+        let scopes: Vec<Scope> = if ingresses {
+            vec![Scope {
+                namespace: None,
+                selector,
+                names: Vec::new(),
+                ignore: Vec::new(),
+            }]
+        } else {
+            Vec::new()
+        };
+        let existing = spec
+            .and_then(|s| at(s, "/evaluation/mutateExisting/enabled"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let status = at(data, "/status/conditionStatus").map(|c| {
+            if c.get("ready").and_then(Value::as_bool) == Some(true) {
+                strings.get(READY)
+            } else {
+                let message = c.get("message").and_then(Value::as_str).unwrap_or_default();
+                strings.get(&format!("Not ready: {message}"))
+            }
+        });
+        Some(PolicyView {
+            kind: super::kind::Kind::MutatingPolicy,
+            namespace: strings.get(""),
+            name: strings.get(name),
+            status,
+            field_manager: strings.get(""),
+            admission_only: !existing,
+            force: false,
+            service_account: strings.get(""),
+            sets_edit_in_place: sets,
+            scopes: scopes.into(),
+            created: super::object::created(meta),
+        })
     }
 }
 
@@ -320,10 +522,10 @@ pub fn responsible<'d>(
     data: &'d super::data::ClusterData,
     ing: &IngressView,
 ) -> Option<(&'d Arc<PolicyView>, Coverage)> {
-    if data.policies.is_empty() || !asks(ing) {
+    if !asks(ing) {
         return None;
     }
-    let setting = || data.policies.values().filter(|p| p.sets_edit_in_place);
+    let setting = || data.all_policies().filter(|p| p.sets_edit_in_place);
     if let Some(p) = setting().find(|p| p.coverage(ing) == Coverage::Selected) {
         return Some((p, Coverage::Selected));
     }
@@ -348,6 +550,7 @@ pub fn responsible<'d>(
 pub struct PolicyRef {
     /// "Espejote ManagedResource platform/edit-in-place".
     pub label: String,
+    pub kind: &'static str,
     pub namespace: Text,
     pub name: Text,
     /// `Ready`, the step that failed, or "no status yet".
@@ -365,6 +568,7 @@ impl PolicyRef {
         let (p, coverage) = responsible(data, ing)?;
         Some(PolicyRef {
             label: p.label(),
+            kind: p.kind.name(),
             namespace: p.namespace.clone(),
             name: p.name.clone(),
             status: p.status_text().to_string(),
@@ -408,10 +612,12 @@ pub fn covered<'d>(data: &'d super::data::ClusterData, p: &PolicyView) -> Vec<Co
         .values()
         .filter_map(|ing| {
             let (q, coverage) = responsible(data, ing)?;
-            (q.namespace == p.namespace && q.name == p.name).then_some(Covered {
-                ingress: ing,
-                coverage,
-            })
+            (q.kind == p.kind && q.namespace == p.namespace && q.name == p.name).then_some(
+                Covered {
+                    ingress: ing,
+                    coverage,
+                },
+            )
         })
         .collect()
 }

@@ -228,9 +228,10 @@ pub fn page(
         .unwrap_or_default();
     // The policy meant to set the annotation: repairing it is the fix, a patch here a
     // stop-gap.
-    let policy_href = d.policy.as_ref().and_then(|p| {
-        crate::model::links::object_path("ManagedResource", &i.cluster, &p.namespace, &p.name)
-    });
+    let policy_href = d
+        .policy
+        .as_ref()
+        .and_then(|p| crate::model::links::object_path(p.kind, &i.cluster, &p.namespace, &p.name));
     let annotation_words = match &d.policy {
         Some(p) if p.owns => format!("{} — set by the {} ({})", annotation_text(&d.annotation), p.label, p.status),
         Some(p) if p.coverage == "reads" => format!("{} — the {} is meant to set it ({})", annotation_text(&d.annotation), p.label, p.status),

@@ -20,12 +20,7 @@ fn filters(q: &PolicyQuery) -> String {
 
 /// The page of a policy.
 pub fn href(r: &PolicyRow) -> String {
-    format!(
-        "/policies/{}/{}/{}",
-        encode(&r.cluster),
-        encode(&r.namespace),
-        encode(&r.name)
-    )
+    crate::model::links::object_path(r.kind, &r.cluster, &r.namespace, &r.name).unwrap_or_default()
 }
 
 /// Its status as a badge: Ready, or the step that failed.
@@ -76,16 +71,16 @@ pub fn page(
                 <tr data-testid="policy-row" data-name=r.name.to_string()>
                     <td data-label="Health">{health(r.severity)}</td>
                     <th scope="row" data-label="Policy"><a href=href(r)>{format!("{} {}", r.kind, r.name)}</a></th>
-                    <td data-label="Where">{format!("{} · {}", r.cluster, r.namespace)}</td>
+                    <td data-label="Where">{if r.namespace.is_empty() { format!("{} · cluster-wide", r.cluster) } else { format!("{} · {}", r.cluster, r.namespace) }}</td>
                     <td data-label="Status">{status_badge(r)}</td>
                     <td data-label="Ingresses">{coverage}</td>
-                    <td data-label="Field manager"><code>{r.field_manager.to_string()}</code>{r.force.then_some(" (force)")}</td>
+                    <td data-label="Field manager">{if r.field_manager.is_empty() { view! { <span class="muted">"—"</span> }.into_any() } else { view! { <code>{r.field_manager.to_string()}</code> }.into_any() }}{r.force.then_some(" (force)")}</td>
                 </tr>
             }
         })
         .collect_view();
     let empty = rows.items.is_empty().then(|| {
-        view! { <p class="empty">"No policy sets edit-in-place here (Lookout reads Espejote's ManagedResources where Espejote is installed). " <a href="/policies">"Show every policy"</a></p> }
+        view! { <p class="empty">"No policy sets edit-in-place here (Lookout reads Espejote's ManagedResources and Kyverno's policies where they are installed). " <a href="/policies">"Show every policy"</a></p> }
     });
     let names: Vec<String> = clusters.iter().map(|c| c.name.clone()).collect();
     let base = filters(q);
@@ -98,7 +93,7 @@ pub fn page(
         },
         view! {
             <h1>"Policies"</h1>
-            <p>"The policies that set " <code>"acme.cert-manager.io/http01-edit-in-place"</code> " on Ingresses for the platform (Espejote ManagedResources). Where one fails, fix it in the policy's repository: a patch on one Ingress is a stop-gap."</p>
+            <p>"The policies that set " <code>"acme.cert-manager.io/http01-edit-in-place"</code> " on Ingresses for the platform (Espejote ManagedResources, Kyverno policies). Where one fails, fix it in the policy's repository: a patch on one Ingress is a stop-gap."</p>
             <p data-testid="policies-summary">{summary}</p>
             <form class="filters" method="get" action="/policies">
                 {crate::components::findings::place_filters(&names, q.cluster.as_deref(), q.namespace.as_deref())}
@@ -120,7 +115,11 @@ pub fn page(
 /// A policy's page: its status and why, the change to make, and the Ingresses it covers.
 pub fn detail(shell: &Shell, d: PolicyDetail) -> String {
     let r = &d.row;
-    let title = format!("{} {}/{}", r.kind, r.namespace, r.name);
+    let title = if r.namespace.is_empty() {
+        format!("{} {}", r.kind, r.name)
+    } else {
+        format!("{} {}/{}", r.kind, r.namespace, r.name)
+    };
     // The one thing to do: the finding's remedy (the policy's operators see it).
     let todo = d.findings.first().map(|f| {
         view! {
@@ -192,7 +191,7 @@ pub fn detail(shell: &Shell, d: PolicyDetail) -> String {
                     <tbody>{ingresses}</tbody>
                 </table>
             </section>
-            {json_link(&format!("/api/v1/policies/{}/{}/{}", encode(&r.cluster), encode(&r.namespace), encode(&r.name)), "")}
+            {json_link(&format!("/api/v1{}", href(r)), "")}
         },
     )
 }

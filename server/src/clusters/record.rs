@@ -241,7 +241,11 @@ impl ClusterRecord {
 fn touched(kind: Kind, obj: &Object) -> Option<&str> {
     match kind {
         // A policy in one namespace covers Ingresses in others.
-        Kind::ConfigMap | Kind::ManagedResource => None,
+        Kind::ConfigMap
+        | Kind::ManagedResource
+        | Kind::ClusterPolicy
+        | Kind::Policy
+        | Kind::MutatingPolicy => None,
         _ => obj.metadata.namespace.as_deref(),
     }
 }

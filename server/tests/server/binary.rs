@@ -505,6 +505,9 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
     // stopped working on it); and challenges queued for a slot, which takes more than
     // cert-manager's 60 in flight at once. The demo stages none of these; the server tests
     // do.
+    // The demo's policy fails outright (policy.not-ready); a policy that is Ready yet misses
+    // Ingresses, or holds the annotation at another value, is staged by the server and unit
+    // tests.
     let expected: Vec<&str> = lookout_app::model::Rule::ALL
         .iter()
         .map(|r| r.id())
@@ -515,6 +518,8 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
                     | "tailscale.cert-budget"
                     | "acme.challenge-stuck"
                     | "acme.challenges-queued"
+                    | "policy.missing-coverage"
+                    | "policy.conflicts-with-fix"
             )
         })
         .collect();

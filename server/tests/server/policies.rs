@@ -292,3 +292,87 @@ async fn a_cluster_without_espejote_shows_nothing_of_policies() {
     );
     app.stop().await;
 }
+
+/// Kyverno has no controller in kubesim: the test writes the policy's status as Kyverno's
+/// webhook controller would (`updatePolicyStatuses`: condition `Ready`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kyverno_cluster_policy_not_ready_is_the_root_and_admission_only_misses_older_ingresses()
+{
+    let app = app_with(&["zrh-prod"])
+        .with_controllers()
+        .with_policies()
+        .await;
+    app.wait_ready().await;
+    crate::restart::behind_https_enforcement(&app);
+    create_in(
+        &app,
+        "kyverno.io",
+        "clusterpolicies",
+        None,
+        json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "add-edit-in-place"},
+               "spec": {"rules": [{"name": "edit-in-place", "match": {"any": [{"resources": {"kinds": ["Ingress"]}}]},
+                                   "mutate": {"patchStrategicMerge": {"metadata": {"annotations": {"+(acme.cert-manager.io/http01-edit-in-place)": "true"}}}}}]}}),
+    );
+    let status = |ready: bool| {
+        json!({"conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" },
+                               "reason": if ready { "Succeeded" } else { "Failed" }, "message": if ready { "Ready" } else { "Not Ready" },
+                               "lastTransitionTime": "2026-12-07T00:00:00Z"}]})
+    };
+    let set_status = |ready: bool| {
+        let c = &app.fleet.clusters[0].cluster;
+        let rt = c.resolve("kyverno.io", "clusterpolicies").unwrap();
+        let opts = kubesim::WriteOpts {
+            status: true,
+            ..kubesim::WriteOpts::system()
+        };
+        c.merge_patch(
+            &rt,
+            None,
+            "add-edit-in-place",
+            &json!({"status": status(ready)}),
+            &opts,
+        )
+        .unwrap();
+    };
+    set_status(false);
+    app.eventually("the policy that is not ready is the root", || async {
+        let problems = app.json("/api/v1/problems").await;
+        of_cause(&problems, "policy.not-ready")
+            .first()
+            .is_some_and(|p| {
+                p["objects"][0]["kind"] == "ClusterPolicy"
+                    && p["action"]["href"] == "/policies/zrh-prod/_/add-edit-in-place"
+            })
+    })
+    .await;
+    let page = app.get("/policies/zrh-prod/_/add-edit-in-place").await;
+    assert_eq!(page.status(), 200);
+    let page = page.text().await.unwrap();
+    assert!(
+        page.contains("ClusterPolicy add-edit-in-place") && page.contains("Not ready: Not Ready"),
+        "{page}"
+    );
+    // Ready, but it mutates on admission only: the Ingress made before it lacks it.
+    set_status(true);
+    app.eventually(
+        "an admission-only policy misses the older Ingress",
+        || async {
+            let problems = app.json("/api/v1/problems").await;
+            of_cause(&problems, "policy.missing-coverage")
+                .first()
+                .is_some_and(|p| {
+                    p["evidence"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("mutates on admission only"))
+                })
+                && of_cause(&problems, "policy.not-ready").is_empty()
+        },
+    )
+    .await;
+    let row = &app.json("/api/v1/policies").await["items"][0];
+    assert_eq!(
+        (&row["kind"], &row["ready"], &row["lacking"]),
+        (&json!("ClusterPolicy"), &json!(true), &json!(1))
+    );
+    app.stop().await;
+}

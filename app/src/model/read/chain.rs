@@ -54,7 +54,7 @@ pub(crate) fn ingress_objects(idx: &Index<'_>, ing: &IngressView) -> HashSet<Obj
     // The policy meant to set its edit-in-place, while it is not "true": why it lacks it.
     if ing.edit_in_place.as_deref() != Some("true") {
         if let Some((p, _)) = crate::model::policy::responsible(idx.data, ing) {
-            out.insert(object(&p.namespace, "ManagedResource", &p.name));
+            out.insert(object(&p.namespace, p.kind.name(), &p.name));
         }
     }
     for c in idx.certificates_of(ing) {

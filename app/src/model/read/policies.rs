@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::problems::Health;
 use super::Visibility;
-use crate::model::data::{key, ClusterData};
+use crate::model::data::ClusterData;
 use crate::model::finding::{Finding, Severity, Subject};
 use crate::model::infra::EventView;
 use crate::model::kind::Kind;
@@ -42,7 +42,7 @@ pub struct PolicyRow {
     pub cluster: Text,
     pub namespace: Text,
     pub name: Text,
-    /// `ManagedResource` (Espejote).
+    /// `ManagedResource` (Espejote), `ClusterPolicy`, `Policy` or `MutatingPolicy` (Kyverno).
     pub kind: &'static str,
     /// `status.status`: `Ready` or the step that failed; None before its first reconcile.
     pub status: Option<Text>,
@@ -102,7 +102,7 @@ pub fn policy_rows(
     out: &mut Vec<PolicyRow>,
 ) {
     let text = q.q.as_deref().map(str::to_ascii_lowercase);
-    for p in data.policies.values() {
+    for p in data.all_policies() {
         if text
             .as_deref()
             .is_some_and(|t| !p.name.to_ascii_lowercase().contains(t))
@@ -166,7 +166,7 @@ fn row(
         cluster: Text::from(cluster),
         namespace: p.namespace.clone(),
         name: p.name.clone(),
-        kind: Kind::ManagedResource.name(),
+        kind: p.kind.name(),
         status: p.status.clone(),
         ready: p.ready(),
         field_manager: p.field_manager.clone(),
@@ -211,7 +211,11 @@ pub fn policy_detail(
     events: Vec<EventView>,
     (namespace, name): (&str, &str),
 ) -> Option<PolicyDetail> {
-    let p = data.policies.get(&key(namespace, name))?;
+    // A cluster-scoped policy's page names its namespace `_`.
+    let ns = if namespace == "_" { "" } else { namespace };
+    let p = data
+        .all_policies()
+        .find(|p| *p.namespace == *ns && *p.name == *name)?;
     let ingresses = ingresses_seen(visible, data, health, p, None);
     let row = row(visible, cluster, p, &ingresses, false)?;
     let whole = visible.whole_cluster();
@@ -247,8 +251,8 @@ pub fn policy_detail(
         findings: findings
             .iter()
             .filter(|f| {
-                f.kind == Subject::Object(Kind::ManagedResource)
-                    && *f.namespace == *namespace
+                f.kind == Subject::Object(p.kind)
+                    && *f.namespace == *ns
                     && *f.name == *name
                     && visible.finding(f)
             })

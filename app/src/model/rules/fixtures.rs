@@ -471,6 +471,34 @@ impl World {
             .insert(key("platform", "edit-in-place"), Arc::new(p));
         self
     }
+    /// A Kyverno ClusterPolicy (or MutatingPolicy) `add-edit-in-place` with `spec` and
+    /// `status`.
+    pub fn kyverno(
+        mut self,
+        kind: Kind,
+        spec: serde_json::Value,
+        status: serde_json::Value,
+    ) -> Self {
+        let meta = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some("add-edit-in-place".into()),
+            ..Default::default()
+        };
+        let obj = serde_json::json!({"spec": spec, "status": status});
+        let mut strings = crate::model::interner::Interner::default();
+        let p = match kind {
+            Kind::MutatingPolicy => {
+                crate::model::policy::PolicyView::mutating(&meta, &obj, &mut strings)
+            }
+            _ => crate::model::policy::PolicyView::kyverno(kind, &meta, &obj, &mut strings),
+        }
+        .expect("a policy");
+        let views = match kind {
+            Kind::MutatingPolicy => &mut self.data.mutating_policies,
+            _ => &mut self.data.cluster_policies,
+        };
+        views.insert(key("", "add-edit-in-place"), Arc::new(p));
+        self
+    }
     pub fn issuer(mut self, i: IssuerView) -> Self {
         self.data
             .cluster_issuers

@@ -1,12 +1,15 @@
 //! `policy.*`: the policy that sets edit-in-place on a platform's Ingresses (an Espejote
-//! ManagedResource), judged by what it leaves undone — one finding on the policy for all
-//! the Ingresses it covers, so a broken policy is one problem, not one per Ingress.
+//! ManagedResource, a Kyverno ClusterPolicy, Policy or MutatingPolicy), judged by what it
+//! leaves undone — one finding on the policy for all the Ingresses it covers, so a broken
+//! policy is one problem, not one per Ingress.
 //!
 //! Espejote's `status.status` says which step of its last reconcile failed
 //! (`controllers/managedresource_controller.go`: `ServiceAccountError`,
 //! `WaitingForCacheSync`, `DependencyConfigurationError`, `TemplateError`, `ApplyError`,
 //! `TemplateReturnError`, `ControllerStartError`, `ReconcileError`) and a Warning event on
-//! the ManagedResource says why (`Reconcile error: <status>: <why>`).
+//! the ManagedResource says why (`Reconcile error: <status>: <why>`). Kyverno's policies say
+//! `Ready` by a condition (a ClusterPolicy's `status.conditions`, a MutatingPolicy's
+//! `status.conditionStatus.ready`), and mutate existing Ingresses only when asked to.
 
 use super::ingress::needs_edit_in_place;
 use super::{span, About, Ctx};
@@ -19,7 +22,14 @@ use crate::model::rule::Rule;
 
 /// What to do about a policy stuck at `status`: where its fix is.
 fn repair(p: &PolicyView) -> String {
+    let kyverno = p.kind != Kind::ManagedResource;
     let fix = match p.status.as_deref() {
+        _ if kyverno => format!(
+            "Read its conditions (kubectl get {} {}{} -o yaml): Kyverno marks a policy ready once its webhook is configured (and, for background work, its RBAC permissions granted); fix what the condition names in the policy's repository or Kyverno's configuration.",
+            p.kind.name().to_ascii_lowercase(),
+            p.name,
+            if p.namespace.is_empty() { String::new() } else { format!(" -n {}", p.namespace) }
+        ),
         Some("ServiceAccountError") => format!(
             "Create ServiceAccount {} in namespace {}, or point spec.serviceAccountRef at one that exists.",
             p.service_account, p.namespace
@@ -38,7 +48,7 @@ fn repair(p: &PolicyView) -> String {
         Some("DependencyConfigurationError") => {
             "Fix spec.context and spec.triggers: names must be unique, each context needs a resource, each trigger a watchResource, a watchContextResource or an interval.".to_string()
         }
-        _ => "Read the ManagedResource's events for why it failed, and fix it in the policy's repository.".to_string(),
+        _ => "Read its events for why it failed, and fix it in the policy's repository.".to_string(),
     };
     format!("Repair the {}: {fix} Until then, \"Add edit-in-place\" on an Ingress is a stop-gap: the policy remains the owner of the annotation.", p.label())
 }
@@ -58,11 +68,12 @@ fn names(ingresses: &[&IngressView]) -> String {
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let data = ctx.idx.data;
-    if data.policies.is_empty() {
+    if data.all_policies().next().is_none() {
         return;
     }
+
     let now = ctx.now;
-    for p in data.policies.values().filter(|p| p.sets_edit_in_place) {
+    for p in data.all_policies().filter(|p| p.sets_edit_in_place) {
         let covered = covered(data, p);
         let lacking: Vec<&IngressView> = covered
             .iter()
@@ -96,7 +107,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         });
         let about = About {
             namespace: &p.namespace,
-            kind: Subject::Object(Kind::ManagedResource),
+            kind: Subject::Object(p.kind),
             name: &p.name,
         };
         let severity = if harmful {
@@ -110,7 +121,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         if !p.ready() {
             let event = ctx
                 .idx
-                .events_of("ManagedResource", &p.namespace, &p.name, 1)
+                .events_of(p.kind.name(), &p.namespace, &p.name, 1)
                 .into_iter()
                 .find(|e| e.event_type == "Warning");
             let why = event
@@ -139,11 +150,16 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 about,
                 format!("{} is {}", p.label(), p.status_text()),
                 format!(
-                    "The {} sets {EDIT_IN_PLACE} on the Ingresses it reads, as ServiceAccount {}/{} with field manager {}. Its status is {}.{why} {told}",
+                    "The {} sets {EDIT_IN_PLACE} on the Ingresses it reads{}. Its status is {}.{why} {told}",
                     p.label(),
-                    p.namespace,
-                    p.service_account,
-                    p.field_manager,
+                    if p.field_manager.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            ", as ServiceAccount {}/{} with field manager {}",
+                            p.namespace, p.service_account, p.field_manager
+                        )
+                    },
                     p.status_text()
                 ),
                 &repair(p),
@@ -155,7 +171,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 .iter()
                 .filter_map(|s| s.selector.as_ref().map(|s| s.text.to_string()))
                 .collect();
-            let why = if missed.is_empty() {
+            let why = if p.admission_only {
+                "It mutates on admission only (no background mutation of existing Ingresses: for a ClusterPolicy, mutate.targets with spec.background true; for a MutatingPolicy, evaluation.mutateExisting.enabled), so an Ingress made before it, or not written since, does not get it.".to_string()
+            } else if p.kind != Kind::ManagedResource {
+                "Kyverno mutates existing Ingresses in the background, on policy changes and at its background scan (hourly by default, BACKGROUND_SCAN_INTERVAL of the background controller): these have not been reached, or its rule's preconditions leave them out.".to_string()
+            } else if missed.is_empty() {
                 "It reads them and is Ready, yet has not set it: its template leaves them out (a condition it tests), or it has not run since they were made.".to_string()
             } else {
                 format!(
@@ -185,7 +205,14 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     crate::model::text::noun(lacking.len(), "lacks", "lack"),
                     names(&lacking)
                 ),
-                &format!("Widen the policy's selector or template to take them in (in the policy's repository), or label the Ingresses as it selects. {}", "Until then, \"Add edit-in-place\" on an Ingress is a stop-gap: the policy remains the owner of the annotation where it sets it."),
+                &format!(
+                    "{} Until then, \"Add edit-in-place\" on an Ingress is a stop-gap: the policy remains the owner of the annotation where it sets it.",
+                    if p.admission_only {
+                        "Enable background mutation of existing Ingresses in the policy (in its repository), or write each Ingress once so admission mutates it."
+                    } else {
+                        "Widen the policy's selector or template to take them in (in the policy's repository), or label the Ingresses as it selects."
+                    }
+                ),
                 oldest,
             );
         }
@@ -200,7 +227,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 severity,
                 About {
                     namespace: &p.namespace,
-                    kind: Subject::Object(Kind::ManagedResource),
+                    kind: Subject::Object(p.kind),
                     name: &p.name,
                 },
                 format!("The {} holds {EDIT_IN_PLACE} at a value cert-manager ignores", p.label()),

@@ -149,6 +149,17 @@ fn template(kind: Kind) -> Value {
                             "template": "acme.cert-manager.io/http01-edit-in-place"},
                    "status": {"status": "Ready"}})
         }
+        Kind::ClusterPolicy | Kind::Policy => {
+            json!({"spec": {"background": false, "rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Ingress"], "namespaces": ["a"], "names": ["n"], "selector": {"matchLabels": {"a": "b"}}}}]},
+                                                            "mutate": {"targets": [{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress"}], "patchStrategicMerge": {"metadata": {"annotations": {"+(acme.cert-manager.io/http01-edit-in-place)": "true"}}}}}]},
+                   "status": {"conditions": [{"type": "Ready", "status": "False", "message": "Not Ready"}]}})
+        }
+        Kind::MutatingPolicy => {
+            json!({"spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"]}], "objectSelector": {"matchLabels": {"a": "b"}}},
+                            "evaluation": {"mutateExisting": {"enabled": true}},
+                            "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "acme.cert-manager.io/http01-edit-in-place"}}]},
+                   "status": {"conditionStatus": {"ready": false, "message": "m"}}})
+        }
         Kind::ConfigMap => {
             json!({"data": {"enforce-ingress-https": "true", "enable-ingress-proxy-protocol": "false"}})
         }

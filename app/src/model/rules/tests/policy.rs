@@ -183,3 +183,147 @@ fn a_policy_holding_another_value_conflicts_with_the_fix() {
         one("warning", "Ingress", "a")
     );
 }
+
+/// Kyverno's mutate rule that adds the annotation to Ingresses (`targets`: also the
+/// existing ones, in the background).
+fn cluster_policy(existing: bool) -> serde_json::Value {
+    let mut mutate = json!({"patchStrategicMerge": {"metadata": {"annotations": {"+(acme.cert-manager.io/http01-edit-in-place)": "true"}}}});
+    if existing {
+        mutate["targets"] = json!([{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress"}]);
+        mutate["mutateExistingOnPolicyUpdate"] = json!(true);
+    }
+    json!({"rules": [{"name": "edit-in-place", "match": {"any": [{"resources": {"kinds": ["Ingress"]}}]}, "mutate": mutate}]})
+}
+
+fn ready(status: bool) -> serde_json::Value {
+    json!({"conditions": [{"type": "Ready", "status": if status { "True" } else { "False" }, "reason": if status { "Succeeded" } else { "Failed" }, "message": if status { "Ready" } else { "Not Ready" }}]})
+}
+
+#[test]
+fn a_kyverno_policy_not_ready_is_the_root_of_the_ingresses_it_leaves() {
+    let w = with(
+        World::new().kyverno(Kind::ClusterPolicy, cluster_policy(true), ready(false)),
+        vec![asking("a"), asking("b")],
+    );
+    assert_eq!(
+        w.fired(Rule::PolicyNotReady),
+        one("critical", "ClusterPolicy", "add-edit-in-place")
+    );
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::PolicyNotReady)
+        .unwrap();
+    assert!(
+        f.title
+            .contains("Kyverno ClusterPolicy add-edit-in-place is Not ready: Not Ready"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.remediation
+            .contains("kubectl get clusterpolicy add-edit-in-place -o yaml"),
+        "{}",
+        f.remediation
+    );
+    let a = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::IngressEditInPlaceMissing && &*f.name == "a")
+        .unwrap();
+    assert!(
+        a.message
+            .contains("Kyverno ClusterPolicy add-edit-in-place is meant to set it here"),
+        "{}",
+        a.message
+    );
+    // A mutate rule that does not name the annotation is not judged.
+    let other = with(
+        World::new().kyverno(
+            Kind::ClusterPolicy,
+            json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Ingress"]}}]}, "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"team": "x"}}}}}]}),
+            ready(false),
+        ),
+        vec![asking("a")],
+    );
+    assert!(other.fired(Rule::PolicyNotReady).is_empty());
+}
+
+#[test]
+fn a_ready_kyverno_policy_that_mutates_on_admission_only_misses_older_ingresses() {
+    let w = with(
+        World::new().kyverno(Kind::ClusterPolicy, cluster_policy(false), ready(true)),
+        vec![asking("old")],
+    );
+    assert_eq!(
+        w.fired(Rule::PolicyMissingCoverage),
+        one("critical", "ClusterPolicy", "add-edit-in-place")
+    );
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::PolicyMissingCoverage)
+        .unwrap();
+    assert!(
+        f.message.contains("mutates on admission only"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.remediation.starts_with("Enable background mutation"),
+        "{}",
+        f.remediation
+    );
+    // With background mutation, the wait is the background scan's.
+    let background = with(
+        World::new().kyverno(Kind::ClusterPolicy, cluster_policy(true), ready(true)),
+        vec![asking("old")],
+    );
+    let f = background
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::PolicyMissingCoverage)
+        .unwrap();
+    assert!(f.message.contains("background scan"), "{}", f.message);
+    // Covered and set: nothing.
+    let fine = with(
+        World::new().kyverno(Kind::ClusterPolicy, cluster_policy(true), ready(true)),
+        vec![asking("old").edit_in_place_by("true", "kubectl-edit")],
+    );
+    assert!(fine.fired(Rule::PolicyMissingCoverage).is_empty());
+}
+
+#[test]
+fn a_mutating_policy_reads_its_readiness_and_whether_it_mutates_existing_ingresses() {
+    let spec = |existing: bool| {
+        json!({"matchConstraints": {"resourceRules": [{"apiGroups": ["networking.k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["ingresses"]}]},
+               "evaluation": {"mutateExisting": {"enabled": existing}},
+               "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{metadata: Object.metadata{annotations: {'acme.cert-manager.io/http01-edit-in-place': 'true'}}}"}}]})
+    };
+    let not_ready = with(
+        World::new().kyverno(Kind::MutatingPolicy, spec(true), json!({"conditionStatus": {"ready": false, "message": "Policy is not configured in the webhook."}})),
+        vec![asking("a")],
+    );
+    assert_eq!(
+        not_ready.fired(Rule::PolicyNotReady),
+        one("critical", "MutatingPolicy", "add-edit-in-place")
+    );
+    let admission = with(
+        World::new().kyverno(
+            Kind::MutatingPolicy,
+            spec(false),
+            json!({"conditionStatus": {"ready": true, "message": ""}}),
+        ),
+        vec![asking("a")],
+    );
+    let f = admission
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::PolicyMissingCoverage)
+        .unwrap();
+    assert!(
+        f.message.contains("mutates on admission only"),
+        "{}",
+        f.message
+    );
+}

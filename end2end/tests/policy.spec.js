@@ -34,6 +34,7 @@ test('a broken policy is one problem, and repairing it clears it', async ({ page
   // The Ingress leads to the policy; its own patch is a stop-gap.
   await page.goto('/ingresses/gva-prod/umbrella-web/www');
   await expect(page.getByTestId('repair-policy')).toContainText('is TemplateError');
+  await page.getByTestId('stop-gap').locator('summary').click();
   await expect(page.getByRole('button', { name: 'Preview: add edit-in-place here as a stop-gap' })).toBeVisible();
 
   // The platform fixes the template in the cluster.

@@ -242,8 +242,12 @@ pub fn page(
         let fix = offer.offered().then(|| match (&d.policy, &policy_href) {
             (Some(p), Some(href)) => view! {
                 <p data-testid="repair-policy"><a class="action" href=href.clone()>{format!("Repair the policy: {} is {}", p.label, p.status)}</a></p>
-                <p>"The policy owns this annotation: once repaired it sets it here and on every Ingress it covers. A patch here is a stop-gap — the policy remains the owner."</p>
-                {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place here as a stop-gap".into())}
+                // The policy's repair is the fix; a patch here is folded, as a stop-gap.
+                <details class="stop-gap" data-testid="stop-gap">
+                    <summary>"Stop-gap: add edit-in-place on this Ingress only"</summary>
+                    <p>"The policy owns this annotation: once repaired it sets it here and on every Ingress it covers. A patch here is a stop-gap — the policy remains the owner."</p>
+                    {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place here as a stop-gap".into())}
+                </details>
             }.into_any(),
             _ => action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()).into_any(),
         });

@@ -376,3 +376,169 @@ async fn a_kyverno_cluster_policy_not_ready_is_the_root_and_admission_only_misse
     );
     app.stop().await;
 }
+
+/// A ManagedResource in `platform` over every namespace's Ingresses, rendering `template`,
+/// its ServiceAccount and rights in place; `selector` narrows its context.
+fn working_policy(app: &TestApp, template: &str, selector: Option<Value>) {
+    create_in(
+        app,
+        "",
+        "namespaces",
+        None,
+        json!({"metadata": {"name": "platform"}}),
+    );
+    create_in(
+        app,
+        "",
+        "serviceaccounts",
+        Some("platform"),
+        json!({"metadata": {"name": "edit-in-place"}}),
+    );
+    create_in(
+        app,
+        "rbac.authorization.k8s.io",
+        "clusterroles",
+        None,
+        json!({"metadata": {"name": "espejote-edit-in-place"}, "rules": [{"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": ["get", "list", "watch", "patch"]}]}),
+    );
+    create_in(
+        app,
+        "rbac.authorization.k8s.io",
+        "clusterrolebindings",
+        None,
+        json!({"metadata": {"name": "espejote-edit-in-place"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "espejote-edit-in-place"},
+               "subjects": [{"kind": "ServiceAccount", "name": "edit-in-place", "namespace": "platform"}]}),
+    );
+    let mut resource =
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": ""});
+    if let Some(s) = selector {
+        resource["labelSelector"] = s;
+    }
+    create_in(
+        app,
+        "espejote.io",
+        "managedresources",
+        Some("platform"),
+        json!({"apiVersion": "espejote.io/v1alpha1", "kind": "ManagedResource",
+               "metadata": {"name": "edit-in-place"},
+               "spec": {"serviceAccountRef": {"name": "edit-in-place"},
+                        "context": [{"name": "ingresses", "resource": resource}],
+                        "template": template}}),
+    );
+}
+
+/// Ingress `default/<name>` asking the production ClusterIssuer, with `labels`.
+fn labelled_ingress(app: &TestApp, name: &str, labels: Value) {
+    let host = format!("{name}.example.com");
+    create_in(
+        app,
+        "networking.k8s.io",
+        "ingresses",
+        Some("default"),
+        json!({"metadata": {"name": name, "labels": labels, "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+               "spec": {"ingressClassName": "cilium", "rules": [{"host": host}], "tls": [{"hosts": [host], "secretName": format!("{name}-tls")}]}}),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_selector_that_misses_newer_ingresses_is_the_policys_to_widen() {
+    let app = app_with(&["zrh-prod"])
+        .with_controllers()
+        .with_policies()
+        .await;
+    app.wait_ready().await;
+    crate::restart::behind_https_enforcement(&app);
+    labelled_ingress(&app, "old", json!({"tls": "letsencrypt"}));
+    labelled_ingress(&app, "new", json!({}));
+    working_policy(
+        &app,
+        TEMPLATE,
+        Some(json!({"matchLabels": {"tls": "letsencrypt"}})),
+    );
+    app.eventually("the policy's selector misses the newer Ingress", || async {
+        let problems = app.json("/api/v1/problems").await;
+        of_cause(&problems, "policy.missing-coverage")
+            .first()
+            .is_some_and(|p| {
+                p["evidence"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("label selector (tls=letsencrypt) leaves out new"))
+            })
+    })
+    .await;
+    // Labelled as the policy selects, it is covered, and the finding goes.
+    let c = &app.fleet.clusters[0].cluster;
+    c.merge_patch(
+        &c.resolve("networking.k8s.io", "ingresses").unwrap(),
+        Some("default"),
+        "new",
+        &json!({"metadata": {"labels": {"tls": "letsencrypt"}}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    // (`default/web`, unlabelled, stays missed.)
+    app.eventually("the labelled Ingress is covered", || async {
+        let problems = app.json("/api/v1/problems").await;
+        let missed = of_cause(&problems, "policy.missing-coverage");
+        missed.len() == 1
+            && !missed[0]["evidence"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("default/new")
+            && app.json("/api/v1/policies").await["items"][0]["lacking"] == 1
+    })
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_policy_that_sets_a_value_cert_manager_ignores_conflicts_with_the_fix() {
+    let app = app_with(&["zrh-prod"])
+        .with_controllers()
+        .with_policies()
+        .await;
+    app.wait_ready().await;
+    crate::restart::behind_https_enforcement(&app);
+    // "True": cert-manager enables edit-in-place for "true" only.
+    working_policy(&app, &TEMPLATE.replace("': 'true'", "': 'True'"), None);
+    app.eventually("the value the policy holds is its problem", || async {
+        let problems = app.json("/api/v1/problems").await;
+        of_cause(&problems, "policy.conflicts-with-fix")
+            .first()
+            .is_some_and(|p| p["objects"][0]["kind"] == "ManagedResource")
+    })
+    .await;
+    // Lookout does not fight the policy's field manager: the fix is not offered.
+    let page = app
+        .get("/ingresses/zrh-prod/default/web")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(
+            "the annotation is owned by another field manager (managed-resource:edit-in-place)"
+        ),
+        "{page}"
+    );
+    assert!(!page.contains("Preview: add edit-in-place"), "{page}");
+    // The template repaired: "true", and nothing of the conflict is left.
+    let c = &app.fleet.clusters[0].cluster;
+    c.merge_patch(
+        &c.resolve("espejote.io", "managedresources").unwrap(),
+        Some("platform"),
+        "edit-in-place",
+        &json!({"spec": {"template": TEMPLATE}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    app.eventually("the repaired value clears the conflict", || async {
+        let problems = app.json("/api/v1/problems").await;
+        of_cause(&problems, "policy.conflicts-with-fix").is_empty()
+            && app.json("/api/v1/ingresses/zrh-prod/default/web").await["ingress"]["edit_in_place"]
+                == "true"
+    })
+    .await;
+    app.stop().await;
+}

@@ -174,7 +174,8 @@ fn template(kind: Kind) -> Value {
 fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => m.iter().for_each(|(k, v)| {
-            let p = format!("{at}/{k}");
+            // RFC 6901: a key's `~` and `/` escaped (annotation keys hold slashes).
+            let p = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
             out.push(p.clone());
             pointers(v, p, out)
         }),
@@ -204,7 +205,7 @@ fn mutated(kind: Kind, mutations: &[(usize, Option<Value>)]) -> Value {
                 let (parent, key) = at.rsplit_once('/').expect("a pointer has a slash");
                 match body.pointer_mut(parent) {
                     Some(Value::Object(m)) => {
-                        m.remove(key);
+                        m.remove(&key.replace("~1", "/").replace("~0", "~"));
                     }
                     Some(Value::Array(a)) => {
                         a.remove(key.parse::<usize>().expect("an index"));

@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const binary = process.env.LOOKOUT_BIN ?? path.join(root, 'target/debug/lookout');
 
-export async function startDemo() {
+export async function startDemo(env = {}) {
   const child = spawn(binary, ['demo', '--listen', '127.0.0.1:0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOOKOUT_LOG: 'warn' },
+    env: { ...process.env, LOOKOUT_LOG: 'warn', ...env },
   });
   const stderr = [];
   child.stderr.on('data', (d) => stderr.push(d.toString()));

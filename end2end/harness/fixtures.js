@@ -5,8 +5,10 @@ import AxeBuilder from '@axe-core/playwright';
 import { startDemo } from './demo.js';
 
 export const test = base.extend({
-  demo: [async ({}, use) => {
-    const demo = await startDemo();
+  // Extra environment for the demo (a spec sets it with test.use).
+  demoEnv: [{}, { option: true }],
+  demo: [async ({ demoEnv }, use) => {
+    const demo = await startDemo(demoEnv);
     await use(demo);
     await demo.stop();
   }, { scope: 'test' }],

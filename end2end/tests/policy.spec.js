@@ -12,6 +12,10 @@ const kubectl = (demo, args, input) =>
     encoding: 'utf8',
   });
 
+// The policy story is seeded on request (it changes gva-prod's bulk runs and a tenant's
+// fix, which other journeys walk as they were).
+test.use({ demoEnv: { LOOKOUT_DEMO_POLICY: '1' } });
+
 test('a broken policy is one problem, and repairing it clears it', async ({ page, demo }) => {
   await page.goto('/');
   const who = page.getByTestId('demo-identity');

@@ -12,6 +12,8 @@ struct Kind {
     plural: &'static str,
     namespaced: bool,
     short: &'static [&'static str],
+    /// `additionalPrinterColumns`: name, type, JSONPath (upstream's CRDs' own).
+    columns: &'static [(&'static str, &'static str, &'static str)],
 }
 
 const CERT_MANAGER: &[Kind] = &[
@@ -22,6 +24,7 @@ const CERT_MANAGER: &[Kind] = &[
         plural: "certificates",
         namespaced: true,
         short: &["cert", "certs"],
+        columns: &[],
     },
     Kind {
         group: "cert-manager.io",
@@ -30,6 +33,7 @@ const CERT_MANAGER: &[Kind] = &[
         plural: "certificaterequests",
         namespaced: true,
         short: &["cr", "crs"],
+        columns: &[],
     },
     Kind {
         group: "cert-manager.io",
@@ -38,6 +42,7 @@ const CERT_MANAGER: &[Kind] = &[
         plural: "issuers",
         namespaced: true,
         short: &[],
+        columns: &[],
     },
     Kind {
         group: "cert-manager.io",
@@ -46,6 +51,7 @@ const CERT_MANAGER: &[Kind] = &[
         plural: "clusterissuers",
         namespaced: false,
         short: &[],
+        columns: &[],
     },
     Kind {
         group: "acme.cert-manager.io",
@@ -54,6 +60,7 @@ const CERT_MANAGER: &[Kind] = &[
         plural: "orders",
         namespaced: true,
         short: &[],
+        columns: &[],
     },
     Kind {
         group: "acme.cert-manager.io",
@@ -62,6 +69,7 @@ const CERT_MANAGER: &[Kind] = &[
         plural: "challenges",
         namespaced: true,
         short: &[],
+        columns: &[],
     },
 ];
 
@@ -73,6 +81,7 @@ const GATEWAY_API: &[Kind] = &[
         plural: "gatewayclasses",
         namespaced: false,
         short: &["gc"],
+        columns: &[],
     },
     Kind {
         group: "gateway.networking.k8s.io",
@@ -81,6 +90,7 @@ const GATEWAY_API: &[Kind] = &[
         plural: "gateways",
         namespaced: true,
         short: &["gtw"],
+        columns: &[],
     },
     Kind {
         group: "gateway.networking.k8s.io",
@@ -89,6 +99,7 @@ const GATEWAY_API: &[Kind] = &[
         plural: "httproutes",
         namespaced: true,
         short: &[],
+        columns: &[],
     },
     Kind {
         group: "gateway.networking.k8s.io",
@@ -97,6 +108,7 @@ const GATEWAY_API: &[Kind] = &[
         plural: "referencegrants",
         namespaced: true,
         short: &["refgrant"],
+        columns: &[],
     },
     Kind {
         group: "gateway.networking.k8s.io",
@@ -105,7 +117,26 @@ const GATEWAY_API: &[Kind] = &[
         plural: "listenersets",
         namespaced: true,
         short: &["lset"],
+        columns: &[],
     },
+];
+
+/// Kyverno's ClusterPolicy and Policy columns (`api/kyverno/v1/clusterpolicy_types.go`
+/// printcolumn markers, the priority-0 ones).
+const KYVERNO_COLUMNS: &[(&str, &str, &str)] = &[
+    ("ADMISSION", "boolean", ".spec.admission"),
+    ("BACKGROUND", "boolean", ".spec.background"),
+    (
+        "READY",
+        "string",
+        ".status.conditions[?(@.type == \"Ready\")].status",
+    ),
+    ("AGE", "date", ".metadata.creationTimestamp"),
+    (
+        "MESSAGE",
+        "string",
+        ".status.conditions[?(@.type == \"Ready\")].message",
+    ),
 ];
 
 /// The policy engines that set annotations on Ingresses: Espejote's ManagedResource
@@ -120,6 +151,10 @@ const POLICIES: &[Kind] = &[
         plural: "managedresources",
         namespaced: true,
         short: &[],
+        columns: &[
+            ("Status", "string", ".status.status"),
+            ("Age", "date", ".metadata.creationTimestamp"),
+        ],
     },
     Kind {
         group: "kyverno.io",
@@ -128,6 +163,7 @@ const POLICIES: &[Kind] = &[
         plural: "clusterpolicies",
         namespaced: false,
         short: &["cpol"],
+        columns: KYVERNO_COLUMNS,
     },
     Kind {
         group: "kyverno.io",
@@ -136,6 +172,7 @@ const POLICIES: &[Kind] = &[
         plural: "policies",
         namespaced: true,
         short: &["pol"],
+        columns: KYVERNO_COLUMNS,
     },
     Kind {
         group: "policies.kyverno.io",
@@ -144,6 +181,10 @@ const POLICIES: &[Kind] = &[
         plural: "mutatingpolicies",
         namespaced: false,
         short: &["mpol"],
+        columns: &[
+            ("Age", "date", ".metadata.creationTimestamp"),
+            ("Ready", "boolean", ".status.conditionStatus.ready"),
+        ],
     },
 ];
 
@@ -153,11 +194,20 @@ fn definition(k: &Kind) -> Value {
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            json!({
+            let columns: Vec<Value> = k
+                .columns
+                .iter()
+                .map(|(name, kind, path)| json!({"name": name, "type": kind, "jsonPath": path}))
+                .collect();
+            let mut version = json!({
                 "name": v, "served": true, "storage": i == 0,
                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
                 "subresources": {"status": {}},
-            })
+            });
+            if !columns.is_empty() {
+                version["additionalPrinterColumns"] = Value::Array(columns);
+            }
+            version
         })
         .collect();
     json!({

@@ -22,6 +22,20 @@ pub struct ResourceType {
     pub custom: bool,
     /// True for the review kinds (`SelfSubjectAccessReview`, …): only `create`, nothing stored.
     pub create_only: bool,
+    /// A custom kind's `additionalPrinterColumns` (of its storage version): what
+    /// `kubectl get` prints after the name.
+    pub columns: Vec<Column>,
+}
+
+/// One of a CRD's `additionalPrinterColumns`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    /// `string`, `boolean`, `integer`, `number` or `date`.
+    pub kind: String,
+    pub json_path: String,
+    pub description: String,
+    pub priority: i64,
 }
 
 impl ResourceType {
@@ -45,6 +59,7 @@ impl ResourceType {
             short_names: short.iter().map(|s| s.to_string()).collect(),
             custom: false,
             create_only: false,
+            columns: Vec::new(),
         }
     }
 
@@ -106,6 +121,33 @@ impl ResourceType {
             return None;
         }
         let kind = names.get("kind")?.as_str()?.to_string();
+        // The storage version's columns (kubectl asks the preferred version, the storage one
+        // here).
+        let columns = served
+            .iter()
+            .find(|v| v["storage"].as_bool() == Some(true))
+            .and_then(|v| v.get("additionalPrinterColumns"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                Some(Column {
+                    name: c.get("name")?.as_str()?.to_string(),
+                    kind: c
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("string")
+                        .to_string(),
+                    json_path: c.get("jsonPath")?.as_str()?.to_string(),
+                    description: c
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+                })
+            })
+            .collect();
         Some(ResourceType {
             group: spec.get("group")?.as_str()?.to_string(),
             versions,
@@ -129,6 +171,7 @@ impl ResourceType {
                 .unwrap_or_default(),
             custom: true,
             create_only: false,
+            columns,
         })
     }
 }

@@ -419,3 +419,67 @@ async fn built_in_kinds_are_validated_against_their_schemas_and_explained() {
         "{explained}"
     );
 }
+
+/// kubectl prints a custom kind's printer columns, as its CRD declares them: Espejote's
+/// Status, Kyverno's READY and MESSAGE (an age for a date).
+#[tokio::test(flavor = "multi_thread")]
+async fn get_prints_the_printer_columns_a_crd_declares() {
+    let Some(k) = Kubectl::start().await else {
+        return;
+    };
+    kubesim::fleet::install_policy_crds(&k.fleet.clusters[0].cluster);
+    k.ok(&["create", "namespace", "platform"]).await;
+    let f = k.write(
+        "mr.yaml",
+        "apiVersion: espejote.io/v1alpha1\nkind: ManagedResource\nmetadata:\n  name: edit-in-place\n  namespace: platform\nspec:\n  template: \"[]\"\n---\napiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: add-edit-in-place\nspec:\n  background: false\n  rules: []\n",
+    );
+    k.ok(&["create", "-f", f.to_str().unwrap()]).await;
+    k.ok(&[
+        "-n",
+        "platform",
+        "patch",
+        "managedresource",
+        "edit-in-place",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"status":"TemplateError"}}"#,
+    ])
+    .await;
+    k.ok(&[
+        "patch",
+        "clusterpolicy",
+        "add-edit-in-place",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"conditions":[{"type":"Ready","status":"False","reason":"Failed","message":"Not Ready","lastTransitionTime":"2026-12-07T00:00:00Z"}]}}"#,
+    ])
+    .await;
+    let out = k.ok(&["-n", "platform", "get", "managedresources"]).await;
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "STATUS", "AGE"], "{out}");
+    assert!(
+        out.lines().nth(1).unwrap().contains("TemplateError"),
+        "{out}"
+    );
+    let out = k.ok(&["get", "clusterpolicies"]).await;
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "ADMISSION", "BACKGROUND", "READY", "AGE", "MESSAGE"],
+        "{out}"
+    );
+    // ADMISSION is unset (an empty cell); BACKGROUND false, READY False, the message last.
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        (row[0], row[1], row[2], row[4..].join(" ")),
+        (
+            "add-edit-in-place",
+            "false",
+            "False",
+            "Not Ready".to_string()
+        ),
+        "{out}"
+    );
+}

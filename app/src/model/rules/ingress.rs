@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::acme::{challenge_failing, redirect_evidence, Redirect};
 use super::{span, About, Ctx};
+use crate::model::certificate::CertificateView;
 use crate::model::chain::{AnnotationStatus, ControllerInfo};
 use crate::model::finding::Severity;
 use crate::model::infra::LbMode;
@@ -43,25 +44,42 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 || controller.lb_mode == Some(LbMode::Dedicated));
         // The Ingress's challenges failing now in a way a redirect explains: the missing
         // (or ignored) annotation's fault.
+        // And its Certificates whose last issuance failed, where the solver Ingress is
+        // certain to be caught by the redirect: cert-manager keeps the failure in the status
+        // until an issuance succeeds, while the failed Challenge may be gone (its request
+        // is deleted when the retry starts) or the retry's not failing yet — and the retry
+        // fails the same way.
         let failing = || -> Vec<String> {
-            ctx.idx
-                .certificates_of(ing)
-                .into_iter()
-                .flat_map(|c| ctx.idx.challenges_under(c))
-                .filter(|ch| challenge_failing(ch, now, ctx.t))
-                .filter(|ch| redirect_evidence(ch, enforced) != Redirect::No)
-                .map(|ch| {
-                    format!(
-                        "{} ({})",
-                        ch.dns_name,
-                        ch.failure
-                            .as_ref()
-                            .map(|f| f.label.to_string())
-                            .or_else(|| ch.reason.as_deref().map(str::to_string))
-                            .unwrap_or_else(|| ch.state.to_string())
-                    )
-                })
-                .collect()
+            let certain = enforced && needs_edit_in_place(ctx, ing, &controller).is_some();
+            let mut failing = Vec::new();
+            for c in ctx.idx.certificates_of(ing) {
+                let before = failing.len();
+                failing.extend(
+                    ctx.idx
+                        .challenges_under(c)
+                        .into_iter()
+                        .filter(|ch| challenge_failing(ch, now, ctx.t))
+                        .filter(|ch| redirect_evidence(ch, enforced) != Redirect::No)
+                        .map(|ch| {
+                            format!(
+                                "{} ({})",
+                                ch.dns_name,
+                                ch.failure
+                                    .as_ref()
+                                    .map(|f| f.label.to_string())
+                                    .or_else(|| ch.reason.as_deref().map(str::to_string))
+                                    .unwrap_or_else(|| ch.state.to_string())
+                            )
+                        }),
+                );
+                if failing.len() == before && certain && failed_before(c) {
+                    failing.push(format!(
+                        "Certificate {} (its last issuance failed; cert-manager retries it the same way)",
+                        c.name
+                    ));
+                }
+            }
+            failing
         };
         match ctx.idx.annotation_status(ing) {
             AnnotationStatus::Missing => {
@@ -91,7 +109,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     let mut message = if failing.is_empty() {
                         format!("The Ingress asks {issuer} for a certificate for {} and that issuer solves them with an HTTP-01 solver Ingress, but the Ingress lacks {EDIT_IN_PLACE}: \"true\"; {https}. {why}", hosts.join(", "))
                     } else {
-                        format!("The Ingress asks {issuer} for a certificate for {} and that issuer solves them with an HTTP-01 solver Ingress, but the Ingress lacks {EDIT_IN_PLACE}: \"true\"; {https}. {why} Its challenges are failing now: {}.", hosts.join(", "), failing.join("; "))
+                        format!("The Ingress asks {issuer} for a certificate for {} and that issuer solves them with an HTTP-01 solver Ingress, but the Ingress lacks {EDIT_IN_PLACE}: \"true\"; {https}. {why} Its issuance is failing now: {}.", hosts.join(", "), failing.join("; "))
                     };
                     let policy = policy_words(ctx, ing);
                     if let Some((said, _)) = &policy {
@@ -116,7 +134,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 let message = if failing.is_empty() {
                     format!("cert-manager enables edit-in-place only for the exact string \"true\"; {value:?} counts as false.")
                 } else {
-                    format!("cert-manager enables edit-in-place only for the exact string \"true\"; {value:?} counts as false, so the separate solver Ingress is used. Its challenges are failing now: {}.", failing.join("; "))
+                    format!("cert-manager enables edit-in-place only for the exact string \"true\"; {value:?} counts as false, so the separate solver Ingress is used. Its issuance is failing now: {}.", failing.join("; "))
                 };
                 ctx.push(
                     Rule::IngressEditInPlaceInvalid,
@@ -148,7 +166,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 );
                 if !failing.is_empty() {
                     message.push_str(&format!(
-                        " Its challenges are failing now: {}.",
+                        " Its issuance is failing now: {}.",
                         failing.join("; ")
                     ));
                 }
@@ -318,6 +336,12 @@ fn policy_words(ctx: &Ctx<'_>, ing: &IngressView) -> Option<(String, String)> {
         p.label()
     );
     Some((said, remedy))
+}
+
+/// Whether `c`'s last issuance failed: cert-manager keeps `status.failedIssuanceAttempts`
+/// until an issuance succeeds (`issuing_controller.go`), through the backoff and the retry.
+pub(super) fn failed_before(c: &CertificateView) -> bool {
+    c.rare.failed_issuance_attempts.is_some_and(|n| n >= 1)
 }
 
 pub(super) fn needs_edit_in_place(

@@ -410,11 +410,13 @@ fn paths(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
     }
     // The host's challenges failing now: the redirect is breaking this issuance, not only
     // the next renewal — and issuing again fails the same way until the solver is routed.
+    // Or its last issuance failed and waits for the retry, which the redirect fails alike.
     let failing_now = on.certificate.as_ref().is_some_and(|c| {
-        ctx.idx.challenges_under(c).into_iter().any(|ch| {
-            ch.dns_name.eq_ignore_ascii_case(host)
-                && super::acme::challenge_failing(ch, ctx.now, ctx.t)
-        })
+        super::ingress::failed_before(c)
+            || ctx.idx.challenges_under(c).into_iter().any(|ch| {
+                ch.dns_name.eq_ignore_ascii_case(host)
+                    && super::acme::challenge_failing(ch, ctx.now, ctx.t)
+            })
     });
     // ingress-shim reads edit-in-place only for the Certificates it makes; a Certificate
     // made by hand takes the override on itself.
@@ -440,7 +442,7 @@ fn paths(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
             answer.status,
             answer.location.as_deref().unwrap_or_default(),
             if by_hand { "acme.cert-manager.io/http01-override-ingress-name on the Certificate" } else { "acme.cert-manager.io/http01-edit-in-place" },
-            if failing_now { " Its challenge is failing now." } else { "" }
+            if failing_now { " Its issuance is failing now." } else { "" }
         ),
         &remediation,
         redirected.iter().map(|o| o.since).min(),

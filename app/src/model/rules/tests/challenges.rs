@@ -132,6 +132,66 @@ fn an_ignored_value_behind_the_redirect_is_as_critical_as_a_missing_one() {
     );
 }
 
+/// After the Order fails, cert-manager deletes its Challenges and waits out its backoff:
+/// nothing shows a failing challenge any more, but the Certificate's status keeps the
+/// failure. Behind the redirect its retry fails the same way, so the annotation's absence
+/// (or ignored value, or a fix not yet on the Certificate) stays critical — and renewing,
+/// which only brings the retry forward, is not offered.
+#[test]
+fn a_failed_issuance_whose_challenges_are_gone_keeps_the_annotation_critical() {
+    let severity = |w: &World, rule: Rule| {
+        w.findings()
+            .into_iter()
+            .find(|f| f.rule == rule)
+            .map(|f| (f.severity, f.message))
+    };
+    for (ing, rule) in [
+        (shop(), Rule::IngressEditInPlaceMissing),
+        (shop().edit_in_place("yes"), Rule::IngressEditInPlaceInvalid),
+        (
+            shop().edit_in_place("true"),
+            Rule::IngressEditInPlaceNotEffective,
+        ),
+    ] {
+        let cert = CertificateView::of(&ing)
+            .without_override()
+            .failing(1, Duration::minutes(10));
+        let w = World::new().certificate(cert.clone()).ingress(ing.clone());
+        let (sev, message) = severity(&w, rule).expect("fired");
+        assert_eq!(sev, Severity::Critical, "{rule:?}: {message}");
+        assert!(message.contains("its last issuance failed"), "{message}");
+        let findings = std::sync::Arc::new(w.findings());
+        let problems = crate::model::read::problems::cluster_problems(
+            &w.facts,
+            &w.data,
+            &findings,
+            crate::model::rules::fixtures::now(),
+        );
+        assert!(
+            matches!(
+                crate::model::read::offer::issue_again(&cert, Some(&ing.name), &problems),
+                crate::model::read::offer::Offer::Blocked(p) if p.cause == rule
+            ),
+            "{rule:?}: renew offered"
+        );
+        // Never failed: the next renewal's risk, a warning.
+        let calm = World::new()
+            .certificate(CertificateView::of(&ing).without_override())
+            .ingress(ing.clone());
+        assert_eq!(severity(&calm, rule).expect("fired").0, Severity::Warning);
+        // Without HTTPS enforcement (shared mode) the redirect does not explain the failure.
+        let mut shared = ing.clone().force_https("disabled");
+        shared.rare.make_mut().lb_mode = Some("shared".into());
+        let w = World::new()
+            .certificate(CertificateView::of(&shared).failing(1, Duration::minutes(10)))
+            .ingress(shared);
+        assert!(
+            severity(&w, rule).is_none_or(|(s, _)| s == Severity::Warning),
+            "{rule:?}"
+        );
+    }
+}
+
 #[test]
 fn a_certificate_in_backoff_is_renewed_not_restarted() {
     let ing = shop();

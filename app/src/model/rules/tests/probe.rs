@@ -341,7 +341,7 @@ fn a_redirected_acme_path_counts_only_without_edit_in_place() {
     assert_eq!(found[0].rule, Rule::ProbeAcmePathRedirected);
     assert_eq!(found[0].severity, crate::model::Severity::Critical);
     assert!(
-        found[0].message.ends_with("Its challenge is failing now."),
+        found[0].message.ends_with("Its issuance is failing now."),
         "{}",
         found[0].message
     );

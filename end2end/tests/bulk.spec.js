@@ -11,6 +11,8 @@ test('bulk edit-in-place over a cluster', async ({ page }) => {
   await page.getByTestId('preview-bulk-edit-in-place').click();
   const action = new ActionPage(page);
   await expect(action.banner).toContainText('Preview (dry run)');
+  // The preview judges its items in the background; its summary says when it is done.
+  await expect(action.summary).toContainText('Preview:', { timeout: 20_000 });
   await expect(action.items).not.toHaveCount(0);
   const planned = await action.items.count();
   for (const item of await action.items.all()) {

@@ -12,10 +12,6 @@ const kubectl = (demo, args, input) =>
     encoding: 'utf8',
   });
 
-// The policy story is seeded on request (it changes gva-prod's bulk runs and a tenant's
-// fix, which other journeys walk as they were).
-test.use({ demoEnv: { LOOKOUT_DEMO_POLICY: '1' } });
-
 test('a broken policy is one problem, and repairing it clears it', async ({ page, demo }) => {
   await page.goto('/');
   const who = page.getByTestId('demo-identity');
@@ -24,8 +20,8 @@ test('a broken policy is one problem, and repairing it clears it', async ({ page
   await page.goto('/?cluster=gva-prod');
   const problem = page.locator('ol.problems > li', { hasText: 'Espejote ManagedResource platform/edit-in-place is TemplateError' });
   await expect(problem).toHaveCount(1);
-  // One problem for the team's three Ingresses (and the older one it also leaves).
-  for (const host of ['www.umbrella.example', 'shop.umbrella.example', 'careers.umbrella.example']) {
+  // One problem for the team's three Ingresses.
+  for (const host of ['www.umbrella.example', 'store.umbrella.example', 'careers.umbrella.example']) {
     await expect(problem).toContainText(host);
   }
   await problem.getByRole('link', { name: 'Repair the policy' }).click();

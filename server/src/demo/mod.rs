@@ -134,13 +134,10 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
     scenarios::geneva(&seeder("gva-prod")?)
         .await
         .context("seeding gva-prod")?;
-    // gva-prod's broken Espejote policy, on request (`LOOKOUT_DEMO_POLICY=1`): it changes
-    // what gva-prod's bulk runs and its tenant's fix offer.
-    if std::env::var_os("LOOKOUT_DEMO_POLICY").is_some() {
-        policies::geneva(&seeder("gva-prod")?)
-            .await
-            .context("seeding gva-prod's policy")?;
-    }
+    // gva-prod's broken Espejote policy: one problem rooted at the policy.
+    policies::geneva(&seeder("gva-prod")?)
+        .await
+        .context("seeding gva-prod's policy")?;
     scenarios::lab(&seeder("lab-dev")?)
         .await
         .context("seeding lab-dev")?;

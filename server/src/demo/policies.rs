@@ -1,9 +1,9 @@
 //! gva-prod's platform policy: an Espejote ManagedResource sets edit-in-place on every
-//! Ingress that asks a ClusterIssuer for a certificate — and its template has a typo, so
-//! Espejote fails with `TemplateError` and the newer team's Ingresses lack the annotation:
-//! one problem on the board, rooted at the policy. Fixing the template in the cluster
-//! (`kubectl -n platform edit managedresource edit-in-place`: `ingress` → `ingresses`) clears
-//! it.
+//! Ingress of the newer team's namespace that asks a ClusterIssuer for a certificate — and
+//! its template has a typo, so Espejote fails with `TemplateError` and the team's Ingresses
+//! lack the annotation: one problem on the board, rooted at the policy. Fixing the template
+//! in the cluster (`kubectl -n platform edit managedresource edit-in-place`: `ingress` →
+//! `ingresses`) clears it.
 
 use serde_json::json;
 
@@ -56,7 +56,7 @@ pub(super) async fn geneva(s: &Seeder) -> anyhow::Result<()> {
         Some("platform"),
         json!({"metadata": {"name": "edit-in-place"},
                "spec": {"serviceAccountRef": {"name": "edit-in-place"},
-                        "context": [{"name": "ingresses", "resource": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": ""}}],
+                        "context": [{"name": "ingresses", "resource": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": "umbrella-web"}}],
                         "triggers": [{"name": "ingress", "watchContextResource": {"name": "ingresses"}}],
                         "template": BROKEN_TEMPLATE}}),
     )
@@ -64,7 +64,7 @@ pub(super) async fn geneva(s: &Seeder) -> anyhow::Result<()> {
     // The newer team's Ingresses: they count on the policy for edit-in-place.
     for (name, host) in [
         ("www", "www.umbrella.example"),
-        ("shop", "shop.umbrella.example"),
+        ("store", "store.umbrella.example"),
         ("careers", "careers.umbrella.example"),
     ] {
         s.ingress(

@@ -431,12 +431,10 @@ async fn the_scale_generators_fleet_is_healthy_and_cached_in_its_own_arena() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
-    // With gva-prod's broken policy too, so every rule the demo can stage is staged.
     let mut child = lookout()
         .arg("demo")
         .arg("--listen")
         .arg("127.0.0.1:0")
-        .env("LOOKOUT_DEMO_POLICY", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -201,6 +201,8 @@ pub struct Index<'a> {
     challenges_by_order: OnceCell<ByName<'a, ChallengeView>>,
     /// Events by involved object kind, then (namespace, name).
     events_by_object: OnceCell<HashMap<&'a str, ByName<'a, EventView>>>,
+    /// Who set edit-in-place where, for the policies' coverage.
+    setters: OnceCell<super::policy::Setters<'a>>,
 }
 
 /// Certificates by their controller's uid and by the Secret they write.
@@ -226,6 +228,7 @@ impl<'a> Index<'a> {
             orders_by_request: OnceCell::new(),
             challenges_by_order: OnceCell::new(),
             events_by_object: OnceCell::new(),
+            setters: OnceCell::new(),
         }
     }
 
@@ -281,6 +284,12 @@ impl<'a> Index<'a> {
             }
             t
         })
+    }
+
+    /// Who set edit-in-place on which Ingresses ([`super::policy::Setters`]).
+    pub fn setters(&self) -> &super::policy::Setters<'a> {
+        self.setters
+            .get_or_init(|| super::policy::Setters::of(self.data))
     }
 
     fn events_by_object(&self) -> &HashMap<&'a str, ByName<'a, EventView>> {

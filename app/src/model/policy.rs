@@ -22,6 +22,9 @@ use super::interner::Interner;
 use super::object::at;
 use super::text::Text;
 
+mod coverage;
+pub use coverage::{covered, responsible, Covered, PolicyRef, Setters};
+
 /// What Espejote's status says when the last reconcile worked (`recordReconcileErr`).
 pub const READY: &str = "Ready";
 
@@ -505,121 +508,6 @@ impl PolicyView {
             created: super::object::created(meta),
         })
     }
-}
-
-/// Whether an Ingress asks cert-manager for a certificate (what an edit-in-place policy is
-/// for).
-fn asks(ing: &IngressView) -> bool {
-    ing.issuer.is_some() || ing.tls_acme
-}
-
-/// The policy responsible for `ing`'s edit-in-place annotation, and how it covers it: one
-/// that sets the annotation and reads the Ingress; else one whose selector or names miss it
-/// while it set the annotation on another Ingress of the same namespace asking the same
-/// issuer (the Ingress is one it is meant for: a label the newer Ingresses lack, a name
-/// list not kept up). None for an Ingress that asks for no certificate.
-pub fn responsible<'d>(
-    data: &'d super::data::ClusterData,
-    ing: &IngressView,
-) -> Option<(&'d Arc<PolicyView>, Coverage)> {
-    if !asks(ing) {
-        return None;
-    }
-    let setting = || data.all_policies().filter(|p| p.sets_edit_in_place);
-    if let Some(p) = setting().find(|p| p.coverage(ing) == Coverage::Selected) {
-        return Some((p, Coverage::Selected));
-    }
-    setting()
-        .filter(|p| p.coverage(ing) == Coverage::Missed)
-        .find(|p| {
-            data.ingresses
-                .range(super::data::key(&ing.namespace, "")..)
-                .take_while(|((ns, _), _)| *ns == ing.namespace)
-                .any(|(_, other)| {
-                    other.name != ing.name
-                        && other.issuer == ing.issuer
-                        && other.edit_in_place.as_deref() == Some("true")
-                        && other.edit_in_place_managers.iter().any(|m| p.owns_as(m))
-                })
-        })
-        .map(|p| (p, Coverage::Missed))
-}
-
-/// The policy responsible for an Ingress's annotation, as its page names it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PolicyRef {
-    /// "Espejote ManagedResource platform/edit-in-place".
-    pub label: String,
-    pub kind: &'static str,
-    pub namespace: Text,
-    pub name: Text,
-    /// `Ready`, the step that failed, or "no status yet".
-    pub status: String,
-    pub ready: bool,
-    /// `reads` (its selector takes the Ingress in) or `misses`.
-    pub coverage: &'static str,
-    /// Its field manager owns the annotation on this Ingress.
-    pub owns: bool,
-}
-
-impl PolicyRef {
-    /// The policy responsible for `ing` ([`responsible`]).
-    pub fn of(data: &super::data::ClusterData, ing: &IngressView) -> Option<PolicyRef> {
-        let (p, coverage) = responsible(data, ing)?;
-        Some(PolicyRef {
-            label: p.label(),
-            kind: p.kind.name(),
-            namespace: p.namespace.clone(),
-            name: p.name.clone(),
-            status: p.status_text().to_string(),
-            ready: p.ready(),
-            coverage: match coverage {
-                Coverage::Selected => "reads",
-                _ => "misses",
-            },
-            owns: ing.edit_in_place_managers.iter().any(|m| p.owns_as(m)),
-        })
-    }
-}
-
-/// An Ingress a policy is responsible for, and how it covers it.
-pub struct Covered<'d> {
-    pub ingress: &'d Arc<IngressView>,
-    pub coverage: Coverage,
-}
-
-impl Covered<'_> {
-    /// The Ingress lacks `"true"`: missing, or a value cert-manager ignores.
-    pub fn lacking(&self) -> bool {
-        self.ingress.edit_in_place.as_deref() != Some("true")
-    }
-
-    /// The policy itself holds the annotation at a value other than `"true"`.
-    pub fn held_by(&self, p: &PolicyView) -> bool {
-        self.lacking()
-            && self.ingress.edit_in_place.is_some()
-            && self
-                .ingress
-                .edit_in_place_managers
-                .iter()
-                .any(|m| p.owns_as(m))
-    }
-}
-
-/// The Ingresses `p` is responsible for ([`responsible`]), in the data's order.
-pub fn covered<'d>(data: &'d super::data::ClusterData, p: &PolicyView) -> Vec<Covered<'d>> {
-    data.ingresses
-        .values()
-        .filter_map(|ing| {
-            let (q, coverage) = responsible(data, ing)?;
-            (q.kind == p.kind && q.namespace == p.namespace && q.name == p.name).then_some(
-                Covered {
-                    ingress: ing,
-                    coverage,
-                },
-            )
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub(crate) fn ingress_objects(idx: &Index<'_>, ing: &IngressView) -> HashSet<Obj
     }
     // The policy meant to set its edit-in-place, while it is not "true": why it lacks it.
     if ing.edit_in_place.as_deref() != Some("true") {
-        if let Some((p, _)) = crate::model::policy::responsible(idx.data, ing) {
+        if let Some((p, _)) = crate::model::policy::responsible(idx.data, idx.setters(), ing) {
             out.insert(object(&p.namespace, p.kind.name(), &p.name));
         }
     }

@@ -12,7 +12,7 @@ use crate::model::data::ClusterData;
 use crate::model::finding::{Finding, Severity, Subject};
 use crate::model::infra::EventView;
 use crate::model::kind::Kind;
-use crate::model::policy::{covered, Coverage, PolicyView};
+use crate::model::policy::{covered, Coverage, PolicyView, Setters};
 use crate::model::text::{Text, Texts};
 
 /// Filters of the policies list.
@@ -102,6 +102,7 @@ pub fn policy_rows(
     out: &mut Vec<PolicyRow>,
 ) {
     let text = q.q.as_deref().map(str::to_ascii_lowercase);
+    let setters = Setters::of(data);
     for p in data.all_policies() {
         if text
             .as_deref()
@@ -109,7 +110,7 @@ pub fn policy_rows(
         {
             continue;
         }
-        let ingresses = ingresses_seen(visible, data, health, p, q.namespace.as_deref());
+        let ingresses = ingresses_seen(visible, data, &setters, health, p, q.namespace.as_deref());
         if let Some(row) = row(visible, cluster, p, &ingresses, q.namespace.is_some()) {
             out.push(row);
         }
@@ -120,11 +121,12 @@ pub fn policy_rows(
 fn ingresses_seen(
     visible: &Visibility<'_>,
     data: &ClusterData,
+    setters: &Setters<'_>,
     health: &Health,
     p: &PolicyView,
     namespace: Option<&str>,
 ) -> Vec<CoveredIngress> {
-    covered(data, p)
+    covered(data, setters, p)
         .into_iter()
         .filter(|c| visible.namespace(&c.ingress.namespace))
         .filter(|c| namespace.is_none_or(|ns| *c.ingress.namespace == *ns))
@@ -216,7 +218,7 @@ pub fn policy_detail(
     let p = data
         .all_policies()
         .find(|p| *p.namespace == *ns && *p.name == *name)?;
-    let ingresses = ingresses_seen(visible, data, health, p, None);
+    let ingresses = ingresses_seen(visible, data, &Setters::of(data), health, p, None);
     let row = row(visible, cluster, p, &ingresses, false)?;
     let whole = visible.whole_cluster();
     Some(PolicyDetail {

@@ -319,7 +319,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 /// What an Ingress's finding says of the policy meant to set its annotation, and the
 /// remedy then: repair the policy; a patch here is a stop-gap.
 fn policy_words(ctx: &Ctx<'_>, ing: &IngressView) -> Option<(String, String)> {
-    let (p, coverage) = crate::model::policy::responsible(ctx.idx.data, ing)?;
+    let (p, coverage) = crate::model::policy::responsible(ctx.idx.data, ctx.idx.setters(), ing)?;
     let said = match coverage {
         crate::model::policy::Coverage::Selected => format!(
             "The {} is meant to set it here and is {}.",

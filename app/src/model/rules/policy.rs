@@ -74,7 +74,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
 
     let now = ctx.now;
     for p in data.all_policies().filter(|p| p.sets_edit_in_place) {
-        let covered = covered(data, p);
+        let covered = covered(data, ctx.idx.setters(), p);
         let lacking: Vec<&IngressView> = covered
             .iter()
             .filter(|c| c.lacking())

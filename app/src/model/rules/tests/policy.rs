@@ -160,6 +160,30 @@ fn a_selector_that_misses_new_ingresses_is_missing_coverage() {
         vec![asking("new")],
     );
     assert!(alone.fired(Rule::PolicyMissingCoverage).is_empty());
+    // Nor one asking another issuer, nor the one it set itself when the selector misses it.
+    let selector = || spec(Some(json!({"matchLabels": {"tls": "letsencrypt"}})));
+    let beside = with(
+        World::new().policy(selector(), "Ready"),
+        vec![
+            asking("old").edit_in_place_by("true", MANAGER),
+            asking("new").with_issuer("private-ca"),
+        ],
+    );
+    assert!(beside.fired(Rule::PolicyMissingCoverage).is_empty());
+    let two = with(
+        World::new().policy(selector(), "Ready"),
+        vec![
+            asking("old").edit_in_place_by("true", MANAGER),
+            asking("older").edit_in_place_by("true", MANAGER),
+            asking("new"),
+        ],
+    );
+    let f = two
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::PolicyMissingCoverage)
+        .expect("fired");
+    assert!(f.message.contains("leaves out new"), "{}", f.message);
 }
 
 #[test]

@@ -18,12 +18,17 @@ use crate::model::text::Text;
 /// Ingress its selector misses is a few lookups, not a scan of its namespace.
 #[derive(Default)]
 pub struct Setters<'d> {
-    by_place: HashMap<(&'d str, Option<&'d IssuerRef>), HashMap<&'d str, (usize, &'d str)>>,
+    by_place: HashMap<Place<'d>, HashMap<&'d str, Held<'d>>>,
 }
+
+/// A namespace and the issuer its Ingresses ask.
+type Place<'d> = (&'d str, Option<&'d IssuerRef>);
+/// How many Ingresses a manager holds `"true"` on there, and one of their names.
+type Held<'d> = (usize, &'d str);
 
 impl<'d> Setters<'d> {
     pub fn of(data: &'d ClusterData) -> Self {
-        let mut by_place: HashMap<_, HashMap<&str, (usize, &str)>> = HashMap::new();
+        let mut by_place: HashMap<Place<'d>, HashMap<&str, Held<'d>>> = HashMap::new();
         // Only where a policy sets the annotation: otherwise nobody asks.
         if data.all_policies().any(|p| p.sets_edit_in_place) {
             for ing in data

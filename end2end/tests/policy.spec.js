@@ -34,7 +34,11 @@ test('a broken policy is one problem, and repairing it clears it', async ({ page
   // The Ingress leads to the policy; its own patch is a stop-gap.
   await page.goto('/ingresses/gva-prod/umbrella-web/www');
   await expect(page.getByTestId('repair-policy')).toContainText('is TemplateError');
+  // What the stop-gap's preview promises is said inside the fold, not beside the repair.
+  const promise = page.getByText('Previewed with a dry run first');
+  await expect(promise).toBeHidden();
   await page.getByTestId('stop-gap').locator('summary').click();
+  await expect(promise).toBeVisible();
   await expect(page.getByRole('button', { name: 'Preview: add edit-in-place here as a stop-gap' })).toBeVisible();
 
   // The platform fixes the template in the cluster.

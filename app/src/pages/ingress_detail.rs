@@ -22,7 +22,10 @@ use crate::model::read::offer::Offer;
 use crate::model::read::views::IngressDetail;
 use crate::pages::ingresses::annotation_text;
 
-/// The attempts of a Certificate: requests, orders, challenges.
+/// What the fix's preview promises, said beside its button.
+const DRY_RUN_FIRST: &str =
+    "Previewed with a dry run first; nothing changes until you apply. Recorded in the audit log.";
+
 /// Where the current request stands, in words: in flight until its Ready condition says
 /// it was issued or failed (cert-manager's reasons `Issued`, `Failed`, `Denied`).
 fn request_state(r: &crate::model::certificate::CertificateRequestView) -> &'static str {
@@ -247,9 +250,13 @@ pub fn page(
                     <summary>"Stop-gap: add edit-in-place on this Ingress only"</summary>
                     <p>"The policy owns this annotation: once repaired it sets it here and on every Ingress it covers. A patch here is a stop-gap — the policy remains the owner."</p>
                     {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place here as a stop-gap".into())}
+                    <p class="term">{DRY_RUN_FIRST}</p>
                 </details>
             }.into_any(),
-            _ => action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into()).into_any(),
+            _ => view! {
+                {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into())}
+                <p class="term">{DRY_RUN_FIRST}</p>
+            }.into_any(),
         });
         let not_now = match &offer {
             Offer::Blocked(p) => {
@@ -282,7 +289,6 @@ pub fn page(
             (Some(fix), _, undo) => Some(view! {
                 <section class="actions" aria-label="Fix it here" data-testid="ingress-actions">
                     {fix}
-                    <p class="term">"Previewed with a dry run first; nothing changes until you apply. Recorded in the audit log."</p>
                     {undo}
                 </section>
             }.into_any()),

@@ -184,6 +184,24 @@ pub enum Coverage {
 }
 
 impl PolicyView {
+    /// A policy of `kind` (ManagedResource, ClusterPolicy, Policy or MutatingPolicy) as
+    /// Lookout judges it; None for another kind or an object without a name.
+    pub fn of(
+        kind: super::kind::Kind,
+        meta: &ObjectMeta,
+        data: &Value,
+        strings: &mut Interner,
+    ) -> Option<Self> {
+        use super::kind::Kind;
+        match kind {
+            Kind::ManagedResource => Self::project(meta, data, strings),
+            Kind::ClusterPolicy | Kind::Policy => Self::kyverno(kind, meta, data, strings),
+            Kind::MutatingPolicy => Self::mutating(meta, data, strings),
+            _ => None,
+        }
+    }
+
+    /// An Espejote ManagedResource (`espejote.io/v1alpha1`).
     pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
         let namespace = strings.get(meta.namespace.as_deref()?);
         let name = meta.name.as_deref()?;

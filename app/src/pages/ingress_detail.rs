@@ -243,7 +243,7 @@ pub fn page(
     };
     let actions = shell.actions.then(|| {
         let fix = offer.offered().then(|| match (&d.policy, &policy_href) {
-            (Some(p), Some(href)) => view! {
+            (Some(p), Some(href)) if p.repairable => view! {
                 <p data-testid="repair-policy"><a class="action" href=href.clone()>{format!("Repair the policy: {} is {}", p.label, p.status)}</a></p>
                 // The policy's repair is the fix; a patch here is folded, as a stop-gap.
                 <details class="stop-gap" data-testid="stop-gap">
@@ -252,6 +252,13 @@ pub fn page(
                     {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place here as a stop-gap".into())}
                     <p class="term">{DRY_RUN_FIRST}</p>
                 </details>
+            }.into_any(),
+            // A reader who does not see the policy's place (a tenant): its owners repair it;
+            // their own move is the patch here, said to be a stop-gap.
+            (Some(p), _) => view! {
+                <p data-testid="policy-owners">{format!("The {} that should set it is {}: its owners repair it. Until then, adding it here is a stop-gap — the policy remains the owner.", p.label, p.status)}</p>
+                {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place here as a stop-gap".into())}
+                <p class="term">{DRY_RUN_FIRST}</p>
             }.into_any(),
             _ => view! {
                 {action_form(&shell.csrf, ActionKind::EditInPlace, &i.cluster, &i.namespace, &i.name, crate::pages::action::FormMode::Preview, "Preview: add edit-in-place".into())}

@@ -217,6 +217,28 @@ async fn a_broken_policy_is_one_problem_and_repairing_it_clears_it() {
     assert!(ingress_page.contains("href=\"/policies/zrh-prod/platform/edit-in-place\""));
     assert!(ingress_page.contains("Preview: add edit-in-place here as a stop-gap"));
     assert!(ingress_page.contains("the Espejote ManagedResource platform/edit-in-place is meant to set it (ServiceAccountError)"));
+    // A tenant does not see the platform's namespace: the policy's owners repair it, and
+    // their own move — the patch on their Ingress — is the button, said to be a stop-gap.
+    let tenant_page = app
+        .get_as("/ingresses/zrh-prod/acme-shop/shop", "olga", "acme-ops")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(!tenant_page.contains("Repair the policy"), "{tenant_page}");
+    assert!(
+        tenant_page.contains("data-testid=\"policy-owners\""),
+        "{tenant_page}"
+    );
+    assert!(
+        tenant_page.contains("its owners repair it"),
+        "{tenant_page}"
+    );
+    assert!(
+        !tenant_page.contains("data-testid=\"stop-gap\""),
+        "{tenant_page}"
+    );
+    assert!(tenant_page.contains("Preview: add edit-in-place here as a stop-gap"));
     let preview: Value = app
         .post_as(
             "/api/v1/ingresses/zrh-prod/acme-shop/shop/edit-in-place",

@@ -105,6 +105,10 @@ pub struct PolicyRef {
     pub coverage: &'static str,
     /// Its field manager owns the annotation on this Ingress.
     pub owns: bool,
+    /// The reader sees where the policy lives (its namespace; the whole cluster for a
+    /// cluster-scoped one), so repairing it is theirs to lead; a tenant's own move is the
+    /// stop-gap on their Ingress. Set by the read port for its reader.
+    pub repairable: bool,
 }
 
 impl PolicyRef {
@@ -123,6 +127,7 @@ impl PolicyRef {
                 _ => "misses",
             },
             owns: ing.edit_in_place_managers.iter().any(|m| p.owns_as(m)),
+            repairable: false,
         })
     }
 }

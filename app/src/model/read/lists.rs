@@ -1,6 +1,7 @@
 //! Each list and chain view, built from one cluster's cached data and findings as one
 //! caller may see them.
 
+use crate::model::policy::PolicyRef;
 use crate::model::Rule;
 use foldhash::{HashSet, HashSetExt};
 use std::collections::BTreeMap;
@@ -195,7 +196,14 @@ pub fn ingress_detail(
     Some(IngressDetail {
         ingress: ing.as_ref().clone(),
         annotation: idx.annotation_status(ing),
-        policy: crate::model::policy::PolicyRef::of(data, ing),
+        policy: crate::model::policy::PolicyRef::of(data, ing).map(|p| PolicyRef {
+            repairable: if p.namespace.is_empty() {
+                visible.whole_cluster()
+            } else {
+                visible.namespace(&p.namespace)
+            },
+            ..p
+        }),
         controller: idx.controller_of(ing),
         tls,
         findings: FindingIndex::new(findings).about(visible, &objects),

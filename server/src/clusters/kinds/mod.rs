@@ -248,6 +248,7 @@ pub(super) fn unusable(obj: &Object) -> Option<&'static str> {
 }
 
 mod object;
+mod policies;
 mod projections;
 
 pub(crate) use object::Object;

@@ -18,6 +18,7 @@ use lookout_app::model::issuer::IssuerView;
 use lookout_app::model::{IngressView, Kind};
 use serde_json::Value;
 
+use super::policies::{ClusterPolicies, KyvernoPolicies, ManagedResources, MutatingPolicies};
 use super::{Kept, Of, Projection, Source, Watched};
 
 /// Every kind Lookout watches in each cluster.
@@ -464,122 +465,5 @@ impl Projection for Gateways {
 
     fn views_mut(data: &mut ClusterData) -> &mut Views<GatewayView> {
         &mut data.gateways
-    }
-}
-
-/// Espejote's ManagedResources (`espejote.io/v1alpha1`): the policies that may set the
-/// edit-in-place annotation.
-pub(crate) struct ManagedResources;
-
-impl Projection for ManagedResources {
-    const KIND: Kind = Kind::ManagedResource;
-    const API: Source = Source {
-        version: "v1alpha1",
-        ..Source::custom("espejote.io", "managedresources")
-    };
-    type View = lookout_app::model::policy::PolicyView;
-
-    fn project(
-        _cluster: &str,
-        meta: &ObjectMeta,
-        data: &Value,
-        strings: &mut Interner,
-    ) -> Option<lookout_app::model::policy::PolicyView> {
-        lookout_app::model::policy::PolicyView::project(meta, data, strings)
-    }
-
-    fn views(data: &ClusterData) -> &Views<lookout_app::model::policy::PolicyView> {
-        &data.policies
-    }
-
-    fn views_mut(data: &mut ClusterData) -> &mut Views<lookout_app::model::policy::PolicyView> {
-        &mut data.policies
-    }
-}
-
-/// Kyverno's ClusterPolicies (`kyverno.io/v1`).
-pub(crate) struct ClusterPolicies;
-
-impl Projection for ClusterPolicies {
-    const KIND: Kind = Kind::ClusterPolicy;
-    const API: Source = Source {
-        version: "v1",
-        ..Source::custom("kyverno.io", "clusterpolicies")
-    };
-    type View = lookout_app::model::policy::PolicyView;
-
-    fn project(
-        _cluster: &str,
-        meta: &ObjectMeta,
-        data: &Value,
-        strings: &mut Interner,
-    ) -> Option<lookout_app::model::policy::PolicyView> {
-        lookout_app::model::policy::PolicyView::kyverno(Kind::ClusterPolicy, meta, data, strings)
-    }
-
-    fn views(data: &ClusterData) -> &Views<lookout_app::model::policy::PolicyView> {
-        &data.cluster_policies
-    }
-
-    fn views_mut(data: &mut ClusterData) -> &mut Views<lookout_app::model::policy::PolicyView> {
-        &mut data.cluster_policies
-    }
-}
-
-/// Kyverno's namespaced Policies (`kyverno.io/v1`).
-pub(crate) struct KyvernoPolicies;
-
-impl Projection for KyvernoPolicies {
-    const KIND: Kind = Kind::Policy;
-    const API: Source = Source {
-        version: "v1",
-        ..Source::custom("kyverno.io", "policies")
-    };
-    type View = lookout_app::model::policy::PolicyView;
-
-    fn project(
-        _cluster: &str,
-        meta: &ObjectMeta,
-        data: &Value,
-        strings: &mut Interner,
-    ) -> Option<lookout_app::model::policy::PolicyView> {
-        lookout_app::model::policy::PolicyView::kyverno(Kind::Policy, meta, data, strings)
-    }
-
-    fn views(data: &ClusterData) -> &Views<lookout_app::model::policy::PolicyView> {
-        &data.kyverno_policies
-    }
-
-    fn views_mut(data: &mut ClusterData) -> &mut Views<lookout_app::model::policy::PolicyView> {
-        &mut data.kyverno_policies
-    }
-}
-
-/// Kyverno's MutatingPolicies (`policies.kyverno.io`, stored as `v1beta1`).
-pub(crate) struct MutatingPolicies;
-
-impl Projection for MutatingPolicies {
-    const KIND: Kind = Kind::MutatingPolicy;
-    const API: Source = Source {
-        version: "v1beta1",
-        ..Source::custom("policies.kyverno.io", "mutatingpolicies")
-    };
-    type View = lookout_app::model::policy::PolicyView;
-
-    fn project(
-        _cluster: &str,
-        meta: &ObjectMeta,
-        data: &Value,
-        strings: &mut Interner,
-    ) -> Option<lookout_app::model::policy::PolicyView> {
-        lookout_app::model::policy::PolicyView::mutating(meta, data, strings)
-    }
-
-    fn views(data: &ClusterData) -> &Views<lookout_app::model::policy::PolicyView> {
-        &data.mutating_policies
-    }
-
-    fn views_mut(data: &mut ClusterData) -> &mut Views<lookout_app::model::policy::PolicyView> {
-        &mut data.mutating_policies
     }
 }

@@ -298,7 +298,7 @@ impl<'a> Index<'a> {
             for e in self.data.events.values() {
                 t.entry(e.object_kind.as_str())
                     .or_insert_with(ByName::new)
-                    .add(&e.namespace, &e.object_name, e);
+                    .add(&e.object_namespace, &e.object_name, e);
             }
             t
         })

@@ -235,8 +235,11 @@ impl GatewayView {
 pub struct EventView {
     pub namespace: String,
     pub name: String,
-    /// Kind, namespace and name of the object the event is about.
+    /// Kind, namespace and name of the object the event is about: an Event about a
+    /// cluster-scoped object (a ClusterIssuer, a ClusterPolicy) is kept in namespace
+    /// `default`, its object's namespace is empty (client-go's recorders, `makeEvent`).
     pub object_kind: String,
+    pub object_namespace: String,
     pub object_name: String,
     /// `Normal` or `Warning`.
     pub event_type: String,
@@ -245,6 +248,9 @@ pub struct EventView {
     pub count: i64,
     pub last_seen: Option<DateTime<Utc>>,
 }
+
+/// The kept kinds whose objects have no namespace.
+const CLUSTER_SCOPED: &[&str] = &["ClusterIssuer", "ClusterPolicy", "MutatingPolicy"];
 
 /// The kinds whose Events are kept.
 pub(crate) const EVENT_KINDS: &[&str] = &[
@@ -278,9 +284,20 @@ impl EventView {
         .iter()
         .find_map(|p| at(data, p).and_then(Value::as_str).and_then(parse_time))
         .or_else(|| created(meta));
+        let namespace = meta.namespace.clone().unwrap_or_default();
+        let object_namespace = str_at(data, "/involvedObject/namespace")
+            .or_else(|| str_at(data, "/regarding/namespace"))
+            .unwrap_or_else(|| {
+                if CLUSTER_SCOPED.contains(&kind.as_str()) {
+                    String::new()
+                } else {
+                    namespace.clone()
+                }
+            });
         Some(EventView {
-            namespace: meta.namespace.clone().unwrap_or_default(),
+            namespace,
             name: meta.name.clone()?,
+            object_namespace,
             object_kind: kind,
             object_name: str_at(data, "/involvedObject/name")
                 .or_else(|| str_at(data, "/regarding/name"))

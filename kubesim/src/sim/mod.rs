@@ -185,21 +185,26 @@ impl<'a> Api<'a> {
         message: &str,
         component: &str,
     ) {
-        let ns = about
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("default");
+        // An Event about a cluster-scoped object is kept in `default`; its reference keeps
+        // the object's (empty) namespace (client-go `tools/record/event.go` `makeEvent`).
+        let own = about.pointer("/metadata/namespace").and_then(Value::as_str);
+        let ns = own.unwrap_or("default");
         let name = about
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let stamp = letsencrypt::rfc3339(self.now);
-        let ev = json!({
+        let mut ev = json!({
             "metadata": {"generateName": format!("{name}."), "namespace": ns},
-            "involvedObject": {"kind": kind, "namespace": ns, "name": name, "uid": about.pointer("/metadata/uid")},
+            "involvedObject": {"kind": kind, "namespace": own, "name": name, "uid": about.pointer("/metadata/uid")},
             "type": event_type, "reason": reason, "message": message, "count": 1,
             "firstTimestamp": stamp, "lastTimestamp": stamp, "source": {"component": component},
         });
+        if own.is_none() {
+            if let Some(reference) = ev["involvedObject"].as_object_mut() {
+                reference.remove("namespace");
+            }
+        }
         self.create("", "events", Some(ns), ev, component);
     }
 }

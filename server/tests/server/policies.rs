@@ -357,6 +357,21 @@ async fn a_kyverno_cluster_policy_not_ready_is_the_root_and_admission_only_misse
         .unwrap();
     };
     set_status(false);
+    // Kyverno's background controller reports a failed mutation regarding the policy; for
+    // a cluster-scoped policy the Event is kept in `default` and its reference has no
+    // namespace (kyverno `pkg/event/events.go` `NewBackgroundFailedEvent`,
+    // `pkg/event/controller.go`), read here as the core/v1 Event the API serves.
+    create_in(
+        &app,
+        "",
+        "events",
+        Some("default"),
+        json!({"metadata": {"name": "add-edit-in-place.187f3a"},
+               "involvedObject": {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "name": "add-edit-in-place"},
+               "reason": "PolicyError", "type": "Warning", "source": {"component": "kyverno-mutate"},
+               "message": "policy add-edit-in-place/edit-in-place error: failed to mutate existing resource acme-shop/shop: ingresses.networking.k8s.io \"shop\" is forbidden",
+               "lastTimestamp": "2026-12-07T00:00:00Z"}),
+    );
     app.eventually("the policy that is not ready is the root", || async {
         let problems = app.json("/api/v1/problems").await;
         of_cause(&problems, "policy.not-ready")
@@ -364,6 +379,9 @@ async fn a_kyverno_cluster_policy_not_ready_is_the_root_and_admission_only_misse
             .is_some_and(|p| {
                 p["objects"][0]["kind"] == "ClusterPolicy"
                     && p["action"]["href"] == "/policies/zrh-prod/_/add-edit-in-place"
+                    && p["evidence"].as_str().is_some_and(|e| {
+                        e.contains("Its last Warning event (PolicyError): policy add-edit-in-place/edit-in-place error")
+                    })
             })
     })
     .await;

@@ -842,3 +842,55 @@ async fn filters_outside_the_callers_view_are_not_found() {
     }
     app.stop().await;
 }
+
+/// An Event about a cluster-scoped object is kept in `default` with no namespace in its
+/// reference (client-go's `makeEvent`): the chain of an Ingress asking that ClusterIssuer
+/// shows it to a reader of the whole cluster, and not to a tenant — the issuer's details
+/// are not theirs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_issuers_events_show_on_the_chain_only_to_whole_cluster_readers() {
+    let app = app_with(&["zrh-prod"])
+        .auth(auth("127.0.0.1/32").await)
+        .await;
+    app.wait_ready().await;
+    two_tenants(&app);
+    create(
+        &app,
+        0,
+        "",
+        "events",
+        Some("default"),
+        json!({"metadata": {"name": "letsencrypt-prod.187f3a"},
+               "involvedObject": {"apiVersion": "cert-manager.io/v1", "kind": "ClusterIssuer", "name": "letsencrypt-prod"},
+               "reason": "ErrRegisterACMEAccount", "type": "Warning", "source": {"component": "cert-manager-issuers"},
+               "message": "Failed to register ACME account: the account of team globex-web",
+               "lastTimestamp": "2026-12-07T00:00:00Z"}),
+    );
+    app.eventually("support reads the issuer's event on the chain", || async {
+        app.get_as(
+            "/api/v1/ingresses/zrh-prod/acme-shop/shop",
+            "sue",
+            "support",
+        )
+        .await
+        .text()
+        .await
+        .unwrap()
+        .contains("ErrRegisterACMEAccount")
+    })
+    .await;
+    let theirs = app
+        .get_as(
+            "/api/v1/ingresses/zrh-prod/acme-shop/shop",
+            "carol",
+            "customer-acme",
+        )
+        .await;
+    assert_eq!(theirs.status(), 200);
+    let theirs = theirs.text().await.unwrap();
+    assert!(
+        !theirs.contains("ErrRegisterACMEAccount") && !theirs.contains("globex"),
+        "{theirs}"
+    );
+    app.stop().await;
+}

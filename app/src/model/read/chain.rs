@@ -109,11 +109,23 @@ impl<'a> FindingIndex<'a> {
     }
 }
 
-/// The Events about every object of a chain, newest first, at most 50.
-pub(crate) fn chain_events(idx: &Index<'_>, objects: &HashSet<ObjectRef>) -> Vec<EventView> {
+/// The Events about every object of a chain that `visible` sees, newest first, at most
+/// 50: a cluster-scoped object's (its issuer) only with the whole cluster.
+pub(crate) fn chain_events(
+    idx: &Index<'_>,
+    visible: &Visibility<'_>,
+    objects: &HashSet<ObjectRef>,
+) -> Vec<EventView> {
     let mut events = Vec::new();
     for (ns, kind, name) in objects {
-        events.extend(idx.events_of(kind, ns, name, 20));
+        let seen = if ns.is_empty() {
+            visible.whole_cluster()
+        } else {
+            visible.namespace(ns)
+        };
+        if seen {
+            events.extend(idx.events_of(kind, ns, name, 20));
+        }
     }
     events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
     events.truncate(50);

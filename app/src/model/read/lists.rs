@@ -207,7 +207,7 @@ pub fn ingress_detail(
         controller: idx.controller_of(ing),
         tls,
         findings: FindingIndex::new(findings).about(visible, &objects),
-        events: chain_events(&idx, &objects),
+        events: chain_events(&idx, visible, &objects),
         clients_get: crate::model::probe::published_in(&data.probes, namespace)
             .into_iter()
             .filter(|o| {
@@ -375,7 +375,7 @@ pub fn certificate_detail(
         chain,
         ingress: idx.ingress_of(cert).map(|i| i.name.to_string()),
         findings: FindingIndex::new(findings).about(visible, &objects),
-        events: chain_events(&idx, &objects),
+        events: chain_events(&idx, visible, &objects),
         clients_get: crate::model::probe::published_in(&data.probes, namespace)
             .into_iter()
             .filter(|o| {

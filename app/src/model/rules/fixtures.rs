@@ -437,10 +437,17 @@ impl World {
         reason: &str,
         message: &str,
     ) -> Self {
+        // Kept where Kubernetes keeps it: `default` for a cluster-scoped object's.
+        let kept = if namespace.is_empty() {
+            "default"
+        } else {
+            namespace
+        };
         let event = crate::model::infra::EventView {
-            namespace: namespace.into(),
+            namespace: kept.into(),
             name: format!("{name}.{}", self.data.events.len()),
             object_kind: kind.into(),
+            object_namespace: namespace.into(),
             object_name: name.into(),
             event_type: "Warning".into(),
             reason: reason.into(),
@@ -450,7 +457,7 @@ impl World {
         };
         self.data
             .events
-            .insert(key(namespace, &event.name), Arc::new(event));
+            .insert(key(kept, &event.name), Arc::new(event));
         self
     }
     /// An Espejote ManagedResource `platform/edit-in-place` with `spec` and `status`.

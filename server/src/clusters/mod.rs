@@ -8,6 +8,7 @@ mod complaints;
 mod counters;
 mod derived;
 mod kinds;
+pub(crate) mod probes;
 pub(crate) mod read;
 mod record;
 mod stream;
@@ -249,7 +250,7 @@ pub struct Registry {
     /// What a caller who sees the whole fleet reads on every page, kept briefly.
     whole: std::sync::Mutex<Option<Arc<Whole>>>,
     /// The probe's last round, as its worker reports it.
-    pub probes: Arc<crate::probe::worker::ProbeStatus>,
+    pub probes: Arc<probes::ProbeStatus>,
 }
 
 /// What a caller who sees everything reads on every page (the sync strip) and the board:

@@ -132,7 +132,7 @@ impl Registry {
 
     /// The probe's last round in numbers, for whoever sees everything (how many addresses
     /// were probed and refused across the fleet is the operators').
-    pub(crate) fn probe_round(&self, view: &View) -> Option<crate::probe::worker::RoundStats> {
+    pub(crate) fn probe_round(&self, view: &View) -> Option<super::probes::RoundStats> {
         view.sees_everything()
             .then(|| self.probes.last.lock().expect("probe status lock").clone())
     }

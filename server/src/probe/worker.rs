@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::store::Pool;
@@ -101,31 +101,7 @@ impl ProbeParts {
     }
 }
 
-/// What the last rounds cost and found, for `/metrics` and `/api/v1/probes`.
-#[derive(Debug, Default, Clone)]
-pub struct RoundStats {
-    /// When the last round finished.
-    pub finished: Option<DateTime<Utc>>,
-    pub seconds: f64,
-    /// Host × address pairs probed.
-    pub probed: usize,
-    /// Of those, how many got no certificate.
-    pub failed: usize,
-    /// Published addresses the policy refused (never connected to).
-    pub refused: usize,
-    /// Sum of the single probes' durations, seconds.
-    pub probe_seconds: f64,
-    pub rounds: u64,
-    /// Every probe of every round so far, and their durations summed (seconds).
-    pub probes_total: u64,
-    pub probe_seconds_total: f64,
-}
-
-/// Shared between the worker and the readers.
-#[derive(Debug, Default)]
-pub struct ProbeStatus {
-    pub last: Mutex<RoundStats>,
-}
+pub use crate::clusters::probes::{ProbeStatus, RoundStats};
 
 /// What the probe last saw per (cluster, host, address): since when, and a digest of the
 /// outcome (comparing digests keeps 20,000 addresses' outcomes out of memory).

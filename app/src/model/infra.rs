@@ -167,6 +167,9 @@ pub struct ListenerView {
     pub protocol: String,
     /// Names of the Secrets in `tls.certificateRefs`.
     pub secret_names: Vec<String>,
+    /// Its conditions in `status.listeners` (`Accepted`, `Programmed`, `ResolvedRefs`) as
+    /// the Gateway's controller reports them; empty until it has.
+    pub conditions: Vec<super::object::Condition>,
 }
 
 /// A Gateway with its TLS listeners.
@@ -183,13 +186,25 @@ pub struct GatewayView {
 
 impl GatewayView {
     pub fn project(meta: &ObjectMeta, data: &Value, strings: &mut Interner) -> Option<Self> {
+        let statuses: Vec<&Value> = at(data, "/status/listeners")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .collect();
         let listeners = at(data, "/spec/listeners")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter_map(|l| {
+                let name = l.get("name")?.as_str()?;
+                let conditions = statuses
+                    .iter()
+                    .find(|s| s.get("name").and_then(Value::as_str) == Some(name))
+                    .map(|s| super::object::conditions_at(s, "/conditions", strings))
+                    .unwrap_or_default();
                 Some(ListenerView {
-                    name: l.get("name")?.as_str()?.to_string(),
+                    conditions,
+                    name: name.to_string(),
                     hostname: l
                         .get("hostname")
                         .and_then(Value::as_str)

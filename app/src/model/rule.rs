@@ -50,6 +50,7 @@ pub enum Rule {
     PolicyNotReady,
     PolicyMissingCoverage,
     PolicyConflictsWithFix,
+    GatewayListenerNotReady,
     TailscaleCertBudget,
     ProbeWrongCertificate,
     ProbeExpired,
@@ -126,7 +127,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 44] = [
+    pub const ALL: [Rule; 45] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -162,6 +163,7 @@ impl Rule {
         Rule::PolicyNotReady,
         Rule::PolicyMissingCoverage,
         Rule::PolicyConflictsWithFix,
+        Rule::GatewayListenerNotReady,
         Rule::TailscaleCertBudget,
         Rule::ProbeWrongCertificate,
         Rule::ProbeExpired,

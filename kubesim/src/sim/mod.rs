@@ -16,6 +16,7 @@ pub mod approver;
 pub mod cilium;
 pub mod edge;
 pub mod espejote;
+pub mod gateway;
 pub mod issuance;
 pub mod issuers;
 pub mod letsencrypt;
@@ -251,6 +252,7 @@ pub fn step(cluster: &Cluster, world: &World) {
     let api = Api::new(cluster);
     issuers::reconcile(&api, world);
     cilium::reconcile(&api, world.loopback);
+    gateway::reconcile(&api);
     espejote::reconcile(&api, world);
     if api.serves("cert-manager.io", "certificates") && !cluster.faults().cert_manager_down {
         shim::reconcile(&api, world.default_issuer.as_ref());

@@ -13,6 +13,7 @@ mod derived;
 mod existence;
 mod faults;
 mod forecast;
+mod gateways;
 mod helpers;
 mod history;
 mod http;

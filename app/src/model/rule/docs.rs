@@ -40,3 +40,7 @@ pub(super) const ESPEJOTE: (&str, &str) = (
     "Espejote: ManagedResource",
     "https://github.com/vshn/espejote/blob/main/docs/api.adoc",
 );
+pub(super) const GATEWAY_TLS: (&str, &str) = (
+    "Gateway API: TLS configuration and ReferenceGrant",
+    "https://gateway-api.sigs.k8s.io/guides/tls/",
+);

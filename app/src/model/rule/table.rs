@@ -3,7 +3,7 @@
 
 use super::docs::{
     ACME_ISSUERS, ACME_TROUBLESHOOTING, APPROVAL, CILIUM_INGRESS, EDIT_IN_PLACE_DOCS, ESPEJOTE,
-    RATE_LIMITS, SECURING_INGRESS, STAGING, TROUBLESHOOTING,
+    GATEWAY_TLS, RATE_LIMITS, SECURING_INGRESS, STAGING, TROUBLESHOOTING,
 };
 use super::{Bearing, Blocks, Part, Rule, RuleInfo};
 
@@ -385,6 +385,16 @@ pub(super) fn info(rule: Rule) -> RuleInfo {
             REPAIR_POLICY,
             WhenCritical,
             ESPEJOTE,
+        ),
+        Rule::GatewayListenerNotReady => row(
+            "gateway.listener-not-ready",
+            "Gateway listener not ready",
+            "A Gateway listener is left out: its certificate reference does not resolve",
+            Alone,
+            ClientsFail,
+            None,
+            Never,
+            GATEWAY_TLS,
         ),
         Rule::TailscaleCertBudget => row(
             "tailscale.cert-budget",

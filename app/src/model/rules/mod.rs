@@ -5,6 +5,7 @@ mod acme;
 mod approval;
 mod cert;
 mod cluster;
+mod gateway;
 mod ingress;
 mod issuer;
 mod listener;
@@ -175,6 +176,7 @@ pub fn evaluate_split(
         acme::check(&mut ctx);
         issuer::check_namespaced(&mut ctx);
         ingress::check(&mut ctx);
+        gateway::check(&mut ctx);
         // Kept until the next change: without the slack of its growth.
         split.namespaced = std::mem::take(&mut ctx.out);
         split.namespaced.shrink_to_fit();

@@ -1,6 +1,7 @@
 //! Every rule, positive and negative (the `ingress.*` rules in `ingress.rs`).
 
 mod challenges;
+mod gateway;
 mod ingress;
 mod listener;
 mod policy;
@@ -394,12 +395,14 @@ fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
                 hostname: Some("shop.example.com".into()),
                 protocol: "HTTPS".into(),
                 secret_names: vec!["shop-tls".into()],
+                conditions: Vec::new(),
             },
             ListenerView {
                 name: "other".into(),
                 hostname: None,
                 protocol: "HTTPS".into(),
                 secret_names: vec!["nope".into()],
+                conditions: Vec::new(),
             },
         ],
         addresses: Vec::new(),

@@ -1,0 +1,169 @@
+//! `gateway.listener-not-ready`, positive and negative: a listener its controller did not
+//! accept because its certificate reference does not resolve.
+
+use std::sync::Arc;
+
+use chrono::Duration;
+
+use crate::model::certificate::CertificateView;
+use crate::model::data::key;
+use crate::model::finding::Severity;
+use crate::model::infra::{GatewayView, ListenerView};
+use crate::model::ingress::IngressView;
+use crate::model::rules::fixtures::{ago, cond, World};
+use crate::model::Rule;
+
+/// Gateway `acme/gw` with one HTTPS listener for shop.example.com on Secret `shop-tls`,
+/// whose status says `resolved` (None: no status yet).
+fn with_gateway(w: World, resolved: Option<(&str, &str, &str)>) -> World {
+    let conditions = match resolved {
+        None => Vec::new(),
+        Some(("True", _, _)) => vec![
+            cond(
+                "Accepted",
+                "True",
+                "Accepted",
+                "Listener Accepted",
+                ago(Duration::hours(1)),
+            ),
+            cond(
+                "ResolvedRefs",
+                "True",
+                "ResolvedRefs",
+                "Resolved Refs",
+                ago(Duration::hours(1)),
+            ),
+        ],
+        Some((status, reason, detail)) => vec![
+            cond(
+                "Accepted",
+                "False",
+                "Invalid",
+                &format!("Listener not valid. {detail}"),
+                ago(Duration::hours(1)),
+            ),
+            cond(
+                "ResolvedRefs",
+                status,
+                reason,
+                "Invalid CertificateRef",
+                ago(Duration::hours(1)),
+            ),
+        ],
+    };
+    let mut w = w;
+    w.data.gateways.insert(
+        key("acme", "gw"),
+        Arc::new(GatewayView {
+            namespace: "acme".into(),
+            name: "gw".into(),
+            issuer: None,
+            listeners: vec![ListenerView {
+                name: "https".into(),
+                hostname: Some("shop.example.com".into()),
+                protocol: "HTTPS".into(),
+                secret_names: vec!["shop-tls".into()],
+                conditions,
+            }],
+            addresses: vec!["192.0.2.1".into()],
+            created: ago(Duration::hours(2)),
+        }),
+    );
+    w
+}
+
+#[test]
+fn a_listener_whose_certificate_reference_does_not_resolve_is_not_ready() {
+    // Not permitted: another namespace's Secret without a ReferenceGrant.
+    let w = with_gateway(
+        World::new(),
+        Some((
+            "False",
+            "RefNotPermitted",
+            "Invalid CertificateRef, not permitted.",
+        )),
+    );
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::GatewayListenerNotReady)
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = &found[0];
+    assert_eq!(f.severity, Severity::Critical);
+    assert_eq!((&*f.namespace, &*f.name), ("acme", "gw"));
+    assert!(
+        f.message
+            .contains("ResolvedRefs is False (RefNotPermitted)"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message.contains("clients of shop.example.com get no TLS"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.remediation.contains("Create a ReferenceGrant"),
+        "{}",
+        f.remediation
+    );
+    // A missing Secret nobody writes: critical, make it exist.
+    let w = with_gateway(
+        World::new(),
+        Some((
+            "False",
+            "InvalidCertificateRef",
+            "Invalid CertificateRef, secrets \"shop-tls\" not found",
+        )),
+    );
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::GatewayListenerNotReady)
+        .expect("fired");
+    assert_eq!(f.severity, Severity::Critical);
+    assert!(
+        f.remediation
+            .contains("cert-manager's gateway-shim writes it"),
+        "{}",
+        f.remediation
+    );
+}
+
+#[test]
+fn a_secret_cert_manager_is_still_issuing_is_a_warning_and_a_resolved_listener_nothing() {
+    // The Secret a Certificate (not ready yet) will write: the listener waits for it.
+    let ing = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let cert = CertificateView::of(&ing).not_ready("DoesNotExist", Duration::minutes(5));
+    let w = with_gateway(
+        World::new().certificate(cert),
+        Some((
+            "False",
+            "InvalidCertificateRef",
+            "Invalid CertificateRef, secrets \"shop-tls\" not found",
+        )),
+    );
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::GatewayListenerNotReady)
+        .expect("fired");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.remediation.contains("Wait for cert-manager"),
+        "{}",
+        f.remediation
+    );
+    // Resolved, or no status yet (the controller has not looked): nothing.
+    for resolved in [Some(("True", "ResolvedRefs", "")), None] {
+        let w = with_gateway(World::new(), resolved);
+        assert!(
+            w.fired(Rule::GatewayListenerNotReady).is_empty(),
+            "{resolved:?}"
+        );
+    }
+}

@@ -1,0 +1,244 @@
+//! Cilium's Gateway controller in kubesim, as upstream sets a Gateway's status
+//! (cilium/cilium `operator/pkg/gateway-api/gateway_reconcile.go`): each listener's
+//! certificate references checked in order, the first failure making it invalid.
+
+mod support;
+
+use base64::Engine;
+use serde_json::{json, Value};
+use support::sim::Sim;
+
+const GROUP: &str = "gateway.networking.k8s.io";
+
+fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+async fn secret(sim: &Sim, ns: &str, name: &str, crt: &str) {
+    sim.create(
+        "",
+        "Secret",
+        "secrets",
+        Some(ns),
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns},
+               "data": {"tls.crt": b64(crt), "tls.key": b64("-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")}}),
+    )
+    .await;
+}
+
+/// A Gateway of `class` in `shop` with one listener per certificate reference.
+async fn gateway(sim: &Sim, class: &str, refs: Vec<Value>) {
+    let listeners: Vec<Value> = refs
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| json!({"name": format!("l{i}"), "port": 443, "protocol": "HTTPS", "tls": {"certificateRefs": [r]}}))
+        .collect();
+    sim.create(
+        GROUP,
+        "Gateway",
+        "gateways",
+        Some("shop"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "web", "namespace": "shop"},
+               "spec": {"gatewayClassName": class, "listeners": listeners}}),
+    )
+    .await;
+}
+
+/// (type, status, reason) of each condition of listener `i`.
+fn listener(gw: &Value, i: usize) -> Vec<(String, String, String)> {
+    gw["status"]["listeners"][i]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let f = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            (f("type"), f("status"), f("reason"))
+        })
+        .collect()
+}
+
+fn has(conditions: &[(String, String, String)], kind: &str, status: &str, reason: &str) -> bool {
+    conditions
+        .iter()
+        .any(|(k, s, r)| k == kind && s == status && r == reason)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_listener_is_judged_by_its_first_certificate_reference_that_fails() {
+    let sim = Sim::start().await;
+    for ns in ["shop", "certs"] {
+        sim.create(
+            "",
+            "Namespace",
+            "namespaces",
+            None,
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        )
+        .await;
+    }
+    secret(
+        &sim,
+        "shop",
+        "good",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .await;
+    secret(&sim, "shop", "not-pem", "just bytes").await;
+    secret(
+        &sim,
+        "certs",
+        "elsewhere",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .await;
+    gateway(
+        &sim,
+        "cilium",
+        vec![
+            json!({"name": "good"}),
+            json!({"name": "missing"}),
+            json!({"name": "not-pem"}),
+            json!({"name": "elsewhere", "namespace": "certs"}),
+            json!({"group": "example.com", "kind": "Vault", "name": "x"}),
+        ],
+    )
+    .await;
+    sim.run(1);
+    let gw = sim
+        .get(GROUP, "Gateway", "gateways", Some("shop"), "web")
+        .await
+        .unwrap();
+    // Resolved and accepted, but no address yet: not programmed.
+    let good = listener(&gw, 0);
+    assert!(
+        has(&good, "ResolvedRefs", "True", "ResolvedRefs")
+            && has(&good, "Accepted", "True", "Accepted"),
+        "{good:?}"
+    );
+    assert!(has(&good, "Programmed", "False", "Pending"), "{good:?}");
+    for (i, reason) in [
+        (1, "InvalidCertificateRef"),
+        (2, "InvalidCertificateRef"),
+        (3, "RefNotPermitted"),
+        (4, "InvalidCertificateRef"),
+    ] {
+        let l = listener(&gw, i);
+        assert!(
+            has(&l, "ResolvedRefs", "False", reason),
+            "listener {i}: {l:?}"
+        );
+        assert!(
+            has(&l, "Accepted", "False", "Invalid") && has(&l, "Programmed", "False", "Pending"),
+            "listener {i}: {l:?}"
+        );
+    }
+    let accepted = |gw: &Value| {
+        gw["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["type"].as_str().unwrap().to_string(),
+                    c["status"].as_str().unwrap().to_string(),
+                    c["reason"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let conditions = accepted(&gw);
+    assert!(
+        has(&conditions, "Accepted", "True", "Accepted")
+            && has(&conditions, "Programmed", "False", "AddressNotAssigned"),
+        "{conditions:?}"
+    );
+    // A grant from Gateways of `shop` to every Secret of `certs` permits the fourth.
+    sim.create(
+        GROUP,
+        "ReferenceGrant",
+        "referencegrants",
+        Some("certs"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant",
+               "metadata": {"name": "shop", "namespace": "certs"},
+               "spec": {"from": [{"group": GROUP, "kind": "Gateway", "namespace": "shop"}], "to": [{"group": "", "kind": "Secret"}]}}),
+    )
+    .await;
+    sim.run(1);
+    let gw = sim
+        .get(GROUP, "Gateway", "gateways", Some("shop"), "web")
+        .await
+        .unwrap();
+    let granted = listener(&gw, 3);
+    assert!(
+        has(&granted, "ResolvedRefs", "True", "ResolvedRefs"),
+        "{granted:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_addressed_gateway_is_programmed_and_another_class_is_left_alone() {
+    let sim = Sim::start().await;
+    sim.create(
+        "",
+        "Namespace",
+        "namespaces",
+        None,
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}),
+    )
+    .await;
+    secret(
+        &sim,
+        "shop",
+        "good",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .await;
+    gateway(&sim, "cilium", vec![json!({"name": "good"})]).await;
+    // The address comes from the Gateway's load-balancer Service in Cilium; kubesim keeps
+    // what is written to the status (a create's status is dropped, as by an API server).
+    sim.api(GROUP, "Gateway", "gateways", Some("shop"))
+        .patch_status(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(
+                json!({"status": {"addresses": [{"type": "IPAddress", "value": "127.0.0.1"}]}}),
+            ),
+        )
+        .await
+        .unwrap();
+    sim.run(1);
+    let gw = sim
+        .get(GROUP, "Gateway", "gateways", Some("shop"), "web")
+        .await
+        .unwrap();
+    assert!(
+        has(&listener(&gw, 0), "Programmed", "True", "Programmed"),
+        "{gw:#}"
+    );
+    let resource_version = gw["metadata"]["resourceVersion"].clone();
+    // Nothing changed: nothing is written again.
+    sim.run(2);
+    let again = sim
+        .get(GROUP, "Gateway", "gateways", Some("shop"), "web")
+        .await
+        .unwrap();
+    assert_eq!(again["metadata"]["resourceVersion"], resource_version);
+    // Another controller's Gateway gets no status from Cilium.
+    sim.create(
+        GROUP,
+        "Gateway",
+        "gateways",
+        Some("shop"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "other", "namespace": "shop"},
+               "spec": {"gatewayClassName": "istio", "listeners": [{"name": "l", "port": 443, "protocol": "HTTPS", "tls": {"certificateRefs": [{"name": "missing"}]}}]}}),
+    )
+    .await;
+    sim.run(1);
+    let other = sim
+        .get(GROUP, "Gateway", "gateways", Some("shop"), "other")
+        .await
+        .unwrap();
+    assert!(other["status"]["listeners"].is_null(), "{other:#}");
+}

@@ -1,0 +1,174 @@
+//! Gateways through kubesim's Cilium Gateway controller: a listener whose certificate
+//! reference does not resolve is reported as the controller reports it, and cleared when
+//! the reference is permitted and its Secret holds a certificate.
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+use crate::probing::create;
+
+fn pem_secret(ns: &str, name: &str) -> Value {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    json!({"metadata": {"name": name, "namespace": ns}, "type": "kubernetes.io/tls",
+           "data": {"tls.crt": b64("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
+                    "tls.key": b64("-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")}})
+}
+
+fn not_ready(findings: &Value) -> Vec<&Value> {
+    findings["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == "gateway.listener-not-ready")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listener_whose_certificate_is_not_permitted_is_not_ready_until_a_reference_grant() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    for ns in ["shop", "certs"] {
+        create(
+            &app,
+            0,
+            "",
+            "namespaces",
+            None,
+            json!({"metadata": {"name": ns}}),
+        );
+    }
+    // The certificate lives in the platform's namespace; the Gateway in the team's.
+    create(
+        &app,
+        0,
+        "",
+        "secrets",
+        Some("certs"),
+        pem_secret("certs", "shop-tls"),
+    );
+    create(
+        &app,
+        0,
+        "gateway.networking.k8s.io",
+        "gateways",
+        Some("shop"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "web"},
+               "spec": {"gatewayClassName": "cilium", "listeners": [
+                   {"name": "https", "hostname": "shop.example.com", "port": 443, "protocol": "HTTPS",
+                    "tls": {"mode": "Terminate", "certificateRefs": [{"name": "shop-tls", "namespace": "certs"}]}}]}}),
+    );
+    app.eventually("the listener is reported as not permitted", || async {
+        let findings = app.json("/api/v1/findings").await;
+        not_ready(&findings).first().is_some_and(|f| {
+            f["severity"] == "critical"
+                && f["kind"] == "Gateway"
+                && f["message"].as_str().is_some_and(|m| {
+                    m.contains(
+                        "ResolvedRefs is False (RefNotPermitted): CertificateRef is not permitted",
+                    )
+                })
+        })
+    })
+    .await;
+    // A grant for another Secret does not permit this one.
+    create(
+        &app,
+        0,
+        "gateway.networking.k8s.io",
+        "referencegrants",
+        Some("certs"),
+        json!({"metadata": {"name": "other"},
+               "spec": {"from": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "shop"}],
+                        "to": [{"group": "", "kind": "Secret", "name": "other-tls"}]}}),
+    );
+    // The grant for it does.
+    create(
+        &app,
+        0,
+        "gateway.networking.k8s.io",
+        "referencegrants",
+        Some("certs"),
+        json!({"metadata": {"name": "shop-gateways"},
+               "spec": {"from": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "shop"}],
+                        "to": [{"group": "", "kind": "Secret", "name": "shop-tls"}]}}),
+    );
+    app.eventually("the permitted listener is no longer reported", || async {
+        not_ready(&app.json("/api/v1/findings").await).is_empty()
+    })
+    .await;
+    // The status kubectl would show: resolved and accepted.
+    let c = &app.fleet.clusters[0].cluster;
+    let rt = c.resolve("gateway.networking.k8s.io", "gateways").unwrap();
+    let gw = c.get(&rt, Some("shop"), "web").unwrap();
+    let listener = &gw["status"]["listeners"][0];
+    let status = |kind: &str| {
+        listener["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == kind)
+            .map(|c| (c["status"].clone(), c["reason"].clone()))
+    };
+    assert_eq!(
+        status("ResolvedRefs"),
+        Some((json!("True"), json!("ResolvedRefs"))),
+        "{gw:#}"
+    );
+    assert_eq!(
+        status("Accepted"),
+        Some((json!("True"), json!("Accepted"))),
+        "{gw:#}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listener_whose_secret_is_missing_is_not_ready_until_it_holds_a_certificate() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "",
+        "namespaces",
+        None,
+        json!({"metadata": {"name": "shop"}}),
+    );
+    create(
+        &app,
+        0,
+        "gateway.networking.k8s.io",
+        "gateways",
+        Some("shop"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "web"},
+               "spec": {"gatewayClassName": "cilium", "listeners": [
+                   {"name": "https", "hostname": "shop.example.com", "port": 443, "protocol": "HTTPS",
+                    "tls": {"certificateRefs": [{"name": "shop-tls"}]}}]}}),
+    );
+    app.eventually("the missing Secret is reported", || async {
+        let findings = app.json("/api/v1/findings").await;
+        not_ready(&findings).first().is_some_and(|f| {
+            f["message"].as_str().is_some_and(|m| {
+                m.contains("ResolvedRefs is False (InvalidCertificateRef)")
+                    && m.contains("secrets \"shop-tls\" not found")
+            })
+        })
+    })
+    .await;
+    create(
+        &app,
+        0,
+        "",
+        "secrets",
+        Some("shop"),
+        pem_secret("shop", "shop-tls"),
+    );
+    app.eventually("the resolved listener is no longer reported", || async {
+        not_ready(&app.json("/api/v1/findings").await).is_empty()
+    })
+    .await;
+    app.stop().await;
+}

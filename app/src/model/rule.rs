@@ -51,6 +51,7 @@ pub enum Rule {
     PolicyMissingCoverage,
     PolicyConflictsWithFix,
     GatewayListenerNotReady,
+    GatewayReferenceNotPermitted,
     TailscaleCertBudget,
     ProbeWrongCertificate,
     ProbeExpired,
@@ -127,7 +128,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 45] = [
+    pub const ALL: [Rule; 46] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -164,6 +165,7 @@ impl Rule {
         Rule::PolicyMissingCoverage,
         Rule::PolicyConflictsWithFix,
         Rule::GatewayListenerNotReady,
+        Rule::GatewayReferenceNotPermitted,
         Rule::TailscaleCertBudget,
         Rule::ProbeWrongCertificate,
         Rule::ProbeExpired,

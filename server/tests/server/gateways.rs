@@ -15,13 +15,21 @@ fn pem_secret(ns: &str, name: &str) -> Value {
                     "tls.key": b64("-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")}})
 }
 
-fn not_ready(findings: &Value) -> Vec<&Value> {
+fn of_rule<'v>(findings: &'v Value, rule: &str) -> Vec<&'v Value> {
     findings["items"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|f| f["rule"] == "gateway.listener-not-ready")
+        .filter(|f| f["rule"] == rule)
         .collect()
+}
+
+fn not_ready(findings: &Value) -> Vec<&Value> {
+    of_rule(findings, "gateway.listener-not-ready")
+}
+
+fn not_permitted(findings: &Value) -> Vec<&Value> {
+    of_rule(findings, "gateway.reference-not-permitted")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -61,15 +69,16 @@ async fn a_listener_whose_certificate_is_not_permitted_is_not_ready_until_a_refe
     );
     app.eventually("the listener is reported as not permitted", || async {
         let findings = app.json("/api/v1/findings").await;
-        not_ready(&findings).first().is_some_and(|f| {
-            f["severity"] == "critical"
-                && f["kind"] == "Gateway"
-                && f["message"].as_str().is_some_and(|m| {
-                    m.contains(
+        not_ready(&findings).is_empty()
+            && not_permitted(&findings).first().is_some_and(|f| {
+                f["severity"] == "critical"
+                    && f["kind"] == "Gateway"
+                    && f["message"].as_str().is_some_and(|m| {
+                        m.contains(
                         "ResolvedRefs is False (RefNotPermitted): CertificateRef is not permitted",
                     )
-                })
-        })
+                    })
+            })
     })
     .await;
     // A grant for another Secret does not permit this one.
@@ -95,7 +104,8 @@ async fn a_listener_whose_certificate_is_not_permitted_is_not_ready_until_a_refe
                         "to": [{"group": "", "kind": "Secret", "name": "shop-tls"}]}}),
     );
     app.eventually("the permitted listener is no longer reported", || async {
-        not_ready(&app.json("/api/v1/findings").await).is_empty()
+        let findings = app.json("/api/v1/findings").await;
+        not_ready(&findings).is_empty() && not_permitted(&findings).is_empty()
     })
     .await;
     // The status kubectl would show: resolved and accepted.

@@ -396,6 +396,16 @@ pub(super) fn info(rule: Rule) -> RuleInfo {
             Never,
             GATEWAY_TLS,
         ),
+        Rule::GatewayReferenceNotPermitted => row(
+            "gateway.reference-not-permitted",
+            "Certificate in another namespace, not permitted",
+            "A Gateway listener's certificate is in another namespace without a ReferenceGrant",
+            Alone,
+            ClientsFail,
+            None,
+            Never,
+            GATEWAY_TLS,
+        ),
         Rule::TailscaleCertBudget => row(
             "tailscale.cert-budget",
             "Tailnet certificate limit running out",

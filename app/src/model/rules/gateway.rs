@@ -1,11 +1,12 @@
-//! `gateway.listener-not-ready`: a Gateway listener its controller did not accept because a
-//! TLS certificate reference does not resolve. Cilium checks each reference (a Secret, in
-//! the Gateway's namespace or permitted by a ReferenceGrant in the Secret's, with PEM in
-//! `tls.crt` and `tls.key`), sets `ResolvedRefs=False` (`RefNotPermitted` or
-//! `InvalidCertificateRef`) and `Accepted=False` on the first that fails, and leaves the
-//! listener out of Envoy: clients of its hostname get nothing from it (cilium/cilium
-//! `operator/pkg/gateway-api/gateway_reconcile.go` `validateListener`, `setListenerStatus`;
-//! the reasons are the Gateway API's, `apis/v1/gateway_types.go`).
+//! A Gateway listener its controller did not accept because a TLS certificate reference
+//! does not resolve. Cilium checks each reference (a Secret, in the Gateway's namespace or
+//! permitted by a ReferenceGrant in the Secret's, with PEM in `tls.crt` and `tls.key`), sets
+//! `ResolvedRefs=False` (`RefNotPermitted` or `InvalidCertificateRef`) and `Accepted=False`
+//! on the first that fails, and leaves the listener out of Envoy: clients of its hostname get
+//! nothing from it (cilium/cilium `operator/pkg/gateway-api/gateway_reconcile.go`
+//! `validateListener`, `setListenerStatus`; the reasons are the Gateway API's,
+//! `apis/v1/gateway_types.go`). `gateway.reference-not-permitted` when the reference is not
+//! permitted (the ReferenceGrant is the fix), `gateway.listener-not-ready` otherwise.
 
 use super::{About, Ctx};
 use crate::model::finding::{Severity, Subject};
@@ -56,8 +57,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                         .iter()
                         .any(|c| !c.is_ready())
                 });
+            let not_permitted = &*reason == "RefNotPermitted";
             let remediation = match &*reason {
-                "RefNotPermitted" => format!("Create a ReferenceGrant in the Secret's namespace from group gateway.networking.k8s.io, kind Gateway, namespace {} to group \"\", kind Secret (name {secrets}) — or keep the Secret in the Gateway's namespace.", gw.namespace),
+                "RefNotPermitted" => format!("Create a ReferenceGrant in the Secret's namespace from group gateway.networking.k8s.io, kind Gateway, namespace {} to group \"\", kind Secret (name {secrets}) — or keep the Secret in the Gateway's namespace: cert-manager's gateway-shim issues only into the Gateway's own namespace (it skips a listener whose reference names another, cert-manager#5610).", gw.namespace),
                 _ if issuing => format!("Wait for cert-manager to issue into Secret {secrets} (its Certificate is not ready yet: follow it), then the listener resolves."),
                 _ => format!("Make Secret {secrets} exist in namespace {} with PEM in tls.crt and tls.key — cert-manager's gateway-shim writes it when the Gateway carries cert-manager.io/cluster-issuer or cert-manager.io/issuer — or fix the reference (group \"\", kind Secret, its name).", gw.namespace),
             };
@@ -68,11 +70,25 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 kind: Subject::Object(Kind::Gateway),
                 name: &name,
             };
+            let (rule, title) = if not_permitted {
+                (
+                    Rule::GatewayReferenceNotPermitted,
+                    format!("Listener {} of Gateway {} may not use Secret {secrets} of another namespace", l.name, gw.name),
+                )
+            } else {
+                (
+                    Rule::GatewayListenerNotReady,
+                    format!(
+                        "Listener {} of Gateway {} does not resolve its certificate ({reason})",
+                        l.name, gw.name
+                    ),
+                )
+            };
             ctx.push(
-                Rule::GatewayListenerNotReady,
+                rule,
                 if issuing { Severity::Warning } else { Severity::Critical },
                 about,
-                format!("Listener {} of Gateway {} does not resolve its certificate ({reason})", l.name, gw.name),
+                title,
                 format!(
                     "Listener {} ({host}, {}) references Secret {secrets}: {}. Its controller leaves a listener it did not accept out of the proxy, so clients of {host} get no TLS from it.",
                     l.name,

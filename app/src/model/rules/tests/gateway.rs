@@ -1,5 +1,6 @@
-//! `gateway.listener-not-ready`, positive and negative: a listener its controller did not
-//! accept because its certificate reference does not resolve.
+//! `gateway.listener-not-ready` and `gateway.reference-not-permitted`, positive and
+//! negative: a listener its controller did not accept because its certificate reference
+//! does not resolve, or is not permitted.
 
 use std::sync::Arc;
 
@@ -86,10 +87,16 @@ fn a_listener_whose_certificate_reference_does_not_resolve_is_not_ready() {
     let found: Vec<_> = w
         .findings()
         .into_iter()
-        .filter(|f| f.rule == Rule::GatewayListenerNotReady)
+        .filter(|f| {
+            matches!(
+                f.rule,
+                Rule::GatewayListenerNotReady | Rule::GatewayReferenceNotPermitted
+            )
+        })
         .collect();
     assert_eq!(found.len(), 1, "{found:?}");
     let f = &found[0];
+    assert_eq!(f.rule, Rule::GatewayReferenceNotPermitted);
     assert_eq!(f.severity, Severity::Critical);
     assert_eq!((&*f.namespace, &*f.name), ("acme", "gw"));
     assert!(

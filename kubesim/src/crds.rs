@@ -90,7 +90,17 @@ const GATEWAY_API: &[Kind] = &[
         plural: "gateways",
         namespaced: true,
         short: &["gtw"],
-        columns: &[],
+        // gateway-api `config/crd/standard/gateway.networking.k8s.io_gateways.yaml`.
+        columns: &[
+            ("Class", "string", ".spec.gatewayClassName"),
+            ("Address", "string", ".status.addresses[*].value"),
+            (
+                "Programmed",
+                "string",
+                ".status.conditions[?(@.type==\"Programmed\")].status",
+            ),
+            ("Age", "date", ".metadata.creationTimestamp"),
+        ],
     },
     Kind {
         group: "gateway.networking.k8s.io",

@@ -421,13 +421,15 @@ async fn built_in_kinds_are_validated_against_their_schemas_and_explained() {
 }
 
 /// kubectl prints a custom kind's printer columns, as its CRD declares them: Espejote's
-/// Status, Kyverno's READY and MESSAGE (an age for a date).
+/// Status, Kyverno's READY and MESSAGE, a Gateway's class, addresses and Programmed (an age
+/// for a date).
 #[tokio::test(flavor = "multi_thread")]
 async fn get_prints_the_printer_columns_a_crd_declares() {
     let Some(k) = Kubectl::start().await else {
         return;
     };
     kubesim::fleet::install_policy_crds(&k.fleet.clusters[0].cluster);
+    kubesim::fleet::install_builtin_crds(&k.fleet.clusters[0].cluster);
     k.ok(&["create", "namespace", "platform"]).await;
     let f = k.write(
         "mr.yaml",
@@ -456,6 +458,37 @@ async fn get_prints_the_printer_columns_a_crd_declares() {
         r#"{"status":{"conditions":[{"type":"Ready","status":"False","reason":"Failed","message":"Not Ready","lastTransitionTime":"2026-12-07T00:00:00Z"}]}}"#,
     ])
     .await;
+    // A Gateway: its class, addresses and Programmed status (gateway-api's columns).
+    let gw = k.write(
+        "gw.yaml",
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: web\n  namespace: platform\nspec:\n  gatewayClassName: cilium\n  listeners: []\n",
+    );
+    k.ok(&["create", "-f", gw.to_str().unwrap()]).await;
+    k.ok(&[
+        "-n",
+        "platform",
+        "patch",
+        "gateway",
+        "web",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"addresses":[{"type":"IPAddress","value":"127.0.0.1"},{"type":"IPAddress","value":"::1"}],"conditions":[{"type":"Programmed","status":"True","reason":"Programmed","message":"Gateway Programmed","lastTransitionTime":"2026-12-07T00:00:00Z"}]}}"#,
+    ])
+    .await;
+    let out = k.ok(&["-n", "platform", "get", "gateways"]).await;
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "CLASS", "ADDRESS", "PROGRAMMED", "AGE"],
+        "{out}"
+    );
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        &row[..4],
+        ["web", "cilium", "127.0.0.1,::1", "True"],
+        "{out}"
+    );
     let out = k.ok(&["-n", "platform", "get", "managedresources"]).await;
     let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(header, ["NAME", "STATUS", "AGE"], "{out}");

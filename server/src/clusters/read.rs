@@ -309,19 +309,13 @@ impl FleetReader for Registry {
         let (c, visible) = self.visible(view, Some(cluster)).next()?;
         let (findings, health, facts) = (c.findings(), c.health(), c.facts());
         c.read(|data| {
-            let events = lookout_app::model::chain::Index::new(&facts, data).events_of(
-                "ManagedResource",
-                namespace,
-                name,
-                20,
-            );
             lookout_app::model::read::policies::policy_detail(
                 &visible,
                 &c.name,
                 data,
                 &findings,
                 &health,
-                events,
+                &facts,
                 (namespace, name),
             )
         })

@@ -392,6 +392,11 @@ async fn a_kyverno_cluster_policy_not_ready_is_the_root_and_admission_only_misse
         page.contains("ClusterPolicy add-edit-in-place") && page.contains("Not ready: Not Ready"),
         "{page}"
     );
+    // Its events, kept in `default` for a cluster-scoped policy, are on its page.
+    let detail = app
+        .json("/api/v1/policies/zrh-prod/_/add-edit-in-place")
+        .await;
+    assert_eq!(detail["events"][0]["reason"], "PolicyError", "{detail:#}");
     // Ready, but it mutates on admission only: the Ingress made before it lacks it.
     set_status(true);
     app.eventually(

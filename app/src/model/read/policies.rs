@@ -4,6 +4,8 @@
 //! see the whole cluster sees a policy only through the Ingresses of theirs it covers, and
 //! only those; its ServiceAccount, scopes, events and findings are the cluster's operators'.
 
+use crate::model::chain::Index;
+use crate::model::data::ClusterFacts;
 use serde::{Deserialize, Serialize};
 
 use super::problems::Health;
@@ -210,7 +212,7 @@ pub fn policy_detail(
     data: &ClusterData,
     findings: &[Finding],
     health: &Health,
-    events: Vec<EventView>,
+    facts: &ClusterFacts,
     (namespace, name): (&str, &str),
 ) -> Option<PolicyDetail> {
     // A cluster-scoped policy's page names its namespace `_`.
@@ -260,6 +262,10 @@ pub fn policy_detail(
             })
             .cloned()
             .collect(),
-        events: if whole { events } else { Vec::new() },
+        events: if whole {
+            Index::new(facts, data).events_of(p.kind.name(), ns, name, 20)
+        } else {
+            Vec::new()
+        },
     })
 }

@@ -63,6 +63,13 @@ pub trait FleetReader: Send + Sync {
         namespace: Option<&str>,
         name: &str,
     ) -> Option<crate::model::read::issuer::IssuerDetail>;
+    /// The TLS listeners of the Gateways the view holds, one row each, the most severe
+    /// first.
+    fn gateways(
+        &self,
+        view: &View,
+        query: &crate::model::read::gateways::GatewayQuery,
+    ) -> Page<crate::model::read::gateways::ListenerRow>;
     /// The policies that set edit-in-place the view holds (a namespace-scoped view: those
     /// covering its Ingresses), the most severe first.
     fn policies(

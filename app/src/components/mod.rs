@@ -19,6 +19,7 @@ pub enum Nav {
     Ingresses,
     Certificates,
     Issuers,
+    Gateways,
     Policies,
     Challenges,
     RateLimits,
@@ -103,6 +104,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
                 {link(Nav::Ingresses, "/ingresses", "Ingresses")}
                 {link(Nav::Certificates, "/certificates", "Certificates")}
                 {link(Nav::Issuers, "/issuers", "Issuers")}
+                {link(Nav::Gateways, "/gateways", "Gateways")}
                 {link(Nav::Policies, "/policies", "Policies")}
                 {link(Nav::Challenges, "/challenges", "Challenges")}
                 {link(Nav::RateLimits, "/rate-limits", "Let's Encrypt limits")}
@@ -110,7 +112,7 @@ pub fn document(shell: &Shell, body: impl IntoView + 'static) -> String {
             </ul>
             <form class="search" role="search" method="get" action="/search">
                 <label for="global-search" class="visually-hidden">"Search hosts and names"</label>
-                <input id="global-search" type="search" name="q" value=shell.search.clone() placeholder="Search host or name"/>
+                <input id="global-search" type="search" name="q" value=shell.search.clone() placeholder="Host or name"/>
                 <button type="submit">"Search"</button>
             </form>
         </nav>

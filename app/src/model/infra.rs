@@ -177,6 +177,8 @@ pub struct ListenerView {
 pub struct GatewayView {
     pub namespace: String,
     pub name: String,
+    /// `spec.gatewayClassName`.
+    pub class: String,
     pub issuer: Option<Arc<IssuerRef>>,
     pub listeners: Vec<ListenerView>,
     /// `status.addresses[].value`: IP addresses or hostnames.
@@ -232,6 +234,7 @@ impl GatewayView {
         Some(GatewayView {
             namespace: meta.namespace.clone().unwrap_or_default(),
             name: meta.name.clone()?,
+            class: str_at(data, "/spec/gatewayClassName").unwrap_or_default(),
             issuer: requested_issuer(meta, strings),
             listeners,
             addresses: at(data, "/status/addresses")

@@ -11,6 +11,7 @@ pub mod clusters;
 pub mod error;
 pub mod findings;
 pub mod forecast;
+pub mod gateways;
 pub mod ingress_detail;
 pub mod ingresses;
 pub mod issuer;

@@ -285,6 +285,23 @@ impl FleetReader for Registry {
         issuer::issuer_page(rows, q, &self.cluster_names())
     }
 
+    fn gateways(
+        &self,
+        view: &View,
+        q: &lookout_app::model::read::gateways::GatewayQuery,
+    ) -> Page<lookout_app::model::read::gateways::ListenerRow> {
+        use lookout_app::model::read::gateways;
+        let mut rows = Vec::new();
+        for (c, visible) in self.visible(view, q.cluster.as_deref()) {
+            let (health, facts) = (c.health(), c.facts());
+            c.read(|data| {
+                let idx = lookout_app::model::chain::Index::new(&facts, data);
+                gateways::gateway_rows(&visible, &c.name, &idx, &health, q, &mut rows);
+            });
+        }
+        gateways::gateway_page(rows, q, &self.cluster_names())
+    }
+
     fn policies(
         &self,
         view: &View,

@@ -26,7 +26,7 @@ mod objects;
 pub(super) use budgets::{Budgets, Forecast};
 pub(super) use history::{Audit, Challenges};
 pub(super) use judged::{Findings, Probes, Problems};
-pub(super) use objects::{Certificates, Ingresses, Issuers, Policies};
+pub(super) use objects::{Certificates, Gateways, Ingresses, Issuers, Policies};
 
 /// One list view.
 pub(super) trait List: 'static {

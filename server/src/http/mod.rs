@@ -205,6 +205,7 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(pages::issuer),
         )),
+        route("/gateways", GET, get(lists::page::<lists::Gateways>)),
         route("/policies", GET, get(lists::page::<lists::Policies>)),
         no_query(route(
             "/policies/{cluster}/{namespace}/{name}",
@@ -300,6 +301,12 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(api::issuer),
         )),
+        route("/api/v1/gateways", GET, get(lists::api::<lists::Gateways>)),
+        route(
+            "/api/v1/gateways.csv",
+            GET,
+            get(lists::csv::<lists::Gateways>),
+        ),
         route("/api/v1/policies", GET, get(lists::api::<lists::Policies>)),
         route(
             "/api/v1/policies.csv",

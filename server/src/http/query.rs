@@ -168,6 +168,13 @@ pub(super) fn issuer_query(
     read(raw)
 }
 
+/// The Gateways list's filters (`/gateways`, `/api/v1/gateways`).
+pub(super) fn gateway_query(
+    raw: Option<&str>,
+) -> Result<lookout_app::model::read::gateways::GatewayQuery, AppError> {
+    read(raw)
+}
+
 pub(super) fn policy_query(
     raw: Option<&str>,
 ) -> Result<lookout_app::model::read::policies::PolicyQuery, AppError> {

@@ -182,3 +182,104 @@ async fn a_listener_whose_secret_is_missing_is_not_ready_until_it_holds_a_certif
     .await;
     app.stop().await;
 }
+
+/// The Gateways list: one row per TLS listener with what its controller says and the
+/// Certificate writing its Secret; a tenant sees their own namespaces' Gateways only, in
+/// the page, the JSON and the CSV alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gateways_list_shows_each_listener_as_its_reader_may_see_it() {
+    let app = app_with(&["zrh-prod"])
+        .with_controllers()
+        .auth(crate::tenancy::auth("127.0.0.1/32").await)
+        .await;
+    app.wait_ready().await;
+    for (ns, host) in [
+        ("acme-shop", "shop.acme.example"),
+        ("globex-web", "www.globex.example"),
+    ] {
+        create(
+            &app,
+            0,
+            "",
+            "namespaces",
+            None,
+            json!({"metadata": {"name": ns}}),
+        );
+        create(
+            &app,
+            0,
+            "gateway.networking.k8s.io",
+            "gateways",
+            Some(ns),
+            json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                   "metadata": {"name": format!("{ns}-gateway")},
+                   "spec": {"gatewayClassName": "cilium", "listeners": [
+                       {"name": "https", "hostname": host, "port": 443, "protocol": "HTTPS",
+                        "tls": {"certificateRefs": [{"name": format!("{ns}-tls")}]}}]}}),
+        );
+    }
+    // acme-shop's Secret exists; globex-web's does not.
+    create(
+        &app,
+        0,
+        "",
+        "secrets",
+        Some("acme-shop"),
+        pem_secret("acme-shop", "acme-shop-tls"),
+    );
+    app.eventually(
+        "both listeners are listed with their controller's words",
+        || async {
+            let rows = app
+                .get_as("/api/v1/gateways", "sue", "support")
+                .await
+                .json::<Value>()
+                .await
+                .unwrap();
+            let items = rows["items"].as_array().cloned().unwrap_or_default();
+            items.len() == 2
+            // The failing one first, with the reason its controller gave.
+            && items[0]["gateway"] == "globex-web-gateway"
+            && items[0]["resolved_refs"] == "False"
+            && items[0]["reason"] == "Invalid"
+            && items[0]["severity"] == "critical"
+            && items[1]["gateway"] == "acme-shop-gateway"
+            && items[1]["resolved_refs"] == "True"
+            && items[1]["severity"].is_null()
+        },
+    )
+    .await;
+    let tenant = app
+        .get_as("/api/v1/gateways", "carol", "customer-acme")
+        .await
+        .text()
+        .await
+        .unwrap();
+    let theirs: Value = serde_json::from_str(&tenant).unwrap();
+    assert_eq!(theirs["total"], 1, "{tenant}");
+    assert_eq!(theirs["items"][0]["hostname"], "shop.acme.example");
+    assert!(!tenant.contains("globex"), "{tenant}");
+    for path in ["/gateways", "/api/v1/gateways.csv"] {
+        let body = app
+            .get_as(path, "carol", "customer-acme")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            body.contains("acme-shop-gateway") && !body.contains("globex"),
+            "{path}: {body}"
+        );
+    }
+    let page = app
+        .get_as("/gateways", "sue", "support")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("Accepted False, ResolvedRefs False, Programmed False (Invalid)"),
+        "{page}"
+    );
+    app.stop().await;
+}

@@ -14,6 +14,7 @@
 //! - [`offer`]: whether an action is offered on an object, and why not.
 
 pub mod chain;
+pub mod gateways;
 pub mod issuer;
 pub mod lists;
 pub mod offer;

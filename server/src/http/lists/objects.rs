@@ -1,5 +1,6 @@
-//! The lists of cluster objects: Ingresses, Certificates, issuers.
+//! The lists of cluster objects: Ingresses, Certificates, issuers, Gateways, policies.
 
+use lookout_app::model::read::gateways::{GatewayQuery, ListenerRow};
 use lookout_app::model::read::issuer::{IssuerQuery, IssuerRow};
 use lookout_app::model::read::policies::{PolicyQuery, PolicyRow};
 use lookout_app::model::read::views::{
@@ -182,6 +183,59 @@ impl ListPage for Issuers {
         let rows = Self::answer(state, &caller.view, q).await?;
         let clusters = state.fleet().cluster_list(&caller.view);
         Ok(pages::issuers::page(
+            &shell_of(state, caller, csrf, &clusters),
+            q,
+            rows,
+            &clusters,
+        ))
+    }
+}
+
+/// The TLS listeners of Gateways, one row each.
+pub(in crate::http) struct Gateways;
+
+impl List for Gateways {
+    const NAME: &'static str = "gateways";
+    type Query = GatewayQuery;
+    type Row = ListenerRow;
+    type Answer = Page<ListenerRow>;
+
+    fn query(_: &AppState, raw: Option<&str>) -> Result<GatewayQuery, AppError> {
+        query::gateway_query(raw)
+    }
+
+    async fn answer(
+        state: &AppState,
+        view: &View,
+        q: &GatewayQuery,
+    ) -> Result<Page<ListenerRow>, AppError> {
+        Ok(state.fleet().gateways(view, q))
+    }
+
+    async fn every(
+        state: &AppState,
+        view: &View,
+        q: &GatewayQuery,
+    ) -> Result<(Vec<ListenerRow>, bool), AppError> {
+        let q = GatewayQuery {
+            page: 1,
+            per_page: usize::MAX,
+            ..q.clone()
+        };
+        Ok((state.fleet().gateways(view, &q).items, false))
+    }
+}
+
+impl ListPage for Gateways {
+    async fn page(
+        state: &AppState,
+        caller: &Caller,
+        csrf: &CsrfToken,
+        q: &GatewayQuery,
+    ) -> Result<String, AppError> {
+        let rows = Self::answer(state, &caller.view, q).await?;
+        let clusters = state.fleet().cluster_list(&caller.view);
+        Ok(pages::gateways::page(
             &shell_of(state, caller, csrf, &clusters),
             q,
             rows,

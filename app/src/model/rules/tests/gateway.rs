@@ -58,6 +58,7 @@ fn with_gateway(w: World, resolved: Option<(&str, &str, &str)>) -> World {
         Arc::new(GatewayView {
             namespace: "acme".into(),
             name: "gw".into(),
+            class: "cilium".into(),
             issuer: None,
             listeners: vec![ListenerView {
                 name: "https".into(),

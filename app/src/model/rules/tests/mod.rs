@@ -388,6 +388,7 @@ fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
     let gw = GatewayView {
         namespace: "acme".into(),
         name: "gw".into(),
+        class: "cilium".into(),
         issuer: None,
         listeners: vec![
             ListenerView {

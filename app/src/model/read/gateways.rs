@@ -1,0 +1,176 @@
+//! The Gateways list (`/gateways`): each TLS listener of each Gateway the reader sees — its
+//! hostname, the Secret it serves, the Certificate that writes that Secret, and what the
+//! Gateway's controller says of it — with the health the rules judged for its Gateway. One
+//! row per listener, so the page, the JSON and the CSV read alike.
+
+use serde::{Deserialize, Serialize};
+
+use super::problems::Health;
+use super::Visibility;
+use crate::model::chain::Index;
+use crate::model::finding::{Severity, Subject};
+use crate::model::infra::{GatewayView, ListenerView};
+use crate::model::kind::Kind;
+use crate::model::object::condition;
+use crate::model::text::Text;
+
+/// Filters of the Gateways list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    /// The Gateway's name or a listener's hostname contains it.
+    pub q: Option<String>,
+    #[serde(
+        default = "super::views::paging::first",
+        deserialize_with = "super::views::paging::page"
+    )]
+    pub page: usize,
+    #[serde(
+        default = "super::views::paging::default_size",
+        deserialize_with = "super::views::paging::size"
+    )]
+    pub per_page: usize,
+}
+
+/// One TLS listener of a Gateway.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListenerRow {
+    pub cluster: Text,
+    pub namespace: Text,
+    pub gateway: Text,
+    /// `spec.gatewayClassName`.
+    pub class: Text,
+    pub listener: Text,
+    /// None: every host.
+    pub hostname: Option<Text>,
+    pub protocol: Text,
+    /// The Secrets of its `tls.certificateRefs`, by name.
+    pub secrets: Vec<Text>,
+    /// The Certificate writing that Secret in the Gateway's namespace, and whether it is
+    /// ready.
+    pub certificate: Option<Text>,
+    pub certificate_ready: Option<bool>,
+    /// What its controller says: `Accepted`, `ResolvedRefs`, `Programmed` as `True`,
+    /// `False` or `Unknown`, None before the controller has written a status.
+    pub accepted: Option<&'static str>,
+    pub resolved_refs: Option<&'static str>,
+    pub programmed: Option<&'static str>,
+    /// The reason of the first of those that is not `True`.
+    pub reason: Option<Text>,
+    /// The Gateway's `status.addresses`.
+    pub addresses: Vec<Text>,
+    /// The most severe finding about its Gateway; None: healthy.
+    pub severity: Option<Severity>,
+}
+
+/// The rows of one cluster's Gateways `visible` may see and `q` selects, into `out`.
+pub fn gateway_rows(
+    visible: &Visibility<'_>,
+    cluster: &str,
+    idx: &Index<'_>,
+    health: &Health,
+    q: &GatewayQuery,
+    out: &mut Vec<ListenerRow>,
+) {
+    let text = q.q.as_deref().map(str::to_ascii_lowercase);
+    for gw in idx.data.gateways.values() {
+        if !visible.namespace(&gw.namespace)
+            || q.namespace.as_deref().is_some_and(|ns| gw.namespace != ns)
+        {
+            continue;
+        }
+        let certificates = idx.gateway_certificates(gw);
+        let severity = health
+            .get(&(
+                Subject::Object(Kind::Gateway),
+                Text::from(gw.namespace.as_str()),
+                Text::from(gw.name.as_str()),
+            ))
+            .copied();
+        for l in &gw.listeners {
+            let matches = text.as_deref().is_none_or(|t| {
+                gw.name.to_ascii_lowercase().contains(t)
+                    || l.hostname
+                        .as_deref()
+                        .is_some_and(|h| h.to_ascii_lowercase().contains(t))
+            });
+            if !matches {
+                continue;
+            }
+            let certificate = certificates
+                .iter()
+                .find(|(name, _)| *name == l.name)
+                .and_then(|(_, certs)| certs.first());
+            out.push(row(
+                cluster,
+                gw,
+                l,
+                certificate.map(|c| (&c.name, c.is_ready())),
+                severity,
+            ));
+        }
+    }
+}
+
+fn row(
+    cluster: &str,
+    gw: &GatewayView,
+    l: &ListenerView,
+    certificate: Option<(&Text, bool)>,
+    severity: Option<Severity>,
+) -> ListenerRow {
+    let said = |kind: &str| condition(&l.conditions, kind);
+    let status = |kind: &str| said(kind).map(|c| c.status.as_str());
+    let reason = ["Accepted", "ResolvedRefs", "Programmed"]
+        .iter()
+        .filter_map(|k| said(k))
+        .find(|c| !c.is_true())
+        .and_then(|c| c.reason);
+    ListenerRow {
+        cluster: Text::from(cluster),
+        namespace: Text::from(gw.namespace.as_str()),
+        gateway: Text::from(gw.name.as_str()),
+        class: Text::from(gw.class.as_str()),
+        listener: Text::from(l.name.as_str()),
+        hostname: l.hostname.as_deref().map(Text::from),
+        protocol: Text::from(l.protocol.as_str()),
+        secrets: l
+            .secret_names
+            .iter()
+            .map(|s| Text::from(s.as_str()))
+            .collect(),
+        certificate: certificate.map(|(n, _)| n.clone()),
+        certificate_ready: certificate.map(|(_, ready)| ready),
+        accepted: status("Accepted"),
+        resolved_refs: status("ResolvedRefs"),
+        programmed: status("Programmed"),
+        reason,
+        addresses: gw
+            .addresses
+            .iter()
+            .map(|a| Text::from(a.as_str()))
+            .collect(),
+        severity,
+    }
+}
+
+/// The Gateways list's page: the most severe first, then in configuration order of
+/// clusters, namespace, Gateway and listener.
+pub fn gateway_page(
+    mut rows: Vec<ListenerRow>,
+    q: &GatewayQuery,
+    clusters: &[String],
+) -> crate::model::Page<ListenerRow> {
+    let at = |c: &str| clusters.iter().position(|n| n == c).unwrap_or(usize::MAX);
+    rows.sort_by(|a, b| {
+        (a.severity.is_none(), a.severity)
+            .cmp(&(b.severity.is_none(), b.severity))
+            .then(at(&a.cluster).cmp(&at(&b.cluster)))
+            .then_with(|| a.namespace.cmp(&b.namespace))
+            .then_with(|| a.gateway.cmp(&b.gateway))
+            .then_with(|| a.listener.cmp(&b.listener))
+    });
+    crate::model::Page::of(rows, q.page.max(1), q.per_page.max(1))
+}

@@ -15,6 +15,7 @@ use crate::clusters;
 use crate::config::ClusterConfig;
 use crate::store::Db;
 
+mod gateways;
 mod platform;
 mod policies;
 mod scenarios;
@@ -138,6 +139,9 @@ pub async fn run(listen: SocketAddr, shutdown: CancellationToken) -> anyhow::Res
     policies::geneva(&seeder("gva-prod")?)
         .await
         .context("seeding gva-prod's policy")?;
+    gateways::geneva(&seeder("gva-prod")?)
+        .await
+        .context("seeding gva-prod's Gateway")?;
     scenarios::lab(&seeder("lab-dev")?)
         .await
         .context("seeding lab-dev")?;

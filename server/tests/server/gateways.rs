@@ -241,7 +241,7 @@ async fn the_gateways_list_shows_each_listener_as_its_reader_may_see_it() {
             // The failing one first, with the reason its controller gave.
             && items[0]["gateway"] == "globex-web-gateway"
             && items[0]["resolved_refs"] == "False"
-            && items[0]["reason"] == "Invalid"
+            && items[0]["reason"] == "InvalidCertificateRef"
             && items[0]["severity"] == "critical"
             && items[1]["gateway"] == "acme-shop-gateway"
             && items[1]["resolved_refs"] == "True"
@@ -278,7 +278,9 @@ async fn the_gateways_list_shows_each_listener_as_its_reader_may_see_it() {
         .await
         .unwrap();
     assert!(
-        page.contains("Accepted False, ResolvedRefs False, Programmed False (Invalid)"),
+        page.contains(
+            "Accepted False, ResolvedRefs False, Programmed False (InvalidCertificateRef)"
+        ),
         "{page}"
     );
     app.stop().await;

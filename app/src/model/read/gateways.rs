@@ -57,7 +57,8 @@ pub struct ListenerRow {
     pub accepted: Option<&'static str>,
     pub resolved_refs: Option<&'static str>,
     pub programmed: Option<&'static str>,
-    /// The reason of the first of those that is not `True`.
+    /// The reason of the first of `ResolvedRefs`, `Accepted`, `Programmed` that is not
+    /// `True`.
     pub reason: Option<Text>,
     /// The Gateway's `status.addresses`.
     pub addresses: Vec<Text>,
@@ -123,7 +124,8 @@ fn row(
 ) -> ListenerRow {
     let said = |kind: &str| condition(&l.conditions, kind);
     let status = |kind: &str| said(kind).map(|c| c.status.as_str());
-    let reason = ["Accepted", "ResolvedRefs", "Programmed"]
+    // Why, from the most telling condition: its references, then acceptance, then the rest.
+    let reason = ["ResolvedRefs", "Accepted", "Programmed"]
         .iter()
         .filter_map(|k| said(k))
         .find(|c| !c.is_true())

@@ -58,7 +58,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                         .any(|c| !c.is_ready())
                 });
             let not_permitted = &*reason == "RefNotPermitted";
+            // Accepted is False for another reason than its references (a port in use, an
+            // unsupported protocol): said as such, with the controller's words.
+            let refs_failed = failed(&refs);
             let remediation = match &*reason {
+                _ if !refs_failed => format!("Read what its controller says ({reason}) and fix the listener in the Gateway: its port, protocol or hostname."),
                 "RefNotPermitted" => format!("Create a ReferenceGrant in the Secret's namespace from group gateway.networking.k8s.io, kind Gateway, namespace {} to group \"\", kind Secret (name {secrets}) — or keep the Secret in the Gateway's namespace: cert-manager's gateway-shim issues only into the Gateway's own namespace (it skips a listener whose reference names another, cert-manager#5610).", gw.namespace),
                 _ if issuing => format!("Wait for cert-manager to issue into Secret {secrets} (its Certificate is not ready yet: follow it), then the listener resolves."),
                 _ => format!("Make Secret {secrets} exist in namespace {} with PEM in tls.crt and tls.key — cert-manager's gateway-shim writes it when the Gateway carries cert-manager.io/cluster-issuer or cert-manager.io/issuer — or fix the reference (group \"\", kind Secret, its name).", gw.namespace),
@@ -78,10 +82,17 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             } else {
                 (
                     Rule::GatewayListenerNotReady,
-                    format!(
-                        "Listener {} of Gateway {} does not resolve its certificate ({reason})",
-                        l.name, gw.name
-                    ),
+                    if refs_failed {
+                        format!(
+                            "Listener {} of Gateway {} does not resolve its certificate ({reason})",
+                            l.name, gw.name
+                        )
+                    } else {
+                        format!(
+                            "Listener {} of Gateway {} is not accepted by its controller ({reason})",
+                            l.name, gw.name
+                        )
+                    },
                 )
             };
             ctx.push(

@@ -175,3 +175,41 @@ fn a_secret_cert_manager_is_still_issuing_is_a_warning_and_a_resolved_listener_n
         );
     }
 }
+
+#[test]
+fn a_listener_not_accepted_for_another_reason_says_so() {
+    let mut w = with_gateway(World::new(), Some(("True", "ResolvedRefs", "")));
+    let gw = w.data.gateways.values_mut().next().unwrap();
+    Arc::make_mut(gw).listeners[0].conditions = vec![
+        cond(
+            "Accepted",
+            "False",
+            "PortUnavailable",
+            "port 443 is in use",
+            ago(Duration::hours(1)),
+        ),
+        cond(
+            "ResolvedRefs",
+            "True",
+            "ResolvedRefs",
+            "Resolved Refs",
+            ago(Duration::hours(1)),
+        ),
+    ];
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::GatewayListenerNotReady)
+        .expect("fired");
+    assert!(
+        f.title
+            .contains("is not accepted by its controller (PortUnavailable)"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.remediation.contains("its port, protocol or hostname"),
+        "{}",
+        f.remediation
+    );
+}

@@ -28,6 +28,7 @@ pub fn page(
     ingresses: Page<IngressRow>,
     certificates: Page<CertificateRow>,
     issuers: Page<crate::model::read::issuer::IssuerRow>,
+    gateways: Page<crate::model::read::gateways::ListenerRow>,
 ) -> String {
     let Some(text) = q else {
         return document(
@@ -128,6 +129,31 @@ pub fn page(
         let all = format!("/issuers?{}", query_string(&[("q", Some(&text))]));
         view! { <h2>"Issuers"</h2><ul>{items}</ul><p><a href=all>"Every matching issuer →"</a></p> }
     });
+    if gateways.total > 0 {
+        summary.push_str(&format!(
+            " {} Gateway listener{} too.",
+            gateways.total,
+            if gateways.total == 1 { "" } else { "s" }
+        ));
+    }
+    // Hosts served by Gateways: each listener, leading to its Gateway's listeners.
+    let gateway_list = (gateways.total > 0).then(|| {
+        let items = gateways
+            .items
+            .iter()
+            .map(|r| {
+                let href = crate::model::links::object_path("Gateway", &r.cluster, &r.namespace, &r.gateway).unwrap_or_default();
+                view! {
+                    <li data-testid="search-gateway">
+                        <a href=href>{format!("Gateway {} · {}", r.gateway, r.hostname.as_deref().unwrap_or("every host"))}</a>
+                        {format!(" — {} · {}, listener {}", r.cluster, r.namespace, r.listener)}
+                    </li>
+                }
+            })
+            .collect_view();
+        let all = format!("/gateways?{}", query_string(&[("q", Some(&text))]));
+        view! { <h2>"Gateways"</h2><ul>{items}</ul><p><a href=all>"Every matching Gateway listener →"</a></p> }
+    });
     let challenge_href = format!("/challenges?{}", query_string(&[("domain", Some(&text))]));
     document(
         &Shell {
@@ -153,6 +179,7 @@ pub fn page(
             </table>
             {more_certificates}
             {issuer_list}
+            {gateway_list}
             <p><a href=challenge_href>"Challenge history for this domain →"</a></p>
         },
     )

@@ -251,12 +251,26 @@ pub(super) async fn search(
             },
         ),
     };
+    let gateways = match &text {
+        None => Page::of(Vec::new(), 1, per_page),
+        Some(t) => lookout_app::ports::FleetReader::gateways(
+            state.fleet(),
+            view,
+            &lookout_app::model::read::gateways::GatewayQuery {
+                q: Some(t.clone()),
+                page: 1,
+                per_page,
+                ..Default::default()
+            },
+        ),
+    };
     Ok(Html(pages::search::page(
         &shell(&state, &caller, &csrf),
         text,
         ingresses,
         certificates,
         issuers,
+        gateways,
     )))
 }
 

@@ -271,6 +271,28 @@ async fn the_gateways_list_shows_each_listener_as_its_reader_may_see_it() {
             "{path}: {body}"
         );
     }
+    // Search finds the hosts Gateways serve, as each reader may see them.
+    let found = app
+        .get_as("/search?q=www.globex.example", "sue", "support")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        found.contains("data-testid=\"search-gateway\"")
+            && found.contains("Gateway globex-web-gateway · www.globex.example"),
+        "{found}"
+    );
+    let theirs = app
+        .get_as("/search?q=www.globex.example", "carol", "customer-acme")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !theirs.contains("search-gateway") && !theirs.contains("globex-web-gateway"),
+        "{theirs}"
+    );
     let page = app
         .get_as("/gateways", "sue", "support")
         .await

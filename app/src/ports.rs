@@ -70,6 +70,15 @@ pub trait FleetReader: Send + Sync {
         view: &View,
         query: &crate::model::read::gateways::GatewayQuery,
     ) -> Page<crate::model::read::gateways::ListenerRow>;
+    /// One Gateway's page: its listeners followed to their certificates; None when the view
+    /// does not hold it.
+    fn gateway(
+        &self,
+        view: &View,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<crate::model::read::gateways::GatewayDetail>;
     /// The policies that set edit-in-place the view holds (a namespace-scoped view: those
     /// covering its Ingresses), the most severe first.
     fn policies(

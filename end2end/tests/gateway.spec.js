@@ -1,8 +1,9 @@
 // gva-prod's Gateway-served tenant: Cilium leaves the API listener of Hooli's Gateway out,
 // because its certificate is the platform's, in another namespace, with no ReferenceGrant.
-// The board names that as the root with the grant to create; the Gateway's listeners say
-// what the controller said; creating the grant with kubectl, as the platform team would,
-// clears it.
+// The board names that as the root with the grant to create; the Gateway's page says what
+// the controller said of each listener and which certificate does not name its host;
+// creating the grant with kubectl, as the platform team would, clears it, and adding the
+// shop's name to its Certificate clears the other.
 import { execFileSync } from 'node:child_process';
 import { test, expect, accessible, finalState } from '../harness/fixtures.js';
 
@@ -16,13 +17,19 @@ test('a certificate of another namespace needs a ReferenceGrant, and the grant c
   await page.goto('/?cluster=gva-prod');
   const problem = page.locator('ol.problems > li', { hasText: 'another namespace without a ReferenceGrant' });
   await expect(problem).toHaveCount(1);
-  await expect(problem).toContainText('Listener https-api of Gateway edge may not use Secret api-hooli-tls');
+  await expect(problem).toContainText('Listener https-api of Gateway edge may not use Secret platform-certs/api-hooli-tls');
   await problem.getByRole('link', { name: 'Open Gateway edge' }).click();
-  await expect(page).toHaveURL(/\/gateways\?cluster=gva-prod&namespace=hooli-gateway&q=edge/);
-  const api = page.getByTestId('gateway-row').filter({ hasText: 'api.hooli.example' });
-  await expect(api).toContainText('RefNotPermitted');
+  // The Gateway's own page: what is wrong first, then each listener to its certificate.
+  await expect(page).toHaveURL(/\/gateways\/gva-prod\/hooli-gateway\/edge$/);
+  await expect(page.getByTestId('why').filter({ hasText: 'may not use Secret platform-certs/api-hooli-tls' }))
+    .toContainText('Create a ReferenceGrant in namespace platform-certs from group gateway.networking.k8s.io, kind Gateway, namespace hooli-gateway to group "", kind Secret, name api-hooli-tls');
+  const api = page.getByTestId('listener-row').filter({ hasText: 'api.hooli.example' });
+  await expect(api).toContainText('ResolvedRefs False (RefNotPermitted)');
   // The other listener's Secret is missing: a problem of its own.
-  await expect(page.getByTestId('gateway-row').filter({ hasText: 'docs.hooli.example' })).toContainText('InvalidCertificateRef');
+  await expect(page.getByTestId('listener-row').filter({ hasText: 'docs.hooli.example' })).toContainText('InvalidCertificateRef');
+  // The third serves the shop with the certificate issued for www alone.
+  await expect(page.getByTestId('listener-row').filter({ hasText: 'shop.hooli.example' }).getByTestId('not-covered'))
+    .toContainText('does not name it (names www.hooli.example)');
   await accessible(page);
 
   kubectl(demo, ['apply', '-f', '-'], JSON.stringify({
@@ -37,9 +44,18 @@ test('a certificate of another namespace needs a ReferenceGrant, and the grant c
   // Accepted and resolved; programmed once the Gateway has an address (the demo's has none).
   await expect(async () => {
     await page.reload();
-    await expect(api).toContainText('Accepted True, ResolvedRefs True', { timeout: 1_000 });
+    await expect(api).not.toContainText('RefNotPermitted', { timeout: 1_000 });
+    await expect(api).not.toContainText('Accepted False', { timeout: 1_000 });
+  }).toPass({ timeout: 60_000 });
+  // The shop's name added to the Certificate: the listener is covered.
+  kubectl(demo, ['-n', 'hooli-gateway', 'patch', 'certificate', 'hooli-www-tls', '--type=merge', '-p',
+    JSON.stringify({ spec: { dnsNames: ['www.hooli.example', 'shop.hooli.example'] } })]);
+  await expect(async () => {
+    await page.reload();
+    await expect(page.getByTestId('not-covered')).toHaveCount(0, { timeout: 1_000 });
   }).toPass({ timeout: 60_000 });
   await page.goto('/?cluster=gva-prod');
   await expect(page.locator('ol.problems > li', { hasText: 'another namespace without a ReferenceGrant' })).toHaveCount(0);
+  await expect(page.locator('ol.problems > li', { hasText: 'not covered by Certificate hooli-www-tls' })).toHaveCount(0);
   await finalState(page, 'gateway-granted');
 });

@@ -419,9 +419,13 @@ impl<'a> Index<'a> {
             .iter()
             .map(|l| {
                 let certs = l
-                    .secret_names
+                    .certificate_refs
                     .iter()
-                    .flat_map(|s| self.certificates_writing(&gw.namespace, s).iter().copied())
+                    .flat_map(|r| {
+                        self.certificates_writing(&r.namespace, &r.name)
+                            .iter()
+                            .copied()
+                    })
                     .collect();
                 (l.name.clone(), certs)
             })

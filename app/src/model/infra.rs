@@ -165,11 +165,32 @@ pub struct ListenerView {
     pub name: String,
     pub hostname: Option<String>,
     pub protocol: String,
-    /// Names of the Secrets in `tls.certificateRefs`.
-    pub secret_names: Vec<String>,
+    /// `port`.
+    pub port: u16,
+    /// The Secrets of `tls.certificateRefs`, each in its own namespace (the Gateway's when
+    /// the reference names none).
+    pub certificate_refs: Vec<SecretRef>,
     /// Its conditions in `status.listeners` (`Accepted`, `Programmed`, `ResolvedRefs`) as
     /// the Gateway's controller reports them; empty until it has.
     pub conditions: Vec<super::object::Condition>,
+}
+
+/// A Secret a Gateway listener references for its certificate.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct SecretRef {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl SecretRef {
+    /// `name`, or `namespace/name` when it is not in `home`.
+    pub fn shown_from(&self, home: &str) -> String {
+        if self.namespace == home {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.namespace, self.name)
+        }
+    }
 }
 
 /// A Gateway with its TLS listeners.
@@ -216,7 +237,12 @@ impl GatewayView {
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_string(),
-                    secret_names: at(l, "/tls/certificateRefs")
+                    port: l
+                        .get("port")
+                        .and_then(Value::as_u64)
+                        .and_then(|p| u16::try_from(p).ok())
+                        .unwrap_or_default(),
+                    certificate_refs: at(l, "/tls/certificateRefs")
                         .and_then(Value::as_array)
                         .into_iter()
                         .flatten()
@@ -225,11 +251,22 @@ impl GatewayView {
                                 .and_then(Value::as_str)
                                 .is_none_or(|k| k == "Secret")
                         })
-                        .filter_map(|r| r.get("name").and_then(Value::as_str).map(str::to_string))
+                        .filter_map(|r| {
+                            Some(SecretRef {
+                                namespace: r
+                                    .get("namespace")
+                                    .and_then(Value::as_str)
+                                    .filter(|n| !n.is_empty())
+                                    .or(meta.namespace.as_deref())
+                                    .unwrap_or_default()
+                                    .to_string(),
+                                name: r.get("name")?.as_str()?.to_string(),
+                            })
+                        })
                         .collect(),
                 })
             })
-            .filter(|l: &ListenerView| !l.secret_names.is_empty())
+            .filter(|l: &ListenerView| !l.certificate_refs.is_empty())
             .collect();
         Some(GatewayView {
             namespace: meta.namespace.clone().unwrap_or_default(),
@@ -392,11 +429,17 @@ mod tests {
         let g = json!({"metadata": {"name": "gw", "namespace": "web", "annotations": {"cert-manager.io/cluster-issuer": "le"}},
         "spec": {"listeners": [
             {"name": "http", "protocol": "HTTP", "port": 80},
-            {"name": "https", "protocol": "HTTPS", "hostname": "a.example.com", "tls": {"certificateRefs": [{"name": "a-tls"}]}}
+            {"name": "https", "protocol": "HTTPS", "port": 443, "hostname": "a.example.com", "tls": {"certificateRefs": [{"name": "a-tls"}, {"name": "b-tls", "namespace": "certs"}]}}
         ]}});
         let v = GatewayView::project(&meta(&g), &g, &mut Interner::default()).unwrap();
         assert_eq!(v.listeners.len(), 1);
-        assert_eq!(v.listeners[0].secret_names, vec!["a-tls"]);
+        assert_eq!(v.listeners[0].port, 443);
+        let refs: Vec<String> = v.listeners[0]
+            .certificate_refs
+            .iter()
+            .map(|r| r.shown_from("web"))
+            .collect();
+        assert_eq!(refs, vec!["a-tls", "certs/b-tls"]);
         assert_eq!(&*v.issuer.unwrap().name, "le");
     }
 

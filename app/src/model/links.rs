@@ -28,6 +28,7 @@ pub fn detail_pages(kind: &str) -> Option<&'static str> {
     match crate::model::Kind::from_name(kind)? {
         crate::model::Kind::Ingress => Some("ingresses"),
         crate::model::Kind::Certificate => Some("certificates"),
+        crate::model::Kind::Gateway => Some("gateways"),
         crate::model::Kind::ManagedResource
         | crate::model::Kind::ClusterPolicy
         | crate::model::Kind::Policy
@@ -41,15 +42,6 @@ pub fn object_path(kind: &str, cluster: &str, namespace: &str, name: &str) -> Op
     match crate::model::Kind::from_name(kind)? {
         crate::model::Kind::ClusterIssuer => return Some(issuer_path(cluster, None, name)),
         crate::model::Kind::Issuer => return Some(issuer_path(cluster, Some(namespace), name)),
-        // A Gateway's listeners are rows of the Gateways list, filtered to it.
-        crate::model::Kind::Gateway => {
-            return Some(format!(
-                "/gateways?cluster={}&namespace={}&q={}",
-                encode(cluster),
-                encode(namespace),
-                encode(name)
-            ))
-        }
         _ => {}
     }
     let base = detail_pages(kind)?;

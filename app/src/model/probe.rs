@@ -346,7 +346,7 @@ pub fn serving_signatures(
         for l in &gw.listeners {
             if let Some(host) = &l.hostname {
                 let h = out.entry(host.to_ascii_lowercase()).or_default();
-                (&gw.namespace, &gw.name, &gw.addresses, &l.secret_names).hash(h);
+                (&gw.namespace, &gw.name, &gw.addresses, &l.certificate_refs).hash(h);
             }
         }
     }

@@ -52,6 +52,7 @@ pub enum Rule {
     PolicyConflictsWithFix,
     GatewayListenerNotReady,
     GatewayReferenceNotPermitted,
+    GatewayHostnameNotCovered,
     TailscaleCertBudget,
     ProbeWrongCertificate,
     ProbeExpired,
@@ -128,7 +129,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 46] = [
+    pub const ALL: [Rule; 47] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -166,6 +167,7 @@ impl Rule {
         Rule::PolicyConflictsWithFix,
         Rule::GatewayListenerNotReady,
         Rule::GatewayReferenceNotPermitted,
+        Rule::GatewayHostnameNotCovered,
         Rule::TailscaleCertBudget,
         Rule::ProbeWrongCertificate,
         Rule::ProbeExpired,

@@ -302,6 +302,28 @@ impl FleetReader for Registry {
         gateways::gateway_page(rows, q, &self.cluster_names())
     }
 
+    fn gateway(
+        &self,
+        view: &View,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<lookout_app::model::read::gateways::GatewayDetail> {
+        let (c, visible) = self.visible(view, Some(cluster)).next()?;
+        let (findings, health, facts) = (c.findings(), c.health(), c.facts());
+        c.read(|data| {
+            let idx = lookout_app::model::chain::Index::new(&facts, data);
+            lookout_app::model::read::gateways::gateway_detail(
+                &visible,
+                &c.name,
+                &idx,
+                &findings,
+                &health,
+                (namespace, name),
+            )
+        })
+    }
+
     fn policies(
         &self,
         view: &View,

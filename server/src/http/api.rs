@@ -102,6 +102,34 @@ pub(super) async fn policy(
     )?))
 }
 
+pub(super) fn gateway_detail(
+    state: &AppState,
+    caller: &Caller,
+    cluster: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<lookout_app::model::read::gateways::GatewayDetail, AppError> {
+    state
+        .fleet()
+        .gateway(&caller.view, cluster, namespace, name)
+        .ok_or_else(|| {
+            AppError::NotFound(format!(
+                "There is no Gateway {name} in namespace {namespace} of cluster {cluster} that you can see."
+            ))
+        })
+}
+
+/// `GET /api/v1/gateways/{cluster}/{namespace}/{name}`: what the Gateway's page shows.
+pub(super) async fn gateway(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((cluster, namespace, name)): Path<(ClusterName, Namespace, String)>,
+) -> Result<Json<lookout_app::model::read::gateways::GatewayDetail>, ApiError> {
+    Ok(Json(gateway_detail(
+        &state, &caller, &cluster, &namespace, &name,
+    )?))
+}
+
 /// A Certificate's chain plus what the history remembers about it.
 #[derive(Serialize)]
 pub(super) struct CertificateWithHistory {

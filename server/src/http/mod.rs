@@ -206,6 +206,11 @@ pub fn routes() -> Vec<Route> {
             get(pages::issuer),
         )),
         route("/gateways", GET, get(lists::page::<lists::Gateways>)),
+        no_query(route(
+            "/gateways/{cluster}/{namespace}/{name}",
+            GET,
+            get(pages::gateway),
+        )),
         route("/policies", GET, get(lists::page::<lists::Policies>)),
         no_query(route(
             "/policies/{cluster}/{namespace}/{name}",
@@ -307,6 +312,11 @@ pub fn routes() -> Vec<Route> {
             GET,
             get(lists::csv::<lists::Gateways>),
         ),
+        no_query(route(
+            "/api/v1/gateways/{cluster}/{namespace}/{name}",
+            GET,
+            get(api::gateway),
+        )),
         route("/api/v1/policies", GET, get(lists::api::<lists::Policies>)),
         route(
             "/api/v1/policies.csv",

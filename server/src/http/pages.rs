@@ -201,6 +201,28 @@ pub(super) async fn policy(
     )))
 }
 
+/// `/gateways/{cluster}/{namespace}/{name}`: a Gateway's listeners followed to their
+/// certificates, with what is wrong and what to do first.
+pub(super) async fn gateway(
+    State(state): State<AppState>,
+    caller: Caller,
+    csrf: CsrfToken,
+    Path((cluster, namespace, name)): Path<(ClusterName, Namespace, String)>,
+) -> Result<Html<String>, AppError> {
+    let detail = super::api::gateway_detail(&state, &caller, &cluster, &namespace, &name)?;
+    let key = ObjectKey {
+        cluster,
+        namespace,
+        name,
+    };
+    let problems = load::problems_about(&state, &caller.view, &key, Kind::Gateway);
+    Ok(Html(pages::gateways::detail(
+        &shell(&state, &caller, &csrf),
+        detail,
+        problems,
+    )))
+}
+
 pub(super) async fn search(
     State(state): State<AppState>,
     caller: Caller,

@@ -550,27 +550,33 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
 
     // The host whose Ingress moved to a new Secret after the shared listener refused its
     // updates: clients get the old certificate, and the finding says why.
-    let careers: Value = reqwest::get(format!(
-        "{url}/api/v1/findings?cluster=zrh-prod&rule=probe.wrong-certificate&per_page=100"
-    ))
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
-    assert!(
-        careers["items"].as_array().unwrap().iter().any(|f| {
+    // The probe sees the host on its own round: waited for, like the rules above.
+    loop {
+        let careers: Value = reqwest::get(format!(
+            "{url}/api/v1/findings?cluster=zrh-prod&rule=probe.wrong-certificate&per_page=100"
+        ))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        let told = careers["items"].as_array().unwrap().iter().any(|f| {
             f["name"] == "careers-2027-tls"
                 && f["message"]
                     .as_str()
                     .unwrap()
                     .contains("shared listener of this cluster refuses updates")
-        }),
-        "{careers:#}"
-    );
+        });
+        if told {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{careers:#}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 
     // Severity is harm to clients: most of the demo's problems are renewals failing while
-    // the old certificate still serves, so at most a third are critical.
+    // the old certificate still serves, so at most a third are critical — besides the
+    // Gateway tenant, whose three listeners are broken for their clients by design.
     let problems: Value = reqwest::get(format!("{url}/api/v1/problems?per_page=100"))
         .await
         .unwrap()
@@ -578,14 +584,22 @@ async fn demo_serves_a_seeded_fleet_and_stops_on_sigterm() {
         .await
         .unwrap();
     let items = problems["items"].as_array().unwrap();
-    let critical = items
+    let gateway = |p: &&Value| p["root"]["kind"] == "Gateway";
+    let critical_gateways = items
+        .iter()
+        .filter(gateway)
+        .filter(|p| p["urgency"]["severity"] == "critical")
+        .count();
+    assert_eq!(critical_gateways, 3, "{problems:#}");
+    let rest: Vec<&Value> = items.iter().filter(|p| !gateway(p)).collect();
+    let critical = rest
         .iter()
         .filter(|p| p["urgency"]["severity"] == "critical")
         .count();
     assert!(
-        items.len() >= 20 && critical * 3 <= items.len(),
+        rest.len() >= 20 && critical * 3 <= rest.len(),
         "{critical} of {} problems critical",
-        items.len()
+        rest.len()
     );
 
     // Prerequisites first: no problem is rooted at something a symptom of it explains

@@ -307,3 +307,73 @@ async fn the_gateways_list_shows_each_listener_as_its_reader_may_see_it() {
     );
     app.stop().await;
 }
+
+/// A listener serving a hostname its Certificate does not name: critical once that
+/// Certificate is issued, and gone when the hostname is added to its dnsNames.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listener_hostname_its_certificate_does_not_name_is_reported_until_it_is_added() {
+    let app = app_with(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "certificates",
+        Some("default"),
+        json!({"metadata": {"name": "www-tls"},
+               "spec": {"secretName": "www-tls", "dnsNames": ["www.example.com"],
+                        "issuerRef": {"kind": "ClusterIssuer", "name": "letsencrypt-prod"}}}),
+    );
+    patch_status(
+        &app,
+        "cert-manager.io",
+        "certificates",
+        "www-tls",
+        json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Ready",
+                               "message": "Certificate is up to date and has not expired"}]}),
+    );
+    create(
+        &app,
+        0,
+        "gateway.networking.k8s.io",
+        "gateways",
+        Some("default"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "web"},
+               "spec": {"gatewayClassName": "cilium", "listeners": [
+                   {"name": "https-www", "hostname": "www.example.com", "port": 443, "protocol": "HTTPS",
+                    "tls": {"certificateRefs": [{"name": "www-tls"}]}},
+                   {"name": "https-shop", "hostname": "shop.example.com", "port": 443, "protocol": "HTTPS",
+                    "tls": {"certificateRefs": [{"name": "www-tls"}]}}]}}),
+    );
+    app.eventually("the uncovered hostname is reported, once", || async {
+        let findings = app.json("/api/v1/findings").await;
+        let found = of_rule(&findings, "gateway.hostname-not-covered");
+        found.len() == 1
+            && found[0]["severity"] == "critical"
+            && found[0]["title"].as_str().is_some_and(|t| {
+                t.contains(
+                    "shop.example.com not covered by Certificate www-tls of listener https-shop",
+                )
+            })
+    })
+    .await;
+    let c = &app.fleet.clusters[0].cluster;
+    c.merge_patch(
+        &c.resolve("cert-manager.io", "certificates").unwrap(),
+        Some("default"),
+        "www-tls",
+        &json!({"spec": {"dnsNames": ["www.example.com", "shop.example.com"]}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    app.eventually("the covered hostname is no longer reported", || async {
+        of_rule(
+            &app.json("/api/v1/findings").await,
+            "gateway.hostname-not-covered",
+        )
+        .is_empty()
+    })
+    .await;
+    app.stop().await;
+}

@@ -149,6 +149,19 @@ pub(crate) fn two_tenants(app: &TestApp) {
             json!({"metadata": {"name": format!("{name}-tls-1-1-1")},
                    "spec": {"dnsName": host, "type": "HTTP-01"}}),
         );
+        // A Gateway of the same name serving the host, for the Gateway pages.
+        create(
+            app,
+            0,
+            "gateway.networking.k8s.io",
+            "gateways",
+            Some(ns),
+            json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                   "metadata": {"name": name},
+                   "spec": {"gatewayClassName": "cilium", "listeners": [
+                       {"name": "https", "hostname": host, "port": 443, "protocol": "HTTPS",
+                        "tls": {"certificateRefs": [{"name": format!("{name}-tls")}]}}]}}),
+        );
     }
 }
 
@@ -436,6 +449,15 @@ async fn a_customer_sees_nothing_of_another_tenant_on_any_route() {
         .await
         .unwrap();
     assert!(wide.contains(GLOBEX[0]));
+    app.eventually("support sees the other tenant's Gateway page", || async {
+        app.get_as("/gateways/zrh-prod/globex-web/site", "sue", "support")
+            .await
+            .text()
+            .await
+            .unwrap()
+            .contains(GLOBEX[0])
+    })
+    .await;
     let wide = app
         .get_as("/audit", "sue", "support")
         .await

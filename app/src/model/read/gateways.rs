@@ -2,14 +2,18 @@
 //! hostname, the Secret it serves, the Certificate that writes that Secret, and what the
 //! Gateway's controller says of it — with the health the rules judged for its Gateway. One
 //! row per listener, so the page, the JSON and the CSV read alike.
+//!
+//! A Gateway's own page (`/gateways/{cluster}/{namespace}/{name}`) follows each listener to
+//! the Secret it serves and the Certificates writing it, with the controller's words, the
+//! findings and the events about the Gateway.
 
 use serde::{Deserialize, Serialize};
 
 use super::problems::Health;
 use super::Visibility;
 use crate::model::chain::Index;
-use crate::model::finding::{Severity, Subject};
-use crate::model::infra::{GatewayView, ListenerView};
+use crate::model::finding::{Finding, Severity, Subject};
+use crate::model::infra::{EventView, GatewayView, ListenerView};
 use crate::model::kind::Kind;
 use crate::model::object::condition;
 use crate::model::text::Text;
@@ -46,7 +50,8 @@ pub struct ListenerRow {
     /// None: every host.
     pub hostname: Option<Text>,
     pub protocol: Text,
-    /// The Secrets of its `tls.certificateRefs`, by name.
+    /// The Secrets of its `tls.certificateRefs`: by name, `namespace/name` when in another
+    /// namespace than the Gateway's.
     pub secrets: Vec<Text>,
     /// The Certificate writing that Secret in the Gateway's namespace, and whether it is
     /// ready.
@@ -139,9 +144,9 @@ fn row(
         hostname: l.hostname.as_deref().map(Text::from),
         protocol: Text::from(l.protocol.as_str()),
         secrets: l
-            .secret_names
+            .certificate_refs
             .iter()
-            .map(|s| Text::from(s.as_str()))
+            .map(|r| Text::from(r.shown_from(&gw.namespace).as_str()))
             .collect(),
         certificate: certificate.map(|(n, _)| n.clone()),
         certificate_ready: certificate.map(|(_, ready)| ready),
@@ -175,4 +180,135 @@ pub fn gateway_page(
             .then_with(|| a.listener.cmp(&b.listener))
     });
     crate::model::Page::of(rows, q.page.max(1), q.per_page.max(1))
+}
+
+/// A Gateway's page: its listeners followed to their certificates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GatewayDetail {
+    pub cluster: Text,
+    pub namespace: Text,
+    pub name: Text,
+    /// `spec.gatewayClassName`.
+    pub class: Text,
+    /// The issuer its cert-manager annotations name (`ClusterIssuer letsencrypt-prod`);
+    /// None: cert-manager's gateway-shim issues nothing for it.
+    pub issuer: Option<String>,
+    /// Its `status.addresses`.
+    pub addresses: Vec<Text>,
+    /// The most severe finding about it; None: healthy.
+    pub severity: Option<Severity>,
+    pub listeners: Vec<ListenerDetail>,
+    /// The findings about it the reader may see.
+    pub findings: Vec<Finding>,
+    /// Its events, newest first.
+    pub events: Vec<EventView>,
+}
+
+/// One TLS listener on a Gateway's page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListenerDetail {
+    pub name: Text,
+    /// None: every host.
+    pub hostname: Option<Text>,
+    pub protocol: Text,
+    pub port: u16,
+    /// Its Secrets: by name, `namespace/name` when in another namespace than the Gateway's.
+    pub secrets: Vec<Text>,
+    /// Its conditions as the controller wrote them: type, status, reason, message.
+    pub conditions: Vec<crate::model::object::Condition>,
+    /// The Certificates writing its Secrets that the reader may see.
+    pub certificates: Vec<ListenerCertificate>,
+}
+
+/// A Certificate writing a listener's Secret.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListenerCertificate {
+    pub namespace: Text,
+    pub name: Text,
+    pub ready: bool,
+    pub dns_names: Vec<Text>,
+    /// Whether its dnsNames name the listener's hostname (a listener for every host: true).
+    pub covers_hostname: bool,
+    pub not_after: Option<chrono::DateTime<chrono::Utc>>,
+    /// The most severe problem reaching it; None: healthy.
+    pub severity: Option<Severity>,
+}
+
+/// The page of Gateway `namespace/name` of one cluster, when `visible` may see it.
+pub fn gateway_detail(
+    visible: &Visibility<'_>,
+    cluster: &str,
+    idx: &Index<'_>,
+    findings: &[Finding],
+    health: &Health,
+    (namespace, name): (&str, &str),
+) -> Option<GatewayDetail> {
+    if !visible.namespace(namespace) {
+        return None;
+    }
+    let gw = idx
+        .data
+        .gateways
+        .get(&crate::model::data::key(namespace, name))?;
+    let severity_of = |kind: Kind, ns: &str, name: &str| {
+        health
+            .get(&(Subject::Object(kind), Text::from(ns), Text::from(name)))
+            .copied()
+    };
+    let listeners = gw
+        .listeners
+        .iter()
+        .map(|l| ListenerDetail {
+            name: Text::from(l.name.as_str()),
+            hostname: l.hostname.as_deref().map(Text::from),
+            protocol: Text::from(l.protocol.as_str()),
+            port: l.port,
+            secrets: l
+                .certificate_refs
+                .iter()
+                .map(|r| Text::from(r.shown_from(&gw.namespace).as_str()))
+                .collect(),
+            conditions: l.conditions.clone(),
+            certificates: l
+                .certificate_refs
+                .iter()
+                .filter(|r| visible.namespace(&r.namespace))
+                .flat_map(|r| idx.certificates_writing(&r.namespace, &r.name).iter())
+                .map(|c| ListenerCertificate {
+                    namespace: c.namespace.clone(),
+                    name: c.name.clone(),
+                    ready: c.is_ready(),
+                    dns_names: c.dns_names.iter().cloned().collect(),
+                    covers_hostname: l.hostname.as_deref().is_none_or(|h| c.covers(h)),
+                    not_after: c.not_after,
+                    severity: severity_of(Kind::Certificate, &c.namespace, &c.name),
+                })
+                .collect(),
+        })
+        .collect();
+    Some(GatewayDetail {
+        cluster: Text::from(cluster),
+        namespace: Text::from(gw.namespace.as_str()),
+        name: Text::from(gw.name.as_str()),
+        class: Text::from(gw.class.as_str()),
+        issuer: gw.issuer.as_ref().map(|i| format!("{} {}", i.kind, i.name)),
+        addresses: gw
+            .addresses
+            .iter()
+            .map(|a| Text::from(a.as_str()))
+            .collect(),
+        severity: severity_of(Kind::Gateway, &gw.namespace, &gw.name),
+        listeners,
+        findings: findings
+            .iter()
+            .filter(|f| {
+                f.kind == Subject::Object(Kind::Gateway)
+                    && *f.namespace == *gw.namespace
+                    && *f.name == *gw.name
+                    && visible.finding(f)
+            })
+            .cloned()
+            .collect(),
+        events: idx.events_of("Gateway", &gw.namespace, &gw.name, 20),
+    })
 }

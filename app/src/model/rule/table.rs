@@ -406,6 +406,16 @@ pub(super) fn info(rule: Rule) -> RuleInfo {
             Never,
             GATEWAY_TLS,
         ),
+        Rule::GatewayHostnameNotCovered => row(
+            "gateway.hostname-not-covered",
+            "Listener hostname missing from its certificate",
+            "A Gateway listener serves a hostname its certificate does not name, so clients reject it",
+            Alone,
+            ClientsFail,
+            None,
+            Never,
+            GATEWAY_TLS,
+        ),
         Rule::TailscaleCertBudget => row(
             "tailscale.cert-budget",
             "Tailnet certificate limit running out",

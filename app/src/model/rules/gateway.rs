@@ -7,9 +7,17 @@
 //! `validateListener`, `setListenerStatus`; the reasons are the Gateway API's,
 //! `apis/v1/gateway_types.go`). `gateway.reference-not-permitted` when the reference is not
 //! permitted (the ReferenceGrant is the fix), `gateway.listener-not-ready` otherwise.
+//!
+//! A listener that is accepted serves the certificate in its Secret to clients asking for its
+//! hostname (SNI); when the Certificate that writes that Secret does not name the hostname,
+//! every client rejects it: `gateway.hostname-not-covered`. cert-manager's gateway-shim keeps
+//! one Certificate per Secret whose dnsNames are the hostnames of every listener referencing
+//! it (`pkg/controller/certificate-shim/sync.go`, `handleGatewayAPIListeners`), so on a
+//! Gateway it issues for the gap is one it closes itself.
 
 use super::{About, Ctx};
 use crate::model::finding::{Severity, Subject};
+use crate::model::infra::{GatewayView, ListenerView, SecretRef};
 use crate::model::kind::Kind;
 use crate::model::object::{condition, Condition};
 use crate::model::rule::Rule;
@@ -19,6 +27,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let data = ctx.idx.data;
     for gw in data.gateways.values() {
         for l in &gw.listeners {
+            hostname_covered(ctx, gw, l);
             let refs = condition(&l.conditions, "ResolvedRefs");
             let accepted = condition(&l.conditions, "Accepted");
             let failed = |c: &Option<Condition>| c.as_ref().is_some_and(|c| !c.is_true());
@@ -47,13 +56,18 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                     .flatten()
                     .collect();
             let host = l.hostname.as_deref().unwrap_or("every host");
-            let secrets = l.secret_names.join(", ");
+            let secrets = l
+                .certificate_refs
+                .iter()
+                .map(|r| r.shown_from(&gw.namespace))
+                .collect::<Vec<_>>()
+                .join(", ");
             // A Secret cert-manager has not written yet: the listener waits for the issuance
             // (the Certificate's own findings say why), a symptom rather than the cause.
             let issuing = &*reason == "InvalidCertificateRef"
-                && l.secret_names.iter().any(|s| {
+                && l.certificate_refs.iter().any(|r| {
                     ctx.idx
-                        .certificates_writing(&gw.namespace, s)
+                        .certificates_writing(&r.namespace, &r.name)
                         .iter()
                         .any(|c| !c.is_ready())
                 });
@@ -63,7 +77,16 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             let refs_failed = failed(&refs);
             let remediation = match &*reason {
                 _ if !refs_failed => format!("Read what its controller says ({reason}) and fix the listener in the Gateway: its port, protocol or hostname."),
-                "RefNotPermitted" => format!("Create a ReferenceGrant in the Secret's namespace from group gateway.networking.k8s.io, kind Gateway, namespace {} to group \"\", kind Secret (name {secrets}) — or keep the Secret in the Gateway's namespace: cert-manager's gateway-shim issues only into the Gateway's own namespace (it skips a listener whose reference names another, cert-manager#5610).", gw.namespace),
+                "RefNotPermitted" => {
+                    let elsewhere: Vec<&SecretRef> = l
+                        .certificate_refs
+                        .iter()
+                        .filter(|r| r.namespace != gw.namespace)
+                        .collect();
+                    let namespaces: Vec<&str> = elsewhere.iter().map(|r| r.namespace.as_str()).collect();
+                    let names: Vec<&str> = elsewhere.iter().map(|r| r.name.as_str()).collect();
+                    format!("Create a ReferenceGrant in {} from group gateway.networking.k8s.io, kind Gateway, namespace {} to group \"\", kind Secret, name {} — or keep the Secret in the Gateway's namespace: cert-manager's gateway-shim issues only into the Gateway's own namespace (it skips a listener whose reference names another, cert-manager#5610).", if namespaces.is_empty() { "the Secret's namespace".to_string() } else { format!("namespace {}", namespaces.join(", ")) }, gw.namespace, if names.is_empty() { secrets.clone() } else { names.join(", ") })
+                }
                 _ if issuing => format!("Wait for cert-manager to issue into Secret {secrets} (its Certificate is not ready yet: follow it), then the listener resolves."),
                 _ => format!("Make Secret {secrets} exist in namespace {} with PEM in tls.crt and tls.key — cert-manager's gateway-shim writes it when the Gateway carries cert-manager.io/cluster-issuer or cert-manager.io/issuer — or fix the reference (group \"\", kind Secret, its name).", gw.namespace),
             };
@@ -111,4 +134,78 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             );
         }
     }
+}
+
+/// `gateway.hostname-not-covered`: an accepted TLS listener whose hostname the Certificate
+/// writing its Secret does not name. Critical when that Certificate has been issued (it is what
+/// clients get now) and no shim of this Gateway will correct it; a warning while cert-manager's
+/// gateway-shim owns it (it adds the hostname itself) or before the first issuance.
+fn hostname_covered(ctx: &mut Ctx<'_>, gw: &GatewayView, l: &ListenerView) {
+    let Some(host) = l.hostname.as_deref().filter(|h| !h.is_empty()) else {
+        return;
+    };
+    if condition(&l.conditions, "Accepted").is_some_and(|c| !c.is_true()) {
+        return; // Left out of the proxy: gateway.listener-not-ready says so.
+    }
+    let certificates: Vec<_> = l
+        .certificate_refs
+        .iter()
+        .flat_map(|r| {
+            ctx.idx
+                .certificates_writing(&r.namespace, &r.name)
+                .iter()
+                .copied()
+        })
+        .collect();
+    if certificates.is_empty() || certificates.iter().any(|c| c.covers(host)) {
+        return;
+    }
+    let c = certificates[0];
+    let shim_owned = c
+        .owner
+        .as_ref()
+        .is_some_and(|o| &*o.kind == "Gateway" && &*o.name == gw.name.as_str())
+        && &*c.namespace == gw.namespace.as_str();
+    let severity = if c.is_ready() && !shim_owned {
+        Severity::Critical
+    } else {
+        Severity::Warning
+    };
+    let secret = c.secret_name.as_deref().unwrap_or_default();
+    let (namespace, name): (Text, Text) = (gw.namespace.as_str().into(), gw.name.as_str().into());
+    let remediation = if shim_owned {
+        format!("cert-manager's gateway-shim owns Certificate {} and adds {host} to its dnsNames on its next sync; if it does not, read the Gateway's BadConfig events (a listener it skipped).", c.name)
+    } else {
+        format!("Add {host} to spec.dnsNames of Certificate {}/{} (cert-manager issues again), or point listener {} at a Secret whose certificate names {host}. With cert-manager.io/cluster-issuer or cert-manager.io/issuer on the Gateway, cert-manager's gateway-shim keeps one Certificate per Secret naming every listener hostname that uses it.", c.namespace, c.name, l.name)
+    };
+    ctx.push(
+        Rule::GatewayHostnameNotCovered,
+        severity,
+        About {
+            namespace: &namespace,
+            kind: Subject::Object(Kind::Gateway),
+            name: &name,
+        },
+        format!(
+            "{host} not covered by Certificate {} of listener {} of Gateway {}",
+            c.name, l.name, gw.name
+        ),
+        format!(
+            "Listener {} serves {host} with Secret {secret}, written by Certificate {}/{} whose dnsNames {}{}. Clients asking for {host} get a certificate for other names and refuse it.",
+            l.name,
+            c.namespace,
+            c.name,
+            // Another namespace's Certificate: its other names are that namespace's business.
+            if &*c.namespace != gw.namespace.as_str() {
+                format!("do not include {host}")
+            } else if c.dns_names.is_empty() {
+                "are none".to_string()
+            } else {
+                format!("are {}", c.dns_names.join(", "))
+            },
+            if c.is_ready() { "" } else { " (not issued yet)" },
+        ),
+        &remediation,
+        None,
+    );
 }

@@ -9,7 +9,7 @@ use chrono::Duration;
 use crate::model::certificate::CertificateView;
 use crate::model::data::key;
 use crate::model::finding::Severity;
-use crate::model::infra::{GatewayView, ListenerView};
+use crate::model::infra::{GatewayView, ListenerView, SecretRef};
 use crate::model::ingress::IngressView;
 use crate::model::rules::fixtures::{ago, cond, World};
 use crate::model::Rule;
@@ -64,7 +64,11 @@ fn with_gateway(w: World, resolved: Option<(&str, &str, &str)>) -> World {
                 name: "https".into(),
                 hostname: Some("shop.example.com".into()),
                 protocol: "HTTPS".into(),
-                secret_names: vec!["shop-tls".into()],
+                port: 443,
+                certificate_refs: vec![SecretRef {
+                    namespace: "acme".into(),
+                    name: "shop-tls".into(),
+                }],
                 conditions,
             }],
             addresses: vec!["192.0.2.1".into()],
@@ -77,7 +81,7 @@ fn with_gateway(w: World, resolved: Option<(&str, &str, &str)>) -> World {
 #[test]
 fn a_listener_whose_certificate_reference_does_not_resolve_is_not_ready() {
     // Not permitted: another namespace's Secret without a ReferenceGrant.
-    let w = with_gateway(
+    let mut w = with_gateway(
         World::new(),
         Some((
             "False",
@@ -85,6 +89,8 @@ fn a_listener_whose_certificate_reference_does_not_resolve_is_not_ready() {
             "Invalid CertificateRef, not permitted.",
         )),
     );
+    let gw = w.data.gateways.values_mut().next().unwrap();
+    Arc::make_mut(gw).listeners[0].certificate_refs[0].namespace = "certs".into();
     let found: Vec<_> = w
         .findings()
         .into_iter()
@@ -112,7 +118,9 @@ fn a_listener_whose_certificate_reference_does_not_resolve_is_not_ready() {
         f.message
     );
     assert!(
-        f.remediation.contains("Create a ReferenceGrant"),
+        f.remediation.contains(
+            "Create a ReferenceGrant in namespace certs from group gateway.networking.k8s.io, kind Gateway, namespace acme to group \"\", kind Secret, name shop-tls"
+        ),
         "{}",
         f.remediation
     );
@@ -212,4 +220,100 @@ fn a_listener_not_accepted_for_another_reason_says_so() {
         "{}",
         f.remediation
     );
+}
+
+/// A ready Certificate writing Secret `shop-tls` in `acme`, naming `names`, owned by `owner`
+/// (kind, name).
+fn shop_certificate(names: &[&str], owner: (&str, &str)) -> CertificateView {
+    let ing = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let mut c = CertificateView::of(&ing).dns(names);
+    c.owner.as_mut().unwrap().kind = owner.0.into();
+    c.owner.as_mut().unwrap().name = owner.1.into();
+    c
+}
+
+#[test]
+fn a_listener_hostname_its_certificate_does_not_name_is_not_covered() {
+    // Issued for another name, written by hand: clients of shop.example.com refuse it now.
+    let resolved = Some(("True", "ResolvedRefs", ""));
+    let w = with_gateway(
+        World::new().certificate(shop_certificate(&["www.example.com"], ("Ingress", "www"))),
+        resolved,
+    );
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::GatewayHostnameNotCovered)
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = &found[0];
+    assert_eq!(f.severity, Severity::Critical);
+    assert_eq!((&*f.namespace, &*f.name), ("acme", "gw"));
+    assert!(
+        f.title
+            .contains("shop.example.com not covered by Certificate shop-tls"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.message.contains("whose dnsNames are www.example.com"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.remediation
+            .contains("Add shop.example.com to spec.dnsNames of Certificate acme/shop-tls"),
+        "{}",
+        f.remediation
+    );
+    // Owned by this Gateway's shim: it adds the hostname itself — a warning saying so.
+    let w = with_gateway(
+        World::new().certificate(shop_certificate(&["www.example.com"], ("Gateway", "gw"))),
+        resolved,
+    );
+    let f = w
+        .findings()
+        .into_iter()
+        .find(|f| f.rule == Rule::GatewayHostnameNotCovered)
+        .expect("fired");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.remediation.contains("gateway-shim owns"),
+        "{}",
+        f.remediation
+    );
+}
+
+#[test]
+fn a_covered_hostname_a_wildcard_or_a_listener_left_out_is_not_judged_for_coverage() {
+    let resolved = Some(("True", "ResolvedRefs", ""));
+    for names in [&["shop.example.com"][..], &["*.example.com"][..]] {
+        let w = with_gateway(
+            World::new().certificate(shop_certificate(names, ("Ingress", "shop"))),
+            resolved,
+        );
+        assert!(
+            w.fired(Rule::GatewayHostnameNotCovered).is_empty(),
+            "{names:?}"
+        );
+    }
+    // A wildcard covers one label only.
+    let w = with_gateway(
+        World::new().certificate(shop_certificate(
+            &["*.shop.example.com"],
+            ("Ingress", "shop"),
+        )),
+        resolved,
+    );
+    assert_eq!(w.fired(Rule::GatewayHostnameNotCovered).len(), 1);
+    // Not accepted: the listener is out of the proxy, listener-not-ready tells it.
+    let w = with_gateway(
+        World::new().certificate(shop_certificate(&["www.example.com"], ("Ingress", "www"))),
+        Some(("False", "InvalidCertificateRef", "bad PEM")),
+    );
+    assert!(w.fired(Rule::GatewayHostnameNotCovered).is_empty());
+    assert_eq!(w.fired(Rule::GatewayListenerNotReady).len(), 1);
 }

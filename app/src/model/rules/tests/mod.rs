@@ -382,7 +382,7 @@ fn findings_are_sorted_critical_first() {
 #[test]
 fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
     use crate::model::chain::Index;
-    use crate::model::infra::{GatewayView, ListenerView};
+    use crate::model::infra::{GatewayView, ListenerView, SecretRef};
     let ing = shop();
     let w = World::new().certificate(CertificateView::of(&ing));
     let gw = GatewayView {
@@ -395,14 +395,22 @@ fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
                 name: "https".into(),
                 hostname: Some("shop.example.com".into()),
                 protocol: "HTTPS".into(),
-                secret_names: vec!["shop-tls".into()],
+                port: 443,
+                certificate_refs: vec![SecretRef {
+                    namespace: "acme".into(),
+                    name: "shop-tls".into(),
+                }],
                 conditions: Vec::new(),
             },
             ListenerView {
                 name: "other".into(),
                 hostname: None,
                 protocol: "HTTPS".into(),
-                secret_names: vec!["nope".into()],
+                port: 443,
+                certificate_refs: vec![SecretRef {
+                    namespace: "acme".into(),
+                    name: "nope".into(),
+                }],
                 conditions: Vec::new(),
             },
         ],

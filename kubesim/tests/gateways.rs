@@ -242,3 +242,138 @@ async fn an_addressed_gateway_is_programmed_and_another_class_is_left_alone() {
         .unwrap();
     assert!(other["status"]["listeners"].is_null(), "{other:#}");
 }
+
+/// cert-manager's gateway-shim: one Certificate per Secret of the annotated Gateway's TLS
+/// listeners, its dnsNames their hostnames, owned by the Gateway and pointing its HTTP-01
+/// solver at it; a listener it cannot use skipped with `BadConfig`; kept in line when the
+/// listeners change (`pkg/controller/certificate-shim/sync.go`).
+#[tokio::test(flavor = "multi_thread")]
+async fn gateway_shim_issues_one_certificate_per_secret_of_an_annotated_gateway() {
+    let sim = Sim::start().await;
+    sim.create(
+        "",
+        "Namespace",
+        "namespaces",
+        None,
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}),
+    )
+    .await;
+    let tls = |secret: &str| json!({"mode": "Terminate", "certificateRefs": [{"name": secret}]});
+    sim.create(
+        GROUP,
+        "Gateway",
+        "gateways",
+        Some("shop"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "web", "namespace": "shop", "labels": {"team": "shop"},
+                            "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+               "spec": {"gatewayClassName": "cilium", "listeners": [
+                   {"name": "http", "port": 80, "protocol": "HTTP"},
+                   {"name": "www", "hostname": "www.shop.example", "port": 443, "protocol": "HTTPS", "tls": tls("shop-tls")},
+                   {"name": "apex", "hostname": "shop.example", "port": 443, "protocol": "HTTPS", "tls": tls("shop-tls")},
+                   {"name": "again", "hostname": "www.shop.example", "port": 8443, "protocol": "HTTPS", "tls": tls("shop-tls")},
+                   {"name": "passthrough", "hostname": "db.shop.example", "port": 443, "protocol": "TLS",
+                    "tls": {"mode": "Passthrough", "certificateRefs": [{"name": "db-tls"}]}},
+                   {"name": "elsewhere", "hostname": "api.shop.example", "port": 443, "protocol": "HTTPS",
+                    "tls": {"mode": "Terminate", "certificateRefs": [{"name": "api-tls", "namespace": "certs"}]}}]}}),
+    )
+    .await;
+    sim.run(1);
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(
+        cert["spec"]["dnsNames"],
+        json!(["www.shop.example", "shop.example"]),
+        "{cert:#}"
+    );
+    assert_eq!(cert["spec"]["issuerRef"]["name"], "letsencrypt-prod");
+    assert_eq!(cert["spec"]["issuerRef"]["kind"], "ClusterIssuer");
+    assert_eq!(cert["metadata"]["labels"]["team"], "shop");
+    let owner = &cert["metadata"]["ownerReferences"][0];
+    assert_eq!(
+        (
+            owner["kind"].as_str(),
+            owner["name"].as_str(),
+            owner["controller"].as_bool()
+        ),
+        (Some("Gateway"), Some("web"), Some(true))
+    );
+    let annotations = &cert["metadata"]["annotations"];
+    assert_eq!(
+        annotations["acme.cert-manager.io/http01-parentrefkind"],
+        "Gateway"
+    );
+    assert_eq!(
+        annotations["acme.cert-manager.io/http01-parentrefname"],
+        "web"
+    );
+    // Passthrough is ignored in silence; another namespace's Secret is skipped, and said.
+    for name in ["db-tls", "api-tls"] {
+        assert!(
+            sim.get(
+                "cert-manager.io",
+                "Certificate",
+                "certificates",
+                Some("shop"),
+                name
+            )
+            .await
+            .is_none(),
+            "{name}"
+        );
+    }
+    let events: Vec<Value> = sim
+        .api("", "Event", "events", Some("shop"))
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    assert!(
+        events.iter().any(|e| e["reason"] == "BadConfig"
+            && e["involvedObject"]["kind"] == "Gateway"
+            && e["message"] == "Skipped a listener block: spec.listeners[5].tls.certificateRef[0].namespace: Invalid value: \"certs\": cross-namespace secret references are not allowed in listeners"),
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|e| e["reason"] == "CreateCertificate"
+        && e["message"] == "Successfully created Certificate \"shop-tls\""));
+    // The apex listener removed: the Certificate follows.
+    sim.api(GROUP, "Gateway", "gateways", Some("shop"))
+        .patch(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Json::<()>(
+                serde_json::from_value(json!([{"op": "remove", "path": "/spec/listeners/2"}]))
+                    .unwrap(),
+            ),
+        )
+        .await
+        .unwrap();
+    sim.run(1);
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(cert["spec"]["dnsNames"], json!(["www.shop.example"]));
+    // Without the issuer annotation nothing is issued.
+    sim.create(
+        GROUP,
+        "Gateway",
+        "gateways",
+        Some("shop"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "plain", "namespace": "shop", "annotations": {"kubernetes.io/tls-acme": "true"}},
+               "spec": {"gatewayClassName": "cilium", "listeners": [
+                   {"name": "www", "hostname": "plain.example", "port": 443, "protocol": "HTTPS", "tls": tls("plain-tls")}]}}),
+    )
+    .await;
+    sim.run(1);
+    assert!(sim
+        .get(
+            "cert-manager.io",
+            "Certificate",
+            "certificates",
+            Some("shop"),
+            "plain-tls"
+        )
+        .await
+        .is_none());
+}

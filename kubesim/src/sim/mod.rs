@@ -17,6 +17,7 @@ pub mod cilium;
 pub mod edge;
 pub mod espejote;
 pub mod gateway;
+mod gateway_shim;
 pub mod issuance;
 pub mod issuers;
 pub mod letsencrypt;

@@ -61,7 +61,10 @@ fn has_shim_annotation(ing: &Value) -> bool {
 /// ingress-shim does not sync it; Err with ingress-shim's words when they contradict each
 /// other or name no issuer (cert-manager `pkg/controller/certificate-shim/sync.go`,
 /// `issuerForIngressLike`).
-fn issuer_ref(ing: &Value, default: Option<&DefaultIssuer>) -> Option<Result<Value, String>> {
+pub(super) fn issuer_ref(
+    ing: &Value,
+    default: Option<&DefaultIssuer>,
+) -> Option<Result<Value, String>> {
     if !has_shim_annotation(ing) {
         return None;
     }
@@ -239,7 +242,7 @@ fn replacing(current: Option<&Value>, wanted: &Value) -> Value {
 
 /// Records a `BadConfig` Warning about `ing`, once (the same event is not repeated on every
 /// pass).
-fn bad_config(api: &Api<'_>, ing: &Value, message: &str) {
+pub(super) fn bad_config(api: &Api<'_>, ing: &Value, kind: &str, message: &str) {
     let uid = s(ing, "/metadata/uid");
     let known = api.list("", "events").iter().any(|e| {
         s(e, "/involvedObject/uid") == uid
@@ -247,14 +250,14 @@ fn bad_config(api: &Api<'_>, ing: &Value, message: &str) {
             && s(e, "/message") == Some(message)
     });
     if !known {
-        api.event(ing, "Ingress", "Warning", "BadConfig", message, MANAGER);
+        api.event(ing, kind, "Warning", "BadConfig", message, MANAGER);
     }
 }
 
 /// The Certificate spec fields an Ingress's per-certificate annotations set, or why
 /// ingress-shim refuses them (`pkg/controller/certificate-shim/helper.go`
 /// translateAnnotations: the whole Ingress then gets no Certificate and no event).
-fn certificate_spec_from_annotations(
+pub(super) fn certificate_spec_from_annotations(
     ing: &Value,
 ) -> Result<serde_json::Map<String, Value>, String> {
     let get = |k: &str| s(ing, &format!("/metadata/annotations/cert-manager.io~1{k}"));
@@ -297,27 +300,25 @@ pub(super) fn reconcile(api: &Api<'_>, default: Option<&DefaultIssuer>) {
             Some(Ok(issuer)) => issuer,
             Some(Err(why)) => {
                 // Refused: nothing is created, updated or deleted for this Ingress.
-                bad_config(api, &ing, &why);
+                bad_config(api, &ing, "Ingress", &why);
                 continue;
             }
         };
         if let Some(why) = repeated_secret_names(&ing) {
             // The whole Ingress is refused: nothing is created, updated or deleted for it.
-            bad_config(api, &ing, &why);
+            bad_config(api, &ing, "Ingress", &why);
             continue;
         }
         let Ok(extra_spec) = certificate_spec_from_annotations(&ing) else {
             // Refused without an event: cert-manager only logs it and retries.
             continue;
         };
-        let ns = s(&ing, "/metadata/namespace").unwrap_or_default();
         let ing_name = s(&ing, "/metadata/name").unwrap_or_default();
-        let uid = s(&ing, "/metadata/uid").unwrap_or_default();
         let edit_in_place = s(
             &ing,
             "/metadata/annotations/acme.cert-manager.io~1http01-edit-in-place",
         ) == Some("true");
-        let mut wanted: Vec<String> = Vec::new();
+        let mut wanted: Vec<(String, Value)> = Vec::new();
         for (i, tls) in ing
             .pointer("/spec/tls")
             .and_then(Value::as_array)
@@ -326,102 +327,150 @@ pub(super) fn reconcile(api: &Api<'_>, default: Option<&DefaultIssuer>) {
             .enumerate()
         {
             if let Some(why) = invalid_tls_block(i, tls) {
-                bad_config(api, &ing, &format!("Skipped a TLS block: {why}"));
+                bad_config(api, &ing, "Ingress", &format!("Skipped a TLS block: {why}"));
                 continue;
             }
             let (Some(secret), Some(hosts)) = (
                 tls.get("secretName").and_then(Value::as_str),
-                tls.get("hosts").and_then(Value::as_array),
+                tls.get("hosts").filter(|h| h.is_array()),
             ) else {
                 continue;
             };
-            if wanted.iter().any(|w| w == secret) {
+            if wanted.iter().any(|(w, _)| w == secret) {
                 continue;
             }
-            wanted.push(secret.to_string());
-            let existing = certificates.iter().find(|c| {
-                s(c, "/metadata/namespace") == Some(ns) && s(c, "/metadata/name") == Some(secret)
-            });
-            match existing {
-                None => {
-                    let mut annotations = json!({});
-                    if edit_in_place {
-                        annotations = json!({"acme.cert-manager.io/http01-override-ingress-name": ing_name, "cert-manager.io/issue-temporary-certificate": "true"});
-                    }
-                    let mut spec = json!({"secretName": secret, "dnsNames": hosts, "issuerRef": issuer, "usages": ["digital signature", "key encipherment"]});
-                    for (k, v) in &extra_spec {
-                        spec[k] = v.clone();
-                    }
-                    let cert = json!({
-                        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-                        "metadata": {"name": secret, "namespace": ns, "annotations": annotations, "labels": ing.pointer("/metadata/labels").cloned().unwrap_or(json!({})),
-                            "ownerReferences": [{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": ing_name, "uid": uid, "controller": true, "blockOwnerDeletion": true}]},
-                        "spec": spec,
-                    });
-                    if api
-                        .create("cert-manager.io", "certificates", Some(ns), cert, MANAGER)
-                        .is_some()
-                    {
-                        api.event(
-                            &ing,
-                            "Ingress",
-                            "Normal",
-                            "CreateCertificate",
-                            &format!("Successfully created Certificate \"{secret}\""),
-                            "cert-manager-ingress-shim",
-                        );
-                    }
-                }
-                // Annotations are not compared: the spec and labels are kept in line, replaced
-                // whole when a field certNeedsUpdate compares differs (DOMAIN.md §1.8).
-                Some(c) if owned_by(c, uid) => {
-                    let mut spec = json!({"secretName": secret, "dnsNames": hosts, "issuerRef": issuer, "usages": ["digital signature", "key encipherment"]});
-                    for (k, v) in &extra_spec {
-                        spec[k] = v.clone();
-                    }
-                    let labels = ing
-                        .pointer("/metadata/labels")
-                        .cloned()
-                        .unwrap_or(json!({}));
-                    if needs_update(c, &spec, &labels) {
-                        api.patch(
-                            "cert-manager.io",
-                            "certificates",
-                            Some(ns),
-                            secret,
-                            &json!({"metadata": {"labels": replacing(c.pointer("/metadata/labels"), &labels)},
-                                    "spec": replacing(c.pointer("/spec"), &spec)}),
-                            MANAGER,
-                        );
-                        api.event(
-                            &ing,
-                            "Ingress",
-                            "Normal",
-                            "UpdateCertificate",
-                            &format!("Successfully updated Certificate \"{secret}\""),
-                            "cert-manager-ingress-shim",
-                        );
-                    }
-                }
-                Some(_) => {}
-            }
+            wanted.push((secret.to_string(), hosts.clone()));
         }
-        for c in certificates
-            .iter()
-            .filter(|c| s(c, "/metadata/namespace") == Some(ns) && owned_by(c, uid))
-        {
-            let name = s(c, "/metadata/name").unwrap_or_default();
-            if !wanted.iter().any(|w| w == name) {
-                api.delete("cert-manager.io", "certificates", Some(ns), name);
-                api.event(
-                    &ing,
-                    "Ingress",
-                    "Normal",
-                    "DeleteCertificate",
-                    &format!("Successfully deleted unrequired Certificate \"{name}\""),
-                    "cert-manager-ingress-shim",
-                );
+        let annotations = if edit_in_place {
+            json!({"acme.cert-manager.io/http01-override-ingress-name": ing_name, "cert-manager.io/issue-temporary-certificate": "true"})
+        } else {
+            json!({})
+        };
+        let shimmed = Shimmed {
+            obj: &ing,
+            kind: "Ingress",
+            api_version: "networking.k8s.io/v1",
+            issuer,
+            extra_spec,
+            annotations,
+        };
+        sync_certificates(api, &certificates, &shimmed, &wanted);
+    }
+    super::gateway_shim::reconcile(api, default, &certificates);
+}
+
+/// An object a shim issues for (an Ingress, a Gateway), and what its Certificates get.
+pub(super) struct Shimmed<'a> {
+    pub obj: &'a Value,
+    pub kind: &'static str,
+    pub api_version: &'static str,
+    pub issuer: Value,
+    /// Spec fields from its per-certificate annotations.
+    pub extra_spec: serde_json::Map<String, Value>,
+    /// The annotations a new Certificate gets.
+    pub annotations: Value,
+}
+
+/// Keeps the Certificates `shimmed` owns in line with `wanted` (Secret name → dnsNames), as
+/// `buildCertificates` and `sync` in cert-manager's `pkg/controller/certificate-shim/sync.go`
+/// do: one created per Secret without a Certificate, an owned one updated when a field
+/// `certNeedsUpdate` compares differs, one not owned left alone, an owned one no longer
+/// wanted deleted.
+pub(super) fn sync_certificates(
+    api: &Api<'_>,
+    certificates: &[Value],
+    shimmed: &Shimmed<'_>,
+    wanted: &[(String, Value)],
+) {
+    let obj = shimmed.obj;
+    let ns = s(obj, "/metadata/namespace").unwrap_or_default();
+    let name = s(obj, "/metadata/name").unwrap_or_default();
+    let uid = s(obj, "/metadata/uid").unwrap_or_default();
+    let source = if shimmed.kind == "Ingress" {
+        "cert-manager-ingress-shim"
+    } else {
+        "cert-manager-gateway-shim"
+    };
+    // Labels are the object's, without kubectl's applyset label (cert-manager#7306).
+    let mut labels = obj
+        .pointer("/metadata/labels")
+        .cloned()
+        .unwrap_or(json!({}));
+    if let Some(l) = labels.as_object_mut() {
+        l.remove("applyset.kubernetes.io/part-of");
+    }
+    for (secret, hosts) in wanted {
+        let secret = secret.as_str();
+        let existing = certificates.iter().find(|c| {
+            s(c, "/metadata/namespace") == Some(ns) && s(c, "/metadata/name") == Some(secret)
+        });
+        let mut spec = json!({"secretName": secret, "dnsNames": hosts, "issuerRef": shimmed.issuer, "usages": ["digital signature", "key encipherment"]});
+        for (k, v) in &shimmed.extra_spec {
+            spec[k] = v.clone();
+        }
+        match existing {
+            None => {
+                let cert = json!({
+                    "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+                    "metadata": {"name": secret, "namespace": ns, "annotations": shimmed.annotations, "labels": labels,
+                        "ownerReferences": [{"apiVersion": shimmed.api_version, "kind": shimmed.kind, "name": name, "uid": uid, "controller": true, "blockOwnerDeletion": true}]},
+                    "spec": spec,
+                });
+                if api
+                    .create("cert-manager.io", "certificates", Some(ns), cert, MANAGER)
+                    .is_some()
+                {
+                    api.event(
+                        obj,
+                        shimmed.kind,
+                        "Normal",
+                        "CreateCertificate",
+                        &format!("Successfully created Certificate \"{secret}\""),
+                        source,
+                    );
+                }
             }
+            // Annotations are not compared: the spec and labels are kept in line, replaced
+            // whole when a field certNeedsUpdate compares differs (DOMAIN.md §1.8).
+            Some(c) if owned_by(c, uid) => {
+                if needs_update(c, &spec, &labels) {
+                    api.patch(
+                        "cert-manager.io",
+                        "certificates",
+                        Some(ns),
+                        secret,
+                        &json!({"metadata": {"labels": replacing(c.pointer("/metadata/labels"), &labels)},
+                                "spec": replacing(c.pointer("/spec"), &spec)}),
+                        MANAGER,
+                    );
+                    api.event(
+                        obj,
+                        shimmed.kind,
+                        "Normal",
+                        "UpdateCertificate",
+                        &format!("Successfully updated Certificate \"{secret}\""),
+                        source,
+                    );
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    for c in certificates
+        .iter()
+        .filter(|c| s(c, "/metadata/namespace") == Some(ns) && owned_by(c, uid))
+    {
+        let cert = s(c, "/metadata/name").unwrap_or_default();
+        if !wanted.iter().any(|(w, _)| w == cert) {
+            api.delete("cert-manager.io", "certificates", Some(ns), cert);
+            api.event(
+                obj,
+                shimmed.kind,
+                "Normal",
+                "DeleteCertificate",
+                &format!("Successfully deleted unrequired Certificate \"{cert}\""),
+                source,
+            );
         }
     }
 }

@@ -377,3 +377,96 @@ async fn gateway_shim_issues_one_certificate_per_secret_of_an_annotated_gateway(
         .await
         .is_none());
 }
+
+/// cert-manager's `gatewayHTTPRoute` solver: the Challenge's parentRefs are the Gateway
+/// gateway-shim named, the solver's HTTPRoute attaches there, and the self-check passes only
+/// once the Gateway has a port-80 HTTP listener admitting it (`pkg/issuer/acme/http/httproute.go`,
+/// `pkg/controller/acmeorders/util.go`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gateway_solver_route_passes_only_once_a_port_80_listener_serves_it() {
+    let sim = Sim::start().await;
+    sim.setup(
+        json!({"http01": {"gatewayHTTPRoute": {"labels": {"team": "web"}}}}),
+        false,
+    )
+    .await;
+    sim.create(
+        GROUP,
+        "Gateway",
+        "gateways",
+        Some("shop"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "web", "namespace": "shop",
+                            "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+               "spec": {"gatewayClassName": "cilium", "listeners": [
+                   {"name": "https", "hostname": "shop.example", "port": 443, "protocol": "HTTPS",
+                    "tls": {"mode": "Terminate", "certificateRefs": [{"name": "shop-tls"}]}}]}}),
+    )
+    .await;
+    sim.run(15);
+    let challenges = sim.challenges().await;
+    assert_eq!(challenges.len(), 1, "{challenges:#?}");
+    let ch = &challenges[0];
+    assert_eq!(
+        ch["spec"]["solver"]["http01"]["gatewayHTTPRoute"]["parentRefs"],
+        json!([{"name": "web", "namespace": "shop", "kind": "Gateway"}])
+    );
+    assert_eq!(ch["status"]["state"], "pending");
+    assert!(
+        ch["status"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("wrong status code '404', expected '200'")),
+        "{ch:#}"
+    );
+    // The solver's route: the challenge's host, the token's exact path, the solver Service.
+    let routes: Vec<Value> = sim
+        .api(GROUP, "HTTPRoute", "httproutes", Some("shop"))
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|r| serde_json::to_value(r).unwrap())
+        .collect();
+    assert_eq!(routes.len(), 1, "{routes:#?}");
+    let route = &routes[0];
+    assert!(route["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("cm-acme-http-solver-"));
+    assert_eq!(route["metadata"]["labels"]["team"], "web");
+    assert_eq!(route["spec"]["hostnames"], json!(["shop.example"]));
+    assert_eq!(
+        route["spec"]["rules"][0]["matches"][0]["path"],
+        json!({"type": "Exact", "value": format!("/.well-known/acme-challenge/{}", ch["spec"]["token"].as_str().unwrap())})
+    );
+    assert_eq!(route["spec"]["rules"][0]["backendRefs"][0]["port"], 8089);
+    // A port-80 listener for the host: the route is served, the challenge passes, the
+    // route is cleaned up and the Certificate issued.
+    sim.api(GROUP, "Gateway", "gateways", Some("shop"))
+        .patch(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Json::<()>(
+                serde_json::from_value(json!([{"op": "add", "path": "/spec/listeners/-",
+                    "value": {"name": "http", "port": 80, "protocol": "HTTP"}}]))
+                .unwrap(),
+            ),
+        )
+        .await
+        .unwrap();
+    sim.run(30);
+    let cert = sim.certificate("shop-tls").await;
+    assert_eq!(
+        support::sim::condition(&cert, "Ready").map(|c| c["status"].clone()),
+        Some(json!("True")),
+        "{cert:#}"
+    );
+    let left = sim
+        .api(GROUP, "HTTPRoute", "httproutes", Some("shop"))
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items;
+    assert!(left.is_empty(), "the solver's route is deleted");
+}

@@ -329,9 +329,44 @@ pub struct ChallengeView {
     /// fixes the solver when it creates the Challenge (from the Order's annotations), so this
     /// — not the Ingress's annotation today — says how this challenge is served.
     pub in_place_ingress: Option<Text>,
+    /// `spec.solver.http01.gatewayHTTPRoute.parentRefs`: where the solver's HTTPRoute
+    /// attaches (cert-manager puts the Certificate's `http01-parentref*` annotations in
+    /// them when it makes the Challenge); None for another solver.
+    pub gateway_parents: Option<Box<[ParentRef]>>,
     /// Why it fails, classified from `status.reason`: set while it is not `valid` and has a
     /// reason (a failing self-check, or the CA's verdict).
     pub failure: Option<Failure>,
+}
+
+/// A Gateway API `parentRef`: the Gateway (or ListenerSet) a route attaches to, and which of
+/// its listeners.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ParentRef {
+    /// `Gateway` unless said otherwise.
+    pub kind: Text,
+    /// The route's own namespace unless said otherwise.
+    pub namespace: Text,
+    pub name: Text,
+    /// `sectionName`: one listener by name.
+    pub section: Option<Text>,
+    pub port: Option<u16>,
+}
+
+impl ParentRef {
+    /// From a `parentRefs` entry of a route in namespace `own`.
+    pub fn project(r: &Value, own: &str, strings: &mut Interner) -> Option<ParentRef> {
+        let text = |k: &str| r.get(k).and_then(Value::as_str).filter(|v| !v.is_empty());
+        Some(ParentRef {
+            kind: strings.get(text("kind").unwrap_or("Gateway")),
+            namespace: strings.get(text("namespace").unwrap_or(own)),
+            name: strings.get(text("name")?),
+            section: text("sectionName").map(|s| strings.get(s)),
+            port: r
+                .get("port")
+                .and_then(Value::as_u64)
+                .and_then(|p| u16::try_from(p).ok()),
+        })
+    }
 }
 
 impl ChallengeView {
@@ -356,6 +391,15 @@ impl ChallengeView {
             in_place_ingress: str_at(data, "/spec/solver/http01/ingress/name")
                 .filter(|n| !n.is_empty())
                 .map(|n| strings.get(&n)),
+            gateway_parents: at(data, "/spec/solver/http01/gatewayHTTPRoute").map(|route| {
+                let own = meta.namespace.as_deref().unwrap_or_default();
+                at(route, "/parentRefs")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| ParentRef::project(r, own, strings))
+                    .collect()
+            }),
             reason: reason.as_deref().map(|r| strings.get(r)),
             presented: at(data, "/status/presented")
                 .and_then(Value::as_bool)

@@ -175,6 +175,45 @@ pub struct ListenerView {
     pub conditions: Vec<super::object::Condition>,
 }
 
+/// Which namespaces' routes a listener admits (`allowedRoutes.namespaces.from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum RoutesFrom {
+    /// The Gateway's own (the default).
+    Same,
+    All,
+    /// Those a label selector picks: Lookout does not read namespaces' labels.
+    Selector,
+}
+
+/// A plain-HTTP listener of a Gateway: where an HTTP-01 solver's HTTPRoute can be served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HttpListener {
+    pub name: String,
+    /// None: every host.
+    pub hostname: Option<String>,
+    pub port: u16,
+    pub from: RoutesFrom,
+}
+
+impl HttpListener {
+    /// Whether it serves `host`: every host, the same name, or a `*.` suffix as the Gateway
+    /// API defines it (any number of labels in front, not the bare domain).
+    pub fn serves(&self, host: &str) -> bool {
+        match self.hostname.as_deref() {
+            None | Some("") => true,
+            Some(h) => match h.strip_prefix('*') {
+                Some(suffix) => {
+                    host.len() > suffix.len()
+                        && host
+                            .to_ascii_lowercase()
+                            .ends_with(&suffix.to_ascii_lowercase())
+                }
+                None => h.eq_ignore_ascii_case(host),
+            },
+        }
+    }
+}
+
 /// A Secret a Gateway listener references for its certificate.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct SecretRef {
@@ -202,6 +241,8 @@ pub struct GatewayView {
     pub class: String,
     pub issuer: Option<Arc<IssuerRef>>,
     pub listeners: Vec<ListenerView>,
+    /// Its `HTTP` listeners.
+    pub http_listeners: Vec<HttpListener>,
     /// `status.addresses[].value`: IP addresses or hostnames.
     pub addresses: Vec<String>,
     pub created: Option<DateTime<Utc>>,
@@ -274,6 +315,32 @@ impl GatewayView {
             class: str_at(data, "/spec/gatewayClassName").unwrap_or_default(),
             issuer: requested_issuer(meta, strings),
             listeners,
+            http_listeners: at(data, "/spec/listeners")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|l| l.get("protocol").and_then(Value::as_str) == Some("HTTP"))
+                .filter_map(|l| {
+                    Some(HttpListener {
+                        name: l.get("name")?.as_str()?.to_string(),
+                        hostname: l
+                            .get("hostname")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        port: l
+                            .get("port")
+                            .and_then(Value::as_u64)
+                            .and_then(|p| u16::try_from(p).ok())
+                            .unwrap_or_default(),
+                        from: match at(l, "/allowedRoutes/namespaces/from").and_then(Value::as_str)
+                        {
+                            Some("All") => RoutesFrom::All,
+                            Some("Selector") => RoutesFrom::Selector,
+                            _ => RoutesFrom::Same,
+                        },
+                    })
+                })
+                .collect(),
             addresses: at(data, "/status/addresses")
                 .and_then(Value::as_array)
                 .into_iter()

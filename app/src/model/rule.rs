@@ -53,6 +53,7 @@ pub enum Rule {
     GatewayListenerNotReady,
     GatewayReferenceNotPermitted,
     GatewayHostnameNotCovered,
+    GatewayHttp01RouteUnreachable,
     TailscaleCertBudget,
     ProbeWrongCertificate,
     ProbeExpired,
@@ -129,7 +130,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 47] = [
+    pub const ALL: [Rule; 48] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -168,6 +169,7 @@ impl Rule {
         Rule::GatewayListenerNotReady,
         Rule::GatewayReferenceNotPermitted,
         Rule::GatewayHostnameNotCovered,
+        Rule::GatewayHttp01RouteUnreachable,
         Rule::TailscaleCertBudget,
         Rule::ProbeWrongCertificate,
         Rule::ProbeExpired,

@@ -120,6 +120,14 @@ async fn requests_waiting_for_approval_or_denied_are_told_as_the_root() {
     .await;
     // cert-manager's approver would have answered in seconds: after two minutes without an
     // answer it is a finding (the threshold is the unit tests'). The chain says it now.
+    within(30, "the waiting request is in the chain", || async {
+        app.json_opt("/api/v1/ingresses/zrh/default/waiting")
+            .await
+            .is_some_and(|c| {
+                c["tls"][0]["certificate"]["requests"][0]["request"]["name"] == "waiting-tls-1"
+            })
+    })
+    .await;
     let chain = app.json("/api/v1/ingresses/zrh/default/waiting").await;
     let request = &chain["tls"][0]["certificate"]["requests"][0]["request"];
     assert_eq!(request["name"], "waiting-tls-1", "{chain:#}");

@@ -40,6 +40,10 @@ pub(super) const ESPEJOTE: (&str, &str) = (
     "Espejote: ManagedResource",
     "https://github.com/vshn/espejote/blob/main/docs/api.adoc",
 );
+pub(super) const GATEWAY_HTTP01: (&str, &str) = (
+    "cert-manager: HTTP-01 with the Gateway API",
+    "https://cert-manager.io/docs/configuration/acme/http01/#configuring-the-http-01-gateway-api-solver",
+);
 pub(super) const GATEWAY_TLS: (&str, &str) = (
     "Gateway API: TLS configuration and ReferenceGrant",
     "https://gateway-api.sigs.k8s.io/guides/tls/",

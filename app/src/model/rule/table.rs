@@ -3,7 +3,7 @@
 
 use super::docs::{
     ACME_ISSUERS, ACME_TROUBLESHOOTING, APPROVAL, CILIUM_INGRESS, EDIT_IN_PLACE_DOCS, ESPEJOTE,
-    GATEWAY_TLS, RATE_LIMITS, SECURING_INGRESS, STAGING, TROUBLESHOOTING,
+    GATEWAY_HTTP01, GATEWAY_TLS, RATE_LIMITS, SECURING_INGRESS, STAGING, TROUBLESHOOTING,
 };
 use super::{Bearing, Blocks, Part, Rule, RuleInfo};
 
@@ -415,6 +415,16 @@ pub(super) fn info(rule: Rule) -> RuleInfo {
             None,
             Never,
             GATEWAY_TLS,
+        ),
+        Rule::GatewayHttp01RouteUnreachable => row(
+            "gateway.http01-route-unreachable",
+            "Challenge route reaches no port-80 listener",
+            "The HTTP-01 solver's HTTPRoute attaches to no Gateway listener on port 80 for the host, so Let's Encrypt cannot reach it",
+            Cause(4),
+            IssuanceFails,
+            None,
+            Always,
+            GATEWAY_HTTP01,
         ),
         Rule::TailscaleCertBudget => row(
             "tailscale.cert-budget",

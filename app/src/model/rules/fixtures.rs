@@ -305,6 +305,7 @@ pub fn attempt(
         processing: state == "pending",
         created: ago(age),
         in_place_ingress: None,
+        gateway_parents: None,
         failure: (!reason.is_empty() && state != "valid")
             .then(|| crate::model::failure::Failure::classify(reason)),
     });

@@ -16,8 +16,9 @@
 //! Gateway it issues for the gap is one it closes itself.
 
 use super::{About, Ctx};
+use crate::model::certificate::ChallengeView;
 use crate::model::finding::{Severity, Subject};
-use crate::model::infra::{GatewayView, ListenerView, SecretRef};
+use crate::model::infra::{GatewayView, HttpListener, ListenerView, RoutesFrom, SecretRef};
 use crate::model::kind::Kind;
 use crate::model::object::{condition, Condition};
 use crate::model::rule::Rule;
@@ -25,6 +26,9 @@ use crate::model::text::Text;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let data = ctx.idx.data;
+    for ch in data.challenges.values() {
+        http01_route(ctx, ch);
+    }
     for gw in data.gateways.values() {
         for l in &gw.listeners {
             hostname_covered(ctx, gw, l);
@@ -207,5 +211,118 @@ fn hostname_covered(ctx: &mut Ctx<'_>, gw: &GatewayView, l: &ListenerView) {
         ),
         &remediation,
         None,
+    );
+}
+
+/// `gateway.http01-route-unreachable`: an HTTP-01 challenge served by cert-manager's
+/// `gatewayHTTPRoute` solver whose parentRefs lead to no Gateway listener that could answer
+/// Let's Encrypt. cert-manager creates the solver's HTTPRoute with the Challenge's parentRefs
+/// and the challenge's host, and never edits a Gateway (`pkg/issuer/acme/http/httproute.go`
+/// `generateHTTPRouteSpec`); the route is served only by a listener of protocol `HTTP` that
+/// its parentRef selects (`sectionName`, `port`), whose hostname matches the host and whose
+/// `allowedRoutes` admits the route's namespace (Gateway API `apis/v1/gateway_types.go`,
+/// `apis/v1/shared_types.go`), and Let's Encrypt asks on port 80 only. A ListenerSet parent,
+/// or a listener admitting namespaces by label selector, is not judged.
+fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
+    let Some(parents) = ch.gateway_parents.as_deref() else {
+        return;
+    };
+    let finished = matches!(
+        &*ch.state,
+        "valid" | "invalid" | "errored" | "expired" | "deactivated" | "revoked"
+    );
+    if finished || &*ch.challenge_type != "HTTP-01" {
+        return;
+    }
+    let host = &*ch.dns_name;
+    let mut why: Vec<String> = Vec::new();
+    for p in parents {
+        let named = format!("Gateway {}/{}", p.namespace, p.name);
+        if &*p.kind != "Gateway" {
+            return; // A ListenerSet: its listeners are not read.
+        }
+        let Some(gw) = ctx
+            .idx
+            .data
+            .gateways
+            .get(&crate::model::data::key(&p.namespace, &p.name))
+        else {
+            why.push(format!("{named} does not exist"));
+            continue;
+        };
+        let selected: Vec<&HttpListener> = gw
+            .http_listeners
+            .iter()
+            .filter(|l| p.section.as_deref().is_none_or(|s| s == l.name))
+            .filter(|l| p.port.is_none_or(|port| port == l.port))
+            .collect();
+        if selected.is_empty() {
+            why.push(match (&p.section, p.port) {
+                (Some(s), _) => format!("{named} has no HTTP listener named {s}"),
+                (None, Some(port)) => format!("{named} has no HTTP listener on port {port}"),
+                (None, None) => format!("{named} has no HTTP listener"),
+            });
+            continue;
+        }
+        for l in selected {
+            if l.port != 80 {
+                why.push(format!(
+                    "listener {} of {named} is on port {}, and Let's Encrypt asks on port 80",
+                    l.name, l.port
+                ));
+            } else if !l.serves(host) {
+                why.push(format!(
+                    "listener {} of {named} serves hostname {}, not {host}",
+                    l.name,
+                    l.hostname.as_deref().unwrap_or_default()
+                ));
+            } else if l.from == RoutesFrom::Same && gw.namespace != *ch.namespace {
+                why.push(format!("listener {} of {named} admits routes from namespace {} only (allowedRoutes.namespaces.from: Same), and the solver's HTTPRoute is in {}", l.name, gw.namespace, ch.namespace));
+            } else {
+                return; // Reachable, or admitted by a selector Lookout cannot read.
+            }
+        }
+    }
+    if parents.is_empty() {
+        why.push("it has no parentRefs at all".into());
+    }
+    let certificate = ctx
+        .idx
+        .order_of_challenge(ch)
+        .and_then(|o| ctx.idx.request_of_order(o))
+        .and_then(|r| ctx.idx.certificate_of_request(r));
+    // A renewal failing while the old certificate still serves is not yet clients' harm.
+    let severity = if certificate.is_some_and(|c| c.is_ready()) {
+        Severity::Warning
+    } else {
+        Severity::Critical
+    };
+    let targets: Vec<String> = parents
+        .iter()
+        .map(|p| {
+            let mut t = format!("{}/{}", p.namespace, p.name);
+            if let Some(s) = &p.section {
+                t.push_str(&format!(" (listener {s})"));
+            }
+            t
+        })
+        .collect();
+    let ns = ch.namespace.clone();
+    ctx.push(
+        Rule::GatewayHttp01RouteUnreachable,
+        severity,
+        About {
+            namespace: &ns,
+            kind: Subject::Object(Kind::Challenge),
+            name: &ch.name,
+        },
+        format!("HTTP-01 challenge for {host} reaches no port-80 listener"),
+        format!(
+            "The solver's HTTPRoute attaches to {}: {}. Let's Encrypt fetches http://{host}/.well-known/acme-challenge/… on port 80, where nothing routes it to the solver, so the challenge cannot pass.",
+            if targets.is_empty() { "nothing".to_string() } else { targets.join(", ") },
+            why.join("; ")
+        ),
+        &format!("Give the Gateway the host's DNS points at a listener with protocol HTTP, port 80, hostname {host} (or none) whose allowedRoutes admits namespace {} — the solver's route attaches to it as soon as it exists. Or point the solver elsewhere: the issuer's gatewayHTTPRoute.parentRefs, or (for a Certificate of a Gateway) cert-manager.io annotations on that Gateway; a pending Challenge keeps the parentRefs it was made with, so restart the issuance after changing them.", ch.namespace),
+        ch.created,
     );
 }

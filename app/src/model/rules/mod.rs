@@ -112,8 +112,10 @@ pub enum Rules {
     Namespaced,
     /// The rules that read across namespaces — the cluster's own findings (reachability,
     /// the load balancers of every namespace), a ClusterIssuer that is not ready with its
-    /// users everywhere, hosts shared by Ingresses of several namespaces, and what the probe
-    /// saw (one host may be published from several namespaces) — run on the whole cluster.
+    /// users everywhere, hosts shared by Ingresses of several namespaces, what the probe
+    /// saw (one host may be published from several namespaces), and Gateways (their
+    /// certificates, and the routes attached to them, may live in other namespaces) — run on
+    /// the whole cluster.
     Across,
     All,
 }
@@ -138,7 +140,13 @@ pub fn across_namespaces(f: &Finding) -> bool {
         // A policy in one namespace covers Ingresses in others.
         | Rule::PolicyNotReady
         | Rule::PolicyMissingCoverage
-        | Rule::PolicyConflictsWithFix => true,
+        | Rule::PolicyConflictsWithFix
+        // A listener's certificate, and the Gateway a solver's route attaches to, may be in
+        // another namespace than the Gateway, or the challenge.
+        | Rule::GatewayListenerNotReady
+        | Rule::GatewayReferenceNotPermitted
+        | Rule::GatewayHostnameNotCovered
+        | Rule::GatewayHttp01RouteUnreachable => true,
         // A ClusterIssuer's, with its users in every namespace.
         Rule::IssuerNotReady => f.namespace.is_empty(),
         _ => false,
@@ -176,7 +184,6 @@ pub fn evaluate_split(
         acme::check(&mut ctx);
         issuer::check_namespaced(&mut ctx);
         ingress::check(&mut ctx);
-        gateway::check(&mut ctx);
         // Kept until the next change: without the slack of its growth.
         split.namespaced = std::mem::take(&mut ctx.out);
         split.namespaced.shrink_to_fit();
@@ -188,6 +195,7 @@ pub fn evaluate_split(
         listener::check(&mut ctx);
         cert::temporary_certificates(&mut ctx);
         policy::check(&mut ctx);
+        gateway::check(&mut ctx);
         probe::check(&mut ctx);
         split.across = std::mem::take(&mut ctx.out);
         split.across.shrink_to_fit();

@@ -436,6 +436,11 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
     let app_answers = !in_place
         && ((redirected && !reset) || own_address)
         && cilium::app_route_matches(api, dns, &path);
+    // A Gateway API solver: its route is served by a port-80 listener that admits it, or
+    // Let's Encrypt's request finds no route to the solver there.
+    let route_unserved = solver.pointer("/http01/gatewayHTTPRoute").is_some()
+        && !super::solver::gateway_route_served(api, &solver, ns, dns);
+    let uncovered = uncovered || route_unserved;
     let key = s(ch, "/spec/key").unwrap_or_default();
     let address = lb_address(api, dns);
     let https_url = format!("https://{dns}{path}");

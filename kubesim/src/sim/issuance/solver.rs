@@ -54,7 +54,128 @@ pub(super) fn solver_for(issuer: &Value, order: &Value, dns: &str) -> Result<Val
             ingress.insert("ingressClassName".into(), json!(c));
         }
     }
+    gateway_parent_override(&mut solver, order)?;
     Ok(solver)
+}
+
+/// The Order's `acme.cert-manager.io/http01-parentref{kind,name,namespace}` annotations
+/// (from a Certificate gateway-shim made) on a `gatewayHTTPRoute` solver, as cert-manager's
+/// `applyGatewayAPIAnnotationParentRefOverride` (`pkg/controller/acmeorders/util.go`) puts
+/// them: an issuer parentRef to the same target (namespace and name, kind unset or equal) is
+/// dropped and the annotated one appended, without a sectionName; one of kind and name alone
+/// is refused; no parentRefs at all is refused.
+fn gateway_parent_override(solver: &mut Value, order: &Value) -> Result<(), String> {
+    let Some(route) = solver
+        .pointer_mut("/http01/gatewayHTTPRoute")
+        .and_then(Value::as_object_mut)
+    else {
+        return Ok(());
+    };
+    let annotation = |key: &str| {
+        s(
+            order,
+            &format!("/metadata/annotations/acme.cert-manager.io~1{key}"),
+        )
+    };
+    let (name, kind) = (
+        annotation("http01-parentrefname"),
+        annotation("http01-parentrefkind"),
+    );
+    if name.is_some() != kind.is_some() {
+        return Err(
+            "cannot specify only one of parentRefName, parentRefKind override annotations".into(),
+        );
+    }
+    let mut parents: Vec<Value> = route
+        .get("parentRefs")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let (Some(name), Some(kind)) = (name, kind) {
+        let namespace = annotation("http01-parentrefnamespace")
+            .filter(|n| !n.is_empty())
+            .or_else(|| s(order, "/metadata/namespace"))
+            .unwrap_or_default();
+        parents.retain(|p| {
+            let same = s(p, "/namespace") == Some(namespace)
+                && s(p, "/name") == Some(name)
+                && s(p, "/kind").is_none_or(|k| k == kind);
+            !same
+        });
+        parents.push(json!({"name": name, "namespace": namespace, "kind": kind}));
+    }
+    if parents.is_empty() {
+        return Err("must specify parentRefs either through annotations or solver config".into());
+    }
+    route.insert("parentRefs".into(), Value::Array(parents));
+    Ok(())
+}
+
+/// Whether the solver HTTPRoute of a challenge for `dns` in namespace `ns` is served where
+/// Let's Encrypt asks: some parentRef (a Gateway of Cilium's class that exists) has a
+/// listener of protocol `HTTP` on port 80 that the reference selects (`sectionName`,
+/// `port`), whose hostname matches `dns` (a `*.` hostname as a suffix) and whose
+/// `allowedRoutes.namespaces.from` admits `ns` (`Same` by default; `Selector` against the
+/// namespace's labels). Cilium attaches a route to every listener that admits it
+/// (`operator/pkg/gateway-api/routechecks`); the Gateway API's matching rules are
+/// `apis/v1/gateway_types.go` (`Listener.Hostname`, `AllowedRoutes`).
+pub(super) fn gateway_route_served(api: &Api<'_>, solver: &Value, ns: &str, dns: &str) -> bool {
+    let parents = solver
+        .pointer("/http01/gatewayHTTPRoute/parentRefs")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let gateways = api.list("gateway.networking.k8s.io", "gateways");
+    let namespace_labels = |name: &str| {
+        api.get("", "namespaces", None, name)
+            .and_then(|n| n.pointer("/metadata/labels").cloned())
+            .unwrap_or(json!({}))
+    };
+    parents.iter().any(|p| {
+        if s(p, "/kind").is_some_and(|k| k != "Gateway") {
+            return false;
+        }
+        let gw_ns = s(p, "/namespace").unwrap_or(ns);
+        let Some(gw) = gateways.iter().find(|g| {
+            s(g, "/metadata/namespace") == Some(gw_ns) && s(g, "/metadata/name") == s(p, "/name")
+        }) else {
+            return false;
+        };
+        gw.pointer("/spec/listeners")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|l| {
+                let port = l.get("port").and_then(Value::as_u64);
+                let host_ok = match s(l, "/hostname") {
+                    None | Some("") => true,
+                    Some(h) => match h.strip_prefix('*') {
+                        Some(suffix) => dns.len() > suffix.len() && dns.ends_with(suffix),
+                        None => h == dns,
+                    },
+                };
+                let admitted = match s(l, "/allowedRoutes/namespaces/from").unwrap_or("Same") {
+                    "All" => true,
+                    "Selector" => {
+                        let labels = namespace_labels(ns);
+                        l.pointer("/allowedRoutes/namespaces/selector/matchLabels")
+                            .and_then(Value::as_object)
+                            .into_iter()
+                            .flatten()
+                            .all(|(k, v)| labels.get(k) == Some(v))
+                    }
+                    _ => gw_ns == ns,
+                };
+                s(l, "/protocol") == Some("HTTP")
+                    && port == Some(80)
+                    && s(p, "/sectionName").is_none_or(|n| s(l, "/name") == Some(n))
+                    && p.get("port")
+                        .and_then(Value::as_u64)
+                        .is_none_or(|q| port == Some(q))
+                    && host_ok
+                    && admitted
+            })
+    })
 }
 
 /// The issuer's solver for `dns` as cert-manager's `solverpicker.Pick`
@@ -153,6 +274,10 @@ fn ingress_rules(api: &Api<'_>, ns: &str, name: &str) -> Option<Vec<Value>> {
 /// `cm-acme-http-solver-…` owned by the Challenge, with the solver's class
 /// (`createIngress`). The solver pod and Service are not simulated; the Service's name is.
 pub(super) fn present_solver(api: &Api<'_>, world: &World, ch: &Value, solver: &Value) {
+    if solver.pointer("/http01/gatewayHTTPRoute").is_some() {
+        present_route(api, world, ch, solver);
+        return;
+    }
     let Some(cfg) = solver.pointer("/http01/ingress") else {
         return;
     };
@@ -216,6 +341,23 @@ pub(super) fn present_solver(api: &Api<'_>, world: &World, ch: &Value, solver: &
 /// Undoes [`present_solver`] once the challenge is final: the token's path leaves the edited
 /// Ingress (an Update), a separate solver Ingress is deleted (`cleanupIngresses`).
 pub(super) fn clean_up_solver(api: &Api<'_>, ch: &Value, solver: &Value) {
+    if solver.pointer("/http01/gatewayHTTPRoute").is_some() {
+        let (ns, _) = ns_name(ch);
+        for route in api.list("gateway.networking.k8s.io", "httproutes") {
+            let owned = route
+                .pointer("/metadata/ownerReferences/0/uid")
+                .is_some_and(|u| Some(u) == ch.pointer("/metadata/uid"));
+            if owned && s(&route, "/metadata/namespace") == Some(ns) {
+                api.delete(
+                    "gateway.networking.k8s.io",
+                    "httproutes",
+                    Some(ns),
+                    s(&route, "/metadata/name").unwrap_or_default(),
+                );
+            }
+        }
+        return;
+    }
     let Some(cfg) = solver.pointer("/http01/ingress") else {
         return;
     };
@@ -262,4 +404,47 @@ pub(super) fn clean_up_solver(api: &Api<'_>, ch: &Value, solver: &Value) {
             );
         }
     }
+}
+
+/// Presents a `gatewayHTTPRoute` challenge as cert-manager does (`pkg/issuer/acme/http/httproute.go`
+/// `createHTTPRoute`, `generateHTTPRouteSpec`): an HTTPRoute `cm-acme-http-solver-…` owned by
+/// the Challenge, with the solver's parentRefs and labels, the challenge's host, and one rule
+/// matching the token's path exactly to the solver Service on port 8089.
+fn present_route(api: &Api<'_>, world: &World, ch: &Value, solver: &Value) {
+    if !api.serves("gateway.networking.k8s.io", "httproutes") {
+        return;
+    }
+    let (ns, ch_name) = ns_name(ch);
+    let dns = s(ch, "/spec/dnsName").unwrap_or_default();
+    let token = s(ch, "/spec/token").unwrap_or_default();
+    let suffix = hash(world.seed, &[ns, ch_name, "solver"]) % 100_000;
+    let service = format!("cm-acme-http-solver-{suffix:05}");
+    let cfg = solver
+        .pointer("/http01/gatewayHTTPRoute")
+        .cloned()
+        .unwrap_or(json!({}));
+    let mut labels = cfg.get("labels").cloned().unwrap_or(json!({}));
+    labels["acme.cert-manager.io/http01-solver"] = json!("true");
+    labels["acme.cert-manager.io/http-domain"] =
+        json!((hash(world.seed, &[dns]) % 1_000_000_000).to_string());
+    labels["acme.cert-manager.io/http-token"] =
+        json!((hash(world.seed, &[token]) % 1_000_000_000).to_string());
+    let route = json!({
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": service, "namespace": ns, "labels": labels,
+            "ownerReferences": [{"apiVersion": "acme.cert-manager.io/v1", "kind": "Challenge", "name": ch_name, "uid": ch.pointer("/metadata/uid"), "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {
+            "parentRefs": cfg.get("parentRefs").cloned().unwrap_or(json!([])),
+            "hostnames": [dns],
+            "rules": [{"matches": [{"path": {"type": "Exact", "value": format!("/.well-known/acme-challenge/{token}")}}],
+                       "backendRefs": [{"group": "", "kind": "Service", "name": service, "namespace": ns, "port": 8089, "weight": 1}]}],
+        },
+    });
+    api.create(
+        "gateway.networking.k8s.io",
+        "httproutes",
+        Some(ns),
+        route,
+        SOLVER_MANAGER,
+    );
 }

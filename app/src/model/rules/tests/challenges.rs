@@ -32,6 +32,7 @@ fn failing(ing: IngressView, reason: &str, in_place: Option<&str>) -> World {
     );
     let ch = ch.map(|c| ChallengeView {
         in_place_ingress: in_place.map(Into::into),
+        gateway_parents: None,
         ..c
     });
     World::new()

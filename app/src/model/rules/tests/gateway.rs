@@ -71,6 +71,7 @@ fn with_gateway(w: World, resolved: Option<(&str, &str, &str)>) -> World {
                 }],
                 conditions,
             }],
+            http_listeners: Vec::new(),
             addresses: vec!["192.0.2.1".into()],
             created: ago(Duration::hours(2)),
         }),
@@ -316,4 +317,187 @@ fn a_covered_hostname_a_wildcard_or_a_listener_left_out_is_not_judged_for_covera
     );
     assert!(w.fired(Rule::GatewayHostnameNotCovered).is_empty());
     assert_eq!(w.fired(Rule::GatewayListenerNotReady).len(), 1);
+}
+
+use crate::model::certificate::ParentRef;
+use crate::model::infra::{HttpListener, RoutesFrom};
+use crate::model::rules::fixtures::attempt;
+
+/// A Certificate for shop.example.com (ready or not) whose pending HTTP-01 challenge's
+/// solver attaches to `parents`, and Gateway `acme/gw` with `http` listeners.
+fn gateway_challenge(ready: bool, parents: Vec<ParentRef>, http: Vec<HttpListener>) -> World {
+    let ing = IngressView::test("shop")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("shop.example.com");
+    let mut cert = CertificateView::of(&ing);
+    if !ready {
+        cert = cert.not_ready("DoesNotExist", Duration::minutes(10));
+    }
+    let (r, o, ch) = attempt(
+        &cert,
+        "pending",
+        None,
+        Some(("pending", "", Duration::minutes(5))),
+    );
+    let mut ch = ch.unwrap();
+    ch.gateway_parents = Some(parents.into_boxed_slice());
+    let mut w = with_gateway(
+        World::new().certificate(cert),
+        Some(("True", "ResolvedRefs", "")),
+    )
+    .attempt((r, o, Some(ch)));
+    let gw = w.data.gateways.values_mut().next().unwrap();
+    Arc::make_mut(gw).http_listeners = http;
+    w
+}
+
+fn parent(ns: &str, name: &str, section: Option<&str>) -> ParentRef {
+    ParentRef {
+        kind: "Gateway".into(),
+        namespace: ns.into(),
+        name: name.into(),
+        section: section.map(Into::into),
+        port: None,
+    }
+}
+
+fn http(name: &str, port: u16, hostname: Option<&str>, from: RoutesFrom) -> HttpListener {
+    HttpListener {
+        name: name.into(),
+        hostname: hostname.map(Into::into),
+        port,
+        from,
+    }
+}
+
+fn unreachable(w: &World) -> Vec<crate::model::Finding> {
+    w.findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::GatewayHttp01RouteUnreachable)
+        .collect()
+}
+
+#[test]
+fn a_solver_route_no_port_80_listener_serves_is_unreachable_and_says_why() {
+    // The Gateway has only its HTTPS listener.
+    let w = gateway_challenge(false, vec![parent("acme", "gw", None)], Vec::new());
+    let found = unreachable(&w);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = &found[0];
+    assert_eq!(f.severity, Severity::Critical);
+    assert_eq!(f.kind.to_string(), "Challenge");
+    assert!(
+        f.message
+            .contains("attaches to acme/gw: Gateway acme/gw has no HTTP listener"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.remediation
+            .contains("protocol HTTP, port 80, hostname shop.example.com"),
+        "{}",
+        f.remediation
+    );
+    // The renewal of a certificate that still serves: a warning.
+    let w = gateway_challenge(true, vec![parent("acme", "gw", None)], Vec::new());
+    assert_eq!(unreachable(&w)[0].severity, Severity::Warning);
+    // Each way a listener refuses, in its own words.
+    for (listener, parents, words) in [
+        (
+            http("http", 8080, None, RoutesFrom::All),
+            vec![parent("acme", "gw", None)],
+            "listener http of Gateway acme/gw is on port 8080",
+        ),
+        (
+            http("http", 80, Some("www.example.com"), RoutesFrom::All),
+            vec![parent("acme", "gw", None)],
+            "serves hostname www.example.com, not shop.example.com",
+        ),
+        (
+            http("http", 80, None, RoutesFrom::All),
+            vec![parent("acme", "gw", Some("plain"))],
+            "Gateway acme/gw has no HTTP listener named plain",
+        ),
+        (
+            http("http", 80, None, RoutesFrom::All),
+            vec![parent("acme", "other", None)],
+            "Gateway acme/other does not exist",
+        ),
+        (
+            http("http", 80, None, RoutesFrom::Same),
+            vec![parent("acme", "gw", None)],
+            "",
+        ),
+    ] {
+        let mut w = gateway_challenge(false, parents, vec![listener]);
+        if words.is_empty() {
+            // The Gateway in another namespace than the solver's route, admitting its own only.
+            let gw = w.data.gateways.values_mut().next().unwrap();
+            Arc::make_mut(gw).namespace = "edge".into();
+            let ch = w.data.challenges.values_mut().next().unwrap();
+            Arc::make_mut(ch).gateway_parents =
+                Some(vec![parent("edge", "gw", None)].into_boxed_slice());
+            let gw = w
+                .data
+                .gateways
+                .remove(&crate::model::data::key("acme", "gw"))
+                .unwrap();
+            w.data
+                .gateways
+                .insert(crate::model::data::key("edge", "gw"), gw);
+        }
+        let found = unreachable(&w);
+        assert_eq!(found.len(), 1, "{words}: {found:?}");
+        let words = if words.is_empty() {
+            "admits routes from namespace edge only (allowedRoutes.namespaces.from: Same), and the solver's HTTPRoute is in acme"
+        } else {
+            words
+        };
+        assert!(found[0].message.contains(words), "{}", found[0].message);
+    }
+}
+
+#[test]
+fn a_solver_route_a_port_80_listener_admits_or_another_solver_is_not_judged() {
+    for (listener, parents) in [
+        (
+            http("http", 80, None, RoutesFrom::Same),
+            vec![parent("acme", "gw", None)],
+        ),
+        (
+            http("http", 80, Some("*.example.com"), RoutesFrom::All),
+            vec![parent("acme", "gw", Some("http"))],
+        ),
+        // One parent that cannot serve it and one that can.
+        (
+            http("http", 80, None, RoutesFrom::Same),
+            vec![parent("acme", "missing", None), parent("acme", "gw", None)],
+        ),
+        // Admitted by a selector Lookout cannot evaluate: not judged.
+        (
+            http("http", 80, None, RoutesFrom::Selector),
+            vec![parent("acme", "gw", None)],
+        ),
+    ] {
+        let w = gateway_challenge(false, parents.clone(), vec![listener.clone()]);
+        assert!(unreachable(&w).is_empty(), "{listener:?} {parents:?}");
+    }
+    // A wildcard is a suffix: not the bare domain.
+    let w = gateway_challenge(
+        false,
+        vec![parent("acme", "gw", None)],
+        vec![http(
+            "http",
+            80,
+            Some("*.shop.example.com"),
+            RoutesFrom::All,
+        )],
+    );
+    assert_eq!(unreachable(&w).len(), 1);
+    // An Ingress solver's challenge (no parentRefs) is not this rule's.
+    let mut w = gateway_challenge(false, Vec::new(), Vec::new());
+    let ch = w.data.challenges.values_mut().next().unwrap();
+    Arc::make_mut(ch).gateway_parents = None;
+    assert!(unreachable(&w).is_empty());
 }

@@ -414,6 +414,7 @@ fn gateway_listeners_link_to_the_certificates_of_their_secrets() {
                 conditions: Vec::new(),
             },
         ],
+        http_listeners: Vec::new(),
         addresses: Vec::new(),
         created: None,
     };

@@ -194,6 +194,7 @@ fn a_chain_without_a_cause_is_rooted_at_its_deepest_symptom() {
         attempt.1,
         attempt.2.map(|c| crate::model::certificate::ChallengeView {
             in_place_ingress: Some("api".into()),
+            gateway_parents: None,
             ..c
         }),
     );

@@ -377,3 +377,87 @@ async fn a_listener_hostname_its_certificate_does_not_name_is_reported_until_it_
     .await;
     app.stop().await;
 }
+
+/// A Gateway whose certificate is solved over HTTP-01 by cert-manager's gatewayHTTPRoute
+/// solver, without a port-80 listener: the challenge's problem is rooted at the unreachable
+/// route, and a port-80 listener clears it as the certificate is issued.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gateway_solver_route_without_a_port_80_listener_is_the_root_until_one_serves_it() {
+    let app = app_with(&["zrh-prod"]).with_controllers().await;
+    app.wait_ready().await;
+    create(
+        &app,
+        0,
+        "",
+        "namespaces",
+        None,
+        json!({"metadata": {"name": "shop"}}),
+    );
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "clusterissuers",
+        None,
+        json!({"metadata": {"name": "letsencrypt-gateway"},
+               "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory", "email": "ops@example.com",
+                                 "privateKeySecretRef": {"name": "le-gateway"},
+                                 "solvers": [{"http01": {"gatewayHTTPRoute": {}}}]}}}),
+    );
+    create(
+        &app,
+        0,
+        "gateway.networking.k8s.io",
+        "gateways",
+        Some("shop"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "web", "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-gateway"}},
+               "spec": {"gatewayClassName": "cilium", "listeners": [
+                   {"name": "https", "hostname": "shop.example.com", "port": 443, "protocol": "HTTPS",
+                    "tls": {"mode": "Terminate", "certificateRefs": [{"name": "shop-tls"}]}}]}}),
+    );
+    app.eventually(
+        "the unreachable route is the root of the certificate's problem",
+        || async {
+            let Some(board) = app.json_opt("/api/v1/problems?cluster=zrh-prod").await else {
+                return false;
+            };
+            board["items"].as_array().unwrap().iter().any(|p| {
+                p["root"]["rule"] == "gateway.http01-route-unreachable"
+                    && p["root"]["kind"] == "Challenge"
+                    && p["root"]["severity"] == "critical"
+                    && p["root"]["message"].as_str().is_some_and(|m| {
+                        m.contains("attaches to shop/web: Gateway shop/web has no HTTP listener")
+                    })
+            })
+        },
+    )
+    .await;
+    // The Gateway's port-80 listener: the route is served, the certificate issued.
+    let c = &app.fleet.clusters[0].cluster;
+    c.merge_patch(
+        &c.resolve("gateway.networking.k8s.io", "gateways").unwrap(),
+        Some("shop"),
+        "web",
+        &json!({"spec": {"listeners": [
+            {"name": "http", "port": 80, "protocol": "HTTP"},
+            {"name": "https", "hostname": "shop.example.com", "port": 443, "protocol": "HTTPS",
+             "tls": {"mode": "Terminate", "certificateRefs": [{"name": "shop-tls"}]}}]}}),
+        &kubesim::WriteOpts::system(),
+    )
+    .unwrap();
+    within(60, "issued, and nothing unreachable", || async {
+        let findings = app.json("/api/v1/findings?cluster=zrh-prod").await;
+        let certs = app
+            .json("/api/v1/certificates?cluster=zrh-prod&namespace=shop")
+            .await;
+        of_rule(&findings, "gateway.http01-route-unreachable").is_empty()
+            && certs["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["name"] == "shop-tls" && c["ready"]["status"] == "True")
+    })
+    .await;
+    app.stop().await;
+}

@@ -41,6 +41,7 @@ pub struct ClusterData {
     pub issuers: Views<IssuerView>,
     pub cluster_issuers: Views<IssuerView>,
     pub gateways: Views<GatewayView>,
+    pub routes: Views<super::route::HttpRouteView>,
     /// Espejote's ManagedResources: the policies that may set the edit-in-place annotation
     /// (kept whole in every namespace's part: a policy in one namespace covers Ingresses in
     /// others).
@@ -90,6 +91,7 @@ impl ClusterData {
         of(&self.challenges, &mut out);
         of(&self.issuers, &mut out);
         of(&self.gateways, &mut out);
+        of(&self.routes, &mut out);
         of(&self.events, &mut out);
         out
     }
@@ -128,6 +130,7 @@ impl ClusterData {
             issuers: part(&self.issuers, namespaces),
             cluster_issuers: self.cluster_issuers.clone(),
             gateways: part(&self.gateways, namespaces),
+            routes: part(&self.routes, namespaces),
             policies: self.policies.clone(),
             cluster_policies: self.cluster_policies.clone(),
             kyverno_policies: self.kyverno_policies.clone(),

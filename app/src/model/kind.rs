@@ -29,6 +29,8 @@ pub enum Kind {
     ConfigMap,
     Event,
     Gateway,
+    /// Gateway API HTTPRoutes.
+    HTTPRoute,
     Ingress,
     IngressClass,
     Issuer,
@@ -58,6 +60,7 @@ impl Kind {
             Kind::ConfigMap => "ConfigMap",
             Kind::Event => "Event",
             Kind::Gateway => "Gateway",
+            Kind::HTTPRoute => "HTTPRoute",
             Kind::Ingress => "Ingress",
             Kind::IngressClass => "IngressClass",
             Kind::Issuer => "Issuer",

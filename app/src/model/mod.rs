@@ -23,6 +23,7 @@ pub mod probe;
 pub mod read;
 pub mod reasons;
 pub mod refs;
+pub mod route;
 pub mod rule;
 pub mod rules;
 pub mod scope;

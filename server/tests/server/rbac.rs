@@ -656,7 +656,7 @@ async fn check_access_lists_every_right_and_what_is_missing() {
         .await;
     let (ok, out) = check_access(&app, false);
     assert!(ok, "{out}");
-    assert!(out.contains("0 of 39 rights missing"), "{out}");
+    assert!(out.contains("0 of 41 rights missing"), "{out}");
     assert!(
         out.contains("ok      update certificates.cert-manager.io/status"),
         "{out}"
@@ -668,7 +668,7 @@ async fn check_access_lists_every_right_and_what_is_missing() {
     // When the clusters decide who sees what, asking them is a right too: the base lacks it.
     let asks = "[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\naccess_source = \"kubernetes\"\n";
     let (ok, out) = check_access_with(&app, false, asks);
-    assert!(!ok && out.contains("2 of 41 rights missing"), "{out}");
+    assert!(!ok && out.contains("2 of 43 rights missing"), "{out}");
     assert!(
         out.contains("MISSING create subjectaccessreviews.authorization.k8s.io"),
         "{out}"
@@ -678,7 +678,7 @@ async fn check_access_lists_every_right_and_what_is_missing() {
     let impersonates =
         "[actions]\nimpersonate = true\n[auth]\nmode = \"proxy\"\ntrusted_proxies = [\"127.0.0.1/32\"]\n";
     let (ok, out) = check_access_with(&app, false, impersonates);
-    assert!(!ok && out.contains("2 of 34 rights missing"), "{out}");
+    assert!(!ok && out.contains("2 of 36 rights missing"), "{out}");
     assert!(out.contains("MISSING impersonate users"), "{out}");
     assert!(!out.contains("delete certificaterequests"), "{out}");
     app.stop().await;
@@ -686,13 +686,13 @@ async fn check_access_lists_every_right_and_what_is_missing() {
         .with_service_account_of(render("overlays/impersonation"))
         .await;
     let (ok, out) = check_access_with(&app, false, impersonates);
-    assert!(ok && out.contains("0 of 34 rights missing"), "{out}");
+    assert!(ok && out.contains("0 of 36 rights missing"), "{out}");
     app.stop().await;
     let app = app_with(&["zrh-prod"])
         .with_service_account_of(render("overlays/cluster-access"))
         .await;
     let (ok, out) = check_access_with(&app, false, asks);
-    assert!(ok && out.contains("0 of 41 rights missing"), "{out}");
+    assert!(ok && out.contains("0 of 43 rights missing"), "{out}");
     app.stop().await;
 
     // Without the actions' roles: what the actions need is missing, the reads are there;
@@ -702,7 +702,7 @@ async fn check_access_lists_every_right_and_what_is_missing() {
         .await;
     let (ok, out) = check_access(&app, false);
     assert!(!ok, "{out}");
-    assert!(out.contains("7 of 39 rights missing"), "{out}");
+    assert!(out.contains("7 of 41 rights missing"), "{out}");
     assert!(
         out.contains("MISSING delete certificaterequests.cert-manager.io"),
         "{out}"
@@ -712,7 +712,7 @@ async fn check_access_lists_every_right_and_what_is_missing() {
         "{out}"
     );
     let (ok, out) = check_access(&app, true);
-    assert!(ok && out.contains("0 of 32 rights missing"), "{out}");
+    assert!(ok && out.contains("0 of 34 rights missing"), "{out}");
     app.stop().await;
 }
 

@@ -141,6 +141,12 @@ fn template(kind: Kind) -> Value {
         Kind::Gateway => {
             json!({"spec": {"gatewayClassName": "cilium", "listeners": [{"name": "https", "hostname": "a.example.com", "protocol": "HTTPS", "port": 443}]}})
         }
+        Kind::HTTPRoute => {
+            json!({"spec": {"parentRefs": [{"name": "edge", "sectionName": "http", "port": 80}], "hostnames": ["a.example.com"],
+                            "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                                       "filters": [{"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 301}}]}]},
+                   "status": {"parents": [{"parentRef": {"name": "edge"}, "conditions": cond}]}})
+        }
         Kind::ManagedResource => {
             json!({"spec": {"serviceAccountRef": {"name": "tls"}, "applyOptions": {"fieldManager": "m", "force": true},
                             "context": [{"name": "ingresses", "resource": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "namespace": "",

@@ -35,6 +35,7 @@ pub(crate) const WATCHED: &[&dyn Watched] = &[
     &Of::<Orders>(PhantomData),
     &Of::<Challenges>(PhantomData),
     &Of::<Gateways>(PhantomData),
+    &Of::<HttpRoutes>(PhantomData),
     &Of::<ManagedResources>(PhantomData),
     &Of::<ClusterPolicies>(PhantomData),
     &Of::<KyvernoPolicies>(PhantomData),
@@ -465,5 +466,31 @@ impl Projection for Gateways {
 
     fn views_mut(data: &mut ClusterData) -> &mut Views<GatewayView> {
         &mut data.gateways
+    }
+}
+
+/// Gateway API HTTPRoutes.
+pub(crate) struct HttpRoutes;
+
+impl Projection for HttpRoutes {
+    const KIND: Kind = Kind::HTTPRoute;
+    const API: Source = Source::custom("gateway.networking.k8s.io", "httproutes");
+    type View = lookout_app::model::route::HttpRouteView;
+
+    fn project(
+        _cluster: &str,
+        meta: &ObjectMeta,
+        data: &Value,
+        strings: &mut Interner,
+    ) -> Option<Self::View> {
+        Self::View::project(meta, data, strings)
+    }
+
+    fn views(data: &ClusterData) -> &Views<Self::View> {
+        &data.routes
+    }
+
+    fn views_mut(data: &mut ClusterData) -> &mut Views<Self::View> {
+        &mut data.routes
     }
 }

@@ -54,6 +54,7 @@ pub enum Rule {
     GatewayReferenceNotPermitted,
     GatewayHostnameNotCovered,
     GatewayHttp01RouteUnreachable,
+    GatewayAcmePathRedirected,
     TailscaleCertBudget,
     ProbeWrongCertificate,
     ProbeExpired,
@@ -130,7 +131,7 @@ impl Rule {
     }
 
     /// Every rule, in the order of the docs.
-    pub const ALL: [Rule; 48] = [
+    pub const ALL: [Rule; 49] = [
         Rule::ClusterUnreachable,
         Rule::ClusterCertManagerMissing,
         Rule::ClusterIpv6ProxyProtocol,
@@ -170,6 +171,7 @@ impl Rule {
         Rule::GatewayReferenceNotPermitted,
         Rule::GatewayHostnameNotCovered,
         Rule::GatewayHttp01RouteUnreachable,
+        Rule::GatewayAcmePathRedirected,
         Rule::TailscaleCertBudget,
         Rule::ProbeWrongCertificate,
         Rule::ProbeExpired,

@@ -426,6 +426,16 @@ pub(super) fn info(rule: Rule) -> RuleInfo {
             Always,
             GATEWAY_HTTP01,
         ),
+        Rule::GatewayAcmePathRedirected => row(
+            "gateway.acme-path-redirected",
+            "Challenge path redirected by a Gateway route",
+            "The Gateway's port-80 route redirects the ACME challenge path, and the certificate's solver is not a route on that Gateway",
+            Cause(3),
+            RenewalWillFail,
+            None,
+            WhenCritical,
+            GATEWAY_HTTP01,
+        ),
         Rule::TailscaleCertBudget => row(
             "tailscale.cert-budget",
             "Tailnet certificate limit running out",

@@ -30,6 +30,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         http01_route(ctx, ch);
     }
     for gw in data.gateways.values() {
+        acme_path_redirected(ctx, gw);
         for l in &gw.listeners {
             hostname_covered(ctx, gw, l);
             let refs = condition(&l.conditions, "ResolvedRefs");
@@ -325,4 +326,183 @@ fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
         &format!("Give the Gateway the host's DNS points at a listener with protocol HTTP, port 80, hostname {host} (or none) whose allowedRoutes admits namespace {} — the solver's route attaches to it as soon as it exists. Or point the solver elsewhere: the issuer's gatewayHTTPRoute.parentRefs, or (for a Certificate of a Gateway) cert-manager.io annotations on that Gateway; a pending Challenge keeps the parentRefs it was made with, so restart the issuance after changing them.", ch.namespace),
         ch.created,
     );
+}
+
+/// A path of the ACME challenge, as Let's Encrypt asks for any token.
+const ACME_PATH: &str = "/.well-known/acme-challenge/lookout-any-token";
+
+/// The rule of the routes attached to listener `l` of `gw` that answers
+/// `http://{host}{ACME_PATH}`, by the Gateway API's precedence (`apis/v1/httproute_types.go`:
+/// across routes the most specific matching hostname, then an `Exact` path over the longest
+/// `PathPrefix`; ties to the oldest route, then by namespace and name). cert-manager's solver
+/// routes are left out: they answer one token each. A route its controller refused is left
+/// out; a listener admitting namespaces by selector is taken to admit the route.
+fn answering_rule<'d>(
+    ctx: &Ctx<'d>,
+    gw: &GatewayView,
+    l: &HttpListener,
+    host: &str,
+) -> Option<(
+    &'d crate::model::route::HttpRouteView,
+    &'d crate::model::route::RouteRule,
+)> {
+    let mut best: Option<(
+        ((u8, usize), (u8, usize)),
+        &crate::model::route::HttpRouteView,
+        &crate::model::route::RouteRule,
+    )> = None;
+    for r in ctx.idx.data.routes.values().filter(|r| !r.solver) {
+        let attached = r.parents.iter().any(|p| {
+            &*p.kind == "Gateway"
+                && *p.namespace == *gw.namespace
+                && *p.name == *gw.name
+                && p.section.as_deref().is_none_or(|s| s == l.name)
+                && p.port.is_none_or(|port| port == l.port)
+        });
+        let admitted = match l.from {
+            RoutesFrom::Same => *r.namespace == *gw.namespace,
+            RoutesFrom::All | RoutesFrom::Selector => true,
+        };
+        if !attached
+            || !admitted
+            || !r.answers(host)
+            || r.accepted_by(&gw.namespace, &gw.name) == Some(false)
+        {
+            continue;
+        }
+        let host_rank = if r.hostnames.iter().any(|h| **h == *host) {
+            (2, host.len())
+        } else if r.hostnames.is_empty() {
+            (0, 0)
+        } else {
+            let longest = r
+                .hostnames
+                .iter()
+                .filter(|h| h.starts_with('*') && host.ends_with(&h[1..]))
+                .map(|h| h.len())
+                .max()
+                .unwrap_or(0);
+            (1, longest)
+        };
+        for rule in r.rules.iter().filter(|rule| rule.matches(ACME_PATH)) {
+            let path_rank = if rule.paths.is_empty() {
+                (1, 1)
+            } else {
+                rule.paths
+                    .iter()
+                    .filter(|m| m.matches(ACME_PATH))
+                    .map(|m| {
+                        if &*m.kind == "Exact" {
+                            (2, m.value.len())
+                        } else {
+                            (1, m.value.len())
+                        }
+                    })
+                    .max()
+                    .unwrap_or((0, 0))
+            };
+            let rank = (host_rank, path_rank);
+            let better = match &best {
+                None => true,
+                Some((b, br, _)) => {
+                    rank > *b
+                        || (rank == *b
+                            && (r.created, &r.namespace, &r.name)
+                                < (br.created, &br.namespace, &br.name))
+                }
+            };
+            if better {
+                best = Some((rank, r, rule));
+            }
+        }
+    }
+    best.map(|(_, r, rule)| (r, rule))
+}
+
+/// `gateway.acme-path-redirected`: a host a Gateway serves over TLS whose port-80 listener
+/// answers the ACME challenge path with a route's redirect, while the host's Certificate is
+/// validated over HTTP-01 by a solver that puts no route on this Gateway — an Ingress solver
+/// (its Ingress is not behind the Gateway the host's DNS points at). Let's Encrypt follows
+/// the redirect to the HTTPS listener, which has no route to the solver. A solver route on
+/// the Gateway itself (gateway-shim's Certificates point theirs at it) wins over the redirect
+/// by its exact path, so those are not judged; neither is an issuer with a solver selecting
+/// by labels (Certificates' labels are not kept).
+fn acme_path_redirected(ctx: &mut Ctx<'_>, gw: &GatewayView) {
+    let mut judged: Vec<(Text, Text)> = Vec::new();
+    for tls in &gw.listeners {
+        let Some(host) = tls
+            .hostname
+            .as_deref()
+            .filter(|h| !h.is_empty() && !h.starts_with('*'))
+        else {
+            continue;
+        };
+        let Some((l, (route, rule))) = gw
+            .http_listeners
+            .iter()
+            .filter(|l| l.port == 80 && l.serves(host))
+            .find_map(|l| answering_rule(ctx, gw, l, host).map(|a| (l, a)))
+        else {
+            continue;
+        };
+        let Some(redirect) = &rule.redirect else {
+            continue;
+        };
+        let certificates: Vec<_> = tls
+            .certificate_refs
+            .iter()
+            .flat_map(|r| {
+                ctx.idx
+                    .certificates_writing(&r.namespace, &r.name)
+                    .iter()
+                    .copied()
+            })
+            .filter(|c| c.covers(host))
+            .collect();
+        for c in certificates {
+            if judged.contains(&(c.namespace.clone(), c.name.clone())) {
+                continue;
+            }
+            let Some(issuer) = c
+                .issuer
+                .as_ref()
+                .and_then(|i| ctx.idx.issuer(&c.namespace, i))
+            else {
+                continue;
+            };
+            if issuer.solvers.iter().any(|s| !s.match_labels.is_empty()) {
+                continue;
+            }
+            let Some(solver) = crate::model::solvers::pick(&issuer.solvers, host, &[]) else {
+                continue;
+            };
+            if solver.kind != crate::model::solvers::SolverKind::Http01Ingress {
+                continue;
+            }
+            judged.push((c.namespace.clone(), c.name.clone()));
+            let severity = if c.is_ready() {
+                Severity::Warning
+            } else {
+                Severity::Critical
+            };
+            let scheme = redirect.scheme.as_deref().unwrap_or("the same scheme");
+            let status = redirect.status.map(|s| format!(" {s}")).unwrap_or_default();
+            ctx.push(
+                Rule::GatewayAcmePathRedirected,
+                severity,
+                About {
+                    namespace: &c.namespace,
+                    kind: Subject::Object(Kind::Certificate),
+                    name: &c.name,
+                },
+                format!("HTTP-01 for {host} is redirected by HTTPRoute {} on Gateway {}", route.name, gw.name),
+                format!(
+                    "Certificate {} is validated over HTTP-01 by an Ingress solver of {} {}. Let's Encrypt asks http://{host}/.well-known/acme-challenge/… at {host}'s Gateway {}/{}, whose listener {} (port 80) answers with the redirect{status} to {scheme} of HTTPRoute {}/{}; the solver's Ingress is not behind that Gateway, so the challenge ends on the HTTPS listener with no route to the solver.",
+                    c.name, issuer.kind, issuer.name, gw.namespace, gw.name, l.name, route.namespace, route.name
+                ),
+                &format!("Let the Gateway solve it: annotate Gateway {}/{} with cert-manager.io/cluster-issuer (or cert-manager.io/issuer) naming an issuer whose solver is http01.gatewayHTTPRoute — cert-manager's gateway-shim then issues for its listeners and attaches the solver's route to this Gateway, where its exact path takes precedence over the redirect (keep the redirect: it is then harmless). A route on the Gateway cannot reach an Ingress solver's pod, whose Service changes with each challenge.", gw.namespace, gw.name),
+                None,
+            );
+        }
+    }
 }

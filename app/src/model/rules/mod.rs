@@ -146,7 +146,8 @@ pub fn across_namespaces(f: &Finding) -> bool {
         | Rule::GatewayListenerNotReady
         | Rule::GatewayReferenceNotPermitted
         | Rule::GatewayHostnameNotCovered
-        | Rule::GatewayHttp01RouteUnreachable => true,
+        | Rule::GatewayHttp01RouteUnreachable
+        | Rule::GatewayAcmePathRedirected => true,
         // A ClusterIssuer's, with its users in every namespace.
         Rule::IssuerNotReady => f.namespace.is_empty(),
         _ => false,

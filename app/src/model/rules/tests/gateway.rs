@@ -501,3 +501,164 @@ fn a_solver_route_a_port_80_listener_admits_or_another_solver_is_not_judged() {
     Arc::make_mut(ch).gateway_parents = None;
     assert!(unreachable(&w).is_empty());
 }
+
+use crate::model::route::{HttpRouteView, PathMatch, Redirect, RouteRule};
+
+/// A route `name` in `acme` attached to Gateway `acme/gw` (listener `section`), answering
+/// `hostnames`, with one rule: `paths` (empty: every path), redirecting to https or not.
+fn route(
+    name: &str,
+    section: Option<&str>,
+    hostnames: &[&str],
+    paths: &[(&str, &str)],
+    redirect: bool,
+) -> HttpRouteView {
+    HttpRouteView {
+        namespace: "acme".into(),
+        name: name.into(),
+        parents: vec![parent("acme", "gw", section)],
+        hostnames: hostnames.iter().map(|h| (*h).into()).collect(),
+        rules: vec![RouteRule {
+            paths: paths
+                .iter()
+                .map(|(k, v)| PathMatch {
+                    kind: (*k).into(),
+                    value: (*v).into(),
+                })
+                .collect(),
+            redirect: redirect.then(|| Redirect {
+                scheme: Some("https".into()),
+                status: Some(301),
+            }),
+        }],
+        status: Vec::new(),
+        solver: false,
+        created: ago(Duration::days(1)),
+    }
+}
+
+/// Gateway `acme/gw` serving shop.example.com over TLS with the ready Certificate of Ingress
+/// `shop` (issued by an Ingress solver), a port-80 listener, and `routes`.
+fn redirected(routes: Vec<HttpRouteView>, owner: (&str, &str)) -> World {
+    let issuer = crate::model::rules::fixtures::cluster_issuer(
+        "letsencrypt-prod",
+        crate::model::issuer::LE_PRODUCTION,
+        true,
+    );
+    let mut w = with_gateway(
+        World::new()
+            .issuer(issuer)
+            .certificate(shop_certificate(&["shop.example.com"], owner)),
+        Some(("True", "ResolvedRefs", "")),
+    );
+    let gw = w.data.gateways.values_mut().next().unwrap();
+    Arc::make_mut(gw).http_listeners = vec![http("http", 80, None, RoutesFrom::Same)];
+    for r in routes {
+        w.data
+            .routes
+            .insert(crate::model::data::key(&r.namespace, &r.name), Arc::new(r));
+    }
+    w
+}
+
+#[test]
+fn a_port_80_redirect_in_front_of_an_ingress_solver_is_the_cause() {
+    let w = redirected(
+        vec![route("to-https", Some("http"), &[], &[], true)],
+        ("Ingress", "shop"),
+    );
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::GatewayAcmePathRedirected)
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = &found[0];
+    assert_eq!(
+        (f.kind.to_string().as_str(), &*f.name),
+        ("Certificate", "shop-tls")
+    );
+    assert_eq!(
+        f.severity,
+        Severity::Warning,
+        "the old certificate still serves"
+    );
+    assert!(
+        f.title.contains(
+            "HTTP-01 for shop.example.com is redirected by HTTPRoute to-https on Gateway gw"
+        ),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.message
+            .contains("answers with the redirect 301 to https of HTTPRoute acme/to-https"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.remediation
+            .contains("annotate Gateway acme/gw with cert-manager.io/cluster-issuer"),
+        "{}",
+        f.remediation
+    );
+}
+
+#[test]
+fn a_route_that_wins_over_the_redirect_or_a_gateway_solver_is_not_judged() {
+    let redirect = || route("to-https", Some("http"), &[], &[("PathPrefix", "/")], true);
+    for (extra, why) in [
+        // A longer prefix for the challenge path, to an application.
+        (
+            Some(route(
+                "acme",
+                Some("http"),
+                &[],
+                &[("PathPrefix", "/.well-known/acme-challenge")],
+                false,
+            )),
+            "a longer prefix",
+        ),
+        // An exact hostname beats the redirect's catch-all, whatever its path.
+        (
+            Some(route(
+                "shop",
+                None,
+                &["shop.example.com"],
+                &[("PathPrefix", "/")],
+                false,
+            )),
+            "an exact hostname",
+        ),
+    ] {
+        let w = redirected(vec![redirect(), extra.unwrap()], ("Ingress", "shop"));
+        assert!(w.fired(Rule::GatewayAcmePathRedirected).is_empty(), "{why}");
+    }
+    // The redirect on the HTTPS listener only, or refused by the controller: port 80 is plain.
+    let w = redirected(
+        vec![route("to-https", Some("https"), &[], &[], true)],
+        ("Ingress", "shop"),
+    );
+    assert!(w.fired(Rule::GatewayAcmePathRedirected).is_empty());
+    let mut refused = redirect();
+    refused.status = vec![(
+        parent("acme", "gw", Some("http")),
+        vec![cond(
+            "Accepted",
+            "False",
+            "NotAllowedByListeners",
+            "no",
+            ago(Duration::hours(1)),
+        )],
+    )];
+    let w = redirected(vec![refused], ("Ingress", "shop"));
+    assert!(w.fired(Rule::GatewayAcmePathRedirected).is_empty());
+    // gateway-shim's Certificate of this Gateway: its solver route attaches here and wins.
+    let mut w = redirected(vec![redirect()], ("Gateway", "gw"));
+    let issuer = w.data.cluster_issuers.values_mut().next().unwrap();
+    Arc::make_mut(issuer).solvers = crate::model::solvers::project(
+        &serde_json::json!({"spec": {"acme": {"solvers": [{"http01": {"gatewayHTTPRoute": {}}}]}}}),
+        &mut crate::model::interner::Interner::default(),
+    );
+    assert!(w.fired(Rule::GatewayAcmePathRedirected).is_empty());
+}

@@ -461,3 +461,88 @@ async fn a_gateway_solver_route_without_a_port_80_listener_is_the_root_until_one
     .await;
     app.stop().await;
 }
+
+/// A Gateway's port-80 redirect in front of a host whose Certificate an Ingress solver
+/// validates: the Certificate's cause, told from the routes as kubesim serves them, and gone
+/// with the redirect.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_port_80_redirect_in_front_of_an_ingress_solver_is_the_certificates_cause() {
+    let app = app_with(&["zrh-prod"]).await;
+    app.wait_ready().await;
+    ready_cluster_issuer(&app, "letsencrypt-prod");
+    create(
+        &app,
+        0,
+        "cert-manager.io",
+        "certificates",
+        Some("default"),
+        json!({"metadata": {"name": "shop-tls"},
+               "spec": {"secretName": "shop-tls", "dnsNames": ["shop.example.com"],
+                        "issuerRef": {"kind": "ClusterIssuer", "name": "letsencrypt-prod"}}}),
+    );
+    patch_status(
+        &app,
+        "cert-manager.io",
+        "certificates",
+        "shop-tls",
+        json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Ready",
+                               "message": "Certificate is up to date and has not expired"}]}),
+    );
+    create(
+        &app,
+        0,
+        "gateway.networking.k8s.io",
+        "gateways",
+        Some("default"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "web"},
+               "spec": {"gatewayClassName": "cilium", "listeners": [
+                   {"name": "http", "port": 80, "protocol": "HTTP"},
+                   {"name": "https", "hostname": "shop.example.com", "port": 443, "protocol": "HTTPS",
+                    "tls": {"certificateRefs": [{"name": "shop-tls"}]}}]}}),
+    );
+    create(
+        &app,
+        0,
+        "gateway.networking.k8s.io",
+        "httproutes",
+        Some("default"),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+               "metadata": {"name": "to-https"},
+               "spec": {"parentRefs": [{"name": "web", "sectionName": "http"}],
+                        "rules": [{"filters": [{"type": "RequestRedirect",
+                                                "requestRedirect": {"scheme": "https", "statusCode": 301}}]}]}}),
+    );
+    app.eventually("the redirect is the Certificate's cause", || async {
+        let findings = app.json("/api/v1/findings?cluster=zrh-prod").await;
+        of_rule(&findings, "gateway.acme-path-redirected")
+            .first()
+            .is_some_and(|f| {
+                f["kind"] == "Certificate"
+                    && f["name"] == "shop-tls"
+                    && f["severity"] == "warning"
+                    && f["message"].as_str().is_some_and(|m| {
+                        m.contains("redirect 301 to https of HTTPRoute default/to-https")
+                    })
+            })
+    })
+    .await;
+    let c = &app.fleet.clusters[0].cluster;
+    c.delete(
+        &c.resolve("gateway.networking.k8s.io", "httproutes")
+            .unwrap(),
+        Some("default"),
+        "to-https",
+        false,
+    )
+    .unwrap();
+    app.eventually("without the redirect, nothing", || async {
+        of_rule(
+            &app.json("/api/v1/findings?cluster=zrh-prod").await,
+            "gateway.acme-path-redirected",
+        )
+        .is_empty()
+    })
+    .await;
+    app.stop().await;
+}

@@ -209,6 +209,55 @@ pub fn detail(shell: &Shell, d: GatewayDetail, problems: Vec<Problem>) -> String
         crate::model::links::encode(&d.name)
     );
     let findings_count = d.findings.len();
+    let http = (!d.http_listeners.is_empty()).then(|| {
+        let rows = d
+            .http_listeners
+            .iter()
+            .map(|l| {
+                let routes = if l.routes.is_empty() {
+                    view! { <span class="muted">"none you can see"</span> }.into_any()
+                } else {
+                    l.routes
+                        .iter()
+                        .map(|r| {
+                            let mut what = Vec::new();
+                            if r.solver {
+                                what.push("cert-manager's HTTP-01 solver".to_string());
+                            }
+                            if r.redirects {
+                                what.push("redirects".to_string());
+                            }
+                            what.push(match r.accepted {
+                                Some(true) => "accepted".to_string(),
+                                Some(false) => "refused by its controller".to_string(),
+                                None => "no status yet".to_string(),
+                            });
+                            let hosts = if r.hostnames.is_empty() { "every host".to_string() } else { r.hostnames.join(", ") };
+                            view! { <p data-testid="attached-route">{format!("{}/{} — {hosts} — {}", r.namespace, r.name, what.join(", "))}</p> }
+                        })
+                        .collect_view()
+                        .into_any()
+                };
+                view! {
+                    <tr data-testid="http-listener-row" data-name=l.name.to_string()>
+                        <th scope="row" data-label="Listener">{format!("{} · HTTP {}", l.name, l.port)}</th>
+                        <td data-label="Host">{l.hostname.as_deref().unwrap_or("every host").to_string()}</td>
+                        <td data-label="Admits routes from">{match l.admits { "All" => "every namespace", "Selector" => "namespaces its selector picks", _ => "its own namespace" }}</td>
+                        <td data-label="Routes attached">{routes}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <section aria-labelledby="http-h">
+                <h2 id="http-h">"Its plain-HTTP listeners (where HTTP-01 is answered)"</h2>
+                <table class="gateways" data-testid="http-listeners">
+                    <thead><tr><th scope="col">"Listener"</th><th scope="col">"Host"</th><th scope="col">"Admits routes from"</th><th scope="col">"Routes attached"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </section>
+        }
+    });
     document(
         &Shell {
             title: crate::pages::page_title(worst, &d.name, &d.namespace, &d.cluster),
@@ -227,6 +276,7 @@ pub fn detail(shell: &Shell, d: GatewayDetail, problems: Vec<Problem>) -> String
                     <tbody>{listeners}</tbody>
                 </table>
             </section>
+            {http}
             <h2>"Details"</h2>
             <dl class="facts">
                 <dt>"Cluster"</dt><dd>{d.cluster.to_string()}</dd>

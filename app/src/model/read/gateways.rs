@@ -198,6 +198,8 @@ pub struct GatewayDetail {
     /// The most severe finding about it; None: healthy.
     pub severity: Option<Severity>,
     pub listeners: Vec<ListenerDetail>,
+    /// Its plain-HTTP listeners (where HTTP-01 is answered) with the routes attached.
+    pub http_listeners: Vec<HttpListenerDetail>,
     /// The findings about it the reader may see.
     pub findings: Vec<Finding>,
     /// Its events, newest first.
@@ -218,6 +220,34 @@ pub struct ListenerDetail {
     pub conditions: Vec<crate::model::object::Condition>,
     /// The Certificates writing its Secrets that the reader may see.
     pub certificates: Vec<ListenerCertificate>,
+}
+
+/// A plain-HTTP listener on a Gateway's page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HttpListenerDetail {
+    pub name: Text,
+    /// None: every host.
+    pub hostname: Option<Text>,
+    pub port: u16,
+    /// `allowedRoutes.namespaces.from`: `Same`, `All` or `Selector`.
+    pub admits: &'static str,
+    /// The HTTPRoutes attached to it that the reader may see.
+    pub routes: Vec<AttachedRoute>,
+}
+
+/// An HTTPRoute attached to a listener.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttachedRoute {
+    pub namespace: Text,
+    pub name: Text,
+    /// Its hostnames; empty: every host of the listener.
+    pub hostnames: Vec<Text>,
+    /// One of its rules redirects (`RequestRedirect`).
+    pub redirects: bool,
+    /// cert-manager's HTTP-01 solver route.
+    pub solver: bool,
+    /// What the Gateway's controller said: accepted, refused, or None (not yet).
+    pub accepted: Option<bool>,
 }
 
 /// A Certificate writing a listener's Secret.
@@ -286,7 +316,45 @@ pub fn gateway_detail(
                 .collect(),
         })
         .collect();
+    let http_listeners = gw
+        .http_listeners
+        .iter()
+        .map(|l| HttpListenerDetail {
+            name: Text::from(l.name.as_str()),
+            hostname: l.hostname.as_deref().map(Text::from),
+            port: l.port,
+            admits: match l.from {
+                crate::model::infra::RoutesFrom::Same => "Same",
+                crate::model::infra::RoutesFrom::All => "All",
+                crate::model::infra::RoutesFrom::Selector => "Selector",
+            },
+            routes: idx
+                .data
+                .routes
+                .values()
+                .filter(|r| visible.namespace(&r.namespace))
+                .filter(|r| {
+                    r.parents.iter().any(|p| {
+                        &*p.kind == "Gateway"
+                            && *p.namespace == *gw.namespace
+                            && *p.name == *gw.name
+                            && p.section.as_deref().is_none_or(|s| s == l.name)
+                            && p.port.is_none_or(|port| port == l.port)
+                    })
+                })
+                .map(|r| AttachedRoute {
+                    namespace: r.namespace.clone(),
+                    name: r.name.clone(),
+                    hostnames: r.hostnames.clone(),
+                    redirects: r.rules.iter().any(|rule| rule.redirect.is_some()),
+                    solver: r.solver,
+                    accepted: r.accepted_by(&gw.namespace, &gw.name),
+                })
+                .collect(),
+        })
+        .collect();
     Some(GatewayDetail {
+        http_listeners,
         cluster: Text::from(cluster),
         namespace: Text::from(gw.namespace.as_str()),
         name: Text::from(gw.name.as_str()),

@@ -21,6 +21,7 @@ use crate::model::finding::{Severity, Subject};
 use crate::model::infra::{GatewayView, HttpListener, ListenerView, RoutesFrom, SecretRef};
 use crate::model::kind::Kind;
 use crate::model::object::{condition, Condition};
+use crate::model::route::{HttpRouteView, RouteRule};
 use crate::model::rule::Rule;
 use crate::model::text::Text;
 
@@ -328,6 +329,10 @@ fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
     );
 }
 
+/// How specific a route's match is: its hostname's (exact 2, wildcard 1, none 0, with the
+/// length), then its path's (exact 2, prefix 1, with the length).
+type Precedence = ((u8, usize), (u8, usize));
+
 /// A path of the ACME challenge, as Let's Encrypt asks for any token.
 const ACME_PATH: &str = "/.well-known/acme-challenge/lookout-any-token";
 
@@ -346,11 +351,7 @@ fn answering_rule<'d>(
     &'d crate::model::route::HttpRouteView,
     &'d crate::model::route::RouteRule,
 )> {
-    let mut best: Option<(
-        ((u8, usize), (u8, usize)),
-        &crate::model::route::HttpRouteView,
-        &crate::model::route::RouteRule,
-    )> = None;
+    let mut best: Option<(Precedence, &HttpRouteView, &RouteRule)> = None;
     for r in ctx.idx.data.routes.values().filter(|r| !r.solver) {
         let attached = r.parents.iter().any(|p| {
             &*p.kind == "Gateway"

@@ -146,6 +146,34 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
                 }
             }
         }
+        Rule::GatewayHttp01RouteUnreachable => {
+            out.push(
+                "# where the solver's route attaches, and what each Gateway said of it:".into(),
+            );
+            out.push(format!(
+                "kubectl -n {ns} get challenge {name} -o jsonpath='{{.spec.solver.http01.gatewayHTTPRoute.parentRefs}}'"
+            ));
+            out.push(format!(
+                "kubectl -n {ns} get httproute -l acme.cert-manager.io/http01-solver=true -o yaml"
+            ));
+            for host in p.hosts.iter().take(1) {
+                out.push("# what Let's Encrypt gets on port 80:".into());
+                out.push(format!(
+                    "curl -si http://{}/.well-known/acme-challenge/lookout-check | head -n 5",
+                    word(host)
+                ));
+            }
+        }
+        Rule::GatewayAcmePathRedirected => {
+            out.push("# what Let's Encrypt gets on port 80:".into());
+            for host in p.hosts.iter().take(3) {
+                out.push(format!(
+                    "curl -si http://{}/.well-known/acme-challenge/lookout-check | head -n 5",
+                    word(host)
+                ));
+            }
+            out.push(format!("kubectl -n {ns} describe certificate {name}"));
+        }
         _ if root.kind == crate::model::Subject::Cluster => {}
         _ => {
             let kind = root.kind.name().to_ascii_lowercase();
@@ -421,6 +449,57 @@ mod tests {
         assert_eq!(
             commands(p, &[backoff]).last().map(String::as_str),
             Some("cmctl renew -n acme shop-tls")
+        );
+    }
+
+    #[test]
+    fn a_gateway_solver_route_nothing_serves_is_looked_at_where_it_attaches() {
+        use crate::model::certificate::{CertificateView, ParentRef};
+        use crate::model::ingress::IngressView;
+        use crate::model::rules::fixtures::{attempt, World};
+        let ing = IngressView::test("shop")
+            .in_ns("acme")
+            .with_issuer("letsencrypt-prod")
+            .tls("shop.example.com");
+        let cert =
+            CertificateView::of(&ing).not_ready("DoesNotExist", chrono::Duration::minutes(10));
+        let (r, o, ch) = attempt(
+            &cert,
+            "pending",
+            None,
+            Some(("pending", "", chrono::Duration::minutes(5))),
+        );
+        let mut ch = ch.unwrap();
+        ch.gateway_parents = Some(
+            vec![ParentRef {
+                kind: "Gateway".into(),
+                namespace: "acme".into(),
+                name: "missing".into(),
+                section: None,
+                port: None,
+            }]
+            .into_boxed_slice(),
+        );
+        let w = World::new().certificate(cert).attempt((r, o, Some(ch)));
+        let findings = std::sync::Arc::new(w.findings());
+        let problems = crate::model::read::problems::cluster_problems(
+            &w.facts,
+            &w.data,
+            &findings,
+            crate::model::rules::fixtures::now(),
+        );
+        let p = problems
+            .iter()
+            .find(|p| p.cause == Rule::GatewayHttp01RouteUnreachable)
+            .expect("the unreachable route is a problem's cause");
+        let lines = commands(p, &[]);
+        assert!(
+            lines.contains(&"kubectl -n acme get challenge shop-tls-2-123-456 -o jsonpath='{.spec.solver.http01.gatewayHTTPRoute.parentRefs}'".to_string()),
+            "{lines:#?}"
+        );
+        assert!(
+            lines.contains(&"curl -si http://shop.example.com/.well-known/acme-challenge/lookout-check | head -n 5".to_string()),
+            "{lines:#?}"
         );
     }
 

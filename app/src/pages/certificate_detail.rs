@@ -131,6 +131,22 @@ pub fn page(
         );
         view! { <a href=href>{name}</a> }
     });
+    // Whose Certificate it is: its Ingress, or the Gateway cert-manager's gateway-shim made it
+    // for (with a link to that Gateway's page).
+    let gateway = c
+        .owner
+        .as_ref()
+        .filter(|o| &*o.kind == "Gateway")
+        .map(|o| o.name.to_string());
+    let owner_row = match (ingress, gateway) {
+        (Some(link), _) => view! { <dt>"Ingress"</dt><dd>{link}</dd> }.into_any(),
+        (None, Some(gw)) => {
+            let href = crate::model::links::object_path("Gateway", &c.cluster, &c.namespace, &gw)
+                .unwrap_or_default();
+            view! { <dt>"Gateway"</dt><dd><a href=href>{gw}</a></dd> }.into_any()
+        }
+        (None, None) => view! { <dt>"Ingress"</dt><dd>"none — no shim made it"</dd> }.into_any(),
+    };
     let condition = |cond: Option<&crate::model::object::Condition>| {
         cond.map(|r| {
             format!(
@@ -282,7 +298,7 @@ pub fn page(
             <dl class="facts">
                 <dt>"Cluster"</dt><dd>{c.cluster.clone()}</dd>
                 <dt>"Namespace"</dt><dd>{c.namespace.clone()}</dd>
-                <dt>"Ingress"</dt><dd>{ingress}</dd>
+                {owner_row}
                 <dt>"Secret"</dt><dd>{c.secret_name.clone().unwrap_or_default()}</dd>
                 <dt>"DNS names"</dt><dd>{c.dns_names.join(", ")}</dd>
                 <dt>"Issuer"</dt><dd>{issuer}</dd>

@@ -79,12 +79,20 @@ impl Actions {
         };
         let p = p.clone();
         // Told as the caller may see it: the same problem in their own list, with its root
-        // when that is theirs to see.
+        // when that is theirs to see. The same root is the same rule about the same object:
+        // its words may have moved on between the two reads (a retry time, a newer revision
+        // of the cluster), which does not make it another's.
+        let same_root = |told: &lookout_app::model::Finding| {
+            told.rule == p.root.rule
+                && told.kind == p.root.kind
+                && told.namespace == p.root.namespace
+                && told.name == p.root.name
+        };
         let visible = lookout_app::ports::FleetReader::problems(&*self.registry, &caller.view, &q)
             .page
             .items
             .iter()
-            .any(|told| told.id == p.id && told.root == p.root);
+            .any(|told| told.id == p.id && same_root(&told.root));
         if !visible {
             // A cluster-scoped root (the issuer): its readiness is the tenant's business,
             // its details and who else depends on it are not.

@@ -5,7 +5,7 @@ import { test, expect, accessible } from '../harness/fixtures.js';
 const pages = [
   '/', '/findings', '/clusters', '/ingresses', '/ingresses/zrh-prod/acme-shop/shop', '/certificates',
   '/certificates/zrh-prod/acme-shop/shop-tls', '/issuers', '/issuers/zrh-prod/_/letsencrypt-bulk', '/challenges',
-  '/gateways', '/policies', '/policies/gva-prod/platform/edit-in-place', '/ingresses/gva-prod/umbrella-web/www',
+  '/gateways', '/gateways/gva-prod/hooli-gateway/edge', '/policies', '/policies/gva-prod/platform/edit-in-place', '/ingresses/gva-prod/umbrella-web/www',
   '/rate-limits', '/rate-limits/forecast', '/audit',
   '/search?q=shop', '/search', '/actions', '/no-such-page',
 ];

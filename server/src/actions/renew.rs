@@ -78,22 +78,26 @@ impl Actions {
             return None;
         };
         let p = p.clone();
-        // Told as the caller may see it: the same problem in their own list (by its id, which
-        // is its root's rule and object — its words may have moved on between the two reads),
-        // and its root theirs to see: in a namespace they read, or — a cluster-scoped object,
-        // whose findings may name any namespace's — only to whole-cluster readers.
-        let in_their_list =
-            lookout_app::ports::FleetReader::problems(&*self.registry, &caller.view, &q)
-                .page
-                .items
-                .iter()
-                .any(|told| told.id == p.id);
-        let root_theirs = if p.root.needs_whole_cluster() {
-            caller.view.sees_cluster_wide(&key.cluster)
-        } else {
-            caller.view.sees(&key.cluster, &p.root.namespace)
+        // Told as the caller may see it: the same problem in their own list, with its root
+        // when that is theirs to see. A root in a namespace is the same root when it is the
+        // same rule about the same object (its words may move on between the two reads: a
+        // retry time, a newer revision of the cluster); a cluster-scoped root (an issuer) is
+        // told to a reader of part of the cluster in other words, so it must read the same.
+        let same_root = |told: &lookout_app::model::Finding| {
+            if p.root.needs_whole_cluster() {
+                *told == *p.root
+            } else {
+                told.rule == p.root.rule
+                    && told.kind == p.root.kind
+                    && told.namespace == p.root.namespace
+                    && told.name == p.root.name
+            }
         };
-        let visible = in_their_list && root_theirs;
+        let visible = lookout_app::ports::FleetReader::problems(&*self.registry, &caller.view, &q)
+            .page
+            .items
+            .iter()
+            .any(|told| told.id == p.id && same_root(&told.root));
         if !visible {
             // A cluster-scoped root (the issuer): its readiness is the tenant's business,
             // its details and who else depends on it are not.

@@ -57,9 +57,13 @@ test('every page keeps its promises: buttons that work, links that answer, the f
     // (A folded secondary action, "Renew anyway", is not the main button.)
     const primary = page.locator('[data-testid="why"] form.action button, [data-testid="fix-here"] form.action button').filter({ visible: true }).first();
     if (await primary.count()) {
-      const box = await primary.boundingBox();
-      expect(box, `${path}: the main button is hidden`).not.toBeNull();
-      expect(box.y + box.height, `${path}: the main button is below the first screen`).toBeLessThanOrEqual(800);
+      // The live script may swap the section between finding the button and measuring it:
+      // measure again until the page holds still.
+      await expect(async () => {
+        const box = await primary.boundingBox({ timeout: 2_000 });
+        expect(box, `${path}: the main button is hidden`).not.toBeNull();
+        expect(box.y + box.height, `${path}: the main button is below the first screen`).toBeLessThanOrEqual(800);
+      }).toPass({ timeout: 10_000 });
     }
   }
   expect(previewed, 'the walk previewed actions').toBeGreaterThan(5);
@@ -71,8 +75,11 @@ test('every page keeps its promises: buttons that work, links that answer, the f
     await page.goto(path);
     const primary = page.locator('[data-testid="why"] form.action button, [data-testid="fix-here"] form.action button').filter({ visible: true }).first();
     if (!(await primary.count())) continue;
-    const box = await primary.boundingBox();
-    expect(box.y + box.height, `${path}: the main button is below a phone's first screen`).toBeLessThanOrEqual(844);
+    await expect(async () => {
+      const box = await primary.boundingBox({ timeout: 2_000 });
+      expect(box, `${path}: the main button is hidden on a phone`).not.toBeNull();
+      expect(box.y + box.height, `${path}: the main button is below a phone's first screen`).toBeLessThanOrEqual(844);
+    }).toPass({ timeout: 10_000 });
     onPhone += 1;
   }
   expect(onPhone, 'pages with a fix were checked on a phone').toBeGreaterThan(2);

@@ -243,13 +243,24 @@ fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
         if &*p.kind != "Gateway" {
             return; // A ListenerSet: its listeners are not read.
         }
+        // The finding is told to whoever reads the Challenge's namespace: a Gateway of
+        // another namespace is named as the Challenge names it, and what it has — its
+        // listeners, their hostnames, whether it exists — is left out.
+        let foreign = *p.namespace != *ch.namespace;
+        let unseen = || {
+            format!("{named}, in another namespace, offers no listener that serves {host} over HTTP on port 80 to namespace {} (or does not exist)", ch.namespace)
+        };
         let Some(gw) = ctx
             .idx
             .data
             .gateways
             .get(&crate::model::data::key(&p.namespace, &p.name))
         else {
-            why.push(format!("{named} does not exist"));
+            why.push(if foreign {
+                unseen()
+            } else {
+                format!("{named} does not exist")
+            });
             continue;
         };
         let selected: Vec<&HttpListener> = gw
@@ -258,6 +269,18 @@ fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
             .filter(|l| p.section.as_deref().is_none_or(|s| s == l.name))
             .filter(|l| p.port.is_none_or(|port| port == l.port))
             .collect();
+        let reachable = selected.iter().any(|l| {
+            l.port == 80
+                && l.serves(host)
+                && (l.from != RoutesFrom::Same || gw.namespace == *ch.namespace)
+        });
+        if reachable {
+            return; // Reachable, or admitted by a selector Lookout cannot read.
+        }
+        if foreign {
+            why.push(unseen());
+            continue;
+        }
         if selected.is_empty() {
             why.push(match (&p.section, p.port) {
                 (Some(s), _) => format!("{named} has no HTTP listener named {s}"),
@@ -272,16 +295,13 @@ fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
                     "listener {} of {named} is on port {}, and Let's Encrypt asks on port 80",
                     l.name, l.port
                 ));
-            } else if !l.serves(host) {
+            } else {
+                // Not reachable, on port 80, in the Challenge's own namespace: the hostname.
                 why.push(format!(
                     "listener {} of {named} serves hostname {}, not {host}",
                     l.name,
                     l.hostname.as_deref().unwrap_or_default()
                 ));
-            } else if l.from == RoutesFrom::Same && gw.namespace != *ch.namespace {
-                why.push(format!("listener {} of {named} admits routes from namespace {} only (allowedRoutes.namespaces.from: Same), and the solver's HTTPRoute is in {}", l.name, gw.namespace, ch.namespace));
-            } else {
-                return; // Reachable, or admitted by a selector Lookout cannot read.
             }
         }
     }
@@ -488,6 +508,38 @@ fn acme_path_redirected(ctx: &mut Ctx<'_>, gw: &GatewayView) {
             };
             let scheme = redirect.scheme.as_deref().unwrap_or("the same scheme");
             let status = redirect.status.map(|s| format!(" {s}")).unwrap_or_default();
+            // Told to whoever reads the Certificate's namespace: a Gateway or route of another
+            // namespace (one whose listener was granted the Secret) is not named.
+            let ours = |ns: &str| ns == &*c.namespace;
+            let (gateway, listener) = if ours(&gw.namespace) {
+                (
+                    format!("Gateway {}/{}", gw.namespace, gw.name),
+                    format!("its listener {} (port 80)", l.name),
+                )
+            } else {
+                (
+                    "a Gateway of another namespace".to_string(),
+                    "its port-80 listener".to_string(),
+                )
+            };
+            let route_named = if ours(&route.namespace) {
+                format!("HTTPRoute {}/{}", route.namespace, route.name)
+            } else {
+                "an HTTPRoute of another namespace".to_string()
+            };
+            let title = if ours(&route.namespace) && ours(&gw.namespace) {
+                format!(
+                    "HTTP-01 for {host} is redirected by HTTPRoute {} on Gateway {}",
+                    route.name, gw.name
+                )
+            } else {
+                format!("HTTP-01 for {host} is redirected by its Gateway's port-80 route")
+            };
+            let remedy = if ours(&gw.namespace) {
+                format!("annotate Gateway {}/{} with", gw.namespace, gw.name)
+            } else {
+                "ask the owners of the Gateway that serves it to annotate it with".to_string()
+            };
             ctx.push(
                 Rule::GatewayAcmePathRedirected,
                 severity,
@@ -496,12 +548,12 @@ fn acme_path_redirected(ctx: &mut Ctx<'_>, gw: &GatewayView) {
                     kind: Subject::Object(Kind::Certificate),
                     name: &c.name,
                 },
-                format!("HTTP-01 for {host} is redirected by HTTPRoute {} on Gateway {}", route.name, gw.name),
+                title,
                 format!(
-                    "Certificate {} is validated over HTTP-01 by an Ingress solver of {} {}. Let's Encrypt asks http://{host}/.well-known/acme-challenge/… at {host}'s Gateway {}/{}, whose listener {} (port 80) answers with the redirect{status} to {scheme} of HTTPRoute {}/{}; the solver's Ingress is not behind that Gateway, so the challenge ends on the HTTPS listener with no route to the solver.",
-                    c.name, issuer.kind, issuer.name, gw.namespace, gw.name, l.name, route.namespace, route.name
+                    "Certificate {} is validated over HTTP-01 by an Ingress solver of {} {}. Let's Encrypt asks http://{host}/.well-known/acme-challenge/… at {host}'s {gateway}, where {listener} answers with the redirect{status} to {scheme} of {route_named}; the solver's Ingress is not behind that Gateway, so the challenge ends on the HTTPS listener with no route to the solver.",
+                    c.name, issuer.kind, issuer.name
                 ),
-                &format!("Let the Gateway solve it: annotate Gateway {}/{} with cert-manager.io/cluster-issuer (or cert-manager.io/issuer) naming an issuer whose solver is http01.gatewayHTTPRoute — cert-manager's gateway-shim then issues for its listeners and attaches the solver's route to this Gateway, where its exact path takes precedence over the redirect (keep the redirect: it is then harmless). A route on the Gateway cannot reach an Ingress solver's pod, whose Service changes with each challenge.", gw.namespace, gw.name),
+                &format!("Let the Gateway solve it: {remedy} cert-manager.io/cluster-issuer (or cert-manager.io/issuer) naming an issuer whose solver is http01.gatewayHTTPRoute — cert-manager's gateway-shim then issues for its listeners and attaches the solver's route to this Gateway, where its exact path takes precedence over the redirect (keep the redirect: it is then harmless). A route on the Gateway cannot reach an Ingress solver's pod, whose Service changes with each challenge."),
                 None,
             );
         }

@@ -144,12 +144,75 @@ fn a_solver_route_no_port_80_listener_serves_is_unreachable_and_says_why() {
         let found = unreachable(&w);
         assert_eq!(found.len(), 1, "{words}: {found:?}");
         let words = if words.is_empty() {
-            "admits routes from namespace edge only (allowedRoutes.namespaces.from: Same), and the solver's HTTPRoute is in acme"
+            // Told to readers of namespace acme: edge's listeners are not theirs to read.
+            assert!(
+                !found[0].message.contains("listener http"),
+                "{}",
+                found[0].message
+            );
+            "Gateway edge/gw, in another namespace, offers no listener that serves shop.example.com over HTTP on port 80 to namespace acme (or does not exist)"
         } else {
             words
         };
         assert!(found[0].message.contains(words), "{}", found[0].message);
     }
+}
+
+#[test]
+fn a_gateway_of_another_namespace_is_told_alike_whether_it_exists_or_what_it_listens_on() {
+    // What a reader of the Challenge's namespace is told about Gateway edge/gw does not
+    // depend on edge's listeners: each refusal, and a Gateway that is not there, read the same.
+    let mut told = Vec::new();
+    for listener in [
+        None,
+        Some(http("http", 8080, None, RoutesFrom::All)),
+        Some(http(
+            "secret-listener",
+            80,
+            Some("private.example.com"),
+            RoutesFrom::All,
+        )),
+        Some(http("http", 80, None, RoutesFrom::Same)),
+    ] {
+        let mut w = gateway_challenge(false, vec![parent("edge", "gw", None)], Vec::new());
+        let gw = w
+            .data
+            .gateways
+            .remove(&crate::model::data::key("acme", "gw"))
+            .unwrap();
+        if let Some(l) = listener {
+            let mut gw = (*gw).clone();
+            gw.namespace = "edge".into();
+            gw.http_listeners = vec![l];
+            w.data
+                .gateways
+                .insert(crate::model::data::key("edge", "gw"), Arc::new(gw));
+        }
+        let found = unreachable(&w);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            !found[0].message.contains("private"),
+            "{}",
+            found[0].message
+        );
+        told.push(found[0].message.clone());
+    }
+    told.dedup();
+    assert_eq!(told.len(), 1, "{told:?}");
+    // Reachable in another namespace: nothing to say.
+    let mut w = gateway_challenge(false, vec![parent("edge", "gw", None)], Vec::new());
+    let gw = w
+        .data
+        .gateways
+        .remove(&crate::model::data::key("acme", "gw"))
+        .unwrap();
+    let mut gw = (*gw).clone();
+    gw.namespace = "edge".into();
+    gw.http_listeners = vec![http("http", 80, None, RoutesFrom::All)];
+    w.data
+        .gateways
+        .insert(crate::model::data::key("edge", "gw"), Arc::new(gw));
+    assert!(unreachable(&w).is_empty());
 }
 
 #[test]
@@ -293,6 +356,54 @@ fn a_port_80_redirect_in_front_of_an_ingress_solver_is_the_cause() {
     assert!(
         f.remediation
             .contains("annotate Gateway acme/gw with cert-manager.io/cluster-issuer"),
+        "{}",
+        f.remediation
+    );
+}
+
+#[test]
+fn a_redirect_of_another_namespace_is_told_without_its_names() {
+    // The Gateway and its redirecting route live in `edge`; the listener was granted
+    // `acme`'s Secret. Readers of `acme` learn that the path is redirected, not by what.
+    let mut w = redirected(Vec::new(), ("Ingress", "shop"));
+    let gw = w
+        .data
+        .gateways
+        .remove(&crate::model::data::key("acme", "gw"))
+        .unwrap();
+    let mut gw = (*gw).clone();
+    gw.namespace = "edge".into();
+    gw.http_listeners = vec![http("edge-plain", 80, None, RoutesFrom::Same)];
+    w.data
+        .gateways
+        .insert(crate::model::data::key("edge", "gw"), Arc::new(gw));
+    let mut r = route("edge-to-https", Some("edge-plain"), &[], &[], true);
+    r.namespace = "edge".into();
+    r.parents = vec![parent("edge", "gw", Some("edge-plain"))];
+    w.data.routes.insert(
+        crate::model::data::key("edge", "edge-to-https"),
+        Arc::new(r),
+    );
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::GatewayAcmePathRedirected)
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = &found[0];
+    assert_eq!(&*f.namespace, "acme");
+    for told in [&f.title, &f.message, &f.remediation] {
+        assert!(!told.contains("edge"), "{told}");
+    }
+    assert!(
+        f.message
+            .contains("a Gateway of another namespace, where its port-80 listener answers with the redirect 301 to https of an HTTPRoute of another namespace"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.remediation
+            .contains("ask the owners of the Gateway that serves it"),
         "{}",
         f.remediation
     );

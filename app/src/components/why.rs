@@ -10,6 +10,7 @@ use super::findings::SeverityBadge;
 use crate::actions::{ISSUE_TEMPORARY_CERTIFICATE, OVERRIDE_INGRESS_NAME};
 use crate::model::chain::CertificateChain;
 use crate::model::read::problems::Problem;
+use crate::model::text::shell_word as word;
 use crate::model::Kind;
 
 /// A Certificate the commands may name, and its in-flight request when one is being issued.
@@ -61,18 +62,6 @@ impl CertificateRef {
                 })
                 .map(|o| o.order.name.to_string()),
         }
-    }
-}
-
-/// A shell word, quoted when it needs to be.
-fn word(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._/=:".contains(&b))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
 
@@ -174,6 +163,8 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
             }
             out.push(format!("kubectl -n {ns} describe certificate {name}"));
         }
+        // The judgement wrote the change in full (a manifest, a patch): it is the fix.
+        _ if root.commands.is_some() => {}
         _ if root.kind == crate::model::Subject::Cluster => {}
         _ => {
             let kind = root.kind.name().to_ascii_lowercase();
@@ -186,6 +177,9 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
                 out.push(format!("cmctl status certificate -n {ns} {name}"));
             }
         }
+    }
+    if let Some(by_hand) = &root.commands {
+        out.extend(by_hand.lines().map(String::from));
     }
     out
 }

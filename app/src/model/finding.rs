@@ -132,6 +132,11 @@ pub struct Finding {
     pub remediation: Text,
     /// Since when the condition holds, when known.
     pub since: Option<DateTime<Utc>>,
+    /// The remediation as shell lines (commands and `#` comments) when the judgement could
+    /// write the change in full — a manifest to apply server-side, a patch — for whoever
+    /// makes it by hand or in Git. Only in the words the finding's readers may see.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Text>,
 }
 
 impl Finding {

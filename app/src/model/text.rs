@@ -24,6 +24,23 @@ pub(crate) fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
             .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
+/// A shell word: `s` as it is when it needs no quoting, else in single quotes.
+pub fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._/=:".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// A YAML scalar that reads as `s` whatever it holds: a JSON string (YAML is a superset).
+pub fn yaml_string(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
 /// A Kubernetes UID in 16 bytes. UUIDs round-trip; anything else is hashed (and displayed as
 /// the hash), which keeps equality for matching owner references.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]

@@ -1,8 +1,9 @@
 //! Field ownership (`metadata.managedFields`) and server-side apply.
 //!
 //! A simplified structured merge: maps merge by key; lists are atomic except the associative
-//! ones a real API server keys (`conditions` by `type`, `ownerReferences` by `uid`), whose
-//! items are owned one by one. Ownership is tracked per leaf path in the `FieldsV1` format.
+//! ones a real API server keys (`conditions` by `type`, `ownerReferences` by `uid`, Gateway
+//! API `listeners` by `name`), whose items are owned one by one. Ownership is tracked per
+//! leaf path in the `FieldsV1` format.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -72,6 +73,10 @@ fn list_keys(field: &str, items: &[Value]) -> Option<&'static [&'static str]> {
     match field {
         "conditions" if all_have("type") => Some(&["type"]),
         "ownerReferences" if all_have("uid") => Some(&["uid"]),
+        // Gateway API: a Gateway's and a ListenerSet's `spec.listeners` are keyed by name
+        // (`x-kubernetes-list-map-keys: [name]` in their CRDs), so an apply of one listener
+        // adds or changes that one and keeps the others.
+        "listeners" if all_have("name") => Some(&["name"]),
         _ => None,
     }
 }

@@ -433,19 +433,29 @@ async fn a_gateway_solver_route_without_a_port_80_listener_is_the_root_until_one
         },
     )
     .await;
-    // The Gateway's port-80 listener: the route is served, the certificate issued.
+    // The finding's own lines, run as written with kubectl: the Gateway's port-80 listener
+    // is applied beside its HTTPS one; the route is served, the certificate issued.
+    let findings = app.json("/api/v1/findings?cluster=zrh-prod").await;
+    let lines = of_rule(&findings, "gateway.http01-route-unreachable")[0]["commands"]
+        .as_str()
+        .expect("the listener to add, in full")
+        .to_string();
+    run_by_hand(&app, &lines).await;
     let c = &app.fleet.clusters[0].cluster;
-    c.merge_patch(
-        &c.resolve("gateway.networking.k8s.io", "gateways").unwrap(),
-        Some("shop"),
-        "web",
-        &json!({"spec": {"listeners": [
-            {"name": "http", "port": 80, "protocol": "HTTP"},
-            {"name": "https", "hostname": "shop.example.com", "port": 443, "protocol": "HTTPS",
-             "tls": {"mode": "Terminate", "certificateRefs": [{"name": "shop-tls"}]}}]}}),
-        &kubesim::WriteOpts::system(),
-    )
-    .unwrap();
+    let gw = c
+        .get(
+            &c.resolve("gateway.networking.k8s.io", "gateways").unwrap(),
+            Some("shop"),
+            "web",
+        )
+        .unwrap();
+    let names: Vec<_> = gw["spec"]["listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["https", "acme-http01"], "{gw}");
     within(60, "issued, and nothing unreachable", || async {
         let findings = app.json("/api/v1/findings?cluster=zrh-prod").await;
         let certs = app
@@ -527,7 +537,33 @@ async fn a_port_80_redirect_in_front_of_an_ingress_solver_is_the_certificates_ca
             })
     })
     .await;
+    // The finding's own lines: the issuer gets a Gateway solver for the host, which the
+    // next issuance picks over the Ingress solver — nothing left to judge.
+    let findings = app.json("/api/v1/findings?cluster=zrh-prod").await;
+    let lines = of_rule(&findings, "gateway.acme-path-redirected")[0]["commands"]
+        .as_str()
+        .expect("the solver to add, in full")
+        .to_string();
+    run_by_hand(&app, &lines).await;
+    app.eventually("with the Gateway solver, nothing", || async {
+        of_rule(
+            &app.json("/api/v1/findings?cluster=zrh-prod").await,
+            "gateway.acme-path-redirected",
+        )
+        .is_empty()
+    })
+    .await;
     let c = &app.fleet.clusters[0].cluster;
+    let issuer = c
+        .get(
+            &c.resolve("cert-manager.io", "clusterissuers").unwrap(),
+            None,
+            "letsencrypt-prod",
+        )
+        .unwrap();
+    let solvers = issuer["spec"]["acme"]["solvers"].as_array().unwrap();
+    assert_eq!(solvers.len(), 2, "the solver it had is kept: {issuer}");
+    // And without the redirect, nothing either: the rule is about the redirect.
     c.delete(
         &c.resolve("gateway.networking.k8s.io", "httproutes")
             .unwrap(),
@@ -545,4 +581,33 @@ async fn a_port_80_redirect_in_front_of_an_ingress_solver_is_the_certificates_ca
     })
     .await;
     app.stop().await;
+}
+
+/// Runs a finding's `commands` in bash as a person would paste them, with `kubectl` reaching
+/// the app's first cluster; a failing line fails the test.
+async fn run_by_hand(app: &TestApp, lines: &str) {
+    if !kubectl_available() {
+        panic!("kubectl runs the finding's lines");
+    }
+    let kc = app.kubeconfig();
+    let script = format!(
+        "set -euo pipefail\nkubectl() {{ command kubectl --context zrh-prod --cache-dir {cache} \"$@\"; }}\n{lines}\n",
+        cache = kc.with_extension("cache").display()
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .env("KUBECONFIG", &kc)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{lines}\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -614,6 +614,7 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
                 message: message.into(),
                 remediation: remediation.into(),
                 since: None,
+                commands: None,
             })
         })
         .collect()

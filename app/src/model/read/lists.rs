@@ -477,6 +477,7 @@ mod tests {
             message: "m".into(),
             remediation: "r".into(),
             since: None,
+            commands: None,
         }
     }
 

@@ -189,6 +189,7 @@ mod tests {
             message: "".into(),
             remediation: "".into(),
             since: since.map(|s| chrono::DateTime::from_timestamp(s, 0).unwrap()),
+            commands: None,
         }
     }
 

@@ -16,6 +16,8 @@
 //! Gateway it issues for the gap is one it closes itself.
 
 use super::{About, Ctx};
+
+mod by_hand;
 use crate::model::certificate::ChallengeView;
 use crate::model::finding::{Severity, Subject};
 use crate::model::infra::{GatewayView, HttpListener, ListenerView, RoutesFrom, SecretRef};
@@ -238,6 +240,7 @@ fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
     }
     let host = &*ch.dns_name;
     let mut why: Vec<String> = Vec::new();
+    let mut listener_fix = None;
     for p in parents {
         let named = format!("Gateway {}/{}", p.namespace, p.name);
         if &*p.kind != "Gateway" {
@@ -280,6 +283,9 @@ fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
         if foreign {
             why.push(unseen());
             continue;
+        }
+        if listener_fix.is_none() {
+            listener_fix = by_hand::port_80_listener(gw, p, host);
         }
         if selected.is_empty() {
             why.push(match (&p.section, p.port) {
@@ -347,6 +353,9 @@ fn http01_route(ctx: &mut Ctx<'_>, ch: &ChallengeView) {
         &format!("Give the Gateway the host's DNS points at a listener with protocol HTTP, port 80, hostname {host} (or none) whose allowedRoutes admits namespace {} — the solver's route attaches to it as soon as it exists. Or point the solver elsewhere: the issuer's gatewayHTTPRoute.parentRefs, or (for a Certificate of a Gateway) cert-manager.io annotations on that Gateway; a pending Challenge keeps the parentRefs it was made with, so restart the issuance after changing them.", ch.namespace),
         ch.created,
     );
+    if let Some(fix) = listener_fix {
+        ctx.by_hand(fix);
+    }
 }
 
 /// How specific a route's match is: its hostname's (exact 2, wildcard 1, none 0, with the
@@ -536,9 +545,10 @@ fn acme_path_redirected(ctx: &mut Ctx<'_>, gw: &GatewayView) {
                 format!("HTTP-01 for {host} is redirected by its Gateway's port-80 route")
             };
             let remedy = if ours(&gw.namespace) {
-                format!("annotate Gateway {}/{} with", gw.namespace, gw.name)
+                format!("Gateway {}/{}'s listener {}", gw.namespace, gw.name, l.name)
             } else {
-                "ask the owners of the Gateway that serves it to annotate it with".to_string()
+                "the port-80 listener of the Gateway that serves it (its owners know its name)"
+                    .to_string()
             };
             ctx.push(
                 Rule::GatewayAcmePathRedirected,
@@ -553,9 +563,14 @@ fn acme_path_redirected(ctx: &mut Ctx<'_>, gw: &GatewayView) {
                     "Certificate {} is validated over HTTP-01 by an Ingress solver of {} {}. Let's Encrypt asks http://{host}/.well-known/acme-challenge/… at {host}'s {gateway}, where {listener} answers with the redirect{status} to {scheme} of {route_named}; the solver's Ingress is not behind that Gateway, so the challenge ends on the HTTPS listener with no route to the solver.",
                     c.name, issuer.kind, issuer.name
                 ),
-                &format!("Let the Gateway solve it: {remedy} cert-manager.io/cluster-issuer (or cert-manager.io/issuer) naming an issuer whose solver is http01.gatewayHTTPRoute — cert-manager's gateway-shim then issues for its listeners and attaches the solver's route to this Gateway, where its exact path takes precedence over the redirect (keep the redirect: it is then harmless). A route on the Gateway cannot reach an Ingress solver's pod, whose Service changes with each challenge."),
+                &format!("Let the Gateway solve it: give {} {} a solver for {host} that attaches to {remedy} — http01.gatewayHTTPRoute with those parentRefs, selected by dnsNames [{host}], which cert-manager picks over the Ingress solver for this host alone. The solver's route carries the challenge's exact path, which takes precedence over the redirect (keep the redirect: it is then harmless). Annotating the Gateway does not move this Certificate: cert-manager's gateway-shim leaves alone a Certificate another object owns. A route of your own cannot reach an Ingress solver's pod, whose Service changes with each challenge.", issuer.kind, issuer.name),
                 None,
             );
+            if ours(&gw.namespace) && !solver.dns_names.iter().any(|n| **n == *host) {
+                if let Some(fix) = by_hand::gateway_solver(issuer, gw, l, host, c) {
+                    ctx.by_hand(fix);
+                }
+            }
         }
     }
 }

@@ -67,7 +67,15 @@ impl Ctx<'_> {
             message: s.get(&message),
             remediation: s.get(remediation),
             since,
+            commands: None,
         });
+    }
+
+    /// The last finding pushed, with `commands` doing its remediation by hand.
+    pub fn by_hand(&mut self, commands: String) {
+        if let Some(f) = self.out.last_mut() {
+            f.commands = Some(commands.into());
+        }
     }
 }
 

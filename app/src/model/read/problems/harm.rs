@@ -146,6 +146,7 @@ mod tests {
             message: Text::from("m"),
             remediation: Text::from("r"),
             since: since.map(|d| now() - d),
+            commands: None,
         }
     }
 

@@ -179,6 +179,7 @@ fn in_public_words(f: &Finding) -> Finding {
             "On the provider's side: the platform team that runs the cluster fixes it. \
              Your certificates are issued once it is fixed.",
         ),
+        commands: None,
         ..f.clone()
     }
 }

@@ -19,7 +19,11 @@ use crate::model::rules::fixtures::attempt;
 
 /// A Certificate for shop.example.com (ready or not) whose pending HTTP-01 challenge's
 /// solver attaches to `parents`, and Gateway `acme/gw` with `http` listeners.
-fn gateway_challenge(ready: bool, parents: Vec<ParentRef>, http: Vec<HttpListener>) -> World {
+pub(super) fn gateway_challenge(
+    ready: bool,
+    parents: Vec<ParentRef>,
+    http: Vec<HttpListener>,
+) -> World {
     let ing = IngressView::test("shop")
         .in_ns("acme")
         .with_issuer("letsencrypt-prod")
@@ -46,7 +50,7 @@ fn gateway_challenge(ready: bool, parents: Vec<ParentRef>, http: Vec<HttpListene
     w
 }
 
-fn parent(ns: &str, name: &str, section: Option<&str>) -> ParentRef {
+pub(super) fn parent(ns: &str, name: &str, section: Option<&str>) -> ParentRef {
     ParentRef {
         kind: "Gateway".into(),
         namespace: ns.into(),
@@ -56,7 +60,12 @@ fn parent(ns: &str, name: &str, section: Option<&str>) -> ParentRef {
     }
 }
 
-fn http(name: &str, port: u16, hostname: Option<&str>, from: RoutesFrom) -> HttpListener {
+pub(super) fn http(
+    name: &str,
+    port: u16,
+    hostname: Option<&str>,
+    from: RoutesFrom,
+) -> HttpListener {
     HttpListener {
         name: name.into(),
         hostname: hostname.map(Into::into),
@@ -65,7 +74,7 @@ fn http(name: &str, port: u16, hostname: Option<&str>, from: RoutesFrom) -> Http
     }
 }
 
-fn unreachable(w: &World) -> Vec<crate::model::Finding> {
+pub(super) fn unreachable(w: &World) -> Vec<crate::model::Finding> {
     w.findings()
         .into_iter()
         .filter(|f| f.rule == Rule::GatewayHttp01RouteUnreachable)
@@ -263,7 +272,7 @@ use crate::model::route::{HttpRouteView, PathMatch, Redirect, RouteRule};
 
 /// A route `name` in `acme` attached to Gateway `acme/gw` (listener `section`), answering
 /// `hostnames`, with one rule: `paths` (empty: every path), redirecting to https or not.
-fn route(
+pub(super) fn route(
     name: &str,
     section: Option<&str>,
     hostnames: &[&str],
@@ -296,7 +305,7 @@ fn route(
 
 /// Gateway `acme/gw` serving shop.example.com over TLS with the ready Certificate of Ingress
 /// `shop` (issued by an Ingress solver), a port-80 listener, and `routes`.
-fn redirected(routes: Vec<HttpRouteView>, owner: (&str, &str)) -> World {
+pub(super) fn redirected(routes: Vec<HttpRouteView>, owner: (&str, &str)) -> World {
     let issuer = crate::model::rules::fixtures::cluster_issuer(
         "letsencrypt-prod",
         crate::model::issuer::LE_PRODUCTION,
@@ -355,7 +364,7 @@ fn a_port_80_redirect_in_front_of_an_ingress_solver_is_the_cause() {
     );
     assert!(
         f.remediation
-            .contains("annotate Gateway acme/gw with cert-manager.io/cluster-issuer"),
+            .contains("give ClusterIssuer letsencrypt-prod a solver for shop.example.com that attaches to Gateway acme/gw's listener http"),
         "{}",
         f.remediation
     );
@@ -392,6 +401,7 @@ fn a_redirect_of_another_namespace_is_told_without_its_names() {
     assert_eq!(found.len(), 1, "{found:?}");
     let f = &found[0];
     assert_eq!(&*f.namespace, "acme");
+    assert_eq!(f.commands, None, "the change is the other namespace's");
     for told in [&f.title, &f.message, &f.remediation] {
         assert!(!told.contains("edge"), "{told}");
     }
@@ -402,8 +412,9 @@ fn a_redirect_of_another_namespace_is_told_without_its_names() {
         f.message
     );
     assert!(
-        f.remediation
-            .contains("ask the owners of the Gateway that serves it"),
+        f.remediation.contains(
+            "the port-80 listener of the Gateway that serves it (its owners know its name)"
+        ),
         "{}",
         f.remediation
     );

@@ -2,6 +2,7 @@
 
 mod challenges;
 mod gateway;
+mod gateway_by_hand;
 mod gateway_http01;
 mod ingress;
 mod listener;

@@ -332,6 +332,7 @@ fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
         message: "m".into(),
         remediation: "r".into(),
         since: None,
+        commands: None,
     };
     // Reached: the CA refuses, so that is the root; the failing issuance its symptom.
     let joined = join_fleet(
@@ -384,6 +385,7 @@ pub(super) fn finding(rule: Rule, kind: &str, name: &str, title: &str) -> Findin
         message: format!("{title}.").into(),
         remediation: "r".into(),
         since: None,
+        commands: None,
     }
 }
 

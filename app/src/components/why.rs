@@ -178,8 +178,10 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
             }
         }
     }
+    // The change written in full comes first, right after the cluster it is made in; what
+    // shows the evidence follows.
     if let Some(by_hand) = &root.commands {
-        out.extend(by_hand.lines().map(String::from));
+        out.splice(1..1, by_hand.lines().map(String::from));
     }
     out
 }
@@ -313,9 +315,14 @@ pub fn why_box(
                         <pre class="command"><code>{y}</code></pre>
                     }
                 });
+                // The judgement wrote the change in full and no button makes it: it is the
+                // thing to do, open in the first screen.
+                let written = p.root.commands.is_some();
                 view! {
-                    <details class="commands-fold">
-                        <summary>"By hand, with kubectl"</summary>
+                    <details class="commands-fold" open=written>
+                        <summary>
+                            {if written { "The change, by hand, with kubectl" } else { "By hand, with kubectl" }}
+                        </summary>
                         <pre class="command" data-testid="commands"><code>{commands}</code></pre>
                         {yaml}
                     </details>

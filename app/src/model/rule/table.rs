@@ -433,7 +433,8 @@ pub(super) fn info(rule: Rule) -> RuleInfo {
             Cause(3),
             RenewalWillFail,
             None,
-            WhenCritical,
+            // Read from the routes, not guessed: a renewal now fails the same way.
+            Always,
             GATEWAY_HTTP01,
         ),
         Rule::TailscaleCertBudget => row(

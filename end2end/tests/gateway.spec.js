@@ -59,3 +59,40 @@ test('a certificate of another namespace needs a ReferenceGrant, and the grant c
   await expect(page.locator('ol.problems > li', { hasText: 'not covered by Certificate hooli-www-tls' })).toHaveCount(0);
   await finalState(page, 'gateway-granted');
 });
+
+// The Gateway `status`'s certificate is solved by cert-manager's gatewayHTTPRoute solver,
+// whose route finds no port-80 listener. No button makes the change (a shared Gateway's
+// listeners are its platform's); the page opens it written in full, and the lines, pasted
+// into a shell as they are, add the listener: the challenge passes and the certificate is
+// issued.
+test('a solver route with no port-80 listener gets its listener from the lines the page gives', async ({ page, demo }) => {
+  await page.goto('/?cluster=gva-prod');
+  const problem = page.locator('ol.problems > li', { hasText: 'status.hooli.example reaches no port-80 listener' });
+  await expect(problem).toHaveCount(1);
+  await problem.getByRole('link', { name: 'Open Certificate status-hooli-tls' }).click();
+  await expect(page).toHaveURL(/\/certificates\/gva-prod\/hooli-gateway\/status-hooli-tls$/);
+  const why = page.getByTestId('why');
+  await expect(why).toContainText('reaches no port-80 listener');
+  // Renewing would fail the same way: not offered. The change is open, in the first screen.
+  await expect(why.getByRole('button', { name: /Renew/ })).toHaveCount(0);
+  const lines = why.getByTestId('change');
+  await expect(lines).toBeVisible();
+  await expect(lines).toContainText('kubectl apply --server-side --field-manager=lookout -f - <<\'EOF\'');
+  const box = await lines.boundingBox();
+  expect(box.y).toBeLessThan(800);
+  await accessible(page);
+
+  const script = await lines.innerText();
+  execFileSync('bash', ['-euo', 'pipefail', '-c',
+    `kubectl() { command kubectl --kubeconfig ${JSON.stringify(demo.kubeconfig)} --context gva-prod "$@"; }\n${script}`], {
+    encoding: 'utf8',
+  });
+  await expect(async () => {
+    await page.reload();
+    await expect(page.getByTestId('why')).toHaveCount(0, { timeout: 1_000 });
+    await expect(page.locator('main')).toContainText('✓ ready', { timeout: 1_000 });
+  }).toPass({ timeout: 90_000 });
+  await page.goto('/?cluster=gva-prod');
+  await expect(page.locator('ol.problems > li', { hasText: 'status.hooli.example reaches no port-80 listener' })).toHaveCount(0);
+  await finalState(page, 'gateway-listener-added');
+});

@@ -470,3 +470,56 @@ async fn a_gateway_solver_route_passes_only_once_a_port_80_listener_serves_it() 
         .items;
     assert!(left.is_empty(), "the solver's route is deleted");
 }
+
+/// The self-check's hairpin to a Gateway listener: Cilium's Gateway API listeners take PROXY
+/// protocol by `enable-gateway-api-proxy-protocol`, not by the Ingress flag
+/// (cilium/cilium `operator/pkg/gateway-api/cell.go`): with the Ingress one on, a Gateway
+/// solver still passes; with the Gateway one on, its self-check reads EOF.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gateway_solver_self_check_meets_proxy_protocol_only_by_the_gateway_flag() {
+    for (flag, passes) in [
+        ("enable-ingress-proxy-protocol", true),
+        ("enable-gateway-api-proxy-protocol", false),
+    ] {
+        let sim = Sim::start().await;
+        sim.setup(json!({"http01": {"gatewayHTTPRoute": {}}}), false)
+            .await;
+        sim.api("", "ConfigMap", "configmaps", Some("kube-system"))
+            .patch(
+                "cilium-config",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"data": {flag: "true"}})),
+            )
+            .await
+            .unwrap();
+        sim.create(
+            GROUP,
+            "Gateway",
+            "gateways",
+            Some("shop"),
+            json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                   "metadata": {"name": "web", "namespace": "shop",
+                                "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt-prod"}},
+                   "spec": {"gatewayClassName": "cilium", "listeners": [
+                       {"name": "http", "port": 80, "protocol": "HTTP"},
+                       {"name": "https", "hostname": "shop.example", "port": 443, "protocol": "HTTPS",
+                        "tls": {"mode": "Terminate", "certificateRefs": [{"name": "shop-tls"}]}}]}}),
+        )
+        .await;
+        sim.run(30);
+        let cert = sim.certificate("shop-tls").await;
+        let ready = support::sim::condition(&cert, "Ready").map(|c| c["status"].clone());
+        if passes {
+            assert_eq!(ready, Some(json!("True")), "{flag}: {cert:#}");
+        } else {
+            assert_ne!(ready, Some(json!("True")), "{flag}: {cert:#}");
+            let challenges = sim.challenges().await;
+            assert!(
+                challenges.iter().any(|ch| ch["status"]["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.ends_with(": EOF"))),
+                "{flag}: {challenges:#?}"
+            );
+        }
+    }
+}

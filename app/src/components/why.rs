@@ -163,7 +163,7 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
             }
             out.push(format!("kubectl -n {ns} describe certificate {name}"));
         }
-        // The judgement wrote the change in full (a manifest, a patch): it is the fix.
+        // The judgement wrote the change in full (a manifest, a patch), shown on its own.
         _ if root.commands.is_some() => {}
         _ if root.kind == crate::model::Subject::Cluster => {}
         _ => {
@@ -177,11 +177,6 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
                 out.push(format!("cmctl status certificate -n {ns} {name}"));
             }
         }
-    }
-    // The change written in full comes first, right after the cluster it is made in; what
-    // shows the evidence follows.
-    if let Some(by_hand) = &root.commands {
-        out.splice(1..1, by_hand.lines().map(String::from));
     }
     out
 }
@@ -316,16 +311,30 @@ pub fn why_box(
                     }
                 });
                 // The judgement wrote the change in full and no button makes it: it is the
-                // thing to do, open in the first screen.
-                let written = p.root.commands.is_some();
-                view! {
-                    <details class="commands-fold" open=written>
-                        <summary>
-                            {if written { "The change, by hand, with kubectl" } else { "By hand, with kubectl" }}
-                        </summary>
-                        <pre class="command" data-testid="commands"><code>{commands}</code></pre>
-                        {yaml}
-                    </details>
+                // thing to do, open in the first screen, apart from the lines that only show
+                // the evidence (those reach the hosts, not the cluster).
+                match &p.root.commands {
+                    Some(change) => {
+                        let change = format!("# in cluster {}\n{change}", word(&p.root.cluster));
+                        view! {
+                            <details class="commands-fold" open=true>
+                                <summary>"The change, by hand, with kubectl"</summary>
+                                <pre class="command" data-testid="change"><code>{change}</code></pre>
+                                <p>"What shows the evidence:"</p>
+                                <pre class="command" data-testid="commands"><code>{commands}</code></pre>
+                                {yaml}
+                            </details>
+                        }
+                        .into_any()
+                    }
+                    None => view! {
+                        <details class="commands-fold">
+                            <summary>"By hand, with kubectl"</summary>
+                            <pre class="command" data-testid="commands"><code>{commands}</code></pre>
+                            {yaml}
+                        </details>
+                    }
+                    .into_any(),
                 }
             });
             let contact = p

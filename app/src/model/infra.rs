@@ -65,6 +65,9 @@ pub struct CiliumConfig {
     pub enforce_https: Option<bool>,
     /// `enable-ingress-proxy-protocol`.
     pub proxy_protocol: Option<bool>,
+    /// `enable-gateway-api-proxy-protocol`: the Gateway API listeners' own flag (cilium/cilium
+    /// `operator/pkg/gateway-api/cell.go`).
+    pub gateway_proxy_protocol: Option<bool>,
     /// `ingress-default-lb-mode` (the operator's default is dedicated).
     pub default_lb_mode: Option<LbMode>,
 }
@@ -111,6 +114,7 @@ impl CiliumConfig {
             present: true,
             enforce_https: key("enforce-ingress-https"),
             proxy_protocol: key("enable-ingress-proxy-protocol"),
+            gateway_proxy_protocol: key("enable-gateway-api-proxy-protocol"),
             default_lb_mode: at(data, "/data/ingress-default-lb-mode")
                 .and_then(Value::as_str)
                 .and_then(LbMode::parse),

@@ -89,10 +89,21 @@ pub(crate) fn dedicated(api: &Api<'_>, ing: &Value) -> bool {
 /// (`enable-ingress-proxy-protocol`): in-cluster requests such as cert-manager's self-check
 /// then fail (cert-manager#466).
 pub(crate) fn proxy_protocol(api: &Api<'_>) -> bool {
+    config_flag(api, "enable-ingress-proxy-protocol")
+}
+
+/// Whether Cilium's Gateway API listeners accept only PROXY protocol: a flag of its own,
+/// `enable-gateway-api-proxy-protocol` (default false), apart from the Ingress one
+/// (cilium/cilium `operator/pkg/gateway-api/cell.go`, `ListenerConfig.UseProxyProtocol`).
+pub(crate) fn gateway_proxy_protocol(api: &Api<'_>) -> bool {
+    config_flag(api, "enable-gateway-api-proxy-protocol")
+}
+
+fn config_flag(api: &Api<'_>, key: &str) -> bool {
     let config = api.get("", "configmaps", Some("kube-system"), "cilium-config");
     config
         .as_ref()
-        .and_then(|c| s(c, "/data/enable-ingress-proxy-protocol"))
+        .and_then(|c| s(c, &format!("/data/{key}")))
         .and_then(go_bool)
         .unwrap_or(false)
 }

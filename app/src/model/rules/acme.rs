@@ -352,6 +352,24 @@ fn diagnose(ctx: &Ctx<'_>, ch: &ChallengeView, failure: &Failure) -> Diagnosis {
     if !http01 {
         return plain;
     }
+    // A Gateway's solver route behind Gateway listeners that take PROXY protocol only: the
+    // self-check hairpins to the Gateway's address from inside the cluster, without the
+    // header, and is cut off.
+    let cut_off = matches!(
+        failure.class,
+        FailureClass::ConnectionReset | FailureClass::Timeout
+    );
+    let gateway_proxy = idx
+        .data
+        .cilium()
+        .and_then(|c| c.gateway_proxy_protocol)
+        .unwrap_or(false);
+    if ch.gateway_parents.is_some() && cut_off && gateway_proxy {
+        return Diagnosis {
+            evidence: "Cilium's Gateway API listeners accept only PROXY protocol (kube-system/cilium-config enable-gateway-api-proxy-protocol: true): cert-manager's self-check connects from inside the cluster to the Gateway's address without the header and is cut off, while Let's Encrypt's requests come through the load balancer that adds it (cert-manager#466). The Ingress flag, enable-ingress-proxy-protocol, does not decide this. ".to_string(),
+            remediation: "Let in-cluster connections to the Gateway's address go through the load balancer that adds the header (a provider setting that publishes a hostname, or ipMode: Proxy, on the Gateway's Service instead of an IP short-circuited to Envoy), or turn off enable-gateway-api-proxy-protocol if the load balancer does not need it; then restart the issuance.".to_string(),
+        };
+    }
     if let Some(in_place) = &ch.in_place_ingress {
         if failure.class == FailureClass::Redirected {
             return Diagnosis {

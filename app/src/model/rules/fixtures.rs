@@ -376,6 +376,7 @@ impl World {
                 enforce_https: Some(true),
                 default_lb_mode: None,
                 proxy_protocol: Some(false),
+                gateway_proxy_protocol: None,
             }),
         );
         for (n, url) in [

@@ -438,8 +438,16 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
         && cilium::app_route_matches(api, dns, &path);
     // A Gateway API solver: its route is served by a port-80 listener that admits it, or
     // Let's Encrypt's request finds no route to the solver there.
-    let route_unserved = solver.pointer("/http01/gatewayHTTPRoute").is_some()
-        && !super::solver::gateway_route_served(api, &solver, ns, dns);
+    let through_gateway = solver.pointer("/http01/gatewayHTTPRoute").is_some();
+    let route_unserved =
+        through_gateway && !super::solver::gateway_route_served(api, &solver, ns, dns);
+    // The self-check's hairpin reaches the listeners that serve the solver: the Gateway's
+    // take PROXY protocol by their own flag, the Ingress ones by theirs.
+    let proxy_only = if through_gateway {
+        cilium::gateway_proxy_protocol(api)
+    } else {
+        cilium::proxy_protocol(api)
+    };
     let uncovered = uncovered || route_unserved;
     let key = s(ch, "/spec/key").unwrap_or_default();
     let address = lb_address(api, dns);
@@ -457,7 +465,7 @@ fn drive_challenge(api: &Api<'_>, world: &World, ch: &Value, server: Option<Serv
             "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'"
                 .to_string(),
         )
-    } else if cilium::proxy_protocol(api) {
+    } else if proxy_only {
         Err(format!("Waiting for HTTP-01 challenge propagation: failed to perform self check GET request '{url}': Get \"{url}\": EOF"))
     } else {
         Ok(())

@@ -4,6 +4,7 @@ mod challenges;
 mod gateway;
 mod gateway_by_hand;
 mod gateway_http01;
+mod gateway_proxy;
 mod ingress;
 mod listener;
 mod policy;

@@ -205,15 +205,7 @@ impl HttpListener {
     pub fn serves(&self, host: &str) -> bool {
         match self.hostname.as_deref() {
             None | Some("") => true,
-            Some(h) => match h.strip_prefix('*') {
-                Some(suffix) => {
-                    host.len() > suffix.len()
-                        && host
-                            .to_ascii_lowercase()
-                            .ends_with(&suffix.to_ascii_lowercase())
-                }
-                None => h.eq_ignore_ascii_case(host),
-            },
+            Some(h) => super::route::hostname_matches(h, host),
         }
     }
 }

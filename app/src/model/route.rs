@@ -14,6 +14,20 @@ use super::interner::Interner;
 use super::object::{at, conditions_at, created, Condition};
 use super::text::Text;
 
+/// Whether a Gateway API hostname (a listener's or a route's) matches `host`: the same name,
+/// or for `*.suffix` any name of one or more labels before `.suffix`; DNS names compare
+/// without case (`apis/v1/shared_types.go` `Hostname`).
+pub fn hostname_matches(pattern: &str, host: &str) -> bool {
+    match pattern.strip_prefix('*') {
+        Some(suffix) => {
+            host.len() > suffix.len()
+                && host.as_bytes()[host.len() - suffix.len()..]
+                    .eq_ignore_ascii_case(suffix.as_bytes())
+        }
+        None => pattern.eq_ignore_ascii_case(host),
+    }
+}
+
 /// One HTTPRoute.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HttpRouteView {
@@ -162,11 +176,7 @@ impl HttpRouteView {
     /// Whether it answers `host`: no hostnames (every host of its listeners), the same name,
     /// or a `*.` hostname as a suffix.
     pub fn answers(&self, host: &str) -> bool {
-        self.hostnames.is_empty()
-            || self.hostnames.iter().any(|h| match h.strip_prefix('*') {
-                Some(suffix) => host.len() > suffix.len() && host.ends_with(suffix),
-                None => **h == *host,
-            })
+        self.hostnames.is_empty() || self.hostnames.iter().any(|h| hostname_matches(h, host))
     }
 
     /// What the controller of Gateway `namespace/name` said of its attachment there:
@@ -193,6 +203,21 @@ mod tests {
 
     fn meta(v: &Value) -> ObjectMeta {
         serde_json::from_value(v["metadata"].clone()).unwrap()
+    }
+
+    #[test]
+    fn a_wildcard_hostname_is_a_suffix_of_one_or_more_labels_and_case_does_not_count() {
+        for (pattern, host, matches) in [
+            ("shop.example.com", "SHOP.example.com", true),
+            ("shop.example.com", "www.example.com", false),
+            ("*.example.com", "shop.example.com", true),
+            ("*.example.com", "a.b.Example.COM", true),
+            ("*.example.com", "example.com", false),
+            ("*.example.com", "shopexample.com", false),
+            ("*.example.com", "é.example.com", true),
+        ] {
+            assert_eq!(hostname_matches(pattern, host), matches, "{pattern} {host}");
+        }
     }
 
     #[test]

@@ -400,7 +400,7 @@ fn answering_rule<'d>(
         {
             continue;
         }
-        let host_rank = if r.hostnames.iter().any(|h| **h == *host) {
+        let host_rank = if r.hostnames.iter().any(|h| h.eq_ignore_ascii_case(host)) {
             (2, host.len())
         } else if r.hostnames.is_empty() {
             (0, 0)
@@ -408,7 +408,7 @@ fn answering_rule<'d>(
             let longest = r
                 .hostnames
                 .iter()
-                .filter(|h| h.starts_with('*') && host.ends_with(&h[1..]))
+                .filter(|h| h.starts_with('*') && crate::model::route::hostname_matches(h, host))
                 .map(|h| h.len())
                 .max()
                 .unwrap_or(0);

@@ -342,20 +342,7 @@ pub(super) fn present_solver(api: &Api<'_>, world: &World, ch: &Value, solver: &
 /// Ingress (an Update), a separate solver Ingress is deleted (`cleanupIngresses`).
 pub(super) fn clean_up_solver(api: &Api<'_>, ch: &Value, solver: &Value) {
     if solver.pointer("/http01/gatewayHTTPRoute").is_some() {
-        let (ns, _) = ns_name(ch);
-        for route in api.list("gateway.networking.k8s.io", "httproutes") {
-            let owned = route
-                .pointer("/metadata/ownerReferences/0/uid")
-                .is_some_and(|u| Some(u) == ch.pointer("/metadata/uid"));
-            if owned && s(&route, "/metadata/namespace") == Some(ns) {
-                api.delete(
-                    "gateway.networking.k8s.io",
-                    "httproutes",
-                    Some(ns),
-                    s(&route, "/metadata/name").unwrap_or_default(),
-                );
-            }
-        }
+        delete_owned(api, ch, "gateway.networking.k8s.io", "httproutes");
         return;
     }
     let Some(cfg) = solver.pointer("/http01/ingress") else {
@@ -391,16 +378,23 @@ pub(super) fn clean_up_solver(api: &Api<'_>, ch: &Value, solver: &Value) {
         }
         return;
     }
-    for ing in api.list("networking.k8s.io", "ingresses") {
-        let owned = ing
+    delete_owned(api, ch, "networking.k8s.io", "ingresses");
+}
+
+/// Deletes the objects of `group`/`plural` in the Challenge's namespace that it owns: its
+/// solver Ingress or HTTPRoute.
+fn delete_owned(api: &Api<'_>, ch: &Value, group: &str, plural: &str) {
+    let (ns, _) = ns_name(ch);
+    for object in api.list(group, plural) {
+        let owned = object
             .pointer("/metadata/ownerReferences/0/uid")
             .is_some_and(|u| Some(u) == ch.pointer("/metadata/uid"));
-        if owned && s(&ing, "/metadata/namespace") == Some(ns) {
+        if owned && s(&object, "/metadata/namespace") == Some(ns) {
             api.delete(
-                "networking.k8s.io",
-                "ingresses",
+                group,
+                plural,
                 Some(ns),
-                s(&ing, "/metadata/name").unwrap_or_default(),
+                s(&object, "/metadata/name").unwrap_or_default(),
             );
         }
     }

@@ -203,10 +203,9 @@ pub fn detail(shell: &Shell, d: GatewayDetail, problems: Vec<Problem>) -> String
         d.addresses.join(", ")
     };
     let here = format!(
-        "/api/v1/gateways/{}/{}/{}",
-        crate::model::links::encode(&d.cluster),
-        crate::model::links::encode(&d.namespace),
-        crate::model::links::encode(&d.name)
+        "/api/v1{}",
+        crate::model::links::object_path("Gateway", &d.cluster, &d.namespace, &d.name)
+            .unwrap_or_default()
     );
     let findings_count = d.findings.len();
     let http = (!d.http_listeners.is_empty()).then(|| {

@@ -7,7 +7,7 @@
 //! the Secret it serves and the Certificates writing it, with the controller's words, the
 //! findings and the events about the Gateway.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::problems::Health;
 use super::Visibility;
@@ -19,24 +19,7 @@ use crate::model::object::condition;
 use crate::model::text::Text;
 
 /// Filters of the Gateways list.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GatewayQuery {
-    pub cluster: Option<String>,
-    pub namespace: Option<String>,
-    /// The Gateway's name or a listener's hostname contains it.
-    pub q: Option<String>,
-    #[serde(
-        default = "super::views::paging::first",
-        deserialize_with = "super::views::paging::page"
-    )]
-    pub page: usize,
-    #[serde(
-        default = "super::views::paging::default_size",
-        deserialize_with = "super::views::paging::size"
-    )]
-    pub per_page: usize,
-}
+pub type GatewayQuery = super::views::NamedQuery;
 
 /// One TLS listener of a Gateway.
 #[derive(Debug, Clone, PartialEq, Serialize)]

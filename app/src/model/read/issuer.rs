@@ -103,25 +103,7 @@ pub struct IssuerRow {
 }
 
 /// Filters of the issuer list.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IssuerQuery {
-    pub cluster: Option<String>,
-    /// Issuers of this namespace, and the ClusterIssuers its Certificates use.
-    pub namespace: Option<String>,
-    /// The name contains it.
-    pub q: Option<String>,
-    #[serde(
-        default = "super::views::paging::first",
-        deserialize_with = "super::views::paging::page"
-    )]
-    pub page: usize,
-    #[serde(
-        default = "super::views::paging::default_size",
-        deserialize_with = "super::views::paging::size"
-    )]
-    pub per_page: usize,
-}
+pub type IssuerQuery = super::views::NamedQuery;
 
 /// Every issuer of one cluster the caller may see and `q` selects, into `out`: the Issuers
 /// of their namespaces, the ClusterIssuers (for a namespace-scoped caller only those their

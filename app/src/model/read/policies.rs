@@ -6,7 +6,7 @@
 
 use crate::model::chain::Index;
 use crate::model::data::ClusterFacts;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::problems::Health;
 use super::Visibility;
@@ -18,25 +18,7 @@ use crate::model::policy::{covered, Coverage, PolicyView, Setters};
 use crate::model::text::{Text, Texts};
 
 /// Filters of the policies list.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PolicyQuery {
-    pub cluster: Option<String>,
-    /// Policies covering Ingresses of this namespace.
-    pub namespace: Option<String>,
-    /// The name contains it.
-    pub q: Option<String>,
-    #[serde(
-        default = "super::views::paging::first",
-        deserialize_with = "super::views::paging::page"
-    )]
-    pub page: usize,
-    #[serde(
-        default = "super::views::paging::default_size",
-        deserialize_with = "super::views::paging::size"
-    )]
-    pub per_page: usize,
-}
+pub type PolicyQuery = super::views::NamedQuery;
 
 /// One policy of the list.
 #[derive(Debug, Clone, PartialEq, Serialize)]

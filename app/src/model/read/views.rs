@@ -59,6 +59,23 @@ pub mod paging {
     }
 }
 
+/// Filters of the lists that take a cluster, a namespace, a name to look for and a page —
+/// the issuers, the policies and the Gateways. What `namespace` and `q` select is each list's
+/// own: the issuers of a namespace and the ClusterIssuers its Certificates use, the policies
+/// covering its Ingresses, its Gateways; a name (or a Gateway listener's hostname) that
+/// contains `q`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedQuery {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    pub q: Option<String>,
+    #[serde(default = "paging::first", deserialize_with = "paging::page")]
+    pub page: usize,
+    #[serde(default = "paging::default_size", deserialize_with = "paging::size")]
+    pub per_page: usize,
+}
+
 /// Filters of `/api/v1/findings` and the triage board.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

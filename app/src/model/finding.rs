@@ -137,6 +137,11 @@ pub struct Finding {
     /// makes it by hand or in Git. Only in the words the finding's readers may see.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commands: Option<Text>,
+    /// The one host the finding is about, when it is about one host of an object that
+    /// serves several (a Gateway listener's hostname, a probed host): what lets the probe's
+    /// observation of a host join the problem of that host's listener.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<Text>,
 }
 
 impl Finding {

@@ -172,6 +172,14 @@ impl RoutePath {
             .collect()
     }
 
+    /// Every path under `path` (a catch-all for `/`).
+    pub(crate) fn prefix(path: &str) -> RoutePath {
+        RoutePath {
+            path: path.to_string(),
+            kind: PathKind::Prefix,
+        }
+    }
+
     pub(crate) fn matches(&self, path: &str) -> bool {
         match self.kind {
             PathKind::Exact => self.path == path,

@@ -20,6 +20,7 @@
 //!   on it). Cilium merges the Ingresses of a host into one virtual host, so one enforcing
 //!   Ingress redirects them all (cilium/cilium#35347), the ACME path included. Without it, a
 //!   solver path answers the key, an application route the page, anything else 404.
+//! - Gateways: [`gateways`] says what their listeners serve.
 //! - `enable-ingress-proxy-protocol`: every connection must start with a PROXY v1 or v2
 //!   header, else it is closed (Envoy's proxy_protocol listener filter). When the header names
 //!   an IPv6 client and the cluster's `cilium-ingress` Service is IPv4-only, the connection is
@@ -41,6 +42,7 @@ use super::cilium::{self, RoutePath};
 use super::issuance::APP_PAGE;
 
 mod chains;
+mod gateways;
 mod request;
 use super::{s, Api};
 use crate::store::Cluster;
@@ -68,6 +70,8 @@ struct Route {
     proxy: bool,
     /// … and drop those from IPv6 clients (IPv4-only cluster, cilium/cilium#42950).
     ipv6_broken: bool,
+    /// A Gateway's: an `Exact` solver path wins over the redirect (Gateway API precedence).
+    exact_first: bool,
 }
 
 /// What a request gets.
@@ -89,6 +93,9 @@ impl Route {
     }
 
     fn answer_http(&self, path: &str) -> Answer {
+        if let Some(key) = self.solver.get(path).filter(|_| self.exact_first) {
+            return Answer::Key(key.clone());
+        }
         if self.redirect {
             return if self.tls_routes.iter().any(|r| r.matches(path)) {
                 Answer::Redirect
@@ -326,9 +333,36 @@ impl Edge {
                         solver: solver.get(&host).cloned().unwrap_or_default(),
                         proxy,
                         ipv6_broken: proxy && ipv4_only,
+                        exact_first: false,
                     };
                     table.routes.insert(key, Arc::new(route));
                 }
+            }
+        }
+        // Cilium's Gateway listeners, with PROXY protocol by their own flag.
+        let gateway_proxy = cilium::gateway_proxy_protocol(api);
+        for g in gateways::hosts(api, &keys) {
+            let certificate = self.chains.load(i, api, &g.secret);
+            table.addresses.extend(g.addresses.iter().copied());
+            for ip in &g.addresses {
+                let route = Route {
+                    certificate: certificate.clone(),
+                    redirect: g.redirect,
+                    tls_routes: if g.redirect {
+                        vec![RoutePath::prefix("/")]
+                    } else {
+                        Vec::new()
+                    },
+                    app: Vec::new(),
+                    solver: g.solver.clone(),
+                    proxy: gateway_proxy,
+                    ipv6_broken: false,
+                    exact_first: true,
+                };
+                table
+                    .routes
+                    .entry((*ip, g.host.clone()))
+                    .or_insert_with(|| Arc::new(route));
             }
         }
     }

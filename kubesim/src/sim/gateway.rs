@@ -10,8 +10,9 @@
 //! must hold PEM in `tls.crt` and `tls.key`. The first reference that fails makes the
 //! listener invalid: `ResolvedRefs=False` (`RefNotPermitted`, or `InvalidCertificateRef`),
 //! `Accepted=False` (`Invalid`); a listener is `Programmed` only when accepted and the
-//! Gateway has an address. kubesim assigns no address to a Gateway: `status.addresses` is
-//! kept as written.
+//! Gateway has an address. With its edge (the demo, Lookout's tests) kubesim gives each
+//! Cilium Gateway a loopback address the edge serves; without it, `status.addresses` is
+//! kept as written, as on a cluster with no load-balancer provider.
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -25,7 +26,7 @@ const MANAGER: &str = "cilium-operator-generic";
 pub const CONTROLLER: &str = "io.cilium/gateway-controller";
 
 /// One pass over every Gateway of a Cilium GatewayClass.
-pub(crate) fn reconcile(api: &Api<'_>) {
+pub(crate) fn reconcile(api: &Api<'_>, loopback: bool) {
     if !api.serves(GROUP, "gateways") {
         return;
     }
@@ -41,7 +42,7 @@ pub(crate) fn reconcile(api: &Api<'_>) {
         if !cilium {
             continue;
         }
-        let status = status_of(api, &gw, &grants);
+        let status = status_of(api, &gw, &grants, loopback);
         if same_conditions(gw.get("status"), &status) {
             continue;
         }
@@ -58,6 +59,26 @@ pub(crate) fn reconcile(api: &Api<'_>) {
             MANAGER,
         );
     }
+}
+
+/// The address the load balancer in front of the Gateway's Service gets, where kubesim
+/// serves its listeners (a loopback address of its own, and `::1`): Cilium makes the
+/// Service `cilium-gateway-<name>` of type LoadBalancer and copies its load-balancer
+/// addresses into `status.addresses` (`setAddressStatus`). kubesim writes the address
+/// directly and makes no Service.
+fn assigned(api: &Api<'_>, gw: &Value) -> Value {
+    let h = super::hash(
+        0,
+        &[
+            &api.cluster.name,
+            "gateway",
+            s(gw, "/metadata/namespace").unwrap_or_default(),
+            s(gw, "/metadata/name").unwrap_or_default(),
+        ],
+    );
+    let (a, b) = ((h / 250) % 250 + 1, h % 250 + 1);
+    json!([{"type": "IPAddress", "value": format!("127.3.{a}.{b}")},
+           {"type": "IPAddress", "value": "::1"}])
 }
 
 /// Why a listener is invalid, if it is: (`ResolvedRefs` reason, the detail Cilium adds to
@@ -165,16 +186,19 @@ fn condition(
 }
 
 /// The status Cilium writes for `gw` now.
-fn status_of(api: &Api<'_>, gw: &Value, grants: &[Value]) -> Value {
+fn status_of(api: &Api<'_>, gw: &Value, grants: &[Value], loopback: bool) -> Value {
     let now = rfc3339(api.now);
     let generation = gw
         .pointer("/metadata/generation")
         .cloned()
         .unwrap_or(json!(1));
-    let addresses = gw
+    let mut addresses = gw
         .pointer("/status/addresses")
         .cloned()
         .unwrap_or(json!([]));
+    if loopback && addresses.as_array().is_none_or(|a| a.is_empty()) {
+        addresses = assigned(api, gw);
+    }
     let addressed = addresses.as_array().is_some_and(|a| !a.is_empty());
     let mut accepted_any = false;
     let listeners: Vec<Value> = gw

@@ -253,7 +253,7 @@ pub fn step(cluster: &Cluster, world: &World) {
     let api = Api::new(cluster);
     issuers::reconcile(&api, world);
     cilium::reconcile(&api, world.loopback);
-    gateway::reconcile(&api);
+    gateway::reconcile(&api, world.loopback);
     espejote::reconcile(&api, world);
     if api.serves("cert-manager.io", "certificates") && !cluster.faults().cert_manager_down {
         shim::reconcile(&api, world.default_issuer.as_ref());

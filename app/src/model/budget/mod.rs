@@ -615,6 +615,7 @@ pub fn findings(budgets: &[Budget], now: DateTime<Utc>) -> Vec<crate::model::Fin
                 remediation: remediation.into(),
                 since: None,
                 commands: None,
+                host: None,
             })
         })
         .collect()

@@ -478,6 +478,7 @@ mod tests {
             remediation: "r".into(),
             since: None,
             commands: None,
+            host: None,
         }
     }
 

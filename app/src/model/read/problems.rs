@@ -201,7 +201,16 @@ fn supports(probe: Rule, root: Rule) -> bool {
         Rule::ProbeAcmePathRedirected => {
             REDIRECTED.contains(&root) || root == Rule::IngressSharedHostHttpsRedirect
         }
-        Rule::ProbeUnreachable | Rule::ProbeProxyProtocol => {
+        Rule::ProbeUnreachable => {
+            matches!(
+                root,
+                Rule::ClusterIpv6ProxyProtocol
+                    | Rule::IngressNoAddress
+                    | Rule::GatewayListenerNotReady
+                    | Rule::GatewayReferenceNotPermitted
+            )
+        }
+        Rule::ProbeProxyProtocol => {
             matches!(
                 root,
                 Rule::ClusterIpv6ProxyProtocol | Rule::IngressNoAddress
@@ -210,10 +219,34 @@ fn supports(probe: Rule, root: Rule) -> bool {
         Rule::ProbeUntrusted => root == Rule::CertStagingIssuer,
         Rule::ProbeExpired => matches!(root, Rule::CertExpired | Rule::CertExpiring),
         Rule::ProbeNameMismatch | Rule::ProbeWrongCertificate => {
-            matches!(root, Rule::CertHostsNotCovered | Rule::IngressSharedSecret)
+            matches!(
+                root,
+                Rule::CertHostsNotCovered
+                    | Rule::IngressSharedSecret
+                    | Rule::GatewayHostnameNotCovered
+            )
         }
         _ => false,
     }
+}
+
+/// What the probe saw on one host of a Gateway, explained by that host's listener: the
+/// Gateway listener finding about the same Gateway and host that it is evidence for (a
+/// listener its controller left out answers nothing; one serving a certificate without the
+/// host's name gets a name mismatch). The observation joins that finding's problem.
+fn gateway_cause<'f>(f: &Finding, findings: &[&'f Finding]) -> Option<&'f Finding> {
+    if f.kind != crate::model::Kind::Gateway || f.host.is_none() {
+        return None;
+    }
+    findings.iter().copied().find(|c| {
+        c.kind == f.kind
+            && c.cluster == f.cluster
+            && c.namespace == f.namespace
+            && c.name == f.name
+            && c.host == f.host
+            && c.rule.id().starts_with("gateway.")
+            && supports(f.rule, c.rule)
+    })
 }
 
 /// Findings about the load balancer rather than one chain (every host on an address fails
@@ -224,7 +257,9 @@ fn network_key(f: &Finding, findings: &[&Finding]) -> Option<String> {
         return None;
     }
     let ipv6 = f.title.contains("IPv6");
-    if ipv6 || f.rule == Rule::ProbeProxyProtocol {
+    // The cluster-wide finding is about Cilium's Ingress listeners (their flag, their
+    // Services): a Gateway's listeners take PROXY protocol by a flag of their own.
+    if (ipv6 || f.rule == Rule::ProbeProxyProtocol) && f.kind == crate::model::Kind::Ingress {
         if let Some(cluster_wide) = findings
             .iter()
             .find(|c| c.rule == Rule::ClusterIpv6ProxyProtocol && c.cluster == f.cluster)
@@ -521,13 +556,20 @@ fn problems(
     // What no chain took: a problem each (merged when the same root comes twice); the
     // load balancer's findings last, so that the cluster-wide finding that explains them is
     // their problem's root.
-    let (network, rest): (Vec<&Finding>, Vec<&Finding>) = findings
+    // A Gateway host's observation last of all, into its listener's problem.
+    let (observed, unplaced): (Vec<&Finding>, Vec<&Finding>) = findings
         .iter()
         .copied()
         .filter(|f| !placed.contains(&(*f as *const Finding)))
+        .partition(|f| gateway_cause(f, findings).is_some());
+    let (network, rest): (Vec<&Finding>, Vec<&Finding>) = unplaced
+        .into_iter()
         .partition(|f| network_key(f, findings).is_some());
-    for f in rest.into_iter().chain(network) {
-        let key = network_key(f, findings).unwrap_or_else(|| problem_id(f));
+    for f in rest.into_iter().chain(network).chain(observed) {
+        let key = match gateway_cause(f, findings) {
+            Some(cause) => problem_id(cause),
+            None => network_key(f, findings).unwrap_or_else(|| problem_id(f)),
+        };
         let g = gathered.entry(key).or_insert_with(|| Gathering::new(f));
         g.add(f);
         if !std::ptr::eq(g.root, f) {

@@ -190,6 +190,7 @@ mod tests {
             remediation: "".into(),
             since: since.map(|s| chrono::DateTime::from_timestamp(s, 0).unwrap()),
             commands: None,
+            host: None,
         }
     }
 

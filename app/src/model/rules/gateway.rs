@@ -140,6 +140,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
                 &remediation,
                 refs.as_ref().or(accepted.as_ref()).and_then(|c| c.last_transition),
             );
+            if let Some(h) = l.hostname.as_deref().filter(|h| !h.is_empty()) {
+                ctx.for_host(h);
+            }
         }
     }
 }
@@ -216,6 +219,7 @@ fn hostname_covered(ctx: &mut Ctx<'_>, gw: &GatewayView, l: &ListenerView) {
         &remediation,
         None,
     );
+    ctx.for_host(host);
 }
 
 /// `gateway.http01-route-unreachable`: an HTTP-01 challenge served by cert-manager's

@@ -68,6 +68,7 @@ impl Ctx<'_> {
             remediation: s.get(remediation),
             since,
             commands: None,
+            host: None,
         });
     }
 
@@ -75,6 +76,14 @@ impl Ctx<'_> {
     pub fn by_hand(&mut self, commands: String) {
         if let Some(f) = self.out.last_mut() {
             f.commands = Some(commands.into());
+        }
+    }
+
+    /// The last finding pushed, about `host` alone of its object's hosts.
+    pub fn for_host(&mut self, host: &str) {
+        let host = self.strings.get(&host.to_ascii_lowercase());
+        if let Some(f) = self.out.last_mut() {
+            f.host = Some(host);
         }
     }
 }

@@ -65,9 +65,15 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             name: obj_name,
             certificate,
         };
+        let before = ctx.out.len();
         serving(ctx, &on, &seen);
         paths(ctx, &on, &seen);
         reachability(ctx, &on, &seen);
+        // Each is about this host alone of its object's hosts.
+        let host = ctx.strings.get(&on.host.to_ascii_lowercase());
+        for f in &mut ctx.out[before..] {
+            f.host = Some(host.clone());
+        }
     }
 }
 

@@ -108,6 +108,7 @@ pub fn findings(ingresses: &[TailnetIngress]) -> Vec<Finding> {
                 remediation: "Hold back new Tailscale Ingresses in this tailnet for a few days, or reuse hostnames; renewals (ARI) are exempt, new names are not.".into(),
                 since: Some(newest.created),
                 commands: None,
+                host: None,
             }
         })
         .collect()

@@ -142,7 +142,7 @@ impl Chains {
 
     /// The Secret's certificate as secret discovery has it: this version when it loads,
     /// else the last version that did.
-    fn load(&self, i: usize, api: &Api<'_>, secret: &SecretRef) -> Served {
+    pub(super) fn load(&self, i: usize, api: &Api<'_>, secret: &SecretRef) -> Served {
         let key = (i, secret.clone());
         let mut loaded = self.loaded.lock().expect("edge keys");
         let Some(object) = api.get("", "secrets", Some(&secret.0), &secret.1) else {

@@ -147,6 +147,7 @@ mod tests {
             remediation: Text::from("r"),
             since: since.map(|d| now() - d),
             commands: None,
+            host: None,
         }
     }
 

@@ -180,6 +180,7 @@ fn in_public_words(f: &Finding) -> Finding {
              Your certificates are issued once it is fixed.",
         ),
         commands: None,
+        host: None,
         ..f.clone()
     }
 }

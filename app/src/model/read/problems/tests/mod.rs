@@ -333,6 +333,7 @@ fn the_fleets_budget_findings_join_the_problem_of_their_certificate() {
         remediation: "r".into(),
         since: None,
         commands: None,
+        host: None,
     };
     // Reached: the CA refuses, so that is the root; the failing issuance its symptom.
     let joined = join_fleet(
@@ -386,6 +387,7 @@ pub(super) fn finding(rule: Rule, kind: &str, name: &str, title: &str) -> Findin
         remediation: "r".into(),
         since: None,
         commands: None,
+        host: None,
     }
 }
 

@@ -84,3 +84,104 @@ fn a_cluster_without_data_is_of_unknown_harm() {
         .iter()
         .all(|p| !p.urgency.harm_unknown));
 }
+
+/// What the probe saw on a Gateway's host joins the problem of that host's listener — by
+/// the host, not the Gateway alone — and a Gateway's unanswered IPv6 is not explained by
+/// the cluster's PROXY protocol on its Ingress listeners.
+#[test]
+fn a_gateway_hosts_observation_joins_its_listeners_problem() {
+    let w = World::new();
+    let on = |mut f: Finding, host: &str| {
+        f.host = Some(host.into());
+        f
+    };
+    let cause = on(
+        finding(
+            Rule::GatewayReferenceNotPermitted,
+            "Gateway",
+            "edge",
+            "Listener https-api of Gateway edge may not use Secret platform/api-tls of another namespace",
+        ),
+        "api.example.com",
+    );
+    let other = on(
+        finding(
+            Rule::GatewayHostnameNotCovered,
+            "Gateway",
+            "edge",
+            "shop.example.com not covered by Certificate www-tls of listener https-shop of Gateway edge",
+        ),
+        "shop.example.com",
+    );
+    let api_down = on(
+        finding(
+            Rule::ProbeUnreachable,
+            "Gateway",
+            "edge",
+            "https://api.example.com does not answer on IPv6",
+        ),
+        "api.example.com",
+    );
+    let shop_mismatch = on(
+        finding(
+            Rule::ProbeNameMismatch,
+            "Gateway",
+            "edge",
+            "The certificate served for shop.example.com does not name it",
+        ),
+        "shop.example.com",
+    );
+    // A host whose listener has no finding: the load balancer's, as before.
+    let www_down = on(
+        finding(
+            Rule::ProbeUnreachable,
+            "Gateway",
+            "edge",
+            "https://www.example.com does not answer on IPv6",
+        ),
+        "www.example.com",
+    );
+    let cluster = finding(
+        Rule::ClusterIpv6ProxyProtocol,
+        "Cluster",
+        "zrh",
+        "PROXY protocol on an IPv4-only cluster",
+    );
+    // Observations first in the list: the causes still root their problems.
+    let problems = problems_from(
+        &w,
+        &[api_down, shop_mismatch, www_down, cluster, cause, other],
+    );
+    let of = |rule: Rule| {
+        problems
+            .iter()
+            .find(|p| p.cause == rule)
+            .unwrap_or_else(|| panic!("{rule:?}: {problems:#?}"))
+    };
+    let api = of(Rule::GatewayReferenceNotPermitted);
+    assert_eq!(
+        api.symptoms.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [Rule::ProbeUnreachable],
+        "{api:#?}"
+    );
+    assert!(
+        api.diagnosis
+            .contains("(observed: https://api.example.com does not answer"),
+        "{}",
+        api.diagnosis
+    );
+    let shop = of(Rule::GatewayHostnameNotCovered);
+    assert_eq!(
+        shop.symptoms.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [Rule::ProbeNameMismatch],
+        "{shop:#?}"
+    );
+    // www's IPv6 is not the Ingress listeners' PROXY protocol: a problem of the probe's own.
+    assert!(
+        of(Rule::ClusterIpv6ProxyProtocol).symptoms.is_empty(),
+        "{problems:#?}"
+    );
+    let www = of(Rule::ProbeUnreachable);
+    assert!(www.root.title.contains("www.example.com"), "{www:#?}");
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+}

@@ -13,6 +13,7 @@ mod derived;
 mod existence;
 mod faults;
 mod forecast;
+mod gateway_probe;
 mod gateways;
 mod helpers;
 mod history;

@@ -195,81 +195,6 @@ fn headline<'f>(root: &Finding, mut symptoms: impl Iterator<Item = &'f Finding>)
     }
 }
 
-/// Whether what a probe rule observed is evidence for a root rule (the root explains it).
-fn supports(probe: Rule, root: Rule) -> bool {
-    match probe {
-        Rule::ProbeAcmePathRedirected => {
-            REDIRECTED.contains(&root) || root == Rule::IngressSharedHostHttpsRedirect
-        }
-        Rule::ProbeUnreachable => {
-            matches!(
-                root,
-                Rule::ClusterIpv6ProxyProtocol
-                    | Rule::IngressNoAddress
-                    | Rule::GatewayListenerNotReady
-                    | Rule::GatewayReferenceNotPermitted
-            )
-        }
-        Rule::ProbeProxyProtocol => {
-            matches!(
-                root,
-                Rule::ClusterIpv6ProxyProtocol | Rule::IngressNoAddress
-            )
-        }
-        Rule::ProbeUntrusted => root == Rule::CertStagingIssuer,
-        Rule::ProbeExpired => matches!(root, Rule::CertExpired | Rule::CertExpiring),
-        Rule::ProbeNameMismatch | Rule::ProbeWrongCertificate => {
-            matches!(
-                root,
-                Rule::CertHostsNotCovered
-                    | Rule::IngressSharedSecret
-                    | Rule::GatewayHostnameNotCovered
-            )
-        }
-        _ => false,
-    }
-}
-
-/// What the probe saw on one host of a Gateway, explained by that host's listener: the
-/// Gateway listener finding about the same Gateway and host that it is evidence for (a
-/// listener its controller left out answers nothing; one serving a certificate without the
-/// host's name gets a name mismatch). The observation joins that finding's problem.
-fn gateway_cause<'f>(f: &Finding, findings: &[&'f Finding]) -> Option<&'f Finding> {
-    if f.kind != crate::model::Kind::Gateway || f.host.is_none() {
-        return None;
-    }
-    findings.iter().copied().find(|c| {
-        c.kind == f.kind
-            && c.cluster == f.cluster
-            && c.namespace == f.namespace
-            && c.name == f.name
-            && c.host == f.host
-            && c.rule.id().starts_with("gateway.")
-            && supports(f.rule, c.rule)
-    })
-}
-
-/// Findings about the load balancer rather than one chain (every host on an address fails
-/// alike): one problem per cluster, rule and address family — or the cluster's own
-/// `cluster.ipv6-proxy-protocol` problem, which explains them.
-fn network_key(f: &Finding, findings: &[&Finding]) -> Option<String> {
-    if !matches!(f.rule, Rule::ProbeUnreachable | Rule::ProbeProxyProtocol) {
-        return None;
-    }
-    let ipv6 = f.title.contains("IPv6");
-    // The cluster-wide finding is about Cilium's Ingress listeners (their flag, their
-    // Services): a Gateway's listeners take PROXY protocol by a flag of their own.
-    if (ipv6 || f.rule == Rule::ProbeProxyProtocol) && f.kind == crate::model::Kind::Ingress {
-        if let Some(cluster_wide) = findings
-            .iter()
-            .find(|c| c.rule == Rule::ClusterIpv6ProxyProtocol && c.cluster == f.cluster)
-        {
-            return Some(problem_id(cluster_wide));
-        }
-    }
-    Some(format!("{}\0{}\0{ipv6}", f.cluster, f.rule))
-}
-
 fn object_of(f: &Finding) -> ProblemObject {
     ProblemObject {
         cluster: f.cluster.clone(),
@@ -584,65 +509,17 @@ fn problems(
         g.hosts.extend(hosts);
     }
     fold_shared_hosts(&mut gathered);
+    fold_waiting_listeners(&mut gathered);
     let mut out: Vec<Problem> = gathered.into_values().map(|g| g.finish(now, all)).collect();
     sort(&mut out);
     out
 }
 
-/// Roots that a redirect on the host explains.
-const REDIRECTED: &[Rule] = &[
-    Rule::IngressEditInPlaceMissing,
-    Rule::IngressEditInPlaceNotEffective,
-    Rule::IngressEditInPlaceInvalid,
-    Rule::AcmeChallengeFailing,
-];
-
-/// Another Ingress on the same host with HTTPS enforced (a second Ingress of the app, or
-/// cert-manager's solver Ingress) is why that host's challenge is redirected: its
-/// `ingress.shared-host-https-redirect` joins the problem of the challenge it breaks, in the
-/// same namespace, instead of being a problem of its own.
-fn fold_shared_hosts(gathered: &mut BTreeMap<String, Gathering<'_>>) {
-    let shared: Vec<String> = gathered
-        .iter()
-        .filter(|(_, g)| g.root.rule == Rule::IngressSharedHostHttpsRedirect)
-        .map(|(k, _)| k.clone())
-        .collect();
-    for key in shared {
-        let target = {
-            let s = &gathered[&key];
-            gathered
-                .iter()
-                .find(|(k, g)| {
-                    **k != key
-                        && REDIRECTED.contains(&g.root.rule)
-                        && g.root.namespace == s.root.namespace
-                        && g.hosts.intersection(&s.hosts).next().is_some()
-                })
-                .map(|(k, _)| k.clone())
-        };
-        let Some(target) = target else { continue };
-        let s = gathered.remove(&key).expect("the key was just listed");
-        let t = gathered
-            .get_mut(&target)
-            .expect("the target was just found");
-        t.add(s.root);
-        for f in s.symptoms {
-            t.add(f);
-        }
-        t.hosts.extend(s.hosts);
-        t.heads.insert(object_of(s.root));
-        t.heads.extend(s.heads);
-        t.expires(s.expires);
-        t.unissued |= s.unissued;
-        t.issuance.extend(s.issuance);
-        for (head, reach) in s.reached {
-            t.reached.entry(head).or_default().join(reach);
-        }
-    }
-}
-
 /// The hosts of the object a finding is about, for findings that no chain took.
 fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
+    if let Some(host) = &f.host {
+        return Some(vec![host.clone()]);
+    }
     let key = crate::model::data::key(&f.namespace, &f.name);
     match f.kind.kind()? {
         crate::model::Kind::Ingress => data.ingresses.get(&key).map(|i| i.all_hosts()),
@@ -659,12 +536,14 @@ fn hosts_of(data: &ClusterData, f: &Finding) -> Option<Vec<Text>> {
 mod chains;
 mod confirming;
 mod harm;
+mod joins;
 mod list;
 mod parts;
 mod seen;
 
 use chains::{chains, gathering_key};
 use confirming::{awaited, confirming, Issuance};
+use joins::{fold_shared_hosts, fold_waiting_listeners, gateway_cause, network_key, supports};
 
 pub use harm::HORIZON;
 pub use list::{join_fleet, selected, sort, Problems};

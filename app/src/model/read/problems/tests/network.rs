@@ -185,3 +185,63 @@ fn a_gateway_hosts_observation_joins_its_listeners_problem() {
     assert!(www.root.title.contains("www.example.com"), "{www:#?}");
     assert_eq!(problems.len(), 4, "{problems:#?}");
 }
+
+/// A listener that only waits for its Certificate's first issuance is a symptom of why that
+/// Certificate is not issued: it joins that problem, with what the probe saw of its host.
+#[test]
+fn a_listener_waiting_for_its_certificate_joins_the_problem_of_that_certificate() {
+    let status = IngressView::test("status")
+        .in_ns("acme")
+        .with_issuer("letsencrypt-prod")
+        .tls("status.example.com");
+    let mut w = super::failing(World::new(), status);
+    // Never issued: the listener's Secret does not exist yet.
+    for c in w.data.certificates.values_mut() {
+        let c = std::sync::Arc::make_mut(c);
+        c.not_after = None;
+        c.revision = None;
+    }
+    let mut findings = w.findings();
+    let chain_root = super::problems_from(&w, &findings)
+        .first()
+        .map(|p| p.cause)
+        .expect("the failing chain's problem");
+    let on = |mut f: Finding, severity: Severity| {
+        f.host = Some("status.example.com".into());
+        f.severity = severity;
+        f
+    };
+    findings.push(on(
+        finding(
+            Rule::GatewayListenerNotReady,
+            "Gateway",
+            "status",
+            "Listener https of Gateway status does not resolve its certificate (InvalidCertificateRef)",
+        ),
+        Severity::Warning,
+    ));
+    findings.push(on(
+        finding(
+            Rule::ProbeUnreachable,
+            "Gateway",
+            "status",
+            "https://status.example.com does not answer on IPv4",
+        ),
+        Severity::Critical,
+    ));
+    let problems = super::problems_from(&w, &findings);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    let p = &problems[0];
+    assert_eq!(p.cause, chain_root);
+    for rule in [Rule::GatewayListenerNotReady, Rule::ProbeUnreachable] {
+        assert!(
+            p.symptoms.iter().any(|f| f.rule == rule),
+            "{rule:?}: {p:#?}"
+        );
+    }
+    // A listener whose Secret is missing for good (critical: nothing will write it) is a
+    // problem of its own.
+    let last = findings.len() - 2;
+    findings[last].severity = Severity::Critical;
+    assert_eq!(super::problems_from(&w, &findings).len(), 2);
+}

@@ -26,6 +26,10 @@ const PAGES = [
   ['clusters', '/clusters', 'light', DESKTOP],
   ['search', '/search?q=shop.acme.example', 'light', DESKTOP],
   ['audit', '/audit', 'light', DESKTOP],
+  ['gateways', '/gateways', 'light', DESKTOP],
+  ['gateway-detail', '/gateways/gva-prod/hooli-gateway/edge', 'light', DESKTOP],
+  ['gateway-fix', '/certificates/gva-prod/hooli-gateway/status-hooli-tls', 'light', DESKTOP],
+  ['policies', '/policies', 'light', DESKTOP],
 ];
 
 /// Waits until the demo's flagship problem (shop.acme.example behind HTTPS enforcement) is

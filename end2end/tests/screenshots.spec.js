@@ -7,7 +7,7 @@ import { takeScreenshots } from '../harness/screenshots.js';
 test('the screenshots of docs/ can be regenerated from the demo', async ({ browser, baseURL }, testInfo) => {
   test.setTimeout(240_000);
   const files = await takeScreenshots(browser, baseURL, testInfo.outputPath('screenshots'));
-  expect(files.length).toBe(19);
+  expect(files.length).toBe(23);
   for (const file of files) {
     const png = await readFile(file);
     expect(png.subarray(1, 4).toString(), file).toBe('PNG');

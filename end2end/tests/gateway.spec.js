@@ -2,7 +2,7 @@
 // because its certificate is the platform's, in another namespace, with no ReferenceGrant.
 // The board names that as the root with the grant to create; the Gateway's page says what
 // the controller said of each listener and which certificate does not name its host;
-// creating the grant with kubectl, as the platform team would, clears it, and adding the
+// creating the grant the page writes, with kubectl as the platform team would, clears it, and adding the
 // shop's name to its Certificate clears the other.
 import { execFileSync } from 'node:child_process';
 import { test, expect, accessible, finalState } from '../harness/fixtures.js';
@@ -10,6 +10,13 @@ import { test, expect, accessible, finalState } from '../harness/fixtures.js';
 const kubectl = (demo, args, input) =>
   execFileSync('kubectl', ['--kubeconfig', demo.kubeconfig, '--context', 'gva-prod', ...args], {
     input,
+    encoding: 'utf8',
+  });
+
+// Lines a page gives, run in bash as written, with kubectl reaching the demo's gva-prod.
+const pasted = (demo, script) =>
+  execFileSync('bash', ['-euo', 'pipefail', '-c',
+    `kubectl() { command kubectl --kubeconfig ${JSON.stringify(demo.kubeconfig)} --context gva-prod "$@"; }\n${script}`], {
     encoding: 'utf8',
   });
 
@@ -32,15 +39,10 @@ test('a certificate of another namespace needs a ReferenceGrant, and the grant c
     .toContainText('does not name it (names www.hooli.example)');
   await accessible(page);
 
-  kubectl(demo, ['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'gateway.networking.k8s.io/v1beta1',
-    kind: 'ReferenceGrant',
-    metadata: { name: 'hooli-gateway', namespace: 'platform-certs' },
-    spec: {
-      from: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'hooli-gateway' }],
-      to: [{ group: '', kind: 'Secret', name: 'api-hooli-tls' }],
-    },
-  }));
+  // The grant as the page writes it, pasted into a shell as the platform team would.
+  const grant = page.getByTestId('why').filter({ hasText: 'may not use Secret platform-certs/api-hooli-tls' }).getByTestId('change');
+  await expect(grant).toContainText('kind: ReferenceGrant');
+  pasted(demo, await grant.innerText());
   // Accepted and resolved; programmed once the Gateway has an address (the demo's has none).
   await expect(async () => {
     await page.reload();
@@ -82,11 +84,7 @@ test('a solver route with no port-80 listener gets its listener from the lines t
   expect(box.y).toBeLessThan(800);
   await accessible(page);
 
-  const script = await lines.innerText();
-  execFileSync('bash', ['-euo', 'pipefail', '-c',
-    `kubectl() { command kubectl --kubeconfig ${JSON.stringify(demo.kubeconfig)} --context gva-prod "$@"; }\n${script}`], {
-    encoding: 'utf8',
-  });
+  pasted(demo, await lines.innerText());
   await expect(async () => {
     await page.reload();
     await expect(page.getByTestId('why')).toHaveCount(0, { timeout: 1_000 });

@@ -143,6 +143,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             if let Some(h) = l.hostname.as_deref().filter(|h| !h.is_empty()) {
                 ctx.for_host(h);
             }
+            if not_permitted {
+                if let Some(grants) = by_hand::reference_grants(gw, l) {
+                    ctx.by_hand(grants);
+                }
+            }
         }
     }
 }

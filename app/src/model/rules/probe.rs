@@ -556,7 +556,15 @@ fn reachability(ctx: &mut Ctx<'_>, on: &Probed<'_>, seen: &[&Observation]) {
             on.publisher(),
             format!("{host} answers only clients that send a PROXY protocol header"),
             format!("Observed on {}: plain connections were reset or closed before the TLS handshake; with a PROXY header the handshake succeeded. Anything that connects without the load balancer in between — in-cluster clients, cert-manager's HTTP-01 self-check — fails (cert-manager#466).", addresses(&proxied)),
-            "Either every path to the listeners adds the PROXY header (the load balancer does, hairpin traffic does not), or turn off enable-ingress-proxy-protocol; tell Lookout with [probe] proxy_protocol when the header is intended.",
+            &format!(
+                "Either every path to the listeners adds the PROXY header (the load balancer does, hairpin traffic does not), or turn off {} in cilium-config; tell Lookout with [probe] proxy_protocol when the header is intended.",
+                // Cilium's Gateway listeners take PROXY protocol by a flag of their own.
+                if on.kind == Kind::Gateway {
+                    "enable-gateway-api-proxy-protocol"
+                } else {
+                    "enable-ingress-proxy-protocol"
+                }
+            ),
             proxied.iter().map(|o| o.since).min(),
         );
     }

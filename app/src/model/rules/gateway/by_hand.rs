@@ -1,11 +1,12 @@
 //! The Gateway rules' remedies written in full, for a person to run by hand or commit to
 //! Git: a port-80 listener for a solver route that reaches none, a Gateway solver for a host
-//! whose port-80 redirect an Ingress solver cannot pass. Not Lookout actions: a shared
+//! whose port-80 redirect an Ingress solver cannot pass, the ReferenceGrant a listener's
+//! certificate of another namespace needs. Not Lookout actions: a shared
 //! Gateway's listeners and an issuer's solvers change what every tenant of them gets — a
 //! platform's decision, which the finding leaves to its owner with the exact change.
 
 use crate::model::certificate::{CertificateView, ParentRef};
-use crate::model::infra::{GatewayView, HttpListener};
+use crate::model::infra::{GatewayView, HttpListener, ListenerView};
 use crate::model::issuer::IssuerView;
 
 /// The listener a parent Gateway of the Challenge's own namespace lacks, as the lines that
@@ -122,4 +123,49 @@ fn dns_like(s: &str) -> bool {
         && s.len() <= 253
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+}
+
+/// The ReferenceGrants that let listener `l` of `gw` use its certificates of other
+/// namespaces, applied server-side: one in each Secret's namespace, from Gateways of the
+/// Gateway's namespace to that Secret by name (Gateway API `apis/v1beta1/referencegrant_types.go`;
+/// `v1beta1` is served wherever ReferenceGrants are). None when a name is not one an API
+/// server admits.
+pub(super) fn reference_grants(gw: &GatewayView, l: &ListenerView) -> Option<String> {
+    use crate::model::text::yaml_string;
+    let foreign: Vec<_> = l
+        .certificate_refs
+        .iter()
+        .filter(|r| r.namespace != gw.namespace)
+        .collect();
+    if foreign.is_empty() {
+        return None;
+    }
+    let mut lines = Vec::new();
+    for r in foreign {
+        let grant = format!("{}-gateways-{}", gw.namespace, r.name);
+        if ![&*r.namespace, &*r.name, &*gw.namespace, &*grant]
+            .into_iter()
+            .all(dns_like)
+        {
+            return None;
+        }
+        lines.push(format!(
+            "# namespace {ns} lets the Gateways of namespace {from} use Secret {name}\n\
+             kubectl apply --server-side --field-manager=lookout -f - <<'EOF'\n\
+             apiVersion: gateway.networking.k8s.io/v1beta1\n\
+             kind: ReferenceGrant\n\
+             metadata:\n  namespace: {ns_yaml}\n  name: {grant_yaml}\n\
+             spec:\n  from:\n  - group: gateway.networking.k8s.io\n    kind: Gateway\n    namespace: {from_yaml}\n\
+             \x20 to:\n  - group: \"\"\n    kind: Secret\n    name: {name_yaml}\n\
+             EOF",
+            ns = r.namespace,
+            from = gw.namespace,
+            name = r.name,
+            ns_yaml = yaml_string(&r.namespace),
+            grant_yaml = yaml_string(&grant),
+            from_yaml = yaml_string(&gw.namespace),
+            name_yaml = yaml_string(&r.name),
+        ));
+    }
+    Some(lines.join("\n"))
 }

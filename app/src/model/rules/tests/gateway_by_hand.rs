@@ -112,3 +112,42 @@ fn a_certificate_not_ready_behind_the_redirect_is_also_issued_again() {
     let lines = found[0].commands.as_deref().unwrap();
     assert!(lines.contains("\ncmctl renew -n acme shop-tls"), "{lines}");
 }
+
+/// A listener whose certificate of another namespace is not permitted: the ReferenceGrant
+/// it needs, in the Secret's namespace, as a manifest to apply.
+fn not_permitted(secret_ns: &str, secret: &str) -> Option<String> {
+    let mut w = super::gateway::with_gateway(
+        crate::model::rules::fixtures::World::new(),
+        Some((
+            "False",
+            "RefNotPermitted",
+            "Invalid CertificateRef, not permitted.",
+        )),
+    );
+    let gw = w.data.gateways.values_mut().next().unwrap();
+    let r = &mut Arc::make_mut(gw).listeners[0].certificate_refs[0];
+    r.namespace = secret_ns.into();
+    r.name = secret.into();
+    let found: Vec<_> = w
+        .findings()
+        .into_iter()
+        .filter(|f| f.rule == Rule::GatewayReferenceNotPermitted)
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].host.as_deref(), Some("shop.example.com"));
+    found[0].commands.as_deref().map(String::from)
+}
+
+#[test]
+fn a_reference_not_permitted_gets_its_reference_grant_written_in_full() {
+    let lines = not_permitted("certs", "shop-tls").expect("the grant");
+    for part in [
+        "kubectl apply --server-side --field-manager=lookout -f - <<'EOF'\n",
+        "kind: ReferenceGrant\nmetadata:\n  namespace: \"certs\"\n  name: \"acme-gateways-shop-tls\"\n",
+        "spec:\n  from:\n  - group: gateway.networking.k8s.io\n    kind: Gateway\n    namespace: \"acme\"\n  to:\n  - group: \"\"\n    kind: Secret\n    name: \"shop-tls\"\nEOF",
+    ] {
+        assert!(lines.contains(part), "{part}\n---\n{lines}");
+    }
+    // Names no API server admits: nothing to paste.
+    assert_eq!(not_permitted("certs", "shop'; rm -rf ~"), None);
+}

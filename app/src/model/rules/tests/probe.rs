@@ -404,11 +404,34 @@ fn an_answer_only_with_a_proxy_header_is_proxy_protocol_not_unreachable() {
     let good = leaf(&["shop.example.com"], R10, now() + Duration::days(70));
     let mut o = seen("192.0.2.1", "shop", Ok(good));
     o.needs_proxy_header = true;
-    let found = probe_findings(&world(true, vec![o]));
+    let found = probe_findings(&world(true, vec![o.clone()]));
     assert_eq!(
         found.iter().map(|f| f.rule).collect::<Vec<_>>(),
         [Rule::ProbeProxyProtocol]
     );
+    assert!(
+        found[0]
+            .remediation
+            .contains("enable-ingress-proxy-protocol"),
+        "{}",
+        found[0].remediation
+    );
+    // Published by a Gateway: Cilium's Gateway listeners have a flag of their own.
+    o.sources = vec![ProbeSource {
+        namespace: "acme".into(),
+        kind: "Gateway".into(),
+        name: "edge".into(),
+    }];
+    let found = probe_findings(&world(true, vec![o]));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0]
+            .remediation
+            .contains("turn off enable-gateway-api-proxy-protocol in cilium-config"),
+        "{}",
+        found[0].remediation
+    );
+    assert_eq!(found[0].host.as_deref(), Some("shop.example.com"));
 }
 
 #[test]

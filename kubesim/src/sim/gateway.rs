@@ -61,6 +61,20 @@ pub(crate) fn reconcile(api: &Api<'_>, loopback: bool) {
     }
 }
 
+/// Whether a listener's or route's hostname admits `host`: the same name, or for `*.suffix`
+/// any name of one or more labels before it, without regard to case (Gateway API
+/// `apis/v1/shared_types.go` `Hostname`).
+pub(crate) fn hostname_admits(pattern: &str, host: &str) -> bool {
+    match pattern.strip_prefix('*') {
+        Some(suffix) => {
+            host.len() > suffix.len()
+                && host.as_bytes()[host.len() - suffix.len()..]
+                    .eq_ignore_ascii_case(suffix.as_bytes())
+        }
+        None => pattern.eq_ignore_ascii_case(host),
+    }
+}
+
 /// The address the load balancer in front of the Gateway's Service gets, where kubesim
 /// serves its listeners (a loopback address of its own, and `::1`): Cilium makes the
 /// Service `cilium-gateway-<name>` of type LoadBalancer and copies its load-balancer

@@ -144,12 +144,9 @@ fn answers(r: &Value, host: &str) -> bool {
         .filter_map(Value::as_str)
         .collect();
     names.is_empty()
-        || names.iter().any(|n| match n.strip_prefix('*') {
-            Some(suffix) => {
-                host.len() > suffix.len() && host.ends_with(&suffix.to_ascii_lowercase())
-            }
-            None => n.eq_ignore_ascii_case(host),
-        })
+        || names
+            .iter()
+            .any(|n| super::super::gateway::hostname_admits(n, host))
 }
 
 fn is_solver(r: &Value) -> bool {

@@ -149,10 +149,7 @@ pub(super) fn gateway_route_served(api: &Api<'_>, solver: &Value, ns: &str, dns:
                 let port = l.get("port").and_then(Value::as_u64);
                 let host_ok = match s(l, "/hostname") {
                     None | Some("") => true,
-                    Some(h) => match h.strip_prefix('*') {
-                        Some(suffix) => dns.len() > suffix.len() && dns.ends_with(suffix),
-                        None => h == dns,
-                    },
+                    Some(h) => super::super::gateway::hostname_admits(h, dns),
                 };
                 let admitted = match s(l, "/allowedRoutes/namespaces/from").unwrap_or("Same") {
                     "All" => true,

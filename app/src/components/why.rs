@@ -65,6 +65,14 @@ impl CertificateRef {
     }
 }
 
+/// What Let's Encrypt gets for a challenge of `host` on port 80, as a command.
+fn challenge_path(host: &str) -> String {
+    format!(
+        "curl -si http://{}/.well-known/acme-challenge/lookout-check | head -n 5",
+        word(host)
+    )
+}
+
 /// The commands that do by hand what the problem's next action does, or that show its
 /// evidence; each line a command or a `#` comment.
 pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
@@ -123,12 +131,10 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
         rule if rule.id().starts_with("probe.") => {
             out.push("# what a client gets, from where you run it:".into());
             for host in p.hosts.iter().take(3) {
-                let host = word(host);
                 if rule == Rule::ProbeAcmePathRedirected {
-                    out.push(format!(
-                        "curl -si http://{host}/.well-known/acme-challenge/lookout-check | head -n 5"
-                    ));
+                    out.push(challenge_path(host));
                 } else {
+                    let host = word(host);
                     out.push(format!(
                         "openssl s_client -connect {host}:443 -servername {host} </dev/null 2>/dev/null | openssl x509 -noout -subject -issuer -serial -enddate"
                     ));
@@ -147,19 +153,13 @@ pub fn commands(p: &Problem, certificates: &[CertificateRef]) -> Vec<String> {
             ));
             for host in p.hosts.iter().take(1) {
                 out.push("# what Let's Encrypt gets on port 80:".into());
-                out.push(format!(
-                    "curl -si http://{}/.well-known/acme-challenge/lookout-check | head -n 5",
-                    word(host)
-                ));
+                out.push(challenge_path(host));
             }
         }
         Rule::GatewayAcmePathRedirected => {
             out.push("# what Let's Encrypt gets on port 80:".into());
             for host in p.hosts.iter().take(3) {
-                out.push(format!(
-                    "curl -si http://{}/.well-known/acme-challenge/lookout-check | head -n 5",
-                    word(host)
-                ));
+                out.push(challenge_path(host));
             }
             out.push(format!("kubectl -n {ns} describe certificate {name}"));
         }
